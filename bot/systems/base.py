@@ -1,0 +1,51 @@
+"""The contract between ozlab and a system under test.
+
+A system is a black box: it gets the conversation so far and the participant's new message,
+and answers with one or more texts and, optionally, events that end the scenario. Systems
+receive the whole history on every call so that a restarted bot loses nothing: a system
+that keeps state of its own must be able to rebuild it from the history.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One finished exchange: what the participant wrote and what the system answered."""
+
+    user: str
+    system: str
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """What a system is told on each call."""
+
+    session_id: str
+    scenario_id: str
+    brief: str
+    history: tuple[Turn, ...]
+    message: str
+
+
+@dataclass(frozen=True)
+class SystemReply:
+    """What a system answered. ``events`` may hold ``task_success`` or ``end_dialogue``."""
+
+    texts: tuple[str, ...]
+    events: frozenset[str] = field(default_factory=frozenset)
+
+
+class SystemFailure(Exception):
+    """The system under test failed (down, slow, garbage); the message is safe to log."""
+
+
+class System(Protocol):
+    """A system under test. Implementations must be safe to call concurrently."""
+
+    async def respond(self, conversation: Conversation) -> SystemReply: ...
+
+    async def close(self) -> None: ...

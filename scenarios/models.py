@@ -1,0 +1,136 @@
+"""Studies and scenarios as data: the files a researcher edits instead of code."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from questionnaires.models import Questionnaire
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)?\s*$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
+
+
+def _parse_duration(value: object) -> object:
+    """Accept ``90``, ``"90s"``, ``"10m"``, ``"1.5h"``; a bare number is seconds."""
+    if isinstance(value, str):
+        match = _DURATION.match(value)
+        if not match:
+            raise ValueError(f"{value!r} is not a duration such as 90, '90s', '10m' or '1h'")
+        return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    return value
+
+
+Seconds = Annotated[float, BeforeValidator(_parse_duration), Field(gt=0)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Scenario(_Model):
+    """A task a participant performs with one system under test."""
+
+    id: str = Field(min_length=1, max_length=64)
+    title: str
+    brief: str = Field(min_length=1)
+    max_exchanges: int | None = Field(default=None, ge=1)
+    time_limit: Seconds | None = None
+    opening_line: str | None = None
+    closing_line: str | None = None
+    post_task: tuple[str, ...] = ()
+
+
+class DemoSystem(_Model):
+    """The built-in rule-based shop assistant; ``variant`` picks its behaviour."""
+
+    type: Literal["demo"]
+    id: str = Field(min_length=1, max_length=64)
+    variant: Literal["v1", "v0"] = "v1"
+
+
+SystemSpec = Annotated[DemoSystem, Field(discriminator="type")]
+
+
+class RandomDesign(_Model):
+    """Each participant gets a system drawn at random from a generator seeded per study."""
+
+    type: Literal["random"]
+    seed: int = 0
+
+
+Design = Annotated[RandomDesign, Field(discriminator="type")]
+
+
+class Timing(_Model):
+    reminder_after: Seconds = 600
+    abandon_after: Seconds = 3600
+    close_abandoned: bool = False
+
+    @model_validator(mode="after")
+    def _reminder_first(self) -> Timing:
+        if self.abandon_after <= self.reminder_after:
+            raise ValueError("abandon_after must be longer than reminder_after")
+        return self
+
+
+class Texts(_Model):
+    """Every sentence the bot says that is not part of a scenario or an instrument."""
+
+    welcome: str
+    consent: str
+    consent_accept: str = "I agree"
+    consent_decline: str = "I do not agree"
+    declined: str
+    invite_required: str = "This study needs an invitation code: send /start followed by it."
+    invite_invalid: str = "That invitation code is not valid for this study."
+    brief_heading: str = "Your task"
+    finish_button: str = "Finish task"
+    text_only: str = "Please send text messages only; I cannot read stickers, photos or voice."
+    resumed: str = "Welcome back! We continue where you left off."
+    reminder: str = "Are you still there? Just reply to continue where you left off."
+    abandoned_closed: str = "This session was closed after a long silence. Thank you for your time."
+    system_error: str = "Sorry, the assistant could not answer. Please send your message again."
+    task_over: str = "This task is over."
+    questionnaire_intro: str = "Please rate the conversation you just had."
+    skip_button: str = "Skip"
+    already_recorded: str = "Your answer was already recorded."
+    thanks: str = "Thank you for taking part!"
+    finished: str = "You have already completed this study. Thank you!"
+    declined_before: str = "You did not agree to take part. Send /start to read the agreement again."
+
+
+class Study(_Model):
+    id: str = Field(min_length=1, max_length=64)
+    title: str
+    texts: Texts
+    invite_codes: tuple[str, ...] = ()
+    systems: tuple[SystemSpec, ...] = Field(min_length=1)
+    scenarios: tuple[str, ...] = Field(min_length=1)
+    post_study: tuple[str, ...] = ()
+    design: Design = RandomDesign(type="random")
+    timing: Timing = Timing()
+
+    @model_validator(mode="after")
+    def _unique_system_ids(self) -> Study:
+        ids = [s.id for s in self.systems]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"system ids used twice: {dupes}")
+        return self
+
+
+class StudyBundle(_Model):
+    """A study with every scenario and questionnaire it names, resolved and validated."""
+
+    study: Study
+    scenarios: dict[str, Scenario]
+    questionnaires: dict[str, Questionnaire]
+
+    def scenario(self, scenario_id: str) -> Scenario:
+        return self.scenarios[scenario_id]
+
+    def questionnaire(self, questionnaire_id: str) -> Questionnaire:
+        return self.questionnaires[questionnaire_id]
