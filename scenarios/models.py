@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from questionnaires.models import Questionnaire
+from questionnaires.models import Questionnaire, error_at
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)?\s*$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
@@ -15,6 +15,8 @@ _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 
 def _parse_duration(value: object) -> object:
     """Accept ``90``, ``"90s"``, ``"10m"``, ``"1.5h"``; a bare number is seconds."""
+    if isinstance(value, bool):  # YAML reads ``yes``/``on`` as True, which float() takes as 1 s
+        raise ValueError(f"{value!r} is not a duration such as 90, '90s', '10m' or '1h'")
     if isinstance(value, str):
         match = _DURATION.match(value)
         if not match:
@@ -23,7 +25,7 @@ def _parse_duration(value: object) -> object:
     return value
 
 
-Seconds = Annotated[float, BeforeValidator(_parse_duration), Field(gt=0)]
+Seconds = Annotated[float, BeforeValidator(_parse_duration), Field(gt=0, allow_inf_nan=False)]
 
 
 class _Model(BaseModel):
@@ -72,7 +74,17 @@ class Timing(_Model):
     @model_validator(mode="after")
     def _reminder_first(self) -> Timing:
         if self.abandon_after <= self.reminder_after:
-            raise ValueError("abandon_after must be longer than reminder_after")
+            raise error_at(
+                "Timing",
+                [
+                    (
+                        ("abandon_after",),
+                        f"abandon_after ({self.abandon_after:g} s) must be longer than "
+                        f"reminder_after ({self.reminder_after:g} s)",
+                        self.abandon_after,
+                    )
+                ],
+            )
         return self
 
 
@@ -87,7 +99,13 @@ class Texts(_Model):
     invite_required: str = "This study needs an invitation code: send /start followed by it."
     invite_invalid: str = "That invitation code is not valid for this study."
     brief_heading: str = "Your task"
+    brief_footer: str = (
+        "Chat with the assistant to complete the task. When you want to stop, send /done "
+        "or tap the button below."
+    )
     finish_button: str = "Finish task"
+    consent_pending: str = "Please answer the agreement above first by tapping one of its buttons."
+    edit_ignored: str = "Edited messages are not passed on; please send a new message instead."
     text_only: str = "Please send text messages only; I cannot read stickers, photos or voice."
     resumed: str = "Welcome back! We continue where you left off."
     reminder: str = "Are you still there? Just reply to continue where you left off."
@@ -96,10 +114,18 @@ class Texts(_Model):
     task_over: str = "This task is over."
     questionnaire_intro: str = "Please rate the conversation you just had."
     skip_button: str = "Skip"
+    examples_button: str = "Examples"
+    tap_a_button: str = (
+        "Please tap one of the buttons above, or type a number from {low} to {high}."
+    )
+    text_too_long: str = "That is a bit long: please keep it under {limit} characters."
+    question_pending: str = "Please answer the question above first."
     already_recorded: str = "Your answer was already recorded."
     thanks: str = "Thank you for taking part!"
     finished: str = "You have already completed this study. Thank you!"
-    declined_before: str = "You did not agree to take part. Send /start to read the agreement again."
+    declined_before: str = (
+        "You did not agree to take part. Send /start to read the agreement again."
+    )
 
 
 class Study(_Model):
@@ -115,10 +141,15 @@ class Study(_Model):
 
     @model_validator(mode="after")
     def _unique_system_ids(self) -> Study:
-        ids = [s.id for s in self.systems]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
-        if dupes:
-            raise ValueError(f"system ids used twice: {dupes}")
+        first: dict[str, int] = {}
+        repeats = []
+        for index, system in enumerate(self.systems):
+            if system.id in first:
+                message = f"system id {system.id!r} is already used by systems[{first[system.id]}]"
+                repeats.append((("systems", index, "id"), message, system.id))
+            first.setdefault(system.id, index)
+        if repeats:
+            raise error_at("Study", repeats)
         return self
 
 

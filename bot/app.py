@@ -1,0 +1,134 @@
+"""The composition root: the one place that wires Telegram, the store, the systems and the
+clock around the engine. Everything else receives its dependencies."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
+
+from bot.privacy import Privacy
+from bot.runner import StudyRunner
+from bot.store.store import Store
+from bot.systems.base import System
+from bot.systems.demo import DemoShop
+from bot.telegram.inbound import Inbound
+from bot.telegram.ordering import ChatOrderedProcessor
+from bot.telegram.outbox import TelegramOutbox
+from bot.telegram.poller import DurablePoller
+from bot.telegram.request import AiohttpRequest
+from scenarios.assignment import assign_scenarios
+from scenarios.models import StudyBundle
+
+log = logging.getLogger(__name__)
+
+TELEGRAM_API_URL = "https://api.telegram.org"
+
+
+@dataclass(frozen=True)
+class BotConfig:
+    db: Path
+    token: str
+    secret: str
+    bot_api_url: str = TELEGRAM_API_URL
+    tick_interval: float = 1.0
+    poll_timeout: int = 20
+    system_timeout: float = 30.0
+    max_concurrent_updates: int = 256
+    synchronous: str = "NORMAL"
+
+
+def api_base_url(url: str) -> str:
+    """Accept ``http://host:port`` as well as python-telegram-bot's ``.../bot`` form."""
+    url = url.rstrip("/")
+    return url if url.endswith("/bot") else f"{url}/bot"
+
+
+def build_systems(bundle: StudyBundle) -> dict[str, System]:
+    systems: dict[str, System] = {}
+    for spec in bundle.study.systems:
+        systems[spec.id] = DemoShop(spec.variant)
+    return systems
+
+
+async def run_bot(
+    bundle: StudyBundle,
+    config: BotConfig,
+    *,
+    stop: asyncio.Event,
+    ready: asyncio.Event | None = None,
+    systems: Mapping[str, System] | None = None,
+) -> None:
+    """Run the study until ``stop`` is set; safe to start again on the same database."""
+    store = await Store.open(config.db, time.time, synchronous=config.synchronous)
+    privacy = Privacy(config.secret)
+    systems = dict(systems) if systems is not None else build_systems(bundle)
+    application: Application = (
+        ApplicationBuilder()
+        .token(config.token)
+        .base_url(api_base_url(config.bot_api_url))
+        .request(AiohttpRequest(connection_pool_size=config.max_concurrent_updates))
+        .get_updates_request(AiohttpRequest(connection_pool_size=2))
+        .updater(None)
+        .concurrent_updates(ChatOrderedProcessor(config.max_concurrent_updates))
+        .build()
+    )
+    runner = StudyRunner(
+        bundle,
+        store,
+        privacy,
+        systems,
+        TelegramOutbox(application.bot),
+        assign=assign_scenarios,
+        system_timeout=config.system_timeout,
+    )
+
+    async def on_inbound(inbound: Inbound, _: ContextTypes.DEFAULT_TYPE) -> None:
+        await runner.handle(inbound)
+
+    application.add_handler(TypeHandler(Inbound, on_inbound))
+    deliver = application.update_queue.put_nowait
+    poller = DurablePoller(
+        application.bot, store, privacy, deliver, poll_timeout=config.poll_timeout
+    )
+
+    async def tick(_: ContextTypes.DEFAULT_TYPE) -> None:
+        for inbound in runner.due(time.time()):
+            deliver(inbound)
+
+    polling: asyncio.Task[None] | None = None
+    try:
+        async with application:
+            for inbound in await runner.load():
+                deliver(inbound)
+            await application.start()
+            assert application.job_queue is not None
+            application.job_queue.run_repeating(tick, interval=config.tick_interval, first=0)
+            polling = asyncio.create_task(poller.run(), name="ozlab-poller")
+            log.info("study %r is running", bundle.study.id)
+            if ready is not None:
+                ready.set()
+            stopped = asyncio.create_task(stop.wait())
+            await asyncio.wait({polling, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            stopped.cancel()
+            if polling.done():
+                polling.result()  # a fatal polling error (a wrong token) ends the bot
+            polling.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await polling
+            await application.update_queue.join()
+            await poller.confirm()
+            await application.stop()
+    finally:
+        if polling is not None and not polling.done():
+            polling.cancel()
+        for system in systems.values():
+            with contextlib.suppress(Exception):
+                await system.close()
+        await store.close()

@@ -1,0 +1,132 @@
+"""What the engine asks for, in the imperative. Records are committed to the store, in
+one transaction with the new state, before any outbound effect is carried out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bot.systems.base import Conversation
+
+Buttons = tuple[tuple[tuple[str, str], ...], ...]
+"""Rows of (label, callback data) for an inline keyboard."""
+
+
+# --- records: rows for the store -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecordConsent:
+    decision: str  # "accepted" | "declined"
+
+
+@dataclass(frozen=True)
+class OpenSession:
+    session_id: str
+    scenario_id: str
+    system_id: str
+    task_index: int
+    design: str
+    seed: str
+
+
+@dataclass(frozen=True)
+class SetSessionState:
+    session_id: str
+    state: str  # "dialogue" | "questionnaire" | "ended" | "abandoned"
+
+
+@dataclass(frozen=True)
+class CloseSession:
+    session_id: str
+    reason: str
+    success: bool
+
+
+@dataclass(frozen=True)
+class RecordUserTurn:
+    session_id: str
+    turn: int
+    text: str
+
+
+@dataclass(frozen=True)
+class RecordSystemTurn:
+    session_id: str
+    turn: int
+    text: str | None
+    latency_ms: float
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class RecordResponse:
+    session_id: str | None
+    questionnaire_id: str
+    item_id: str
+    value: int | None
+    label: str | None
+    text: str | None
+    status: str  # "answered" | "skipped"
+    shown_at: float
+
+
+@dataclass(frozen=True)
+class RecordEvent:
+    kind: str
+    session_id: str | None = None
+    data: dict[str, object] = field(default_factory=dict)
+
+
+Record = (
+    RecordConsent
+    | OpenSession
+    | SetSessionState
+    | CloseSession
+    | RecordUserTurn
+    | RecordSystemTurn
+    | RecordResponse
+    | RecordEvent
+)
+
+# --- outbound: what the driver does after the commit ----------------------------------
+
+
+@dataclass(frozen=True)
+class Send:
+    text: str
+    buttons: Buttons = ()
+    remember: bool = False  # answer with MessageSent: the message will be edited in place
+
+
+@dataclass(frozen=True)
+class Edit:
+    message_id: int
+    text: str
+    buttons: Buttons = ()
+
+
+@dataclass(frozen=True)
+class Toast:
+    """Answer to the button tap being handled (``None``: a silent acknowledgement)."""
+
+    text: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowTyping:
+    pass
+
+
+@dataclass(frozen=True)
+class CallSystem:
+    system_id: str
+    conversation: Conversation
+
+
+@dataclass(frozen=True)
+class AssignTasks:
+    pass
+
+
+Outbound = Send | Edit | Toast | ShowTyping | CallSystem | AssignTasks
+Effect = Record | Outbound

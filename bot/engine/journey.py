@@ -1,0 +1,93 @@
+"""A participant's place in a study: the whole state the engine needs, nothing more.
+
+The state is a frozen dataclass that round-trips through JSON, so the bot can commit it
+beside the rows it produces and rebuild every participant after a restart.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, replace
+from enum import StrEnum
+
+from bot.systems.base import Turn
+
+
+class Stage(StrEnum):
+    CONSENT = "consent"  # the agreement is shown, no answer yet
+    DECLINED = "declined"
+    ASSIGNING = "assigning"  # consent given, waiting for the design's assignment
+    DIALOGUE = "dialogue"
+    QUESTIONNAIRE = "questionnaire"
+    FINISHED = "finished"
+    CLOSED = "closed"  # abandoned, and the study closes abandoned sessions
+
+
+@dataclass(frozen=True)
+class Task:
+    scenario_id: str
+    system_id: str
+
+
+@dataclass(frozen=True)
+class Survey:
+    """Where the participant is in the questionnaires that follow a task or the study."""
+
+    session_id: str | None  # None: the post-study questionnaires
+    questionnaires: tuple[str, ...]
+    questionnaire_index: int = 0
+    item_index: int = 0
+    message_id: int | None = None  # the message edited in place, once known
+    shown_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class Journey:
+    participant: str
+    stage: Stage
+    started_at: float
+    last_activity_at: float
+    tasks: tuple[Task, ...] = ()
+    design: str = ""
+    seed: str = ""
+    task_index: int = 0
+    session_started_at: float = 0.0
+    exchanges: int = 0  # successful exchanges in the current session, towards the limit
+    turns: int = 0  # user turns logged in the current session, failed ones included
+    history: tuple[Turn, ...] = ()
+    pending_message: str | None = None  # logged, waiting for the system's reply
+    survey: Survey | None = None
+    asked: int = 0  # increases with every item shown: buttons carry it to detect old taps
+    reminded: bool = False
+    abandoned: bool = False
+
+    @property
+    def task(self) -> Task:
+        return self.tasks[self.task_index]
+
+    @property
+    def session_id(self) -> str:
+        return f"{self.participant}-{self.task_index + 1}"
+
+    def touched(self, now: float) -> Journey:
+        """The participant did something: they are not silent any more."""
+        return replace(self, last_activity_at=now, reminded=False, abandoned=False)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, raw: str) -> Journey:
+        data = json.loads(raw)
+        survey = data.pop("survey")
+        return cls(
+            **{
+                **data,
+                "stage": Stage(data["stage"]),
+                "tasks": tuple(Task(**t) for t in data["tasks"]),
+                "history": tuple(Turn(**t) for t in data["history"]),
+                "survey": None
+                if survey is None
+                else Survey(**{**survey, "questionnaires": tuple(survey["questionnaires"])}),
+            }
+        )

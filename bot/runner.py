@@ -1,0 +1,255 @@
+"""The driver around the pure engine: it feeds events in and carries effects out.
+
+For one inbound at a time per chat it steps the engine, commits the new state with the
+rows it produced (and marks the Telegram update handled) in one transaction, and only then
+talks to the participant or the system under test. What those calls return (a reply, a
+message id, an assignment) goes back into the engine as the next event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from bot.engine import effects as fx
+from bot.engine import events as ev
+from bot.engine.flow import next_deadline, step
+from bot.engine.journey import Journey, Stage
+from bot.privacy import Privacy
+from bot.store.store import Store
+from bot.systems.base import System, SystemReply
+from bot.telegram.inbound import Inbound
+from bot.telegram.outbox import ParticipantUnreachable
+from scenarios.assignment import Assignment
+from scenarios.models import Study, StudyBundle
+
+log = logging.getLogger(__name__)
+
+_TYPING_EVERY = 4.5  # Telegram shows "typing…" for about five seconds
+_RECORDS = (
+    fx.RecordConsent,
+    fx.OpenSession,
+    fx.SetSessionState,
+    fx.CloseSession,
+    fx.RecordUserTurn,
+    fx.RecordSystemTurn,
+    fx.RecordResponse,
+    fx.RecordEvent,
+)
+_KEEP_CHAT = (Stage.CONSENT, Stage.DECLINED)  # no consent yet: the chat id is not stored
+
+
+class Outbox(Protocol):
+    async def send(self, chat_id: int, text: str, buttons: fx.Buttons = ()) -> int | None: ...
+    async def edit(
+        self, chat_id: int, message_id: int, text: str, buttons: fx.Buttons = ()
+    ) -> None: ...
+    async def toast(self, callback_id: str, text: str | None = None) -> None: ...
+    async def typing(self, chat_id: int) -> None: ...
+
+
+class StudyRunner:
+    def __init__(
+        self,
+        bundle: StudyBundle,
+        store: Store,
+        privacy: Privacy,
+        systems: Mapping[str, System],
+        outbox: Outbox,
+        *,
+        assign: Callable[[Study, str], Assignment],
+        clock: Callable[[], float] = time.time,
+        system_timeout: float = 30.0,
+    ) -> None:
+        self._bundle = bundle
+        self._store = store
+        self._privacy = privacy
+        self._systems = systems
+        self._outbox = outbox
+        self._assign = assign
+        self._clock = clock
+        self._system_timeout = system_timeout
+        self._journeys: dict[str, Journey] = {}
+        self._chats: dict[str, int] = {}  # pseudonym -> chat id, in memory only
+        self._unreachable: set[str] = set()
+        self._ticking: set[str] = set()  # a tick is queued: do not queue another
+
+    # --- start-up ------------------------------------------------------------------
+
+    async def load(self) -> list[Inbound]:
+        """Rebuild every participant from the store; returns the work to redo, in order:
+        interrupted steps first, then the updates that were stored but not handled."""
+        todo: list[Inbound] = []
+        for stored in await self._store.load_participants(self._bundle.study.id):
+            journey = Journey.from_json(stored.state)
+            self._journeys[stored.participant_id] = journey
+            if stored.chat_key is None:
+                continue
+            chat_id = int(self._privacy.unseal(stored.chat_key))
+            self._chats[stored.participant_id] = chat_id
+            interrupted = journey.stage is Stage.ASSIGNING or journey.pending_message is not None
+            if interrupted:
+                todo.append(Inbound(chat_id, "recover"))
+        for _update_id, payload in await self._store.pending_updates():
+            todo.append(Inbound.from_json(self._privacy.unseal(payload)))
+        return todo
+
+    def due(self, now: float) -> list[Inbound]:
+        """Ticks for participants whose reminder, abandonment or time limit has come."""
+        ticks = []
+        for participant, journey in self._journeys.items():
+            deadline = next_deadline(self._bundle, journey)
+            chat_id = self._chats.get(participant)
+            if (
+                deadline is not None
+                and deadline <= now
+                and chat_id is not None
+                and participant not in self._ticking
+                and participant not in self._unreachable
+            ):
+                self._ticking.add(participant)
+                ticks.append(Inbound(chat_id, "tick"))
+        return ticks
+
+    def journey_of(self, chat_id: int) -> Journey | None:
+        return self._journeys.get(self._privacy.pseudonym(chat_id))
+
+    # --- one inbound -----------------------------------------------------------------
+
+    async def handle(self, inbound: Inbound) -> None:
+        participant = self._privacy.pseudonym(inbound.chat_id)
+        if inbound.kind == "tick":
+            self._ticking.discard(participant)
+        elif inbound.kind != "recover":
+            self._chats[participant] = inbound.chat_id
+            self._unreachable.discard(participant)
+        toast_owed = inbound.callback_id
+        update_id = inbound.update_id
+        queue: list[ev.Event] = [inbound.to_event()]
+        try:
+            while queue:
+                event = queue.pop(0)
+                journey = self._journeys.get(participant)
+                result = step(self._bundle, participant, journey, event, self._clock())
+                records = [e for e in result.effects if isinstance(e, _RECORDS)]
+                outbound = [e for e in result.effects if not isinstance(e, _RECORDS)]
+                if result.journey != journey or records or update_id is not None:
+                    await self._commit(
+                        participant, inbound.chat_id, result.journey, records, update_id
+                    )
+                    update_id = None
+                if result.journey is not None:
+                    self._journeys[participant] = result.journey
+                # Answer a button tap before anything else: Telegram expires it quickly.
+                outbound.sort(key=lambda e: not isinstance(e, fx.Toast))
+                for effect in outbound:
+                    if isinstance(effect, fx.Toast):
+                        if toast_owed is not None:
+                            await self._outbox.toast(toast_owed, effect.text)
+                            toast_owed = None
+                        continue
+                    follow_up = await self._carry_out(participant, inbound.chat_id, effect)
+                    if follow_up is not None:
+                        queue.append(follow_up)
+        except ParticipantUnreachable as error:
+            self._unreachable.add(participant)
+            log.info("participant %s cannot be reached: %s", participant, error)
+            await self._commit(
+                participant,
+                inbound.chat_id,
+                self._journeys.get(participant),
+                [fx.RecordEvent("participant_unreachable", None, {"error": str(error)})],
+                None,
+            )
+        except Exception:
+            log.exception("handling an update of %s failed", participant)
+            if update_id is not None:
+                await self._commit(
+                    participant,
+                    inbound.chat_id,
+                    self._journeys.get(participant),
+                    [fx.RecordEvent("internal_error", None, {"kind": inbound.kind})],
+                    update_id,
+                )
+            with contextlib.suppress(Exception):
+                await self._outbox.send(inbound.chat_id, self._bundle.study.texts.system_error)
+        finally:
+            if toast_owed is not None:
+                with contextlib.suppress(Exception):
+                    await self._outbox.toast(toast_owed)
+
+    async def _commit(
+        self,
+        participant: str,
+        chat_id: int,
+        journey: Journey | None,
+        records: list[fx.Record],
+        update_id: int | None,
+    ) -> None:
+        keep_chat = journey is not None and journey.stage not in _KEEP_CHAT
+        await self._store.commit_step(
+            study_id=self._bundle.study.id,
+            participant_id=participant,
+            state=journey.to_json() if journey is not None else None,
+            chat_key=self._privacy.seal(str(chat_id)) if keep_chat else None,
+            records=records,
+            update_id=update_id,
+        )
+
+    async def _carry_out(
+        self, participant: str, chat_id: int, effect: fx.Outbound
+    ) -> ev.Event | None:
+        match effect:
+            case fx.Send(text=text, buttons=buttons, remember=remember):
+                message_id = await self._outbox.send(chat_id, text, buttons)
+                if remember and message_id is not None:
+                    return ev.MessageSent(message_id)
+            case fx.Edit(message_id=message_id, text=text, buttons=buttons):
+                await self._outbox.edit(chat_id, message_id, text, buttons)
+            case fx.ShowTyping():
+                await self._outbox.typing(chat_id)
+            case fx.CallSystem():
+                return await self._call_system(chat_id, effect)
+            case fx.AssignTasks():
+                assignment = self._assign(self._bundle.study, participant)
+                return ev.TasksAssigned(assignment.tasks, assignment.design, assignment.seed)
+        return None
+
+    async def _call_system(self, chat_id: int, call: fx.CallSystem) -> ev.Event:
+        """Never raises: a slow, failing or broken system becomes ``SystemFailed``."""
+        system = self._systems[call.system_id]
+        started = time.perf_counter()
+        typing = asyncio.create_task(self._keep_typing(chat_id))
+        try:
+            reply = await asyncio.wait_for(system.respond(call.conversation), self._system_timeout)
+            problem = _check_reply(reply)
+        except TimeoutError:
+            problem = f"no reply within {self._system_timeout:g} s"
+        except Exception as error:
+            log.warning("system %s failed: %s", call.system_id, error)
+            problem = f"{type(error).__name__}: {error}"
+        finally:
+            typing.cancel()
+        latency_ms = (time.perf_counter() - started) * 1000
+        if problem is not None:
+            return ev.SystemFailed(problem, latency_ms)
+        return ev.SystemReplied(reply, latency_ms)
+
+    async def _keep_typing(self, chat_id: int) -> None:
+        """Renew "typing…" while a slow system works (the first one is already shown)."""
+        with contextlib.suppress(Exception):
+            while True:
+                await asyncio.sleep(_TYPING_EVERY)
+                await self._outbox.typing(chat_id)
+
+
+def _check_reply(reply: object) -> str | None:
+    if not isinstance(reply, SystemReply):
+        return f"the system returned {type(reply).__name__}, not a reply"
+    if not reply.texts or not any(t.strip() for t in reply.texts):
+        return "the system returned an empty reply"
+    return None

@@ -1,0 +1,305 @@
+"""The study database: one SQLite file, the single source of truth.
+
+Writes go through one writer task that commits the jobs waiting at that moment together
+(group commit): each caller still returns only once its rows are durable, and two hundred
+participants cost a handful of transactions instead of two hundred.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sqlite3
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from bot.engine import effects as fx
+from bot.store.schema import MIGRATIONS
+
+log = logging.getLogger(__name__)
+
+Job = Callable[[aiosqlite.Connection], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class StoredParticipant:
+    participant_id: str
+    chat_key: str | None
+    state: str
+
+
+async def connect(path: str | Path, *, synchronous: str = "NORMAL") -> aiosqlite.Connection:
+    """A connection set up the way every ozlab process must use the file (WAL, autocommit)."""
+    conn = await aiosqlite.connect(str(path), isolation_level=None)
+    await conn.execute("PRAGMA journal_mode=WAL")
+    await conn.execute(f"PRAGMA synchronous={synchronous}")
+    await conn.execute("PRAGMA busy_timeout=10000")
+    await conn.execute("PRAGMA foreign_keys=ON")
+    return conn
+
+
+async def migrate(conn: aiosqlite.Connection) -> int:
+    """Bring the schema up to date; returns the version. Safe to run from several processes."""
+    await conn.execute("BEGIN IMMEDIATE")
+    try:
+        async with conn.execute("PRAGMA user_version") as cursor:
+            row = await cursor.fetchone()
+        version = row[0] if row else 0
+        if version > len(MIGRATIONS):
+            raise RuntimeError(
+                f"the database has schema version {version}, newer than this ozlab "
+                f"({len(MIGRATIONS)}): upgrade ozlab"
+            )
+        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            for statement in _statements(script):
+                await conn.execute(statement)
+            await conn.execute(f"PRAGMA user_version={number}")
+        await conn.execute("COMMIT")
+    except BaseException:
+        await conn.execute("ROLLBACK")
+        raise
+    return len(MIGRATIONS)
+
+
+def _statements(script: str) -> list[str]:
+    """Split a script into statements (semicolons inside comments do not count)."""
+    statements, buffer = [], ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        statements.append(buffer.strip())
+    return statements
+
+
+class Store:
+    def __init__(self, conn: aiosqlite.Connection, clock: Callable[[], float]) -> None:
+        self._conn = conn
+        self._clock = clock
+        self._jobs: asyncio.Queue[tuple[Job, asyncio.Future[Any]] | None] = asyncio.Queue()
+        self._writer: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def open(
+        cls, path: str | Path, clock: Callable[[], float], *, synchronous: str = "NORMAL"
+    ) -> Store:
+        conn = await connect(path, synchronous=synchronous)
+        try:
+            await migrate(conn)
+        except BaseException:
+            await conn.close()
+            raise
+        store = cls(conn, clock)
+        store._writer = asyncio.create_task(store._write_loop(), name="ozlab-store-writer")
+        return store
+
+    async def close(self) -> None:
+        """Finish the writes already asked for, then close."""
+        if self._writer is not None and not self._writer.done():
+            await self._jobs.put(None)
+            await self._writer
+        await self._conn.close()
+
+    # --- the writer ----------------------------------------------------------------
+
+    async def write(self, job: Job) -> Any:
+        """Run ``job`` inside a committed transaction; returns once it is durable."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        await self._jobs.put((job, future))
+        return await future
+
+    async def _write_loop(self) -> None:
+        closing = False
+        while not closing:
+            first = await self._jobs.get()
+            if first is None:
+                return
+            batch = [first]
+            while not self._jobs.empty() and len(batch) < 500:
+                job = self._jobs.get_nowait()
+                if job is None:
+                    closing = True
+                    break
+                batch.append(job)
+            try:
+                results = await self._transaction([job for job, _ in batch])
+            except Exception:
+                # One bad job must not sink the others: run each alone to isolate it.
+                for job, future in batch:
+                    try:
+                        (result,) = await self._transaction([job])
+                    except Exception as error:
+                        log.exception("a database write failed")
+                        if not future.done():
+                            future.set_exception(error)
+                    else:
+                        if not future.done():
+                            future.set_result(result)
+                continue
+            for (_, future), result in zip(batch, results, strict=True):
+                if not future.done():
+                    future.set_result(result)
+
+    async def _transaction(self, jobs: list[Job]) -> list[Any]:
+        await self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            results = [await job(self._conn) for job in jobs]
+            await self._conn.execute("COMMIT")
+        except BaseException:
+            await self._conn.execute("ROLLBACK")
+            raise
+        return results
+
+    async def _fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[Any]:
+        async with self._conn.execute(sql, tuple(params)) as cursor:
+            return list(await cursor.fetchall())
+
+    # --- the inbox: updates are durable before Telegram is told we have them ---------
+
+    async def remember_updates(self, updates: list[tuple[int, str]]) -> set[int]:
+        """Store sealed updates; returns the ids that were new (a redelivery is not)."""
+        now = self._clock()
+
+        async def job(conn: aiosqlite.Connection) -> set[int]:
+            new: set[int] = set()
+            for update_id, payload in updates:
+                cursor = await conn.execute(
+                    "INSERT OR IGNORE INTO inbox (update_id, received_at, payload) VALUES (?,?,?)",
+                    (update_id, now, payload),
+                )
+                if cursor.rowcount:
+                    new.add(update_id)
+                await cursor.close()
+            return new
+
+        return await self.write(job)
+
+    async def pending_updates(self) -> list[tuple[int, str]]:
+        return await self._fetchall(
+            "SELECT update_id, payload FROM inbox WHERE handled_at IS NULL ORDER BY update_id"
+        )
+
+    # --- participants and what the engine produced ----------------------------------
+
+    async def load_participants(self, study_id: str) -> list[StoredParticipant]:
+        rows = await self._fetchall(
+            "SELECT id, chat_key, state FROM participants WHERE study_id = ?", (study_id,)
+        )
+        return [StoredParticipant(*row) for row in rows]
+
+    async def commit_step(
+        self,
+        *,
+        study_id: str,
+        participant_id: str,
+        state: str | None,
+        chat_key: str | None,
+        records: list[fx.Record],
+        update_id: int | None,
+    ) -> None:
+        """Commit one engine step: the new state, its rows, and the update it consumed."""
+        now = self._clock()
+
+        async def job(conn: aiosqlite.Connection) -> None:
+            if state is not None:
+                await conn.execute(
+                    "INSERT INTO participants (id, study_id, chat_key, created_at, updated_at,"
+                    " state) VALUES (?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET"
+                    " state = excluded.state, updated_at = excluded.updated_at,"
+                    " chat_key = COALESCE(participants.chat_key, excluded.chat_key)",
+                    (participant_id, study_id, chat_key, now, now, state),
+                )
+            for record in records:
+                await _apply(conn, study_id, participant_id, record, now)
+            if update_id is not None:
+                await conn.execute(
+                    "UPDATE inbox SET handled_at = ?, payload = NULL WHERE update_id = ?",
+                    (now, update_id),
+                )
+
+        await self.write(job)
+
+
+async def _apply(
+    conn: aiosqlite.Connection, study_id: str, participant_id: str, record: fx.Record, now: float
+) -> None:
+    match record:
+        case fx.RecordConsent(decision=decision):
+            await conn.execute(
+                "UPDATE participants SET consent = ?, consent_at = ? WHERE id = ?",
+                (decision, now, participant_id),
+            )
+        case fx.OpenSession():
+            await conn.execute(
+                "INSERT INTO sessions (id, participant_id, study_id, scenario_id, system_id,"
+                " task_index, design, seed, state, started_at)"
+                " VALUES (?,?,?,?,?,?,?,?,'dialogue',?)",
+                (
+                    record.session_id,
+                    participant_id,
+                    study_id,
+                    record.scenario_id,
+                    record.system_id,
+                    record.task_index,
+                    record.design,
+                    record.seed,
+                    now,
+                ),
+            )
+        case fx.SetSessionState(session_id=session_id, state=state):
+            await conn.execute("UPDATE sessions SET state = ? WHERE id = ?", (state, session_id))
+        case fx.CloseSession(session_id=session_id, reason=reason, success=success):
+            await conn.execute(
+                "UPDATE sessions SET ended_at = ?, end_reason = ?, success = ? WHERE id = ?",
+                (now, reason, int(success), session_id),
+            )
+        case fx.RecordUserTurn(session_id=session_id, turn=turn, text=text):
+            await conn.execute(
+                "INSERT INTO exchanges (session_id, turn, user_text, user_at) VALUES (?,?,?,?)",
+                (session_id, turn, text, now),
+            )
+        case fx.RecordSystemTurn():
+            await conn.execute(
+                "UPDATE exchanges SET system_text = ?, system_at = ?, latency_ms = ?, error = ?"
+                " WHERE session_id = ? AND turn = ?",
+                (
+                    record.text,
+                    now,
+                    round(record.latency_ms, 3),
+                    record.error,
+                    record.session_id,
+                    record.turn,
+                ),
+            )
+        case fx.RecordResponse():
+            await conn.execute(
+                "INSERT INTO responses (participant_id, session_id, scope, questionnaire_id,"
+                " item_id, value, label, text, status, shown_at, answered_at)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    participant_id,
+                    record.session_id,
+                    record.session_id or "study",
+                    record.questionnaire_id,
+                    record.item_id,
+                    record.value,
+                    record.label,
+                    record.text,
+                    record.status,
+                    record.shown_at,
+                    now,
+                ),
+            )
+        case fx.RecordEvent(kind=kind, session_id=session_id, data=data):
+            await conn.execute(
+                "INSERT INTO events (at, participant_id, session_id, kind, data)"
+                " VALUES (?,?,?,?,?)",
+                (now, participant_id, session_id, kind, json.dumps(data)),
+            )

@@ -1,0 +1,127 @@
+"""Everything the bot says goes out here, with Telegram's rules and failures handled once.
+
+System output is sent as plain text (a stray ``*`` must never make Telegram refuse a
+message), split at Telegram's 4096-character limit, and a participant who blocked the bot
+is reported instead of retried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
+from telegram.constants import ChatAction
+from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError, TimedOut
+
+from bot.engine.effects import Buttons
+
+log = logging.getLogger(__name__)
+
+MAX_TEXT = 4096
+_RETRIES = 3
+
+
+class ParticipantUnreachable(Exception):
+    """The participant blocked the bot or deleted the chat: stop writing to them."""
+
+
+def split_text(text: str, limit: int = MAX_TEXT) -> list[str]:
+    """Cut at paragraph, line or word boundaries where possible, never above ``limit``."""
+    chunks: list[str] = []
+    rest = text
+    while len(rest) > limit:
+        window = rest[:limit]
+        cut = max(window.rfind("\n\n"), window.rfind("\n"), window.rfind(" "))
+        if cut < limit // 2:
+            cut = limit
+        chunks.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if rest or not chunks:
+        chunks.append(rest)
+    return chunks
+
+
+def keyboard(buttons: Buttons) -> InlineKeyboardMarkup | None:
+    if not buttons:
+        return None
+    return InlineKeyboardMarkup(
+        [
+            [InlineKeyboardButton(label, callback_data=data) for label, data in row]
+            for row in buttons
+        ]
+    )
+
+
+class TelegramOutbox:
+    def __init__(self, bot: Bot) -> None:
+        self._bot = bot
+
+    async def send(self, chat_id: int, text: str, buttons: Buttons = ()) -> int | None:
+        """Send ``text`` (split if long; buttons go with the last part); the last message id."""
+        chunks = split_text(text or " ")
+        message_id = None
+        for index, chunk in enumerate(chunks):
+            markup = keyboard(buttons) if index == len(chunks) - 1 else None
+            message = await self._call(
+                "sendMessage",
+                self._bot.send_message,
+                chat_id=chat_id,
+                text=chunk,
+                reply_markup=markup,
+            )
+            if message is not None:
+                message_id = message.message_id
+        return message_id
+
+    async def edit(self, chat_id: int, message_id: int, text: str, buttons: Buttons = ()) -> None:
+        await self._call(
+            "editMessageText",
+            self._bot.edit_message_text,
+            chat_id=chat_id,
+            message_id=message_id,
+            text=split_text(text)[0],
+            reply_markup=keyboard(buttons),
+        )
+
+    async def toast(self, callback_id: str, text: str | None = None) -> None:
+        await self._call(
+            "answerCallbackQuery",
+            self._bot.answer_callback_query,
+            callback_query_id=callback_id,
+            text=text,
+        )
+
+    async def typing(self, chat_id: int) -> None:
+        await self._call(
+            "sendChatAction",
+            self._bot.send_chat_action,
+            chat_id=chat_id,
+            action=ChatAction.TYPING,
+        )
+
+    async def _call(self, method: str, function, **kwargs):  # type: ignore[no-untyped-def]
+        for attempt in range(_RETRIES):
+            try:
+                return await function(**kwargs)
+            except Forbidden as error:
+                raise ParticipantUnreachable(str(error)) from error
+            except RetryAfter as error:
+                wait = error.retry_after
+                seconds = wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)
+                log.warning("%s: flood limit, retrying in %.1f s", method, seconds)
+                await asyncio.sleep(seconds)
+            except BadRequest as error:
+                if "not modified" in str(error).lower():
+                    return None
+                log.error("%s refused by Telegram: %s", method, error)
+                return None
+            except TimedOut:
+                # The message may have been delivered: sending it again could duplicate it.
+                log.warning("%s timed out (attempt %d); not repeated", method, attempt + 1)
+                return None
+            except TelegramError as error:
+                log.warning("%s failed: %s (attempt %d)", method, error, attempt + 1)
+                await asyncio.sleep(0.5 * 2**attempt)
+        log.error("%s failed %d times; giving up", method, _RETRIES)
+        return None

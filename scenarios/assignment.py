@@ -1,0 +1,31 @@
+"""Which scenarios, with which systems, a participant gets: the study's design.
+
+Every assignment is reproducible from what is stored with it (the design and the seed):
+the generator is seeded per participant from the study's seed, never the global one.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from scenarios.models import Study
+
+
+@dataclass(frozen=True)
+class Assignment:
+    tasks: tuple[tuple[str, str], ...]  # (scenario id, system id), in the order played
+    design: str
+    seed: str
+
+
+def assign_scenarios(study: Study, participant: str) -> Assignment:
+    """``random``: one system drawn per participant (between subjects), all scenarios."""
+    seed = f"{study.design.seed}:{participant}"
+    rng = random.Random(seed)
+    system = rng.choice([s.id for s in study.systems])
+    return Assignment(
+        tasks=tuple((scenario, system) for scenario in study.scenarios),
+        design=study.design.type,
+        seed=seed,
+    )
