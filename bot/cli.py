@@ -1,0 +1,121 @@
+"""``ozlab``: the researcher's command line. Each command is a thin layer over a function."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from bot.privacy import SECRET_ENV
+
+TOKEN_ENV = "TELEGRAM_BOT_TOKEN"
+API_URL_ENV = "OZLAB_BOT_API_URL"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ozlab", description="Human evaluations of dialogue systems over Telegram."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    check = commands.add_parser("check", help="validate a study file and everything it names")
+    check.add_argument("study", help="a shipped study's name (e.g. hmd) or a YAML file")
+
+    run = commands.add_parser("run", help="run a study on Telegram")
+    run.add_argument("study", help="a shipped study's name (e.g. hmd) or a YAML file")
+    run.add_argument("--db", type=Path, default=Path("ozlab.sqlite"), help="study database")
+    run.add_argument(
+        "--bot-api-url",
+        default=os.environ.get(API_URL_ENV, "https://api.telegram.org"),
+        help=f"Bot API server (env {API_URL_ENV}; default Telegram's)",
+    )
+    run.add_argument("-v", "--verbose", action="store_true", help="log more")
+
+    demo = commands.add_parser("demo", help="play a study offline with simulated participants")
+    demo.add_argument("-n", "--participants", type=int, default=12)
+    demo.add_argument("--db", type=Path, default=Path("ozlab-demo.sqlite"))
+    demo.add_argument("--study", default="hmd")
+    demo.add_argument("--seed", type=int, default=1)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "check":
+        from scenarios.check import check
+
+        return check(args.study)
+    if args.command == "run":
+        return _run(args)
+    return _demo(args)
+
+
+def _load(ref: str):  # type: ignore[no-untyped-def]
+    from scenarios.loading import StudyError, load_study
+
+    try:
+        return load_study(ref)
+    except StudyError as error:
+        for problem in error.problems:
+            print(problem, file=sys.stderr)
+        raise SystemExit(1) from None
+
+
+def _run(args: argparse.Namespace) -> int:
+    from bot.app import BotConfig, run_bot
+    from bot.logging_setup import setup_logging
+
+    token = os.environ.get(TOKEN_ENV, "")
+    secret = os.environ.get(SECRET_ENV, "")
+    if not token:
+        print(f"Set {TOKEN_ENV} to the token @BotFather gave you.", file=sys.stderr)
+        return 2
+    if len(secret) < 16:
+        print(
+            f"Set {SECRET_ENV} to a long random secret and keep it for the whole study: it makes"
+            " the participants' pseudonyms. For example:\n"
+            f"  export {SECRET_ENV}=$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')",
+            file=sys.stderr,
+        )
+        return 2
+    setup_logging(logging.DEBUG if args.verbose else logging.INFO, [token, secret])
+    bundle = _load(args.study)
+    config = BotConfig(db=args.db, token=token, secret=secret, bot_api_url=args.bot_api_url)
+
+    async def serve() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        await run_bot(bundle, config, stop=stop)
+
+    asyncio.run(serve())
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from bot.demo import clear_demo_database, play_study
+    from bot.logging_setup import setup_logging
+    from bot.summary import format_summary, summarize
+
+    setup_logging(logging.WARNING, [])
+    bundle = _load(args.study)
+    clear_demo_database(args.db)
+    started = time.perf_counter()
+    played = asyncio.run(
+        play_study(bundle, args.db, participants=args.participants, seed=args.seed)
+    )
+    elapsed = time.perf_counter() - started
+    print(f"Study {bundle.study.id!r}: {len(played)} simulated participants in {elapsed:.1f} s\n")
+    print(format_summary(summarize(args.db)))
+    print(f"\nDatabase: {args.db.resolve()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

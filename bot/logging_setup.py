@@ -1,0 +1,43 @@
+"""Logging that cannot leak the bot token.
+
+httpx logs request URLs, which contain the token, at INFO; python-telegram-bot logs request
+parameters at DEBUG. The filter sits on the handler, so it sees every record of every
+library, and the chatty loggers are raised to WARNING as well.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+_CHATTY = ("httpx", "httpcore", "aiohttp.access", "apscheduler", "telegram.ext.Application")
+
+
+class RedactSecrets(logging.Filter):
+    def __init__(self, secrets: Iterable[str]) -> None:
+        super().__init__()
+        self._secrets = [s for s in secrets if s]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if any(secret in message for secret in self._secrets):
+            for secret in self._secrets:
+                message = message.replace(secret, "<redacted>")
+            record.msg, record.args = message, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            for secret in self._secrets:
+                record.exc_text = record.exc_text.replace(secret, "<redacted>")
+        return True
+
+
+def setup_logging(level: int, secrets: Iterable[str]) -> None:
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactSecrets(secrets))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    for name in _CHATTY:
+        logging.getLogger(name).setLevel(max(level, logging.WARNING))
