@@ -79,7 +79,8 @@ def _run(args: argparse.Namespace) -> int:
         print(
             f"Set {SECRET_ENV} to a long random secret and keep it for the whole study: it makes"
             " the participants' pseudonyms. For example:\n"
-            f"  export {SECRET_ENV}=$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')",
+            f"  export {SECRET_ENV}=$(python3 -c "
+            "'import secrets; print(secrets.token_urlsafe(32))')",
             file=sys.stderr,
         )
         return 2

@@ -66,4 +66,6 @@ def format_summary(summaries: list[SystemSummary]) -> str:
             ]
         )
     widths = [max(len(row[c]) for row in rows) for c in range(len(header))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in rows)
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows
+    )
