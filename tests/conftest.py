@@ -1,0 +1,106 @@
+"""Shared fixtures: a Bot API emulator on loopback and the real bot running against it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.app import BotConfig, run_bot
+from bot.emulator import BotApiEmulator, Participant
+from bot.systems.base import System
+from scenarios.loading import load_study
+from scenarios.models import StudyBundle
+
+TOKEN = "123456789:AAE-test-token-for-ozlab-0123456789ab"
+SECRET = "test-secret-that-is-long-enough"
+
+
+@pytest.fixture(scope="session")
+def hmd() -> StudyBundle:
+    return load_study("hmd")
+
+
+@pytest.fixture
+async def emulator() -> AsyncIterator[BotApiEmulator]:
+    async with BotApiEmulator(TOKEN) as emu:
+        yield emu
+
+
+@dataclass
+class RunningBot:
+    """The real bot, in this process, on a real SQLite file."""
+
+    db: Path
+    task: asyncio.Task[None]
+    stop_event: asyncio.Event
+
+    async def stop(self) -> None:
+        self.stop_event.set()
+        await asyncio.wait_for(self.task, 15)
+
+    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with contextlib.closing(sqlite3.connect(self.db)) as conn:
+            return conn.execute(sql, params).fetchall()
+
+
+StartBot = Callable[..., Awaitable[RunningBot]]
+
+
+@pytest.fixture
+async def start_bot(
+    emulator: BotApiEmulator, tmp_path: Path, hmd: StudyBundle
+) -> AsyncIterator[StartBot]:
+    running: list[RunningBot] = []
+
+    async def start(
+        bundle: StudyBundle | None = None,
+        *,
+        systems: Mapping[str, System] | None = None,
+        db: Path | None = None,
+        **config: Any,
+    ) -> RunningBot:
+        settings: dict[str, Any] = {"poll_timeout": 1, "tick_interval": 0.05} | config
+        path = db or tmp_path / "study.sqlite"
+        bot_config = BotConfig(
+            db=path, token=TOKEN, secret=SECRET, bot_api_url=emulator.server_url, **settings
+        )
+        stop, ready = asyncio.Event(), asyncio.Event()
+        task = asyncio.create_task(
+            run_bot(bundle or hmd, bot_config, stop=stop, ready=ready, systems=systems)
+        )
+        waiting = asyncio.create_task(ready.wait())
+        await asyncio.wait({task, waiting}, timeout=15, return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            waiting.cancel()
+            task.result()
+        bot = RunningBot(path, task, stop)
+        running.append(bot)
+        return bot
+
+    yield start
+    for bot in running:
+        if not bot.task.done():
+            await bot.stop()
+
+
+async def consent(p: Participant) -> None:
+    """/start and "I agree": the participant stands at the task brief."""
+    await p.send_text("/start")
+    await p.wait_for_text("Privacy agreement")
+    await p.tap(text="I agree")
+    await p.wait_for_text("Your task")
+
+
+async def say(p: Participant, text: str) -> str:
+    """Send a message and return the text of the bot's next message."""
+    before = len(p.messages)
+    await p.send_text(text)
+    await p.wait_for(lambda q: len(q.messages) > before)
+    return p.messages[before].text

@@ -1,0 +1,166 @@
+"""A participant's whole study, through python-telegram-bot, loopback HTTP and the emulator."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from bot.emulator import BotApiEmulator
+from bot.systems.base import Conversation, SystemReply
+from bot.systems.demo import ALEX_WISHLIST
+from tests.conftest import StartBot, consent, say
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("system", ["shop-v1", "shop-v0"])
+async def test_the_whole_hmd_study(
+    emulator: BotApiEmulator, start_bot: StartBot, hmd, system: str
+) -> None:
+    only = hmd.model_copy(
+        update={
+            "study": hmd.study.model_copy(
+                update={"systems": tuple(s for s in hmd.study.systems if s.id == system)}
+            )
+        }
+    )
+    bot = await start_bot(only)
+    p = emulator.participant(501)
+    await consent(p)
+    assert "Alex" in p.messages[-1].text and "Finish task" in p.messages[-1].buttons
+    assert "typing" not in p.chat_actions
+    reply = await say(p, "Hi! I need adventure games for Linux")
+    assert "typing" in p.chat_actions
+    titles = re.findall(r"^\d+\. (.+?),", reply, re.MULTILINE)
+    assert titles, reply
+    on_alex = await say(p, f"Is {titles[0]} on Alex's wishlist?")
+    assert titles[0] in on_alex
+    gift = next(t for t in titles if t not in ALEX_WISHLIST)
+    await say(p, f"add {gift} to my wishlist")
+    item = await p.wait_for_text("1/4")
+    assert "Understanding" in item.text
+    for expected, label in ((2, "Agree"), (3, "Neutral"), (4, "Completely agree"), (None, "Agree")):
+        await p.tap(text=f"{ {'Agree': 4, 'Neutral': 3, 'Completely agree': 5}[label] } · {label}")
+        if expected is not None:
+            await p.wait_for_text(f"{expected}/4")
+    comment = await p.wait_for_text("Additional comments")
+    assert comment.message_id == item.message_id  # one message, edited in place
+    await p.send_text("Nice and quick.")
+    await p.wait_for_text("Thank you for taking part")
+
+    [(session_id, system_id, state, reason, success)] = bot.rows(
+        "SELECT id, system_id, state, end_reason, success FROM sessions"
+    )
+    assert (system_id, state, reason, success) == (system, "ended", "success", 1)
+    exchanges = bot.rows("SELECT turn, user_text, system_text IS NOT NULL FROM exchanges")
+    assert [row[0] for row in exchanges] == [1, 2, 3] and all(row[2] for row in exchanges)
+    assert exchanges[0][1] == "Hi! I need adventure games for Linux"
+    responses = bot.rows("SELECT item_id, value, label, text, status FROM responses ORDER BY id")
+    assert responses == [
+        ("hmd.understanding", 4, "Agree", None, "answered"),
+        ("hmd.management", 3, "Neutral", None, "answered"),
+        ("hmd.generation", 5, "Completely agree", None, "answered"),
+        ("hmd.usefulness", 4, "Agree", None, "answered"),
+        ("hmd.comment", None, None, "Nice and quick.", "answered"),
+    ]
+    [(consent_state, participant_id)] = bot.rows("SELECT consent, id FROM participants")
+    assert consent_state == "accepted" and session_id.startswith(participant_id)
+    assert str(p.user_id) not in participant_id
+
+
+async def test_declining_stores_nothing_but_the_decline(
+    emulator: BotApiEmulator, start_bot: StartBot
+) -> None:
+    bot = await start_bot()
+    p = emulator.participant(502, first_name="Grace", username="grace_h")
+    await p.send_text("/start")
+    await p.wait_for_text("Privacy agreement")
+    await p.tap(text="I do not agree")
+    await p.wait_for_text("thank you for your time")
+    assert bot.rows("SELECT consent, chat_key FROM participants") == [("declined", None)]
+    for table in ("sessions", "exchanges", "responses", "events"):
+        assert bot.rows(f"SELECT COUNT(*) FROM {table}") == [(0,)], table
+    assert bot.rows("SELECT COUNT(*) FROM inbox WHERE payload IS NOT NULL") == [(0,)]
+
+
+async def test_wrong_input_gets_a_polite_answer_and_keeps_the_place(
+    emulator: BotApiEmulator, start_bot: StartBot
+) -> None:
+    bot = await start_bot()
+    p = emulator.participant(503)
+    await consent(p)
+    await p.send_sticker()
+    await p.wait_for_text("text messages only")
+    await p.send_photo()
+    await p.wait_for_text("text messages only")
+    await p.send_voice()
+    await p.wait_for_text("text messages only")
+    first = await say(p, "show me adventure games for linux")
+    await p.edit_text(p.user_messages and max(p.user_messages), "show me strategy games")
+    await p.wait_for_text("Edited messages are not passed on")
+    await p.send_text("/start")
+    await p.wait_for_text("Welcome back")
+    await p.wait_for_text("Your task")
+    assert "1." in first
+    assert bot.rows("SELECT COUNT(*) FROM exchanges") == [(1,)]
+    assert bot.rows("SELECT COUNT(*) FROM sessions") == [(1,)]
+
+
+async def test_old_and_repeated_buttons_store_one_answer(
+    emulator: BotApiEmulator, start_bot: StartBot
+) -> None:
+    bot = await start_bot()
+    p = emulator.participant(504)
+    await consent(p)
+    brief = p.messages[-1]
+    await p.tap(text="Finish task", message_id=brief.message_id)
+    item = await p.wait_for_text("1/4")
+    [first_button] = [data for row in item.keyboard for label, data in row if label.startswith("2")]
+    await p.send_callback(first_button, message_id=item.message_id)
+    await p.send_callback(first_button, message_id=item.message_id)  # a quick double tap
+    await p.wait_for_toast("already recorded")
+    await p.tap(text="Finish task", message_id=brief.message_id)  # the brief's old button
+    await p.wait_for(lambda q: q.toasts.count("Your answer was already recorded.") >= 2)
+    await p.send_callback("a:999:3", message_id=item.message_id)  # tampered
+    await p.wait_for(lambda q: q.toasts.count("Your answer was already recorded.") >= 3)
+    assert bot.rows("SELECT item_id, value FROM responses") == [("hmd.understanding", 2)]
+    assert len(p.callback_answers) == 6  # every tap was answered, consent included
+
+
+async def test_groups_and_other_bots_are_ignored(
+    emulator: BotApiEmulator, start_bot: StartBot
+) -> None:
+    bot = await start_bot()
+    await emulator.group_message(-100123, 505, "/start")
+    await emulator.bot_message(506, "/start")
+    p = emulator.participant(507)
+    await p.send_text("/start")  # a private chat after them: handled, so they were too
+    await p.wait_for_text("Privacy agreement")
+    assert emulator.requests["sendMessage"] == 2  # welcome and agreement, for 507 only
+    assert bot.rows("SELECT COUNT(*) FROM participants") == [(1,)]
+
+
+class Verbose:
+    """A system whose replies are longer than one Telegram message."""
+
+    async def respond(self, conversation: Conversation) -> SystemReply:
+        return SystemReply(("*" + "word " * 2000 + "_end_",))
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_a_reply_longer_than_telegram_allows_is_split(
+    emulator: BotApiEmulator, start_bot: StartBot, hmd
+) -> None:
+    bot = await start_bot(systems={"shop-v1": Verbose(), "shop-v0": Verbose()})
+    p = emulator.participant(508)
+    await consent(p)
+    before = len(p.messages)
+    await p.send_text("tell me everything")
+    await p.wait_for_text("_end_")
+    parts = [m.text for m in p.messages[before:]]
+    assert len(parts) == 3 and all(len(t) <= 4096 for t in parts)
+    [(stored,)] = bot.rows("SELECT system_text FROM exchanges")
+    assert stored.startswith("*") and stored.endswith("_end_") and len(stored) == 10006
