@@ -53,6 +53,7 @@ async def play_gift_task(
         await p.wait_for(lambda q, n=seen: len(q.messages) > n, _TURN_TIMEOUT)
         replies = [m.text for m in p.messages[seen:]]
         seen = len(p.messages)
+        seeker.observe(replies)
         if seeker.succeeded or exchanges >= max_exchanges:
             # The task should end now: wait for its questionnaire rather than talk over it.
             try:

@@ -1,0 +1,45 @@
+"""`ozlab demo` as a researcher runs it: a subprocess, a real database, a printed summary."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def test_demo_plays_a_study_and_prints_a_summary(tmp_path: Path) -> None:
+    db = tmp_path / "demo.sqlite"
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "demo", "-n", "6", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "6 simulated participants" in done.stdout
+    assert str(db.resolve()) in done.stdout
+    with sqlite3.connect(db) as conn:
+        sessions = conn.execute("SELECT system_id, state FROM sessions").fetchall()
+        items = conn.execute("SELECT COUNT(DISTINCT item_id) FROM responses").fetchone()[0]
+    assert len(sessions) == 6 and {state for _, state in sessions} == {"ended"}
+    for system in {system for system, _ in sessions}:
+        assert system in done.stdout
+    assert items == 5  # the four HMD criteria and the comment (answered or skipped)
+
+
+def test_demo_refuses_to_overwrite_a_file_that_is_not_its_database(tmp_path: Path) -> None:
+    precious = tmp_path / "thesis.sqlite"
+    precious.write_text("not a database")
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "demo", "-n", "1", "--db", str(precious)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0 and "not an ozlab database" in done.stderr
+    assert precious.read_text() == "not a database"
