@@ -8,7 +8,30 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+Loc = tuple[str | int, ...]
+
+
+def error_at(title: str, errors: list[tuple[Loc, str, object]]) -> ValidationError:
+    """Errors of a cross-field check placed at the offending field, not at the whole model.
+
+    A plain ``ValueError`` in a model validator is reported at the model's own location;
+    pydantic nests the locations of a raised ``ValidationError`` instead, so that
+    ``ozlab check`` can name the field and its line. Each error is ``(loc, message, input)``.
+    """
+    return ValidationError.from_exception_data(
+        title,
+        [
+            InitErrorDetails(
+                type=PydanticCustomError("value_error", "{reason}", {"reason": message}),
+                loc=loc,
+                input=value,
+            )
+            for loc, message, value in errors
+        ],
+    )
 
 
 class _Model(BaseModel):
@@ -31,16 +54,18 @@ class ScaleItem(_Model):
     @model_validator(mode="after")
     def _labels_cover_scale(self) -> ScaleItem:
         if self.max <= self.min:
-            raise ValueError(f"max ({self.max}) must be greater than min ({self.min})")
+            message = f"max ({self.max}) must be greater than min ({self.min})"
+            raise error_at("ScaleItem", [(("max",), message, self.max)])
         points = set(range(self.min, self.max + 1))
         if set(self.labels) != points:
             missing = sorted(points - set(self.labels))
             extra = sorted(set(self.labels) - points)
-            raise ValueError(
+            message = (
                 f"labels must name every point from {self.min} to {self.max}"
                 + (f"; missing {missing}" if missing else "")
                 + (f"; not on the scale {extra}" if extra else "")
             )
+            raise error_at("ScaleItem", [(("labels",), message, dict(self.labels))])
         return self
 
     def label(self, value: int) -> str:
@@ -69,9 +94,13 @@ class Questionnaire(_Model):
 
     @model_validator(mode="after")
     def _unique_item_ids(self) -> Questionnaire:
-        seen: set[str] = set()
-        for item in self.items:
-            if item.id in seen:
-                raise ValueError(f"item id {item.id!r} is used twice")
-            seen.add(item.id)
+        first: dict[str, int] = {}
+        repeats = []
+        for index, item in enumerate(self.items):
+            if item.id in first:
+                message = f"item id {item.id!r} is already used by items[{first[item.id]}]"
+                repeats.append((("items", index, "id"), message, item.id))
+            first.setdefault(item.id, index)
+        if repeats:
+            raise error_at("Questionnaire", repeats)
         return self
