@@ -2,30 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from questionnaires.models import Questionnaire, error_at
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)?\s*$")
-_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
-
-
-def _parse_duration(value: object) -> object:
-    """Accept ``90``, ``"90s"``, ``"10m"``, ``"1.5h"``; a bare number is seconds."""
-    if isinstance(value, bool):  # YAML reads ``yes``/``on`` as True, which float() takes as 1 s
-        raise ValueError(f"{value!r} is not a duration such as 90, '90s', '10m' or '1h'")
-    if isinstance(value, str):
-        match = _DURATION.match(value)
-        if not match:
-            raise ValueError(f"{value!r} is not a duration such as 90, '90s', '10m' or '1h'")
-        return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-    return value
-
-
-Seconds = Annotated[float, BeforeValidator(_parse_duration), Field(gt=0, allow_inf_nan=False)]
+from scenarios.durations import Seconds
+from scenarios.systems import SystemSpec
 
 
 class _Model(BaseModel):
@@ -42,18 +25,9 @@ class Scenario(_Model):
     time_limit: Seconds | None = None
     opening_line: str | None = None
     closing_line: str | None = None
+    system_prompt: str | None = None
+    """For LLM systems: replaces the system's own prompt in this scenario."""
     post_task: tuple[str, ...] = ()
-
-
-class DemoSystem(_Model):
-    """The built-in rule-based shop assistant; ``variant`` picks its behaviour."""
-
-    type: Literal["demo"]
-    id: str = Field(min_length=1, max_length=64)
-    variant: Literal["v1", "v0"] = "v1"
-
-
-SystemSpec = Annotated[DemoSystem, Field(discriminator="type")]
 
 
 class RandomDesign(_Model):

@@ -16,7 +16,8 @@ from scenarios.loading import (
     load_study,
     shipped_studies,
 )
-from scenarios.models import DemoSystem, RandomDesign
+from scenarios.models import RandomDesign
+from scenarios.systems import DemoSystem
 
 STUDY = """\
 # a small study that loads
@@ -201,7 +202,10 @@ def test_unknown_key_points_at_the_key_and_lists_the_allowed_fields(tmp_path: Pa
         line_of(text, "colour"),
         "systems[1].colour",
     )
-    assert problem.message == "unknown field 'colour' (allowed: type, id, variant)"
+    assert (
+        problem.message
+        == "unknown field 'colour' (allowed: id, timeout, retries, format, type, variant)"
+    )
 
 
 def test_unknown_top_level_key(tmp_path: Path) -> None:
@@ -229,11 +233,13 @@ def test_bad_variant(tmp_path: Path) -> None:
 
 def test_unknown_system_type_points_at_the_type(tmp_path: Path) -> None:
     study, text = broken_study(
-        tmp_path, "  - type: demo\n    id: shop-v0", "  - type: rasa\n    id: x"
+        tmp_path, "  - type: demo\n    id: shop-v0", "  - type: dialogflow\n    id: x"
     )
     problem = only_problem(study)
-    assert (problem.line, problem.field) == (line_of(text, "type: rasa"), "systems[1].type")
-    assert problem.message == "unknown type 'rasa' (allowed: demo)"
+    assert (problem.line, problem.field) == (line_of(text, "type: dialogflow"), "systems[1].type")
+    assert (
+        problem.message == "unknown type 'dialogflow' (allowed: demo, openai, rasa, http, python)"
+    )
 
 
 def test_missing_required_field_points_at_its_parent(tmp_path: Path) -> None:

@@ -29,18 +29,29 @@ class Conversation:
     brief: str
     history: tuple[Turn, ...]
     message: str
+    system_prompt: str | None = None  # the scenario's own prompt for LLM systems, if any
 
 
 @dataclass(frozen=True)
 class SystemReply:
-    """What a system answered. ``events`` may hold ``task_success`` or ``end_dialogue``."""
+    """What a system answered.
+
+    ``events`` may hold ``task_success`` or ``end_dialogue``; ``buttons`` are (title,
+    payload) pairs offered under the last text: a tap sends the payload as the
+    participant's next message (Rasa's buttons).
+    """
 
     texts: tuple[str, ...]
     events: frozenset[str] = field(default_factory=frozenset)
+    buttons: tuple[tuple[str, str], ...] = ()
 
 
 class SystemFailure(Exception):
-    """The system under test failed (down, slow, garbage); the message is safe to log."""
+    """The system under test failed (down, slow, garbage).
+
+    The message is what the exchange record and the log keep: it says what went wrong in
+    words an experimenter understands and never contains a secret.
+    """
 
 
 class System(Protocol):

@@ -1,0 +1,134 @@
+"""How a study names its systems under test: one model per adapter, chosen by ``type``.
+
+Secrets are never written here: a study names the environment variable that holds a key
+(``api_key_env``), and the bot reads it at start-up.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from scenarios.durations import Seconds
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ENTRY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+class _System(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1, max_length=64)
+    timeout: Seconds = 30.0
+    """How long one reply may take before the participant is asked to try again."""
+    retries: int = Field(default=2, ge=0, le=10)
+    """Extra attempts after a connection error or a 5xx answer, with backoff."""
+    format: Literal["plain", "markdown", "html"] = "plain"
+    """How replies are shown; plain text unless the study asks (stray ``*`` stay harmless)."""
+
+
+def _check_url(url: str) -> str:
+    if not re.match(r"^https?://[^\s/]+", url):
+        raise ValueError(f"{url!r} is not an http:// or https:// address")
+    return url.rstrip("/")
+
+
+def _check_env(name: str | None) -> str | None:
+    if name is not None and not _ENV_NAME.match(name):
+        raise ValueError(f"{name!r} is not an environment variable name (e.g. OPENAI_API_KEY)")
+    return name
+
+
+class DemoSystem(_System):
+    """The built-in rule-based shop assistant; ``variant`` picks its behaviour."""
+
+    type: Literal["demo"]
+    variant: Literal["v1", "v0"] = "v1"
+
+
+class OpenAISystem(_System):
+    """An OpenAI-compatible chat completions server (vLLM, llama.cpp, Ollama, hosted APIs)."""
+
+    type: Literal["openai"]
+    url: str
+    """The server's base address; ``/v1/chat/completions`` is added unless already there."""
+    model: str = Field(min_length=1)
+    api_key_env: str | None = None
+    system_prompt: str | None = None
+    """May contain ``{brief}`` (the scenario brief) and ``{scenario}`` (its id)."""
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, ge=1)
+    history_turns: int | None = Field(default=20, ge=0)
+    """Most recent exchanges sent with each call (``null``: all of them)."""
+    history_chars: int | None = Field(default=None, ge=1)
+    """Also trim the oldest exchanges until the history fits in this many characters."""
+
+    _url = field_validator("url")(classmethod(lambda cls, v: _check_url(v)))
+    _env = field_validator("api_key_env")(classmethod(lambda cls, v: _check_env(v)))
+
+
+class RasaSystem(_System):
+    """A Rasa assistant through its REST channel (``/webhooks/rest/webhook``)."""
+
+    type: Literal["rasa"]
+    url: str
+
+    _url = field_validator("url")(classmethod(lambda cls, v: _check_url(v)))
+
+
+RequestField = Literal["session_id", "message", "history", "scenario_id", "brief", "turn"]
+
+
+class HttpResponseMap(BaseModel):
+    """Where, in the service's JSON answer, ozlab finds each part (dotted paths)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str | None = "text"
+    messages: str | None = None
+    """A list of strings (or of objects with ``text``), each sent as its own message."""
+    events: str | None = None
+    """A list of event names, e.g. ``["task_success"]``."""
+
+
+class HttpSystem(_System):
+    """A homemade JSON service: the study maps request and response with dotted paths."""
+
+    type: Literal["http"]
+    url: str
+    headers: dict[str, str] = {}
+    api_key_env: str | None = None
+    """Sent as ``Authorization: Bearer <key>`` when set."""
+    request: dict[str, RequestField] = {
+        "session_id": "session_id",
+        "message": "message",
+        "history": "history",
+    }
+    """Dotted path in the request body → what ozlab puts there."""
+    response: HttpResponseMap = HttpResponseMap()
+
+    _url = field_validator("url")(classmethod(lambda cls, v: _check_url(v)))
+    _env = field_validator("api_key_env")(classmethod(lambda cls, v: _check_env(v)))
+
+
+class PythonSystem(_System):
+    """A researcher's own adapter class, ``package.module:ClassName``, built with ``options``."""
+
+    type: Literal["python"]
+    entry: str
+    options: dict[str, Any] = {}
+
+    @field_validator("entry")
+    @classmethod
+    def _entry_form(cls, value: str) -> str:
+        if not _ENTRY.match(value):
+            raise ValueError(f"{value!r} is not of the form package.module:ClassName")
+        return value
+
+
+SystemSpec = Annotated[
+    DemoSystem | OpenAISystem | RasaSystem | HttpSystem | PythonSystem,
+    Field(discriminator="type"),
+]
