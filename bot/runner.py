@@ -44,7 +44,9 @@ _KEEP_CHAT = (Stage.CONSENT, Stage.DECLINED)  # no consent yet: the chat id is n
 
 
 class Outbox(Protocol):
-    async def send(self, chat_id: int, text: str, buttons: fx.Buttons = ()) -> int | None: ...
+    async def send(
+        self, chat_id: int, text: str, buttons: fx.Buttons = (), format: str = "plain"
+    ) -> int | None: ...
     async def edit(
         self, chat_id: int, message_id: int, text: str, buttons: fx.Buttons = ()
     ) -> None: ...
@@ -204,8 +206,8 @@ class StudyRunner:
         self, participant: str, chat_id: int, effect: fx.Outbound
     ) -> ev.Event | None:
         match effect:
-            case fx.Send(text=text, buttons=buttons, remember=remember):
-                message_id = await self._outbox.send(chat_id, text, buttons)
+            case fx.Send(text=text, buttons=buttons, remember=remember, format=form):
+                message_id = await self._outbox.send(chat_id, text, buttons, form)
                 if remember and message_id is not None:
                     return ev.MessageSent(message_id)
             case fx.Edit(message_id=message_id, text=text, buttons=buttons):

@@ -96,6 +96,7 @@ class Send:
     text: str
     buttons: Buttons = ()
     remember: bool = False  # answer with MessageSent: the message will be edited in place
+    format: str = "plain"  # "markdown" or "html" only for system replies a study asks for
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,12 @@ from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.journey import Journey, Stage, Survey, Task
 from bot.engine.survey import CONSENT_NO, CONSENT_YES, FINISH, parse_tap, render_item
-from bot.systems.base import Conversation, Turn
+from bot.systems.base import Conversation, SystemReply, Turn
 from questionnaires.models import ScaleItem
 from scenarios.models import Scenario, StudyBundle
 
 SUCCESS_EVENT = "task_success"
+SYSTEM_BUTTON = "sb"
 END_EVENT = "end_dialogue"
 
 # Events that come from the participant: they end a silence.
@@ -234,8 +235,43 @@ def _call_system(bundle: StudyBundle, journey: Journey) -> fx.CallSystem:
         brief=scenario.brief,
         history=journey.history,
         message=journey.pending_message or "",
+        system_prompt=scenario.system_prompt,
     )
     return fx.CallSystem(journey.task.system_id, conversation)
+
+
+def _system_format(bundle: StudyBundle, journey: Journey) -> str:
+    spec = next(s for s in bundle.study.systems if s.id == journey.task.system_id)
+    return spec.format
+
+
+def _system_messages(bundle: StudyBundle, journey: Journey, reply: SystemReply) -> list[fx.Send]:
+    """The reply as it is shown: its texts, and its buttons (if any) under the last one."""
+    form = _system_format(bundle, journey)
+    sends = [fx.Send(text, format=form) for text in reply.texts]
+    if reply.buttons and sends:
+        rows = tuple(
+            ((title, f"{SYSTEM_BUTTON}:{journey.turns}:{i}"),)
+            for i, (title, _) in enumerate(reply.buttons)
+        )
+        sends[-1] = replace(sends[-1], buttons=rows)
+    return sends
+
+
+def _user_turn(bundle: StudyBundle, journey: Journey, shown: str, sent: str, now: float) -> Result:
+    """The participant said something to the system: ``shown`` is logged, ``sent`` sent."""
+    session = journey.session_id
+    if _time_is_up(bundle, journey, now):
+        late = fx.RecordEvent("message_after_time_limit", session, {"text": shown})
+        new, effects = _end_scenario(bundle, journey, "time_limit", False, now)
+        return new, [late, *effects]
+    turn = journey.turns + 1
+    journey = replace(journey, turns=turn, pending_message=sent, offered=())
+    return journey, [
+        fx.RecordUserTurn(session, turn, shown),
+        fx.ShowTyping(),
+        _call_system(bundle, journey),
+    ]
 
 
 def _on_dialogue(bundle: StudyBundle, journey: Journey, event: ev.Event, now: float) -> Result:
@@ -243,17 +279,15 @@ def _on_dialogue(bundle: StudyBundle, journey: Journey, event: ev.Event, now: fl
     session = journey.session_id
     match event:
         case ev.TextReceived(text=text):
-            if _time_is_up(bundle, journey, now):
-                late = fx.RecordEvent("message_after_time_limit", session, {"text": text})
-                new, effects = _end_scenario(bundle, journey, "time_limit", False, now)
-                return new, [late, *effects]
-            turn = journey.turns + 1
-            journey = replace(journey, turns=turn, pending_message=text)
-            return journey, [
-                fx.RecordUserTurn(session, turn, text),
-                fx.ShowTyping(),
-                _call_system(bundle, journey),
-            ]
+            return _user_turn(bundle, journey, text, text, now)
+        case ev.ButtonTapped(data=data) if data.startswith(f"{SYSTEM_BUTTON}:"):
+            chosen = _offered_button(journey, data)
+            if chosen is None:
+                return _stale_tap(bundle, journey)
+            title, payload = chosen
+            new, effects = _user_turn(bundle, journey, title, payload, now)
+            tapped = fx.RecordEvent("button_tapped", session, {"title": title, "payload": payload})
+            return new, [fx.Toast(), tapped, *effects]
         case ev.SystemReplied(reply=reply, latency_ms=latency):
             text = "\n\n".join(reply.texts)
             journey = replace(
@@ -261,10 +295,11 @@ def _on_dialogue(bundle: StudyBundle, journey: Journey, event: ev.Event, now: fl
                 exchanges=journey.exchanges + 1,
                 history=(*journey.history, Turn(journey.pending_message or "", text)),
                 pending_message=None,
+                offered=reply.buttons,
             )
             effects: list[fx.Effect] = [
                 fx.RecordSystemTurn(session, journey.turns, text, latency),
-                *(fx.Send(t) for t in reply.texts),
+                *_system_messages(bundle, journey, reply),
             ]
             limit = _scenario(bundle, journey).max_exchanges
             if SUCCESS_EVENT in reply.events:
@@ -311,6 +346,17 @@ def _on_dialogue(bundle: StudyBundle, journey: Journey, event: ev.Event, now: fl
     return journey, []
 
 
+def _offered_button(journey: Journey, data: str) -> tuple[str, str] | None:
+    """The system button behind ``sb:<turn>:<index>``, if it belongs to the latest reply."""
+    try:
+        _, turn, index = data.split(":")
+        if int(turn) == journey.turns and 0 <= int(index) < len(journey.offered):
+            return journey.offered[int(index)]
+    except ValueError:
+        return None
+    return None
+
+
 def _end_scenario(
     bundle: StudyBundle, journey: Journey, reason: str, success: bool, now: float
 ) -> Result:
@@ -322,7 +368,7 @@ def _end_scenario(
         )
         effects.append(fx.Send(scenario.closing_line))
     effects.append(fx.Send(bundle.study.texts.task_over))
-    journey = replace(journey, pending_message=None)
+    journey = replace(journey, pending_message=None, offered=())
     new, more = _begin_survey(bundle, journey, journey.session_id, scenario.post_task, now)
     return new, effects + more
 

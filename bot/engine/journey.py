@@ -56,6 +56,7 @@ class Journey:
     turns: int = 0  # user turns logged in the current session, failed ones included
     history: tuple[Turn, ...] = ()
     pending_message: str | None = None  # logged, waiting for the system's reply
+    offered: tuple[tuple[str, str], ...] = ()  # (title, payload) buttons of the last reply
     survey: Survey | None = None
     asked: int = 0  # increases with every item shown: buttons carry it to detect old taps
     reminded: bool = False
@@ -86,6 +87,7 @@ class Journey:
                 "stage": Stage(data["stage"]),
                 "tasks": tuple(Task(**t) for t in data["tasks"]),
                 "history": tuple(Turn(**t) for t in data["history"]),
+                "offered": tuple((title, payload) for title, payload in data.get("offered", ())),
                 "survey": None
                 if survey is None
                 else Survey(**{**survey, "questionnaires": tuple(survey["questionnaires"])}),

@@ -11,7 +11,7 @@ import asyncio
 import logging
 
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
-from telegram.constants import ChatAction
+from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError, TimedOut
 
 from bot.engine.effects import Buttons
@@ -22,8 +22,15 @@ MAX_TEXT = 4096
 _RETRIES = 3
 
 
+_PARSE_MODES = {"markdown": ParseMode.MARKDOWN_V2, "html": ParseMode.HTML}
+
+
 class ParticipantUnreachable(Exception):
     """The participant blocked the bot or deleted the chat: stop writing to them."""
+
+
+class _Unparseable(Exception):
+    """Telegram could not parse the Markdown or HTML of a message."""
 
 
 def split_text(text: str, limit: int = MAX_TEXT) -> list[str]:
@@ -57,19 +64,42 @@ class TelegramOutbox:
     def __init__(self, bot: Bot) -> None:
         self._bot = bot
 
-    async def send(self, chat_id: int, text: str, buttons: Buttons = ()) -> int | None:
-        """Send ``text`` (split if long; buttons go with the last part); the last message id."""
+    async def send(
+        self, chat_id: int, text: str, buttons: Buttons = (), format: str = "plain"
+    ) -> int | None:
+        """Send ``text`` (split if long; buttons go with the last part); the last message id.
+
+        Markdown or HTML is tried only when a study asks for it, and a part Telegram cannot
+        parse is sent again as plain text rather than lost.
+        """
         chunks = split_text(text or " ")
         message_id = None
         for index, chunk in enumerate(chunks):
             markup = keyboard(buttons) if index == len(chunks) - 1 else None
-            message = await self._call(
-                "sendMessage",
-                self._bot.send_message,
-                chat_id=chat_id,
-                text=chunk,
-                reply_markup=markup,
-            )
+            message = None
+            if format in _PARSE_MODES:
+                try:
+                    message = await self._call(
+                        "sendMessage",
+                        self._bot.send_message,
+                        chat_id=chat_id,
+                        text=chunk,
+                        reply_markup=markup,
+                        parse_mode=_PARSE_MODES[format],
+                    )
+                except _Unparseable as error:
+                    log.warning(
+                        "a %s reply was not accepted (%s); sent as plain text", format, error
+                    )
+                    format = "plain"
+            if format not in _PARSE_MODES:
+                message = await self._call(
+                    "sendMessage",
+                    self._bot.send_message,
+                    chat_id=chat_id,
+                    text=chunk,
+                    reply_markup=markup,
+                )
             if message is not None:
                 message_id = message.message_id
         return message_id
@@ -114,6 +144,8 @@ class TelegramOutbox:
             except BadRequest as error:
                 if "not modified" in str(error).lower():
                     return None
+                if "parse entities" in str(error).lower():
+                    raise _Unparseable(str(error)) from error
                 log.error("%s refused by Telegram: %s", method, error)
                 return None
             except TimedOut:
