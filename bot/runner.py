@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import asdict
 from typing import Protocol
 
 from bot.engine import effects as fx
@@ -79,6 +81,7 @@ class StudyRunner:
         self._chats: dict[str, int] = {}  # pseudonym -> chat id, in memory only
         self._unreachable: set[str] = set()
         self._ticking: set[str] = set()  # a tick is queued: do not queue another
+        self._undelivered: dict[str, list[fx.Send | fx.Edit]] = {}  # found at start-up
 
     # --- start-up ------------------------------------------------------------------
 
@@ -93,8 +96,10 @@ class StudyRunner:
                 continue
             chat_id = int(self._privacy.unseal(stored.chat_key))
             self._chats[stored.participant_id] = chat_id
+            if stored.undelivered:
+                self._undelivered[stored.participant_id] = _messages_from_json(stored.undelivered)
             interrupted = journey.stage is Stage.ASSIGNING or journey.pending_message is not None
-            if interrupted:
+            if interrupted or stored.undelivered:
                 todo.append(Inbound(chat_id, "recover"))
         for _update_id, payload in await self._store.pending_updates():
             todo.append(Inbound.from_json(self._privacy.unseal(payload)))
@@ -131,17 +136,31 @@ class StudyRunner:
             self._unreachable.discard(participant)
         toast_owed = inbound.callback_id
         update_id = inbound.update_id
-        queue: list[ev.Event] = [inbound.to_event()]
+        queue: list[ev.Event] = []
         try:
+            # Messages committed before a crash but perhaps never sent go out first.
+            for message in self._undelivered.pop(participant, []):
+                follow_up = await self._carry_out(participant, inbound.chat_id, message)
+                if follow_up is not None:
+                    queue.append(follow_up)
+            self._store.delivered(participant)
+            queue.append(inbound.to_event())
             while queue:
                 event = queue.pop(0)
                 journey = self._journeys.get(participant)
                 result = step(self._bundle, participant, journey, event, self._clock())
                 records = [e for e in result.effects if isinstance(e, _RECORDS)]
                 outbound = [e for e in result.effects if not isinstance(e, _RECORDS)]
-                if result.journey != journey or records or update_id is not None:
+                messages = [e for e in outbound if isinstance(e, fx.Send | fx.Edit)]
+                committed = result.journey != journey or records or update_id is not None
+                if committed:
                     await self._commit(
-                        participant, inbound.chat_id, result.journey, records, update_id
+                        participant,
+                        inbound.chat_id,
+                        result.journey,
+                        records,
+                        update_id,
+                        _messages_to_json(messages),
                     )
                     update_id = None
                 if result.journey is not None:
@@ -157,6 +176,8 @@ class StudyRunner:
                     follow_up = await self._carry_out(participant, inbound.chat_id, effect)
                     if follow_up is not None:
                         queue.append(follow_up)
+                if committed and messages and result.journey is not None:
+                    self._store.delivered(participant)
         except ParticipantUnreachable as error:
             self._unreachable.add(participant)
             log.info("participant %s cannot be reached: %s", participant, error)
@@ -191,6 +212,7 @@ class StudyRunner:
         journey: Journey | None,
         records: list[fx.Record],
         update_id: int | None,
+        undelivered: str | None = None,
     ) -> None:
         keep_chat = journey is not None and journey.stage not in _KEEP_CHAT
         await self._store.commit_step(
@@ -200,6 +222,7 @@ class StudyRunner:
             chat_key=self._privacy.seal(str(chat_id)) if keep_chat else None,
             records=records,
             update_id=update_id,
+            undelivered=undelivered,
         )
 
     async def _carry_out(
@@ -247,6 +270,24 @@ class StudyRunner:
             while True:
                 await asyncio.sleep(_TYPING_EVERY)
                 await self._outbox.typing(chat_id)
+
+
+def _messages_to_json(messages: list[fx.Send | fx.Edit]) -> str | None:
+    if not messages:
+        return None
+    return json.dumps([{"kind": type(m).__name__, **asdict(m)} for m in messages])
+
+
+def _messages_from_json(raw: str) -> list[fx.Send | fx.Edit]:
+    def buttons(rows: list) -> fx.Buttons:
+        return tuple(tuple((label, data) for label, data in row) for row in rows)
+
+    messages: list[fx.Send | fx.Edit] = []
+    for item in json.loads(raw):
+        kind = item.pop("kind")
+        item["buttons"] = buttons(item["buttons"])
+        messages.append(fx.Send(**item) if kind == "Send" else fx.Edit(**item))
+    return messages
 
 
 def _check_reply(reply: object) -> str | None:

@@ -78,4 +78,8 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX inbox_pending ON inbox(update_id) WHERE handled_at IS NULL;
     """,
+    # 2: messages committed but maybe not yet delivered when the bot stopped (re-sent at start)
+    """
+    ALTER TABLE participants ADD COLUMN undelivered TEXT;  -- JSON list of messages, or NULL
+    """,
 )

@@ -31,6 +31,7 @@ class StoredParticipant:
     participant_id: str
     chat_key: str | None
     state: str
+    undelivered: str | None
 
 
 async def connect(path: str | Path, *, synchronous: str = "NORMAL") -> aiosqlite.Connection:
@@ -108,6 +109,19 @@ class Store:
         await self._conn.close()
 
     # --- the writer ----------------------------------------------------------------
+
+    def delivered(self, participant_id: str) -> None:
+        """The messages of the last step went out. Not awaited: if the bot dies first, they
+        are sent once more at start-up (at least once, never lost)."""
+
+        async def job(conn: aiosqlite.Connection) -> None:
+            await conn.execute(
+                "UPDATE participants SET undelivered = NULL WHERE id = ?", (participant_id,)
+            )
+
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(lambda done: done.cancelled() or done.exception())
+        self._jobs.put_nowait((job, future))
 
     async def write(self, job: Job) -> Any:
         """Run ``job`` inside a committed transaction; returns once it is durable."""
@@ -190,7 +204,8 @@ class Store:
 
     async def load_participants(self, study_id: str) -> list[StoredParticipant]:
         rows = await self._fetchall(
-            "SELECT id, chat_key, state FROM participants WHERE study_id = ?", (study_id,)
+            "SELECT id, chat_key, state, undelivered FROM participants WHERE study_id = ?",
+            (study_id,),
         )
         return [StoredParticipant(*row) for row in rows]
 
@@ -203,18 +218,21 @@ class Store:
         chat_key: str | None,
         records: list[fx.Record],
         update_id: int | None,
+        undelivered: str | None = None,
     ) -> None:
-        """Commit one engine step: the new state, its rows, and the update it consumed."""
+        """Commit one engine step: the new state, its rows, the update it consumed, and the
+        messages it is about to send (until ``delivered`` says they went out)."""
         now = self._clock()
 
         async def job(conn: aiosqlite.Connection) -> None:
             if state is not None:
                 await conn.execute(
                     "INSERT INTO participants (id, study_id, chat_key, created_at, updated_at,"
-                    " state) VALUES (?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET"
+                    " state, undelivered) VALUES (?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET"
                     " state = excluded.state, updated_at = excluded.updated_at,"
+                    " undelivered = excluded.undelivered,"
                     " chat_key = COALESCE(participants.chat_key, excluded.chat_key)",
-                    (participant_id, study_id, chat_key, now, now, state),
+                    (participant_id, study_id, chat_key, now, now, state, undelivered),
                 )
             for record in records:
                 await _apply(conn, study_id, participant_id, record, now)
