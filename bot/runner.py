@@ -24,6 +24,7 @@ from bot.engine.journey import Journey, Stage
 from bot.privacy import Privacy
 from bot.store.store import Store
 from bot.systems.base import System, SystemReply
+from bot.systems.health import SystemHealth
 from bot.telegram.inbound import Inbound
 from bot.telegram.outbox import ParticipantUnreachable
 from scenarios.assignment import Assignment
@@ -65,7 +66,7 @@ class StudyRunner:
         systems: Mapping[str, System],
         outbox: Outbox,
         *,
-        assign: Callable[[Study, str], Assignment],
+        assign: Callable[[Study, str, frozenset[str]], Assignment],
         clock: Callable[[], float] = time.time,
         system_timeout: float = 30.0,
     ) -> None:
@@ -77,6 +78,7 @@ class StudyRunner:
         self._assign = assign
         self._clock = clock
         self._system_timeout = system_timeout
+        self._health = SystemHealth()
         self._journeys: dict[str, Journey] = {}
         self._chats: dict[str, int] = {}  # pseudonym -> chat id, in memory only
         self._unreachable: set[str] = set()
@@ -238,9 +240,11 @@ class StudyRunner:
             case fx.ShowTyping():
                 await self._outbox.typing(chat_id)
             case fx.CallSystem():
-                return await self._call_system(chat_id, effect)
+                result = await self._call_system(chat_id, effect)
+                await self._note_health(participant, chat_id, effect, result)
+                return result
             case fx.AssignTasks():
-                assignment = self._assign(self._bundle.study, participant)
+                assignment = self._assign(self._bundle.study, participant, self._health.unavailable)
                 return ev.TasksAssigned(assignment.tasks, assignment.design, assignment.seed)
         return None
 
@@ -263,6 +267,22 @@ class StudyRunner:
         if problem is not None:
             return ev.SystemFailed(problem, latency_ms)
         return ev.SystemReplied(reply, latency_ms)
+
+    async def _note_health(
+        self, participant: str, chat_id: int, call: fx.CallSystem, result: ev.Event
+    ) -> None:
+        """Log when a system starts or stops failing; the design then avoids or uses it."""
+        system_id = call.system_id
+        if isinstance(result, ev.SystemFailed):
+            changed, kind = self._health.failed(system_id), "system_unavailable"
+        else:
+            changed, kind = self._health.succeeded(system_id), "system_available"
+        if changed:
+            log.warning("system %s is now %s", system_id, kind.split("_")[1])
+            data = {"system": system_id, "failures": self._health.failures(system_id)}
+            # Rows only (no state): this step's own commit already holds the state.
+            records: list[fx.Record] = [fx.RecordEvent(kind, call.conversation.session_id, data)]
+            await self._commit(participant, chat_id, None, records, None)
 
     async def _keep_typing(self, chat_id: int) -> None:
         """Renew "typing…" while a slow system works (the first one is already shown)."""

@@ -19,11 +19,19 @@ class Assignment:
     seed: str
 
 
-def assign_scenarios(study: Study, participant: str) -> Assignment:
-    """``random``: one system drawn per participant (between subjects), all scenarios."""
+def assign_scenarios(
+    study: Study, participant: str, unavailable: frozenset[str] = frozenset()
+) -> Assignment:
+    """``random``: one system drawn per participant (between subjects), all scenarios.
+
+    Systems currently ``unavailable`` are left out of the draw while others remain.
+    """
     seed = f"{study.design.seed}:{participant}"
     rng = random.Random(seed)
-    system = rng.choice([s.id for s in study.systems])
+    systems = [s.id for s in study.systems if s.id not in unavailable] or [
+        s.id for s in study.systems
+    ]
+    system = rng.choice(systems)
     return Assignment(
         tasks=tuple((scenario, system) for scenario in study.scenarios),
         design=study.design.type,
