@@ -35,21 +35,56 @@ def error_at(title: str, errors: list[tuple[Loc, str, object]]) -> ValidationErr
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
-class ScaleItem(_Model):
+class Condition(_Model):
+    """Skip logic: ask an item only when an earlier item of the same questionnaire was
+    answered a certain way (``equals`` one value, or ``any_of`` several)."""
+
+    item: str
+    equals: int | str | None = None
+    any_of: tuple[int | str, ...] = ()
+
+    @model_validator(mode="after")
+    def _one_test(self) -> Condition:
+        if (self.equals is None) == (not self.any_of):
+            raise ValueError("give exactly one of 'equals' or 'any_of'")
+        return self
+
+    def holds(self, answer: int | str | None) -> bool:
+        accepted = (self.equals,) if self.equals is not None else self.any_of
+        return answer is not None and answer in accepted
+
+
+class _Item(_Model):
+    id: str = Field(min_length=1, max_length=64)
+    text: str = Field(min_length=1)
+    required: bool = True
+    help: str | None = None
+    """Shown with an "Examples" button: scoring examples, definitions, worked examples."""
+    examples: tuple[str, ...] = ()
+    construct_name: str | None = Field(default=None, alias="construct")
+    """``construct`` in files: the scale this item belongs to (e.g. "enjoyment"), for
+    scores and reliability. (``construct`` itself is a name pydantic reserves.)"""
+    when: Condition | None = None
+
+    def help_text(self) -> str | None:
+        parts = [p for p in (self.help, *self.examples) if p]
+        return "\n\n".join(parts) if parts else None
+
+
+class ScaleItem(_Item):
     """A rating scale of any width with a label for every point."""
 
     type: Literal["scale"]
-    id: str = Field(min_length=1, max_length=64)
-    text: str = Field(min_length=1)
     min: int = 1
     max: int = 5
     labels: dict[int, str]
-    help: str | None = None
-    examples: tuple[str, ...] = ()
-    required: bool = True
+    reverse: bool = False
+    """Scored as min + max − answer in analysis; shown as asked."""
+    attention: int | None = None
+    """An instructed-response check: the answer a reading participant gives."""
 
     @model_validator(mode="after")
     def _labels_cover_scale(self) -> ScaleItem:
@@ -66,24 +101,94 @@ class ScaleItem(_Model):
                 + (f"; not on the scale {extra}" if extra else "")
             )
             raise error_at("ScaleItem", [(("labels",), message, dict(self.labels))])
+        if self.attention is not None and self.attention not in points:
+            message = f"attention answer {self.attention} is not on the scale"
+            raise error_at("ScaleItem", [(("attention",), message, self.attention)])
         return self
 
     def label(self, value: int) -> str:
         return self.labels[value]
 
+    def choices(self) -> list[tuple[int, str]]:
+        return [(v, self.labels[v]) for v in range(self.min, self.max + 1)]
 
-class TextItem(_Model):
+
+class YesNoItem(_Item):
+    """Yes (stored as 1) or no (0)."""
+
+    type: Literal["yes_no"]
+    yes: str = "Yes"
+    no: str = "No"
+    attention: bool | None = None
+
+    def choices(self) -> list[tuple[int, str]]:
+        return [(1, self.yes), (0, self.no)]
+
+
+class ThumbsItem(_Item):
+    """Thumbs up (1) or down (0), e.g. for a single reply."""
+
+    type: Literal["thumbs"]
+    up: str = "👍"
+    down: str = "👎"
+
+    def choices(self) -> list[tuple[int, str]]:
+        return [(1, self.up), (0, self.down)]
+
+
+class Option(_Model):
+    value: int | str
+    """Stored with the answer: a number, or a short code such as "off_topic"."""
+    label: str = Field(min_length=1)
+
+
+class _Options(_Item):
+    options: tuple[Option, ...] = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _unique_values(self) -> _Options:
+        values = [o.value for o in self.options]
+        repeats = [
+            (("options", i, "value"), f"option value {v!r} is used twice", v)
+            for i, v in enumerate(values)
+            if v in values[:i]
+        ]
+        if repeats:
+            raise error_at(type(self).__name__, repeats)
+        return self
+
+    def choices(self) -> list[tuple[int | str, str]]:
+        return [(o.value, o.label) for o in self.options]
+
+
+class ChoiceItem(_Options):
+    """One option out of several."""
+
+    type: Literal["choice"]
+    attention: int | str | None = None
+
+
+class MultiChoiceItem(_Options):
+    """Any number of options, toggled with buttons and confirmed with "Done"."""
+
+    type: Literal["multi_choice"]
+    required: bool = False
+
+
+class TextItem(_Item):
     """Free text typed by the participant; optional items can be skipped with a button."""
 
     type: Literal["text"]
-    id: str = Field(min_length=1, max_length=64)
-    text: str = Field(min_length=1)
     required: bool = False
     max_length: int = Field(default=2000, ge=1, le=4000)
-    help: str | None = None
 
 
-Item = Annotated[ScaleItem | TextItem, Field(discriminator="type")]
+Item = Annotated[
+    ScaleItem | YesNoItem | ThumbsItem | ChoiceItem | MultiChoiceItem | TextItem,
+    Field(discriminator="type"),
+]
+ClosedItem = ScaleItem | YesNoItem | ThumbsItem | ChoiceItem
+"""Items answered with one tap."""
 
 
 class Questionnaire(_Model):
@@ -91,6 +196,11 @@ class Questionnaire(_Model):
     title: str
     intro: str | None = None
     items: tuple[Item, ...] = Field(min_length=1)
+    randomize: bool = False
+    """Items in a new order for each participant (the seed is stored); conditional items
+    keep their place after the item they depend on."""
+    eligible_if: tuple[Condition, ...] = ()
+    """For screening: every condition must hold, or the participant is thanked and released."""
 
     @model_validator(mode="after")
     def _unique_item_ids(self) -> Questionnaire:
@@ -104,3 +214,38 @@ class Questionnaire(_Model):
         if repeats:
             raise error_at("Questionnaire", repeats)
         return self
+
+    @model_validator(mode="after")
+    def _conditions_look_back(self) -> Questionnaire:
+        """A condition may only name an earlier closed item, with values it can have."""
+        position = {item.id: i for i, item in enumerate(self.items)}
+        problems = []
+        checks = [(("items", i, "when"), item.when, i) for i, item in enumerate(self.items)]
+        checks += [(("eligible_if", i), c, len(self.items)) for i, c in enumerate(self.eligible_if)]
+        for loc, condition, index in checks:
+            if condition is None:
+                continue
+            target = position.get(condition.item)
+            if target is None:
+                problems.append(
+                    ((*loc, "item"), f"no item {condition.item!r} here", condition.item)
+                )
+            elif target >= index:
+                message = f"{condition.item!r} comes later: a condition can only look back"
+                problems.append(((*loc, "item"), message, condition.item))
+            elif not hasattr(self.items[target], "choices"):
+                message = f"{condition.item!r} is free text: a condition needs answer choices"
+                problems.append(((*loc, "item"), message, condition.item))
+            else:
+                values = {v for v, _ in self.items[target].choices()}  # type: ignore[union-attr]
+                wanted = (condition.equals,) if condition.equals is not None else condition.any_of
+                for value in wanted:
+                    if value not in values:
+                        message = f"{value!r} is not an answer of {condition.item!r}"
+                        problems.append((loc, message, value))
+        if problems:
+            raise error_at("Questionnaire", problems)
+        return self
+
+    def item(self, item_id: str) -> Item:
+        return next(item for item in self.items if item.id == item_id)

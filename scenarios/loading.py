@@ -330,7 +330,8 @@ def _models_at(root: type[BaseModel], loc: Loc) -> list[type[BaseModel]]:
 def _allowed(root: type[BaseModel], loc: Loc) -> list[str]:
     names: list[str] = []
     for model in _models_at(root, loc):
-        names.extend(name for name in model.model_fields if name not in names)
+        fields = (info.alias or name for name, info in model.model_fields.items())
+        names.extend(name for name in fields if name not in names)
     return names
 
 

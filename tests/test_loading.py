@@ -349,7 +349,7 @@ def test_unknown_key_in_a_text_item_is_not_mistaken_for_its_tag(tmp_path: Path) 
     [problem] = caught.value.problems
     assert (problem.line, problem.field) == (line_of(text, "colour"), "items[1].colour")
     assert problem.message == (
-        "unknown field 'colour' (allowed: type, id, text, required, max_length, help)"
+        "unknown field 'colour' (allowed: id, text, required, help, examples, construct, when, type, max_length)"
     )
 
 
