@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -15,12 +15,25 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class Stimulus(_Model):
+    """One thing to rate in a rating task (a row of its CSV or JSONL file)."""
+
+    id: str
+    fields: dict[str, str]
+
+
 class Scenario(_Model):
-    """A task a participant performs with one system under test."""
+    """A task a participant performs: a dialogue with a system, or rating given material."""
 
     id: str = Field(min_length=1, max_length=64)
+    kind: Literal["dialogue", "rating"] = "dialogue"
     title: str
     brief: str = Field(min_length=1)
+    goal: str | None = None
+    """What the participant should achieve, for the experimenters and the report."""
+    success: str | None = None
+    """How success is decided, in words (the system reports ``task_success``)."""
+    expected_duration: Seconds | None = None
     max_exchanges: int | None = Field(default=None, ge=1)
     time_limit: Seconds | None = None
     opening_line: str | None = None
@@ -28,16 +41,46 @@ class Scenario(_Model):
     system_prompt: str | None = None
     """For LLM systems: replaces the system's own prompt in this scenario."""
     post_task: tuple[str, ...] = ()
+    exchange: tuple[str, ...] = ()
+    """Questionnaires asked after each system reply, without blocking the chat."""
+    stimuli: str | None = None
+    """Rating tasks: a CSV or JSONL file (beside the scenario file) with one row per item."""
+    stimulus_template: str | None = None
+    """Rating tasks: how a row is shown, with ``{column}`` placeholders."""
+    rate_with: tuple[str, ...] = ()
+    """Rating tasks: the questionnaires answered for every row."""
+    translations: dict[str, ScenarioText] = {}
 
 
-class RandomDesign(_Model):
-    """Each participant gets a system drawn at random from a generator seeded per study."""
+class Design(_Model):
+    """How participants get scenarios and systems; every assignment is stored with its seed.
 
-    type: Literal["random"]
+    - ``random``: drawn from a generator seeded with ``seed`` and the participant.
+    - ``balanced``: block randomization: each new participant goes to the (scenario, system)
+      cells with the fewest active or completed sessions, ties drawn at random, so cells fill
+      evenly as participants arrive, also when some drop out.
+    - ``latin_square``: the order of systems (``within``) or of scenarios follows the rows
+      of a balanced Latin square, one row per arriving participant.
+    """
+
+    type: Literal["random", "balanced", "latin_square"] = "random"
     seed: int = 0
+    systems: Literal["between", "within"] = "between"
+    """``between``: one system for all of a participant's tasks; ``within``: each task
+    with another system, so every participant meets every system."""
+    tasks_per_participant: int | None = Field(default=None, ge=1)
+    """How many scenarios each participant plays (IDIAL: 3); all of them if not set."""
+    order: Literal["fixed", "random"] = "fixed"
+    """The order of a participant's scenarios (``latin_square`` decides it itself)."""
 
 
-Design = Annotated[RandomDesign, Field(discriminator="type")]
+class ScenarioText(_Model):
+    """A scenario's words in another language."""
+
+    title: str | None = None
+    brief: str | None = None
+    opening_line: str | None = None
+    closing_line: str | None = None
 
 
 class Timing(_Model):
@@ -109,9 +152,35 @@ class Study(_Model):
     invite_codes: tuple[str, ...] = ()
     systems: tuple[SystemSpec, ...] = Field(min_length=1)
     scenarios: tuple[str, ...] = Field(min_length=1)
+    screening: tuple[str, ...] = ()
+    """Questionnaires before the study; their ``eligible_if`` decides who takes part."""
     post_study: tuple[str, ...] = ()
-    design: Design = RandomDesign(type="random")
+    design: Design = Design()
     timing: Timing = Timing()
+    language: str = "en"
+    """The language of ``texts``; participants whose Telegram is set to another language
+    get its ``translations`` where given."""
+    translations: dict[str, dict[str, str]] = {}
+    """Language code → {texts field: sentence} for the sentences that differ."""
+
+    @model_validator(mode="after")
+    def _known_text_fields(self) -> Study:
+        known = set(Texts.model_fields)
+        problems = [
+            (("translations", language, field), f"no sentence {field!r} in texts", field)
+            for language, sentences in self.translations.items()
+            for field in sentences
+            if field not in known
+        ]
+        if problems:
+            raise error_at("Study", problems)
+        return self
+
+    def texts_for(self, language: str | None) -> Texts:
+        """The study's sentences in ``language`` (a Telegram code such as "it" or "en-GB")."""
+        code = (language or "").split("-")[0].lower()
+        overrides = self.translations.get(code) if code != self.language else None
+        return self.texts.model_copy(update=overrides) if overrides else self.texts
 
     @model_validator(mode="after")
     def _unique_system_ids(self) -> Study:
@@ -133,6 +202,8 @@ class StudyBundle(_Model):
     study: Study
     scenarios: dict[str, Scenario]
     questionnaires: dict[str, Questionnaire]
+    stimuli: dict[str, tuple[Stimulus, ...]] = {}
+    """Rating tasks' rows, by scenario id."""
 
     def scenario(self, scenario_id: str) -> Scenario:
         return self.scenarios[scenario_id]

@@ -16,7 +16,7 @@ from scenarios.loading import (
     load_study,
     shipped_studies,
 )
-from scenarios.models import RandomDesign
+from scenarios.models import Design
 from scenarios.systems import DemoSystem
 
 STUDY = """\
@@ -109,7 +109,7 @@ def test_shipped_hmd_study_loads_as_the_protocol_says() -> None:
         DemoSystem(type="demo", id="shop-v0", variant="v0"),
     )
     assert study.scenarios == ("hmd-gift",)
-    assert isinstance(study.design, RandomDesign)
+    assert isinstance(study.design, Design)
     assert (study.timing.reminder_after, study.timing.abandon_after) == (600, 3600)
     assert (
         "By taking part to this evaluation you agree that your choices and interaction will be "
@@ -349,7 +349,8 @@ def test_unknown_key_in_a_text_item_is_not_mistaken_for_its_tag(tmp_path: Path) 
     [problem] = caught.value.problems
     assert (problem.line, problem.field) == (line_of(text, "colour"), "items[1].colour")
     assert problem.message == (
-        "unknown field 'colour' (allowed: id, text, required, help, examples, construct, when, type, max_length)"
+        "unknown field 'colour' (allowed: id, text, required, help, examples, construct, when,"
+        " type, max_length)"
     )
 
 
