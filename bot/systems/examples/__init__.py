@@ -1,0 +1,1 @@
+"""Small example adapters that custom (``type: python``) systems can start from."""

@@ -1,0 +1,203 @@
+"""The ``http`` adapter: a researcher's own JSON service, mapped by the study file.
+
+The request body is built from ``request`` (dotted path in the body → what ozlab puts
+there), e.g. ``{"input.text": "message", "user": "session_id"}`` sends
+``{"input": {"text": "..."}, "user": "..."}``. What ozlab can put there:
+
+- ``session_id``, ``message``, ``scenario_id``, ``brief``: strings;
+- ``history``: the finished exchanges, ``[{"user": "...", "system": "..."}, ...]``;
+- ``turn``: the number of this exchange in the session, starting at 1.
+
+The answer is read with ``response``'s dotted paths, where a number indexes a list
+(``choices.0.text``; ``-1`` is the last item) and an empty path is the whole answer:
+
+- ``text``: a string, sent as a message;
+- ``messages``: a list of strings or of objects with ``text``, each sent as a message
+  (after ``text``, when both are mapped);
+- ``events``: a list of event names (or one name), e.g. ``["task_success"]``.
+
+At least one non-empty text must come out; a missing path is only an error when nothing
+else gave a text, and the message names the path and the keys the answer did have.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+from bot.systems.base import Conversation, SystemFailure, SystemReply
+from bot.systems.http_json import JsonClient, bearer_header, describe_url, excerpt, json_kind
+from scenarios.systems import HttpSystem, RequestField
+
+_MISSING: Any = object()
+
+
+def compile_request(mapping: Mapping[str, RequestField]) -> list[tuple[tuple[str, ...], str]]:
+    """Check the request paths once, at start-up: no empty parts, no path inside another."""
+    compiled = []
+    for path, field in mapping.items():
+        parts = tuple(path.split("."))
+        if not all(p.strip() for p in parts):
+            raise ValueError(f"the request path {path!r} has an empty part (use a.b.c)")
+        compiled.append((parts, field))
+    by_parts = sorted(compiled)
+    for (first, _), (second, _) in itertools.pairwise(by_parts):
+        if second[: len(first)] == first:
+            raise ValueError(
+                f"the request paths {'.'.join(first)!r} and {'.'.join(second)!r} overlap: "
+                "one would overwrite the other"
+            )
+    return compiled
+
+
+def build_body(compiled: list[tuple[tuple[str, ...], str]], values: Mapping[str, Any]) -> dict:
+    """Nested objects from dotted paths: ``("input", "text") → {"input": {"text": ...}}``."""
+    body: dict[str, Any] = {}
+    for parts, field in compiled:
+        node = body
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = values[field]
+    return body
+
+
+def lookup(data: Any, path: str) -> Any:
+    """The value at a dotted path (numbers index lists), or ``_MISSING``."""
+    if path in ("", "."):
+        return data
+    node = data
+    for part in path.split("."):
+        if isinstance(node, dict):
+            if part not in node:
+                return _MISSING
+            node = node[part]
+        elif isinstance(node, list):
+            try:
+                index = int(part)
+            except ValueError:
+                return _MISSING
+            if not -len(node) <= index < len(node):
+                return _MISSING
+            node = node[index]
+        else:
+            return _MISSING
+    return node
+
+
+class HttpService:
+    """A system under test that is a homemade JSON service (see the module's docstring)."""
+
+    def __init__(self, spec: HttpSystem, client: JsonClient, env: Mapping[str, str]) -> None:
+        self.spec = spec
+        self.client = client
+        try:
+            self._request = compile_request(spec.request)
+        except ValueError as error:
+            raise ValueError(f"system {spec.id!r}: {error}") from None
+        auth = bearer_header(spec.id, spec.api_key_env, env)
+        if auth and any(name.lower() == "authorization" for name in spec.headers):
+            raise ValueError(
+                f"system {spec.id!r}: both api_key_env and an Authorization header are set; "
+                "keep one of them"
+            )
+        self._headers = {**spec.headers, **auth}
+
+    def request(self, conversation: Conversation) -> dict[str, Any]:
+        values = {
+            "session_id": conversation.session_id,
+            "message": conversation.message,
+            "history": [{"user": t.user, "system": t.system} for t in conversation.history],
+            "scenario_id": conversation.scenario_id,
+            "brief": conversation.brief,
+            "turn": len(conversation.history) + 1,
+        }
+        return build_body(self._request, values)
+
+    async def respond(self, conversation: Conversation) -> SystemReply:
+        answer = await self.client.post(
+            self.spec.url,
+            self.request(conversation),
+            timeout=self.spec.timeout,
+            retries=self.spec.retries,
+            headers=self._headers,
+        )
+        return self.parse(answer)
+
+    def parse(self, answer: Any) -> SystemReply:
+        """The service's JSON answer → a reply, by the study's response paths."""
+        where = describe_url(self.spec.url)
+        mapping = self.spec.response
+        texts: list[str] = []
+        notes: list[str] = []
+        if mapping.text is not None:
+            value = lookup(answer, mapping.text)
+            if value is _MISSING or value is None:
+                notes.append(f"no {mapping.text!r}")
+            elif not isinstance(value, str):
+                raise SystemFailure(
+                    f"{where}: {mapping.text!r} in the answer is {json_kind(value)}, not a string"
+                )
+            elif value.strip():
+                texts.append(value)
+            else:
+                notes.append(f"{mapping.text!r} is empty")
+        if mapping.messages is not None:
+            value = lookup(answer, mapping.messages)
+            if value is _MISSING or value is None:
+                notes.append(f"no {mapping.messages!r}")
+            elif not isinstance(value, list):
+                raise SystemFailure(
+                    f"{where}: {mapping.messages!r} in the answer is {json_kind(value)}, "
+                    "not a list of messages"
+                )
+            else:
+                before = len(texts)
+                texts.extend(_message_texts(value, mapping.messages, where))
+                if len(texts) == before:
+                    notes.append(f"{mapping.messages!r} holds no text")
+        events = self._events(answer, where)
+        if not texts:
+            if isinstance(answer, dict):
+                keys = f" (the answer's keys: {excerpt(', '.join(map(str, answer))) or 'none'})"
+            else:
+                keys = f" (the answer is {json_kind(answer)})"
+            raise SystemFailure(
+                f"{where}: the system returned an empty reply: {'; '.join(notes)}{keys}"
+            )
+        return SystemReply(texts=tuple(texts), events=events)
+
+    def _events(self, answer: Any, where: str) -> frozenset[str]:
+        path = self.spec.response.events
+        if path is None:
+            return frozenset()
+        value = lookup(answer, path)
+        if value is _MISSING or value is None:
+            return frozenset()
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise SystemFailure(
+                f"{where}: {path!r} in the answer is {json_kind(value)}, "
+                "not a list of event names such as task_success"
+            )
+        return frozenset(v for v in value if v)
+
+    async def close(self) -> None:
+        """Nothing of its own to release: the shared client is closed by ``close_systems``."""
+
+
+def _message_texts(items: list[Any], path: str, where: str) -> list[str]:
+    texts = []
+    for number, item in enumerate(items, start=1):
+        text = item.get("text") if isinstance(item, dict) else item
+        if text is None and isinstance(item, dict):
+            continue  # an object without text (an image, a card…) is skipped
+        if not isinstance(text, str):
+            raise SystemFailure(
+                f"{where}: item {number} of {path!r} is {json_kind(item)}, "
+                "not a string or an object with a text"
+            )
+        if text.strip():
+            texts.append(text)
+    return texts
