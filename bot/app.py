@@ -69,12 +69,16 @@ async def run_bot(
     store = await Store.open(config.db, time.time, synchronous=config.synchronous)
     privacy = Privacy(config.secret)
     systems = dict(systems) if systems is not None else build_systems(bundle)
+    requests = (
+        AiohttpRequest(connection_pool_size=config.max_concurrent_updates),
+        AiohttpRequest(connection_pool_size=2),
+    )
     application: Application = (
         ApplicationBuilder()
         .token(config.token)
         .base_url(api_base_url(config.bot_api_url))
-        .request(AiohttpRequest(connection_pool_size=config.max_concurrent_updates))
-        .get_updates_request(AiohttpRequest(connection_pool_size=2))
+        .request(requests[0])
+        .get_updates_request(requests[1])
         .updater(None)
         .concurrent_updates(ChatOrderedProcessor(config.max_concurrent_updates))
         .build()
@@ -108,26 +112,34 @@ async def run_bot(
             for inbound in await runner.load():
                 deliver(inbound)
             await application.start()
-            assert application.job_queue is not None
-            application.job_queue.run_repeating(tick, interval=config.tick_interval, first=0)
-            polling = asyncio.create_task(poller.run(), name="ozlab-poller")
-            log.info("study %r is running", bundle.study.id)
-            if ready is not None:
-                ready.set()
-            stopped = asyncio.create_task(stop.wait())
-            await asyncio.wait({polling, stopped}, return_when=asyncio.FIRST_COMPLETED)
-            stopped.cancel()
-            if polling.done():
-                polling.result()  # a fatal polling error (a wrong token) ends the bot
-            polling.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await polling
-            await application.update_queue.join()
-            await poller.confirm()
-            await application.stop()
+            try:
+                assert application.job_queue is not None
+                application.job_queue.run_repeating(tick, interval=config.tick_interval, first=0)
+                polling = asyncio.create_task(poller.run(), name="ozlab-poller")
+                log.info("study %r is running", bundle.study.id)
+                if ready is not None:
+                    ready.set()
+                stopped = asyncio.create_task(stop.wait())
+                try:
+                    await asyncio.wait({polling, stopped}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    stopped.cancel()
+                if polling.done():
+                    polling.result()  # a fatal polling error (a wrong token) ends the bot
+                polling.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await polling
+                await application.update_queue.join()
+                await poller.confirm()
+            finally:
+                # Also when cancelled: stop PTB's own tasks before the store closes under them.
+                if polling is not None and not polling.done():
+                    polling.cancel()
+                if application.running:
+                    await application.stop()
     finally:
-        if polling is not None and not polling.done():
-            polling.cancel()
+        for request in requests:  # PTB skips this when start-up failed half-way
+            await request.shutdown()
         for system in systems.values():
             with contextlib.suppress(Exception):
                 await system.close()

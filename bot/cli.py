@@ -67,8 +67,10 @@ def _load(ref: str):  # type: ignore[no-untyped-def]
 
 
 def _run(args: argparse.Namespace) -> int:
+    from telegram.error import InvalidToken
+
     from bot.app import BotConfig, run_bot
-    from bot.logging_setup import setup_logging
+    from bot.logging_setup import report_crash, setup_logging
 
     token = os.environ.get(TOKEN_ENV, "")
     secret = os.environ.get(SECRET_ENV, "")
@@ -95,7 +97,18 @@ def _run(args: argparse.Namespace) -> int:
             loop.add_signal_handler(signum, stop.set)
         await run_bot(bundle, config, stop=stop)
 
-    asyncio.run(serve())
+    try:
+        asyncio.run(serve())
+    except InvalidToken:
+        print(
+            f"Telegram did not accept the bot token, or {args.bot_api_url} is not a Bot API"
+            f" server. Check {TOKEN_ENV} and --bot-api-url.",
+            file=sys.stderr,
+        )
+        return 2
+    except Exception as error:
+        report_crash(error)
+        return 1
     return 0
 
 

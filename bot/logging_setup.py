@@ -10,7 +10,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-_CHATTY = ("httpx", "httpcore", "aiohttp.access", "apscheduler", "telegram.ext.Application")
+# python-telegram-bot logs every request's parameters and every response at DEBUG: chat ids,
+# names, usernames and message texts. ozlab's own loggers say what matters without them.
+_CHATTY = ("httpx", "httpcore", "aiohttp.access", "aiosqlite", "apscheduler", "telegram")
 
 
 class RedactSecrets(logging.Filter):
@@ -41,3 +43,8 @@ def setup_logging(level: int, secrets: Iterable[str]) -> None:
     root.setLevel(level)
     for name in _CHATTY:
         logging.getLogger(name).setLevel(max(level, logging.WARNING))
+
+
+def report_crash(error: BaseException) -> None:
+    """Through the logging handler, so that its filter redacts secrets from the traceback."""
+    logging.getLogger("ozlab").critical("ozlab stopped: %s", error, exc_info=error)

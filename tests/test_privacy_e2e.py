@@ -79,8 +79,7 @@ async def test_ozlab_run_verbose_logs_no_credentials_and_the_database_names_nobo
     assert await bot.terminate() == 0
 
     log = bot.stderr
-    assert " DEBUG telegram" in log  # verbose indeed: the library logs every request
-    assert "<redacted>" in log  # ...including the API URL, which carries the token
+    assert " DEBUG " in log  # verbose indeed (python-telegram-bot's own records stay out)
     assert TOKEN not in log
     assert SECRET_32 not in log
     assert TOKEN.split(":", 1)[1] not in log  # not even the secret half of the token
@@ -92,16 +91,7 @@ async def test_ozlab_run_verbose_logs_no_credentials_and_the_database_names_nobo
     "verbosity",
     [
         pytest.param((), id="default"),
-        pytest.param(
-            ("-v",),
-            id="verbose",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason="bot/logging_setup.py leaves telegram.ext.ExtBot at DEBUG with -v: it "
-                "logs every request and response, with Telegram ids, names and usernames",
-            ),
-        ),
+        pytest.param(("-v",), id="verbose"),
     ],
 )
 async def test_ozlab_run_logs_name_nobody(
@@ -117,12 +107,6 @@ async def test_ozlab_run_logs_name_nobody(
         assert needle not in bot.stderr, needle
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="bot/cli.py _run lets telegram.error.InvalidToken escape asyncio.run: Python prints "
-    "its traceback, whose message is 'The token `<token>` was rejected', past the log filter",
-)
 async def test_a_wrong_api_url_does_not_print_the_token(
     emulator: BotApiEmulator, ozlab: OzlabProcesses
 ) -> None:
@@ -132,7 +116,8 @@ async def test_a_wrong_api_url_does_not_print_the_token(
     )
     code = await asyncio.wait_for(bot.finish(), 20)
     assert code != 0
-    assert "rejected" in bot.stderr or "Not Found" in bot.stderr  # it did fail for that reason
+    assert "did not accept the bot token" in bot.stderr  # it did fail for that reason
+    assert "Unclosed" not in bot.stderr  # and cleaned up after itself
     assert TOKEN not in bot.stderr
     assert TOKEN.split(":", 1)[1] not in bot.stderr
 
