@@ -131,7 +131,15 @@ class Texts(_Model):
     task_over: str = "This task is over."
     questionnaire_intro: str = "Please rate the conversation you just had."
     skip_button: str = "Skip"
+    done_button: str = "Done"
     examples_button: str = "Examples"
+    type_your_answer: str = "(Type your answer, up to {limit} characters.)"
+    pick_options: str = "Please tap the options that apply, then Done."
+    pick_at_least_one: str = "Please choose at least one option."
+    not_eligible: str = (
+        "Thank you for your answers! This study is looking for other participants, so it "
+        "ends here for you."
+    )
     tap_a_button: str = (
         "Please tap one of the buttons above, or type a number from {low} to {high}."
     )

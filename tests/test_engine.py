@@ -10,14 +10,19 @@ import pytest
 
 from bot.engine import effects as fx
 from bot.engine import events as ev
+from bot.engine.common import CONSENT_NO, CONSENT_YES, FINISH
 from bot.engine.flow import Step, next_deadline, step
 from bot.engine.journey import Journey, Stage
-from bot.engine.survey import CONSENT_NO, CONSENT_YES, FINISH, answer_data
 from bot.systems.base import SystemReply
 from questionnaires.models import Questionnaire, ScaleItem, TextItem
 from scenarios.models import Scenario, Study, StudyBundle, Texts, Timing
 
 LABELS = {1: "Completely disagree", 2: "Disagree", 3: "Neutral", 4: "Agree", 5: "Completely agree"}
+
+
+def answer_data(asked: int, value: int) -> str:
+    """The button for ``value`` on a 1-based scale (buttons carry the option's index)."""
+    return f"a:{asked}:{value - 1}"
 
 
 def make_bundle(**study_changes: object) -> StudyBundle:

@@ -66,8 +66,12 @@ class RecordResponse:
     value: int | None
     label: str | None
     text: str | None
-    status: str  # "answered" | "skipped"
+    status: str  # answered | skipped (optional item) | not_asked (skip logic) | missing
     shown_at: float
+    scope: str = ""  # what the answers belong to: a session, one of its turns or rows, the study
+    turn: int | None = None  # exchange-level items: the system turn rated
+    stimulus_id: str | None = None  # rating tasks: the row rated
+    attention_ok: bool | None = None  # attention checks: whether the instructed answer was given
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,10 @@ from bot.systems.base import SystemReply
 
 @dataclass(frozen=True)
 class StartCommand:
-    """``/start`` or ``/start <invite code>``."""
+    """``/start`` or ``/start <invite code>``, with the language Telegram reports."""
 
     code: str | None = None
+    language: str | None = None
 
 
 @dataclass(frozen=True)

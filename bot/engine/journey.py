@@ -10,6 +10,7 @@ import json
 from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 
+from bot.engine.asking import Survey
 from bot.systems.base import Turn
 
 
@@ -20,6 +21,7 @@ class Stage(StrEnum):
     DIALOGUE = "dialogue"
     QUESTIONNAIRE = "questionnaire"
     FINISHED = "finished"
+    INELIGIBLE = "ineligible"  # screened out: thanked and released
     CLOSED = "closed"  # abandoned, and the study closes abandoned sessions
 
 
@@ -27,18 +29,6 @@ class Stage(StrEnum):
 class Task:
     scenario_id: str
     system_id: str
-
-
-@dataclass(frozen=True)
-class Survey:
-    """Where the participant is in the questionnaires that follow a task or the study."""
-
-    session_id: str | None  # None: the post-study questionnaires
-    questionnaires: tuple[str, ...]
-    questionnaire_index: int = 0
-    item_index: int = 0
-    message_id: int | None = None  # the message edited in place, once known
-    shown_at: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -57,8 +47,11 @@ class Journey:
     history: tuple[Turn, ...] = ()
     pending_message: str | None = None  # logged, waiting for the system's reply
     offered: tuple[tuple[str, str], ...] = ()  # (title, payload) buttons of the last reply
-    survey: Survey | None = None
+    survey: Survey | None = None  # the questionnaire in front of the participant
+    exchange_survey: Survey | None = None  # rating the last system reply, beside the chat
+    stimulus_index: int = 0  # rating tasks: the row being rated
     asked: int = 0  # increases with every item shown: buttons carry it to detect old taps
+    language: str | None = None  # Telegram's language code, for translated texts
     reminded: bool = False
     abandoned: bool = False
 
@@ -80,7 +73,6 @@ class Journey:
     @classmethod
     def from_json(cls, raw: str) -> Journey:
         data = json.loads(raw)
-        survey = data.pop("survey")
         return cls(
             **{
                 **data,
@@ -88,8 +80,21 @@ class Journey:
                 "tasks": tuple(Task(**t) for t in data["tasks"]),
                 "history": tuple(Turn(**t) for t in data["history"]),
                 "offered": tuple((title, payload) for title, payload in data.get("offered", ())),
-                "survey": None
-                if survey is None
-                else Survey(**{**survey, "questionnaires": tuple(survey["questionnaires"])}),
+                "survey": _survey(data.get("survey")),
+                "exchange_survey": _survey(data.get("exchange_survey")),
             }
         )
+
+
+def _survey(data: dict | None) -> Survey | None:
+    if data is None:
+        return None
+    return Survey(
+        **{
+            **data,
+            "questionnaires": tuple(data["questionnaires"]),
+            "order": tuple(data["order"]),
+            "answers": tuple((item, value) for item, value in data["answers"]),
+            "selected": tuple(data["selected"]),
+        }
+    )

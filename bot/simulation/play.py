@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.emulator import BotMessage, Participant
-from bot.engine.survey import CONSENT_YES, FINISH
+from bot.engine.common import CONSENT_YES, FINISH
 from bot.simulation.policy import GiftSeeker
 
 _TURN_TIMEOUT = 30.0
@@ -88,11 +88,11 @@ async def _answer_questionnaires(p: Participant, seeker: GiftSeeker, thanks: str
             return answers
         answered.add(state)  # type: ignore[arg-type]
         datas = [data for row in item.keyboard for _, data in row if data]
-        values = sorted(int(d.split(":")[2]) for d in datas if d.startswith("a:"))
-        if values:
-            asked = next(d for d in datas if d.startswith("a:")).split(":")[1]
-            value = seeker.rate(item.text, values[0], values[-1], experience)
-            await p.tap(data=f"a:{asked}:{value}", message_id=item.message_id)
+        buttons = [d for d in datas if d.startswith("a:")]
+        if buttons:
+            # Buttons are in scale order; the simulated participant rates 1..n and taps it.
+            value = seeker.rate(item.text, 1, len(buttons), experience)
+            await p.tap(data=buttons[value - 1], message_id=item.message_id)
         else:
             comment = seeker.comment(experience)
             if comment:

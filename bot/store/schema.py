@@ -82,4 +82,10 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE participants ADD COLUMN undelivered TEXT;  -- JSON list of messages, or NULL
     """,
+    # 3: the protocol library: exchange-level items, rating tasks, attention checks
+    """
+    ALTER TABLE responses ADD COLUMN turn INTEGER;        -- exchange-level: the turn rated
+    ALTER TABLE responses ADD COLUMN stimulus_id TEXT;    -- rating tasks: the row rated
+    ALTER TABLE responses ADD COLUMN attention_ok INTEGER;  -- attention checks: 1 passed, 0 failed
+    """,
 )

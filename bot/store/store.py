@@ -299,12 +299,12 @@ async def _apply(
         case fx.RecordResponse():
             await conn.execute(
                 "INSERT INTO responses (participant_id, session_id, scope, questionnaire_id,"
-                " item_id, value, label, text, status, shown_at, answered_at)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                " item_id, value, label, text, status, shown_at, answered_at, turn, stimulus_id,"
+                " attention_ok) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     participant_id,
                     record.session_id,
-                    record.session_id or "study",
+                    record.scope or record.session_id or "study",
                     record.questionnaire_id,
                     record.item_id,
                     record.value,
@@ -313,6 +313,9 @@ async def _apply(
                     record.status,
                     record.shown_at,
                     now,
+                    record.turn,
+                    record.stimulus_id,
+                    None if record.attention_ok is None else int(record.attention_ok),
                 ),
             )
         case fx.RecordEvent(kind=kind, session_id=session_id, data=data):

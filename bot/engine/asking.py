@@ -1,0 +1,318 @@
+"""Asking a sequence of questionnaires, one item at a time: order, skip logic, answers.
+
+Pure functions over ``Survey``; the session flow decides when a survey starts and what
+follows it. The same mechanics serve every moment an instrument is asked: screening,
+after a task, after the study, for each row of a rating task, and after a system reply.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, replace
+
+from bot.engine import effects as fx
+from questionnaires.models import (
+    ChoiceItem,
+    Item,
+    MultiChoiceItem,
+    Questionnaire,
+    ScaleItem,
+    TextItem,
+)
+from scenarios.models import StudyBundle, Texts
+
+Answer = int | str | None
+
+
+@dataclass(frozen=True)
+class Survey:
+    """Where a participant is in the questionnaires of one moment of the study."""
+
+    purpose: str  # screening | post_task | post_study | stimulus | exchange
+    session_id: str | None
+    questionnaires: tuple[str, ...]
+    seed: str  # orders randomized items; stored with the order
+    questionnaire_index: int = 0
+    order: tuple[int, ...] = ()  # item indexes of the current questionnaire, as asked
+    position: int = 0  # index into ``order``
+    answers: tuple[tuple[str, Answer], ...] = ()  # this questionnaire's answers so far
+    selected: tuple[int, ...] = ()  # options toggled on a multiple-choice item
+    asked: int = 0  # the showing number the current item's buttons carry
+    message_id: int | None = None  # the message edited in place, once known
+    shown_at: float = 0.0
+    turn: int | None = None  # exchange-level: the system turn being rated
+    stimulus_id: str | None = None  # rating tasks: the row being rated
+
+    @property
+    def scope(self) -> str:
+        """What one set of answers belongs to: a session, a turn of it, a row, the study."""
+        base = self.session_id or "study"
+        if self.turn is not None:
+            return f"{base}#turn{self.turn}"
+        if self.stimulus_id is not None:
+            return f"{base}#{self.stimulus_id}"
+        return base
+
+
+@dataclass(frozen=True)
+class Asked:
+    """The outcome of starting or advancing: the survey (None when it is over) and rows."""
+
+    survey: Survey | None
+    records: tuple[fx.Record, ...] = ()
+    ineligible: bool = False
+
+
+def questionnaire(bundle: StudyBundle, survey: Survey) -> Questionnaire:
+    return bundle.questionnaire(survey.questionnaires[survey.questionnaire_index])
+
+
+def current_item(bundle: StudyBundle, survey: Survey) -> Item:
+    return questionnaire(bundle, survey).items[survey.order[survey.position]]
+
+
+def start(
+    bundle: StudyBundle,
+    *,
+    purpose: str,
+    questionnaires: tuple[str, ...],
+    session_id: str | None,
+    seed: str,
+    asked: int,
+    now: float,
+    turn: int | None = None,
+    stimulus_id: str | None = None,
+) -> Asked:
+    survey = Survey(
+        purpose,
+        session_id,
+        questionnaires,
+        seed,
+        asked=asked,
+        shown_at=now,
+        turn=turn,
+        stimulus_id=stimulus_id,
+    )
+    return _enter_questionnaire(bundle, survey, 0, now, ())
+
+
+def answer(
+    bundle: StudyBundle,
+    survey: Survey,
+    now: float,
+    *,
+    value: Answer = None,
+    text: str | None = None,
+    label: str | None = None,
+    status: str = "answered",
+) -> Asked:
+    """Record the current item's answer and move to the next item that applies."""
+    item = current_item(bundle, survey)
+    stored = value if value is not None else text
+    attention = getattr(item, "attention", None)
+    record = fx.RecordResponse(
+        session_id=survey.session_id,
+        questionnaire_id=questionnaire(bundle, survey).id,
+        item_id=item.id,
+        value=value if isinstance(value, int) else None,
+        label=label,
+        text=text if text is not None else (value if isinstance(value, str) else None),
+        status=status,
+        shown_at=survey.shown_at,
+        scope=survey.scope,
+        turn=survey.turn,
+        stimulus_id=survey.stimulus_id,
+        attention_ok=None if attention is None or status != "answered" else stored == attention,
+    )
+    survey = replace(survey, answers=(*survey.answers, (item.id, stored)), selected=())
+    return _advance(bundle, survey, survey.position + 1, now, (record,))
+
+
+def abandon(bundle: StudyBundle, survey: Survey, status: str = "missing") -> tuple[fx.Record, ...]:
+    """Rows for every item still to come (an exchange rating nobody gave)."""
+    records: list[fx.Record] = []
+    for q_index in range(survey.questionnaire_index, len(survey.questionnaires)):
+        instrument = bundle.questionnaire(survey.questionnaires[q_index])
+        indexes = (
+            survey.order[survey.position :]
+            if q_index == survey.questionnaire_index
+            else range(len(instrument.items))
+        )
+        records += [_unanswered(survey, instrument, instrument.items[i], status) for i in indexes]
+    return tuple(records)
+
+
+def _unanswered(survey: Survey, instrument: Questionnaire, item: Item, status: str) -> fx.Record:
+    return fx.RecordResponse(
+        session_id=survey.session_id,
+        questionnaire_id=instrument.id,
+        item_id=item.id,
+        value=None,
+        label=None,
+        text=None,
+        status=status,
+        shown_at=survey.shown_at,
+        scope=survey.scope,
+        turn=survey.turn,
+        stimulus_id=survey.stimulus_id,
+    )
+
+
+def _item_order(instrument: Questionnaire, seed: str) -> tuple[int, ...]:
+    """The asking order: shuffled when the instrument says so, each conditional item kept
+    right after the item it depends on (so skip logic still looks back)."""
+    indexes = list(range(len(instrument.items)))
+    if not instrument.randomize:
+        return tuple(indexes)
+    position = {item.id: i for i, item in enumerate(instrument.items)}
+
+    def root(i: int) -> int:
+        condition = instrument.items[i].when
+        return i if condition is None else root(position[condition.item])
+
+    blocks: dict[int, list[int]] = {}
+    for i in indexes:
+        blocks.setdefault(root(i), []).append(i)
+    roots = list(blocks)
+    random.Random(f"{seed}:{instrument.id}").shuffle(roots)
+    return tuple(i for r in roots for i in blocks[r])
+
+
+def _enter_questionnaire(
+    bundle: StudyBundle, survey: Survey, q_index: int, now: float, records: tuple[fx.Record, ...]
+) -> Asked:
+    if q_index >= len(survey.questionnaires):
+        return Asked(None, records)
+    instrument = bundle.questionnaire(survey.questionnaires[q_index])
+    order = _item_order(instrument, survey.seed)
+    survey = replace(survey, questionnaire_index=q_index, order=order, position=0, answers=())
+    if instrument.randomize:
+        ordered = [instrument.items[i].id for i in order]
+        data = {"questionnaire": instrument.id, "seed": survey.seed, "order": ordered}
+        records = (*records, fx.RecordEvent("questionnaire_order", survey.session_id, data))
+    return _advance(bundle, survey, 0, now, records)
+
+
+def _advance(
+    bundle: StudyBundle, survey: Survey, position: int, now: float, records: tuple[fx.Record, ...]
+) -> Asked:
+    """Move to ``position`` or the first item after it whose condition holds."""
+    instrument = questionnaire(bundle, survey)
+    answers = dict(survey.answers)
+    while position < len(survey.order):
+        item = instrument.items[survey.order[position]]
+        if item.when is None or item.when.holds(answers.get(item.when.item)):
+            if survey.purpose == "exchange" and isinstance(item, TextItem):
+                # Typed text goes to the system during a dialogue: never asked here.
+                records = (*records, _unanswered(survey, instrument, item, "not_asked"))
+                position += 1
+                continue
+            return Asked(replace(survey, position=position, shown_at=now), records)
+        records = (*records, _unanswered(survey, instrument, item, "not_asked"))
+        position += 1
+    if survey.purpose == "screening" and not all(
+        c.holds(answers.get(c.item)) for c in instrument.eligible_if
+    ):
+        return Asked(None, records, ineligible=True)
+    return _enter_questionnaire(bundle, survey, survey.questionnaire_index + 1, now, records)
+
+
+# --- how an item looks, and what a tap on it means -----------------------------------
+
+_MAX_LABEL_ON_BUTTON = 24
+
+
+def choices(item: Item) -> list[tuple[int | str, str]]:
+    return list(item.choices()) if hasattr(item, "choices") else []
+
+
+def progress(instrument: Questionnaire, survey: Survey) -> str:
+    """ "2/4" among the items answered with buttons; free-text items are not counted."""
+    rated = [i for i in survey.order if not isinstance(instrument.items[i], TextItem)]
+    current = survey.order[survey.position]
+    if current in rated and len(rated) > 1:
+        return f"{rated.index(current) + 1}/{len(rated)}"
+    return ""
+
+
+def render(
+    bundle: StudyBundle, survey: Survey, texts: Texts, channel: str = ""
+) -> tuple[str, fx.Buttons]:
+    instrument = questionnaire(bundle, survey)
+    item = current_item(bundle, survey)
+    counter = progress(instrument, survey)
+    heading = f"{instrument.title} · {counter}" if counter else instrument.title
+    lines = [heading, "", item.text]
+    rows: list[tuple[tuple[str, str], ...]] = []
+    data = f"{channel}{{}}:{survey.asked}"
+    options = choices(item)
+    if isinstance(item, MultiChoiceItem):
+        for index, (_, label) in enumerate(options):
+            mark = "☑" if index in survey.selected else "☐"
+            rows.append(((f"{mark} {label}", f"{data.format('m')}:{index}"),))
+        rows.append(((texts.done_button, data.format("d")),))
+    elif options:
+        numbers = [v if isinstance(item, ScaleItem) else i + 1 for i, (v, _) in enumerate(options)]
+        short = all(len(label) <= _MAX_LABEL_ON_BUTTON for _, label in options)
+        if short and isinstance(item, ScaleItem | ChoiceItem):
+            rows.extend(
+                ((f"{n} · {label}", f"{data.format('a')}:{i}"),)
+                for i, (n, (_, label)) in enumerate(zip(numbers, options, strict=True))
+            )
+        elif short:
+            rows.append(
+                tuple((label, f"{data.format('a')}:{i}") for i, (_, label) in enumerate(options))
+            )
+        else:
+            lines.append("")
+            lines.extend(f"{n} = {label}" for n, (_, label) in zip(numbers, options, strict=True))
+            rows.append(tuple((str(n), f"{data.format('a')}:{i}") for i, n in enumerate(numbers)))
+    else:
+        lines += ["", texts.type_your_answer.format(limit=getattr(item, "max_length", 0))]
+    extra: list[tuple[str, str]] = []
+    if item.help_text():
+        extra.append((texts.examples_button, data.format("h")))
+    if not item.required and not isinstance(item, MultiChoiceItem):
+        extra.append((texts.skip_button, data.format("s")))
+    if extra:
+        rows.append(tuple(extra))
+    return "\n".join(lines), tuple(rows)
+
+
+@dataclass(frozen=True)
+class Tap:
+    """A decoded questionnaire button: answer, toggle, done, skip or help."""
+
+    channel: str  # "" for the questionnaire in front, "x" for an exchange rating
+    action: str  # a | m | d | s | h
+    asked: int
+    index: int | None = None
+
+
+def parse_tap(data: str) -> Tap | None:
+    """Decode button data; ``None`` for anything that is not a questionnaire button."""
+    head, _, rest = data.partition(":")
+    channel, action = head[:-1], head[-1:]
+    if channel not in ("", "x") or action not in ("a", "m", "d", "s", "h"):
+        return None
+    parts = rest.split(":")
+    try:
+        if action in ("a", "m") and len(parts) == 2:
+            return Tap(channel, action, int(parts[0]), int(parts[1]))
+        if action in ("d", "s", "h") and len(parts) == 1:
+            return Tap(channel, action, int(parts[0]))
+    except ValueError:
+        return None
+    return None
+
+
+def typed_choice(item: Item, text: str) -> int | None:
+    """A typed number for an item with buttons: the scale point, or the option's number."""
+    typed = text.strip()
+    if not typed.lstrip("-").isdigit():
+        return None
+    number = int(typed)
+    options = choices(item)
+    if isinstance(item, ScaleItem):
+        return next((i for i, (v, _) in enumerate(options) if v == number), None)
+    return number - 1 if 1 <= number <= len(options) else None
