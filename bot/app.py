@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from bot.privacy import Privacy
 from bot.runner import StudyRunner
 from bot.store.store import Store
 from bot.systems.base import System
-from bot.systems.demo import DemoShop
+from bot.systems.registry import build_systems, close_systems
 from bot.telegram.inbound import Inbound
 from bot.telegram.ordering import ChatOrderedProcessor
 from bot.telegram.outbox import TelegramOutbox
@@ -39,7 +40,6 @@ class BotConfig:
     bot_api_url: str = TELEGRAM_API_URL
     tick_interval: float = 1.0
     poll_timeout: int = 20
-    system_timeout: float = 30.0
     max_concurrent_updates: int = 256
     synchronous: str = "NORMAL"
 
@@ -48,13 +48,6 @@ def api_base_url(url: str) -> str:
     """Accept ``http://host:port`` as well as python-telegram-bot's ``.../bot`` form."""
     url = url.rstrip("/")
     return url if url.endswith("/bot") else f"{url}/bot"
-
-
-def build_systems(bundle: StudyBundle) -> dict[str, System]:
-    systems: dict[str, System] = {}
-    for spec in bundle.study.systems:
-        systems[spec.id] = DemoShop(spec.variant)
-    return systems
 
 
 async def run_bot(
@@ -68,7 +61,9 @@ async def run_bot(
     """Run the study until ``stop`` is set; safe to start again on the same database."""
     store = await Store.open(config.db, time.time, synchronous=config.synchronous)
     privacy = Privacy(config.secret)
-    systems = dict(systems) if systems is not None else build_systems(bundle)
+    if systems is None:
+        systems = build_systems(bundle.study.systems, env=os.environ)
+    systems = dict(systems)
     requests = (
         AiohttpRequest(connection_pool_size=config.max_concurrent_updates),
         AiohttpRequest(connection_pool_size=2),
@@ -90,7 +85,7 @@ async def run_bot(
         systems,
         TelegramOutbox(application.bot),
         assign=assign_scenarios,
-        system_timeout=config.system_timeout,
+        timeouts={spec.id: spec.timeout for spec in bundle.study.systems},
     )
 
     async def on_inbound(inbound: Inbound, _: ContextTypes.DEFAULT_TYPE) -> None:
@@ -140,7 +135,5 @@ async def run_bot(
     finally:
         for request in requests:  # PTB skips this when start-up failed half-way
             await request.shutdown()
-        for system in systems.values():
-            with contextlib.suppress(Exception):
-                await system.close()
+        await close_systems(systems)
         await store.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -36,6 +37,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("-v", "--verbose", action="store_true", help="log more")
 
+    serve = commands.add_parser(
+        "serve-demo", help="serve the demo shop over HTTP, to try the http adapter against it"
+    )
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--variant", choices=["v1", "v0"], default="v1")
+
     demo = commands.add_parser("demo", help="play a study offline with simulated participants")
     demo.add_argument("-n", "--participants", type=int, default=12)
     demo.add_argument("--db", type=Path, default=Path("ozlab-demo.sqlite"))
@@ -52,7 +60,26 @@ def main(argv: list[str] | None = None) -> int:
         return check(args.study)
     if args.command == "run":
         return _run(args)
+    if args.command == "serve-demo":
+        return _serve_demo(args)
     return _demo(args)
+
+
+def _serve_demo(args: argparse.Namespace) -> int:
+    from bot.systems.served_demo import serve_demo
+
+    def started(url: str) -> None:
+        print(
+            f"The demo shop ({args.variant}) answers POST {url} — in a study file:\n"
+            f"  - type: http\n    id: shop-http\n    url: {url}\n"
+            "    response: {text: null, messages: messages, events: events}\n"
+            "Stop it with Ctrl-C.",
+            flush=True,
+        )
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve_demo(args.host, args.port, args.variant, started=started))
+    return 0
 
 
 def _load(ref: str):  # type: ignore[no-untyped-def]

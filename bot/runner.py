@@ -33,6 +33,7 @@ from scenarios.models import Study, StudyBundle
 log = logging.getLogger(__name__)
 
 _TYPING_EVERY = 4.5  # Telegram shows "typing…" for about five seconds
+_DEFAULT_TIMEOUT = 30.0
 _RECORDS = (
     fx.RecordConsent,
     fx.OpenSession,
@@ -68,7 +69,7 @@ class StudyRunner:
         *,
         assign: Callable[[Study, str, frozenset[str]], Assignment],
         clock: Callable[[], float] = time.time,
-        system_timeout: float = 30.0,
+        timeouts: Mapping[str, float] | None = None,
     ) -> None:
         self._bundle = bundle
         self._store = store
@@ -77,7 +78,7 @@ class StudyRunner:
         self._outbox = outbox
         self._assign = assign
         self._clock = clock
-        self._system_timeout = system_timeout
+        self._timeouts = dict(timeouts or {})  # per system; adapters also time their calls
         self._health = SystemHealth()
         self._journeys: dict[str, Journey] = {}
         self._chats: dict[str, int] = {}  # pseudonym -> chat id, in memory only
@@ -251,13 +252,16 @@ class StudyRunner:
     async def _call_system(self, chat_id: int, call: fx.CallSystem) -> ev.Event:
         """Never raises: a slow, failing or broken system becomes ``SystemFailed``."""
         system = self._systems[call.system_id]
+        limit = self._timeouts.get(call.system_id, _DEFAULT_TIMEOUT)
         started = time.perf_counter()
         typing = asyncio.create_task(self._keep_typing(chat_id))
         try:
-            reply = await asyncio.wait_for(system.respond(call.conversation), self._system_timeout)
+            # A little beyond the system's own limit, which an adapter enforces itself with a
+            # clearer message; this one also holds for adapters that do not.
+            reply = await asyncio.wait_for(system.respond(call.conversation), limit + 1.0)
             problem = _check_reply(reply)
         except TimeoutError:
-            problem = f"no reply within {self._system_timeout:g} s"
+            problem = f"no reply within {limit:g} s"
         except Exception as error:
             log.warning("system %s failed: %s", call.system_id, error)
             problem = f"{type(error).__name__}: {error}"
@@ -313,6 +317,8 @@ def _messages_from_json(raw: str) -> list[fx.Send | fx.Edit]:
 def _check_reply(reply: object) -> str | None:
     if not isinstance(reply, SystemReply):
         return f"the system returned {type(reply).__name__}, not a reply"
+    if reply.events and not any(t.strip() for t in reply.texts):
+        return None  # e.g. Rasa ending the task without a word: the events still count
     if not reply.texts or not any(t.strip() for t in reply.texts):
         return "the system returned an empty reply"
     return None

@@ -102,7 +102,7 @@ def _call_system(bundle: StudyBundle, journey: Journey) -> fx.CallSystem:
 def _system_messages(bundle: StudyBundle, journey: Journey, reply: SystemReply) -> list[fx.Send]:
     """The reply as it is shown: its texts, and its buttons (if any) under the last one."""
     spec = next(s for s in bundle.study.systems if s.id == journey.task.system_id)
-    sends = [fx.Send(text, format=spec.format) for text in reply.texts]
+    sends = [fx.Send(text, format=spec.format) for text in reply.texts if text.strip()]
     if reply.buttons and sends:
         rows = tuple(
             ((title, f"{SYSTEM_BUTTON}:{journey.turns}:{i}"),)
