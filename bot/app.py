@@ -60,6 +60,8 @@ async def run_bot(
 ) -> None:
     """Run the study until ``stop`` is set; safe to start again on the same database."""
     store = await Store.open(config.db, time.time, synchronous=config.synchronous)
+    if await store.record_definition(bundle.study.id, bundle.model_dump_json(by_alias=True)):
+        log.info("study %r: definition stored with its data", bundle.study.id)
     privacy = Privacy(config.secret)
     if systems is None:
         systems = build_systems(bundle.study.systems, env=os.environ)

@@ -109,3 +109,11 @@ async def test_a_failing_write_does_not_sink_the_others(store: Store, tmp_path: 
     assert isinstance(results[1], sqlite3.IntegrityError)
     kinds = rows(tmp_path / "study.sqlite", "SELECT kind FROM events ORDER BY id")
     assert kinds == [("one",), ("three",)]
+
+
+async def test_the_study_definition_is_kept_once_per_version(store: Store, tmp_path: Path) -> None:
+    assert await store.record_definition("s", '{"v": 1}') is True
+    assert await store.record_definition("s", '{"v": 1}') is False
+    assert await store.record_definition("s", '{"v": 2}') is True
+    kept = rows(tmp_path / "study.sqlite", "SELECT study_id, definition FROM studies ORDER BY id")
+    assert kept == [("s", '{"v": 1}'), ("s", '{"v": 2}')]

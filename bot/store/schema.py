@@ -88,4 +88,15 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE responses ADD COLUMN stimulus_id TEXT;    -- rating tasks: the row rated
     ALTER TABLE responses ADD COLUMN attention_ok INTEGER;  -- attention checks: 1 passed, 0 failed
     """,
+    # 4: the study definition beside its data, so the database explains itself (codebook)
+    """
+    CREATE TABLE studies (
+        id         INTEGER PRIMARY KEY,
+        study_id   TEXT NOT NULL,
+        loaded_at  REAL NOT NULL,
+        definition TEXT NOT NULL,  -- the study, its scenarios and instruments, as JSON
+        digest     TEXT NOT NULL   -- sha256 of the definition: a new row only when it changes
+    );
+    CREATE INDEX studies_by_id ON studies(study_id, id);
+    """,
 )

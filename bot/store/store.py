@@ -8,6 +8,7 @@ participants cost a handful of transactions instead of two hundred.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import sqlite3
@@ -174,6 +175,29 @@ class Store:
     async def _fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[Any]:
         async with self._conn.execute(sql, tuple(params)) as cursor:
             return list(await cursor.fetchall())
+
+    # --- the study definition -------------------------------------------------------
+
+    async def record_definition(self, study_id: str, definition: str) -> bool:
+        """Keep the study as it ran; a new row only when the definition changed (True)."""
+        digest = hashlib.sha256(definition.encode()).hexdigest()
+        now = self._clock()
+
+        async def job(conn: aiosqlite.Connection) -> bool:
+            async with conn.execute(
+                "SELECT digest FROM studies WHERE study_id = ? ORDER BY id DESC LIMIT 1",
+                (study_id,),
+            ) as cursor:
+                latest = await cursor.fetchone()
+            if latest is not None and latest[0] == digest:
+                return False
+            await conn.execute(
+                "INSERT INTO studies (study_id, loaded_at, definition, digest) VALUES (?,?,?,?)",
+                (study_id, now, definition, digest),
+            )
+            return True
+
+        return await self.write(job)
 
     # --- the inbox: updates are durable before Telegram is told we have them ---------
 
