@@ -85,6 +85,9 @@ def _serve_demo(args: argparse.Namespace) -> int:
 def _load(ref: str):  # type: ignore[no-untyped-def]
     from scenarios.loading import StudyError, load_study
 
+    if Path(ref).suffix in (".yaml", ".yml"):
+        # A study's own adapter classes (type: python) may live beside the study file.
+        sys.path.insert(0, str(Path(ref).resolve().parent))
     try:
         return load_study(ref)
     except StudyError as error:
@@ -132,6 +135,9 @@ def _run(args: argparse.Namespace) -> int:
             f" server. Check {TOKEN_ENV} and --bot-api-url.",
             file=sys.stderr,
         )
+        return 2
+    except ValueError as error:  # a study whose systems cannot be built (e.g. no API key)
+        print(f"ozlab cannot start: {error}", file=sys.stderr)
         return 2
     except Exception as error:
         report_crash(error)
