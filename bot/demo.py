@@ -15,8 +15,7 @@ from pathlib import Path
 
 from bot.app import BotConfig, run_bot
 from bot.emulator import BotApiEmulator
-from bot.simulation.play import Played, play_gift_task
-from bot.simulation.policy import GiftSeeker
+from bot.simulation.play import Played, StudyPlayer
 from scenarios.models import StudyBundle
 
 _FIRST_USER_ID = 700_000_000
@@ -41,7 +40,6 @@ async def play_study(
     bundle: StudyBundle, db: Path, *, participants: int, seed: int = 1
 ) -> list[Played]:
     token = f"{random.Random(seed).randrange(10**9)}:demo-{secrets.token_hex(8)}"
-    scenario = bundle.scenario(bundle.study.scenarios[0])
     async with BotApiEmulator(token) as emulator:
         stop, ready = asyncio.Event(), asyncio.Event()
         config = BotConfig(
@@ -62,12 +60,11 @@ async def play_study(
             return list(
                 await asyncio.gather(
                     *(
-                        play_gift_task(
+                        StudyPlayer(
                             emulator.participant(_FIRST_USER_ID + i, first_name=f"Sim{i}"),
-                            GiftSeeker(random.Random(seed * 10_007 + i)),
-                            max_exchanges=scenario.max_exchanges or 10,
-                            thanks=bundle.study.texts.thanks,
-                        )
+                            bundle,
+                            random.Random(seed * 10_007 + i),
+                        ).play()
                         for i in range(participants)
                     )
                 )

@@ -1,16 +1,21 @@
 """A simulated participant playing a whole study through the emulator, as a person would:
 reading the bot's messages, typing, and tapping buttons. Nothing here talks to the bot
-except through Telegram's interface."""
+except through Telegram's interface, so any shipped study can be played: consent,
+screening, tasks (a chat, or rows to rate), ratings of single replies, questionnaires."""
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 from bot.emulator import BotMessage, Participant
 from bot.engine.common import CONSENT_YES, FINISH
-from bot.simulation.policy import GiftSeeker
+from bot.simulation.chatter import SmallTalker
+from bot.simulation.policy import Experience, GiftSeeker
+from scenarios.models import StudyBundle
 
 _TURN_TIMEOUT = 30.0
+_SETTLE = 5.0
 
 
 @dataclass(frozen=True)
@@ -20,84 +25,191 @@ class Played:
     finished: bool
 
 
+def _data(message: BotMessage) -> list[str]:
+    return [data for row in message.keyboard for _, data in row if data]
+
+
+def _asks(message: BotMessage, channel: str = "") -> bool:
+    """Whether the message is a questionnaire item (of the given channel) with buttons."""
+    return any(d.startswith(f"{channel}{a}:") for d in _data(message) for a in "amds")
+
+
 def _survey_item(p: Participant) -> BotMessage | None:
-    """The newest message that asks a question (answer or skip buttons)."""
     for message in reversed(p.messages):
-        if any(data and data[:2] in ("a:", "s:") for row in message.keyboard for _, data in row):
+        if _asks(message):
             return message
     return None
 
 
-def _item_state(message: BotMessage | None) -> tuple[int, int] | None:
-    return None if message is None else (message.message_id, message.edit_count)
+def _state(message: BotMessage) -> str:
+    """The showing number the buttons carry: one per item shown, the same while toggling."""
+    return next(d.split(":")[1] for d in _data(message) if d[:2] in ("a:", "m:", "d:", "s:"))
 
 
-async def play_gift_task(
-    p: Participant, seeker: GiftSeeker, *, max_exchanges: int, thanks: str
-) -> Played:
-    """Consent, chat until done, then answer every questionnaire item."""
-    await p.send_text("/start")
-    await p.wait_for(lambda q: any(_has(m, CONSENT_YES) for m in q.messages), _TURN_TIMEOUT)
-    await p.tap(data=CONSENT_YES)
-    await p.wait_for(lambda q: any(_has(m, FINISH) for m in q.messages), _TURN_TIMEOUT)
-    seen = len(p.messages)
-    replies: list[str] = []
-    exchanges = 0
-    while _survey_item(p) is None:
-        message = seeker.next_message(replies)
-        if message is None:
-            await p.send_text("/done")
-            break
-        await p.send_text(message)
-        exchanges += 1
-        await p.wait_for(lambda q, n=seen: len(q.messages) > n, _TURN_TIMEOUT)
-        replies = [m.text for m in p.messages[seen:]]
-        seen = len(p.messages)
-        seeker.observe(replies)
-        if seeker.succeeded or exchanges >= max_exchanges:
-            # The task should end now: wait for its questionnaire rather than talk over it.
-            try:
-                await p.wait_for(lambda q: _survey_item(q) is not None, 5.0)
-            except TimeoutError:
-                await p.send_text("/done")
-            break
-    answers = await _answer_questionnaires(p, seeker, thanks)
-    return Played(exchanges, answers, finished=True)
+class StudyPlayer:
+    """One simulated participant; every choice comes from its seeded generator."""
 
+    def __init__(self, p: Participant, bundle: StudyBundle, rng: random.Random) -> None:
+        self.p = p
+        self.bundle = bundle
+        self.rng = rng
+        self.texts = bundle.study.texts
+        self.handled: set[str] = set()
+        self.briefs_seen = 0
+        self.exchanges = 0
+        self.answers = 0
+        self.experience = Experience()
 
-def _has(message: BotMessage, data: str) -> bool:
-    return any(d == data for row in message.keyboard for _, d in row)
+    def _ended(self, q: Participant) -> bool:
+        endings = (self.texts.thanks, self.texts.not_eligible)
+        return any(any(e in m.text for e in endings) for m in q.messages)
 
+    def _briefs(self, q: Participant) -> list[BotMessage]:
+        return [m for m in q.messages if FINISH in _data(m)]
 
-async def _answer_questionnaires(p: Participant, seeker: GiftSeeker, thanks: str) -> int:
-    experience = seeker.experience()
-    answered: set[tuple[int, int]] = set()
-    answers = 0
+    def _pending_item(self, q: Participant) -> BotMessage | None:
+        item = _survey_item(q)
+        return item if item is not None and _state(item) not in self.handled else None
 
-    def ready(q: Participant) -> bool:
-        if any(thanks in m.text for m in q.messages):
-            return True
-        state = _item_state(_survey_item(q))
-        return state is not None and state not in answered
-
-    while True:
-        await p.wait_for(ready, _TURN_TIMEOUT)
-        item = _survey_item(p)
-        state = _item_state(item)
-        if item is None or state in answered:
-            return answers
-        answered.add(state)  # type: ignore[arg-type]
-        datas = [data for row in item.keyboard for _, data in row if data]
-        buttons = [d for d in datas if d.startswith("a:")]
-        if buttons:
-            # Buttons are in scale order; the simulated participant rates 1..n and taps it.
-            value = seeker.rate(item.text, 1, len(buttons), experience)
-            await p.tap(data=buttons[value - 1], message_id=item.message_id)
-        else:
-            comment = seeker.comment(experience)
-            if comment:
-                await p.send_text(comment)
+    async def play(self) -> Played:
+        p = self.p
+        await p.send_text("/start")
+        await p.wait_for(lambda q: any(CONSENT_YES in _data(m) for m in q.messages), _TURN_TIMEOUT)
+        await p.tap(data=CONSENT_YES)
+        while True:
+            await p.wait_for(
+                lambda q: (
+                    self._ended(q)
+                    or self._pending_item(q) is not None
+                    or len(self._briefs(q)) > self.briefs_seen
+                ),
+                _TURN_TIMEOUT,
+            )
+            if len(self._briefs(p)) > self.briefs_seen:
+                self.briefs_seen = len(self._briefs(p))
+                await self._chat()
+            elif (item := self._pending_item(p)) is not None:
+                await self._answer(item)
             else:
-                skip = next(d for d in datas if d.startswith("s:"))
-                await p.tap(data=skip, message_id=item.message_id)
-        answers += 1
+                return Played(self.exchanges, self.answers, finished=True)
+
+    # --- the dialogue ---------------------------------------------------------------
+
+    async def _chat(self) -> None:
+        p = self.p
+        brief = self._briefs(p)[-1]
+        scenario = next(
+            s for s in self.bundle.scenarios.values() if s.title in brief.text.split("\n")[0]
+        )
+        limit = scenario.max_exchanges or 10
+        if any(s.variant == "chat" for s in self.bundle.study.systems if s.type == "demo"):
+            talker: GiftSeeker | SmallTalker = SmallTalker(self.rng, max_messages=min(limit, 8))
+        else:
+            talker = GiftSeeker(self.rng, max_messages=limit)
+        try:
+            await self._talk(talker, brief, limit, bool(scenario.exchange))
+        finally:
+            if isinstance(talker, GiftSeeker):
+                self.experience = talker.experience()
+
+    async def _talk(
+        self, talker: GiftSeeker | SmallTalker, brief: BotMessage, limit: int, rates: bool
+    ) -> None:
+        p = self.p
+        seen = len(p.messages)
+        replies: list[str] = []
+        sent = 0
+        while _survey_item_after(p, brief) is None:
+            message = talker.next_message(replies)
+            if message is None:
+                await p.send_text("/done")
+                return
+            await p.send_text(message)
+            sent += 1
+            self.exchanges += 1
+            await p.wait_for(lambda q, n=seen: len(q.messages) > n, _TURN_TIMEOUT)
+            replies = [m.text for m in p.messages[seen:] if not _asks(m, "x")]
+            first_new = seen
+            seen = len(p.messages)
+            talker.observe(replies)
+            if rates:
+                await self._rate_reply(first_new)
+                seen = len(p.messages)
+            if talker.succeeded or sent >= limit:
+                # The task should end now: wait for what follows rather than talk over it.
+                try:
+                    await p.wait_for(
+                        lambda q: (
+                            _survey_item_after(q, brief) is not None
+                            or len(self._briefs(q)) > self.briefs_seen
+                            or self._ended(q)
+                        ),
+                        _SETTLE,
+                    )
+                except TimeoutError:
+                    await p.send_text("/done")
+                return
+
+    async def _rate_reply(self, first_new: int) -> None:
+        """Ratings of a single reply appear beside the chat; most people give them."""
+        p = self.p
+
+        def rating(q: Participant) -> BotMessage | None:
+            return next((m for m in q.messages[first_new:] if _asks(m, "x")), None)
+
+        try:
+            await p.wait_for(lambda q: rating(q) is not None or self._ended(q), _SETTLE)
+        except TimeoutError:
+            return
+        message = rating(p)
+        if message is None or self.rng.random() < 0.2:
+            return
+        for _ in range(20):  # one item after another, edited in place, until it is done
+            answers = [d for d in _data(message) if d.startswith("xa:")]
+            if not answers:
+                return
+            before = tuple(_data(message))
+            await p.tap(data=self.rng.choice(answers), message_id=message.message_id)
+            await p.wait_for(lambda q, b=before, m=message: tuple(_data(m)) != b, _TURN_TIMEOUT)
+
+    # --- questionnaires ----------------------------------------------------------------
+
+    async def _answer(self, item: BotMessage) -> None:
+        self.handled.add(_state(item))
+        self.answers += 1
+        datas = _data(item)
+        answers = [d for d in datas if d.startswith("a:")]
+        toggles = [d for d in datas if d.startswith("m:")]
+        if toggles:
+            for data in self.rng.sample(toggles, k=self.rng.randint(1, min(2, len(toggles)))):
+                await self.p.tap(data=data, message_id=item.message_id)
+                await self.p.wait_for_answer()
+            done = next(d for d in datas if d.startswith("d:"))
+            await self.p.tap(data=done, message_id=item.message_id)
+        elif answers:
+            if "native speaker" in item.text.lower():
+                value = 1 if self.rng.random() < 0.9 else len(answers)  # "Yes" comes first
+            else:  # buttons are in scale order: rate 1..n and tap it
+                value = GiftSeeker(self.rng).rate(item.text, 1, len(answers), self.experience)
+            await self.p.tap(data=answers[value - 1], message_id=item.message_id)
+        else:
+            comment = GiftSeeker(self.rng).comment(self.experience)
+            skip = next((d for d in datas if d.startswith("s:")), None)
+            if comment or skip is None:
+                await self.p.send_text(comment or "It was fine.")
+            else:
+                await self.p.tap(data=skip, message_id=item.message_id)
+        await self.p.wait_for(
+            lambda q: (
+                self._ended(q)
+                or (self._pending_item(q) is not None)
+                or len(self._briefs(q)) > self.briefs_seen
+            ),
+            _TURN_TIMEOUT,
+        )
+
+
+def _survey_item_after(p: Participant, brief: BotMessage) -> BotMessage | None:
+    """A questionnaire item sent after the task's brief: the task is over."""
+    item = _survey_item(p)
+    return item if item is not None and item.message_id > brief.message_id else None
