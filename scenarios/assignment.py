@@ -1,39 +1,239 @@
 """Which scenarios, with which systems, a participant gets: the study's design.
 
-Every assignment is reproducible from what is stored with it (the design and the seed):
-the generator is seeded per participant from the study's seed, never the global one.
+Pure functions: no I/O, no clock and never the global generator. Every draw comes from
+``random.Random(seed)`` with ``seed = f"{study.design.seed}:{participant}"``, so an assignment
+is reproduced from what is stored with it (``Assignment.design`` and ``Assignment.seed``),
+the study file, and for the designs that look at other participants, their input:
+
+- ``random``: nothing else. Scenarios: all, or a random ``tasks_per_participant`` of them
+  (IDIAL: three each), in study order or shuffled (``order``). Systems: one drawn for all
+  tasks (``between``), or a random permutation gone through task by task, cycling
+  (``within``: every participant meets every system when tasks >= systems).
+- ``balanced``: ``cells``, the sessions per (scenario, system) of the participants who were
+  active or had completed at that moment (drop-outs excluded): block randomization, the
+  participant takes the emptiest cells (see ``_balanced`` for what is guaranteed).
+  Scenarios in study order or shuffled (``order``).
+- ``latin_square``: ``arrival``, the number of participants who consented before; its row
+  (``arrival`` mod the number of rows) is written into ``Assignment.design``. ``within``:
+  the square orders the systems a participant meets (scenarios as in ``random``);
+  ``between``: there is one system per participant, so the square orders the scenarios
+  instead (``order`` is then ignored) and the system goes round by arrival.
+
+``tasks_per_participant`` above the number of scenarios means all of them, each once.
+Systems that are ``unavailable`` (currently failing) are left out of every design while at
+least one other remains (balance and squares then run over the systems left);
+``Assignment.design`` names the ones left out.
 """
 
 from __future__ import annotations
 
+import math
 import random
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from scenarios.models import Study
+
+Cell = tuple[str, str]
+"""(scenario id, system id)."""
 
 
 @dataclass(frozen=True)
 class Assignment:
     tasks: tuple[tuple[str, str], ...]  # (scenario id, system id), in the order played
     design: str
+    """How the tasks were drawn, e.g. "balanced/between" or "latin_square/within row 3 of 4"."""
     seed: str
+    """The exact string the generator was seeded with."""
 
 
 def assign_scenarios(
-    study: Study, participant: str, unavailable: frozenset[str] = frozenset()
+    study: Study,
+    participant: str,
+    unavailable: frozenset[str] = frozenset(),
+    *,
+    arrival: int = 0,
+    cells: Mapping[Cell, int] | None = None,
 ) -> Assignment:
-    """``random``: one system drawn per participant (between subjects), all scenarios.
+    """The tasks of a participant who has just consented, following ``study.design``.
 
-    Systems currently ``unavailable`` are left out of the draw while others remain.
+    ``arrival`` (0-based consent order) picks the Latin square row; ``cells`` (sessions per
+    (scenario, system), active or completed) is what the balanced design evens out.
+    Same arguments, same assignment.
     """
-    seed = f"{study.design.seed}:{participant}"
+    if arrival < 0:
+        raise ValueError(f"arrival must be 0 or more, not {arrival}")
+    design = study.design
+    seed = f"{design.seed}:{participant}"
     rng = random.Random(seed)
-    systems = [s.id for s in study.systems if s.id not in unavailable] or [
-        s.id for s in study.systems
+    systems = [s.id for s in study.systems if s.id not in unavailable]
+    left_out = [s.id for s in study.systems if s.id in unavailable] if systems else []
+    systems = systems or [s.id for s in study.systems]
+    count = min(design.tasks_per_participant or len(study.scenarios), len(study.scenarios))
+
+    detail = ""
+    if design.type == "random":
+        tasks = _random(study, systems, count, rng)
+    elif design.type == "balanced":
+        tasks = _balanced(study, systems, count, rng, cells or {})
+    else:
+        tasks, row, rows = _latin(study, systems, count, rng, arrival)
+        detail = f" row {row} of {rows}"
+    description = f"{design.type}/{design.systems}{detail}"
+    if left_out:
+        description += " without " + ",".join(left_out)
+    return Assignment(tasks=tuple(tasks), design=description, seed=seed)
+
+
+def cell_counts(assignments: Iterable[Iterable[Cell]]) -> dict[Cell, int]:
+    """Sessions per (scenario, system) over participants' task lists: ``cells`` for balanced.
+
+    Give it the full task list of every participant who is active or has completed (not
+    only the sessions opened so far), so that a participant still in their first task
+    already holds their later cells and simultaneous arrivals do not pile onto one cell.
+    """
+    return dict(Counter(cell for tasks in assignments for cell in tasks))
+
+
+def latin_square(n: int) -> list[list[int]]:
+    """A balanced Latin square (Williams design) over ``0 … n-1``, one row per participant.
+
+    Every row and column is a permutation, so each item is met equally often in each
+    position; first-order carryover is balanced too: for even ``n`` each ordered pair of
+    neighbours occurs exactly once (first row 0, 1, n-1, 2, n-2, …, then shifted by one per
+    row). For odd ``n`` no square of ``n`` rows can do that, so the mirrored rows follow
+    (``2n`` rows: two Latin squares, each ordered pair of neighbours exactly twice).
+    ``n = 1`` is the single row ``[0]``.
+    """
+    if n < 1:
+        raise ValueError(f"a Latin square needs at least one item, not {n}")
+    first, low, high = [0], 1, n - 1
+    while len(first) < n:
+        first.append(low)
+        low += 1
+        if len(first) < n:
+            first.append(high)
+            high -= 1
+    rows = [[(item + shift) % n for item in first] for shift in range(n)]
+    if n % 2 and n > 1:
+        rows += [row[::-1] for row in rows]
+    return rows
+
+
+def _pick_scenarios(study: Study, count: int, rng: random.Random) -> list[str]:
+    """All scenarios or a random ``count`` of them, in study order or shuffled (``order``)."""
+    scenarios = list(study.scenarios)
+    if count < len(scenarios):
+        scenarios = rng.sample(scenarios, count)
+    return _in_order(study, scenarios, rng)
+
+
+def _in_order(study: Study, scenarios: list[str], rng: random.Random) -> list[str]:
+    if study.design.order == "random":
+        rng.shuffle(scenarios)
+        return scenarios
+    return sorted(scenarios, key=study.scenarios.index)
+
+
+def _random(study: Study, systems: list[str], count: int, rng: random.Random) -> list[Cell]:
+    """Independent draws; ``within`` goes through a random permutation of the systems,
+    cycling, so that every participant meets every system when tasks >= systems."""
+    scenarios = _pick_scenarios(study, count, rng)
+    if study.design.systems == "between":
+        system = rng.choice(systems)
+        return [(scenario, system) for scenario in scenarios]
+    permutation = rng.sample(systems, len(systems))
+    return [(scenario, permutation[i % len(permutation)]) for i, scenario in enumerate(scenarios)]
+
+
+def _balanced(
+    study: Study,
+    systems: list[str],
+    count: int,
+    rng: random.Random,
+    cells: Mapping[Cell, int],
+) -> list[Cell]:
+    """Block randomization: the participant takes the emptiest block of cells.
+
+    The cells are laid out on rings (``_rings``) and a participant's block is ``count``
+    consecutive cells of a ring: the one holding the fewest sessions in ``cells``, then the
+    one whose highest cell is lowest, then one that fits exactly into a gap left by a
+    drop-out or extends the filled stretch (so that gaps are never cut into pieces too
+    short for a block), then chance.
+
+    Every cell stays within one session of every other as participants arrive and drop out
+    one at a time, and a burst of drop-outs is refilled by the next arrivals, whenever
+    blocks tile the rings: there is one ring, or ``count`` divides the ring's length
+    (between: all scenarios, or a divisor of their number; within: whenever ``count``
+    divides lcm(scenarios, systems), e.g. all scenarios). Otherwise no assignment can
+    always do it (three scenarios, two systems, two tasks each between subjects: by the
+    third participant every choice leaves two cells two apart); the emptiest cells still
+    come first (in simulations up to nine scenarios and six systems, with drop-outs one at
+    a time, cells then stayed within two of each other).
+    """
+    scenarios = list(study.scenarios)
+    rings = _rings(len(scenarios), len(systems), study.design.systems == "between")
+    blocks = [(ring, start) for ring in rings for start in range(len(ring))]
+    noise = [rng.random() for _ in blocks]
+
+    def held(pair: tuple[int, int]) -> int:
+        return cells.get((scenarios[pair[0]], systems[pair[1]]), 0)
+
+    def load(index: int) -> tuple[int, int, int, float]:
+        ring, start = blocks[index]
+        block = [held(ring[(start + i) % len(ring)]) for i in range(count)]
+        before, after = held(ring[start - 1]), held(ring[(start + count) % len(ring)])
+        fits = (before > block[0]) + (after > block[-1])
+        return sum(block), max(block), -fits, noise[index]
+
+    ring, start = blocks[min(range(len(blocks)), key=load)]
+    chosen = [ring[(start + i) % len(ring)] for i in range(count)]
+    system_of = {scenarios[i]: systems[j] for i, j in chosen}
+    return [(sc, system_of[sc]) for sc in _in_order(study, list(system_of), rng)]
+
+
+def _rings(scenarios: int, systems: int, between: bool) -> list[list[tuple[int, int]]]:
+    """Cycles of (scenario, system) index pairs that together hold every cell once.
+
+    Between subjects, one ring per system through all scenarios. Within subjects,
+    gcd(n, m) rings of lcm(n, m) cells, ring ``r`` being ``t -> (t mod n, (t + r) mod m)``:
+    any ``count <= n`` consecutive cells have distinct scenarios and go through the
+    systems in turn, so a participant meets every system (each once before any twice).
+    """
+    if between:
+        return [[(t, system) for t in range(scenarios)] for system in range(systems)]
+    cycle = math.lcm(scenarios, systems)
+    return [
+        [(t % scenarios, (t + ring) % systems) for t in range(cycle)]
+        for ring in range(math.gcd(scenarios, systems))
     ]
-    system = rng.choice(systems)
-    return Assignment(
-        tasks=tuple((scenario, system) for scenario in study.scenarios),
-        design=study.design.type,
-        seed=seed,
-    )
+
+
+def _latin(
+    study: Study, systems: list[str], count: int, rng: random.Random, arrival: int
+) -> tuple[list[Cell], int, int]:
+    """Rows of a balanced Latin square, one per arrival (row = arrival mod rows).
+
+    ``within``: the square is over the systems: task ``i`` is played with the row's
+    ``i``-th system (cycling when there are more tasks than systems); the scenarios are
+    drawn and ordered as in ``random``. ``between``: the square is over the scenarios'
+    order (the first ``tasks_per_participant`` of the row, so that each scenario is
+    played equally often in each position), and the one system goes round by arrival so
+    that every system meets every row.
+    """
+    if study.design.systems == "within":
+        square = latin_square(len(systems))
+        row = arrival % len(square)
+        order = [systems[i] for i in square[row]]
+        scenarios = _pick_scenarios(study, count, rng)
+        tasks = [(sc, order[i % len(order)]) for i, sc in enumerate(scenarios)]
+        return tasks, row, len(square)
+    square = latin_square(len(study.scenarios))
+    row = arrival % len(square)
+    scenarios = [study.scenarios[i] for i in square[row]][:count]
+    # Arrival i gets (row i mod R, system (i + i // lcm(R, S)) mod S): every system each
+    # row, and systems in turn so they stay within one participant of each other.
+    cycle = math.lcm(len(square), len(systems))
+    system = systems[(arrival + arrival // cycle) % len(systems)]
+    return [(sc, system) for sc in scenarios], row, len(square)
