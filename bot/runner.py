@@ -27,8 +27,8 @@ from bot.systems.base import System, SystemReply
 from bot.systems.health import SystemHealth
 from bot.telegram.inbound import Inbound
 from bot.telegram.outbox import ParticipantUnreachable
-from scenarios.assignment import Assignment
-from scenarios.models import Study, StudyBundle
+from scenarios.assignment import Assignment, cell_counts
+from scenarios.models import StudyBundle
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class StudyRunner:
         systems: Mapping[str, System],
         outbox: Outbox,
         *,
-        assign: Callable[[Study, str, frozenset[str]], Assignment],
+        assign: Callable[..., Assignment],
         clock: Callable[[], float] = time.time,
         timeouts: Mapping[str, float] | None = None,
     ) -> None:
@@ -84,6 +84,7 @@ class StudyRunner:
         self._chats: dict[str, int] = {}  # pseudonym -> chat id, in memory only
         self._unreachable: set[str] = set()
         self._ticking: set[str] = set()  # a tick is queued: do not queue another
+        self._reserved: dict[str, tuple[tuple[str, str], ...]] = {}  # assigned, not yet stored
         self._undelivered: dict[str, list[fx.Send | fx.Edit]] = {}  # found at start-up
 
     # --- start-up ------------------------------------------------------------------
@@ -168,6 +169,8 @@ class StudyRunner:
                     update_id = None
                 if result.journey is not None:
                     self._journeys[participant] = result.journey
+                    if result.journey.tasks:
+                        self._reserved.pop(participant, None)
                 # Answer a button tap before anything else: Telegram expires it quickly.
                 outbound.sort(key=lambda e: not isinstance(e, fx.Toast))
                 for effect in outbound:
@@ -245,9 +248,31 @@ class StudyRunner:
                 await self._note_health(participant, chat_id, effect, result)
                 return result
             case fx.AssignTasks():
-                assignment = self._assign(self._bundle.study, participant, self._health.unavailable)
+                assignment = self._assign_now(participant)
                 return ev.TasksAssigned(assignment.tasks, assignment.design, assignment.seed)
         return None
+
+    def _assign_now(self, participant: str) -> Assignment:
+        """The design's choice given everyone assigned so far. No await between counting and
+        reserving: two participants consenting at once cannot both take the emptiest cell."""
+        assigned = [
+            (p, j) for p, j in self._journeys.items() if j.tasks and p not in self._reserved
+        ]
+        active = [
+            [(t.scenario_id, t.system_id) for t in j.tasks]
+            for _, j in assigned
+            if not j.abandoned and j.stage is not Stage.CLOSED
+        ]
+        active += [list(tasks) for tasks in self._reserved.values()]
+        assignment = self._assign(
+            self._bundle.study,
+            participant,
+            self._health.unavailable,
+            arrival=len(assigned) + len(self._reserved),
+            cells=cell_counts(active),
+        )
+        self._reserved[participant] = assignment.tasks
+        return assignment
 
     async def _call_system(self, chat_id: int, call: fx.CallSystem) -> ev.Event:
         """Never raises: a slow, failing or broken system becomes ``SystemFailed``."""
