@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import time
@@ -50,6 +51,15 @@ def api_base_url(url: str) -> str:
     return url if url.endswith("/bot") else f"{url}/bot"
 
 
+def definition_json(bundle: StudyBundle) -> str:
+    """The study as stored with its data; header values may hold credentials: masked."""
+    definition = bundle.model_dump(mode="json", by_alias=True)
+    for system in definition["study"]["systems"]:
+        if system.get("headers"):
+            system["headers"] = {name: "***" for name in system["headers"]}
+    return json.dumps(definition, ensure_ascii=False)
+
+
 async def run_bot(
     bundle: StudyBundle,
     config: BotConfig,
@@ -60,7 +70,7 @@ async def run_bot(
 ) -> None:
     """Run the study until ``stop`` is set; safe to start again on the same database."""
     store = await Store.open(config.db, time.time, synchronous=config.synchronous)
-    if await store.record_definition(bundle.study.id, bundle.model_dump_json(by_alias=True)):
+    if await store.record_definition(bundle.study.id, definition_json(bundle)):
         log.info("study %r: definition stored with its data", bundle.study.id)
     privacy = Privacy(config.secret)
     if systems is None:

@@ -37,6 +37,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("-v", "--verbose", action="store_true", help="log more")
 
+    schema = commands.add_parser(
+        "schema", help="write JSON Schemas of the study files, for editor completion"
+    )
+    schema.add_argument("--out", type=Path, default=Path("schemas"))
+
+    new = commands.add_parser("new", help="write a commented starter study into a new folder")
+    new.add_argument("folder", type=Path)
+
     serve = commands.add_parser(
         "serve-demo", help="serve the demo shop over HTTP, to try the http adapter against it"
     )
@@ -62,7 +70,28 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args)
     if args.command == "serve-demo":
         return _serve_demo(args)
+    if args.command == "schema":
+        from scenarios.schema import write_schemas
+
+        for path in write_schemas(args.out):
+            print(path)
+        return 0
+    if args.command == "new":
+        return _new(args)
     return _demo(args)
+
+
+def _new(args: argparse.Namespace) -> int:
+    from scenarios.starter import write_starter
+
+    try:
+        written = write_starter(args.folder)
+    except FileExistsError as error:
+        print(error, file=sys.stderr)
+        return 1
+    print("\n".join(map(str, written)))
+    print(f"Check it with: ozlab check {args.folder / 'study.yaml'}")
+    return 0
 
 
 def _serve_demo(args: argparse.Namespace) -> int:

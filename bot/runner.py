@@ -23,7 +23,7 @@ from bot.engine.flow import next_deadline, step
 from bot.engine.journey import Journey, Stage
 from bot.privacy import Privacy
 from bot.store.store import Store
-from bot.systems.base import System, SystemReply
+from bot.systems.base import System, SystemReply, SystemTimeout
 from bot.systems.health import SystemHealth
 from bot.telegram.inbound import Inbound
 from bot.telegram.outbox import ParticipantUnreachable
@@ -280,13 +280,15 @@ class StudyRunner:
         limit = self._timeouts.get(call.system_id, _DEFAULT_TIMEOUT)
         started = time.perf_counter()
         typing = asyncio.create_task(self._keep_typing(chat_id))
+        slow = False
         try:
-            # A little beyond the system's own limit, which an adapter enforces itself with a
-            # clearer message; this one also holds for adapters that do not.
-            reply = await asyncio.wait_for(system.respond(call.conversation), limit + 1.0)
+            # A moment beyond the limit, so an adapter that times itself reports first.
+            reply = await asyncio.wait_for(system.respond(call.conversation), limit + 0.2)
             problem = _check_reply(reply)
         except TimeoutError:
-            problem = f"no reply within {limit:g} s"
+            problem, slow = f"no reply within {limit:g} s", True
+        except SystemTimeout as error:
+            problem, slow = str(error), True
         except Exception as error:
             log.warning("system %s failed: %s", call.system_id, error)
             problem = f"{type(error).__name__}: {error}"
@@ -294,7 +296,7 @@ class StudyRunner:
             typing.cancel()
         latency_ms = (time.perf_counter() - started) * 1000
         if problem is not None:
-            return ev.SystemFailed(problem, latency_ms)
+            return ev.SystemFailed(problem, latency_ms, slow=slow)
         return ev.SystemReplied(reply, latency_ms)
 
     async def _note_health(

@@ -128,6 +128,7 @@ class Texts(_Model):
     reminder: str = "Are you still there? Just reply to continue where you left off."
     abandoned_closed: str = "This session was closed after a long silence. Thank you for your time."
     system_error: str = "Sorry, the assistant could not answer. Please send your message again."
+    system_slow: str = "Sorry, the assistant is taking long. Please send your message again."
     task_over: str = "This task is over."
     questionnaire_intro: str = "Please rate the conversation you just had."
     skip_button: str = "Skip"

@@ -72,9 +72,9 @@ async def test_empty_list_is_a_failure(client: JsonClient) -> None:
             await RasaRest(spec(server.url), client).respond(conversation())
 
 
-def test_events_without_text_are_a_failure() -> None:
-    with pytest.raises(SystemFailure, match="no message, only the events task_success"):
-        parse_rasa([{"custom": {"event": "task_success"}}])
+def test_events_without_text_are_a_reply_that_ends_the_task_silently() -> None:
+    reply = parse_rasa([{"custom": {"event": "task_success"}}])
+    assert (reply.texts, reply.events) == ((), {"task_success"})
 
 
 @pytest.mark.parametrize(

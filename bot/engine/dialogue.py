@@ -192,11 +192,11 @@ def on_dialogue(bundle: StudyBundle, journey: Journey, event: ev.Event, now: flo
             return _on_reply_rating_tap(bundle, journey, data, now)
         case ev.SystemReplied(reply=reply, latency_ms=latency):
             return _on_reply(bundle, journey, reply, latency, now)
-        case ev.SystemFailed(error=error, latency_ms=latency):
+        case ev.SystemFailed(error=error, latency_ms=latency, slow=slow):
             journey = replace(journey, pending_message=None)
             return journey, [
                 fx.RecordSystemTurn(session, journey.turns, None, latency, error),
-                fx.Send(texts.system_error),
+                fx.Send(texts.system_slow if slow else texts.system_error),
             ]
         case ev.MessageSent(message_id=message_id) if journey.exchange_survey is not None:
             rating = replace(journey.exchange_survey, message_id=message_id)

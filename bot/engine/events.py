@@ -64,6 +64,7 @@ class SystemReplied:
 class SystemFailed:
     error: str
     latency_ms: float
+    slow: bool = False  # it did not answer in time (rather than answering wrongly)
 
 
 @dataclass(frozen=True)

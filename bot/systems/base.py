@@ -54,6 +54,10 @@ class SystemFailure(Exception):
     """
 
 
+class SystemTimeout(SystemFailure):
+    """The system did not answer in time: the participant is told it is taking long."""
+
+
 class System(Protocol):
     """A system under test. Implementations must be safe to call concurrently."""
 

@@ -157,7 +157,7 @@ class HttpService:
                 if len(texts) == before:
                     notes.append(f"{mapping.messages!r} holds no text")
         events = self._events(answer, where)
-        if not texts:
+        if not texts and not events:  # events alone (ending the task silently) are a reply
             if isinstance(answer, dict):
                 keys = f" (the answer's keys: {excerpt(', '.join(map(str, answer))) or 'none'})"
             else:

@@ -31,7 +31,7 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
-from bot.systems.base import SystemFailure
+from bot.systems.base import SystemFailure, SystemTimeout
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +218,7 @@ class JsonClient:
                     await asyncio.sleep(delay)
         except TimeoutError:
             tried = f" ({attempts} attempts; last: {last_problem})" if attempts > 1 else ""
-            raise SystemFailure(f"no answer from {where} within {timeout:g} s{tried}") from None
+            raise SystemTimeout(f"no answer from {where} within {timeout:g} s{tried}") from None
         except SystemFailure as failure:
             raise SystemFailure(redact(str(failure))) from None
         tried = f" (after {attempts} attempts)" if attempts > 1 else ""

@@ -61,11 +61,7 @@ def parse_rasa(answer: Any, where: str = "Rasa") -> SystemReply:
                 texts.append(value)
         buttons.extend(_buttons(message.get("buttons"), number, where))
         events |= _events(message.get("custom"), number, where)
-    if not texts:
-        if events:
-            raise SystemFailure(
-                "the assistant sent no message, only the events " + ", ".join(sorted(events))
-            )
+    if not texts and not events:  # events alone (ending the task silently) are a reply
         raise SystemFailure("the assistant sent no message (Rasa's answer held no text)")
     return SystemReply(texts=tuple(texts), events=frozenset(events), buttons=tuple(buttons))
 

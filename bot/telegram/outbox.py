@@ -33,15 +33,33 @@ class _Unparseable(Exception):
     """Telegram could not parse the Markdown or HTML of a message."""
 
 
+def _units(text: str) -> int:
+    """Telegram's length: UTF-16 code units (an emoji outside the BMP counts twice)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _fitting(text: str, limit: int) -> int:
+    """How many characters of ``text`` fit in ``limit`` UTF-16 units."""
+    if _units(text) <= limit:
+        return len(text)
+    used = 0
+    for index, char in enumerate(text):
+        used += 2 if ord(char) > 0xFFFF else 1
+        if used > limit:
+            return index
+    return len(text)
+
+
 def split_text(text: str, limit: int = MAX_TEXT) -> list[str]:
     """Cut at paragraph, line or word boundaries where possible, never above ``limit``."""
     chunks: list[str] = []
     rest = text
-    while len(rest) > limit:
-        window = rest[:limit]
+    while _units(rest) > limit:
+        size = _fitting(rest, limit)
+        window = rest[:size]
         cut = max(window.rfind("\n\n"), window.rfind("\n"), window.rfind(" "))
-        if cut < limit // 2:
-            cut = limit
+        if cut < size // 2:
+            cut = size
         chunks.append(rest[:cut].rstrip())
         rest = rest[cut:].lstrip()
     if rest or not chunks:
