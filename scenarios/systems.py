@@ -42,10 +42,11 @@ def _check_env(name: str | None) -> str | None:
 
 
 class DemoSystem(_System):
-    """The built-in rule-based shop assistant; ``variant`` picks its behaviour."""
+    """The built-in demo systems: the shop assistant (``v1``, and ``v0`` which ignores the
+    platform and never asks for clarification) and the small-talk companion (``chat``)."""
 
     type: Literal["demo"]
-    variant: Literal["v1", "v0"] = "v1"
+    variant: Literal["v1", "v0", "chat"] = "v1"
 
 
 class OpenAISystem(_System):

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 
 from bot.systems.base import System
 from bot.systems.custom import load_custom
-from bot.systems.demo import DemoShop
+from bot.systems.demo import DemoChat, DemoShop
 from bot.systems.http import HttpService
 from bot.systems.http_json import JsonClient
 from bot.systems.openai import OpenAIChat
@@ -49,6 +49,8 @@ def build_systems(
         if spec.id in systems:
             raise ValueError(f"two systems have the id {spec.id!r}")
         match spec:
+            case DemoSystem(variant="chat"):
+                systems[spec.id] = DemoChat()
             case DemoSystem():
                 systems[spec.id] = DemoShop(spec.variant)
             case OpenAISystem():
