@@ -19,10 +19,20 @@ _SETTLE = 5.0
 
 
 @dataclass(frozen=True)
+class Given:
+    """One answer as the participant gave it: what was tapped or typed."""
+
+    kind: str  # button | options | text | skip
+    shown: str  # the button's text, the options' labels joined by "; ", or the typed text
+    rating: bool = False  # a rating of a single reply, beside the chat
+
+
+@dataclass(frozen=True)
 class Played:
     exchanges: int
     answers: int
     finished: bool
+    given: tuple[Given, ...] = ()
 
 
 def _data(message: BotMessage) -> list[str]:
@@ -32,6 +42,10 @@ def _data(message: BotMessage) -> list[str]:
 def _asks(message: BotMessage, channel: str = "") -> bool:
     """Whether the message is a questionnaire item (of the given channel) with buttons."""
     return any(d.startswith(f"{channel}{a}:") for d in _data(message) for a in "amds")
+
+
+def _button_text(message: BotMessage, data: str) -> str:
+    return next(text for row in message.keyboard for text, d in row if d == data)
 
 
 def _survey_item(p: Participant) -> BotMessage | None:
@@ -59,6 +73,7 @@ class StudyPlayer:
         self.exchanges = 0
         self.answers = 0
         self.experience = Experience()
+        self.given: list[Given] = []
 
     def _ended(self, q: Participant) -> bool:
         endings = (self.texts.thanks, self.texts.not_eligible)
@@ -91,7 +106,7 @@ class StudyPlayer:
             elif (item := self._pending_item(p)) is not None:
                 await self._answer(item)
             else:
-                return Played(self.exchanges, self.answers, finished=True)
+                return Played(self.exchanges, self.answers, True, tuple(self.given))
 
     # --- the dialogue ---------------------------------------------------------------
 
@@ -169,7 +184,9 @@ class StudyPlayer:
             if not answers:
                 return
             before = tuple(_data(message))
-            await p.tap(data=self.rng.choice(answers), message_id=message.message_id)
+            data = self.rng.choice(answers)
+            self.given.append(Given("button", _button_text(message, data), rating=True))
+            await p.tap(data=data, message_id=message.message_id)
             await p.wait_for(lambda q, b=before, m=message: tuple(_data(m)) != b, _TURN_TIMEOUT)
 
     # --- questionnaires ----------------------------------------------------------------
@@ -181,9 +198,12 @@ class StudyPlayer:
         answers = [d for d in datas if d.startswith("a:")]
         toggles = [d for d in datas if d.startswith("m:")]
         if toggles:
-            for data in self.rng.sample(toggles, k=self.rng.randint(1, min(2, len(toggles)))):
+            chosen = self.rng.sample(toggles, k=self.rng.randint(1, min(2, len(toggles))))
+            for data in chosen:
                 await self.p.tap(data=data, message_id=item.message_id)
                 await self.p.wait_for_answer()
+            labels = [_button_text(item, d)[2:] for d in sorted(chosen, key=toggles.index)]
+            self.given.append(Given("options", "; ".join(labels)))
             done = next(d for d in datas if d.startswith("d:"))
             await self.p.tap(data=done, message_id=item.message_id)
         elif answers:
@@ -191,13 +211,16 @@ class StudyPlayer:
                 value = 1 if self.rng.random() < 0.9 else len(answers)  # "Yes" comes first
             else:  # buttons are in scale order: rate 1..n and tap it
                 value = GiftSeeker(self.rng).rate(item.text, 1, len(answers), self.experience)
+            self.given.append(Given("button", _button_text(item, answers[value - 1])))
             await self.p.tap(data=answers[value - 1], message_id=item.message_id)
         else:
             comment = GiftSeeker(self.rng).comment(self.experience)
             skip = next((d for d in datas if d.startswith("s:")), None)
             if comment or skip is None:
+                self.given.append(Given("text", comment or "It was fine."))
                 await self.p.send_text(comment or "It was fine.")
             else:
+                self.given.append(Given("skip", ""))
                 await self.p.tap(data=skip, message_id=item.message_id)
         await self.p.wait_for(
             lambda q: (
