@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import random
+from importlib.resources import files
 
 import pytest
 
 from bot.emulator import BotApiEmulator
 from bot.privacy import Privacy
 from bot.simulation.play import Given, StudyPlayer
-from scenarios.loading import load_study, shipped_studies
+from questionnaires.models import Questionnaire
+from scenarios.loading import load_questionnaire, load_study, shipped_studies
+from scenarios.models import StudyBundle
 from tests.conftest import SECRET, RunningBot, StartBot
 
 pytestmark = pytest.mark.slow
@@ -43,11 +46,36 @@ def answers_of(bot: RunningBot, participant: str, *, ratings: bool) -> list[tupl
     )
 
 
-@pytest.mark.parametrize("name", shipped_studies())
+def with_every_hri_cues_instrument(bundle: StudyBundle) -> StudyBundle:
+    """HRI CUES with its per-exchange enjoyment rating beside the chat and the overall rating
+    after it, so that the two instruments the shipped study leaves out are played too."""
+    loaded = load_study("hri-cues")  # the library's instruments, resolved by the loader
+    chat = bundle.scenarios["hri-cues-chat"].model_copy(
+        update={
+            "exchange": ("hri-cues",),
+            "post_task": ("hri-cues-self-report", "hri-cues-overall"),
+        }
+    )
+    extra = {q: loaded_questionnaire(q) for q in ("hri-cues", "hri-cues-overall")} | dict(
+        loaded.questionnaires
+    )
+    return bundle.model_copy(update={"scenarios": {"hri-cues-chat": chat}, "questionnaires": extra})
+
+
+def loaded_questionnaire(questionnaire_id: str) -> Questionnaire:
+    return load_questionnaire(files("questionnaires") / "library" / f"{questionnaire_id}.yaml")
+
+
+STUDIES = [pytest.param(load_study(name), id=name) for name in shipped_studies()] + [
+    pytest.param(with_every_hri_cues_instrument(load_study("hri-cues")), id="hri-cues+ratings")
+]
+
+
+@pytest.mark.parametrize("bundle", STUDIES)
 async def test_a_shipped_study_stores_what_participants_gave(
-    emulator: BotApiEmulator, start_bot: StartBot, name: str
+    emulator: BotApiEmulator, start_bot: StartBot, bundle: StudyBundle
 ) -> None:
-    bundle = load_study(name)
+    name = bundle.study.id
     bot = await start_bot(bundle)
     users = [1500 + i for i in range(3)]
     played = await asyncio.gather(
@@ -65,3 +93,7 @@ async def test_a_shipped_study_stores_what_participants_gave(
                 assert matches(given, row), (name, given, row)
     sessions = bot.rows("SELECT state FROM sessions")
     assert sessions and {state for (state,) in sessions} == {"ended"}
+    played_scenarios = {s for (s,) in bot.rows("SELECT DISTINCT scenario_id FROM sessions")}
+    assert played_scenarios == set(bundle.study.scenarios)  # every scenario was played
+    asked = {q for (q,) in bot.rows("SELECT DISTINCT questionnaire_id FROM responses")}
+    assert asked == set(bundle.questionnaires)  # and every instrument was asked
