@@ -40,6 +40,7 @@ class BotConfig:
     secret: str
     bot_api_url: str = TELEGRAM_API_URL
     tick_interval: float = 1.0
+    command_interval: float = 0.2
     poll_timeout: int = 20
     max_concurrent_updates: int = 256
     synchronous: str = "NORMAL"
@@ -113,15 +114,23 @@ async def run_bot(
         for inbound in runner.due(time.time()):
             deliver(inbound)
 
+    async def commands(_: ContextTypes.DEFAULT_TYPE) -> None:
+        for inbound in await runner.poll_commands():
+            deliver(inbound)
+
     polling: asyncio.Task[None] | None = None
     try:
         async with application:
             for inbound in await runner.load():
                 deliver(inbound)
+            await runner.load_gates()
             await application.start()
             try:
                 assert application.job_queue is not None
-                application.job_queue.run_repeating(tick, interval=config.tick_interval, first=0)
+                jobs = application.job_queue
+                jobs.run_repeating(tick, interval=config.tick_interval, first=0)
+                # The console and the bot meet in the database: commands are polled.
+                jobs.run_repeating(commands, interval=config.command_interval, first=0)
                 polling = asyncio.create_task(poller.run(), name="ozlab-poller")
                 log.info("study %r is running", bundle.study.id)
                 if ready is not None:

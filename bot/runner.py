@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 _TYPING_EVERY = 4.5  # Telegram shows "typing…" for about five seconds
 _DEFAULT_TIMEOUT = 30.0
 _RECORDS = (
+    fx.SetSuccess,
+    fx.RecordCommand,
+    fx.RecordGate,
     fx.RecordConsent,
     fx.OpenSession,
     fx.SetSessionState,
@@ -85,6 +88,8 @@ class StudyRunner:
         self._unreachable: set[str] = set()
         self._ticking: set[str] = set()  # a tick is queued: do not queue another
         self._reserved: dict[str, tuple[tuple[str, str], ...]] = {}  # assigned, not yet stored
+        self._gates: dict[str, tuple[bool, float | None]] = {}  # scope -> (gated, auto-send)
+        self._last_command = 0
         self._undelivered: dict[str, list[fx.Send | fx.Edit]] = {}  # found at start-up
 
     # --- start-up ------------------------------------------------------------------
@@ -135,7 +140,7 @@ class StudyRunner:
         participant = self._privacy.pseudonym(inbound.chat_id)
         if inbound.kind == "tick":
             self._ticking.discard(participant)
-        elif inbound.kind != "recover":
+        elif inbound.kind not in ("recover", "wizard"):
             self._chats[participant] = inbound.chat_id
             self._unreachable.discard(participant)
         toast_owed = inbound.callback_id
@@ -277,6 +282,9 @@ class StudyRunner:
     async def _call_system(self, chat_id: int, call: fx.CallSystem) -> ev.Event:
         """Never raises: a slow, failing or broken system becomes ``SystemFailed``."""
         system = self._systems[call.system_id]
+        gated, auto = self._gate_for(call.system_id)
+        if getattr(system, "needs_wizard", False):
+            return ev.SystemReplied(SystemReply(texts=()), 0.0, gated=True)
         limit = self._timeouts.get(call.system_id, _DEFAULT_TIMEOUT)
         started = time.perf_counter()
         typing = asyncio.create_task(self._keep_typing(chat_id))
@@ -297,7 +305,61 @@ class StudyRunner:
         latency_ms = (time.perf_counter() - started) * 1000
         if problem is not None:
             return ev.SystemFailed(problem, latency_ms, slow=slow)
-        return ev.SystemReplied(reply, latency_ms)
+        return ev.SystemReplied(reply, latency_ms, gated=gated, auto_send_after=auto)
+
+    # --- the wizard console's commands ------------------------------------------------
+
+    def _gate_for(self, system_id: str) -> tuple[bool, float | None]:
+        """The gate of the whole study, or else of the system (a session's own gate is in
+        the participant's state)."""
+        for scope in (f"study:{self._bundle.study.id}", f"system:{system_id}"):
+            gated, auto = self._gates.get(scope, (False, None))
+            if gated:
+                return True, auto
+        return False, None
+
+    async def load_gates(self) -> None:
+        self._gates = await self._store.gates()
+
+    async def poll_commands(self) -> list[Inbound]:
+        """New commands from the console: a participant's go to their chat, in order; a gate
+        on a system or the study is applied here. Each is applied exactly once."""
+        todo: list[Inbound] = []
+        for command_id, kind, wizard, session_id, payload in await self._store.pending_commands(
+            self._last_command
+        ):
+            self._last_command = command_id
+            data = json.loads(payload or "{}")
+            if session_id is None:
+                await self._apply_global(command_id, kind, wizard, data)
+                continue
+            participant = next(
+                (p for p, j in self._journeys.items() if j.tasks and j.session_id == session_id),
+                None,
+            )
+            chat_id = self._chats.get(participant) if participant else None
+            if chat_id is None:
+                await self._store.settle_command([fx.RecordCommand(command_id, "expired")])
+                continue
+            command = {"id": command_id, "kind": kind, "wizard": wizard, "payload": data}
+            todo.append(Inbound(chat_id, "wizard", json.dumps(command)))
+        return todo
+
+    async def _apply_global(
+        self, command_id: int, kind: str, wizard: str, data: dict[str, object]
+    ) -> None:
+        scope = str(data.get("scope") or f"study:{self._bundle.study.id}")
+        known = {f"study:{self._bundle.study.id}"} | {f"system:{s}" for s in self._systems}
+        if kind != "gate" or scope not in known:
+            await self._store.settle_command([fx.RecordCommand(command_id, "rejected")])
+            return
+        on = bool(data.get("on", True))
+        auto = data.get("auto_send_after")
+        seconds = float(auto) if isinstance(auto, int | float) and auto > 0 else None
+        self._gates[scope] = (on, seconds)
+        await self._store.settle_command(
+            [fx.RecordGate(scope, on, seconds, wizard), fx.RecordCommand(command_id, "applied")]
+        )
 
     async def _note_health(
         self, participant: str, chat_id: int, call: fx.CallSystem, result: ev.Event

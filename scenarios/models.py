@@ -129,6 +129,10 @@ class Texts(_Model):
     abandoned_closed: str = "This session was closed after a long silence. Thank you for your time."
     system_error: str = "Sorry, the assistant could not answer. Please send your message again."
     system_slow: str = "Sorry, the assistant is taking long. Please send your message again."
+    wait_for_reply: str = "One moment please: the answer to your last message is on its way."
+    paused: str = "The session is paused for a moment. Please wait; we will continue shortly."
+    pause_over: str = "Thank you for waiting! You can continue now."
+    held: str = "Thank you! Please wait: the experimenter will start your session in a moment."
     task_over: str = "This task is over."
     questionnaire_intro: str = "Please rate the conversation you just had."
     skip_button: str = "Skip"
@@ -161,6 +165,9 @@ class Study(_Model):
     invite_codes: tuple[str, ...] = ()
     systems: tuple[SystemSpec, ...] = Field(min_length=1)
     scenarios: tuple[str, ...] = Field(min_length=1)
+    hold_after_consent: bool = False
+    """Lab studies: participants wait after consent until an experimenter starts their
+    session from the wizard console."""
     screening: tuple[str, ...] = ()
     """Questionnaires before the study; their ``eligible_if`` decides who takes part."""
     post_study: tuple[str, ...] = ()

@@ -129,7 +129,14 @@ class PythonSystem(_System):
         return value
 
 
+class WizardSystem(_System):
+    """No program: every reply is written by an experimenter in the wizard console
+    (Wizard-of-Oz). Several wizards may share the queue; a reply is taken by one."""
+
+    type: Literal["wizard"]
+
+
 SystemSpec = Annotated[
-    DemoSystem | OpenAISystem | RasaSystem | HttpSystem | PythonSystem,
+    DemoSystem | OpenAISystem | RasaSystem | HttpSystem | PythonSystem | WizardSystem,
     Field(discriminator="type"),
 ]

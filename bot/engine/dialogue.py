@@ -18,7 +18,7 @@ from bot.engine.common import (
     texts_of,
     time_is_up,
 )
-from bot.engine.journey import Journey, Stage
+from bot.engine.journey import Journey, Stage, Waiting
 from bot.systems.base import Conversation, SystemReply, Turn
 from scenarios.models import StudyBundle
 
@@ -79,7 +79,14 @@ def end_scenario(
         )
         effects.append(fx.Send(scenario.closing_line))
     effects.append(fx.Send(texts_of(bundle, journey).task_over))
-    journey = replace(journey, pending_message=None, offered=(), exchange_survey=None)
+    journey = replace(
+        journey,
+        pending_message=None,
+        offered=(),
+        exchange_survey=None,
+        waiting=None,
+        paused=False,
+    )
     new, more = questioning.begin(
         bundle, journey, "post_task", scenario.post_task, journey.session_id, now
     )
@@ -139,9 +146,39 @@ def _user_turn(bundle: StudyBundle, journey: Journey, shown: str, sent: str, now
     ]
 
 
-def _on_reply(
-    bundle: StudyBundle, journey: Journey, reply: SystemReply, latency: float, now: float
+def _on_reply(bundle: StudyBundle, journey: Journey, event: ev.SystemReplied, now: float) -> Result:
+    reply = event.reply
+    if journey.gated or event.gated:
+        # A wizard decides: send as is, edit, or write instead (a wizard-type system has
+        # no program, so its "reply" is always empty and always waits).
+        auto = event.auto_send_after
+        waiting = Waiting(
+            texts=reply.texts,
+            events=tuple(sorted(reply.events)),
+            latency_ms=event.latency_ms,
+            since=now,
+            auto_send_at=now + auto if auto is not None and reply.texts else None,
+        )
+        data = {"turn": journey.turns, "text": "\n\n".join(reply.texts)}
+        return replace(journey, waiting=waiting), [
+            fx.RecordEvent("reply_waiting", journey.session_id, data),
+            fx.ShowTyping(),
+        ]
+    return deliver_reply(bundle, journey, reply, event.latency_ms, now)
+
+
+def deliver_reply(
+    bundle: StudyBundle,
+    journey: Journey,
+    reply: SystemReply,
+    latency: float,
+    now: float,
+    *,
+    source: str = "system",
+    original: str | None = None,
+    wizard: str | None = None,
 ) -> Result:
+    """The reply reaches the participant: logged, sent, and the task may end with it."""
     session = journey.session_id
     text = "\n\n".join(reply.texts)
     journey = replace(
@@ -150,9 +187,10 @@ def _on_reply(
         history=(*journey.history, Turn(journey.pending_message or "", text)),
         pending_message=None,
         offered=reply.buttons,
+        waiting=None,
     )
     effects: list[fx.Effect] = [
-        fx.RecordSystemTurn(session, journey.turns, text, latency),
+        fx.RecordSystemTurn(session, journey.turns, text, latency, None, source, original, wizard),
         *_system_messages(bundle, journey, reply),
     ]
     limit = scenario_of(bundle, journey).max_exchanges
@@ -175,6 +213,12 @@ def on_dialogue(bundle: StudyBundle, journey: Journey, event: ev.Event, now: flo
     texts = texts_of(bundle, journey)
     session = journey.session_id
     match event:
+        case ev.TextReceived(text=text) if journey.waiting is not None or journey.paused:
+            # Not lost: logged, and the participant knows why nothing happens yet.
+            data = {"text": text}
+            kind = "message_while_paused" if journey.paused else "message_while_waiting"
+            answer = texts.paused if journey.paused else texts.wait_for_reply
+            return journey, [fx.RecordEvent(kind, session, data), fx.Send(answer)]
         case ev.TextReceived(text=text):
             return _user_turn(bundle, journey, text, text, now)
         case ev.ButtonTapped(data=data) if data.startswith(f"{SYSTEM_BUTTON}:"):
@@ -190,8 +234,8 @@ def on_dialogue(bundle: StudyBundle, journey: Journey, event: ev.Event, now: flo
             return new, [fx.Toast(), *effects]
         case ev.ButtonTapped(data=data):
             return _on_reply_rating_tap(bundle, journey, data, now)
-        case ev.SystemReplied(reply=reply, latency_ms=latency):
-            return _on_reply(bundle, journey, reply, latency, now)
+        case ev.SystemReplied():
+            return _on_reply(bundle, journey, event, now)
         case ev.SystemFailed(error=error, latency_ms=latency, slow=slow):
             journey = replace(journey, pending_message=None)
             return journey, [
@@ -209,13 +253,20 @@ def on_dialogue(bundle: StudyBundle, journey: Journey, event: ev.Event, now: flo
             return journey, [fx.Send(texts.text_only)]
         case ev.MessageEdited():
             return journey, [fx.Send(texts.edit_ignored)]
-        case ev.Recovered() if journey.pending_message is not None:
+        case ev.Recovered() if journey.pending_message is not None and journey.waiting is None:
             return journey, [
                 fx.RecordEvent("system_call_retried", session),
                 fx.ShowTyping(),
                 _call_system(bundle, journey),
             ]
         case ev.Tick():
+            waiting = journey.waiting
+            if waiting is not None and waiting.auto_send_at is not None:
+                if now >= waiting.auto_send_at:
+                    reply = SystemReply(waiting.texts, frozenset(waiting.events))
+                    new, effects = deliver_reply(bundle, journey, reply, waiting.latency_ms, now)
+                    return new, [fx.RecordEvent("auto_sent", session), *effects]
+                return journey, []
             if time_is_up(bundle, journey, now):
                 return end_scenario(bundle, journey, "time_limit", False, now)
             return silence(bundle, journey, now)

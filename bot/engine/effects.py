@@ -56,6 +56,33 @@ class RecordSystemTurn:
     text: str | None
     latency_ms: float
     error: str | None = None
+    source: str = "system"  # system | edited | wizard
+    original_text: str | None = None  # the system's words, when a wizard edited or replaced them
+    wizard: str | None = None
+
+
+@dataclass(frozen=True)
+class SetSuccess:
+    """A wizard's judgement of the task, kept apart from how the session ended."""
+
+    session_id: str
+    success: bool
+
+
+@dataclass(frozen=True)
+class RecordCommand:
+    """What became of a wizard's command: applied, or expired (it no longer made sense)."""
+
+    command_id: int
+    outcome: str
+
+
+@dataclass(frozen=True)
+class RecordGate:
+    scope: str
+    gated: bool
+    auto_send_after: float | None
+    wizard: str
 
 
 @dataclass(frozen=True)
@@ -90,6 +117,9 @@ Record = (
     | RecordSystemTurn
     | RecordResponse
     | RecordEvent
+    | SetSuccess
+    | RecordCommand
+    | RecordGate
 )
 
 # --- outbound: what the driver does after the commit ----------------------------------

@@ -58,6 +58,8 @@ class TasksAssigned:
 class SystemReplied:
     reply: SystemReply
     latency_ms: float
+    gated: bool = False  # the system or the study is gated: the reply waits for a wizard
+    auto_send_after: float | None = None  # ...unless no wizard decides within this time
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,21 @@ class MessageSent:
     """The answer to ``Send(remember=True)``: which message to edit in place later."""
 
     message_id: int
+
+
+@dataclass(frozen=True)
+class WizardCommand:
+    """An experimenter's command from the console, applied exactly once.
+
+    ``kind``: say, reply (payload ``action`` approve | edit | replace, ``text``), end
+    (``reason``), success, fail, gate (``on``, ``auto_send_after``), pause, resume, note
+    (``turn``, ``text``), start.
+    """
+
+    command_id: int
+    kind: str
+    wizard: str
+    payload: dict[str, object]
 
 
 @dataclass(frozen=True)
@@ -95,6 +112,7 @@ Event = (
     | SystemReplied
     | SystemFailed
     | MessageSent
+    | WizardCommand
     | Tick
     | Recovered
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from bot.engine import dialogue, questioning
+from bot.engine import dialogue, questioning, wizard
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.common import (
@@ -36,7 +36,12 @@ def step(
     bundle: StudyBundle, participant: str, journey: Journey | None, event: ev.Event, now: float
 ) -> Step:
     if journey is None:
+        if isinstance(event, ev.WizardCommand):  # nobody there any more
+            return Step(None, (fx.RecordCommand(event.command_id, "expired"),))
         return _first_contact(bundle, participant, event, now)
+    if isinstance(event, ev.WizardCommand):
+        new, done = wizard.on_command(bundle, journey, event, now)
+        return Step(new, tuple(done))
     effects: list[fx.Effect] = []
     if isinstance(event, PARTICIPANT_EVENTS):
         if journey.abandoned and journey.stage in (Stage.DIALOGUE, Stage.QUESTIONNAIRE):
@@ -50,6 +55,8 @@ def step(
 
 def next_deadline(bundle: StudyBundle, journey: Journey) -> float | None:
     """When the clock next matters to this participant, so the driver knows when to tick."""
+    if journey.waiting is not None:
+        return journey.waiting.auto_send_at
     if journey.stage not in (Stage.DIALOGUE, Stage.QUESTIONNAIRE) or journey.pending_message:
         return None
     timing = bundle.study.timing
@@ -127,11 +134,23 @@ def _on_assigning(bundle: StudyBundle, journey: Journey, event: ev.Event, now: f
     if isinstance(event, ev.TasksAssigned):
         tasks = tuple(Task(scenario, system) for scenario, system in event.tasks)
         assigned = replace(journey, tasks=tasks, design=event.design, seed=event.seed)
+        if bundle.study.hold_after_consent:
+            # Lab studies: the experimenter starts the session when the room is ready.
+            held = replace(assigned, stage=Stage.HELD)
+            return held, [fx.RecordEvent("held"), fx.Send(texts_of(bundle, held).held)]
         return dialogue.start_task(bundle, assigned, 0, now)
     if isinstance(event, ev.Recovered):
         return journey, [fx.AssignTasks()]
     if isinstance(event, ev.ButtonTapped):
         return stale_tap(bundle, journey)
+    return journey, []
+
+
+def _on_held(bundle: StudyBundle, journey: Journey, event: ev.Event, now: float) -> Result:
+    if isinstance(event, ev.ButtonTapped):
+        return stale_tap(bundle, journey)
+    if isinstance(event, PARTICIPANT_EVENTS):
+        return journey, [fx.Send(texts_of(bundle, journey).held)]
     return journey, []
 
 
@@ -158,4 +177,5 @@ _HANDLERS = {
     Stage.FINISHED: _on_over,
     Stage.CLOSED: _on_over,
     Stage.INELIGIBLE: _on_over,
+    Stage.HELD: _on_held,
 }

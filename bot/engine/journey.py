@@ -23,12 +23,25 @@ class Stage(StrEnum):
     FINISHED = "finished"
     INELIGIBLE = "ineligible"  # screened out: thanked and released
     CLOSED = "closed"  # abandoned, and the study closes abandoned sessions
+    HELD = "held"  # assigned, waiting for an experimenter to start the session (lab studies)
 
 
 @dataclass(frozen=True)
 class Task:
     scenario_id: str
     system_id: str
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A system reply held for a wizard to send as is, edit or replace (empty for a system
+    of type wizard, which has no program behind it)."""
+
+    texts: tuple[str, ...]
+    events: tuple[str, ...]
+    latency_ms: float
+    since: float
+    auto_send_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -52,6 +65,9 @@ class Journey:
     stimulus_index: int = 0  # rating tasks: the row being rated
     asked: int = 0  # increases with every item shown: buttons carry it to detect old taps
     language: str | None = None  # Telegram's language code, for translated texts
+    gated: bool = False  # a wizard decides every system reply of this session
+    waiting: Waiting | None = None
+    paused: bool = False
     reminded: bool = False
     abandoned: bool = False
 
@@ -82,8 +98,15 @@ class Journey:
                 "offered": tuple((title, payload) for title, payload in data.get("offered", ())),
                 "survey": _survey(data.get("survey")),
                 "exchange_survey": _survey(data.get("exchange_survey")),
+                "waiting": _waiting(data.get("waiting")),
             }
         )
+
+
+def _waiting(data: dict | None) -> Waiting | None:
+    if data is None:
+        return None
+    return Waiting(**{**data, "texts": tuple(data["texts"]), "events": tuple(data["events"])})
 
 
 def _survey(data: dict | None) -> Survey | None:

@@ -99,4 +99,28 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX studies_by_id ON studies(study_id, id);
     """,
+    # 5: the wizard console: commands from experimenters, gates, who wrote each system line
+    """
+    CREATE TABLE commands (
+        id          INTEGER PRIMARY KEY,
+        at          REAL NOT NULL,
+        wizard      TEXT NOT NULL,
+        kind        TEXT NOT NULL,   -- say | reply | end | success | fail | gate | pause | ...
+        session_id  TEXT,            -- NULL for commands about a system or the whole study
+        payload     TEXT NOT NULL DEFAULT '{}',
+        applied_at  REAL,            -- set once by the bot, in the same transaction as the effect
+        outcome     TEXT             -- applied | expired | rejected
+    );
+    CREATE INDEX commands_pending ON commands(id) WHERE applied_at IS NULL;
+    CREATE TABLE gates (
+        scope           TEXT PRIMARY KEY,  -- study:<id> | system:<id> | session:<id>
+        gated           INTEGER NOT NULL,
+        auto_send_after REAL,              -- seconds; NULL: the wizard decides every reply
+        wizard          TEXT NOT NULL,
+        set_at          REAL NOT NULL
+    );
+    ALTER TABLE exchanges ADD COLUMN source TEXT;         -- system | edited | wizard
+    ALTER TABLE exchanges ADD COLUMN original_text TEXT;  -- what the system said, when edited
+    ALTER TABLE exchanges ADD COLUMN wizard TEXT;         -- who sent, edited or wrote it
+    """,
 )

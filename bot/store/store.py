@@ -199,6 +199,29 @@ class Store:
 
         return await self.write(job)
 
+    # --- the wizard console's commands ------------------------------------------------
+
+    async def pending_commands(self, after: int) -> list[tuple[int, str, str, str | None, str]]:
+        """Commands not applied yet: (id, kind, wizard, session id, payload JSON)."""
+        return await self._fetchall(
+            "SELECT id, kind, wizard, session_id, payload FROM commands"
+            " WHERE applied_at IS NULL AND id > ? ORDER BY id",
+            (after,),
+        )
+
+    async def gates(self) -> dict[str, tuple[bool, float | None]]:
+        rows = await self._fetchall("SELECT scope, gated, auto_send_after FROM gates")
+        return {scope: (bool(gated), auto) for scope, gated, auto in rows}
+
+    async def settle_command(self, records: list[fx.Record]) -> None:
+        """Apply records that belong to no participant (a gate on a system or the study)."""
+
+        async def job(conn: aiosqlite.Connection) -> None:
+            for record in records:
+                await _apply(conn, "", "", record, self._clock())
+
+        await self.write(job)
+
     # --- the inbox: updates are durable before Telegram is told we have them ---------
 
     async def remember_updates(self, updates: list[tuple[int, str]]) -> set[int]:
@@ -309,16 +332,37 @@ async def _apply(
             )
         case fx.RecordSystemTurn():
             await conn.execute(
-                "UPDATE exchanges SET system_text = ?, system_at = ?, latency_ms = ?, error = ?"
-                " WHERE session_id = ? AND turn = ?",
+                "UPDATE exchanges SET system_text = ?, system_at = ?, latency_ms = ?, error = ?,"
+                " source = ?, original_text = ?, wizard = ? WHERE session_id = ? AND turn = ?",
                 (
                     record.text,
                     now,
                     round(record.latency_ms, 3),
                     record.error,
+                    record.source if record.text is not None else None,
+                    record.original_text,
+                    record.wizard,
                     record.session_id,
                     record.turn,
                 ),
+            )
+        case fx.SetSuccess(session_id=session_id, success=success):
+            await conn.execute(
+                "UPDATE sessions SET success = ? WHERE id = ?", (int(success), session_id)
+            )
+        case fx.RecordCommand(command_id=command_id, outcome=outcome):
+            await conn.execute(
+                "UPDATE commands SET applied_at = ?, outcome = ?"
+                " WHERE id = ? AND applied_at IS NULL",
+                (now, outcome, command_id),
+            )
+        case fx.RecordGate(scope=scope, gated=gated, auto_send_after=auto, wizard=wizard):
+            await conn.execute(
+                "INSERT INTO gates (scope, gated, auto_send_after, wizard, set_at)"
+                " VALUES (?,?,?,?,?) ON CONFLICT(scope) DO UPDATE SET gated = excluded.gated,"
+                " auto_send_after = excluded.auto_send_after, wizard = excluded.wizard,"
+                " set_at = excluded.set_at",
+                (scope, int(gated), auto, wizard, now),
             )
         case fx.RecordResponse():
             await conn.execute(

@@ -12,6 +12,7 @@ from bot.systems.http import HttpService
 from bot.systems.http_json import JsonClient
 from bot.systems.openai import OpenAIChat
 from bot.systems.rasa import RasaRest
+from bot.systems.wizard import WizardOnly
 from scenarios.systems import (
     DemoSystem,
     HttpSystem,
@@ -19,6 +20,7 @@ from scenarios.systems import (
     PythonSystem,
     RasaSystem,
     SystemSpec,
+    WizardSystem,
 )
 
 log = logging.getLogger(__name__)
@@ -61,6 +63,8 @@ def build_systems(
                 systems[spec.id] = HttpService(spec, http(), env)
             case PythonSystem():
                 systems[spec.id] = load_custom(spec)
+            case WizardSystem():
+                systems[spec.id] = WizardOnly()
             case _:
                 raise ValueError(f"system {spec.id!r}: unknown type {spec.type!r}")
     return systems

@@ -34,8 +34,9 @@ _CONTENT_KINDS = (
 class Inbound:
     """One thing that happened in one private chat, in arrival order.
 
-    ``kind`` is text, command, callback, edited or unsupported for Telegram updates, and
-    tick or recover for what the bot itself schedules (these have no ``update_id``).
+    ``kind`` is text, command, callback, edited or unsupported for Telegram updates; tick or
+    recover for what the bot itself schedules, and wizard for an experimenter's command (JSON
+    in ``text``); these have no ``update_id``.
     """
 
     chat_id: int
@@ -43,6 +44,7 @@ class Inbound:
     text: str = ""
     update_id: int | None = None
     callback_id: str | None = None
+    language: str | None = None  # Telegram's language code of the participant's app
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), separators=(",", ":"))
@@ -57,7 +59,7 @@ class Inbound:
                 command, _, argument = self.text.partition(" ")
                 name = command[1:].split("@", 1)[0].lower()
                 if name == "start":
-                    return ev.StartCommand(argument.strip() or None)
+                    return ev.StartCommand(argument.strip() or None, self.language)
                 if name == "done":
                     return ev.DoneCommand()
                 return ev.TextReceived(self.text)
@@ -71,6 +73,11 @@ class Inbound:
                 return ev.Tick()
             case "recover":
                 return ev.Recovered()
+            case "wizard":
+                command = json.loads(self.text)
+                return ev.WizardCommand(
+                    command["id"], command["kind"], command["wizard"], command["payload"]
+                )
         return ev.UnsupportedReceived(self.text)
 
 
@@ -91,6 +98,7 @@ def from_update(update: Update) -> Inbound | None:
     if message.text is not None:
         entities = message.entities or ()
         is_command = any(e.type == "bot_command" and e.offset == 0 for e in entities)
-        return Inbound(chat.id, "command" if is_command else "text", message.text, update.update_id)
+        kind = "command" if is_command else "text"
+        return Inbound(chat.id, kind, message.text, update.update_id, language=user.language_code)
     kind = next((k for k in _CONTENT_KINDS if getattr(message, k, None)), "other")
     return Inbound(chat.id, "unsupported", kind, update.update_id)
