@@ -34,6 +34,19 @@ def error_at(title: str, errors: list[tuple[Loc, str, object]]) -> ValidationErr
     )
 
 
+def repeated_ids(field: str, things: tuple[object, ...]) -> list[tuple[Loc, str, object]]:
+    """Errors for ids used twice in a list (answers and records are stored by id)."""
+    first: dict[str, int] = {}
+    repeats: list[tuple[Loc, str, object]] = []
+    for index, thing in enumerate(things):
+        thing_id = thing.id  # type: ignore[attr-defined]
+        if thing_id in first:
+            message = f"{field[:-1]} id {thing_id!r} is already used by {field}[{first[thing_id]}]"
+            repeats.append(((field, index, "id"), message, thing_id))
+        first.setdefault(thing_id, index)
+    return repeats
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -204,14 +217,7 @@ class Questionnaire(_Model):
 
     @model_validator(mode="after")
     def _unique_item_ids(self) -> Questionnaire:
-        first: dict[str, int] = {}
-        repeats = []
-        for index, item in enumerate(self.items):
-            if item.id in first:
-                message = f"item id {item.id!r} is already used by items[{first[item.id]}]"
-                repeats.append((("items", index, "id"), message, item.id))
-            first.setdefault(item.id, index)
-        if repeats:
+        if repeats := repeated_ids("items", self.items):
             raise error_at("Questionnaire", repeats)
         return self
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from questionnaires.models import Questionnaire, error_at
+from questionnaires.models import Questionnaire, error_at, repeated_ids
 from scenarios.durations import Seconds
 from scenarios.systems import SystemSpec
 
@@ -200,14 +200,7 @@ class Study(_Model):
 
     @model_validator(mode="after")
     def _unique_system_ids(self) -> Study:
-        first: dict[str, int] = {}
-        repeats = []
-        for index, system in enumerate(self.systems):
-            if system.id in first:
-                message = f"system id {system.id!r} is already used by systems[{first[system.id]}]"
-                repeats.append((("systems", index, "id"), message, system.id))
-            first.setdefault(system.id, index)
-        if repeats:
+        if repeats := repeated_ids("systems", self.systems):
             raise error_at("Study", repeats)
         return self
 
