@@ -1,0 +1,211 @@
+"""Who took part, which tasks succeeded, how long they took, and who wrote the replies.
+
+Tidy frames per system (and per scenario), from the ``sessions``, ``exchanges``,
+``events`` and ``participants`` frames of ``analytics.data``.
+
+Task completion counts dialogue tasks whose outcome is known: closed sessions, and
+abandoned ones, which count as not successful (a participant who gave up did not complete
+the task). Sessions still in progress are left out and counted in ``in_progress``. Rating
+tasks have no success and are left out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from analytics.stats import wilson_interval
+
+WITHDRAWAL_EVENTS = ("withdrawn", "withdrawal", "data_removed")
+"""Event kinds that mean a participant withdrew (the bot's withdrawal command is to come)."""
+SOURCES = ("system", "edited", "wizard")
+
+
+def participation(data) -> dict[str, int]:
+    """Study-wide counts: who arrived, agreed, declined, was screened out, finished."""
+    participants, events, sessions = data.participants, data.events, data.sessions
+    kinds = events["kind"].astype(object)
+    consent = participants["consent"].astype(object)
+
+    def people(kind: str | Sequence[str]) -> int:
+        wanted = [kind] if isinstance(kind, str) else list(kind)
+        return int(events.loc[kinds.isin(wanted), "participant_id"].nunique())
+
+    return {
+        "participants": len(participants),
+        "consented": int((consent == "accepted").sum()),
+        "declined_consent": int((consent == "declined").sum()),
+        "consent_pending": int((consent == "pending").sum()),
+        "withdrawn": people(WITHDRAWAL_EVENTS),
+        "not_eligible": people("not_eligible"),
+        "unreachable": people("participant_unreachable"),
+        "with_sessions": int(sessions["participant_id"].nunique()),
+        "completed_study": people("study_completed"),
+        "sessions": len(sessions),
+        "completed_sessions": int((sessions["state"] == "ended").sum()),
+        "abandoned_sessions": int((sessions["state"] == "abandoned").sum()),
+    }
+
+
+def participation_by_system(sessions: pd.DataFrame) -> pd.DataFrame:
+    """Per system: participants, sessions, and how the sessions stand."""
+    state = sessions["state"].astype(object)
+    frame = sessions.assign(
+        completed=state == "ended",
+        abandoned=state == "abandoned",
+        in_progress=state.isin(["dialogue", "questionnaire"]),
+    )
+    table = frame.groupby("system_id", observed=True).agg(
+        participants=("participant_id", "nunique"),
+        sessions=("session_id", "size"),
+        completed=("completed", "sum"),
+        abandoned=("abandoned", "sum"),
+        in_progress=("in_progress", "sum"),
+    )
+    return table.reset_index().astype({"system_id": object})
+
+
+def _dialogues(sessions: pd.DataFrame) -> pd.DataFrame:
+    frame = sessions[sessions["scenario_kind"].astype(object) != "rating"]
+    state = frame["state"].astype(object)
+    known = frame["ended_at"].notna() | (state == "abandoned")
+    return frame.assign(outcome_known=known, succeeded=(frame["success"] == 1) & known)
+
+
+def completion(
+    sessions: pd.DataFrame, by: Sequence[str] = ("system_id",), confidence: float = 0.95
+) -> pd.DataFrame:
+    """Success rate with Wilson's interval, exchanges per session (mean, SD, median) and
+    time per task against the scenario's expected time, per group."""
+    by = list(by)
+    frame = _dialogues(sessions)
+    known = frame[frame["outcome_known"]]
+    closed = known[known["duration_s"].notna()]
+    rows = []
+    for key, group in frame.groupby(by, observed=True):
+        key = key if isinstance(key, tuple) else (key,)
+        done = known.loc[known.index.intersection(group.index)]
+        timed = closed.loc[closed.index.intersection(group.index)]
+        successes, n = int(done["succeeded"].sum()), len(done)
+        low, high = wilson_interval(successes, n, confidence)
+        expected = timed["expected_duration_s"].dropna()
+        over = timed.loc[expected.index]
+        rows.append(
+            {
+                **dict(zip(by, key, strict=True)),
+                "sessions": len(group),
+                "in_progress": len(group) - n,
+                "n": n,
+                "successes": successes,
+                "success_rate": successes / n if n else math.nan,
+                "ci_low": low,
+                "ci_high": high,
+                "exchanges_mean": _stat(done["n_exchanges"], "mean"),
+                "exchanges_sd": _stat(done["n_exchanges"], "std"),
+                "exchanges_median": _stat(done["n_exchanges"], "median"),
+                "duration_n": len(timed),
+                "duration_mean_s": _stat(timed["duration_s"], "mean"),
+                "duration_sd_s": _stat(timed["duration_s"], "std"),
+                "duration_median_s": _stat(timed["duration_s"], "median"),
+                "expected_duration_s": expected.median() if len(expected) else math.nan,
+                "duration_vs_expected": _ratio(over["duration_s"], expected),
+                "over_expected_share": (over["duration_s"] > expected).mean()
+                if len(expected)
+                else math.nan,
+            }
+        )
+    return pd.DataFrame(rows, columns=[*by, *_COMPLETION_COLUMNS])
+
+
+_COMPLETION_COLUMNS = [
+    "sessions",
+    "in_progress",
+    "n",
+    "successes",
+    "success_rate",
+    "ci_low",
+    "ci_high",
+    "exchanges_mean",
+    "exchanges_sd",
+    "exchanges_median",
+    "duration_n",
+    "duration_mean_s",
+    "duration_sd_s",
+    "duration_median_s",
+    "expected_duration_s",
+    "duration_vs_expected",
+    "over_expected_share",
+]
+
+
+def _stat(values: pd.Series, how: str) -> float:
+    values = values.dropna().astype(float)
+    if how == "std" and len(values) < 2:
+        return math.nan
+    return float(getattr(values, how)()) if len(values) else math.nan
+
+
+def _ratio(actual: pd.Series, expected: pd.Series) -> float:
+    """Median of actual / expected time: 1.0 means tasks took as long as planned."""
+    if not len(expected):
+        return math.nan
+    return float((actual / expected).median())
+
+
+def end_reasons(sessions: pd.DataFrame, by: Sequence[str] = ("system_id",)) -> pd.DataFrame:
+    """How sessions ended (success, exchange limit, time limit, participant done, wizard,
+    abandoned, …), counted per group; sessions not ended yet are "(in progress)"."""
+    by = list(by)
+    reason = sessions["end_reason"].astype(object)
+    reason = reason.where(
+        reason.notna(), np.where(sessions["state"] == "abandoned", "abandoned", "(in progress)")
+    )
+    frame = sessions.assign(end_reason=reason)
+    table = frame.groupby([*by, "end_reason"], observed=True).size().rename("count")
+    table = table.reset_index()
+    table["share"] = table["count"] / table.groupby(by, observed=True)["count"].transform("sum")
+    return table.astype({k: object for k in by})
+
+
+def wizard_share(exchanges: pd.DataFrame, has_source: bool) -> tuple[pd.DataFrame, str | None]:
+    """Share of system turns sent as is, edited, or written by a wizard, per system. The
+    second value is a note when there is nothing to say (no wizard data)."""
+    columns = ["system_id", "source", "count", "share"]
+    if not has_source:
+        return pd.DataFrame(columns=columns), "no wizard data: this database does not record it"
+    turns = exchanges[exchanges["source"].notna()]
+    if turns.empty:
+        return pd.DataFrame(columns=columns), "no wizard data: no system turn records its source"
+    table = turns.groupby(["system_id", "source"], observed=True).size().rename("count")
+    table = table.reset_index()
+    table["share"] = table["count"] / table.groupby("system_id")["count"].transform("sum")
+    if (table["source"].astype(object) == "system").all():
+        note = "no wizard involvement: every system turn was sent as the system wrote it"
+        return table[columns], note
+    return table[columns].astype({"system_id": object, "source": object}), None
+
+
+def comments(responses: pd.DataFrame) -> pd.DataFrame:
+    """Free-text answers, per system, in the order they were given."""
+    text = responses[
+        (responses["type"].astype(object) == "text")
+        & (responses["status"] == "answered")
+        & responses["text"].notna()
+    ]
+    columns = ["system_id", "scenario_id", "participant_id", "session_id", "questionnaire_id"]
+    columns += ["item_id", "text", "answered_at"]
+    table = text.sort_values(["system_id", "answered_at"])[columns]
+    return table.astype({c: object for c in columns[:6]}).reset_index(drop=True)
+
+
+def events_by_kind(events: pd.DataFrame) -> pd.DataFrame:
+    """How often each event happened, to how many participants and sessions."""
+    table = events.groupby("kind", observed=True).agg(
+        count=("kind", "size"),
+        participants=("participant_id", "nunique"),
+        sessions=("session_id", "nunique"),
+    )
+    return table.reset_index().astype({"kind": object})

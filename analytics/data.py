@@ -1,0 +1,426 @@
+"""The study database as tidy DataFrames, read from one consistent snapshot.
+
+The bot keeps writing while a researcher analyses, so everything is read inside one read
+transaction on a read-only connection (``mode=ro``): the tables agree with each other, the
+file is never written, and no cursor is left open to hold back WAL checkpoints. Encrypted
+chat ids and engine snapshots are never loaded.
+
+An empty or partial database (no tables yet, an older schema, no study definition) gives
+empty frames with the usual columns and a note in ``StudyData.notes``, never an exception.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pydantic import ValidationError
+
+from scenarios.models import StudyBundle
+
+NO_SYSTEM = "(no system)"
+"""System of answers given before any task (screening) or by participants without a task."""
+SEVERAL_SYSTEMS = "(several systems)"
+"""System of post-study answers from a participant who met more than one system."""
+NUMERIC_TYPES = ("scale", "yes_no", "thumbs")
+"""Item types whose stored value is a number on an ordered scale."""
+
+_CHUNK = 200_000
+# fmt: off
+_CATEGORIES = [
+    "participant_id", "session_id", "questionnaire_id", "item_id", "status", "label",
+    "system_id", "scenario_id", "kind",
+]
+SESSION_COLUMNS = [
+    "session_id", "participant_id", "study_id", "scenario_id", "system_id", "task_index",
+    "design", "seed", "state", "started_at", "ended_at", "end_reason", "success",
+]
+EXCHANGE_COLUMNS = [
+    "exchange_id", "session_id", "turn", "user_text", "user_at", "system_text", "system_at",
+    "latency_ms", "error", "source",
+]
+RESPONSE_COLUMNS = [
+    "response_id", "participant_id", "session_id", "scope", "questionnaire_id", "item_id",
+    "value", "label", "text", "status", "shown_at", "answered_at", "turn", "stimulus_id",
+    "attention_ok",
+]
+EVENT_COLUMNS = ["event_id", "at", "participant_id", "session_id", "kind", "data"]
+PARTICIPANT_COLUMNS = [
+    "participant_id", "study_id", "consent", "consent_at", "created_at", "updated_at",
+]
+ITEM_COLUMNS = [
+    "questionnaire_id", "item_id", "position", "type", "text", "min", "max", "reverse",
+    "construct", "attention", "required",
+]
+CHOICE_COLUMNS = ["questionnaire_id", "item_id", "position", "value", "label"]
+# fmt: on
+
+# Database column for each frame column (the frames name ids after what they identify).
+_SOURCES: dict[str, dict[str, str]] = {
+    "sessions": {"session_id": "id"},
+    "exchanges": {"exchange_id": "id"},
+    "responses": {"response_id": "id"},
+    "events": {"event_id": "id"},
+    "participants": {"participant_id": "id"},
+}
+
+
+@dataclass(frozen=True)
+class StudyData:
+    """Everything the report needs, as tidy frames (one row per observation)."""
+
+    sessions: pd.DataFrame
+    exchanges: pd.DataFrame
+    responses: pd.DataFrame
+    events: pd.DataFrame
+    participants: pd.DataFrame
+    items: pd.DataFrame
+    """The codebook: one row per questionnaire item (wording, scale, reverse, construct)."""
+    choices: pd.DataFrame
+    """Answer options of closed items, in asking order: for distributions and plots."""
+    bundles: dict[str, StudyBundle] = field(default_factory=dict)
+    """The latest stored definition of each study, by study id."""
+    notes: tuple[str, ...] = ()
+    """What is missing or could not be read, in words for the report."""
+    schema_version: int = 0
+    has_wizard_source: bool = False
+    """Whether ``exchanges.source`` (system | edited | wizard) exists in this database."""
+
+    @property
+    def bundle(self) -> StudyBundle | None:
+        """The study, when the database holds exactly one (the usual case)."""
+        return next(iter(self.bundles.values())) if len(self.bundles) == 1 else None
+
+
+def load_study_data(db: Path | str) -> StudyData:
+    """Read ``db`` read-only in one transaction; an absent file is an error, an empty one not."""
+    path = Path(db)
+    if not path.is_file():
+        raise FileNotFoundError(f"no study database at {path}")
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    try:
+        conn.execute("PRAGMA query_only=ON")
+        conn.execute("BEGIN")
+        try:
+            raw = _read_all(conn)
+        finally:
+            conn.execute("COMMIT")
+    finally:
+        conn.close()
+    return _assemble(**raw)
+
+
+def _read_all(conn: sqlite3.Connection) -> dict[str, Any]:
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    columns = {
+        name: {row[1] for row in conn.execute(f"PRAGMA table_info({name})").fetchall()}
+        for name in ("participants", "sessions", "exchanges", "responses", "events", "studies")
+    }
+    notes: list[str] = []
+    if not columns["sessions"]:
+        notes.append("The database has no tables yet: the bot has never run on it.")
+    frames = {
+        "sessions": _select(conn, "sessions", SESSION_COLUMNS, columns, "started_at, id", False),
+        "exchanges": _select(conn, "exchanges", EXCHANGE_COLUMNS, columns, "session_id, turn"),
+        "responses": _select(conn, "responses", RESPONSE_COLUMNS, columns, "id"),
+        "events": _select(conn, "events", EVENT_COLUMNS, columns, "id"),
+        "participants": _select(
+            conn, "participants", PARTICIPANT_COLUMNS, columns, "created_at", False
+        ),
+    }
+    definitions: list[tuple[str, str]] = []
+    if columns["studies"]:
+        cursor = conn.execute("SELECT study_id, definition FROM studies ORDER BY id")
+        definitions = cursor.fetchall()
+        cursor.close()
+    return {
+        **frames,
+        "definitions": definitions,
+        "version": version,
+        "notes": notes,
+        "has_source": "source" in columns["exchanges"],
+    }
+
+
+def _select(
+    conn: sqlite3.Connection,
+    table: str,
+    wanted: list[str],
+    columns: dict[str, set[str]],
+    order: str,
+    categorical: bool = True,
+) -> pd.DataFrame:
+    """The wanted columns that exist (others come back empty), read in chunks so that a
+    million rows never sit in memory as Python tuples all at once."""
+    present = columns[table]
+    if not present:
+        empty = pd.DataFrame({name: pd.Series(dtype=object) for name in wanted})
+        return _compact(empty) if categorical else empty
+    rename = _SOURCES.get(table, {})
+    selected = [c for c in wanted if rename.get(c, c) in present]
+    sql = ", ".join(rename.get(c, c) for c in selected)
+    cursor = conn.execute(f"SELECT {sql} FROM {table} ORDER BY {order}")
+    chunks: list[pd.DataFrame] = []
+    try:
+        while rows := cursor.fetchmany(_CHUNK):
+            chunk = pd.DataFrame.from_records(rows, columns=selected)
+            chunks.append(_compact(chunk) if categorical else chunk)
+    finally:
+        cursor.close()
+    frame = _concat(chunks, selected, categorical)
+    for name in wanted:
+        if name not in frame.columns:
+            frame[name] = np.nan
+    return frame[wanted]
+
+
+def _compact(frame: pd.DataFrame) -> pd.DataFrame:
+    for name in _CATEGORIES:
+        if name in frame.columns:
+            frame[name] = frame[name].astype("category")
+    return frame
+
+
+def _concat(chunks: list[pd.DataFrame], columns: list[str], categorical: bool) -> pd.DataFrame:
+    if not chunks:
+        empty = pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+        return _compact(empty) if categorical else empty
+    if len(chunks) == 1:
+        return chunks[0]
+    categorical = [c for c in columns if isinstance(chunks[0][c].dtype, pd.CategoricalDtype)]
+    merged = {
+        c: pd.api.types.union_categoricals([chunk[c] for chunk in chunks], ignore_order=True)
+        for c in categorical
+    }
+    frame = pd.concat([chunk.drop(columns=categorical) for chunk in chunks], ignore_index=True)
+    for name, values in merged.items():
+        frame[name] = pd.Categorical(values)
+    return frame[columns]
+
+
+def _bundles(definitions: Iterable[tuple[str, str]], notes: list[str]) -> dict[str, Any]:
+    """The latest definition of each study: validated, or at least its raw questionnaires."""
+    bundles: dict[str, StudyBundle] = {}
+    raw_questionnaires: dict[str, dict[str, Any]] = {}
+    for study_id, definition in definitions:
+        try:
+            bundle = StudyBundle.model_validate_json(definition)
+        except ValidationError as error:
+            notes.append(
+                f"The stored definition of study {study_id!r} does not validate with this "
+                f"version of ozlab ({error.error_count()} problems): its items are read as "
+                "stored, and scenario details (expected times) are unknown."
+            )
+            with contextlib.suppress(ValueError, AttributeError):
+                raw = json.loads(definition).get("questionnaires", {})
+                raw_questionnaires.update(raw if isinstance(raw, dict) else {})
+            continue
+        bundles[study_id] = bundle
+        raw_questionnaires.update(
+            {q_id: q.model_dump(by_alias=True) for q_id, q in bundle.questionnaires.items()}
+        )
+    return {"bundles": bundles, "questionnaires": raw_questionnaires}
+
+
+def _codebook(questionnaires: dict[str, dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    items, choices = [], []
+    for q_id, questionnaire in questionnaires.items():
+        for position, item in enumerate(questionnaire.get("items", ())):
+            kind = item.get("type")
+            items.append(
+                {
+                    "questionnaire_id": q_id,
+                    "item_id": item.get("id"),
+                    "position": position,
+                    "type": kind,
+                    "text": item.get("text", ""),
+                    "min": item.get("min", 0 if kind in ("yes_no", "thumbs") else np.nan),
+                    "max": item.get("max", 1 if kind in ("yes_no", "thumbs") else np.nan),
+                    "reverse": bool(item.get("reverse", False)),
+                    "construct": item.get("construct"),
+                    "attention": item.get("attention"),
+                    "required": item.get("required"),
+                }
+            )
+            for index, (value, label) in enumerate(_item_choices(item)):
+                choices.append([q_id, item.get("id"), index, value, label])
+    items_frame = pd.DataFrame(items, columns=ITEM_COLUMNS)
+    for name in ("min", "max"):
+        items_frame[name] = items_frame[name].astype(float)
+    return items_frame, pd.DataFrame(choices, columns=CHOICE_COLUMNS)
+
+
+def _item_choices(item: dict[str, Any]) -> list[tuple[Any, str]]:
+    kind = item.get("type")
+    if kind == "scale":
+        labels = {int(k): v for k, v in item.get("labels", {}).items()}
+        return [(v, labels.get(v, str(v))) for v in range(item["min"], item["max"] + 1)]
+    if kind == "yes_no":
+        return [(1, item.get("yes", "Yes")), (0, item.get("no", "No"))]
+    if kind == "thumbs":
+        return [(1, item.get("up", "👍")), (0, item.get("down", "👎"))]
+    if kind in ("choice", "multi_choice"):
+        return [(o["value"], o["label"]) for o in item.get("options", ())]
+    return []
+
+
+def _sessions(sessions: pd.DataFrame, exchanges: pd.DataFrame, bundles: dict) -> pd.DataFrame:
+    failed = exchanges["system_text"].isna().rename("failed")
+    counts = (
+        pd.concat([exchanges["session_id"], failed], axis=1)
+        .groupby("session_id")
+        .agg(n_exchanges=("failed", "size"), n_failed_replies=("failed", "sum"))
+    )
+    sessions = sessions.join(counts, on="session_id")
+    for name in ("n_exchanges", "n_failed_replies"):
+        sessions[name] = sessions[name].fillna(0).astype(int)
+    sessions["duration_s"] = sessions["ended_at"] - sessions["started_at"]
+    scenario_rows = [
+        {
+            "study_id": study_id,
+            "scenario_id": s_id,
+            "scenario_kind": s.kind,
+            "expected_duration_s": s.expected_duration,
+            "time_limit_s": s.time_limit,
+            "max_exchanges": s.max_exchanges,
+        }
+        for study_id, bundle in bundles.items()
+        for s_id, s in bundle.scenarios.items()
+    ]
+    columns = ["study_id", "scenario_id", "scenario_kind", "expected_duration_s"]
+    scenarios = pd.DataFrame(scenario_rows, columns=[*columns, "time_limit_s", "max_exchanges"])
+    keys = sessions[["study_id", "scenario_id"]].astype(object)
+    merged = keys.merge(scenarios.astype({"study_id": object, "scenario_id": object}), how="left")
+    for name in scenarios.columns[2:]:
+        sessions[name] = merged[name].to_numpy()
+    # Without a definition, a session closed as "completed" is a rating task.
+    unknown = sessions["scenario_kind"].isna()
+    rating = sessions["end_reason"].astype(object) == "completed"
+    sessions["scenario_kind"] = np.where(
+        unknown, np.where(rating, "rating", "dialogue"), sessions["scenario_kind"]
+    )
+    for name in ("expected_duration_s", "time_limit_s", "max_exchanges", "success"):
+        sessions[name] = pd.to_numeric(sessions[name], errors="coerce").astype(float)
+    return sessions
+
+
+def _take(keys: pd.Series, table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (indexed by key) looked up for every key: once per distinct key, then
+    spread by category codes, which is what keeps a million answers fast."""
+    keys = keys if isinstance(keys.dtype, pd.CategoricalDtype) else keys.astype("category")
+    table = table.set_axis(table.index.astype(object))
+    small = table.reindex(pd.Index(keys.cat.categories, dtype=object))
+    small = pd.concat([small, table.iloc[:0].reindex([None])], ignore_index=True)
+    codes = keys.cat.codes.to_numpy().copy()
+    codes[codes < 0] = len(small) - 1
+    return small.iloc[codes].reset_index(drop=True)
+
+
+def _responses(
+    responses: pd.DataFrame, sessions: pd.DataFrame, items: pd.DataFrame, screening: set[str]
+) -> pd.DataFrame:
+    """Answers with their item's metadata, the moment asked, the system, and a score in
+    which reverse items are recoded (min + max − answer) so that high always means good."""
+    meta = items.assign(pair=items["questionnaire_id"] + "\x1f" + items["item_id"])
+    meta = meta.drop_duplicates("pair", keep="last").set_index("pair")
+    found = _take(_pairs(responses), meta[["type", "min", "max", "reverse", "construct"]])
+    for name in found.columns:
+        responses[name] = found[name].to_numpy()
+    responses["reverse"] = responses["reverse"].astype(object).fillna(False).astype(bool)
+    for name in ("type", "construct"):
+        responses[name] = responses[name].astype("category")
+    for name in ("value", "shown_at", "answered_at", "turn", "attention_ok", "min", "max"):
+        responses[name] = pd.to_numeric(responses[name], errors="coerce").astype(float)
+    type_known = responses["type"].notna()
+    numeric = responses["type"].isin(NUMERIC_TYPES) | ~type_known
+    usable = numeric & (responses["status"] == "answered")
+    value = responses["value"].where(usable)
+    recoded = responses["min"] + responses["max"] - value
+    responses["score"] = value.where(~responses["reverse"], recoded)
+
+    has_session = responses["session_id"].notna()
+    moment = np.select(
+        [responses["turn"].notna(), responses["stimulus_id"].notna(), has_session],
+        ["exchange", "stimulus", "post_task"],
+        default="post_study",
+    )
+    is_screening = ~has_session & responses["questionnaire_id"].isin(screening)
+    responses["moment"] = pd.Categorical(np.where(is_screening, "screening", moment))
+
+    by_session = sessions.set_index("session_id")[["system_id", "scenario_id"]].astype(object)
+    attached = _take(responses["session_id"], by_session)
+    met = sessions.assign(system_id=sessions["system_id"].astype(object)).groupby("participant_id")[
+        "system_id"
+    ]
+    per_participant = met.first().where(met.nunique() == 1, SEVERAL_SYSTEMS)
+    own = _take(responses["participant_id"], per_participant.to_frame())["system_id"]
+    system = np.where(has_session, attached["system_id"].to_numpy(), own.to_numpy())
+    system = np.where(is_screening, NO_SYSTEM, system)
+    responses["system_id"] = pd.Categorical(pd.Series(system).fillna(NO_SYSTEM))
+    responses["scenario_id"] = pd.Categorical(attached["scenario_id"].to_numpy())
+    return responses
+
+
+def _pairs(responses: pd.DataFrame) -> pd.Series:
+    """``questionnaire_id␟item_id`` as a categorical, built from the few distinct pairs."""
+    q, i = responses["questionnaire_id"], responses["item_id"]
+    code = q.cat.codes.to_numpy().astype(np.int64) * (len(i.cat.categories) + 1) + i.cat.codes
+    unique, inverse = np.unique(code, return_inverse=True)
+    q_cat = np.asarray(q.cat.categories, dtype=object)
+    i_cat = np.asarray(i.cat.categories, dtype=object)
+    names = [f"{q_cat[c // (len(i_cat) + 1)]}\x1f{i_cat[c % (len(i_cat) + 1)]}" for c in unique]
+    return pd.Series(pd.Categorical.from_codes(inverse.ravel(), categories=names))
+
+
+def _assemble(
+    *,
+    sessions: pd.DataFrame,
+    exchanges: pd.DataFrame,
+    responses: pd.DataFrame,
+    events: pd.DataFrame,
+    participants: pd.DataFrame,
+    definitions: list[tuple[str, str]],
+    version: int,
+    notes: list[str],
+    has_source: bool,
+) -> StudyData:
+    found = _bundles(definitions, notes)
+    bundles: dict[str, StudyBundle] = found["bundles"]
+    if not definitions and version:
+        notes.append(
+            "The study definition is not stored in this database (the bot stores it when it "
+            "starts; versions before schema 4 did not): item scales, reverse items and "
+            "constructs are unknown, so answers are scored as given and no construct scores "
+            "or alphas are computed."
+        )
+    items, choices = _codebook(found["questionnaires"])
+    screening = {q for b in bundles.values() for q in b.study.screening}
+    for name in ("started_at", "ended_at", "task_index"):
+        sessions[name] = pd.to_numeric(sessions[name], errors="coerce").astype(float)
+    sessions = _sessions(sessions, exchanges, bundles)
+    by_session = sessions.set_index("session_id")[["participant_id", "system_id", "scenario_id"]]
+    attached = by_session.astype(object).reindex(exchanges["session_id"].astype(object))
+    for name in by_session.columns:
+        exchanges[name] = attached[name].to_numpy()
+    responses = _responses(responses, sessions, items, screening)
+    events["at"] = pd.to_numeric(events["at"], errors="coerce").astype(float)
+    return StudyData(
+        sessions=sessions,
+        exchanges=exchanges,
+        responses=responses,
+        events=events,
+        participants=participants,
+        items=items,
+        choices=choices,
+        bundles=bundles,
+        notes=tuple(notes),
+        schema_version=version,
+        has_wizard_source=has_source,
+    )

@@ -1,0 +1,386 @@
+"""Questionnaire statistics: tidy DataFrame in, tidy DataFrame out (pingouin's style).
+
+Every function takes the ``responses`` frame of ``analytics.data`` (or a slice of it) and
+returns one row per group and measure, with the numbers behind every claim (n, SD, IQR,
+the interval), so that the report only formats. Item tables describe answers as given;
+construct scores, alphas and comparisons use ``score``, where reverse items are recoded.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import pingouin as pg
+from scipy.stats import norm
+
+from analytics.compare import COLUMNS as COMPARE_COLUMNS
+from analytics.compare import compare_systems, detect_design
+from analytics.data import NO_SYSTEM, NUMERIC_TYPES, SEVERAL_SYSTEMS
+
+__all__ = [
+    "ALL_SYSTEMS",
+    "COMPARE_COLUMNS",
+    "IDIAL_ASPECTS",
+    "answer_distribution",
+    "compare_systems",
+    "construct_reliability",
+    "construct_scores",
+    "describe_items",
+    "detect_design",
+    "idial_summary",
+    "rater_agreement",
+    "ratings_by_turn",
+    "wilson_interval",
+]
+
+ALL_SYSTEMS = "(all systems)"
+"""The group of every answer together, beside each system's own row."""
+IDIAL_ASPECTS = {
+    "task_completion": "Task completion",
+    "effectiveness": "Effectiveness of the dialogue",
+    "user_satisfaction": "User satisfaction",
+}
+_NOT_SYSTEMS = (NO_SYSTEM, SEVERAL_SYSTEMS)
+_ITEM_KEYS = ["questionnaire_id", "item_id"]
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson's (1927) score interval for a proportion: unlike the Wald interval it stays
+    inside [0, 1] and keeps its coverage with few sessions or rates near 0 or 1."""
+    if n <= 0:
+        return (math.nan, math.nan)
+    if not 0 <= successes <= n:
+        raise ValueError(f"{successes} successes out of {n}")
+    z = float(norm.ppf(0.5 + confidence / 2))
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def _answered(responses: pd.DataFrame) -> pd.DataFrame:
+    return responses[(responses["status"] == "answered") & (responses["type"] != "text")]
+
+
+def answer_distribution(
+    responses: pd.DataFrame,
+    by: Sequence[str] = ("system_id",),
+    choices: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """How often each answer was given, per group and item, with every point of a scale
+    (zero counts included, so that stacked bars line up across systems). A multiple-choice
+    item counts each ticked option: its shares are of the participants who answered."""
+    keys = [*by, *_ITEM_KEYS]
+    answered = _answered(responses)
+    numbers = answered[answered["value"].notna()]
+    counted = numbers.groupby([*keys, "value"], observed=True).size().rename("count")
+    counted = counted.reset_index().rename(columns={"value": "answer"})
+    codes = answered[answered["value"].isna() & answered["text"].notna()]
+    multi = codes["type"] == "multi_choice"
+    ticked = codes[multi].assign(text=codes.loc[multi, "text"].astype(str).str.split(","))
+    codes = pd.concat([codes[~multi], ticked.explode("text")], ignore_index=True)
+    coded = codes.groupby([*keys, "text"], observed=True).size().rename("count")
+    coded = coded.reset_index().rename(columns={"text": "answer"})
+    # Scale points nobody chose, so that every group shows the whole scale.
+    numeric = answered[answered["type"].isin(NUMERIC_TYPES)]
+    spans = numeric.groupby(keys, observed=True)[["min", "max"]].first().dropna().reset_index()
+    spans["answer"] = [
+        np.arange(a, b + 1.0) for a, b in zip(spans["min"], spans["max"], strict=True)
+    ]
+    points = spans.drop(columns=["min", "max"]).explode("answer")
+    points["answer"] = points["answer"].astype(float)
+    counted = counted.astype({k: object for k in keys}).astype({"answer": float})
+    if len(points):
+        counted = points.astype({k: object for k in keys}).merge(counted, how="outer")
+    counted["answer"] = [int(v) if float(v).is_integer() else v for v in counted["answer"]]
+    counts = pd.concat([counted, coded.astype({k: object for k in keys})], ignore_index=True)
+    totals = answered.groupby(keys, observed=True).size().rename("n").reset_index()
+    counts = counts.merge(totals.astype({k: object for k in keys}), on=keys, how="left")
+    counts["count"] = counts["count"].fillna(0).astype(int)
+    counts["share"] = counts["count"] / counts["n"]
+    labels = numbers.groupby([*_ITEM_KEYS, "value"], observed=True)["label"].first().reset_index()
+    labels["answer"] = [int(v) if float(v).is_integer() else v for v in labels["value"]]
+    labels = labels.drop(columns="value")
+    if choices is not None and len(choices):
+        options = choices.rename(columns={"value": "answer"})[[*_ITEM_KEYS, "answer", "label"]]
+        labels = pd.concat([options, labels.astype(object)])
+    labels = labels.astype(object).drop_duplicates([*_ITEM_KEYS, "answer"])
+    counts = counts.merge(labels, on=[*_ITEM_KEYS, "answer"], how="left")
+    counts = counts.sort_values([*keys, "answer"], key=_sort_key, kind="stable")
+    return counts[[*keys, "answer", "label", "count", "n", "share"]].reset_index(drop=True)
+
+
+def _sort_key(column: pd.Series) -> pd.Series:
+    return column.map(lambda v: (0, v, "") if isinstance(v, int | float) else (1, 0, str(v)))
+
+
+def describe_items(
+    responses: pd.DataFrame,
+    by: Sequence[str] = ("system_id",),
+    choices: pd.DataFrame | None = None,
+    distribution: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Per group and item: n, mean, SD, median, quartiles and IQR of the answers as given
+    (reverse items are not recoded here: a reader compares them with the wording), and the
+    distribution as ``{answer: count}``. Choice items get n and the distribution only.
+    Pass ``distribution`` (from ``answer_distribution`` with the same ``by``) to reuse it."""
+    by = list(by)
+    keys = [*by, *_ITEM_KEYS]
+    answered = _answered(responses)
+    grouped = answered.groupby(keys, observed=True)
+    table = grouped.agg(
+        type=("type", "first"),
+        reverse=("reverse", "first"),
+        construct=("construct", "first"),
+        n=("status", "size"),
+    )
+    numeric = answered[answered["type"].isin(NUMERIC_TYPES) | answered["type"].isna()]
+    values = numeric.groupby(keys, observed=True)["value"]
+    quartiles = values.quantile([0.25, 0.75]).unstack()
+    stats = pd.DataFrame(
+        {
+            "mean": values.mean(),
+            "sd": values.std(),
+            "median": values.median(),
+            "q1": quartiles.get(0.25),
+            "q3": quartiles.get(0.75),
+        }
+    )
+    stats["iqr"] = stats["q3"] - stats["q1"]
+    table = table.join(stats).reset_index()
+    spread = answer_distribution(responses, by, choices) if distribution is None else distribution
+    counts = {
+        key: dict(zip(group["answer"], group["count"].astype(int), strict=True))
+        for key, group in spread.groupby(keys, sort=False)
+    }
+    table["distribution"] = [
+        counts.get(tuple(row), {}) for row in table[keys].itertuples(index=False)
+    ]
+    for name in ("type", "construct"):
+        table[name] = table[name].astype(object)
+    return table
+
+
+def construct_scores(responses: pd.DataFrame) -> pd.DataFrame:
+    """One score per participant and answer set (a session, one of its turns, the study)
+    and construct: the mean of the construct's answered items, reverse items recoded.
+    ``n_items`` says how many items it rests on, ``k_items`` how many the construct has."""
+    scored = responses[responses["construct"].notna() & responses["score"].notna()]
+    keys = ["participant_id", "scope", "questionnaire_id", "construct"]
+    scores = scored.groupby(keys, observed=True, sort=False).agg(
+        score=("score", "mean"),
+        n_items=("score", "size"),
+        system_id=("system_id", "first"),
+        scenario_id=("scenario_id", "first"),
+        session_id=("session_id", "first"),
+        moment=("moment", "first"),
+        turn=("turn", "first"),
+    )
+    names = ("participant_id", "questionnaire_id", "construct", "system_id", "scenario_id")
+    scores = scores.reset_index().astype(dict.fromkeys(names, object))
+    k = scored.groupby(["questionnaire_id", "construct"], observed=True)["item_id"].nunique()
+    k = k.rename("k_items").reset_index().astype(dict.fromkeys(names[1:3], object))
+    return scores.merge(k, on=["questionnaire_id", "construct"], how="left")
+
+
+def construct_reliability(
+    responses: pd.DataFrame,
+    by: str = "system_id",
+    *,
+    min_cases: int = 5,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Cronbach's alpha of every construct, per system and for all answers together, with
+    its interval (Feldt's F-based interval as pingouin computes it, rounded there to 3 dp).
+
+    Only complete answer sets count (listwise): an alpha from pairwise covariances can
+    exceed what any participant's answers support. Where alpha cannot be computed the row
+    says why in ``note`` instead of giving a number.
+    """
+    scored = responses[responses["construct"].notna() & responses["score"].notna()]
+    rows: list[dict[str, object]] = []
+    for (q_id, construct), part in scored.groupby(["questionnaire_id", "construct"], observed=True):
+        wide = (
+            part.astype({"item_id": object, by: object})
+            .set_index(["participant_id", "scope", by, "item_id"])["score"]
+            .unstack("item_id")
+        )
+        groups = [(g, wide.xs(g, level=by)) for g in sorted(wide.index.unique(by))]
+        for group, frame in [*groups, (ALL_SYSTEMS, wide)]:
+            if group in _NOT_SYSTEMS:
+                continue
+            rows.append(
+                {
+                    "questionnaire_id": q_id,
+                    "construct": construct,
+                    by: group,
+                    **_alpha(frame, min_cases, confidence),
+                }
+            )
+    columns = ["questionnaire_id", "construct", by, "k_items", "n_cases", "n_incomplete"]
+    return pd.DataFrame(rows, columns=[*columns, "alpha", "ci_low", "ci_high", "note"])
+
+
+def _alpha(wide: pd.DataFrame, min_cases: int, confidence: float) -> dict[str, object]:
+    complete = wide.dropna()
+    result: dict[str, object] = {
+        "k_items": wide.shape[1],
+        "n_cases": len(complete),
+        "n_incomplete": len(wide) - len(complete),
+        "alpha": math.nan,
+        "ci_low": math.nan,
+        "ci_high": math.nan,
+        "note": None,
+    }
+    if wide.shape[1] < 2:
+        result["note"] = "one item only: alpha needs at least two"
+    elif len(complete) < max(min_cases, 3):
+        result["note"] = f"{len(complete)} complete answer sets (at least {min_cases} needed)"
+    elif complete.sum(axis=1).var() == 0 or (complete.var() == 0).all():
+        result["note"] = "every answer set has the same total: alpha is undefined"
+    else:
+        alpha, ci = pg.cronbach_alpha(data=complete, ci=confidence)
+        result.update(alpha=float(alpha), ci_low=float(ci[0]), ci_high=float(ci[1]))
+    return result
+
+
+def idial_summary(responses: pd.DataFrame, questionnaire_id: str = "idial") -> pd.DataFrame:
+    """The IDIAL report's lines (Cutugno et al., EVALITA 2018, section 5): per system and
+    aspect, the average of the aspect's statements over every answer, as "2.03/4".
+
+    Reverse statements count recoded (IDIAL statement 4), so that higher is better for all.
+    """
+    part = responses[
+        (responses["questionnaire_id"] == questionnaire_id)
+        & responses["construct"].notna()
+        & responses["score"].notna()
+        & ~responses["system_id"].isin(_NOT_SYSTEMS)
+    ]
+    columns = ["system_id", "aspect", "construct", "statements", "n_participants", "n_answers"]
+    columns += ["mean", "sd", "scale_max", "summary"]
+    rows = []
+    for (system, construct), group in part.groupby(["system_id", "construct"], observed=True):
+        numbers = sorted({_statement(str(i)) for i in group["item_id"].unique()}, key=_natural)
+        scale_max = float(group["max"].max())
+        mean = float(group["score"].mean())
+        rows.append(
+            {
+                "system_id": system,
+                "aspect": IDIAL_ASPECTS.get(str(construct), str(construct)),
+                "construct": construct,
+                "statements": ", ".join(numbers),
+                "n_participants": group["participant_id"].nunique(),
+                "n_answers": len(group),
+                "mean": mean,
+                "sd": float(group["score"].std()),
+                "scale_max": scale_max,
+                "summary": f"{mean:.2f}/{scale_max:g}",
+            }
+        )
+    order = {c: i for i, c in enumerate(IDIAL_ASPECTS)}
+    table = pd.DataFrame(rows, columns=columns)
+    table = table.sort_values(["system_id", "construct"], key=_aspect_key(order), kind="stable")
+    return table.astype({"system_id": object, "construct": object}).reset_index(drop=True)
+
+
+def _aspect_key(order: dict[str, int]):
+    return lambda col: (
+        col.map(lambda v: order.get(v, len(order))) if col.name == "construct" else col
+    )
+
+
+def _statement(item_id: str) -> str:
+    match = re.search(r"(\d+)$", item_id)
+    return match.group(1) if match else item_id
+
+
+def _natural(text: str) -> tuple[int, str]:
+    return (int(text), "") if text.isdigit() else (10**9, text)
+
+
+def ratings_by_turn(
+    responses: pd.DataFrame, level: str = "item", scores: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Exchange-level ratings by turn index, per system: where conversations degrade.
+
+    ``level="item"`` gives each item; ``"construct"`` the construct scores of each turn
+    (pass ``scores`` from ``construct_scores`` to reuse them). Scores are used (reverse
+    items recoded), so higher is better on every line.
+    """
+    if level == "construct":
+        scores = construct_scores(responses) if scores is None else scores
+        scores = scores[scores["moment"] == "exchange"]
+        keys, value = ["system_id", "questionnaire_id", "construct", "turn"], "score"
+        frame = scores
+    else:
+        frame = responses[(responses["moment"] == "exchange") & responses["score"].notna()]
+        keys, value = ["system_id", "questionnaire_id", "item_id", "turn"], "score"
+    frame = frame[~frame["system_id"].isin(_NOT_SYSTEMS)]
+    table = frame.groupby(keys, observed=True)[value].agg(["size", "mean", "std"])
+    table = table.rename(columns={"size": "n", "std": "sd"}).reset_index()
+    table["turn"] = table["turn"].astype(int)
+    return table.astype({k: object for k in keys if k != "turn"})
+
+
+def rater_agreement(responses: pd.DataFrame, *, min_raters: int = 2) -> pd.DataFrame:
+    """Agreement between participants who rated the same material (rating tasks: each
+    stimulus rated by several people), per item: Krippendorff's alpha (interval), which
+    copes with missing ratings, and ICC(2,1) and ICC(2,k) with 95% intervals (HRI CUES
+    reports both) when every rater rated every stimulus, as ``intraclass_corr`` needs
+    complete ratings (with missing ones it would drop whole stimuli)."""
+    import krippendorff
+
+    rated = responses[(responses["moment"] == "stimulus") & responses["score"].notna()]
+    rows = []
+    for (q_id, item_id), part in rated.groupby(_ITEM_KEYS, observed=True):
+        matrix = part.pivot_table(
+            index="participant_id", columns="stimulus_id", values="score", observed=True
+        )
+        row: dict[str, object] = {"questionnaire_id": q_id, "item_id": item_id}
+        row |= {"n_raters": matrix.shape[0], "n_stimuli": matrix.shape[1]}
+        row |= dict.fromkeys(["krippendorff_alpha", "icc2_1", "icc2_k"], math.nan)
+        row |= dict.fromkeys([f"icc2_{k}_ci_{e}" for k in "1k" for e in ("low", "high")], math.nan)
+        row["note"] = None
+        if matrix.shape[0] < min_raters or matrix.shape[1] < 2:
+            row["note"] = "fewer than two raters or stimuli"
+        elif np.nanvar(matrix.to_numpy()) == 0:
+            row["note"] = "every rating is the same"
+        else:
+            row["krippendorff_alpha"] = krippendorff.alpha(
+                reliability_data=matrix.to_numpy(), level_of_measurement="interval"
+            )
+            if not matrix.isna().any().any():
+                row |= _icc(matrix)
+        rows.append(row)
+    columns = ["questionnaire_id", "item_id", "n_raters", "n_stimuli", "krippendorff_alpha"]
+    columns += [f"icc2_{k}{s}" for k in ("1", "k") for s in ("", "_ci_low", "_ci_high")]
+    return pd.DataFrame(rows, columns=[*columns, "note"])
+
+
+def _icc(matrix: pd.DataFrame) -> dict[str, float]:
+    """ICC(2,1) and ICC(2,k) (pingouin's ICC(A,1), ICC(A,k)) with unrounded intervals."""
+    long = matrix.stack().rename("rating").reset_index()
+    rounding = pg.options.get("round.column.CI95")
+    pg.options["round.column.CI95"] = None  # pingouin rounds intervals to 2 dp by default
+    try:
+        with warnings.catch_warnings():
+            # pingouin 0.7.0 calls dropna(inplace=True), deprecated in pandas 3.1: that only.
+            deprecation = getattr(pd.errors, "Pandas4Warning", DeprecationWarning)
+            warnings.filterwarnings("ignore", "The inplace keyword", deprecation)
+            table = pg.intraclass_corr(
+                long, targets="stimulus_id", raters="participant_id", ratings="rating"
+            )
+    finally:
+        pg.options["round.column.CI95"] = rounding
+    table = table.set_index("Type")
+    result = {}
+    for name, kind in (("icc2_1", "ICC(A,1)"), ("icc2_k", "ICC(A,k)")):
+        low, high = table.loc[kind, "CI95"]
+        result |= {name: float(table.loc[kind, "ICC"]), f"{name}_ci_low": float(low)}
+        result[f"{name}_ci_high"] = float(high)
+    return result

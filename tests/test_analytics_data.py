@@ -1,0 +1,287 @@
+"""Reading the study database into frames: a real file written by the store, read-only,
+from one snapshot; empty, old and partial databases; the synthetic study generator."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from analytics.data import NO_SYSTEM, SEVERAL_SYSTEMS, load_study_data
+from analytics.report_data import build_report
+from analytics.synthetic import synthetic_bundle, write_synthetic_study
+from bot.engine import effects as fx
+from bot.store.schema import MIGRATIONS
+from bot.store.store import Store
+from scenarios.models import StudyBundle
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def _study(db: Path, bundle: StudyBundle | None = None) -> None:
+    """A small study through the store: two participants, one of whom meets two systems."""
+    bundle = bundle or synthetic_bundle(2, "within")
+    clock = Clock()
+    store = await Store.open(db, clock)
+
+    async def step(participant: str, *records: fx.Record, at: float) -> None:
+        clock.now = at
+        await store.commit_step(
+            study_id="synthetic",
+            participant_id=participant,
+            state="{}",
+            chat_key="sealed",
+            records=list(records),
+            update_id=None,
+        )
+
+    try:
+        await store.record_definition("synthetic", bundle.model_dump_json(by_alias=True))
+        await step("ann", fx.RecordConsent("accepted"), at=1000)
+        await step(
+            "ann", fx.OpenSession("a1", "find-gift", "system-a", 0, "balanced", "1"), at=1010
+        )
+        await step("ann", fx.RecordUserTurn("a1", 1, "hello"), at=1020)
+        await step("ann", fx.RecordSystemTurn("a1", 1, "hi!", 800.0), at=1021)
+        await step("ann", fx.RecordUserTurn("a1", 2, "a game?"), at=1040)
+        await step("ann", fx.RecordSystemTurn("a1", 2, None, 30000.0, "timeout"), at=1070)
+        rating = fx.RecordResponse(
+            "a1", "synthetic-exchange", "synthetic-exchange.q3", 2, "Disagree", None,
+            "answered", 1071.0, scope="a1#turn1", turn=1,
+        )  # fmt: skip
+        await step("ann", rating, at=1075)
+        await step(
+            "ann",
+            fx.CloseSession("a1", "success", True),
+            fx.SetSessionState("a1", "questionnaire"),
+            at=1310,
+        )
+        answers = [
+            fx.RecordResponse("a1", "synthetic-post", f"synthetic-post.{item}", value, None,
+                              text, "answered", 1311.0)
+            for item, value, text in [("q1", 4, None), ("q2", 2, None), ("comment", None, "Nice!")]
+        ]  # fmt: skip
+        await step("ann", *answers, fx.SetSessionState("a1", "ended"), at=1320)
+        await step(
+            "ann", fx.OpenSession("a2", "book-table", "system-b", 1, "balanced", "1"), at=1400
+        )
+        await step(
+            "ann", fx.RecordEvent("abandoned", "a2"), fx.SetSessionState("a2", "abandoned"), at=5000
+        )
+        post = fx.RecordResponse(None, "idial", "idial.s1", 3, "Often", None, "answered", 5001.0)
+        await step("ann", post, at=5010)
+        await step("bob", fx.RecordConsent("accepted"), at=2000)
+        await step(
+            "bob", fx.OpenSession("b1", "find-gift", "system-b", 0, "balanced", "2"), at=2010
+        )
+        post = fx.RecordResponse(None, "idial", "idial.s4", 1, "Rarely", None, "answered", 2100.0)
+        await step("bob", post, at=2110)
+        await step("cat", fx.RecordConsent("declined"), at=3000)
+    finally:
+        await store.close()
+
+
+def _has_column(db: Path, table: str, column: str) -> bool:
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        return column in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+
+
+async def test_frames_from_a_real_database(tmp_path: Path) -> None:
+    db = tmp_path / "study.sqlite"
+    await _study(db)
+    data = load_study_data(db)
+    assert data.notes == () and data.bundle is not None
+    assert data.has_wizard_source == _has_column(db, "exchanges", "source")
+    sessions = data.sessions.set_index("session_id")
+    assert sessions.loc["a1", "n_exchanges"] == 2
+    assert sessions.loc["a1", "n_failed_replies"] == 1
+    assert sessions.loc["a1", "duration_s"] == 300.0
+    assert sessions.loc["a1", "expected_duration_s"] == 300.0  # from the scenario
+    assert sessions.loc["a2", "state"] == "abandoned"
+    assert sessions.loc["b1", "scenario_kind"] == "dialogue"
+    exchanges = data.exchanges.set_index("turn")
+    assert exchanges.loc[2, "error"] == "timeout" and exchanges.loc[2, "system_id"] == "system-a"
+    responses = data.responses.set_index("item_id")
+    # Reverse item: stored as asked (2), scored min + max − 2 = 4.
+    assert responses.loc["synthetic-post.q2", "value"] == 2
+    assert responses.loc["synthetic-post.q2", "score"] == 4
+    assert responses.loc["synthetic-post.q1", "score"] == 4
+    assert responses.loc["synthetic-post.comment", "text"] == "Nice!"
+    assert responses.loc["synthetic-post.comment", "type"] == "text"
+    assert responses.loc["synthetic-exchange.q3", "moment"] == "exchange"
+    assert responses.loc["synthetic-exchange.q3", "turn"] == 1
+    assert responses.loc["synthetic-exchange.q3", "score"] == 4  # "confusing" is reverse
+    # Post-study answers: attributed to the participant's system, unless they met several.
+    assert responses.loc["idial.s1", "system_id"] == SEVERAL_SYSTEMS
+    assert responses.loc["idial.s4", "system_id"] == "system-b"
+    assert responses.loc["idial.s4", "score"] == 3  # 0 + 4 − 1
+    assert responses.loc["idial.s1", "moment"] == "post_study"
+    assert set(data.participants["participant_id"]) == {"ann", "bob", "cat"}
+    assert "chat_key" not in data.participants.columns and "state" not in data.participants.columns
+    codebook = data.items.set_index("item_id")
+    assert (
+        codebook.loc["idial.s4", "reverse"]
+        and codebook.loc["idial.s4", "construct"] == "effectiveness"
+    )
+    labels = data.choices[data.choices["item_id"] == "idial.s1"]
+    assert list(labels["label"]) == ["Never", "Rarely", "Sometimes", "Often", "Always"]
+
+
+async def test_the_report_of_a_small_study(tmp_path: Path) -> None:
+    db = tmp_path / "study.sqlite"
+    await _study(db)
+    report = build_report(load_study_data(db))
+    assert report.study.design == "within" and report.study.systems == ("system-a", "system-b")
+    overall = report.participation.overall
+    assert (overall["participants"], overall["consented"], overall["declined_consent"]) == (3, 2, 1)
+    assert (overall["sessions"], overall["completed_sessions"], overall["abandoned_sessions"]) == (
+        3,
+        1,
+        1,
+    )
+    completion = report.completion.by_system.set_index("system_id")
+    # system-b: one abandoned session (a failure) and one still in progress (left out).
+    assert completion.loc["system-b", ["n", "successes", "in_progress"]].tolist() == [1, 0, 1]
+    assert completion.loc["system-a", "success_rate"] == 1.0
+    assert completion.loc["system-a", "duration_vs_expected"] == 1.0
+    assert report.wizard.note in (
+        "no wizard data: this database does not record it",  # before the wizard migration
+        "no wizard involvement: every system turn was sent as the system wrote it",
+    )
+    assert list(report.comments["text"]) == ["Nice!"]
+    assert "1 sessions are still in progress" in " ".join(report.notes)
+    assert list(report.for_system("system-a")["comments"]["text"]) == ["Nice!"]
+
+
+def _fingerprint(db: Path) -> list[str]:
+    files = [db, db.with_name(db.name + "-wal")]
+    return [hashlib.sha256(f.read_bytes()).hexdigest() for f in files if f.exists()]
+
+
+async def test_reading_never_writes_and_sees_one_snapshot(tmp_path: Path) -> None:
+    db = tmp_path / "study.sqlite"
+    await _study(db)
+    with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as bot:
+        bot.execute("INSERT INTO events (at, kind) VALUES (1, 'left_in_the_wal')")
+        before = _fingerprint(db)
+        load_study_data(db)
+        assert _fingerprint(db) == before  # no checkpoint, no write, by the last reader either
+        bot.execute("BEGIN IMMEDIATE")  # the bot in the middle of a write
+        bot.execute(
+            "INSERT INTO sessions (id, participant_id, study_id, scenario_id, system_id,"
+            " task_index, design, seed, state, started_at)"
+            " VALUES ('x', 'bob', 'synthetic', 'find-gift', 'system-a', 1, 'balanced', '2',"
+            " 'dialogue', 9000)"
+        )
+        data = load_study_data(db)  # neither blocked nor shown the uncommitted row
+        bot.execute("COMMIT")
+    assert "x" not in set(data.sessions["session_id"])
+    assert "left_in_the_wal" in set(data.events["kind"])
+    assert "x" in set(load_study_data(db).sessions["session_id"])
+
+
+async def test_an_empty_database_gives_empty_frames_and_notes(tmp_path: Path) -> None:
+    db = tmp_path / "study.sqlite"
+    store = await Store.open(db, Clock())
+    await store.close()
+    data = load_study_data(db)
+    assert data.sessions.empty and data.responses.empty and data.bundles == {}
+    report = build_report(data)
+    assert "No participants yet." in report.notes
+    assert any(note.startswith("No sessions yet") for note in report.notes)
+    assert any("study definition is not stored" in note for note in report.notes)
+    assert report.completion.by_system.empty and report.comparisons.table.empty
+
+
+def test_a_file_without_tables_or_no_file(tmp_path: Path) -> None:
+    db = tmp_path / "blank.sqlite"
+    db.write_bytes(b"")
+    report = build_report(load_study_data(db))
+    assert report.notes[0] == "The database has no tables yet: the bot has never run on it."
+    with pytest.raises(FileNotFoundError, match="no study database"):
+        load_study_data(tmp_path / "missing.sqlite")
+
+
+async def test_an_older_schema_without_definition_scores_answers_as_given(tmp_path: Path) -> None:
+    db = tmp_path / "old.sqlite"
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        conn.executescript(MIGRATIONS[0])  # the first schema: no turn, attention or studies
+        conn.execute("PRAGMA user_version=1")
+        conn.execute("INSERT INTO participants VALUES ('p','s',NULL,'accepted',1,1,1,'{}')")
+        conn.execute(
+            "INSERT INTO sessions VALUES ('s1','p','s','task','sys',0,'random','0','ended',1,61,"
+            "'success',1)"
+        )
+        conn.execute(
+            "INSERT INTO responses (participant_id, session_id, scope, questionnaire_id, item_id,"
+            " value, status, shown_at, answered_at)"
+            " VALUES ('p','s1','s1','q','q.a',2,'answered',1,5)"
+        )
+        conn.commit()
+    data = load_study_data(db)
+    assert data.schema_version == 1 and data.responses["turn"].isna().all()
+    assert data.responses.loc[0, "score"] == 2
+    report = build_report(data)
+    assert report.completion.by_system.loc[0, "success_rate"] == 1.0
+    assert any("scored as given" in note for note in report.notes)
+
+
+async def test_wizard_share_when_exchanges_record_their_source(tmp_path: Path) -> None:
+    db = tmp_path / "study.sqlite"
+    await _study(db)
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+        if not _has_column(db, "exchanges", "source"):  # a database from before the wizard
+            conn.execute("ALTER TABLE exchanges ADD COLUMN source TEXT")
+        conn.execute(
+            "UPDATE exchanges SET source = CASE turn WHEN 1 THEN 'system' ELSE 'wizard' END"
+        )
+    report = build_report(load_study_data(db))
+    table = report.wizard.table.set_index("source")
+    assert report.wizard.note is None
+    assert table.loc["system", "share"] == 0.5 and table.loc["wizard", "share"] == 0.5
+
+
+async def test_synthetic_study_writes_what_it_says_on_the_bot_schema(tmp_path: Path) -> None:
+    reference = tmp_path / "reference.sqlite"
+    await (await Store.open(reference, Clock())).close()
+    db = tmp_path / "synthetic.sqlite"
+    written = write_synthetic_study(db, sessions=60, responses_per_session=40, seed=7, systems=3)
+    assert (written.sessions, written.responses) == (60, 2400)
+    schema = "SELECT type, name, sql FROM sqlite_master ORDER BY name"
+    with (
+        contextlib.closing(sqlite3.connect(db)) as a,
+        contextlib.closing(sqlite3.connect(reference)) as b,
+    ):
+        assert a.execute(schema).fetchall() == b.execute(schema).fetchall()
+        assert a.execute("PRAGMA user_version").fetchone() == (len(MIGRATIONS),)
+    data = load_study_data(db)
+    assert len(data.sessions) == 60 and len(data.responses) == 2400
+    assert (data.sessions.groupby("session_id").size() == 1).all()
+    assert data.responses["system_id"].isin(["system-a", "system-b", "system-c"]).all()
+    assert not data.responses["system_id"].isin([NO_SYSTEM, SEVERAL_SYSTEMS]).any()
+    again = tmp_path / "again.sqlite"
+    write_synthetic_study(again, sessions=60, responses_per_session=40, seed=7, systems=3)
+    assert load_study_data(again).responses["value"].equals(data.responses["value"])  # seeded
+    report = build_report(data)
+    assert report.comparisons.table["test"].iloc[0] == "Kruskal–Wallis H"
+
+
+def test_the_bot_never_loads_the_analysis_stack() -> None:
+    """pandas and pingouin cost the bot start-up time and memory: only analytics uses them."""
+    code = (
+        "import sys, bot.app, bot.cli, bot.runner, bot.store.store\n"
+        "heavy = {'pandas', 'pingouin', 'scipy', 'analytics'} & set(sys.modules)\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parent.parent)
