@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from analytics.data import StudyData
 from analytics.stats import wilson_interval
 
 WITHDRAWAL_EVENTS = ("withdrawn", "withdrawal", "data_removed")
@@ -24,7 +25,7 @@ WITHDRAWAL_EVENTS = ("withdrawn", "withdrawal", "data_removed")
 SOURCES = ("system", "edited", "wizard")
 
 
-def participation(data) -> dict[str, int]:
+def participation(data: StudyData) -> dict[str, int]:
     """Study-wide counts: who arrived, agreed, declined, was screened out, finished."""
     participants, events, sessions = data.participants, data.events, data.sessions
     kinds = events["kind"].astype(object)

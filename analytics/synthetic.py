@@ -49,7 +49,9 @@ def _scale(q: str, n: int, text: str, construct: str | None, **extra: Any) -> di
     return {**item, "labels": labels, "construct": construct, **extra}
 
 
-def synthetic_bundle(systems: int = 2, design: Literal["between", "within"] = "between"):
+def synthetic_bundle(
+    systems: int = 2, design: Literal["between", "within"] = "between"
+) -> StudyBundle:
     """A two-scenario study with the real IDIAL instrument after each task, a usability
     scale with a reverse item and an attention check, and ratings after every reply."""
     idial_file = files("questionnaires") / "library" / "idial.yaml"
