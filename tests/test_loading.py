@@ -260,7 +260,8 @@ def test_unknown_system_type_points_at_the_type(tmp_path: Path) -> None:
     problem = only_problem(study)
     assert (problem.line, problem.field) == (line_of(text, "type: dialogflow"), "systems[1].type")
     assert (
-        problem.message == "unknown type 'dialogflow' (allowed: demo, openai, rasa, http, python, wizard)"
+        problem.message
+        == "unknown type 'dialogflow' (allowed: demo, openai, rasa, http, python, wizard)"
     )
 
 
