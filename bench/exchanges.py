@@ -297,7 +297,7 @@ async def _await_ready(process: asyncio.subprocess.Process, timeout: float) -> N
         while True:
             line = await process.stdout.readline()
             if not line:
-                code = process.returncode
+                code = await process.wait()
                 raise RuntimeError(f"the bot exited before it was ready (code {code})")
             if line.strip() == b"READY":
                 return
@@ -588,6 +588,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _log_tail(row_dir: Path, lines: int = 3) -> list[str]:
+    """The last lines of a bot's stderr, to say why it failed."""
+    log = row_dir / "bot.log"
+    if not log.exists():
+        return []
+    return log.read_text(errors="replace").strip().splitlines()[-lines:]
+
+
 async def run_all(args: argparse.Namespace, wanted: list[str], tmp: Path) -> list[Result]:
     """Every selected bot in turn, each against its own emulator."""
     results = []
@@ -596,7 +604,16 @@ async def run_all(args: argparse.Namespace, wanted: list[str], tmp: Path) -> lis
             print(f"running {spec.label} ...", file=sys.stderr, flush=True)
             row_dir = tmp / spec.key  # a fresh database and logs for every bot
             row_dir.mkdir()
-            results.append(await run_one(spec, args, row_dir))
+            try:
+                results.append(await run_one(spec, args, row_dir))
+            except Exception as error:  # one broken bot must not hide the other rows
+                log = row_dir / "bot.log"
+                tail = (
+                    log.read_text(errors="replace").strip().splitlines()[-3:]
+                    if log.exists()
+                    else []
+                )
+                results.append(Result(spec.key, spec.label, errors=[str(error), *tail]))
     return results
 
 
