@@ -90,6 +90,7 @@ class StudyRunner:
         self._reserved: dict[str, tuple[tuple[str, str], ...]] = {}  # assigned, not yet stored
         self._gates: dict[str, tuple[bool, float | None]] = {}  # scope -> (gated, auto-send)
         self._last_command = 0
+        self._sealed: dict[str, str] = {}  # pseudonym -> encrypted chat id, once computed
         self._undelivered: dict[str, list[fx.Send | fx.Edit]] = {}  # found at start-up
 
     # --- start-up ------------------------------------------------------------------
@@ -148,11 +149,12 @@ class StudyRunner:
         queue: list[ev.Event] = []
         try:
             # Messages committed before a crash but perhaps never sent go out first.
-            for message in self._undelivered.pop(participant, []):
-                follow_up = await self._carry_out(participant, inbound.chat_id, message)
-                if follow_up is not None:
-                    queue.append(follow_up)
-            self._store.delivered(participant)
+            if (undelivered := self._undelivered.pop(participant, None)) is not None:
+                for message in undelivered:
+                    follow_up = await self._carry_out(participant, inbound.chat_id, message)
+                    if follow_up is not None:
+                        queue.append(follow_up)
+                self._store.delivered(participant)
             queue.append(inbound.to_event())
             while queue:
                 event = queue.pop(0)
@@ -226,11 +228,16 @@ class StudyRunner:
         undelivered: str | None = None,
     ) -> None:
         keep_chat = journey is not None and journey.stage not in _KEEP_CHAT
+        chat_key = None
+        if keep_chat:  # sealed once per participant: the row keeps the first one anyway
+            chat_key = self._sealed.get(participant)
+            if chat_key is None:
+                chat_key = self._sealed[participant] = self._privacy.seal(str(chat_id))
         await self._store.commit_step(
             study_id=self._bundle.study.id,
             participant_id=participant,
             state=journey.to_json() if journey is not None else None,
-            chat_key=self._privacy.seal(str(chat_id)) if keep_chat else None,
+            chat_key=chat_key,
             records=records,
             update_id=update_id,
             undelivered=undelivered,
