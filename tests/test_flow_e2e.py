@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
@@ -29,9 +30,8 @@ async def test_the_whole_hmd_study(
     p = emulator.participant(501)
     await consent(p)
     assert "Alex" in p.messages[-1].text and "Finish task" in p.messages[-1].buttons
-    assert "typing" not in p.chat_actions
     reply = await say(p, "Hi! I need adventure games for Linux")
-    assert "typing" in p.chat_actions
+    assert "typing" not in p.chat_actions  # the shop answers at once: no "typing…" needed
     titles = re.findall(r"^\d+\. (.+?),", reply, re.MULTILINE)
     assert titles, reply
     on_alex = await say(p, f"Is {titles[0]} on Alex's wishlist?")
@@ -139,6 +139,34 @@ async def test_groups_and_other_bots_are_ignored(
     await p.wait_for_text("Privacy agreement")
     assert emulator.requests["sendMessage"] == 2  # welcome and agreement, for 507 only
     assert bot.rows("SELECT COUNT(*) FROM participants") == [(1,)]
+
+
+class Thoughtful:
+    """A system that takes a noticeable moment (until the test lets it answer)."""
+
+    def __init__(self) -> None:
+        self.go = asyncio.Event()
+
+    async def respond(self, conversation: Conversation) -> SystemReply:
+        await self.go.wait()
+        return SystemReply(("Here you are.",))
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_typing_shows_while_a_system_takes_its_time(
+    emulator: BotApiEmulator, start_bot: StartBot
+) -> None:
+    system = Thoughtful()
+    await start_bot(systems={"shop-v1": system, "shop-v0": system})
+    p = emulator.participant(509)
+    await consent(p)
+    await p.send_text("anything?")
+    await p.wait_for(lambda q: "typing" in q.chat_actions)
+    assert not p.messages[-1].text.startswith("Here")
+    system.go.set()
+    await p.wait_for_text("Here you are.")
 
 
 class Verbose:

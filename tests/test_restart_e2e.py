@@ -290,30 +290,42 @@ async def test_killed_right_after_taking_a_message(
     assert_dialogue_complete(ozlab, shop)
 
 
-async def test_killed_while_the_reply_is_pending(
-    emulator: GatedEmulator, ozlab: OzlabProcesses, hmd: StudyBundle
+def study_with_moody(folder: Path, delay: float) -> Path:
+    """The HMD study with a custom system that takes ``delay`` seconds to answer "slow"."""
+    text = (
+        "id: hmd\ntitle: HMD with a slow system\n"
+        "texts: {welcome: Hello, consent: Privacy agreement, declined: Bye}\n"
+        "systems:\n  - type: python\n    id: moody\n"
+        "    entry: tests.adapter_studies:Moody\n"
+        f"    options: {{delay: {delay}}}\n"
+        "scenarios: [hmd-gift]\n"
+    )
+    path = folder / f"study-{delay:g}.yaml"
+    path.write_text(text)
+    return path
+
+
+async def test_killed_while_the_system_is_working(
+    emulator: GatedEmulator, ozlab: OzlabProcesses, tmp_path: Path
 ) -> None:
-    """The message is stored, the system not yet asked: the next process asks it, once."""
-    first = await ozlab.start()
-    shop = await at_the_task(ozlab, 612, hmd)
-    typing = emulator.hold("sendChatAction")  # shown just before the system is called
-    asked = await shop.send(ASK)
+    """The message is stored, the system's answer never came: the next process asks the
+    system again, once, and the participant gets the answer without writing again."""
+    first = await ozlab.start(study=str(study_with_moody(tmp_path, 30)))
+    p = ozlab.emulator.participant(612)
+    await consent(p)
+    typing = emulator.hold("sendChatAction")  # shown once the system has taken a moment
+    await p.send_text("slow")
     await typing.wait_reached()
-    assert ozlab.rows("SELECT turn, user_text, system_text FROM exchanges WHERE turn = 2") == [
-        (2, ASK, None)
-    ]
+    assert ozlab.rows("SELECT turn, user_text, system_text FROM exchanges") == [(1, "slow", None)]
     await first.kill()
 
-    await ozlab.start()
-    await shop.answer(asked)
-    await shop.say(ADD)
-    await shop.p.wait_for_text("1/4")
-    got = [m.text for m in shop.p.messages[shop.start :]]
-    assert got[:2] == shop.received[-2:]
-    assert_dialogue_complete(ozlab, shop)
-    assert ozlab.rows("SELECT kind FROM events WHERE kind = 'system_call_retried'") == [
-        ("system_call_retried",)
+    await ozlab.start(study=str(study_with_moody(tmp_path, 0)))
+    await p.wait_for_text("Moody heard: slow")
+    assert ozlab.rows("SELECT turn, user_text, system_text FROM exchanges") == [
+        (1, "slow", "Moody heard: slow")
     ]
+    retried = ozlab.rows("SELECT kind FROM events WHERE kind = 'system_call_retried'")
+    assert retried == [("system_call_retried",)]
 
 
 @pytest.mark.parametrize("reaches_telegram", [False, True], ids=["lost", "delivered"])
