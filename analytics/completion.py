@@ -48,6 +48,18 @@ def participation(data: StudyData) -> dict[str, int]:
         "sessions": len(sessions),
         "completed_sessions": int((sessions["state"] == "ended").sum()),
         "abandoned_sessions": int((sessions["state"] == "abandoned").sum()),
+        **_imported(data.responses),
+    }
+
+
+def _imported(responses: pd.DataFrame) -> dict[str, int]:
+    """Answers that came from a file (``ozlab import responses``), not over Telegram."""
+    if "imported" not in responses.columns:
+        return {"imported_answers": 0, "imported_participants": 0}
+    imported = responses[responses["imported"]]
+    return {
+        "imported_answers": len(imported),
+        "imported_participants": int(imported["participant_id"].nunique()),
     }
 
 

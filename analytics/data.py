@@ -31,6 +31,9 @@ SEVERAL_SYSTEMS = "(several systems)"
 """System of post-study answers from a participant who met more than one system."""
 NUMERIC_TYPES = ("scale", "yes_no", "thumbs")
 """Item types whose stored value is a number on an ordered scale."""
+IMPORT_PREFIX = "import:"
+"""Scope of answers imported from a file (``ozlab import responses``): ``import:SYSTEM|SCOPE``,
+so that answers without a Telegram session still belong to the system they rate."""
 
 _CHUNK = 200_000
 # fmt: off
@@ -362,6 +365,16 @@ def _responses(
     per_participant = met.first().where(met.nunique() == 1, SEVERAL_SYSTEMS)
     own = _take(responses["participant_id"], per_participant.to_frame())["system_id"]
     system = np.where(has_session, attached["system_id"].to_numpy(), own.to_numpy())
+    scope = responses["scope"].astype(object)
+    imported = scope.str.startswith(IMPORT_PREFIX, na=False).to_numpy(dtype=bool)
+    responses["imported"] = imported
+    if imported.any():
+        # Imported answers without a session name their system in the scope; their timing
+        # may be unknown (stored as shown = answered), which must not read as too fast.
+        named = scope.str.extract(r"^import:([^|]+)\|", expand=False).to_numpy(dtype=object)
+        system = np.where(imported & ~has_session.to_numpy() & pd.notna(named), named, system)
+        untimed = imported & (responses["shown_at"] == responses["answered_at"]).to_numpy()
+        responses.loc[untimed, "shown_at"] = np.nan
     system = np.where(is_screening, NO_SYSTEM, system)
     responses["system_id"] = pd.Categorical(pd.Series(system).fillna(NO_SYSTEM))
     responses["scenario_id"] = pd.Categorical(attached["scenario_id"].to_numpy())

@@ -139,6 +139,7 @@ def reading_times(
         (responses["status"] == "answered")
         & responses["type"].isin([*NUMERIC_TYPES, "choice", "multi_choice"])
         & (responses["moment"] != "exchange")
+        & responses["shown_at"].notna()  # imported answers may have no timing
     ]
     length = items.assign(chars=items["text"].fillna("").str.len())
     length = length.set_index(["questionnaire_id", "item_id"])["chars"]

@@ -318,6 +318,12 @@ def _missing(data: StudyData, info: StudyInfo) -> list[str]:
         met = sessions.groupby("participant_id")["system_id"].nunique()
         if len(met) and (met < 2).all():
             notes.append("The study is within-subject, but no participant has met two systems yet.")
+    if "imported" in responses.columns and responses["imported"].any():
+        imported = responses[responses["imported"]]
+        notes.append(
+            f"{len(imported)} answers of {imported['participant_id'].nunique()} participants "
+            "were imported from a file (ozlab import responses) rather than given over Telegram."
+        )
     if not info.systems:
         notes.append("No systems are known: the study definition is missing and no session ran.")
     return notes

@@ -1,0 +1,187 @@
+"""``analytics report | export | import responses``: the researcher's analysis commands.
+
+Also reached as ``ozlab report``, ``ozlab export`` and ``ozlab import responses``: the bot's
+command line hands these arguments to ``main`` here, imported only when such a command is
+run, so that the bot never loads pandas. Exit codes: 0 done, 1 the import file has problems
+(nothing was written), 2 the command cannot run (no database, several studies, no pyarrow).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TextIO
+
+FORMATS = ("terminal", "md", "html", "json")
+_SHOWN = 50  # problems listed; the count covers all
+_SUFFIXES = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json"}
+
+
+def parser(prog: str = "analytics") -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog=prog, description="Reports and data of an ozlab study.")
+    commands = top.add_subparsers(dest="command", required=True)
+
+    report = commands.add_parser("report", help="the per-system evaluation report")
+    report.add_argument("--db", type=Path, required=True, help="study database")
+    report.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="terminal (rich tables; plain text with --out), md, html (one self-contained "
+        "file with plots) or json (every number); default: from --out's suffix, else terminal",
+    )
+    report.add_argument("--out", type=Path, help="write to this file instead of stdout")
+    report.add_argument(
+        "--exclude-flagged",
+        action="store_true",
+        help="leave out participants flagged by data-quality checks, and say how many and why",
+    )
+    report.add_argument("--study", help="the study to report on, when the database holds several")
+
+    export = commands.add_parser("export", help="tidy long-format tables and a codebook")
+    export.add_argument("--db", type=Path, required=True, help="study database")
+    export.add_argument("--out", type=Path, required=True, help="folder to write into")
+    export.add_argument("--format", choices=("csv", "parquet"), default="csv")
+    export.add_argument("--study", help="the study to export, when the database holds several")
+
+    imports = commands.add_parser("import", help="add data collected outside Telegram")
+    kinds = imports.add_subparsers(dest="kind", required=True)
+    responses = kinds.add_parser(
+        "responses", help="questionnaire answers from a CSV file in the export's long format"
+    )
+    responses.add_argument("file", type=Path, help="CSV file (UTF-8, header row)")
+    responses.add_argument("--db", type=Path, required=True, help="study database")
+    responses.add_argument(
+        "--study",
+        help="the study the answers belong to: its id when the database holds several, or a "
+        "shipped study's name / YAML file to store in a database that has no definition yet",
+    )
+    responses.add_argument("--dry-run", action="store_true", help="check every row, write nothing")
+    return top
+
+
+def main(argv: list[str] | None = None, prog: str = "analytics") -> int:
+    args = parser(prog).parse_args(argv)
+    try:
+        if args.command == "report":
+            return report(
+                args.db,
+                fmt=args.format
+                or _SUFFIXES.get(args.out.suffix.lower() if args.out else "", "terminal"),
+                out=args.out,
+                exclude_flagged=args.exclude_flagged,
+                study=args.study,
+            )
+        if args.command == "export":
+            return export(args.db, args.out, fmt=args.format, study=args.study)
+        return import_responses(args.file, args.db, study=args.study, dry_run=args.dry_run)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"{prog}: {error}", file=sys.stderr)
+        return 2
+
+
+def report(
+    db: Path,
+    *,
+    fmt: str = "terminal",
+    out: Path | None = None,
+    exclude_flagged: bool = False,
+    study: str | None = None,
+    stdout: TextIO | None = None,
+) -> int:
+    """Read ``db``, compute the report and write it in ``fmt`` to ``out`` (or stdout)."""
+    from analytics.data import load_study_data
+    from analytics.progress import steps
+    from analytics.selecting import select_study
+
+    stdout = sys.stdout if stdout is None else stdout
+    source = Path(db).name
+    with steps(3, "Report") as step:
+        step("reading the database")
+        data = select_study(load_study_data(db), study)
+        step("computing statistics")
+        from analytics.report_data import build_report
+
+        built = build_report(data, exclude_flagged=exclude_flagged)
+        step(f"writing {fmt}")
+        text = _render(built, fmt, source, step, terminal=out is None and fmt == "terminal")
+    if text is None:  # printed to the terminal already
+        return 0
+    if out is None:
+        stdout.write(text)
+        stdout.flush()
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+        print(f"Report written to {out}", file=sys.stderr)
+    return 0
+
+
+def _render(built, fmt: str, source: str, step, *, terminal: bool) -> str | None:
+    if fmt == "json":
+        from analytics.render_json import render_json
+
+        return render_json(built, source=source) + "\n"
+    from analytics.present import document
+
+    blocks = document(built, limit=15 if fmt == "terminal" else None, source=source)
+    if fmt == "md":
+        from analytics.render_md import render_markdown
+
+        return render_markdown(blocks)
+    if fmt == "html":
+        from analytics.render_html import figure_count, render_html
+
+        step.add(figure_count(blocks))
+        return render_html(built, blocks, step)
+    import io
+
+    from analytics.render_terminal import render_terminal
+
+    if terminal:
+        render_terminal(blocks)
+        return None
+    buffer = io.StringIO()
+    render_terminal(blocks, file=buffer)
+    return buffer.getvalue()
+
+
+def export(db: Path, out: Path, *, fmt: str = "csv", study: str | None = None) -> int:
+    from analytics.export import ParquetUnavailable, export_study
+
+    try:
+        written = export_study(db, out, fmt=fmt, study=study)
+    except ParquetUnavailable as error:
+        print(str(error), file=sys.stderr)
+        return 2
+    for path in written:
+        print(path)
+    return 0
+
+
+def import_responses(
+    file: Path, db: Path, *, study: str | None = None, dry_run: bool = False
+) -> int:
+    from analytics.importing import import_responses as run_import
+
+    result = run_import(file, db, study=study, dry_run=dry_run)
+    for problem in result.problems[:_SHOWN]:
+        print(f"{file}:{problem.line}: {problem.message}", file=sys.stderr)
+    if len(result.problems) > _SHOWN:
+        print(f"… and {len(result.problems) - _SHOWN} more problems", file=sys.stderr)
+    for note in result.notes:
+        print(note, file=sys.stderr)
+    if result.problems:
+        shown = len(result.problems)
+        print(f"{shown} problems: nothing was imported.", file=sys.stderr)
+        return 1
+    verb = "would be imported (dry run)" if dry_run else "imported"
+    print(
+        f"{result.rows} answers of {result.participants} participants {verb} "
+        f"({result.new_participants} new participants) into study {result.study_id!r}."
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

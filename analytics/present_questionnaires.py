@@ -1,0 +1,239 @@
+"""Questionnaire sections as blocks: items, constructs with Cronbach's alpha, the IDIAL
+summary, exchange-level ratings by turn, and agreement between raters."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analytics import document as d
+from analytics.document import Block, Figure, Heading, Paragraph
+from analytics.report_data import Report
+from analytics.stats import ALL_SYSTEMS
+
+_ITEM_COLUMNS = ("Item", "System", "n", "Mean", "SD", "Median", "IQR", "Distribution")
+
+
+def instruments(report: Report) -> list[str]:
+    """Instruments in the study's order, then any others that have answers."""
+    q = report.questionnaires
+    found = [*q.codebook["questionnaire_id"], *q.items["questionnaire_id"].astype(object)]
+    return list(dict.fromkeys([*report.study.instruments, *found]))
+
+
+def questionnaire_blocks(report: Report) -> list[Block]:
+    """The questionnaire section, one part per instrument that has answers."""
+    q = report.questionnaires
+    blocks: list[Block] = [Heading("Questionnaires")]
+    answered = set(q.items["questionnaire_id"].astype(object))
+    if not answered:
+        blocks.append(Paragraph("No questionnaire answers yet.", "note"))
+    else:
+        blocks.append(
+            Paragraph(
+                "Items as answered (reverse items, marked R, are not recoded here); constructs "
+                "are means of their items with reverse items recoded, so higher is better.",
+                "method",
+            )
+        )
+    for q_id in instruments(report):
+        if q_id in answered:
+            blocks += _instrument(report, q_id)
+    blocks += _by_turn(report)
+    blocks += _agreement(report)
+    return blocks
+
+
+def _scale_line(distribution: pd.DataFrame) -> str | None:
+    """``Scale: 1 = Strongly disagree … 5 = Strongly agree`` from the first scale item."""
+    labelled = distribution[distribution["label"].notna()]
+    if labelled.empty:
+        return None
+    first = labelled[labelled["item_id"] == labelled["item_id"].iloc[0]]
+    system = first["system_id"].iloc[0]
+    points = first[first["system_id"] == system]
+    return (
+        "Answers: "
+        + "; ".join(
+            f"{a} = {lab}" for a, lab in zip(points["answer"], points["label"], strict=True)
+        )
+        + "."
+    )
+
+
+def _item_name(row: dict) -> str:
+    marks = " (R)" if row.get("reverse") else ""
+    return f"{row['item_id']}{marks}"
+
+
+def _distribution(value: object) -> str:
+    if not isinstance(value, dict) or not value:
+        return d.DASH
+    return " ".join(f"{answer}:{n}" for answer, n in value.items())
+
+
+def _instrument(report: Report, q_id: str) -> list[Block]:
+    q = report.questionnaires
+    items = q.items[q.items["questionnaire_id"].astype(object) == q_id]
+    codebook = q.codebook[q.codebook["questionnaire_id"] == q_id]
+    distribution = q.distribution[q.distribution["questionnaire_id"].astype(object) == q_id]
+    blocks: list[Block] = [Heading(f"Instrument {q_id}", 3)]
+    scale = _scale_line(distribution)
+    if scale:
+        blocks.append(Paragraph(scale, "method"))
+    checks = set(codebook.loc[codebook["attention"].notna(), "item_id"])
+    if codebook["type"].isin(["scale", "yes_no", "thumbs"]).any():
+        blocks.append(Figure("likert", q_id, f"{q_id}: answers per item and system"))
+    if len(codebook):
+        legend = [
+            (r["item_id"] + (" (R)" if r["reverse"] else ""), d.shorten(r["text"], 110),
+             "attention check" if r["item_id"] in checks
+             else (d.DASH if d.missing(r["construct"]) else str(r["construct"])))
+            for r in codebook.to_dict("records")
+        ]  # fmt: skip
+        blocks.append(d.table(("Item", "Wording", "Construct"), legend, caption="Items"))
+    order = {item: i for i, item in enumerate(codebook["item_id"])}
+    items = items.assign(_order=items["item_id"].astype(object).map(order).fillna(len(order)))
+    items = items.sort_values(["_order", "item_id", "system_id"], kind="stable")
+    rows = [
+        (_item_name(r), r["system_id"], d.count(r["n"]), d.num(r["mean"]), d.num(r["sd"]),
+         d.num(r["median"], 1), d.num(r["iqr"], 1), _distribution(r["distribution"]))
+        for r in items.to_dict("records")
+    ]  # fmt: skip
+    flags = (False, False, True, True, True, True, True, False)
+    caption = "Answers per item and system"
+    blocks.append(d.table(_ITEM_COLUMNS, rows, caption=caption, numeric=flags, group_by=0))
+    blocks += _constructs(report, q_id)
+    if q_id == "idial" and len(q.idial):
+        blocks += _idial(q.idial)
+    return blocks
+
+
+def _constructs(report: Report, q_id: str) -> list[Block]:
+    q = report.questionnaires
+    scores = q.constructs[q.constructs["questionnaire_id"] == q_id]
+    alphas = q.reliability[q.reliability["questionnaire_id"] == q_id]
+    if scores.empty and alphas.empty:
+        return []
+    keys = ["construct", "system_id"]
+    merged = scores.astype({k: object for k in keys}).merge(
+        alphas.astype({k: object for k in keys}).drop(columns="questionnaire_id"),
+        on=keys,
+        how="outer",
+    )
+    systems = list(dict.fromkeys([*report.study.systems, *merged["system_id"]]))
+    rank = {s: i for i, s in enumerate(systems)} | {ALL_SYSTEMS: len(systems)}
+    merged = merged.assign(_rank=merged["system_id"].map(rank)).sort_values(["construct", "_rank"])
+    rows = []
+    for r in merged.to_dict("records"):
+        alpha = d.DASH
+        if not d.missing(r.get("alpha")):
+            alpha = f"{d.num(r['alpha'])} ({d.num(r['ci_low'])}, {d.num(r['ci_high'])})"
+        basis = ""
+        if not d.missing(r.get("k_items")):
+            basis = f"{int(r['k_items'])} items, {int(r['n_cases'])} sets"
+        note = "" if d.missing(r.get("note")) else str(r["note"])
+        rows.append(
+            (r["construct"], r["system_id"], d.count(r.get("n")), d.count(r.get("participants")),
+             d.num(r.get("mean")), d.num(r.get("sd")), d.num(r.get("median")), alpha,
+             "; ".join(x for x in (basis, note) if x))
+        )  # fmt: skip
+    columns = ("Construct", "System", "n", "Participants", "Mean", "SD", "Median")
+    return [
+        d.table(
+            (*columns, "Cronbach's α (95% CI)", "α from (complete sets)"),
+            rows,
+            caption="Constructs (n counts answer sets: a session, a turn or the study)",
+            numeric=(False, False, True, True, True, True, True, True, False),
+            group_by=0,
+        )
+    ]
+
+
+def _idial(idial: pd.DataFrame) -> list[Block]:
+    aspects = list(dict.fromkeys(idial["aspect"]))
+    rows = []
+    for system, group in idial.groupby("system_id", sort=False):
+        by_aspect = {r["aspect"]: r for r in group.to_dict("records")}
+        rows.append(
+            (system, *(
+                f"average {by_aspect[a]['summary']}" if a in by_aspect else d.DASH
+                for a in aspects
+            ))
+        )  # fmt: skip
+    statements = {r["aspect"]: r["statements"] for r in idial.to_dict("records")}
+    legend = "; ".join(f"{a}: statements {s}" for a, s in statements.items())
+    return [
+        Paragraph(
+            "IDIAL summary (Cutugno et al., EVALITA 2018): the average of each aspect's "
+            f"statements, reverse statements recoded ({legend}).",
+            "method",
+        ),
+        d.table(("System", *aspects), rows, numeric=(False, *[True] * len(aspects))),
+    ]
+
+
+def _by_turn(report: Report) -> list[Block]:
+    q = report.questionnaires
+    if q.by_turn.empty:
+        return []
+    blocks: list[Block] = [
+        Heading("Ratings by turn", 3),
+        Paragraph(
+            "Exchange-level ratings: mean by turn index (reverse items recoded, so higher is "
+            "better), with the number of ratings in brackets. Later turns have fewer ratings.",
+            "method",
+        ),
+    ]
+    for q_id in dict.fromkeys(q.by_turn["questionnaire_id"]):
+        constructs = q.by_turn_constructs[q.by_turn_constructs["questionnaire_id"] == q_id]
+        items = q.by_turn[q.by_turn["questionnaire_id"] == q_id]
+        frame, level = (constructs, "construct") if len(constructs) else (items, "item_id")
+        blocks.append(Figure("by_turn", q_id, f"{q_id}: mean rating by turn"))
+        for measure, part in frame.groupby(level, sort=False):
+            wide = part.pivot_table(index="turn", columns="system_id", values=["mean", "n"])
+            systems = list(wide["mean"].columns)
+            rows = [
+                (str(turn), *(
+                    d.DASH if d.missing(wide.loc[turn, ("mean", s)])
+                    else f"{d.num(wide.loc[turn, ('mean', s)])} ({int(wide.loc[turn, ('n', s)])})"
+                    for s in systems
+                ))
+                for turn in wide.index
+            ]  # fmt: skip
+            blocks.append(
+                d.table(
+                    ("Turn", *systems),
+                    rows,
+                    caption=f"{q_id}: {measure}",
+                    numeric=(True, *[True] * len(systems)),
+                )
+            )
+    return blocks
+
+
+def _agreement(report: Report) -> list[Block]:
+    agreement = report.questionnaires.agreement
+    if agreement.empty:
+        return []
+
+    def icc(r: dict, k: str) -> str:
+        value = r[f"icc2_{k}"]
+        if d.missing(value):
+            return d.DASH
+        return f"{d.num(value)} ({d.num(r[f'icc2_{k}_ci_low'])}, {d.num(r[f'icc2_{k}_ci_high'])})"
+
+    rows = [
+        (r["item_id"], d.count(r["n_raters"]), d.count(r["n_stimuli"]),
+         d.num(r["krippendorff_alpha"]), icc(r, "1"), icc(r, "k"),
+         "" if d.missing(r["note"]) else str(r["note"]))
+        for r in agreement.to_dict("records")
+    ]  # fmt: skip
+    columns = ("Item", "Raters", "Stimuli", "Krippendorff's α", "ICC(2,1) (95% CI)")
+    return [
+        Heading("Agreement between raters", 3),
+        d.table(
+            (*columns, "ICC(2,k) (95% CI)", "Note"),
+            rows,
+            numeric=(False, True, True, True, True, True, False),
+        ),
+    ]

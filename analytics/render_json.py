@@ -1,0 +1,132 @@
+"""The report as JSON: every number, with stable keys, for scripts.
+
+Top-level layout (``"format": "ozlab-report"``, ``"version": 1``); every table is a list
+of row objects whose keys are the columns of the matching ``Report`` table, present in
+every row (a value that cannot be computed is ``null``, never NaN)::
+
+    format, version, generated_at (ISO 8601 UTC), source (the database file name or null)
+    study:          study_ids, title, systems, scenarios, design, declared_design,
+                    assignment, instruments, schema_version
+    notes:          [sentence, ...]  what is missing, excluded or imported
+    participation:  overall {participants, consented, ..., imported_answers,
+                    imported_participants}, by_system [...], events [...]
+    completion:     by_system [...], by_scenario [...], end_reasons [...],
+                    end_reasons_by_scenario [...]
+    wizard:         table [...], note
+    questionnaires: items, items_by_scenario, distribution, constructs, reliability,
+                    idial, by_turn, by_turn_constructs, agreement, codebook  (tables)
+    comparisons:    design, method, table [...]
+    comments:       [...]
+    quality:        flags [...], participants [...], rules {flag: rule},
+                    exclusion null | {participants_before, excluded, by_flag [...],
+                    participant_ids [...], kinds [...]}
+
+Dict cells: ``items[].distribution`` becomes ``[{"answer": a, "count": n}, ...]`` in scale
+order (answers may be numbers or codes, which JSON object keys could not keep apart);
+other dict cells (``comparisons.table[].n_per_group``) become objects keyed by system.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, fields, is_dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analytics.report_data import Report
+
+FORMAT = "ozlab-report"
+VERSION = 1
+_PAIR_COLUMNS = {"distribution": ("answer", "count")}
+
+
+def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, Any]:
+    """The report as plain JSON-ready Python values (see the module docstring)."""
+    q = report.questionnaires
+    exclusion = report.quality.exclusion
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "generated_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "source": source,
+        "study": _plain(asdict(report.study)),
+        "notes": list(report.notes),
+        "participation": {
+            "overall": _plain(report.participation.overall),
+            "by_system": records(report.participation.by_system),
+            "events": records(report.participation.events),
+        },
+        "completion": {
+            name: records(getattr(report.completion, name))
+            for name in ("by_system", "by_scenario", "end_reasons", "end_reasons_by_scenario")
+        },
+        "wizard": {"table": records(report.wizard.table), "note": report.wizard.note},
+        "questionnaires": {f.name: records(getattr(q, f.name)) for f in fields(q)},
+        "comparisons": {
+            "design": report.comparisons.design,
+            "method": report.comparisons.method,
+            "table": records(report.comparisons.table),
+        },
+        "comments": records(report.comments),
+        "quality": {
+            "flags": records(report.quality.flags),
+            "participants": records(report.quality.participants),
+            "rules": dict(report.quality.rules),
+            "exclusion": None
+            if exclusion is None
+            else {
+                "participants_before": exclusion.participants_before,
+                "excluded": exclusion.excluded,
+                "by_flag": records(exclusion.by_flag),
+                "participant_ids": list(exclusion.participant_ids),
+                "kinds": list(exclusion.kinds),
+            },
+        },
+    }
+
+
+def render_json(report: Report, *, source: str | None = None, indent: int | None = 1) -> str:
+    return json.dumps(
+        report_to_dict(report, source=source), ensure_ascii=False, indent=indent, allow_nan=False
+    )
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as dicts of plain values; column order kept, NaN as None."""
+    columns = [str(c) for c in frame.columns]
+    out = []
+    for row in frame.itertuples(index=False, name=None):
+        record = {}
+        for name, value in zip(columns, row, strict=True):
+            if name in _PAIR_COLUMNS and isinstance(value, dict):
+                key, val = _PAIR_COLUMNS[name]
+                record[name] = [{key: _plain(k), val: _plain(v)} for k, v in value.items()]
+            else:
+                record[name] = _plain(value)
+        out.append(record)
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready value: numpy and pandas scalars unwrapped, NaN/NA/NaT to None."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, dict):
+        return {str(_plain(k)): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset | np.ndarray):
+        return [_plain(v) for v in value]
+    if is_dataclass(value) and not isinstance(value, type):
+        return _plain(asdict(value))
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, pd.Timestamp | datetime):
+        return value.isoformat()
+    return str(value)

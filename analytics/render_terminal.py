@@ -1,0 +1,102 @@
+"""The report in a terminal: rich tables, section rules, notes in colour.
+
+Also writes plain text (``--out report.txt``): the same layout without colour codes.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from typing import TextIO
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table as RichTable
+
+from analytics.document import Block, Bullets, Figure, Heading, Paragraph, Table
+
+_STYLES = {"note": "yellow", "method": "dim italic", "text": ""}
+
+
+def render_terminal(
+    blocks: Iterable[Block], file: TextIO | None = None, width: int | None = None
+) -> None:
+    """Print ``blocks`` to ``file`` (stdout by default); colour only on a terminal."""
+    plain = not _is_terminal(file if file is not None else sys.stdout)
+    console = Console(
+        file=file,
+        width=width or (120 if plain else None),
+        color_system=None if plain else "auto",
+        highlight=False,
+        soft_wrap=False,
+    )
+    for block in blocks:
+        _block(console, block)
+
+
+def _is_terminal(file: TextIO) -> bool:
+    try:
+        return file.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _block(console: Console, block: Block) -> None:
+    match block:
+        case Heading(text=text, level=1):
+            console.print(f"[bold]{escape(text)}[/bold]")
+        case Heading(text=text, level=2):
+            console.print()
+            console.rule(f"[bold]{escape(text)}[/bold]", align="left")
+        case Heading(text=text):
+            console.print()
+            console.print(f"[bold underline]{escape(text)}[/bold underline]")
+        case Paragraph(text=text, kind=kind):
+            style = _STYLES.get(kind, "")
+            console.print(f"[{style}]{escape(text)}[/{style}]" if style else escape(text))
+        case Bullets(items=items, more=more):
+            for item in items:
+                console.print(f" • {escape(item)}")
+            if more:
+                console.print(
+                    f"[dim]   … and {more} more (all of them in --format html, md or json)[/dim]"
+                )
+        case Table():
+            console.print(_table(block))
+        case Figure():
+            pass  # plots are drawn in HTML only
+
+
+def _table(block: Table) -> RichTable:
+    caption = None
+    if block.more:
+        caption = f"… and {block.more} more rows (all of them in --format html, md or json)"
+    table = RichTable(
+        title=block.caption,
+        title_justify="left",
+        title_style="bold",
+        caption=caption,
+        caption_justify="left",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        show_edge=False,
+    )
+    flags = block.numeric or (False,) * len(block.columns)
+    for index, (name, numeric) in enumerate(zip(block.columns, flags, strict=True)):
+        # Short ids (systems, scenarios) stay whole; long text wraps.
+        longest = max((len(row[index]) for row in block.rows), default=0)
+        table.add_column(
+            escape(name),
+            justify="right" if numeric else "left",
+            no_wrap=numeric,
+            overflow="fold",
+            min_width=min(longest, 20),
+        )
+    breaks = set(block.group_breaks)
+    for index, row in enumerate(block.rows):
+        if index in breaks:
+            table.add_section()
+        table.add_row(*(escape(cell) for cell in row))
+    return table

@@ -1,0 +1,227 @@
+"""``analytics report`` end to end: on a database the real bot wrote through the demo (the
+emulator, the bot and simulated participants), on synthetic studies, on empty and partial
+databases; every format; --exclude-flagged; --study; stable JSON keys."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import json
+import re
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from analytics.cli import main
+from analytics.progress import steps
+from analytics.synthetic import create_schema, synthetic_bundle, write_synthetic_study
+from bot.demo import play_study
+from scenarios.loading import load_study
+
+TABLE_SECTIONS = {
+    "participation": ("by_system", "events"),
+    "completion": ("by_system", "by_scenario", "end_reasons", "end_reasons_by_scenario"),
+    "questionnaires": (
+        "items", "items_by_scenario", "distribution", "constructs", "reliability", "idial",
+        "by_turn", "by_turn_constructs", "agreement", "codebook",
+    ),
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Eight simulated participants through the real bot on the HMD study."""
+    db = tmp_path_factory.mktemp("demo") / "demo.sqlite"
+    asyncio.run(play_study(load_study("hmd"), db, participants=8))
+    return db
+
+
+@pytest.fixture(scope="module")
+def synthetic_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("synthetic") / "synthetic.sqlite"
+    write_synthetic_study(db, sessions=160, responses_per_session=40, seed=3, systems=3)
+    return db
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    code = main(["report", *map(str, args)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def report_json(capsys: pytest.CaptureFixture[str], db: Path, *extra: str) -> dict:
+    code, out, _ = run(capsys, "--db", db, "--format", "json", *extra)
+    assert code == 0
+    return json.loads(out, parse_constant=_no_nan)
+
+
+def _no_nan(name: str) -> None:
+    raise AssertionError(f"{name} in JSON")
+
+
+def shape(value: object) -> object:
+    """The keys of a JSON document, recursively, without the values (nor table rows)."""
+    if isinstance(value, dict):
+        return {k: shape(v) for k, v in value.items()}
+    return type(value).__name__ if value is not None else "null"
+
+
+def test_terminal_report_on_a_database_the_bot_wrote(capsys, demo_db: Path) -> None:
+    code, out, err = run(capsys, "--db", demo_db)
+    assert code == 0
+    for words in ("Participation", "Task completion", "Wizard involvement", "Questionnaires",
+                  "Comparison of systems", "Comments", "Data quality", "hmd.understanding",
+                  "Mann–Whitney U", "Success rate (95% CI)"):  # fmt: skip
+        assert words in out, words
+    assert "shop-v0" in out and "shop-v1" in out
+    # one system has a single participant in 8: the comparison says so, with no p-value
+    assert "too few participants" in out or "p = " in out
+    assert err == ""  # no progress bar without a terminal
+
+
+def test_every_format_on_a_synthetic_study(capsys, synthetic_db: Path, tmp_path: Path) -> None:
+    code, md, _ = run(capsys, "--db", synthetic_db, "--format", "md")
+    assert code == 0
+    assert "## Task completion" in md and "| System |" in md and "average " in md
+    assert re.search(r"H = \d+\.\d, p [<=] [.\d]+, ε² = ", md)
+    assert "rank-biserial r = " in md and "Cronbach" in md
+
+    html_file = tmp_path / "report.html"
+    code, _, err = run(capsys, "--db", synthetic_db, "--out", html_file)
+    assert code == 0 and "Report written" in err
+    page = html_file.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and page.count("data:image/png;base64,") >= 4
+    assert "<script" not in page and "<link" not in page and "http://" not in page
+    assert not re.search(r"src=\"(?!data:)", page)  # nothing loaded from elsewhere
+
+    text_file = tmp_path / "report.txt"
+    assert main(["report", "--db", str(synthetic_db), "--out", str(text_file)]) == 0
+    text = text_file.read_text(encoding="utf-8")
+    assert "\x1b[" not in text and "IDIAL summary" in text
+
+    data = report_json(capsys, synthetic_db)
+    assert data["format"] == "ozlab-report" and data["version"] == 1
+    assert data["study"]["systems"] == ["system-a", "system-b", "system-c"]
+    idial = data["questionnaires"]["idial"]
+    assert {row["summary"].endswith("/4") for row in idial} == {True}
+    items = data["questionnaires"]["items"]
+    assert items[0]["distribution"][0].keys() == {"answer", "count"}
+    tests = data["comparisons"]["table"]
+    assert {t["test"] for t in tests} == {"Kruskal–Wallis H", "Mann–Whitney U"}
+    assert all(isinstance(t["n_per_group"], dict) for t in tests)
+    completion = data["completion"]["by_system"]
+    assert all(r["ci_low"] <= r["success_rate"] <= r["ci_high"] for r in completion)
+
+
+def test_json_keys_are_stable_across_databases(capsys, demo_db, synthetic_db, tmp_path) -> None:
+    empty = tmp_path / "empty.sqlite"
+    sqlite3.connect(empty).close()
+    documents = [report_json(capsys, db) for db in (demo_db, synthetic_db, empty)]
+    shapes = [shape({k: v for k, v in d.items() if k != "notes"}) for d in documents]
+    top = {k: (v if not isinstance(v, dict) else set(v)) for k, v in shapes[0].items()}
+    for other in shapes[1:]:
+        assert {k: (v if not isinstance(v, dict) else set(v)) for k, v in other.items()} == top
+    # every row of a table has the same keys, in every database
+    for section, tables in TABLE_SECTIONS.items():
+        for name in tables:
+            keys = {tuple(row) for d in documents for row in d[section][name]}
+            assert len(keys) <= 1, (section, name, keys)
+
+
+def test_exclude_flagged_says_how_many_and_why(capsys, synthetic_db: Path) -> None:
+    before = report_json(capsys, synthetic_db)
+    after = report_json(capsys, synthetic_db, "--exclude-flagged")
+    exclusion = after["quality"]["exclusion"]
+    assert before["quality"]["exclusion"] is None
+    assert exclusion["excluded"] == len(before["quality"]["participants"]) > 0
+    assert sum(r["participants"] for r in exclusion["by_flag"]) >= exclusion["excluded"]
+    assert any("were excluded" in note for note in after["notes"])
+    total = after["participation"]["overall"]["participants"]
+    assert total == before["participation"]["overall"]["participants"] - exclusion["excluded"]
+    code, out, _ = run(capsys, "--db", synthetic_db, "--exclude-flagged")
+    assert code == 0 and "Excluded: " in out and "computed without them" in out
+
+
+def test_empty_and_partial_databases_say_what_is_missing(capsys, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.sqlite"
+    sqlite3.connect(empty).close()
+    schema_only = tmp_path / "schema.sqlite"
+    with sqlite3.connect(schema_only) as conn:
+        create_schema(conn)
+    defined = tmp_path / "defined.sqlite"
+    with sqlite3.connect(defined) as conn:
+        create_schema(conn)
+        definition = synthetic_bundle(2).model_dump_json(by_alias=True)
+        digest = hashlib.sha256(definition.encode()).hexdigest()
+        conn.execute(
+            "INSERT INTO studies (study_id, loaded_at, definition, digest) VALUES (?,?,?,?)",
+            ("synthetic", 1.0, definition, digest),
+        )
+    for db in (empty, schema_only, defined):
+        for fmt in ("terminal", "md", "json"):
+            code, out, _ = run(capsys, "--db", db, "--format", fmt)
+            assert code == 0, (db, fmt)
+            assert "No sessions yet" in out or "No participants yet" in out
+    code, out, _ = run(capsys, "--db", empty)
+    assert "the bot has never run on it" in out
+    html_file = tmp_path / "empty.html"
+    assert main(["report", "--db", str(defined), "--out", str(html_file)]) == 0
+    assert "No questionnaire answers yet" in html_file.read_text(encoding="utf-8")
+    code, _, err = run(capsys, "--db", tmp_path / "absent.sqlite")
+    assert code == 2 and "no study database" in err
+
+
+def test_a_partial_study_with_sessions_but_no_answers(capsys, tmp_path: Path) -> None:
+    db = tmp_path / "partial.sqlite"
+    write_synthetic_study(db, sessions=6, responses_per_session=0, seed=1)
+    with sqlite3.connect(db) as conn:  # two sessions still running
+        conn.execute("UPDATE sessions SET state='dialogue', ended_at=NULL WHERE rowid <= 2")
+    code, out, _ = run(capsys, "--db", db)
+    assert code == 0
+    assert "No questionnaire answers yet" in out and "still in progress" in out
+
+
+def test_a_database_with_two_studies_needs_study(capsys, synthetic_db, tmp_path) -> None:
+    db = tmp_path / "two.sqlite"
+    shutil.copy(synthetic_db, db)
+    with sqlite3.connect(db) as conn:
+        definition = load_study("hmd").model_dump_json(by_alias=True)
+        conn.execute(
+            "INSERT INTO studies (study_id, loaded_at, definition, digest) VALUES (?,?,?,?)",
+            ("hmd", 2.0, definition, hashlib.sha256(definition.encode()).hexdigest()),
+        )
+        conn.execute(
+            "INSERT INTO participants (id, study_id, consent, created_at, updated_at, state)"
+            " VALUES ('pilot01', 'hmd', 'accepted', 1, 1, '{}')"
+        )
+    code, _, err = run(capsys, "--db", db)
+    assert code == 2 and "--study" in err and "hmd" in err and "synthetic" in err
+    alone = report_json(capsys, db, "--study", "synthetic")
+    assert alone["study"]["study_ids"] == ["synthetic"]
+    assert (
+        alone["participation"]["overall"]
+        == report_json(capsys, synthetic_db)["participation"]["overall"]
+    )
+    pilot = report_json(capsys, db, "--study", "hmd")
+    assert pilot["participation"]["overall"]["participants"] == 1
+    assert pilot["questionnaires"]["items"] == []
+    code, _, err = run(capsys, "--db", db, "--study", "nope")
+    assert code == 2 and "no study 'nope'" in err
+
+
+def test_the_progress_bar_shows_only_on_a_terminal() -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    quiet, loud = io.StringIO(), Terminal()
+    for stream in (quiet, loud):
+        with steps(2, "Report", stream=stream) as step:
+            step("reading")
+            step.add(1)
+            step("plots")
+    assert quiet.getvalue() == ""
+    assert "Report" in loud.getvalue()
