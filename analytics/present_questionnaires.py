@@ -90,7 +90,10 @@ def _instrument(report: Report, q_id: str) -> list[Block]:
              else (d.DASH if d.missing(r["construct"]) else str(r["construct"])))
             for r in codebook.to_dict("records")
         ]  # fmt: skip
-        blocks.append(d.table(("Item", "Wording", "Construct"), legend, caption="Items"))
+        if all(row[2] == d.DASH for row in legend):  # no constructs: no empty column
+            legend = [row[:2] for row in legend]
+        columns = ("Item", "Wording", "Construct")[: len(legend[0])]
+        blocks.append(d.table(columns, legend, caption="Items"))
     order = {item: i for i, item in enumerate(codebook["item_id"])}
     items = items.assign(_order=items["item_id"].astype(object).map(order).fillna(len(order)))
     items = items.sort_values(["_order", "item_id", "system_id"], kind="stable")

@@ -1,0 +1,138 @@
+"""Time and peak memory of ``analytics report --format json`` on a large synthetic study,
+beside the floor: pandas alone reading the same tables from SQLite.
+
+    python bench/report.py                      # 10,000 sessions, 1,000,000 answers
+    python bench/report.py --sessions 1000 --responses-per-session 100
+
+Each measurement runs in its own Python process (peak RSS is per process: ``ru_maxrss``),
+with a time limit, so the benchmark is bounded and stops by itself. The database is
+written by ``analytics.synthetic`` into a temporary folder and removed afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LIMIT_S = 900  # per measurement
+
+FLOOR = """
+import json, resource, sqlite3, sys, time
+started = time.perf_counter()
+import pandas as pd
+imported = time.perf_counter()
+conn = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+rows = {t: len(pd.read_sql_query(f"SELECT * FROM {t}", conn))
+        for t in ("participants", "sessions", "exchanges", "responses", "events", "studies")}
+conn.close()
+done = time.perf_counter()
+print(json.dumps({"seconds": done - started, "import_s": imported - started,
+                  "work_s": done - imported, "rss_mb": resource.getrusage(
+                  resource.RUSAGE_SELF).ru_maxrss / 1024, "rows": rows}))
+"""
+
+REPORT = """
+import io, json, resource, sys, time
+started = time.perf_counter()
+from analytics.data import load_study_data
+from analytics.report_data import build_report
+from analytics.render_json import render_json
+imported = time.perf_counter()
+data = load_study_data(sys.argv[1])
+loaded = time.perf_counter()
+report = build_report(data)
+built = time.perf_counter()
+text = render_json(report)
+done = time.perf_counter()
+print(json.dumps({"seconds": done - started, "import_s": imported - started,
+                  "load_s": loaded - imported, "build_s": built - loaded,
+                  "json_s": done - built, "json_mb": len(text.encode()) / 2**20,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+CLI = """
+import json, resource, sys, time
+from analytics.cli import main
+started = time.perf_counter()
+code = main(["report", "--db", sys.argv[1], "--format", "json", "--out", sys.argv[2]])
+print(json.dumps({"seconds": time.perf_counter() - started, "code": code,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def measure(code: str, *args: str) -> dict:
+    """Run ``code`` in a fresh interpreter; its last output line is a JSON result."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=LIMIT_S,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"measurement failed:\n{done.stderr[-2000:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result["wall_s"] = time.perf_counter() - started
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=10_000)
+    parser.add_argument("--responses-per-session", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from analytics.synthetic import write_synthetic_study
+
+    with tempfile.TemporaryDirectory(prefix="ozlab-bench-") as folder:
+        db = Path(folder) / "study.sqlite"
+        started = time.perf_counter()
+        study = write_synthetic_study(
+            db,
+            sessions=args.sessions,
+            responses_per_session=args.responses_per_session,
+            seed=args.seed,
+            systems=3,
+        )
+        written = time.perf_counter() - started
+        size_mb = db.stat().st_size / 2**20
+        print(
+            f"Synthetic study: {study.participants:,} participants, {study.sessions:,} sessions, "
+            f"{study.exchanges:,} exchanges, {study.responses:,} responses, {study.events:,} "
+            f"events; {size_mb:.0f} MB, written in {written:.1f} s\n"
+        )
+        floor = measure(FLOOR, str(db))
+        phases = measure(REPORT, str(db))
+        cli = measure(CLI, str(db), str(Path(folder) / "report.json"))
+    rows = [
+        ("pandas alone: read_sql of every table (floor)", floor["seconds"], floor["rss_mb"]),
+        ("  of which importing pandas", floor["import_s"], None),
+        ("report in-process: imports, load, statistics, JSON", phases["seconds"], phases["rss_mb"]),
+        ("  importing analytics (pandas, pingouin, scipy)", phases["import_s"], None),
+        ("  load_study_data (one read-only snapshot)", phases["load_s"], None),
+        ("  build_report (every table and test)", phases["build_s"], None),
+        (f"  render_json ({phases['json_mb']:.1f} MB)", phases["json_s"], None),
+        ("analytics report --format json --out (whole command)", cli["seconds"], cli["rss_mb"]),
+    ]  # fmt: skip
+    width = max(len(name) for name, _, _ in rows)
+    print(f"{'':{width}}  {'time':>9}  {'peak RSS':>9}")
+    for name, seconds, rss in rows:
+        memory = f"{rss:7.0f} MB" if rss is not None else ""
+        print(f"{name:{width}}  {seconds:7.2f} s  {memory:>9}")
+    ratio = cli["seconds"] / floor["seconds"]
+    print(f"\nThe whole report takes {ratio:.1f}× the time pandas needs just to read the tables.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
