@@ -2,16 +2,17 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test bench bench-report clean
 
 $(BIN)/ozlab: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,parquet]'
 	touch $@
 
 demo: $(BIN)/ozlab
-	$(BIN)/ozlab demo
+	$(BIN)/ozlab demo --db ozlab-demo.sqlite
+	$(BIN)/ozlab report --db ozlab-demo.sqlite
 
 test: $(BIN)/ozlab
 	$(BIN)/ruff check .
@@ -21,6 +22,10 @@ test: $(BIN)/ozlab
 bench: $(BIN)/ozlab
 	$(BIN)/pip install --quiet -e '.[test,bench]'
 	$(BIN)/python bench/exchanges.py
+	$(BIN)/python bench/adapters.py
+
+bench-report: $(BIN)/ozlab
+	$(BIN)/python bench/report.py
 
 clean:
 	rm -rf $(VENV) *.egg-info

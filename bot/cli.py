@@ -16,6 +16,11 @@ from bot.privacy import SECRET_ENV
 
 TOKEN_ENV = "TELEGRAM_BOT_TOKEN"
 API_URL_ENV = "OZLAB_BOT_API_URL"
+ANALYTICS_COMMANDS = {
+    "report": "the per-system evaluation report: terminal, --format md|html|json",
+    "export": "tidy long-format CSV (or Parquet) and a codebook, for R or SPSS",
+    "import": "add answers collected outside Telegram: import responses FILE.csv",
+}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -57,10 +62,20 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--db", type=Path, default=Path("ozlab-demo.sqlite"))
     demo.add_argument("--study", default="hmd")
     demo.add_argument("--seed", type=int, default=1)
+
+    # Handed to analytics.cli before parsing (see main): listed here for --help only.
+    for name, text in ANALYTICS_COMMANDS.items():
+        commands.add_parser(name, help=text, add_help=False)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ANALYTICS_COMMANDS:
+        # pandas, pingouin and matplotlib are loaded for these commands only, never by the bot
+        from analytics.cli import main as analytics_main
+
+        return analytics_main(argv, prog="ozlab")
     args = _parser().parse_args(argv)
     if args.command == "check":
         from scenarios.check import check
