@@ -151,7 +151,7 @@ def _on_reply(bundle: StudyBundle, journey: Journey, event: ev.SystemReplied, no
     if journey.gated or event.gated:
         # A wizard decides: send as is, edit, or write instead (a wizard-type system has
         # no program, so its "reply" is always empty and always waits).
-        auto = event.auto_send_after
+        auto = event.auto_send_after if event.gated else journey.gate_auto_send
         waiting = Waiting(
             texts=reply.texts,
             events=tuple(sorted(reply.events)),

@@ -66,6 +66,7 @@ class Journey:
     asked: int = 0  # increases with every item shown: buttons carry it to detect old taps
     language: str | None = None  # Telegram's language code, for translated texts
     gated: bool = False  # a wizard decides every system reply of this session
+    gate_auto_send: float | None = None  # ...or the reply goes out by itself after this long
     waiting: Waiting | None = None
     paused: bool = False
     reminded: bool = False

@@ -60,8 +60,9 @@ def _apply(
         case "gate" if journey.tasks:
             on = bool(command.payload.get("on", True))
             auto = command.payload.get("auto_send_after")
-            gate = fx.RecordGate(f"session:{session}", on, _seconds(auto), command.wizard)
-            return replace(journey, gated=on), [gate], True
+            seconds = _seconds(auto)
+            gate = fx.RecordGate(f"session:{session}", on, seconds, command.wizard)
+            return replace(journey, gated=on, gate_auto_send=seconds if on else None), [gate], True
         case "pause" if talking and not journey.paused:
             data = who
             return (
