@@ -1,0 +1,108 @@
+"""``ozlab wizard``: the console, and the same actions as plain commands for scripts.
+
+``bot/cli.py`` only calls :func:`add_wizard_commands` and :func:`run_wizard`. This module
+imports nothing but the standard library: the bot process never loads Textual, and the
+plain commands load only the desk.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+DEFAULT_DB = Path("ozlab.sqlite")
+
+
+def _common(db: object = argparse.SUPPRESS, wizard: object = argparse.SUPPRESS) -> Any:
+    """--db and --as, accepted before or after the action. An action's parser has no
+    defaults (SUPPRESS), so it keeps what was given before it (``ozlab wizard --db X say``).
+    A new parser each time: parents share their argument objects."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", type=Path, default=db, help="study database (default ozlab.sqlite)")
+    common.add_argument(
+        "--as",
+        dest="wizard",
+        metavar="NAME",
+        default=wizard,
+        help="the name stored with every command (default: your login name)",
+    )
+    return common
+
+
+def add_wizard_commands(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``wizard`` and its actions to ``ozlab``'s subcommands."""
+    wizard = subparsers.add_parser(
+        "wizard",
+        parents=[_common(DEFAULT_DB, None)],
+        help="watch live sessions and step in (Wizard-of-Oz); without an action: the console",
+        description="Without an action: the console. Actions write one command for the bot and"
+        " wait for it to be applied (exit 0), expired or rejected (1); 2: a mistake; 3: the bot"
+        " did not apply it within --wait (it will when it runs).",
+    )
+    wizard.set_defaults(action=None)
+    actions = wizard.add_subparsers(dest="action", metavar="ACTION")
+
+    def action(name: str, help: str, *, wait: bool = True) -> argparse.ArgumentParser:
+        parser = actions.add_parser(name, parents=[_common()], help=help, description=help)
+        if wait:
+            parser.add_argument(
+                "--wait",
+                type=float,
+                default=10.0,
+                metavar="SECONDS",
+                help="how long to wait for the bot to apply it (0: do not wait; default 10)",
+            )
+        return parser
+
+    sessions = action("sessions", "one live session per line, its id first", wait=False)
+    sessions.add_argument("--all", action="store_true", help="also ended and past sessions")
+    sessions.add_argument("--study")
+    sessions.add_argument("--system")
+    sessions.add_argument("--state")
+    action("waiting", "the replies waiting for a wizard, oldest first", wait=False)
+    action("transcript", "a session's transcript", wait=False).add_argument("session")
+
+    say = action("say", "write to the participant as the system")
+    say.add_argument("session")
+    say.add_argument("text")
+    reply = action("reply", "decide a waiting reply: send it as is, edited, or your own")
+    reply.add_argument("session")
+    how = reply.add_mutually_exclusive_group(required=True)
+    how.add_argument("--approve", action="store_true", help="send the system's reply as is")
+    how.add_argument("--edit", metavar="TEXT", help="send TEXT instead; the original is kept")
+    how.add_argument("--replace", metavar="TEXT", help="reply TEXT in the system's place")
+    end = action("end", "end the session: closing line, then the questionnaire")
+    end.add_argument("session")
+    end.add_argument("--reason", required=True)
+    for name, words in (
+        ("success", "mark the task as succeeded"),
+        ("fail", "mark the task as failed"),
+        ("pause", "pause the session (the participant is asked to wait)"),
+        ("resume", "resume a paused session"),
+        ("start", "start a held session (lab studies)"),
+    ):
+        action(name, words).add_argument("session")
+    gate = action("gate", "gate a session (or system:ID, study:ID): replies wait for a wizard")
+    gate.add_argument("session", help="a session id, system:<id> or study:<id>")
+    gate.add_argument("state", choices=("on", "off"))
+    gate.add_argument(
+        "--auto-send", type=float, metavar="SECONDS", help="send a held reply by itself after"
+    )
+    note = action("note", "attach a note to an exchange")
+    note.add_argument("session")
+    note.add_argument("text")
+    note.add_argument("--turn", type=int, help="the exchange (default: the latest)")
+    return wizard
+
+
+def run_wizard(args: argparse.Namespace) -> int:
+    """Run what ``ozlab wizard ...`` asked for; returns the exit code."""
+    from wizard_console import commands
+
+    wizard = args.wizard or commands.login_name()
+    if args.action is None:
+        from wizard_console.app import run_console  # the only place Textual is imported
+
+        return run_console(args.db, wizard)
+    return commands.run(args, wizard)

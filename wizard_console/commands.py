@@ -1,0 +1,157 @@
+"""The console's actions as plain commands, for scripts and remote shells.
+
+Each function takes the parsed arguments and an open desk, prints, and returns an exit
+code: 0 done, 1 the bot found it no longer possible (expired) or invalid (rejected), 2 a
+mistake on the command line, 3 the bot did not apply it in time (it will when it runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sqlite3
+import sys
+from collections.abc import Callable
+
+from wizard_console import formatting as fmt
+from wizard_console.desk import Desk, DeskError
+
+APPLIED, NOT_APPLIED, MISTAKE, NO_BOT = 0, 1, 2, 3
+WHY = {
+    "expired": "expired: no longer possible (the session ended, or another wizard was first)",
+    "rejected": "rejected by the bot (unknown system or study?)",
+}
+
+
+def login_name() -> str:
+    """Who is at the keyboard, when ``--as`` does not say."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name (some containers)
+        return "wizard"
+
+
+def run(args: argparse.Namespace, wizard: str) -> int:
+    try:
+        with Desk(args.db, wizard) as desk:
+            return ACTIONS[args.action](args, desk)
+    except (DeskError, sqlite3.Error) as error:
+        print(f"ozlab wizard: {error}", file=sys.stderr)
+        return MISTAKE
+
+
+def sessions(args: argparse.Namespace, desk: Desk) -> int:
+    for s in desk.live_sessions(
+        include_ended=args.all, study=args.study, system=args.system, state=args.state
+    ):
+        print(fmt.session_line(s))
+    return APPLIED
+
+
+def waiting(args: argparse.Namespace, desk: Desk) -> int:
+    for w in desk.waiting_replies():
+        proposed = " / ".join(w.proposed) or "(nothing: a wizard writes it)"
+        print(f"{w.session_id} turn={w.turn} since={fmt.clock(w.since)}")
+        print(f"  participant: {w.message}\n  system: {proposed}")
+    return APPLIED
+
+
+def transcript(args: argparse.Namespace, desk: Desk) -> int:
+    if not desk.knows(args.session):
+        return _unknown(args.session)
+    for line in desk.transcript(args.session):
+        text = line.text.replace("\n", "\n" + " " * 26)
+        print(f"{fmt.clock(line.at)} {fmt.who(line):<16} {text}")
+        if line.original is not None:
+            print(f"{'':25} (the system said: {line.original})")
+    return APPLIED
+
+
+def _send(args: argparse.Namespace, desk: Desk, label: str, write: Callable[[], int]) -> int:
+    """Write one command and report what the bot made of it."""
+    command_id = write()
+    if args.wait <= 0:
+        print(f"#{command_id} {label}: written")
+        return APPLIED
+    outcome = desk.wait(command_id, args.wait)
+    if outcome is None:
+        print(
+            f"#{command_id} {label}: the bot has not applied it within {args.wait:g} s;"
+            " it will when it runs (is ozlab run running on this database?)"
+        )
+        return NO_BOT
+    print(f"#{command_id} {label}: {WHY.get(outcome, outcome)}")
+    return APPLIED if outcome == "applied" else NOT_APPLIED
+
+
+def _unknown(session: str) -> int:
+    print(
+        f"ozlab wizard: no session {session!r} (ozlab wizard sessions lists them)", file=sys.stderr
+    )
+    return MISTAKE
+
+
+def _session_command(kind: str, **fields: str) -> Callable[[argparse.Namespace, Desk], int]:
+    """A command about one session; ``fields`` maps payload keys to argument names."""
+
+    def command(args: argparse.Namespace, desk: Desk) -> int:
+        if not desk.knows(args.session):
+            return _unknown(args.session)
+        payload = {key: getattr(args, name) for key, name in fields.items()}
+        label = f"{kind} {args.session}"
+        return _send(args, desk, label, lambda: desk.command(kind, args.session, **payload))
+
+    return command
+
+
+def reply(args: argparse.Namespace, desk: Desk) -> int:
+    if not desk.knows(args.session):
+        return _unknown(args.session)
+    if args.approve:
+        payload: dict[str, object] = {"action": "approve"}
+    elif args.edit is not None:
+        payload = {"action": "edit", "text": args.edit}
+    else:
+        payload = {"action": "replace", "text": args.replace}
+    label = f"reply {payload['action']} {args.session}"
+    return _send(args, desk, label, lambda: desk.command("reply", args.session, **payload))
+
+
+def gate(args: argparse.Namespace, desk: Desk) -> int:
+    target = args.session
+    scope = target if target.startswith(("system:", "study:")) else f"session:{target}"
+    if scope.startswith("session:") and not desk.knows(target):
+        return _unknown(target)
+    on = args.state == "on"
+    label = f"gate {scope} {args.state}"
+    return _send(args, desk, label, lambda: desk.gate(scope, on, args.auto_send))
+
+
+def note(args: argparse.Namespace, desk: Desk) -> int:
+    if not desk.knows(args.session):
+        return _unknown(args.session)
+    turn = args.turn
+    if turn is None:
+        found = [s for s in desk.live_sessions(include_ended=True) if s.session_id == args.session]
+        turn = found[0].turn if found else None
+    label = f"note {args.session}"
+    return _send(
+        args, desk, label, lambda: desk.command("note", args.session, turn=turn, text=args.text)
+    )
+
+
+ACTIONS: dict[str, Callable[[argparse.Namespace, Desk], int]] = {
+    "sessions": sessions,
+    "waiting": waiting,
+    "transcript": transcript,
+    "say": _session_command("say", text="text"),
+    "reply": reply,
+    "end": _session_command("end", reason="reason"),
+    "success": _session_command("success"),
+    "fail": _session_command("fail"),
+    "pause": _session_command("pause"),
+    "resume": _session_command("resume"),
+    "start": _session_command("start"),
+    "gate": gate,
+    "note": note,
+}
