@@ -63,6 +63,10 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--study", default="hmd")
     demo.add_argument("--seed", type=int, default=1)
 
+    from wizard_console.cli import add_wizard_commands  # standard library only, no Textual
+
+    add_wizard_commands(commands)
+
     # Handed to analytics.cli before parsing (see main): listed here for --help only.
     for name, text in ANALYTICS_COMMANDS.items():
         commands.add_parser(name, help=text, add_help=False)
@@ -93,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "new":
         return _new(args)
+    if args.command == "wizard":
+        from wizard_console.cli import run_wizard
+
+        return run_wizard(args)
     return _demo(args)
 
 

@@ -49,6 +49,8 @@ def start_task(bundle: StudyBundle, journey: Journey, index: int, now: float) ->
         survey=None,
         exchange_survey=None,
         stimulus_index=0,
+        gated=False,  # a gate belongs to a session: the next task starts ungated
+        gate_auto_send=None,
     )
     task = journey.task
     opened = fx.OpenSession(
