@@ -194,9 +194,9 @@ async def test_filters_and_ended_sessions(
         assert pilot.app.screen.query_one("#filter-system", Select).value == first_system
         await pilot.press("ctrl+r")
         await pilot.press("h")  # ended questionnaire sessions are live; ended ones appear
-        assert "ended shown" in str(pilot.app.query_one("#bar").render())
+        await shows(pilot, lambda: "ended shown" in str(pilot.app.query_one("#bar").render()))
         await pilot.press("h")
-        assert "ended hidden" in str(pilot.app.query_one("#bar").render())
+        await shows(pilot, lambda: "ended hidden" in str(pilot.app.query_one("#bar").render()))
         assert_fits(pilot)
 
 
