@@ -98,8 +98,7 @@ def _ozlab(system: str) -> Callable[[argparse.Namespace, Path, str, str], list[s
             url,
             "--token",
             TOKEN,
-            "--secret",
-            secret,
+            f"--secret={secret}",  # one form: a token_urlsafe secret may start with "-"
             "--db",
             str(tmp / "study.sqlite"),
             "--system",
