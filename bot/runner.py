@@ -14,7 +14,6 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict
 from typing import Protocol
 
 from bot.engine import effects as fx
@@ -402,7 +401,7 @@ class StudyRunner:
 def _messages_to_json(messages: list[fx.Send | fx.Edit]) -> str | None:
     if not messages:
         return None
-    return json.dumps([{"kind": type(m).__name__, **asdict(m)} for m in messages])
+    return json.dumps([{"kind": type(m).__name__, **vars(m)} for m in messages])
 
 
 def _messages_from_json(raw: str) -> list[fx.Send | fx.Edit]:
