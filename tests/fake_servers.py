@@ -32,6 +32,7 @@ import contextlib
 import enum
 import json
 import socket
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -105,7 +106,7 @@ async def serving(app: web.Application) -> AsyncIterator[str]:
         await runner.cleanup()
 
 
-class FakeServer:
+class FakeServer(ABC):
     """Base of the fake systems: an aiohttp.web app on 127.0.0.1 with switchable behaviour.
 
     Subclasses set :attr:`path` and implement :meth:`answer` (the normal JSON answer) and
@@ -205,13 +206,13 @@ class FakeServer:
 
     # --- protocol (subclasses) ---------------------------------------------------------
 
+    @abstractmethod
     def answer(self, received: Received) -> Any:
         """The normal JSON answer to a request."""
-        raise NotImplementedError
 
+    @abstractmethod
     def empty_answer(self, received: Received) -> Any:
         """A well-formed answer that carries no text."""
-        raise NotImplementedError
 
     def check(self, received: Received) -> web.Response | None:
         """A protocol-level refusal (wrong path, missing key…) or ``None`` to go on."""
