@@ -132,9 +132,6 @@ class StudyRunner:
                 ticks.append(Inbound(chat_id, "tick"))
         return ticks
 
-    def journey_of(self, chat_id: int) -> Journey | None:
-        return self._journeys.get(self._privacy.pseudonym(chat_id))
-
     # --- one inbound -----------------------------------------------------------------
 
     async def handle(self, inbound: Inbound) -> None:
