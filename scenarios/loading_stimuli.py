@@ -51,7 +51,7 @@ def template_columns(template: str) -> list[str]:
             continue
         if not name or name.isdigit() or any(mark in name for mark in ".[]"):
             raise ValueError(
-                f"{{{name}}} is not a column: placeholders name a column, such as {{mr}};"
+                f"{{{name}}} is not a column: each {{...}} names a column, such as {{mr}};"
                 " write {{ and }} for a brace itself"
             )
         if name not in columns:
@@ -77,7 +77,7 @@ def read_stimuli(file: Path, resource: Resource, problems: list[Problem]) -> Tab
 
 
 def check_template(table: Table, columns: list[str], problems: list[Problem]) -> None:
-    """Every placeholder of the template must be filled by every row."""
+    """Every ``{column}`` the template names must be filled by every row."""
     for column in columns:
         lacking = [line for line, stimulus in table.rows if column not in stimulus.fields]
         if not lacking:

@@ -46,7 +46,7 @@ class Scenario(_Model):
     stimuli: str | None = None
     """Rating tasks: a CSV or JSONL file (beside the scenario file) with one row per item."""
     stimulus_template: str | None = None
-    """Rating tasks: how a row is shown, with ``{column}`` placeholders."""
+    """Rating tasks: how a row is shown, with ``{column}`` fields filled from the row."""
     rate_with: tuple[str, ...] = ()
     """Rating tasks: the questionnaires answered for every row."""
     translations: dict[str, ScenarioText] = {}

@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from bot.app import BotConfig, run_bot
 from bot.emulator import BotApiEmulator, Participant
 from bot.systems.base import System
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle
+from scenarios.systems import DemoSystem
 
 TOKEN = "123456789:AAE-test-token-for-ozlab-0123456789ab"
 SECRET = "test-secret-that-is-long-enough"
@@ -104,3 +106,15 @@ async def say(p: Participant, text: str) -> str:
     await p.send_text(text)
     await p.wait_for(lambda q: len(q.messages) > before)
     return p.messages[before].text
+
+
+def _variants() -> str:
+    """pydantic's words for a wrong demo variant, whichever variants the demo has today."""
+    try:
+        DemoSystem.model_validate({"type": "demo", "id": "a", "variant": "v9"})
+    except ValidationError as error:
+        return error.errors()[0]["msg"]
+    raise AssertionError("v9 became a variant")
+
+
+VARIANTS = _variants()

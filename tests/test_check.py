@@ -5,24 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
 from scenarios.check import check
 from scenarios.starter import write_starter
-from scenarios.systems import DemoSystem
-
-
-def _variants() -> str:
-    """pydantic's words for a wrong demo variant, whichever variants the demo has today."""
-    try:
-        DemoSystem.model_validate({"type": "demo", "id": "a", "variant": "v9"})
-    except ValidationError as error:
-        return error.errors()[0]["msg"]
-    raise AssertionError("v9 became a variant")
-
-
-VARIANTS = _variants()
-
+from tests.conftest import VARIANTS
 
 BROKEN = """\
 id: broken

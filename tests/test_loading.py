@@ -6,7 +6,6 @@ from importlib.resources import files
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
 from questionnaires.models import ScaleItem, TextItem
 from scenarios.loading import (
@@ -20,19 +19,7 @@ from scenarios.loading import (
 )
 from scenarios.models import Design, Stimulus
 from scenarios.systems import DemoSystem
-
-
-def _variants() -> str:
-    """pydantic's words for a wrong demo variant, whichever variants the demo has today."""
-    try:
-        DemoSystem.model_validate({"type": "demo", "id": "a", "variant": "v9"})
-    except ValidationError as error:
-        return error.errors()[0]["msg"]
-    raise AssertionError("v9 became a variant")
-
-
-VARIANTS = _variants()
-
+from tests.conftest import VARIANTS
 
 STUDY = """\
 # a small study that loads
