@@ -200,3 +200,10 @@ def effective_gate(
         if gate is not None and gate.gated:
             return gate
     return own if own is not None and own.gated else None
+
+
+class Origin(StrEnum):
+    """Where a participant or an answer came from."""
+
+    TELEGRAM = "telegram"  # through the bot
+    IMPORT = "import"  # from a file (paper forms, another survey tool) or made up as test data

@@ -6,17 +6,33 @@ the same contract suite (tests/store_contract/).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from bot.store.model import Command, StepCommit, StoredParticipant
-from bot.vocabulary import Gate, GateScope
+from bot.store.model import (
+    BulkRows,
+    Command,
+    ImportContext,
+    ImportedAnswer,
+    ImportOutcome,
+    LiveParticipant,
+    SessionRecord,
+    SnapshotInfo,
+    SnapshotSink,
+    StepCommit,
+    StoredParticipant,
+    SystemSummary,
+    Transcript,
+)
+from bot.vocabulary import CommandKind, CommandOutcome, Gate, GateScope
 
 if TYPE_CHECKING:
     from bot.engine.effects import Record
 
 
 class StudyStore(Protocol):
+    """The study database, whatever holds it (SQLite today: ``bot.store.sqlite``)."""
+
     # --- the bot: the hot path ------------------------------------------------------
 
     async def record_definition(self, study_id: str, definition: str) -> bool:
@@ -31,7 +47,9 @@ class StudyStore(Protocol):
         """Updates stored but not yet handled (after a crash), in order."""
         ...
 
-    async def load_participants(self, study_id: str) -> list[StoredParticipant]: ...
+    async def load_participants(self, study_id: str) -> list[StoredParticipant]:
+        """The participants to resume: only those who came through Telegram."""
+        ...
 
     async def commit_step(self, commit: StepCommit) -> None:
         """The step's state, rows and consumed update, durable when this returns."""
@@ -42,13 +60,90 @@ class StudyStore(Protocol):
         ...
 
     async def pending_commands(self, after: int) -> list[Command]:
-        """Commands with an id above ``after`` not applied yet, in order."""
+        """Commands with an id above ``after`` not applied yet, in order (one whose kind
+        this ozlab does not know is settled as rejected by the store)."""
         ...
 
-    async def gates(self) -> dict[GateScope, Gate]: ...
+    async def gates(self) -> dict[GateScope, Gate]:
+        """The gates of whole studies and systems, as the console last set them."""
+        ...
 
     async def settle(self, records: Sequence[Record]) -> None:
         """Rows that belong to no participant (a command's outcome, a study's gate)."""
         ...
 
-    async def close(self) -> None: ...
+    async def close(self) -> None:
+        """Finish the writes already asked for, then let go of the database."""
+        ...
+
+    # --- the console: a read model, and commands ---------------------------------------
+
+    async def changes(self) -> int:
+        """A token that differs whenever someone else committed since it was last read:
+        a console polling an idle study re-reads nothing."""
+        ...
+
+    async def live_participants(self) -> list[LiveParticipant]:
+        """Everyone who came through Telegram and where they stand, in arrival order."""
+        ...
+
+    async def waiting_replies(self) -> list[LiveParticipant]:
+        """Participants whose reply is held for a wizard, oldest first."""
+        ...
+
+    async def sessions(self, *, count_exchanges: bool = False) -> list[SessionRecord]:
+        """Every session, in the order they started."""
+        ...
+
+    async def transcript(self, session_id: str) -> Transcript | None:
+        """A session's exchanges, events and end, each with its place in commit order."""
+        ...
+
+    async def latest_definitions(self) -> dict[str, str]:
+        """The latest stored definition (JSON, headers masked) of each study."""
+        ...
+
+    async def append_command(
+        self,
+        wizard: str,
+        kind: CommandKind,
+        session_id: str | None = None,
+        payload: Mapping[str, object] | None = None,
+    ) -> int:
+        """An experimenter's command for the bot (applied once, in order); its id."""
+        ...
+
+    async def command_outcomes(
+        self, command_ids: Sequence[int]
+    ) -> dict[int, CommandOutcome | None]:
+        """What the bot made of each command; None while it has not come to it."""
+        ...
+
+    # --- analytics, importers, test data, the demo ----------------------------------------
+
+    async def read_snapshot(self, sink: SnapshotSink) -> SnapshotInfo:
+        """Every table analytics reads, from one consistent snapshot, a chunk at a time."""
+        ...
+
+    async def import_context(self, study_id: str) -> ImportContext:
+        """The sessions and participants an import is checked against."""
+        ...
+
+    async def import_answers(
+        self,
+        study_id: str,
+        answers: Sequence[ImportedAnswer],
+        source: Mapping[str, object],
+        *,
+        dry_run: bool = False,
+    ) -> ImportOutcome:
+        """Answers from outside Telegram: all or none, recorded with an event."""
+        ...
+
+    async def bulk_load(self, rows: BulkRows) -> None:
+        """Made-up rows (synthetic studies for tests and benchmarks), in one transaction."""
+        ...
+
+    async def system_summaries(self) -> list[SystemSummary]:
+        """Per system: sessions, successes, mean exchanges, item means (``ozlab demo``)."""
+        ...

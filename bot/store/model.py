@@ -7,11 +7,20 @@ outside the engine parses that snapshot); commands travel as ``Command``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from bot.vocabulary import CommandKind, Stage
+from bot.vocabulary import (
+    AnswerStatus,
+    CommandKind,
+    EndReason,
+    EventKind,
+    Moment,
+    ReplySource,
+    SessionState,
+    Stage,
+)
 
 if TYPE_CHECKING:
     from bot.engine.effects import Record
@@ -81,3 +90,195 @@ class Command:
     kind: CommandKind
     session_id: str | None  # None for commands about a system or the whole study
     payload: Mapping[str, object] = field(default_factory=dict)
+
+
+# --- what the console reads -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LiveParticipant:
+    """A participant who came through Telegram, where they stand, and how their last
+    turn went (imported participants never appear: they have no place in a study)."""
+
+    participant_id: str
+    study_id: str
+    status: ParticipantStatus
+    last_error: str | None = None  # the system's error on the latest turn, when it failed
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """A session as stored (the task, the system, how it ended)."""
+
+    session_id: str
+    participant_id: str
+    study_id: str
+    scenario_id: str
+    system_id: str
+    state: SessionState
+    started_at: float
+    ended_at: float | None = None
+    end_reason: EndReason | None = None
+    success: bool | None = None
+    exchanges: int | None = None  # exchanges the system answered, when they were counted
+
+
+@dataclass(frozen=True)
+class TranscriptExchange:
+    """One exchange: the participant's line, and the reply (or the error) it got."""
+
+    exchange_id: int
+    turn: int
+    user_text: str
+    user_at: float
+    user_seq: int | None
+    system_text: str | None = None
+    system_at: float | None = None
+    system_seq: int | None = None
+    error: str | None = None
+    source: ReplySource | None = None
+    original_text: str | None = None
+    wizard: str | None = None
+
+
+@dataclass(frozen=True)
+class TranscriptEvent:
+    """An event of the session (an unknown kind, from an older ozlab, stays a string)."""
+
+    event_id: int
+    seq: int | None
+    at: float
+    kind: EventKind | str
+    data: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """Everything a session's transcript is made of; ``seq`` orders lines as committed."""
+
+    session_id: str
+    exchanges: tuple[TranscriptExchange, ...] = ()
+    events: tuple[TranscriptEvent, ...] = ()
+    ended_at: float | None = None
+    end_reason: EndReason | str | None = None
+    end_seq: int | None = None
+
+
+# --- answers from outside Telegram -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ImportedAnswer:
+    """One answer collected outside Telegram, checked, as the bot would have stored it."""
+
+    line: int  # where it came from (the file's line), to report a duplicate
+    participant_id: str
+    questionnaire_id: str
+    item_id: str
+    status: AnswerStatus
+    moment: Moment
+    scope: str  # the uniqueness key (never parsed back)
+    shown_at: float
+    answered_at: float
+    session_id: str | None = None  # only a session stored in this database
+    system_id: str | None = None  # the system the answer is about, when known
+    value: int | None = None
+    label: str | None = None
+    text: str | None = None
+    turn: int | None = None
+    stimulus_id: str | None = None
+    attention_ok: bool | None = None
+
+
+@dataclass(frozen=True)
+class ImportContext:
+    """What an import is checked against besides the study definition."""
+
+    sessions: Mapping[str, tuple[str, str]]  # session id -> (participant id, system id)
+    participants: Mapping[str, str]  # participant id -> study id
+
+
+@dataclass(frozen=True)
+class ImportOutcome:
+    """What an import did: written, or rolled back (a dry run, or answers already stored)."""
+
+    written: bool
+    answers: int
+    participants: int
+    new_participants: int
+    duplicates: tuple[int, ...] = ()  # lines whose answer is already in the database
+
+
+# --- the demo's summary, analytics' snapshot, test data ----------------------------------
+
+
+@dataclass(frozen=True)
+class SystemSummary:
+    """One system at a glance: what ``ozlab demo`` prints after a study."""
+
+    system_id: str
+    sessions: int
+    succeeded: int
+    ended: int
+    mean_exchanges: float
+    item_means: Mapping[str, float]
+
+    @property
+    def completion_rate(self) -> float:
+        return self.succeeded / self.sessions if self.sessions else 0.0
+
+
+# fmt: off
+SNAPSHOT_COLUMNS: Mapping[str, tuple[str, ...]] = {
+    "sessions": (
+        "session_id", "participant_id", "study_id", "scenario_id", "system_id", "task_index",
+        "design", "seed", "state", "started_at", "ended_at", "end_reason", "success",
+    ),
+    "exchanges": (
+        "exchange_id", "session_id", "turn", "user_text", "user_at", "system_text",
+        "system_at", "latency_ms", "error", "source",
+    ),
+    "responses": (
+        "response_id", "participant_id", "session_id", "scope", "questionnaire_id", "item_id",
+        "value", "label", "text", "status", "shown_at", "answered_at", "turn", "stimulus_id",
+        "attention_ok", "moment", "origin", "system_id",
+    ),
+    "events": ("event_id", "at", "participant_id", "session_id", "kind", "data"),
+    "participants": (
+        "participant_id", "study_id", "consent", "consent_at", "created_at", "updated_at",
+    ),
+}
+"""The tables of a snapshot and their columns, in order: every row a sink gets has these."""
+# fmt: on
+
+SnapshotSink = Callable[[str, Sequence[tuple[object, ...]]], None]
+"""Takes one chunk of rows of a table (columns as in ``SNAPSHOT_COLUMNS``)."""
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """What came with a snapshot beside the rows."""
+
+    schema_version: int  # of the file as found (a snapshot of an older one is upgraded in memory)
+    has_tables: bool  # False: the bot has never run on this file
+    definitions: tuple[tuple[str, str], ...] = ()  # (study id, definition JSON), oldest first
+
+
+@dataclass(frozen=True)
+class BulkRows:
+    """Rows loaded at once (synthetic studies for tests and benchmarks), columns in order:
+
+    - participants: participant_id, study_id, consent, consent_at, created_at
+    - sessions: as ``SNAPSHOT_COLUMNS["sessions"]``
+    - exchanges: session_id, turn, user_text, user_at, system_text, system_at, latency_ms,
+      error, source
+    - responses: participant_id, session_id, scope, questionnaire_id, item_id, value, label,
+      text, status, shown_at, answered_at, turn, stimulus_id, attention_ok, moment
+    - events: at, participant_id, session_id, kind, data (JSON)
+    """
+
+    participants: Sequence[tuple[object, ...]] = ()
+    sessions: Sequence[tuple[object, ...]] = ()
+    exchanges: Sequence[tuple[object, ...]] = ()
+    responses: Sequence[tuple[object, ...]] = ()
+    events: Sequence[tuple[object, ...]] = ()

@@ -1,6 +1,7 @@
 """The database schema as an ordered list of migrations; ``PRAGMA user_version`` counts them.
 
 Never edit a migration that has shipped: append a new one. Times are Unix seconds (REAL).
+Each migration runs inside the one transaction that brings a file up to date.
 """
 
 from __future__ import annotations
@@ -122,5 +123,113 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE exchanges ADD COLUMN source TEXT;         -- system | edited | wizard
     ALTER TABLE exchanges ADD COLUMN original_text TEXT;  -- what the system said, when edited
     ALTER TABLE exchanges ADD COLUMN wizard TEXT;         -- who sent, edited or wrote it
+    """,
+    # 6: one vocabulary: what the engine's snapshot and the scopes used to encode, as columns
+    """
+    -- The read model of the console: where each participant stands (written with every step).
+    ALTER TABLE participants ADD COLUMN origin TEXT NOT NULL DEFAULT 'telegram';  -- | import
+    ALTER TABLE participants ADD COLUMN stage TEXT;           -- NULL for imported participants
+    ALTER TABLE participants ADD COLUMN last_activity_at REAL;
+    ALTER TABLE participants ADD COLUMN session_id TEXT;      -- the current (or next) session
+    ALTER TABLE participants ADD COLUMN scenario_id TEXT;
+    ALTER TABLE participants ADD COLUMN system_id TEXT;
+    ALTER TABLE participants ADD COLUMN session_started_at REAL;
+    ALTER TABLE participants ADD COLUMN exchanges INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE participants ADD COLUMN turns INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE participants ADD COLUMN pending_message TEXT;
+    ALTER TABLE participants ADD COLUMN held_texts TEXT;      -- JSON list; NULL: nothing held
+    ALTER TABLE participants ADD COLUMN held_since REAL;
+    ALTER TABLE participants ADD COLUMN held_auto_send_at REAL;
+    ALTER TABLE participants ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE participants ADD COLUMN gated INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE participants ADD COLUMN gate_auto_send REAL;
+    ALTER TABLE participants ADD COLUMN reminded INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE participants ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0;
+    -- Answers say when they were asked, where they came from and, imported, what they rate.
+    ALTER TABLE responses ADD COLUMN moment TEXT;  -- screening | post_task | post_study | ...
+    ALTER TABLE responses ADD COLUMN origin TEXT NOT NULL DEFAULT 'telegram';  -- | import
+    ALTER TABLE responses ADD COLUMN system_id TEXT;  -- imported answers: the system rated
+    -- One sequence orders every line of a transcript the way it was committed.
+    CREATE TABLE sequence (
+        id    INTEGER PRIMARY KEY CHECK (id = 1),
+        value INTEGER NOT NULL
+    );
+    ALTER TABLE exchanges ADD COLUMN user_seq INTEGER;
+    ALTER TABLE exchanges ADD COLUMN system_seq INTEGER;
+    ALTER TABLE events ADD COLUMN seq INTEGER;
+    ALTER TABLE sessions ADD COLUMN end_seq INTEGER;
+
+    -- Imported answers were marked by their scope, import:SYSTEM|SCOPE.
+    UPDATE responses SET origin = 'import',
+        system_id = CASE WHEN instr(scope, '|') > 8
+                         THEN nullif(substr(scope, 8, instr(scope, '|') - 8), '') END
+        WHERE scope LIKE 'import:%';
+    -- The moment, by the rule analytics applied to the columns an answer has.
+    UPDATE responses SET moment = CASE
+        WHEN session_id IS NULL AND EXISTS (
+            SELECT 1 FROM studies AS s,
+                json_each(CASE WHEN json_valid(s.definition) THEN s.definition ELSE '{}' END,
+                          '$.study.screening') AS j
+            WHERE j.value = responses.questionnaire_id) THEN 'screening'
+        WHEN turn IS NOT NULL THEN 'exchange'
+        WHEN stimulus_id IS NOT NULL THEN 'rating'
+        WHEN session_id IS NOT NULL THEN 'post_task'
+        ELSE 'post_study' END;
+    -- Participants who answered on paper had a made-up, finished engine state: none now.
+    UPDATE participants SET origin = 'import', state = '{}'
+        WHERE chat_key IS NULL
+          AND json_valid(state)
+          AND json_extract(state, '$.stage') = 'finished'
+          AND json_extract(state, '$.started_at') = json_extract(state, '$.last_activity_at')
+          AND NOT EXISTS (SELECT 1 FROM sessions WHERE participant_id = participants.id)
+          AND EXISTS (SELECT 1 FROM responses
+                      WHERE participant_id = participants.id AND origin = 'import')
+          AND NOT EXISTS (SELECT 1 FROM responses
+                          WHERE participant_id = participants.id AND origin = 'telegram');
+    -- The read model, from the engine's snapshot as it stood.
+    UPDATE participants SET
+        stage = json_extract(state, '$.stage'),
+        last_activity_at = coalesce(json_extract(state, '$.last_activity_at'), updated_at),
+        session_id = CASE WHEN json_array_length(state, '$.tasks') > 0
+            THEN id || '-' || (coalesce(json_extract(state, '$.task_index'), 0) + 1) END,
+        scenario_id = json_extract(state, '$.tasks['
+            || coalesce(json_extract(state, '$.task_index'), 0) || '].scenario_id'),
+        system_id = json_extract(state, '$.tasks['
+            || coalesce(json_extract(state, '$.task_index'), 0) || '].system_id'),
+        session_started_at = nullif(json_extract(state, '$.session_started_at'), 0),
+        exchanges = coalesce(json_extract(state, '$.exchanges'), 0),
+        turns = coalesce(json_extract(state, '$.turns'), 0),
+        pending_message = json_extract(state, '$.pending_message'),
+        held_texts = CASE WHEN json_type(state, '$.waiting') = 'object'
+            THEN json_extract(state, '$.waiting.texts') END,
+        held_since = CASE WHEN json_type(state, '$.waiting') = 'object'
+            THEN json_extract(state, '$.waiting.since') END,
+        held_auto_send_at = CASE WHEN json_type(state, '$.waiting') = 'object'
+            THEN json_extract(state, '$.waiting.auto_send_at') END,
+        paused = coalesce(json_extract(state, '$.paused'), 0),
+        gated = coalesce(json_extract(state, '$.gated'), 0),
+        gate_auto_send = json_extract(state, '$.gate_auto_send'),
+        reminded = coalesce(json_extract(state, '$.reminded'), 0),
+        abandoned = coalesce(json_extract(state, '$.abandoned'), 0)
+        WHERE origin = 'telegram' AND json_valid(state);
+    -- Lines committed before the sequence existed: in time order, a participant's line
+    -- before the reply at the same instant (as the console ordered them), the end last.
+    CREATE TEMP TABLE lines_before AS
+        SELECT kind, id, row_number() OVER (ORDER BY at, rank, kind, id) AS seq FROM (
+            SELECT 'u' AS kind, id, user_at AS at, 0 AS rank FROM exchanges
+            UNION ALL SELECT 's', id, system_at, 1 FROM exchanges WHERE system_at IS NOT NULL
+            UNION ALL SELECT 'e', id, at, 1 FROM events
+            UNION ALL SELECT 'x', rowid, ended_at, 2 FROM sessions WHERE ended_at IS NOT NULL
+        );
+    CREATE INDEX temp.lines_before_key ON lines_before(kind, id);
+    UPDATE exchanges SET user_seq = l.seq FROM lines_before AS l
+        WHERE l.kind = 'u' AND l.id = exchanges.id;
+    UPDATE exchanges SET system_seq = l.seq FROM lines_before AS l
+        WHERE l.kind = 's' AND l.id = exchanges.id;
+    UPDATE events SET seq = l.seq FROM lines_before AS l WHERE l.kind = 'e' AND l.id = events.id;
+    UPDATE sessions SET end_seq = l.seq FROM lines_before AS l
+        WHERE l.kind = 'x' AND l.id = sessions.rowid;
+    INSERT INTO sequence (id, value) SELECT 1, count(*) FROM lines_before;
+    DROP TABLE temp.lines_before;
     """,
 )

@@ -1,0 +1,217 @@
+"""Records of an engine step turned into rows, inside the writer's transaction.
+
+Every line a participant sees gets the next number of one global sequence (``Tx.seq``), so
+a transcript lists lines in the order they were committed, whatever their clock says.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import assert_never
+
+from bot.engine import effects as fx
+from bot.store.model import ParticipantStatus, StepCommit
+
+
+class Tx:
+    """The writer's transaction: its connection, and the sequence, read once and written
+    back once per transaction (one row, whatever the number of lines)."""
+
+    __slots__ = ("_next", "_start", "conn")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._next: int | None = None
+        self._start = 0
+
+    def seq(self) -> int:
+        if self._next is None:
+            row = self.conn.execute("SELECT value FROM sequence WHERE id = 1").fetchone()
+            self._start = self._next = int(row[0]) if row else 0
+        self._next += 1
+        return self._next
+
+    def finish(self) -> None:
+        if self._next is not None and self._next != self._start:
+            self.conn.execute(
+                "INSERT INTO sequence (id, value) VALUES (1, ?)"
+                " ON CONFLICT(id) DO UPDATE SET value = excluded.value",
+                (self._next,),
+            )
+
+
+_UPSERT = (
+    "INSERT INTO participants (id, study_id, chat_key, created_at, updated_at, state,"
+    " undelivered) VALUES (?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET"
+    " state = excluded.state, updated_at = excluded.updated_at,"
+    " undelivered = excluded.undelivered,"
+    " chat_key = COALESCE(participants.chat_key, excluded.chat_key)"
+)
+_STATUS = (
+    "UPDATE participants SET stage = ?, last_activity_at = ?, session_id = ?, scenario_id = ?,"
+    " system_id = ?, session_started_at = ?, exchanges = ?, turns = ?, pending_message = ?,"
+    " held_texts = ?, held_since = ?, held_auto_send_at = ?, paused = ?, gated = ?,"
+    " gate_auto_send = ?, reminded = ?, abandoned = ? WHERE id = ?"
+)
+
+
+def commit_step(tx: Tx, step: StepCommit, now: float) -> None:
+    """The participant's new state and status, the step's rows, and the update it consumed."""
+    conn = tx.conn
+    if step.state is not None:
+        conn.execute(
+            _UPSERT,
+            (
+                step.participant_id,
+                step.study_id,
+                step.chat_key,
+                now,
+                now,
+                step.state,
+                step.undelivered,
+            ),
+        )
+    if step.status is not None:
+        conn.execute(_STATUS, (*status_row(step.status), step.participant_id))
+    for record in step.records:
+        apply(tx, step.study_id, step.participant_id, record, now)
+    if step.update_id is not None:
+        conn.execute(
+            "UPDATE inbox SET handled_at = ?, payload = NULL WHERE update_id = ?",
+            (now, step.update_id),
+        )
+
+
+def status_row(s: ParticipantStatus) -> tuple[object, ...]:
+    held = s.held
+    return (
+        s.stage.value,
+        s.last_activity_at,
+        s.session_id,
+        s.scenario_id,
+        s.system_id,
+        s.session_started_at,
+        s.exchanges,
+        s.turns,
+        s.pending_message,
+        json.dumps(list(held.texts)) if held is not None else None,
+        held.since if held is not None else None,
+        held.auto_send_at if held is not None else None,
+        int(s.paused),
+        int(s.gated),
+        s.gate_auto_send,
+        int(s.reminded),
+        int(s.abandoned),
+    )
+
+
+def apply(tx: Tx, study_id: str, participant_id: str, record: fx.Record, now: float) -> None:
+    """One record as rows; a record type this function does not know fails type checking."""
+    conn = tx.conn
+    match record:
+        case fx.RecordConsent(decision=decision):
+            conn.execute(
+                "UPDATE participants SET consent = ?, consent_at = ? WHERE id = ?",
+                (decision.value, now, participant_id),
+            )
+        case fx.OpenSession():
+            conn.execute(
+                "INSERT INTO sessions (id, participant_id, study_id, scenario_id, system_id,"
+                " task_index, design, seed, state, started_at)"
+                " VALUES (?,?,?,?,?,?,?,?,'dialogue',?)",
+                (
+                    record.session_id,
+                    participant_id,
+                    study_id,
+                    record.scenario_id,
+                    record.system_id,
+                    record.task_index,
+                    record.design,
+                    record.seed,
+                    now,
+                ),
+            )
+        case fx.SetSessionState(session_id=session_id, state=state):
+            conn.execute("UPDATE sessions SET state = ? WHERE id = ?", (state.value, session_id))
+        case fx.CloseSession(session_id=session_id, reason=reason, success=success):
+            conn.execute(
+                "UPDATE sessions SET ended_at = ?, end_reason = ?, success = ?, end_seq = ?"
+                " WHERE id = ?",
+                (now, reason.value, int(success), tx.seq(), session_id),
+            )
+        case fx.RecordUserTurn(session_id=session_id, turn=turn, text=text):
+            conn.execute(
+                "INSERT INTO exchanges (session_id, turn, user_text, user_at, user_seq)"
+                " VALUES (?,?,?,?,?)",
+                (session_id, turn, text, now, tx.seq()),
+            )
+        case fx.RecordSystemTurn():
+            conn.execute(
+                "UPDATE exchanges SET system_text = ?, system_at = ?, latency_ms = ?, error = ?,"
+                " source = ?, original_text = ?, wizard = ?, system_seq = ?"
+                " WHERE session_id = ? AND turn = ?",
+                (
+                    record.text,
+                    now,
+                    round(record.latency_ms, 3),
+                    record.error,
+                    record.source.value if record.text is not None else None,
+                    record.original_text,
+                    record.wizard,
+                    tx.seq(),
+                    record.session_id,
+                    record.turn,
+                ),
+            )
+        case fx.SetSuccess(session_id=session_id, success=success):
+            conn.execute("UPDATE sessions SET success = ? WHERE id = ?", (int(success), session_id))
+        case fx.RecordCommand(command_id=command_id, outcome=outcome):
+            settle_command(conn, command_id, outcome.value, now)
+        case fx.RecordGate(scope=scope, gated=gated, auto_send_after=auto, wizard=wizard):
+            conn.execute(
+                "INSERT INTO gates (scope, gated, auto_send_after, wizard, set_at)"
+                " VALUES (?,?,?,?,?) ON CONFLICT(scope) DO UPDATE SET gated = excluded.gated,"
+                " auto_send_after = excluded.auto_send_after, wizard = excluded.wizard,"
+                " set_at = excluded.set_at",
+                (str(scope), int(gated), auto, wizard, now),
+            )
+        case fx.RecordResponse():
+            conn.execute(
+                "INSERT INTO responses (participant_id, session_id, scope, questionnaire_id,"
+                " item_id, value, label, text, status, shown_at, answered_at, turn, stimulus_id,"
+                " attention_ok, moment) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    participant_id,
+                    record.session_id,
+                    record.scope or record.session_id or "study",
+                    record.questionnaire_id,
+                    record.item_id,
+                    record.value,
+                    record.label,
+                    record.text,
+                    record.status.value,
+                    record.shown_at,
+                    now,
+                    record.turn,
+                    record.stimulus_id,
+                    None if record.attention_ok is None else int(record.attention_ok),
+                    record.moment.value,
+                ),
+            )
+        case fx.RecordEvent(kind=kind, session_id=session_id, data=data):
+            conn.execute(
+                "INSERT INTO events (at, participant_id, session_id, kind, data, seq)"
+                " VALUES (?,?,?,?,?,?)",
+                (now, participant_id or None, session_id, kind.value, json.dumps(data), tx.seq()),
+            )
+        case _:
+            assert_never(record)
+
+
+def settle_command(conn: sqlite3.Connection, command_id: int, outcome: str, now: float) -> None:
+    """A command's outcome, set once: a second settlement changes nothing."""
+    conn.execute(
+        "UPDATE commands SET applied_at = ?, outcome = ? WHERE id = ? AND applied_at IS NULL",
+        (now, outcome, command_id),
+    )
