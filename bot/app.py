@@ -9,23 +9,23 @@ import json
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 
+from bot.delivery import Delivery
 from bot.privacy import Privacy
 from bot.runner import StudyRunner
-from bot.store.store import Store
+from bot.store.interface import StudyStore
+from bot.store.sqlite import open_store
 from bot.systems.base import System
 from bot.systems.registry import build_systems, close_systems
-from bot.telegram.inbound import Inbound
 from bot.telegram.ordering import ChatOrderedProcessor
 from bot.telegram.outbox import TelegramOutbox
 from bot.telegram.poller import DurablePoller
 from bot.telegram.request import AiohttpRequest
-from scenarios.assignment import assign_scenarios
 from scenarios.models import StudyBundle
 
 log = logging.getLogger(__name__)
@@ -68,9 +68,15 @@ async def run_bot(
     stop: asyncio.Event,
     ready: asyncio.Event | None = None,
     systems: Mapping[str, System] | None = None,
+    store: StudyStore | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> None:
-    """Run the study until ``stop`` is set; safe to start again on the same database."""
-    store = await Store.open(config.db, time.time, synchronous=config.synchronous)
+    """Run the study until ``stop`` is set; safe to start again on the same database.
+
+    The composition root: ``store``, ``systems`` and ``clock`` are the real ones unless
+    given (a store given is closed here too, as the bot owns it while it runs)."""
+    if store is None:
+        store = await open_store(config.db, clock, synchronous=config.synchronous)
     if await store.record_definition(bundle.study.id, definition_json(bundle)):
         log.info("study %r: definition stored with its data", bundle.study.id)
     privacy = Privacy(config.secret)
@@ -97,32 +103,32 @@ async def run_bot(
         privacy,
         systems,
         TelegramOutbox(application.bot),
-        assign=assign_scenarios,
+        clock=clock,
         timeouts={spec.id: spec.timeout for spec in bundle.study.systems},
     )
 
-    async def on_inbound(inbound: Inbound, _: ContextTypes.DEFAULT_TYPE) -> None:
-        await runner.handle(inbound)
+    async def on_delivery(delivery: Delivery, _: ContextTypes.DEFAULT_TYPE) -> None:
+        await runner.handle(delivery)
 
-    application.add_handler(TypeHandler(Inbound, on_inbound))
+    application.add_handler(TypeHandler(Delivery, on_delivery))
     deliver = application.update_queue.put_nowait
     poller = DurablePoller(
         application.bot, store, privacy, deliver, poll_timeout=config.poll_timeout
     )
 
     async def tick(_: ContextTypes.DEFAULT_TYPE) -> None:
-        for inbound in runner.due(time.time()):
-            deliver(inbound)
+        for delivery in runner.due(clock()):
+            deliver(delivery)
 
     async def commands(_: ContextTypes.DEFAULT_TYPE) -> None:
-        for inbound in await runner.poll_commands():
-            deliver(inbound)
+        for delivery in await runner.poll_commands():
+            deliver(delivery)
 
     polling: asyncio.Task[None] | None = None
     try:
         async with application:
-            for inbound in await runner.load():
-                deliver(inbound)
+            for delivery in await runner.load():
+                deliver(delivery)
             await runner.load_gates()
             await application.start()
             try:

@@ -1,9 +1,11 @@
 """The driver around the pure engine: it feeds events in and carries effects out.
 
-For one inbound at a time per chat it steps the engine, commits the new state with the
+For one delivery at a time per chat it steps the engine, commits the new state with the
 rows it produced (and marks the Telegram update handled) in one transaction, and only then
 talks to the participant or the system under test. What those calls return (a reply, a
-message id, an assignment) goes back into the engine as the next event.
+message id) goes back into the engine as the next event. The runner decides nothing about
+the study: what it observes (the console's gates, the systems' health, everyone's tasks)
+goes into the engine's ``Context`` with each event, as the clock does.
 """
 
 from __future__ import annotations
@@ -13,20 +15,27 @@ import contextlib
 import json
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
-from typing import Protocol
+from typing import Any, Protocol, assert_never
 
+from bot.delivery import Delivery
 from bot.engine import effects as fx
 from bot.engine import events as ev
+from bot.engine.context import Context
 from bot.engine.flow import next_deadline, step
 from bot.engine.journey import Journey, Stage
+from bot.engine.phases.assignment import cells_held
+from bot.engine.wizard import on_study_command
 from bot.privacy import Privacy
-from bot.store.store import Store
+from bot.store.interface import StudyStore
+from bot.store.model import StepCommit
 from bot.systems.base import System, SystemReply, SystemTimeout
 from bot.systems.health import SystemHealth
 from bot.telegram.inbound import Inbound
 from bot.telegram.outbox import ParticipantUnreachable
-from scenarios.assignment import Assignment, cell_counts
+from bot.vocabulary import CommandOutcome, EventKind, Gate, GateScope
+from scenarios.assignment import Cell
 from scenarios.models import StudyBundle
 
 log = logging.getLogger(__name__)
@@ -34,19 +43,6 @@ log = logging.getLogger(__name__)
 _TYPING_EVERY = 4.5  # Telegram shows "typing…" for about five seconds
 _TYPING_AFTER = 0.3  # a system that answers sooner needs no "typing…" (a request saved)
 _DEFAULT_TIMEOUT = 30.0
-_RECORDS = (
-    fx.SetSuccess,
-    fx.RecordCommand,
-    fx.RecordGate,
-    fx.RecordConsent,
-    fx.OpenSession,
-    fx.SetSessionState,
-    fx.CloseSession,
-    fx.RecordUserTurn,
-    fx.RecordSystemTurn,
-    fx.RecordResponse,
-    fx.RecordEvent,
-)
 _KEEP_CHAT = (Stage.CONSENT, Stage.DECLINED)  # no consent yet: the chat id is not stored
 
 
@@ -65,12 +61,11 @@ class StudyRunner:
     def __init__(
         self,
         bundle: StudyBundle,
-        store: Store,
+        store: StudyStore,
         privacy: Privacy,
         systems: Mapping[str, System],
         outbox: Outbox,
         *,
-        assign: Callable[..., Assignment],
         clock: Callable[[], float] = time.time,
         timeouts: Mapping[str, float] | None = None,
     ) -> None:
@@ -79,7 +74,6 @@ class StudyRunner:
         self._privacy = privacy
         self._systems = systems
         self._outbox = outbox
-        self._assign = assign
         self._clock = clock
         self._timeouts = dict(timeouts or {})  # per system; adapters also time their calls
         self._health = SystemHealth()
@@ -87,21 +81,22 @@ class StudyRunner:
         self._chats: dict[str, int] = {}  # pseudonym -> chat id, in memory only
         self._unreachable: set[str] = set()
         self._ticking: set[str] = set()  # a tick is queued: do not queue another
-        self._reserved: dict[str, tuple[tuple[str, str], ...]] = {}  # assigned, not yet stored
-        self._gates: dict[str, tuple[bool, float | None]] = {}  # scope -> (gated, auto-send)
+        self._gates: dict[GateScope, Gate] = {}
+        self._cells: Counter[Cell] = Counter()  # what each participant holds, for the design
+        self._arrivals = 0  # participants assigned tasks so far
         self._last_command = 0
         self._sealed: dict[str, str] = {}  # pseudonym -> encrypted chat id, once computed
         self._undelivered: dict[str, list[fx.Send | fx.Edit]] = {}  # found at start-up
 
     # --- start-up ------------------------------------------------------------------
 
-    async def load(self) -> list[Inbound]:
+    async def load(self) -> list[Delivery]:
         """Rebuild every participant from the store; returns the work to redo, in order:
         interrupted steps first, then the updates that were stored but not handled."""
-        todo: list[Inbound] = []
+        todo: list[Delivery] = []
         for stored in await self._store.load_participants(self._bundle.study.id):
             journey = Journey.from_json(stored.state)
-            self._journeys[stored.participant_id] = journey
+            self._remember(stored.participant_id, None, journey)
             if stored.chat_key is None:
                 continue
             chat_id = int(self._privacy.unseal(stored.chat_key))
@@ -110,12 +105,12 @@ class StudyRunner:
                 self._undelivered[stored.participant_id] = _messages_from_json(stored.undelivered)
             interrupted = journey.stage is Stage.ASSIGNING or journey.pending_message is not None
             if interrupted or stored.undelivered:
-                todo.append(Inbound(chat_id, "recover"))
+                todo.append(Delivery(chat_id, ev.Recovered()))
         for _update_id, payload in await self._store.pending_updates():
-            todo.append(Inbound.from_json(self._privacy.unseal(payload)))
+            todo.append(Inbound.from_json(self._privacy.unseal(payload)).to_delivery())
         return todo
 
-    def due(self, now: float) -> list[Inbound]:
+    def due(self, now: float) -> list[Delivery]:
         """Ticks for participants whose reminder, abandonment or time limit has come."""
         ticks = []
         for participant, journey in self._journeys.items():
@@ -129,52 +124,73 @@ class StudyRunner:
                 and participant not in self._unreachable
             ):
                 self._ticking.add(participant)
-                ticks.append(Inbound(chat_id, "tick"))
+                ticks.append(Delivery(chat_id, ev.Tick()))
         return ticks
 
-    # --- one inbound -----------------------------------------------------------------
+    def _context(self) -> Context:
+        return Context(
+            self._bundle,
+            gates=self._gates,
+            unavailable=self._health.unavailable,
+            arrival=self._arrivals,
+            cells=self._cells,
+        )
 
-    async def handle(self, inbound: Inbound) -> None:
-        participant = self._privacy.pseudonym(inbound.chat_id)
-        if inbound.kind == "tick":
+    def _remember(self, participant: str, old: Journey | None, new: Journey | None) -> None:
+        """Keep the journey, and the counts the design decides on, in step with it. Called
+        with no await since the step: two participants consenting at once cannot both take
+        the emptiest cell."""
+        if new is None:
+            return
+        self._journeys[participant] = new
+        before = cells_held(old) if old is not None else ()
+        after = cells_held(new)
+        if before != after:
+            self._cells.subtract(before)
+            self._cells.update(after)
+        if new.tasks and (old is None or not old.tasks):
+            self._arrivals += 1
+
+    # --- one delivery ----------------------------------------------------------------
+
+    async def handle(self, delivery: Delivery) -> None:
+        participant = self._privacy.pseudonym(delivery.chat_id)
+        if isinstance(delivery.event, ev.Tick):
             self._ticking.discard(participant)
-        elif inbound.kind not in ("recover", "wizard"):
-            self._chats[participant] = inbound.chat_id
+        elif isinstance(delivery.event, ev.PARTICIPANT_EVENTS):
+            self._chats[participant] = delivery.chat_id
             self._unreachable.discard(participant)
-        toast_owed = inbound.callback_id
-        update_id = inbound.update_id
+        toast_owed = delivery.callback_id
+        update_id = delivery.update_id
         queue: list[ev.Event] = []
         try:
             # Messages committed before a crash but perhaps never sent go out first.
             if (undelivered := self._undelivered.pop(participant, None)) is not None:
                 for message in undelivered:
-                    follow_up = await self._carry_out(participant, inbound.chat_id, message)
+                    follow_up = await self._carry_out(participant, delivery.chat_id, message)
                     if follow_up is not None:
                         queue.append(follow_up)
                 self._store.delivered(participant)
-            queue.append(inbound.to_event())
+            queue.append(delivery.event)
             while queue:
                 event = queue.pop(0)
                 journey = self._journeys.get(participant)
-                result = step(self._bundle, participant, journey, event, self._clock())
-                records = [e for e in result.effects if isinstance(e, _RECORDS)]
-                outbound = [e for e in result.effects if not isinstance(e, _RECORDS)]
+                now = self._clock()
+                result = step(self._bundle, participant, journey, event, now, self._context())
+                self._remember(participant, journey, result.journey)
+                records, outbound = fx.split(result.effects)
                 messages = [e for e in outbound if isinstance(e, fx.Send | fx.Edit)]
                 committed = result.journey != journey or records or update_id is not None
                 if committed:
                     await self._commit(
                         participant,
-                        inbound.chat_id,
+                        delivery.chat_id,
                         result.journey,
                         records,
                         update_id,
                         _messages_to_json(messages),
                     )
                     update_id = None
-                if result.journey is not None:
-                    self._journeys[participant] = result.journey
-                    if result.journey.tasks:
-                        self._reserved.pop(participant, None)
                 # Answer a button tap before anything else: Telegram expires it quickly.
                 outbound.sort(key=lambda e: not isinstance(e, fx.Toast))
                 if any(isinstance(e, fx.CallSystem) for e in outbound):
@@ -186,7 +202,7 @@ class StudyRunner:
                             await self._outbox.toast(toast_owed, effect.text)
                             toast_owed = None
                         continue
-                    follow_up = await self._carry_out(participant, inbound.chat_id, effect)
+                    follow_up = await self._carry_out(participant, delivery.chat_id, effect)
                     if follow_up is not None:
                         queue.append(follow_up)
                 if committed and messages and result.journey is not None:
@@ -194,25 +210,26 @@ class StudyRunner:
         except ParticipantUnreachable as error:
             self._unreachable.add(participant)
             log.info("participant %s cannot be reached: %s", participant, error)
+            unreachable = fx.RecordEvent(
+                EventKind.PARTICIPANT_UNREACHABLE, None, {"error": str(error)}
+            )
             await self._commit(
-                participant,
-                inbound.chat_id,
-                self._journeys.get(participant),
-                [fx.RecordEvent("participant_unreachable", None, {"error": str(error)})],
-                None,
+                participant, delivery.chat_id, self._journeys.get(participant), [unreachable], None
             )
         except Exception:
             log.exception("handling an update of %s failed", participant)
             if update_id is not None:
+                kind = type(delivery.event).__name__
+                failed = fx.RecordEvent(EventKind.INTERNAL_ERROR, None, {"kind": kind})
                 await self._commit(
                     participant,
-                    inbound.chat_id,
+                    delivery.chat_id,
                     self._journeys.get(participant),
-                    [fx.RecordEvent("internal_error", None, {"kind": inbound.kind})],
+                    [failed],
                     update_id,
                 )
             with contextlib.suppress(Exception):
-                await self._outbox.send(inbound.chat_id, self._bundle.study.texts.system_error)
+                await self._outbox.send(delivery.chat_id, self._bundle.study.texts.system_error)
         finally:
             if toast_owed is not None:
                 with contextlib.suppress(Exception):
@@ -234,13 +251,16 @@ class StudyRunner:
             if chat_key is None:
                 chat_key = self._sealed[participant] = self._privacy.seal(str(chat_id))
         await self._store.commit_step(
-            study_id=self._bundle.study.id,
-            participant_id=participant,
-            state=journey.to_json() if journey is not None else None,
-            chat_key=chat_key,
-            records=records,
-            update_id=update_id,
-            undelivered=undelivered,
+            StepCommit(
+                study_id=self._bundle.study.id,
+                participant_id=participant,
+                state=journey.to_json() if journey is not None else None,
+                status=journey.status() if journey is not None else None,
+                chat_key=chat_key,
+                records=records,
+                update_id=update_id,
+                undelivered=undelivered,
+            )
         )
 
     async def _carry_out(
@@ -255,47 +275,22 @@ class StudyRunner:
                 await self._outbox.edit(chat_id, message_id, text, buttons)
             case fx.ShowTyping():
                 await self._outbox.typing(chat_id)
+            case fx.Toast():
+                pass  # answered by ``handle``, which holds the tap's id
             case fx.CallSystem():
-                result = await self._call_system(chat_id, effect)
-                await self._note_health(participant, chat_id, effect, result)
-                return result
-            case fx.AssignTasks():
-                assignment = self._assign_now(participant)
-                return ev.TasksAssigned(assignment.tasks, assignment.design, assignment.seed)
+                return await self._call_system(chat_id, effect)
+            case _:
+                assert_never(effect)
         return None
-
-    def _assign_now(self, participant: str) -> Assignment:
-        """The design's choice given everyone assigned so far. No await between counting and
-        reserving: two participants consenting at once cannot both take the emptiest cell."""
-        assigned = [
-            (p, j) for p, j in self._journeys.items() if j.tasks and p not in self._reserved
-        ]
-        active = [
-            [(t.scenario_id, t.system_id) for t in j.tasks]
-            for _, j in assigned
-            if not j.abandoned and j.stage is not Stage.CLOSED
-        ]
-        active += [list(tasks) for tasks in self._reserved.values()]
-        assignment = self._assign(
-            self._bundle.study,
-            participant,
-            self._health.unavailable,
-            arrival=len(assigned) + len(self._reserved),
-            cells=cell_counts(active),
-        )
-        self._reserved[participant] = assignment.tasks
-        return assignment
 
     async def _call_system(self, chat_id: int, call: fx.CallSystem) -> ev.Event:
         """Never raises: a slow, failing or broken system becomes ``SystemFailed``."""
         system = self._systems[call.system_id]
-        gated, auto = self._gate_for(call.system_id)
-        if getattr(system, "needs_wizard", False):
-            return ev.SystemReplied(SystemReply(texts=()), 0.0, gated=True)
         limit = self._timeouts.get(call.system_id, _DEFAULT_TIMEOUT)
         started = time.perf_counter()
         typing = asyncio.create_task(self._keep_typing(chat_id))
         slow = False
+        reply: Any = None
         try:
             # A moment beyond the limit, so an adapter that times itself reports first.
             reply = await asyncio.wait_for(system.respond(call.conversation), limit + 0.2)
@@ -310,79 +305,53 @@ class StudyRunner:
         finally:
             typing.cancel()
         latency_ms = (time.perf_counter() - started) * 1000
+        system_id = call.system_id
         if problem is not None:
-            return ev.SystemFailed(problem, latency_ms, slow=slow)
-        return ev.SystemReplied(reply, latency_ms, gated=gated, auto_send_after=auto)
+            unavailable = self._health.failed(system_id)
+            if unavailable:
+                log.warning("system %s is now unavailable", system_id)
+            failures = self._health.failures(system_id)
+            return ev.SystemFailed(problem, latency_ms, slow, unavailable, failures)
+        recovered = self._health.succeeded(system_id)
+        if recovered:
+            log.warning("system %s is now available", system_id)
+        return ev.SystemReplied(reply, latency_ms, recovered)
 
     # --- the wizard console's commands ------------------------------------------------
-
-    def _gate_for(self, system_id: str) -> tuple[bool, float | None]:
-        """The gate of the whole study, or else of the system (a session's own gate is in
-        the participant's state)."""
-        for scope in (f"study:{self._bundle.study.id}", f"system:{system_id}"):
-            gated, auto = self._gates.get(scope, (False, None))
-            if gated:
-                return True, auto
-        return False, None
 
     async def load_gates(self) -> None:
         self._gates = await self._store.gates()
 
-    async def poll_commands(self) -> list[Inbound]:
+    async def poll_commands(self) -> list[Delivery]:
         """New commands from the console: a participant's go to their chat, in order; a gate
         on a system or the study is applied here. Each is applied exactly once."""
-        todo: list[Inbound] = []
-        for command_id, kind, wizard, session_id, payload in await self._store.pending_commands(
-            self._last_command
-        ):
-            self._last_command = command_id
-            data = json.loads(payload or "{}")
-            if session_id is None:
-                await self._apply_global(command_id, kind, wizard, data)
+        todo: list[Delivery] = []
+        for command in await self._store.pending_commands(self._last_command):
+            self._last_command = command.id
+            event = ev.WizardCommand(command.id, command.kind, command.wizard, command.payload)
+            if command.session_id is None:
+                records = on_study_command(self._context(), event)
+                for record in records:
+                    if isinstance(record, fx.RecordGate):
+                        self._gates[record.scope] = Gate(
+                            record.scope, record.gated, record.auto_send_after, record.wizard
+                        )
+                await self._store.settle(records)
                 continue
             participant = next(
-                (p for p, j in self._journeys.items() if j.tasks and j.session_id == session_id),
+                (
+                    p
+                    for p, j in self._journeys.items()
+                    if j.tasks and j.session_id == command.session_id
+                ),
                 None,
             )
             chat_id = self._chats.get(participant) if participant else None
             if chat_id is None:
-                await self._store.settle_command([fx.RecordCommand(command_id, "expired")])
+                await self._store.settle([fx.RecordCommand(command.id, CommandOutcome.EXPIRED)])
                 continue
-            command = {"id": command_id, "kind": kind, "wizard": wizard, "payload": data}
-            todo.append(Inbound(chat_id, "wizard", json.dumps(command)))
+            todo.append(Delivery(chat_id, event))
         return todo
-
-    async def _apply_global(
-        self, command_id: int, kind: str, wizard: str, data: dict[str, object]
-    ) -> None:
-        scope = str(data.get("scope") or f"study:{self._bundle.study.id}")
-        known = {f"study:{self._bundle.study.id}"} | {f"system:{s}" for s in self._systems}
-        if kind != "gate" or scope not in known:
-            await self._store.settle_command([fx.RecordCommand(command_id, "rejected")])
-            return
-        on = bool(data.get("on", True))
-        auto = data.get("auto_send_after")
-        seconds = float(auto) if isinstance(auto, int | float) and auto > 0 else None
-        self._gates[scope] = (on, seconds)
-        await self._store.settle_command(
-            [fx.RecordGate(scope, on, seconds, wizard), fx.RecordCommand(command_id, "applied")]
-        )
-
-    async def _note_health(
-        self, participant: str, chat_id: int, call: fx.CallSystem, result: ev.Event
-    ) -> None:
-        """Log when a system starts or stops failing; the design then avoids or uses it."""
-        system_id = call.system_id
-        if isinstance(result, ev.SystemFailed):
-            changed, kind = self._health.failed(system_id), "system_unavailable"
-        else:
-            changed, kind = self._health.succeeded(system_id), "system_available"
-        if changed:
-            log.warning("system %s is now %s", system_id, kind.split("_")[1])
-            data = {"system": system_id, "failures": self._health.failures(system_id)}
-            # Rows only (no state): this step's own commit already holds the state.
-            records: list[fx.Record] = [fx.RecordEvent(kind, call.conversation.session_id, data)]
-            await self._commit(participant, chat_id, None, records, None)
 
     async def _keep_typing(self, chat_id: int) -> None:
         """Show "typing…" while a system works, from the moment a wait becomes noticeable,
@@ -402,13 +371,12 @@ def _messages_to_json(messages: list[fx.Send | fx.Edit]) -> str | None:
 
 
 def _messages_from_json(raw: str) -> list[fx.Send | fx.Edit]:
-    def buttons(rows: list) -> fx.Buttons:
-        return tuple(tuple((label, data) for label, data in row) for row in rows)
-
     messages: list[fx.Send | fx.Edit] = []
     for item in json.loads(raw):
         kind = item.pop("kind")
-        item["buttons"] = buttons(item["buttons"])
+        item["buttons"] = tuple(
+            tuple((label, data) for label, data in row) for row in item["buttons"]
+        )
         messages.append(fx.Send(**item) if kind == "Send" else fx.Edit(**item))
     return messages
 

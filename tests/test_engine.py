@@ -65,8 +65,7 @@ def of(effects: tuple[fx.Effect, ...], kind: type) -> list:
 
 def in_dialogue(bundle: StudyBundle = BUNDLE, now: float = 0.0) -> Journey:
     journey = run(bundle, None, ev.StartCommand(), now).journey
-    journey = run(bundle, journey, ev.ButtonTapped(CONSENT_YES), now).journey
-    result = run(bundle, journey, ev.TasksAssigned((("task", "sys"),), "random", "0:p1"), now)
+    result = run(bundle, journey, ev.ButtonTapped(CONSENT_YES), now)
     assert result.journey is not None and result.journey.stage is Stage.DIALOGUE
     return result.journey
 
@@ -117,11 +116,11 @@ def test_decline_records_only_the_decline() -> None:
 
 def test_consent_then_assignment_opens_the_session_with_the_brief() -> None:
     journey = run(BUNDLE, None, ev.StartCommand()).journey
-    accepted = run(BUNDLE, journey, ev.ButtonTapped(CONSENT_YES))
-    assert fx.AssignTasks() in accepted.effects and fx.RecordConsent("accepted") in accepted.effects
-    started = run(BUNDLE, accepted.journey, ev.TasksAssigned((("task", "sys"),), "random", "7"))
+    started = run(BUNDLE, journey, ev.ButtonTapped(CONSENT_YES))
+    assert fx.RecordConsent("accepted") in started.effects
     opened = of(started.effects, fx.OpenSession)
-    assert opened == [fx.OpenSession("p1-1", "task", "sys", 0, "random", "7")]
+    # The engine assigns by the study's design, seeded by the design seed and participant.
+    assert opened == [fx.OpenSession("p1-1", "task", "sys", 0, "random/between", "0:p1")]
     brief = of(started.effects, fx.Send)[0]
     assert "Do it." in brief.text and brief.buttons[0][0][1] == FINISH
 

@@ -126,14 +126,17 @@ def drive(b: StudyBundle, journey: Journey | None, *events: ev.Event) -> tuple[J
     return journey, effects
 
 
+def of_type(effects: list, kind: type) -> list:
+    return [e for e in effects if isinstance(e, kind)]
+
+
 def started(b: StudyBundle, tasks=(("chat", "sys"),)) -> Journey:
+    """Consented, and assigned ``tasks`` (the study's design plays them all, in order)."""
+    study = b.study.model_copy(update={"scenarios": tuple(s for s, _ in tasks)})
     journey, _ = drive(
-        b,
-        None,
-        ev.StartCommand(),
-        ev.ButtonTapped(CONSENT_YES),
-        ev.TasksAssigned(tasks, "random", "7"),
+        b.model_copy(update={"study": study}), None, ev.StartCommand(), ev.ButtonTapped(CONSENT_YES)
     )
+    assert [(t.scenario_id, t.system_id) for t in journey.tasks] == list(tasks)
     return journey
 
 
@@ -217,18 +220,18 @@ def test_randomized_order_is_seeded_keeps_conditions_and_is_stored() -> None:
 def test_screening_releases_the_ineligible_and_assigns_the_others() -> None:
     b = bundle(screening=("screen",))
     journey, _ = drive(b, None, ev.StartCommand(), ev.ButtonTapped(CONSENT_YES))
-    assert journey.stage is Stage.QUESTIONNAIRE and journey.survey.purpose == "screening"
+    assert journey.stage is Stage.QUESTIONNAIRE and journey.survey.moment == "screening"
     out, effects = drive(b, journey, tap(journey, 1))
     assert out.stage is Stage.INELIGIBLE
     assert (
         "looking for other participants" in [e for e in effects if isinstance(e, fx.Send)][-1].text
     )
     assert responses(effects) == [("s.native", 0, None, "No", "answered")]
-    assert not any(isinstance(e, fx.AssignTasks) for e in effects)
+    assert not any(isinstance(e, fx.OpenSession) for e in effects)
     later = step(b, "p1", out, ev.TextReceived("hi"), 2.0)
     assert "looking for other participants" in of(later, fx.Send)[0].text
     ok, effects = drive(b, journey, tap(journey, 0))
-    assert ok.stage is Stage.ASSIGNING and fx.AssignTasks() in effects
+    assert ok.stage is Stage.DIALOGUE and ok.tasks and of_type(effects, fx.OpenSession)
 
 
 def test_exchange_ratings_never_block_the_chat_and_missing_ones_are_recorded() -> None:
@@ -283,10 +286,10 @@ def test_several_tasks_then_a_post_study_questionnaire() -> None:
     )
     journey = started(b, tasks=(("chat", "sys"), ("rating", "sys")))
     journey, effects = drive(b, journey, ev.DoneCommand())
-    assert journey.task_index == 1 and journey.survey.purpose == "stimulus"
+    assert journey.task_index == 1 and journey.survey.moment == "rating"
     for _ in range(2):
         journey, _ = drive(b, journey, tap(journey, 0))
-    assert journey.survey.purpose == "post_study" and journey.survey.session_id is None
+    assert journey.survey.moment == "post_study" and journey.survey.session_id is None
     journey, effects = drive(b, journey, tap(journey, 1))
     assert [(r.scope, r.session_id) for r in effects if isinstance(r, fx.RecordResponse)] == [
         ("study", None)

@@ -5,14 +5,27 @@ from __future__ import annotations
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.common import CONSENT_YES
+from bot.engine.context import Context
 from bot.engine.flow import Step, next_deadline, step
 from bot.engine.journey import Journey, Stage
 from bot.systems.base import SystemReply
+from bot.vocabulary import CommandKind, Gate, GateLevel, GateScope
 from tests.test_engine import BUNDLE, make_bundle
 
 
-def run(journey: Journey | None, event: ev.Event, now: float = 1.0, bundle=BUNDLE) -> Step:
-    return step(bundle, "p1", journey, event, now)
+def run(
+    journey: Journey | None,
+    event: ev.Event,
+    now: float = 1.0,
+    bundle=BUNDLE,
+    context: Context | None = None,
+) -> Step:
+    return step(bundle, "p1", journey, event, now, context)
+
+
+STUDY_GATED = Context(
+    BUNDLE, gates={GateScope(GateLevel.STUDY, "s"): Gate(GateScope(GateLevel.STUDY, "s"), True)}
+)
 
 
 def of(result: Step, kind: type) -> list:
@@ -20,7 +33,7 @@ def of(result: Step, kind: type) -> list:
 
 
 def command(kind: str, number: int = 1, **payload: object) -> ev.WizardCommand:
-    return ev.WizardCommand(number, kind, "ada", payload)
+    return ev.WizardCommand(number, CommandKind(kind), "ada", payload)
 
 
 def outcome(result: Step) -> str:
@@ -30,9 +43,7 @@ def outcome(result: Step) -> str:
 
 def talking(bundle=BUNDLE) -> Journey:
     journey = run(None, ev.StartCommand(), bundle=bundle).journey
-    journey = run(journey, ev.ButtonTapped(CONSENT_YES), bundle=bundle).journey
-    result = run(journey, ev.TasksAssigned((("task", "sys"),), "random", "1"), bundle=bundle)
-    return result.journey
+    return run(journey, ev.ButtonTapped(CONSENT_YES), bundle=bundle).journey
 
 
 HELLO = SystemReply(("Hello!",))
@@ -40,7 +51,7 @@ HELLO = SystemReply(("Hello!",))
 
 def held_reply(gated_reply: SystemReply = HELLO) -> Journey:
     journey = run(talking(), ev.TextReceived("hi")).journey
-    result = run(journey, ev.SystemReplied(gated_reply, 7.0, gated=True))
+    result = run(journey, ev.SystemReplied(gated_reply, 7.0), context=STUDY_GATED)
     assert not of(result, fx.Send) and of(result, fx.RecordEvent)[0].kind == "reply_waiting"
     return result.journey
 
@@ -84,7 +95,9 @@ def test_participants_waiting_are_told_and_their_messages_kept() -> None:
 
 def test_a_gate_with_auto_send_sends_the_reply_by_itself() -> None:
     journey = run(talking(), ev.TextReceived("hi")).journey
-    waiting = run(journey, ev.SystemReplied(SystemReply(("Auto",)), 1.0, True, 0.5), 10.0)
+    scope = GateScope(GateLevel.SYSTEM, "sys")
+    auto = Context(BUNDLE, gates={scope: Gate(scope, True, auto_send_after=0.5)})
+    waiting = run(journey, ev.SystemReplied(SystemReply(("Auto",)), 1.0), 10.0, context=auto)
     assert next_deadline(BUNDLE, waiting.journey) == 10.5
     assert run(waiting.journey, ev.Tick(), 10.2).effects == ()
     sent = run(waiting.journey, ev.Tick(), 10.6)
@@ -95,7 +108,7 @@ def test_a_gate_with_auto_send_sends_the_reply_by_itself() -> None:
 def test_gate_say_judge_note_and_end() -> None:
     journey = talking()
     gated = run(journey, command("gate", on=True))
-    assert gated.journey.gated and of(gated, fx.RecordGate)[0].scope == "session:p1-1"
+    assert gated.journey.gated and str(of(gated, fx.RecordGate)[0].scope) == "session:p1-1"
     held = run(
         run(gated.journey, ev.TextReceived("hi")).journey,
         ev.SystemReplied(SystemReply(("x",)), 1.0),

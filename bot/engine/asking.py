@@ -11,6 +11,8 @@ import random
 from dataclasses import dataclass, replace
 
 from bot.engine import effects as fx
+from bot.engine.callbacks import Channel, SurveyTap, TapAction, encode
+from bot.vocabulary import AnswerStatus, EventKind, Moment
 from questionnaires.models import (
     ChoiceItem,
     Item,
@@ -28,7 +30,7 @@ Answer = int | str | None
 class Survey:
     """Where a participant is in the questionnaires of one moment of the study."""
 
-    purpose: str  # screening | post_task | post_study | stimulus | exchange
+    moment: Moment
     session_id: str | None
     questionnaires: tuple[str, ...]
     seed: str  # orders randomized items; stored with the order
@@ -74,7 +76,7 @@ def current_item(bundle: StudyBundle, survey: Survey) -> Item:
 def start(
     bundle: StudyBundle,
     *,
-    purpose: str,
+    moment: Moment,
     questionnaires: tuple[str, ...],
     session_id: str | None,
     seed: str,
@@ -84,7 +86,7 @@ def start(
     stimulus_id: str | None = None,
 ) -> Asked:
     survey = Survey(
-        purpose,
+        moment,
         session_id,
         questionnaires,
         seed,
@@ -104,7 +106,7 @@ def answer(
     value: Answer = None,
     text: str | None = None,
     label: str | None = None,
-    status: str = "answered",
+    status: AnswerStatus = AnswerStatus.ANSWERED,
 ) -> Asked:
     """Record the current item's answer and move to the next item that applies."""
     item = current_item(bundle, survey)
@@ -119,16 +121,21 @@ def answer(
         text=text if text is not None else (value if isinstance(value, str) else None),
         status=status,
         shown_at=survey.shown_at,
+        moment=survey.moment,
         scope=survey.scope,
         turn=survey.turn,
         stimulus_id=survey.stimulus_id,
-        attention_ok=None if attention is None or status != "answered" else stored == attention,
+        attention_ok=None
+        if attention is None or status is not AnswerStatus.ANSWERED
+        else stored == attention,
     )
     survey = replace(survey, answers=(*survey.answers, (item.id, stored)), selected=())
     return _advance(bundle, survey, survey.position + 1, now, (record,))
 
 
-def abandon(bundle: StudyBundle, survey: Survey, status: str = "missing") -> tuple[fx.Record, ...]:
+def abandon(
+    bundle: StudyBundle, survey: Survey, status: AnswerStatus = AnswerStatus.MISSING
+) -> tuple[fx.Record, ...]:
     """Rows for every item still to come (an exchange rating nobody gave)."""
     records: list[fx.Record] = []
     for q_index in range(survey.questionnaire_index, len(survey.questionnaires)):
@@ -142,7 +149,9 @@ def abandon(bundle: StudyBundle, survey: Survey, status: str = "missing") -> tup
     return tuple(records)
 
 
-def _unanswered(survey: Survey, instrument: Questionnaire, item: Item, status: str) -> fx.Record:
+def _unanswered(
+    survey: Survey, instrument: Questionnaire, item: Item, status: AnswerStatus
+) -> fx.Record:
     return fx.RecordResponse(
         session_id=survey.session_id,
         questionnaire_id=instrument.id,
@@ -152,6 +161,7 @@ def _unanswered(survey: Survey, instrument: Questionnaire, item: Item, status: s
         text=None,
         status=status,
         shown_at=survey.shown_at,
+        moment=survey.moment,
         scope=survey.scope,
         turn=survey.turn,
         stimulus_id=survey.stimulus_id,
@@ -189,7 +199,7 @@ def _enter_questionnaire(
     if instrument.randomize:
         ordered = [instrument.items[i].id for i in order]
         data = {"questionnaire": instrument.id, "seed": survey.seed, "order": ordered}
-        records = (*records, fx.RecordEvent("questionnaire_order", survey.session_id, data))
+        records = (*records, fx.RecordEvent(EventKind.QUESTIONNAIRE_ORDER, survey.session_id, data))
     return _advance(bundle, survey, 0, now, records)
 
 
@@ -202,15 +212,16 @@ def _advance(
     while position < len(survey.order):
         item = instrument.items[survey.order[position]]
         if item.when is None or item.when.holds(answers.get(item.when.item)):
-            if survey.purpose == "exchange" and isinstance(item, TextItem):
+            if survey.moment is Moment.EXCHANGE and isinstance(item, TextItem):
                 # Typed text goes to the system during a dialogue: never asked here.
-                records = (*records, _unanswered(survey, instrument, item, "not_asked"))
+                not_asked = _unanswered(survey, instrument, item, AnswerStatus.NOT_ASKED)
+                records = (*records, not_asked)
                 position += 1
                 continue
             return Asked(replace(survey, position=position, shown_at=now), records)
-        records = (*records, _unanswered(survey, instrument, item, "not_asked"))
+        records = (*records, _unanswered(survey, instrument, item, AnswerStatus.NOT_ASKED))
         position += 1
-    if survey.purpose == "screening" and not all(
+    if survey.moment is Moment.SCREENING and not all(
         c.holds(answers.get(c.item)) for c in instrument.eligible_if
     ):
         return Asked(None, records, ineligible=True)
@@ -236,7 +247,7 @@ def progress(instrument: Questionnaire, survey: Survey) -> str:
 
 
 def render(
-    bundle: StudyBundle, survey: Survey, texts: Texts, channel: str = ""
+    bundle: StudyBundle, survey: Survey, texts: Texts, channel: Channel = Channel.FRONT
 ) -> tuple[str, fx.Buttons]:
     instrument = questionnaire(bundle, survey)
     item = current_item(bundle, survey)
@@ -244,66 +255,41 @@ def render(
     heading = f"{instrument.title} · {counter}" if counter else instrument.title
     lines = [heading, "", item.text]
     rows: list[tuple[tuple[str, str], ...]] = []
-    data = f"{channel}{{}}:{survey.asked}"
+
+    def data(action: TapAction, index: int | None = None) -> str:
+        return encode(SurveyTap(channel, action, survey.asked, index))
+
     options = choices(item)
     if isinstance(item, MultiChoiceItem):
         for index, (_, label) in enumerate(options):
             mark = "☑" if index in survey.selected else "☐"
-            rows.append(((f"{mark} {label}", f"{data.format('m')}:{index}"),))
-        rows.append(((texts.done_button, data.format("d")),))
+            rows.append(((f"{mark} {label}", data(TapAction.TOGGLE, index)),))
+        rows.append(((texts.done_button, data(TapAction.DONE)),))
     elif options:
         numbers = [v if isinstance(item, ScaleItem) else i + 1 for i, (v, _) in enumerate(options)]
         short = all(len(label) <= _MAX_LABEL_ON_BUTTON for _, label in options)
+        answer = TapAction.ANSWER
         if short and isinstance(item, ScaleItem | ChoiceItem):
             rows.extend(
-                ((f"{n} · {label}", f"{data.format('a')}:{i}"),)
+                ((f"{n} · {label}", data(answer, i)),)
                 for i, (n, (_, label)) in enumerate(zip(numbers, options, strict=True))
             )
         elif short:
-            rows.append(
-                tuple((label, f"{data.format('a')}:{i}") for i, (_, label) in enumerate(options))
-            )
+            rows.append(tuple((label, data(answer, i)) for i, (_, label) in enumerate(options)))
         else:
             lines.append("")
             lines.extend(f"{n} = {label}" for n, (_, label) in zip(numbers, options, strict=True))
-            rows.append(tuple((str(n), f"{data.format('a')}:{i}") for i, n in enumerate(numbers)))
+            rows.append(tuple((str(n), data(answer, i)) for i, n in enumerate(numbers)))
     else:
         lines += ["", texts.type_your_answer.format(limit=getattr(item, "max_length", 0))]
     extra: list[tuple[str, str]] = []
     if item.help_text():
-        extra.append((texts.examples_button, data.format("h")))
+        extra.append((texts.examples_button, data(TapAction.HELP)))
     if not item.required and not isinstance(item, MultiChoiceItem):
-        extra.append((texts.skip_button, data.format("s")))
+        extra.append((texts.skip_button, data(TapAction.SKIP)))
     if extra:
         rows.append(tuple(extra))
     return "\n".join(lines), tuple(rows)
-
-
-@dataclass(frozen=True)
-class Tap:
-    """A decoded questionnaire button: answer, toggle, done, skip or help."""
-
-    channel: str  # "" for the questionnaire in front, "x" for an exchange rating
-    action: str  # a | m | d | s | h
-    asked: int
-    index: int | None = None
-
-
-def parse_tap(data: str) -> Tap | None:
-    """Decode button data; ``None`` for anything that is not a questionnaire button."""
-    head, _, rest = data.partition(":")
-    channel, action = head[:-1], head[-1:]
-    if channel not in ("", "x") or action not in ("a", "m", "d", "s", "h"):
-        return None
-    parts = rest.split(":")
-    try:
-        if action in ("a", "m") and len(parts) == 2:
-            return Tap(channel, action, int(parts[0]), int(parts[1]))
-        if action in ("d", "s", "h") and len(parts) == 1:
-            return Tap(channel, action, int(parts[0]))
-    except ValueError:
-        return None
-    return None
 
 
 def typed_choice(item: Item, text: str) -> int | None:

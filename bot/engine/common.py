@@ -1,31 +1,61 @@
-"""What every part of the session flow shares: the participant's texts in their language,
-their scenario, the answer to an old button, and what silence leads to."""
+"""What every phase of the study shares: the participant's texts in their language, their
+scenario, the answer to an old button, what silence leads to, and how a phase says it is
+over (``PhaseOver``: the progression, not the phase, decides what comes next)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from enum import StrEnum
 
 from bot.engine import effects as fx
-from bot.engine import events as ev
+from bot.engine.callbacks import ConsentTap, FinishTap, encode
 from bot.engine.journey import Journey, Stage
+from bot.vocabulary import EndReason, EventKind, SessionState
 from scenarios.models import Scenario, StudyBundle, Texts
 
-Result = tuple[Journey | None, list[fx.Effect]]
+CONSENT_YES = encode(ConsentTap(accept=True))
+CONSENT_NO = encode(ConsentTap(accept=False))
+FINISH = encode(FinishTap())
 
-CONSENT_YES = "c:y"
-CONSENT_NO = "c:n"
-FINISH = "done"
-SYSTEM_BUTTON = "sb"
 
-# Events that come from the participant: they end a silence.
-PARTICIPANT_EVENTS = (
-    ev.StartCommand,
-    ev.DoneCommand,
-    ev.TextReceived,
-    ev.UnsupportedReceived,
-    ev.MessageEdited,
-    ev.ButtonTapped,
-)
+class Phase(StrEnum):
+    """The study's progression, in order (tasks and their questionnaires repeat)."""
+
+    CONSENT = "consent"
+    SCREENING = "screening"
+    ASSIGNMENT = "assignment"
+    DIALOGUE = "dialogue"  # a task: chatting with the system under test
+    RATING = "rating"  # a task: rating rows of material, one after another
+    POST_TASK = "post_task"
+    POST_STUDY = "post_study"
+    CLOSING = "closing"
+
+
+@dataclass(frozen=True)
+class PhaseOver:
+    """Not an effect for the runner: ``phase`` has ended (the flow strips it and asks the
+    progression what follows). Always the last of a phase's effects."""
+
+    phase: Phase
+    ineligible: bool = False  # screening: the participant does not take part
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One arrow of the flow diagram: from a phase (or a state within one) to another, and
+    on what. Phases declare theirs beside their code; ``diagram.py`` draws them all."""
+
+    source: str
+    target: str
+    label: str = ""
+
+
+Doing = fx.Effect | PhaseOver
+Result = tuple[Journey, list[Doing]]
+
+
+def over(phase: Phase, *, ineligible: bool = False) -> list[Doing]:
+    return [PhaseOver(phase, ineligible)]
 
 
 def texts_of(bundle: StudyBundle, journey: Journey | None) -> Texts:
@@ -42,12 +72,6 @@ def scenario_of(bundle: StudyBundle, journey: Journey) -> Scenario:
     return scenario.model_copy(update=words.model_dump(exclude_none=True))
 
 
-def current_session(journey: Journey) -> str | None:
-    if journey.stage is Stage.QUESTIONNAIRE and journey.survey is not None:
-        return journey.survey.session_id
-    return journey.session_id if journey.tasks else None
-
-
 def stale_tap(bundle: StudyBundle, journey: Journey) -> Result:
     return journey, [fx.Toast(texts_of(bundle, journey).already_recorded)]
 
@@ -62,20 +86,20 @@ def silence(bundle: StudyBundle, journey: Journey, now: float) -> Result:
     timing = bundle.study.timing
     texts = texts_of(bundle, journey)
     silent_for = now - journey.last_activity_at
-    session = current_session(journey)
+    session = journey.current_session
     if not journey.abandoned and silent_for >= timing.abandon_after:
-        effects: list[fx.Effect] = [fx.RecordEvent("abandoned", session)]
+        effects: list[Doing] = [fx.RecordEvent(EventKind.ABANDONED, session)]
         if timing.close_abandoned:
             if journey.stage is Stage.DIALOGUE:
-                effects.append(fx.CloseSession(journey.session_id, "abandoned", False))
-            effects.append(fx.SetSessionState(journey.session_id, "abandoned"))
+                effects.append(fx.CloseSession(journey.session_id, EndReason.ABANDONED, False))
+            effects.append(fx.SetSessionState(journey.session_id, SessionState.ABANDONED))
             effects.append(fx.Send(texts.abandoned_closed))
             return replace(journey, stage=Stage.CLOSED, abandoned=True), effects
-        effects.append(fx.SetSessionState(journey.session_id, "abandoned"))
+        effects.append(fx.SetSessionState(journey.session_id, SessionState.ABANDONED))
         return replace(journey, abandoned=True, reminded=True), effects
     if not journey.reminded and silent_for >= timing.reminder_after:
         return replace(journey, reminded=True), [
-            fx.RecordEvent("reminded", session),
+            fx.RecordEvent(EventKind.REMINDED, session),
             fx.Send(texts.reminder),
         ]
     return journey, []

@@ -3,9 +3,21 @@ one transaction with the new state, before any outbound effect is carried out.""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from bot.systems.base import Conversation
+from bot.vocabulary import (
+    AnswerStatus,
+    CommandOutcome,
+    Consent,
+    EndReason,
+    EventKind,
+    GateScope,
+    Moment,
+    ReplySource,
+    SessionState,
+)
 
 Buttons = tuple[tuple[tuple[str, str], ...], ...]
 """Rows of (label, callback data) for an inline keyboard."""
@@ -16,7 +28,7 @@ Buttons = tuple[tuple[tuple[str, str], ...], ...]
 
 @dataclass(frozen=True)
 class RecordConsent:
-    decision: str  # "accepted" | "declined"
+    decision: Consent
 
 
 @dataclass(frozen=True)
@@ -32,13 +44,13 @@ class OpenSession:
 @dataclass(frozen=True)
 class SetSessionState:
     session_id: str
-    state: str  # "dialogue" | "questionnaire" | "ended" | "abandoned"
+    state: SessionState
 
 
 @dataclass(frozen=True)
 class CloseSession:
     session_id: str
-    reason: str
+    reason: EndReason
     success: bool
 
 
@@ -56,7 +68,7 @@ class RecordSystemTurn:
     text: str | None
     latency_ms: float
     error: str | None = None
-    source: str = "system"  # system | edited | wizard
+    source: ReplySource = ReplySource.SYSTEM
     original_text: str | None = None  # the system's words, when a wizard edited or replaced them
     wizard: str | None = None
 
@@ -74,12 +86,12 @@ class RecordCommand:
     """What became of a wizard's command: applied, or expired (it no longer made sense)."""
 
     command_id: int
-    outcome: str
+    outcome: CommandOutcome
 
 
 @dataclass(frozen=True)
 class RecordGate:
-    scope: str
+    scope: GateScope
     gated: bool
     auto_send_after: float | None
     wizard: str
@@ -93,8 +105,9 @@ class RecordResponse:
     value: int | None
     label: str | None
     text: str | None
-    status: str  # answered | skipped (optional item) | not_asked (skip logic) | missing
+    status: AnswerStatus
     shown_at: float
+    moment: Moment
     scope: str = ""  # what the answers belong to: a session, one of its turns or rows, the study
     turn: int | None = None  # exchange-level items: the system turn rated
     stimulus_id: str | None = None  # rating tasks: the row rated
@@ -103,7 +116,7 @@ class RecordResponse:
 
 @dataclass(frozen=True)
 class RecordEvent:
-    kind: str
+    kind: EventKind
     session_id: str | None = None
     data: dict[str, object] = field(default_factory=dict)
 
@@ -158,10 +171,17 @@ class CallSystem:
     conversation: Conversation
 
 
-@dataclass(frozen=True)
-class AssignTasks:
-    pass
-
-
-Outbound = Send | Edit | Toast | ShowTyping | CallSystem | AssignTasks
+Outbound = Send | Edit | Toast | ShowTyping | CallSystem
 Effect = Record | Outbound
+
+
+def split(effects: Iterable[Effect]) -> tuple[list[Record], list[Outbound]]:
+    """Rows for the store (committed first) and what to do after the commit, in order."""
+    records: list[Record] = []
+    outbound: list[Outbound] = []
+    for effect in effects:
+        if isinstance(effect, Outbound):
+            outbound.append(effect)
+        else:
+            records.append(effect)
+    return records, outbound

@@ -3,9 +3,12 @@ events; the engine only reads them. Nothing here knows about Telegram, SQL or th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from bot.engine.callbacks import Tap, decode
 from bot.systems.base import SystemReply
+from bot.vocabulary import CommandKind
 
 
 @dataclass(frozen=True)
@@ -40,26 +43,21 @@ class MessageEdited:
 
 @dataclass(frozen=True)
 class ButtonTapped:
-    """An inline button; ``data`` is what the engine put in the button (see ``buttons``)."""
+    """An inline button; ``data`` is what the engine put in the button (see ``callbacks``)."""
 
     data: str
 
-
-@dataclass(frozen=True)
-class TasksAssigned:
-    """The answer to ``AssignTasks``: the (scenario, system) pairs for this participant."""
-
-    tasks: tuple[tuple[str, str], ...]
-    design: str
-    seed: str
+    @property
+    def tap(self) -> Tap | None:
+        """The typed tap, or ``None`` for data ozlab never wrote (old, forged, foreign)."""
+        return decode(self.data)
 
 
 @dataclass(frozen=True)
 class SystemReplied:
     reply: SystemReply
     latency_ms: float
-    gated: bool = False  # the system or the study is gated: the reply waits for a wizard
-    auto_send_after: float | None = None  # ...unless no wizard decides within this time
+    recovered: bool = False  # the system had been failing: it answers again
 
 
 @dataclass(frozen=True)
@@ -67,6 +65,8 @@ class SystemFailed:
     error: str
     latency_ms: float
     slow: bool = False  # it did not answer in time (rather than answering wrongly)
+    unavailable: bool = False  # this failure made the system count as unavailable
+    failures: int = 0  # failures of this system in a row, this one included
 
 
 @dataclass(frozen=True)
@@ -80,15 +80,15 @@ class MessageSent:
 class WizardCommand:
     """An experimenter's command from the console, applied exactly once.
 
-    ``kind``: say, reply (payload ``action`` approve | edit | replace, ``text``), end
-    (``reason``), success, fail, gate (``on``, ``auto_send_after``), pause, resume, note
-    (``turn``, ``text``), start.
+    ``payload`` by ``kind``: say (``text``), reply (``action`` approve | edit | replace,
+    ``text``), end (``reason``), gate (``on``, ``auto_send_after``, and ``scope`` for a
+    system's or the study's gate), note (``turn``, ``text``); the others take nothing.
     """
 
     command_id: int
-    kind: str
+    kind: CommandKind
     wizard: str
-    payload: dict[str, object]
+    payload: Mapping[str, object]
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class Tick:
 
 @dataclass(frozen=True)
 class Recovered:
-    """The bot restarted; pending work (a system call in flight) must be done again."""
+    """The bot restarted; pending work (a system call in flight, an assignment) is redone."""
 
 
 Event = (
@@ -108,7 +108,6 @@ Event = (
     | UnsupportedReceived
     | MessageEdited
     | ButtonTapped
-    | TasksAssigned
     | SystemReplied
     | SystemFailed
     | MessageSent
@@ -116,3 +115,13 @@ Event = (
     | Tick
     | Recovered
 )
+
+PARTICIPANT_EVENTS = (
+    StartCommand,
+    DoneCommand,
+    TextReceived,
+    UnsupportedReceived,
+    MessageEdited,
+    ButtonTapped,
+)
+"""Events that come from the participant: they end a silence."""

@@ -1,29 +1,37 @@
-"""The session flow: ``step(bundle, participant, journey, event, now) -> Step``.
+"""The session flow: ``step(bundle, participant, journey, event, now, context) -> Step``.
 
-A pure function: the same state and event give the same new state and effects. Telegram,
-SQL, systems and the clock live outside and talk to it only through events and effects
-(see ``flow.mmd`` for the diagram). This module dispatches on the participant's stage and
-handles consent; ``dialogue`` and ``questioning`` handle the rest.
+A pure function: the same state, event and context give the same new state and effects.
+Telegram, SQL, systems and the clock live outside and talk to it only through events,
+effects and the ``Context`` (see ``flow.mmd``, generated from the phase declarations).
+This module dispatches an event to the participant's phase and lets the progression move
+them on when a phase ends; the phases themselves live in ``phases/``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from bot.engine import dialogue, questioning, wizard
 from bot.engine import effects as fx
 from bot.engine import events as ev
-from bot.engine.common import (
-    CONSENT_NO,
-    CONSENT_YES,
-    PARTICIPANT_EVENTS,
-    Result,
-    current_session,
-    stale_tap,
-    texts_of,
+from bot.engine import progression, wizard
+from bot.engine.common import Doing, PhaseOver, Result
+from bot.engine.context import Context
+from bot.engine.journey import Journey, Stage
+from bot.engine.phases import (
+    assignment,
+    closing,
+    consent,
+    dialogue,
+    post_study,
+    post_task,
+    rating,
+    screening,
 )
-from bot.engine.journey import Journey, Stage, Task
+from bot.vocabulary import CommandOutcome, EventKind, Moment, SessionState
 from scenarios.models import StudyBundle
+
+Handler = Callable[[Context, Journey, ev.Event, float], Result]
 
 
 @dataclass(frozen=True)
@@ -33,24 +41,76 @@ class Step:
 
 
 def step(
-    bundle: StudyBundle, participant: str, journey: Journey | None, event: ev.Event, now: float
+    bundle: StudyBundle,
+    participant: str,
+    journey: Journey | None,
+    event: ev.Event,
+    now: float,
+    context: Context | None = None,
 ) -> Step:
+    ctx = context if context is not None else Context(bundle)
     if journey is None:
         if isinstance(event, ev.WizardCommand):  # nobody there any more
-            return Step(None, (fx.RecordCommand(event.command_id, "expired"),))
-        return _first_contact(bundle, participant, event, now)
+            expired = fx.RecordCommand(event.command_id, CommandOutcome.EXPIRED)
+            return Step(None, (expired,))
+        new, doings = consent.first_contact(bundle, participant, event, now)
+        if new is None:
+            return Step(None, tuple(_effects(doings)))
+        return _settle(ctx, new, doings, now)
     if isinstance(event, ev.WizardCommand):
-        new, done = wizard.on_command(bundle, journey, event, now)
-        return Step(new, tuple(done))
-    effects: list[fx.Effect] = []
-    if isinstance(event, PARTICIPANT_EVENTS):
+        return _settle(ctx, *wizard.on_command(ctx, journey, event, now), now)
+    resumed: list[Doing] = []
+    if isinstance(event, ev.PARTICIPANT_EVENTS):
         if journey.abandoned and journey.stage in (Stage.DIALOGUE, Stage.QUESTIONNAIRE):
-            effects.append(fx.RecordEvent("resumed", current_session(journey)))
-            effects.append(fx.SetSessionState(journey.session_id, journey.stage.value))
+            resumed.append(fx.RecordEvent(EventKind.RESUMED, journey.current_session))
+            resumed.append(fx.SetSessionState(journey.session_id, SessionState(journey.stage)))
         journey = journey.touched(now)
-    handler = _HANDLERS[journey.stage]
-    new, more = handler(bundle, journey, event, now)
-    return Step(new, (*effects, *more))
+    new, doings = _handler(journey)(ctx, journey, event, now)
+    return _settle(ctx, new, resumed + doings, now)
+
+
+def _settle(ctx: Context, journey: Journey, doings: list[Doing], now: float) -> Step:
+    """Carry the participant through every phase that ends in this step."""
+    effects: list[fx.Effect] = []
+    while doings:
+        ended = doings[-1] if isinstance(doings[-1], PhaseOver) else None
+        effects += _effects(doings[:-1] if ended else doings)
+        if ended is None:
+            break
+        journey, doings = progression.after(ctx, journey, ended, now)
+    return Step(journey, tuple(effects))
+
+
+def _effects(doings: list[Doing]) -> list[fx.Effect]:
+    found = [d for d in doings if not isinstance(d, PhaseOver)]
+    assert len(found) == len(doings), "PhaseOver is only ever the last of a phase's effects"
+    return found
+
+
+def _handler(journey: Journey) -> Handler:
+    if journey.stage is Stage.QUESTIONNAIRE:
+        assert journey.survey is not None
+        return _QUESTIONNAIRES[journey.survey.moment]
+    return _STAGES[journey.stage]
+
+
+_STAGES: dict[Stage, Handler] = {
+    Stage.CONSENT: consent.on_event,
+    Stage.DECLINED: consent.on_event,
+    Stage.ASSIGNING: assignment.on_event,
+    Stage.HELD: assignment.on_event,
+    Stage.DIALOGUE: dialogue.on_event,
+    Stage.FINISHED: closing.on_event,
+    Stage.CLOSED: closing.on_event,
+    Stage.INELIGIBLE: closing.on_event,
+}
+
+_QUESTIONNAIRES: dict[Moment, Handler] = {
+    Moment.SCREENING: screening.on_event,
+    Moment.POST_TASK: post_task.on_event,
+    Moment.POST_STUDY: post_study.on_event,
+    Moment.RATING: rating.on_event,
+}
 
 
 def next_deadline(bundle: StudyBundle, journey: Journey) -> float | None:
@@ -70,112 +130,3 @@ def next_deadline(bundle: StudyBundle, journey: Journey) -> float | None:
         if limit is not None:
             times.append(journey.session_started_at + limit)
     return min(times) if times else None
-
-
-def _consent_messages(bundle: StudyBundle, journey: Journey) -> list[fx.Effect]:
-    texts = texts_of(bundle, journey)
-    buttons = (((texts.consent_accept, CONSENT_YES),), ((texts.consent_decline, CONSENT_NO),))
-    return [fx.Send(texts.welcome), fx.Send(texts.consent, buttons)]
-
-
-def _first_contact(bundle: StudyBundle, participant: str, event: ev.Event, now: float) -> Step:
-    texts = texts_of(bundle, None)
-    if isinstance(event, ev.ButtonTapped):
-        return Step(None, (fx.Toast(), fx.Send(texts.invite_required)))
-    if not isinstance(event, PARTICIPANT_EVENTS):
-        return Step(None)
-    start = event if isinstance(event, ev.StartCommand) else ev.StartCommand()
-    journey = Journey(
-        participant, Stage.CONSENT, started_at=now, last_activity_at=now, language=start.language
-    )
-    texts = texts_of(bundle, journey)
-    codes = bundle.study.invite_codes
-    if codes and start.code not in codes:
-        return Step(None, (fx.Send(texts.invite_invalid if start.code else texts.invite_required),))
-    return Step(journey, tuple(_consent_messages(bundle, journey)))
-
-
-def _on_consent(bundle: StudyBundle, journey: Journey, event: ev.Event, now: float) -> Result:
-    texts = texts_of(bundle, journey)
-    if isinstance(event, ev.ButtonTapped):
-        if event.data == CONSENT_YES:
-            accepted: list[fx.Effect] = [fx.Toast(), fx.RecordConsent("accepted")]
-            if bundle.study.screening:
-                new, more = questioning.begin(
-                    bundle, journey, "screening", bundle.study.screening, None, now
-                )
-                return new, accepted + more
-            return replace(journey, stage=Stage.ASSIGNING), [*accepted, fx.AssignTasks()]
-        if event.data == CONSENT_NO:
-            return replace(journey, stage=Stage.DECLINED), [
-                fx.Toast(),
-                fx.RecordConsent("declined"),
-                fx.Send(texts.declined),
-            ]
-        return stale_tap(bundle, journey)
-    if isinstance(event, ev.StartCommand):
-        return journey, _consent_messages(bundle, journey)
-    if isinstance(event, PARTICIPANT_EVENTS):
-        return journey, [fx.Send(texts.consent_pending)]
-    return journey, []
-
-
-def _on_declined(bundle: StudyBundle, journey: Journey, event: ev.Event, now: float) -> Result:
-    if isinstance(event, ev.StartCommand):
-        return replace(journey, stage=Stage.CONSENT), _consent_messages(bundle, journey)
-    if isinstance(event, ev.ButtonTapped):
-        return stale_tap(bundle, journey)
-    if isinstance(event, PARTICIPANT_EVENTS):
-        return journey, [fx.Send(texts_of(bundle, journey).declined_before)]
-    return journey, []
-
-
-def _on_assigning(bundle: StudyBundle, journey: Journey, event: ev.Event, now: float) -> Result:
-    if isinstance(event, ev.TasksAssigned):
-        tasks = tuple(Task(scenario, system) for scenario, system in event.tasks)
-        assigned = replace(journey, tasks=tasks, design=event.design, seed=event.seed)
-        if bundle.study.hold_after_consent:
-            # Lab studies: the experimenter starts the session when the room is ready.
-            held = replace(assigned, stage=Stage.HELD)
-            return held, [fx.RecordEvent("held"), fx.Send(texts_of(bundle, held).held)]
-        return dialogue.start_task(bundle, assigned, 0, now)
-    if isinstance(event, ev.Recovered):
-        return journey, [fx.AssignTasks()]
-    if isinstance(event, ev.ButtonTapped):
-        return stale_tap(bundle, journey)
-    return journey, []
-
-
-def _on_held(bundle: StudyBundle, journey: Journey, event: ev.Event, now: float) -> Result:
-    if isinstance(event, ev.ButtonTapped):
-        return stale_tap(bundle, journey)
-    if isinstance(event, PARTICIPANT_EVENTS):
-        return journey, [fx.Send(texts_of(bundle, journey).held)]
-    return journey, []
-
-
-def _on_over(bundle: StudyBundle, journey: Journey, event: ev.Event, now: float) -> Result:
-    """Finished, closed or screened out: nothing changes, but every message gets an answer."""
-    texts = texts_of(bundle, journey)
-    if isinstance(event, ev.ButtonTapped):
-        return stale_tap(bundle, journey)
-    if isinstance(event, PARTICIPANT_EVENTS):
-        answer = {
-            Stage.CLOSED: texts.abandoned_closed,
-            Stage.INELIGIBLE: texts.not_eligible,
-        }.get(journey.stage, texts.finished)
-        return journey, [fx.Send(answer)]
-    return journey, []
-
-
-_HANDLERS = {
-    Stage.CONSENT: _on_consent,
-    Stage.DECLINED: _on_declined,
-    Stage.ASSIGNING: _on_assigning,
-    Stage.DIALOGUE: dialogue.on_dialogue,
-    Stage.QUESTIONNAIRE: questioning.on_questionnaire,
-    Stage.FINISHED: _on_over,
-    Stage.CLOSED: _on_over,
-    Stage.INELIGIBLE: _on_over,
-    Stage.HELD: _on_held,
-}

@@ -8,22 +8,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from enum import StrEnum
+from typing import Any
 
 from bot.engine.asking import Survey
+from bot.store.model import HeldReply, ParticipantStatus
 from bot.systems.base import Turn
+from bot.vocabulary import Moment, Stage
 
-
-class Stage(StrEnum):
-    CONSENT = "consent"  # the agreement is shown, no answer yet
-    DECLINED = "declined"
-    ASSIGNING = "assigning"  # consent given, waiting for the design's assignment
-    DIALOGUE = "dialogue"
-    QUESTIONNAIRE = "questionnaire"
-    FINISHED = "finished"
-    INELIGIBLE = "ineligible"  # screened out: thanked and released
-    CLOSED = "closed"  # abandoned, and the study closes abandoned sessions
-    HELD = "held"  # assigned, waiting for an experimenter to start the session (lab studies)
+__all__ = ["Journey", "Stage", "Task", "Waiting"]
 
 
 @dataclass(frozen=True)
@@ -80,6 +72,37 @@ class Journey:
     def session_id(self) -> str:
         return f"{self.participant}-{self.task_index + 1}"
 
+    @property
+    def current_session(self) -> str | None:
+        """The session the participant's doings belong to, if any."""
+        if self.stage is Stage.QUESTIONNAIRE and self.survey is not None:
+            return self.survey.session_id
+        return self.session_id if self.tasks else None
+
+    def status(self) -> ParticipantStatus:
+        """The read model the console shows; written with every step."""
+        task = self.task if self.tasks else None
+        waiting = self.waiting
+        return ParticipantStatus(
+            stage=self.stage,
+            last_activity_at=self.last_activity_at,
+            session_id=self.session_id if task else None,
+            scenario_id=task.scenario_id if task else None,
+            system_id=task.system_id if task else None,
+            session_started_at=self.session_started_at if self.session_started_at else None,
+            exchanges=self.exchanges,
+            turns=self.turns,
+            pending_message=self.pending_message,
+            held=None
+            if waiting is None
+            else HeldReply(waiting.texts, waiting.since, waiting.auto_send_at),
+            paused=self.paused,
+            gated=self.gated,
+            gate_auto_send=self.gate_auto_send,
+            reminded=self.reminded,
+            abandoned=self.abandoned,
+        )
+
     def touched(self, now: float) -> Journey:
         """The participant did something: they are not silent any more."""
         return replace(self, last_activity_at=now, reminded=False, abandoned=False)
@@ -106,18 +129,23 @@ class Journey:
         )
 
 
-def _waiting(data: dict | None) -> Waiting | None:
+def _waiting(data: dict[str, Any] | None) -> Waiting | None:
     if data is None:
         return None
     return Waiting(**{**data, "texts": tuple(data["texts"]), "events": tuple(data["events"])})
 
 
-def _survey(data: dict | None) -> Survey | None:
+_OLD_MOMENTS = {"stimulus": Moment.RATING}  # as snapshots before schema 6 named it
+
+
+def _survey(data: dict[str, Any] | None) -> Survey | None:
     if data is None:
         return None
+    moment = data.pop("purpose", None) or data.pop("moment")
     return Survey(
         **{
             **data,
+            "moment": _OLD_MOMENTS.get(moment) or Moment(moment),
             "questionnaires": tuple(data["questionnaires"]),
             "order": tuple(data["order"]),
             "answers": tuple((item, value) for item, value in data["answers"]),

@@ -1,29 +1,60 @@
-"""An experimenter's commands, applied to one participant: speak as the system, decide a
-held reply, end the task or judge it, gate, pause, hold and start, annotate.
+"""An experimenter's commands: speak as the system, decide a held reply, end the task or
+judge it, gate, pause, hold and start, annotate; and the gates of a system or the study.
 
-Every command ends with a ``RecordCommand``: applied, or expired when it no longer makes
-sense (the task is over, another wizard already answered the reply).
+Every command ends with a ``RecordCommand``: applied, expired when it no longer makes sense
+(the task is over, another wizard already answered the reply), or rejected when it never
+could (a gate on a scope the study does not have).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from bot.engine import dialogue
 from bot.engine import effects as fx
 from bot.engine import events as ev
-from bot.engine.common import Result, texts_of
+from bot.engine.common import Doing, Result, texts_of
+from bot.engine.context import Context
 from bot.engine.journey import Journey, Stage
+from bot.engine.phases import assignment, dialogue
+from bot.errors import StudyDataError
 from bot.systems.base import SystemReply
+from bot.vocabulary import (
+    CommandKind,
+    CommandOutcome,
+    EndReason,
+    EventKind,
+    GateLevel,
+    GateScope,
+    ReplyAction,
+    ReplySource,
+)
 from scenarios.models import StudyBundle
 
 
-def on_command(
-    bundle: StudyBundle, journey: Journey, command: ev.WizardCommand, now: float
-) -> Result:
-    new, effects, applied = _apply(bundle, journey, command, now)
-    outcome = fx.RecordCommand(command.command_id, "applied" if applied else "expired")
-    return new, [*effects, outcome]
+def on_command(ctx: Context, journey: Journey, command: ev.WizardCommand, now: float) -> Result:
+    new, effects, applied = _apply(ctx.bundle, journey, command, now)
+    outcome = CommandOutcome.APPLIED if applied else CommandOutcome.EXPIRED
+    # First: what the command does may end a phase, and PhaseOver comes last.
+    return new, [fx.RecordCommand(command.command_id, outcome), *effects]
+
+
+def on_study_command(ctx: Context, command: ev.WizardCommand) -> list[fx.Record]:
+    """A command about no session: a gate on a system or on the whole study."""
+    study = ctx.bundle.study
+    known = {GateScope(GateLevel.STUDY, study.id)}
+    known |= {GateScope(GateLevel.SYSTEM, s.id) for s in study.systems}
+    try:
+        scope = GateScope.parse(str(command.payload.get("scope") or f"study:{study.id}"))
+    except StudyDataError:
+        scope = None
+    if command.kind is not CommandKind.GATE or scope not in known or scope is None:
+        return [fx.RecordCommand(command.command_id, CommandOutcome.REJECTED)]
+    on = bool(command.payload.get("on", True))
+    seconds = _seconds(command.payload.get("auto_send_after"))
+    return [
+        fx.RecordGate(scope, on, seconds, command.wizard),
+        fx.RecordCommand(command.command_id, CommandOutcome.APPLIED),
+    ]
 
 
 def _text(command: ev.WizardCommand) -> str:
@@ -32,94 +63,93 @@ def _text(command: ev.WizardCommand) -> str:
 
 def _apply(
     bundle: StudyBundle, journey: Journey, command: ev.WizardCommand, now: float
-) -> tuple[Journey, list[fx.Effect], bool]:
+) -> tuple[Journey, list[Doing], bool]:
     texts = texts_of(bundle, journey)
     session = journey.session_id
     talking = journey.stage is Stage.DIALOGUE
-    who = {"wizard": command.wizard}
+    who: dict[str, object] = {"wizard": command.wizard}
     match command.kind:
-        case "say" if talking and _text(command):
+        case CommandKind.SAY if talking and _text(command):
             data = {**who, "text": _text(command)}
-            return (
-                journey,
-                [fx.RecordEvent("wizard_message", session, data), fx.Send(data["text"])],
-                True,
-            )
-        case "reply" if talking and journey.waiting is not None:
+            said = [
+                fx.RecordEvent(EventKind.WIZARD_MESSAGE, session, data),
+                fx.Send(_text(command)),
+            ]
+            return journey, list(said), True
+        case CommandKind.REPLY if talking and journey.waiting is not None:
             return _decide(bundle, journey, command, now)
-        case "end" if talking:
+        case CommandKind.END if talking:
             reason = str(command.payload.get("reason") or "ended by the experimenter")
-            new, effects = dialogue.end_scenario(bundle, journey, "wizard", False, now)
-            data = {**who, "reason": reason}
-            return new, [fx.RecordEvent("ended_by_wizard", session, data), *effects], True
-        case "success" | "fail" if journey.tasks and journey.stage is not Stage.HELD:
-            succeeded = command.kind == "success"
+            new, effects = dialogue.end(bundle, journey, EndReason.WIZARD, False, now)
+            ended = fx.RecordEvent(EventKind.ENDED_BY_WIZARD, session, {**who, "reason": reason})
+            return new, [ended, *effects], True
+        case CommandKind.SUCCESS | CommandKind.FAIL if (
+            journey.tasks and journey.stage is not Stage.HELD
+        ):
+            succeeded = command.kind is CommandKind.SUCCESS
             data = {**who, "success": succeeded}
-            judged = [fx.SetSuccess(session, succeeded), fx.RecordEvent("judged", session, data)]
-            return journey, judged, True
-        case "gate" if journey.tasks:
+            judged = [
+                fx.SetSuccess(session, succeeded),
+                fx.RecordEvent(EventKind.JUDGED, session, data),
+            ]
+            return journey, list(judged), True
+        case CommandKind.GATE if journey.tasks:
             on = bool(command.payload.get("on", True))
-            auto = command.payload.get("auto_send_after")
-            seconds = _seconds(auto)
-            gate = fx.RecordGate(f"session:{session}", on, seconds, command.wizard)
+            seconds = _seconds(command.payload.get("auto_send_after"))
+            scope = GateScope(GateLevel.SESSION, session)
+            gate = fx.RecordGate(scope, on, seconds, command.wizard)
             return replace(journey, gated=on, gate_auto_send=seconds if on else None), [gate], True
-        case "pause" if talking and not journey.paused:
-            data = who
-            return (
-                replace(journey, paused=True),
-                [
-                    fx.RecordEvent("paused", session, data),
-                    fx.Send(texts.paused),
-                ],
-                True,
-            )
-        case "resume" if talking and journey.paused:
-            return (
-                replace(journey, paused=False),
-                [
-                    fx.RecordEvent("resumed_by_wizard", session, who),
-                    fx.Send(texts.pause_over),
-                ],
-                True,
-            )
-        case "note" if journey.tasks and _text(command):
+        case CommandKind.PAUSE if talking and not journey.paused:
+            paused = [fx.RecordEvent(EventKind.PAUSED, session, who), fx.Send(texts.paused)]
+            return replace(journey, paused=True), list(paused), True
+        case CommandKind.RESUME if talking and journey.paused:
+            back = fx.RecordEvent(EventKind.RESUMED_BY_WIZARD, session, who)
+            return replace(journey, paused=False), [back, fx.Send(texts.pause_over)], True
+        case CommandKind.NOTE if journey.tasks and _text(command):
             data = {**who, "text": _text(command), "turn": command.payload.get("turn")}
-            return journey, [fx.RecordEvent("wizard_note", session, data)], True
-        case "start" if journey.stage is Stage.HELD:
-            new, effects = dialogue.start_task(bundle, journey, journey.task_index, now)
-            return new, [fx.RecordEvent("started_by_wizard", session, who), *effects], True
+            return journey, [fx.RecordEvent(EventKind.WIZARD_NOTE, session, data)], True
+        case CommandKind.START if journey.stage is Stage.HELD:
+            new, effects = assignment.start(journey)
+            started = fx.RecordEvent(EventKind.STARTED_BY_WIZARD, session, who)
+            return new, [started, *effects], True
     return journey, [], False
 
 
 def _seconds(value: object) -> float | None:
+    if not isinstance(value, int | float | str) or isinstance(value, bool):
+        return None
     try:
-        seconds = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+        seconds = float(value)
+    except ValueError:
         return None
     return seconds if seconds > 0 else None
 
 
 def _decide(
     bundle: StudyBundle, journey: Journey, command: ev.WizardCommand, now: float
-) -> tuple[Journey, list[fx.Effect], bool]:
+) -> tuple[Journey, list[Doing], bool]:
     """Send the held reply as is, edited, or replaced by the wizard's own words."""
     waiting = journey.waiting
     assert waiting is not None
-    action = str(command.payload.get("action") or "approve")
+    try:
+        action = ReplyAction(str(command.payload.get("action") or ReplyAction.APPROVE))
+    except ValueError:
+        return journey, [], False
     original = "\n\n".join(waiting.texts) or None
-    if action == "approve" and waiting.texts:
-        texts, source, kept = waiting.texts, "system", None
-    elif action in ("edit", "replace") and _text(command):
+    if action is ReplyAction.APPROVE and waiting.texts:
+        texts, source, kept = waiting.texts, ReplySource.SYSTEM, None
+    elif action in (ReplyAction.EDIT, ReplyAction.REPLACE) and _text(command):
         texts = (_text(command),)
-        source = "wizard" if action == "replace" or original is None else "edited"
+        replaced = action is ReplyAction.REPLACE or original is None
+        source = ReplySource.WIZARD if replaced else ReplySource.EDITED
         kept = original
     else:
         return journey, [], False
-    reply = SystemReply(texts, frozenset(waiting.events) if source != "wizard" else frozenset())
+    events = frozenset(waiting.events) if source is not ReplySource.WIZARD else frozenset()
     new, effects = dialogue.deliver_reply(
         bundle,
         journey,
-        reply,
+        SystemReply(texts, events),
         waiting.latency_ms,
         now,
         source=source,

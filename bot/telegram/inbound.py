@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 
 from telegram import Chat, Update
 
+from bot.delivery import Delivery
 from bot.engine import events as ev
 
 _CONTENT_KINDS = (
@@ -32,11 +33,10 @@ _CONTENT_KINDS = (
 
 @dataclass(frozen=True)
 class Inbound:
-    """One thing that happened in one private chat, in arrival order.
+    """One Telegram update from a private chat, reduced to what a study needs (this is what
+    the inbox keeps, encrypted, until it is handled).
 
-    ``kind`` is text, command, callback, edited or unsupported for Telegram updates; tick or
-    recover for what the bot itself schedules, and wizard for an experimenter's command (JSON
-    in ``text``); these have no ``update_id``.
+    ``kind`` is text, command, callback, edited or unsupported.
     """
 
     chat_id: int
@@ -52,6 +52,9 @@ class Inbound:
     @classmethod
     def from_json(cls, raw: str) -> Inbound:
         return cls(**json.loads(raw))
+
+    def to_delivery(self) -> Delivery:
+        return Delivery(self.chat_id, self.to_event(), self.update_id, self.callback_id)
 
     def to_event(self) -> ev.Event:
         match self.kind:
@@ -69,15 +72,6 @@ class Inbound:
                 return ev.ButtonTapped(self.text)
             case "edited":
                 return ev.MessageEdited()
-            case "tick":
-                return ev.Tick()
-            case "recover":
-                return ev.Recovered()
-            case "wizard":
-                command = json.loads(self.text)
-                return ev.WizardCommand(
-                    command["id"], command["kind"], command["wizard"], command["payload"]
-                )
         return ev.UnsupportedReceived(self.text)
 
 

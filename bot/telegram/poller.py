@@ -15,9 +15,10 @@ from collections.abc import Callable
 from telegram import Bot, Update
 from telegram.error import InvalidToken, NetworkError, TelegramError, TimedOut
 
+from bot.delivery import Delivery
 from bot.privacy import Privacy
-from bot.store.store import Store
-from bot.telegram.inbound import Inbound, from_update
+from bot.store.interface import StudyStore
+from bot.telegram.inbound import from_update
 
 log = logging.getLogger(__name__)
 
@@ -28,9 +29,9 @@ class DurablePoller:
     def __init__(
         self,
         bot: Bot,
-        store: Store,
+        store: StudyStore,
         privacy: Privacy,
-        deliver: Callable[[Inbound], None],
+        deliver: Callable[[Delivery], None],
         *,
         poll_timeout: int = 20,
     ) -> None:
@@ -72,7 +73,7 @@ class DurablePoller:
         )
         for uid, item in kept:
             if uid in new:
-                self._deliver(item)
+                self._deliver(item.to_delivery())
         # Only now may Telegram forget them: the next getUpdates carries this offset.
         self._offset = max(uid for uid, _ in inbound) + 1
 

@@ -1,0 +1,67 @@
+"""Assignment: the study's design gives the participant their tasks; lab studies then hold
+them until an experimenter starts the session from the console."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from bot.engine import effects as fx
+from bot.engine import events as ev
+from bot.engine.common import Phase, Result, Transition, over, stale_tap, texts_of
+from bot.engine.context import Context
+from bot.engine.journey import Journey, Stage, Task
+from bot.vocabulary import EventKind
+from scenarios.assignment import Cell, assign_scenarios
+
+HELD = "held"
+TRANSITIONS = (
+    Transition(Phase.ASSIGNMENT, HELD, "tasks assigned [hold_after_consent]"),
+    Transition(HELD, Phase.DIALOGUE, 'wizard "start"'),
+)
+
+
+def enter(ctx: Context, journey: Journey, now: float) -> Result:
+    assignment = assign_scenarios(
+        ctx.bundle.study,
+        journey.participant,
+        ctx.unavailable,
+        arrival=ctx.arrival,
+        cells=ctx.cells,
+    )
+    tasks = tuple(Task(scenario, system) for scenario, system in assignment.tasks)
+    journey = replace(
+        journey,
+        stage=Stage.ASSIGNING,
+        tasks=tasks,
+        design=assignment.design,
+        seed=assignment.seed,
+    )
+    if ctx.bundle.study.hold_after_consent:
+        # Lab studies: the experimenter starts the session when the room is ready.
+        held = replace(journey, stage=Stage.HELD)
+        return held, [fx.RecordEvent(EventKind.HELD), fx.Send(texts_of(ctx.bundle, held).held)]
+    return journey, over(Phase.ASSIGNMENT)
+
+
+def start(journey: Journey) -> Result:
+    """An experimenter starts a held participant's session."""
+    return journey, over(Phase.ASSIGNMENT)
+
+
+def cells_held(journey: Journey) -> tuple[Cell, ...]:
+    """The (scenario, system) cells this participant counts towards in a balanced design:
+    all their tasks while active or completed, none once they dropped out."""
+    if not journey.tasks or journey.abandoned or journey.stage is Stage.CLOSED:
+        return ()
+    return tuple((t.scenario_id, t.system_id) for t in journey.tasks)
+
+
+def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Result:
+    if journey.stage is Stage.ASSIGNING and not journey.tasks:
+        # Assigned nothing yet: a snapshot from before assignment moved into the engine.
+        return enter(ctx, journey, now)
+    if isinstance(event, ev.ButtonTapped):
+        return stale_tap(ctx.bundle, journey)
+    if journey.stage is Stage.HELD and isinstance(event, ev.PARTICIPANT_EVENTS):
+        return journey, [fx.Send(texts_of(ctx.bundle, journey).held)]
+    return journey, []

@@ -1,0 +1,94 @@
+"""Consent: the welcome and the agreement, with an invitation code where the study has one.
+Declining ends here (``/start`` shows the agreement again); accepting moves on."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from bot.engine import effects as fx
+from bot.engine import events as ev
+from bot.engine.callbacks import ConsentTap
+from bot.engine.common import (
+    CONSENT_NO,
+    CONSENT_YES,
+    Doing,
+    Phase,
+    Result,
+    Transition,
+    over,
+    stale_tap,
+    texts_of,
+)
+from bot.engine.context import Context
+from bot.engine.journey import Journey, Stage
+from bot.vocabulary import Consent
+from scenarios.models import StudyBundle
+
+DECLINED = "declined"
+TRANSITIONS = (
+    Transition("[*]", "[*]", "/start [code missing or wrong] / explain"),
+    Transition(Phase.CONSENT, DECLINED, "I do not agree / RecordConsent(declined)"),
+    Transition(DECLINED, Phase.CONSENT, "/start"),
+)
+
+
+def _agreement(bundle: StudyBundle, journey: Journey) -> list[Doing]:
+    texts = texts_of(bundle, journey)
+    buttons = (((texts.consent_accept, CONSENT_YES),), ((texts.consent_decline, CONSENT_NO),))
+    return [fx.Send(texts.welcome), fx.Send(texts.consent, buttons)]
+
+
+def first_contact(
+    bundle: StudyBundle, participant: str, event: ev.Event, now: float
+) -> tuple[Journey | None, list[Doing]]:
+    """Someone the study has never seen: welcomed, or told what is missing."""
+    texts = texts_of(bundle, None)
+    if isinstance(event, ev.ButtonTapped):
+        return None, [fx.Toast(), fx.Send(texts.invite_required)]
+    if not isinstance(event, ev.PARTICIPANT_EVENTS):
+        return None, []
+    start = event if isinstance(event, ev.StartCommand) else ev.StartCommand()
+    journey = Journey(
+        participant, Stage.CONSENT, started_at=now, last_activity_at=now, language=start.language
+    )
+    texts = texts_of(bundle, journey)
+    codes = bundle.study.invite_codes
+    if codes and start.code not in codes:
+        return None, [fx.Send(texts.invite_invalid if start.code else texts.invite_required)]
+    return journey, _agreement(bundle, journey)
+
+
+def _on_consent(bundle: StudyBundle, journey: Journey, event: ev.Event) -> Result:
+    texts = texts_of(bundle, journey)
+    if isinstance(event, ev.ButtonTapped):
+        tap = event.tap
+        if not isinstance(tap, ConsentTap):
+            return stale_tap(bundle, journey)
+        if tap.accept:
+            return journey, [fx.Toast(), fx.RecordConsent(Consent.ACCEPTED), *over(Phase.CONSENT)]
+        return replace(journey, stage=Stage.DECLINED), [
+            fx.Toast(),
+            fx.RecordConsent(Consent.DECLINED),
+            fx.Send(texts.declined),
+        ]
+    if isinstance(event, ev.StartCommand):
+        return journey, _agreement(bundle, journey)
+    if isinstance(event, ev.PARTICIPANT_EVENTS):
+        return journey, [fx.Send(texts.consent_pending)]
+    return journey, []
+
+
+def _on_declined(bundle: StudyBundle, journey: Journey, event: ev.Event) -> Result:
+    if isinstance(event, ev.StartCommand):
+        return replace(journey, stage=Stage.CONSENT), _agreement(bundle, journey)
+    if isinstance(event, ev.ButtonTapped):
+        return stale_tap(bundle, journey)
+    if isinstance(event, ev.PARTICIPANT_EVENTS):
+        return journey, [fx.Send(texts_of(bundle, journey).declined_before)]
+    return journey, []
+
+
+def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Result:
+    if journey.stage is Stage.DECLINED:
+        return _on_declined(ctx.bundle, journey, event)
+    return _on_consent(ctx.bundle, journey, event)

@@ -1,0 +1,292 @@
+"""A dialogue task: the participant chats with the system under test until the task ends
+(success, the system's end, a limit, the participant's "done", or a wizard's word)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from bot.engine import effects as fx
+from bot.engine import events as ev
+from bot.engine import exchange_rating, task
+from bot.engine.callbacks import FinishTap, SurveyTap, SystemButtonTap, encode
+from bot.engine.common import (
+    Doing,
+    Phase,
+    Result,
+    Transition,
+    scenario_of,
+    silence,
+    stale_tap,
+    texts_of,
+    time_is_up,
+)
+from bot.engine.context import Context
+from bot.engine.journey import Journey, Waiting
+from bot.systems.base import Conversation, SystemReply, Turn
+from bot.vocabulary import (
+    EndReason,
+    EventKind,
+    Gate,
+    GateLevel,
+    GateScope,
+    ReplySource,
+    effective_gate,
+)
+from scenarios.models import StudyBundle
+
+SUCCESS_EVENT = "task_success"
+END_EVENT = "end_dialogue"
+
+WAITING = "waiting"
+TRANSITIONS = (
+    Transition(
+        Phase.DIALOGUE,
+        Phase.DIALOGUE,
+        "text / RecordUserTurn, CallSystem → SystemReplied / RecordSystemTurn, Send,"
+        " exchange rating",
+    ),
+    Transition(Phase.DIALOGUE, WAITING, "SystemReplied [gated or wizard system] / reply held"),
+    Transition(
+        WAITING,
+        Phase.DIALOGUE,
+        "wizard approves, edits or replaces · auto-send / RecordSystemTurn(source)",
+    ),
+    Transition(Phase.DIALOGUE, Phase.DIALOGUE, "SystemFailed / RecordSystemTurn(error), retry"),
+    Transition(Phase.DIALOGUE, Phase.CLOSING, "silence ≥ abandon_after [closes abandoned]"),
+)
+
+
+def enter(bundle: StudyBundle, journey: Journey, index: int, now: float) -> Result:
+    journey, effects = task.open_session(bundle, journey, index, now)
+    scenario = scenario_of(bundle, journey)
+    if scenario.opening_line:
+        data = {"text": scenario.opening_line}
+        effects.append(fx.RecordEvent(EventKind.OPENING_LINE, journey.session_id, data))
+        effects.append(fx.Send(scenario.opening_line))
+    return journey, effects
+
+
+def end(
+    bundle: StudyBundle, journey: Journey, reason: EndReason, success: bool, now: float
+) -> Result:
+    dropped = exchange_rating.drop(bundle, journey)
+    return task.end_task(bundle, journey, reason, success, Phase.DIALOGUE, dropped)
+
+
+def _is_wizard_only(bundle: StudyBundle, system_id: str) -> bool:
+    """A system of type wizard has no program behind it: every reply is a wizard's."""
+    return any(s.id == system_id and s.type == "wizard" for s in bundle.study.systems)
+
+
+def _ask_system(bundle: StudyBundle, journey: Journey, now: float) -> Result:
+    """Call the system about the pending message, or hold the turn for a wizard."""
+    if _is_wizard_only(bundle, journey.task.system_id):
+        return _hold(journey, SystemReply(texts=()), 0.0, None, now)
+    scenario = scenario_of(bundle, journey)
+    conversation = Conversation(
+        session_id=journey.session_id,
+        scenario_id=scenario.id,
+        brief=scenario.brief,
+        history=journey.history,
+        message=journey.pending_message or "",
+        system_prompt=scenario.system_prompt,
+    )
+    return journey, [fx.ShowTyping(), fx.CallSystem(journey.task.system_id, conversation)]
+
+
+def _hold(
+    journey: Journey, reply: SystemReply, latency_ms: float, auto: float | None, now: float
+) -> Result:
+    """A wizard decides: send as is, edit, or write instead."""
+    waiting = Waiting(
+        texts=reply.texts,
+        events=tuple(sorted(reply.events)),
+        latency_ms=latency_ms,
+        since=now,
+        auto_send_at=now + auto if auto is not None and reply.texts else None,
+    )
+    data = {"turn": journey.turns, "text": "\n\n".join(reply.texts)}
+    return replace(journey, waiting=waiting), [
+        fx.RecordEvent(EventKind.REPLY_WAITING, journey.session_id, data),
+        fx.ShowTyping(),
+    ]
+
+
+def _system_messages(bundle: StudyBundle, journey: Journey, reply: SystemReply) -> list[Doing]:
+    """The reply as it is shown: its texts, and its buttons (if any) under the last one."""
+    spec = next(s for s in bundle.study.systems if s.id == journey.task.system_id)
+    sends = [fx.Send(text, format=spec.format) for text in reply.texts if text.strip()]
+    if reply.buttons and sends:
+        rows = tuple(
+            ((title, encode(SystemButtonTap(journey.turns, i))),)
+            for i, (title, _) in enumerate(reply.buttons)
+        )
+        sends[-1] = replace(sends[-1], buttons=rows)
+    return list(sends)
+
+
+def _offered_button(journey: Journey, tap: SystemButtonTap) -> tuple[str, str] | None:
+    """The system button behind a tap, if it belongs to the latest reply."""
+    if tap.turn == journey.turns and 0 <= tap.index < len(journey.offered):
+        return journey.offered[tap.index]
+    return None
+
+
+def _user_turn(bundle: StudyBundle, journey: Journey, shown: str, sent: str, now: float) -> Result:
+    """The participant said something to the system: ``shown`` is logged, ``sent`` sent."""
+    session = journey.session_id
+    if time_is_up(bundle, journey, now):
+        late = fx.RecordEvent(EventKind.MESSAGE_AFTER_TIME_LIMIT, session, {"text": shown})
+        new, effects = end(bundle, journey, EndReason.TIME_LIMIT, False, now)
+        return new, [late, *effects]
+    turn = journey.turns + 1
+    journey = replace(journey, turns=turn, pending_message=sent, offered=())
+    new, effects = _ask_system(bundle, journey, now)
+    return new, [fx.RecordUserTurn(session, turn, shown), *effects]
+
+
+def _gate(ctx: Context, journey: Journey) -> Gate | None:
+    own = None
+    if journey.gated:
+        scope = GateScope(GateLevel.SESSION, journey.session_id)
+        own = Gate(scope, True, journey.gate_auto_send)
+    return effective_gate(own, ctx.bundle.study.id, journey.task.system_id, ctx.gates)
+
+
+def _health(journey: Journey, event: ev.SystemReplied | ev.SystemFailed) -> list[Doing]:
+    """The system started or stopped failing with this call: logged with the turn."""
+    system = journey.task.system_id
+    if isinstance(event, ev.SystemFailed) and event.unavailable:
+        data: dict[str, object] = {"system": system, "failures": event.failures}
+        return [fx.RecordEvent(EventKind.SYSTEM_UNAVAILABLE, journey.session_id, data)]
+    if isinstance(event, ev.SystemReplied) and event.recovered:
+        data = {"system": system, "failures": 0}
+        return [fx.RecordEvent(EventKind.SYSTEM_AVAILABLE, journey.session_id, data)]
+    return []
+
+
+def _on_reply(ctx: Context, journey: Journey, event: ev.SystemReplied, now: float) -> Result:
+    gate = _gate(ctx, journey)
+    if gate is not None:
+        return _hold(journey, event.reply, event.latency_ms, gate.auto_send_after, now)
+    return deliver_reply(ctx.bundle, journey, event.reply, event.latency_ms, now)
+
+
+def deliver_reply(
+    bundle: StudyBundle,
+    journey: Journey,
+    reply: SystemReply,
+    latency: float,
+    now: float,
+    *,
+    source: ReplySource = ReplySource.SYSTEM,
+    original: str | None = None,
+    wizard: str | None = None,
+) -> Result:
+    """The reply reaches the participant: logged, sent, and the task may end with it."""
+    session = journey.session_id
+    text = "\n\n".join(reply.texts)
+    journey = replace(
+        journey,
+        exchanges=journey.exchanges + 1,
+        history=(*journey.history, Turn(journey.pending_message or "", text)),
+        pending_message=None,
+        offered=reply.buttons,
+        waiting=None,
+    )
+    effects: list[Doing] = [
+        fx.RecordSystemTurn(session, journey.turns, text, latency, None, source, original, wizard),
+        *_system_messages(bundle, journey, reply),
+    ]
+    limit = scenario_of(bundle, journey).max_exchanges
+    ending: tuple[EndReason, bool] | None = None
+    if SUCCESS_EVENT in reply.events:
+        ending = (EndReason.SUCCESS, True)
+    elif END_EVENT in reply.events:
+        ending = (EndReason.SYSTEM_ENDED, False)
+    elif limit is not None and journey.exchanges >= limit:
+        ending = (EndReason.EXCHANGE_LIMIT, False)
+    elif time_is_up(bundle, journey, now):
+        ending = (EndReason.TIME_LIMIT, False)
+    if ending is None:
+        new, more = exchange_rating.ask(bundle, journey, now)
+    else:
+        new, more = end(bundle, journey, *ending, now)
+    return new, effects + more
+
+
+def _on_tap(bundle: StudyBundle, journey: Journey, event: ev.ButtonTapped, now: float) -> Result:
+    tap = event.tap
+    session = journey.session_id
+    match tap:
+        case SystemButtonTap():
+            chosen = _offered_button(journey, tap)
+            if chosen is None:
+                return stale_tap(bundle, journey)
+            title, payload = chosen
+            new, effects = _user_turn(bundle, journey, title, payload, now)
+            data = {"title": title, "payload": payload}
+            tapped = fx.RecordEvent(EventKind.BUTTON_TAPPED, session, data)
+            return new, [fx.Toast(), tapped, *effects]
+        case FinishTap():
+            new, effects = end(bundle, journey, EndReason.PARTICIPANT_DONE, False, now)
+            return new, [fx.Toast(), *effects]
+        case SurveyTap():
+            return exchange_rating.on_tap(bundle, journey, tap, now)
+    return stale_tap(bundle, journey)
+
+
+def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Result:
+    bundle = ctx.bundle
+    texts = texts_of(bundle, journey)
+    session = journey.session_id
+    match event:
+        case ev.TextReceived(text=text) if journey.waiting is not None or journey.paused:
+            # Not lost: logged, and the participant knows why nothing happens yet.
+            kind = (
+                EventKind.MESSAGE_WHILE_PAUSED
+                if journey.paused
+                else EventKind.MESSAGE_WHILE_WAITING
+            )
+            answer = texts.paused if journey.paused else texts.wait_for_reply
+            return journey, [fx.RecordEvent(kind, session, {"text": text}), fx.Send(answer)]
+        case ev.TextReceived(text=text):
+            return _user_turn(bundle, journey, text, text, now)
+        case ev.ButtonTapped():
+            return _on_tap(bundle, journey, event, now)
+        case ev.SystemReplied():
+            new, effects = _on_reply(ctx, journey, event, now)
+            return new, [*_health(journey, event), *effects]
+        case ev.SystemFailed(error=error, latency_ms=latency, slow=slow):
+            journey = replace(journey, pending_message=None)
+            return journey, [
+                *_health(journey, event),
+                fx.RecordSystemTurn(session, journey.turns, None, latency, error),
+                fx.Send(texts.system_slow if slow else texts.system_error),
+            ]
+        case ev.MessageSent(message_id=message_id) if journey.exchange_survey is not None:
+            rating = replace(journey.exchange_survey, message_id=message_id)
+            return replace(journey, exchange_survey=rating), []
+        case ev.DoneCommand():
+            return end(bundle, journey, EndReason.PARTICIPANT_DONE, False, now)
+        case ev.StartCommand():
+            return journey, [fx.Send(texts.resumed), task.brief(bundle, journey)]
+        case ev.UnsupportedReceived():
+            return journey, [fx.Send(texts.text_only)]
+        case ev.MessageEdited():
+            return journey, [fx.Send(texts.edit_ignored)]
+        case ev.Recovered() if journey.pending_message is not None and journey.waiting is None:
+            new, effects = _ask_system(bundle, journey, now)
+            return new, [fx.RecordEvent(EventKind.SYSTEM_CALL_RETRIED, session), *effects]
+        case ev.Tick():
+            waiting = journey.waiting
+            if waiting is not None and waiting.auto_send_at is not None:
+                if now >= waiting.auto_send_at:
+                    reply = SystemReply(waiting.texts, frozenset(waiting.events))
+                    new, effects = deliver_reply(bundle, journey, reply, waiting.latency_ms, now)
+                    return new, [fx.RecordEvent(EventKind.AUTO_SENT, session), *effects]
+                return journey, []
+            if time_is_up(bundle, journey, now):
+                return end(bundle, journey, EndReason.TIME_LIMIT, False, now)
+            return silence(bundle, journey, now)
+    return journey, []

@@ -1,0 +1,202 @@
+"""The questionnaire in front of the participant, one item at a time in one message edited
+in place: the mechanics every phase that asks questions shares (screening, after a task,
+after the study, each row of a rating task). What follows the last item is the phase's own
+business: it passes ``after``, called with the journey and whether the screening failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from bot.engine import asking
+from bot.engine import effects as fx
+from bot.engine import events as ev
+from bot.engine.asking import Asked, Survey
+from bot.engine.callbacks import Channel, SurveyTap, TapAction
+from bot.engine.common import Doing, Result, silence, stale_tap, texts_of
+from bot.engine.journey import Journey, Stage
+from bot.vocabulary import AnswerStatus, Moment, SessionState
+from questionnaires.models import MultiChoiceItem, TextItem
+from scenarios.models import StudyBundle
+
+After = Callable[[Journey, bool], Result]
+"""What follows the last item: ``after(journey, ineligible)``."""
+
+_SESSION_STATE = {
+    Moment.POST_TASK: SessionState.QUESTIONNAIRE,
+    Moment.RATING: SessionState.DIALOGUE,
+}
+_WITH_INTRO = (Moment.POST_TASK, Moment.POST_STUDY)
+
+
+def begin(
+    bundle: StudyBundle,
+    journey: Journey,
+    moment: Moment,
+    questionnaires: tuple[str, ...],
+    session_id: str | None,
+    now: float,
+    after: After,
+    *,
+    stimulus_id: str | None = None,
+) -> Result:
+    started = asking.start(
+        bundle,
+        moment=moment,
+        questionnaires=questionnaires,
+        session_id=session_id,
+        seed=f"{journey.seed or journey.participant}:{session_id or moment.value}",
+        asked=journey.asked + 1,
+        now=now,
+        stimulus_id=stimulus_id,
+    )
+    effects: list[Doing] = list(started.records)
+    if started.survey is None:
+        new, more = after(replace(journey, survey=None), started.ineligible)
+        return new, effects + more
+    journey = replace(
+        journey, stage=Stage.QUESTIONNAIRE, survey=started.survey, asked=started.survey.asked
+    )
+    if session_id is not None and moment in _SESSION_STATE:
+        effects.append(fx.SetSessionState(session_id, _SESSION_STATE[moment]))
+    if moment in _WITH_INTRO:
+        effects.append(fx.Send(texts_of(bundle, journey).questionnaire_intro))
+    effects.append(show(bundle, journey, in_place=False))
+    return journey, effects
+
+
+def show(bundle: StudyBundle, journey: Journey, *, in_place: bool) -> fx.Send | fx.Edit:
+    survey = journey.survey
+    assert survey is not None
+    text, buttons = asking.render(bundle, survey, texts_of(bundle, journey))
+    if in_place and survey.message_id is not None:
+        return fx.Edit(survey.message_id, text, buttons)
+    return fx.Send(text, buttons, remember=True)
+
+
+@dataclass(frozen=True)
+class TapOutcome:
+    """A tap on a questionnaire button: the survey as it stands, what to do, and (when an
+    answer was recorded) where the survey went next."""
+
+    survey: Survey
+    effects: list[Doing]
+    asked: Asked | None = None
+
+
+def apply_tap(
+    bundle: StudyBundle, journey: Journey, survey: Survey, tap: SurveyTap, now: float
+) -> TapOutcome:
+    texts = texts_of(bundle, journey)
+    item = asking.current_item(bundle, survey)
+    options = asking.choices(item)
+    if tap.action is TapAction.HELP:
+        return TapOutcome(survey, [fx.Toast(), fx.Send(item.help_text() or "")])
+    if tap.action is TapAction.SKIP and not item.required:
+        skipped = asking.answer(bundle, survey, now, status=AnswerStatus.SKIPPED)
+        return TapOutcome(survey, [fx.Toast()], skipped)
+    if isinstance(item, MultiChoiceItem) and tap.action is TapAction.TOGGLE:
+        if tap.index is None or not 0 <= tap.index < len(options):
+            return TapOutcome(survey, [fx.Toast(texts.already_recorded)])
+        chosen = set(survey.selected) ^ {tap.index}
+        toggled = replace(survey, selected=tuple(sorted(chosen)))
+        text, buttons = asking.render(bundle, toggled, texts, tap.channel)
+        redraw: list[Doing] = (
+            [fx.Edit(survey.message_id, text, buttons)] if survey.message_id else []
+        )
+        return TapOutcome(toggled, [fx.Toast(), *redraw])
+    if isinstance(item, MultiChoiceItem) and tap.action is TapAction.DONE:
+        if item.required and not survey.selected:
+            return TapOutcome(survey, [fx.Toast(texts.pick_at_least_one)])
+        values = [options[i][0] for i in survey.selected]
+        labels = "; ".join(options[i][1] for i in survey.selected)
+        codes = ",".join(str(v) for v in values)
+        asked = asking.answer(bundle, survey, now, text=codes or None, label=labels or None)
+        return TapOutcome(survey, [fx.Toast()], asked)
+    if tap.action is TapAction.ANSWER and tap.index is not None and 0 <= tap.index < len(options):
+        value, label = options[tap.index]
+        asked = asking.answer(bundle, survey, now, value=value, label=label)
+        return TapOutcome(survey, [fx.Toast(label)], asked)
+    return TapOutcome(survey, [fx.Toast(texts.already_recorded)])
+
+
+def _continue(
+    bundle: StudyBundle,
+    journey: Journey,
+    asked: Asked,
+    now: float,
+    after: After,
+    *,
+    in_place: bool,
+) -> Result:
+    survey = journey.survey
+    assert survey is not None
+    effects: list[Doing] = list(asked.records)
+    if asked.survey is None:
+        if in_place and survey.message_id is not None:
+            # The last question stays on screen, without buttons that could be tapped again.
+            title = asking.questionnaire(bundle, survey).title
+            effects.append(fx.Edit(survey.message_id, f"{title} ✓"))
+        new, more = after(replace(journey, survey=None), asked.ineligible)
+        return new, effects + more
+    following = replace(asked.survey, asked=journey.asked + 1)
+    if not in_place:
+        following = replace(following, message_id=None)
+    journey = replace(journey, survey=following, asked=following.asked)
+    return journey, [*effects, show(bundle, journey, in_place=in_place)]
+
+
+def on_event(
+    bundle: StudyBundle, journey: Journey, event: ev.Event, now: float, after: After
+) -> Result:
+    texts = texts_of(bundle, journey)
+    survey = journey.survey
+    assert survey is not None
+    item = asking.current_item(bundle, survey)
+    match event:
+        case ev.ButtonTapped():
+            tap = event.tap
+            if (
+                not isinstance(tap, SurveyTap)
+                or tap.channel is not Channel.FRONT
+                or tap.asked != survey.asked
+            ):
+                return stale_tap(bundle, journey)
+            outcome = apply_tap(bundle, journey, survey, tap, now)
+            journey = replace(journey, survey=outcome.survey)
+            if outcome.asked is None:
+                return journey, outcome.effects
+            new, more = _continue(bundle, journey, outcome.asked, now, after, in_place=True)
+            return new, outcome.effects + more
+        case ev.TextReceived(text=text):
+            if isinstance(item, TextItem):
+                if len(text) > item.max_length:
+                    return journey, [fx.Send(texts.text_too_long.format(limit=item.max_length))]
+                asked = asking.answer(bundle, survey, now, text=text)
+                return _continue(bundle, journey, asked, now, after, in_place=False)
+            if isinstance(item, MultiChoiceItem):
+                return journey, [fx.Send(texts.pick_options)]
+            index = asking.typed_choice(item, text)
+            options = asking.choices(item)
+            if index is None:
+                numbers = [v for v, _ in options] if hasattr(item, "labels") else [1, len(options)]
+                hint = texts.tap_a_button.format(low=numbers[0], high=numbers[-1])
+                return journey, [fx.Send(hint)]
+            value, label = options[index]
+            asked = asking.answer(bundle, survey, now, value=value, label=label)
+            return _continue(bundle, journey, asked, now, after, in_place=False)
+        case ev.MessageSent(message_id=message_id):
+            return replace(journey, survey=replace(survey, message_id=message_id)), []
+        case ev.StartCommand():
+            again = replace(journey, survey=replace(survey, message_id=None))
+            return again, [fx.Send(texts.resumed), show(bundle, again, in_place=False)]
+        case ev.DoneCommand():
+            return journey, [fx.Send(texts.question_pending)]
+        case ev.UnsupportedReceived():
+            return journey, [fx.Send(texts.text_only)]
+        case ev.MessageEdited():
+            return journey, [fx.Send(texts.edit_ignored)]
+        case ev.Tick():
+            return silence(bundle, journey, now)
+    return journey, []
