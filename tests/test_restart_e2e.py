@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.engine.dialogue import SUCCESS_EVENT
+from bot.engine.phases.dialogue import SUCCESS_EVENT
 from bot.systems.base import Conversation, SystemReply
 from bot.systems.demo import DemoShop
 from scenarios.models import StudyBundle

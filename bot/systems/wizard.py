@@ -6,9 +6,8 @@ from bot.systems.base import Conversation, SystemReply
 
 
 class WizardOnly:
-    """Answers nothing by itself: the runner holds every turn for a wizard's reply."""
-
-    needs_wizard = True
+    """Never called: the engine holds every turn of a ``wizard`` system for a wizard's reply
+    (it reads the system's type from the study). It stands in the registry like any system."""
 
     async def respond(self, conversation: Conversation) -> SystemReply:
         return SystemReply(texts=())
