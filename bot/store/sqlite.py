@@ -138,11 +138,15 @@ class SqliteStore:
         self._clock = clock
         self._jobs: asyncio.Queue[tuple[Job, asyncio.Future[Any]] | None] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
+        self._closed = False
         if writer is not None:
             self._writer = asyncio.create_task(self._write_loop(), name="ozlab-store-writer")
 
     async def close(self) -> None:
-        """Finish the writes already asked for, then close."""
+        """Finish the writes already asked for, then close (a second call does nothing)."""
+        if self._closed:
+            return
+        self._closed = True
         if self._writer is not None and not self._writer.done():
             await self._jobs.put(None)
             await self._writer
