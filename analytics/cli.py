@@ -2,8 +2,10 @@
 
 Also reached as ``ozlab report``, ``ozlab export`` and ``ozlab import responses``: the bot's
 command line hands these arguments to ``main`` here, imported only when such a command is
-run, so that the bot never loads pandas. Exit codes: 0 done, 1 the import file has problems
-(nothing was written), 2 the command cannot run (no database, several studies, no pyarrow).
+run, so that the bot never loads pandas. Every error raised on purpose is an
+:class:`~bot.errors.OzlabError`, caught once in :func:`main`: one line on stderr and its exit
+status (3: an import file with problems, nothing was written; an unknown or missing
+``--study``; no pyarrow for Parquet. 5: no database, or not an ozlab one).
 """
 
 from __future__ import annotations
@@ -11,7 +13,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+from bot.errors import OzlabError, StudyDataError, explain
+
+if TYPE_CHECKING:
+    from analytics.progress import Steps
+    from analytics.report_data import Report
 
 FORMATS = ("terminal", "md", "html", "json")
 _SHOWN = 50  # problems listed; the count covers all
@@ -75,9 +83,9 @@ def main(argv: list[str] | None = None, prog: str = "analytics") -> int:
         if args.command == "export":
             return export(args.db, args.out, fmt=args.format, study=args.study)
         return import_responses(args.file, args.db, study=args.study, dry_run=args.dry_run)
-    except (FileNotFoundError, ValueError) as error:
-        print(f"{prog}: {error}", file=sys.stderr)
-        return 2
+    except OzlabError as error:
+        print(explain(error, prog), file=sys.stderr)
+        return error.exit_code
 
 
 def report(
@@ -117,7 +125,7 @@ def report(
     return 0
 
 
-def _render(built, fmt: str, source: str, step, *, terminal: bool) -> str | None:
+def _render(built: Report, fmt: str, source: str, step: Steps, *, terminal: bool) -> str | None:
     if fmt == "json":
         from analytics.render_json import render_json
 
@@ -151,9 +159,8 @@ def export(db: Path, out: Path, *, fmt: str = "csv", study: str | None = None) -
 
     try:
         written = export_study(db, out, fmt=fmt, study=study)
-    except ParquetUnavailable as error:
-        print(str(error), file=sys.stderr)
-        return 2
+    except ParquetUnavailable as error:  # --format parquet cannot be honoured here
+        raise StudyDataError(str(error)) from error
     for path in written:
         print(path)
     return 0
@@ -172,9 +179,7 @@ def import_responses(
     for note in result.notes:
         print(note, file=sys.stderr)
     if result.problems:
-        shown = len(result.problems)
-        print(f"{shown} problems: nothing was imported.", file=sys.stderr)
-        return 1
+        raise StudyDataError(f"{len(result.problems)} problems: nothing was imported.")
     verb = "would be imported (dry run)" if dry_run else "imported"
     print(
         f"{result.rows} answers of {result.participants} participants {verb} "

@@ -11,9 +11,10 @@ from dataclasses import replace
 import pandas as pd
 
 from analytics.data import StudyData
+from bot.errors import StudyDataError
 
 
-class StudyChoiceError(ValueError):
+class StudyChoiceError(StudyDataError):
     """The database holds several studies and none (or an unknown one) was chosen."""
 
 

@@ -1,4 +1,10 @@
-"""``ozlab``: the researcher's command line. Each command is a thin layer over a function."""
+"""``ozlab``: the researcher's command line. Each command is a thin layer over a function.
+
+Every error ozlab raises on purpose is an :class:`~bot.errors.OzlabError`, caught once in
+:func:`main`: one line on stderr (a study file's problems: one line each), no traceback, and
+the error's own exit status (``bot/errors.py`` lists them). Anything else is a bug: its
+traceback goes through the redacting log handler and the status is 1.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +17,13 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from bot.errors import OzlabError, StudyDataError, TelegramSetupError, explain
 from bot.privacy import SECRET_ENV
+
+if TYPE_CHECKING:
+    from scenarios.models import StudyBundle
 
 TOKEN_ENV = "TELEGRAM_BOT_TOKEN"
 API_URL_ENV = "OZLAB_BOT_API_URL"
@@ -81,10 +92,19 @@ def main(argv: list[str] | None = None) -> int:
 
         return analytics_main(argv, prog="ozlab")
     args = _parser().parse_args(argv)
+    try:
+        return _command(args)
+    except OzlabError as error:
+        print(explain(error, "ozlab"), file=sys.stderr)
+        return error.exit_code
+
+
+def _command(args: argparse.Namespace) -> int:
     if args.command == "check":
         from scenarios.check import check
 
-        return check(args.study)
+        check(args.study)
+        return 0
     if args.command == "run":
         return _run(args)
     if args.command == "serve-demo":
@@ -107,11 +127,7 @@ def main(argv: list[str] | None = None) -> int:
 def _new(args: argparse.Namespace) -> int:
     from scenarios.starter import write_starter
 
-    try:
-        written = write_starter(args.folder)
-    except FileExistsError as error:
-        print(error, file=sys.stderr)
-        return 1
+    written = write_starter(args.folder)
     print("\n".join(map(str, written)))
     print(f"Check it with: ozlab check {args.folder / 'study.yaml'}")
     return 0
@@ -134,42 +150,31 @@ def _serve_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load(ref: str):  # type: ignore[no-untyped-def]
-    from scenarios.loading import StudyError, load_study
+def _load(ref: str) -> StudyBundle:
+    from scenarios.loading import load_study
 
     if Path(ref).suffix in (".yaml", ".yml"):
         # A study's own adapter classes (type: python) may live beside the study file.
         sys.path.insert(0, str(Path(ref).resolve().parent))
-    try:
-        return load_study(ref)
-    except StudyError as error:
-        for problem in error.problems:
-            print(problem, file=sys.stderr)
-        raise SystemExit(1) from None
+    return load_study(ref)
 
 
 def _run(args: argparse.Namespace) -> int:
-    from telegram.error import InvalidToken
-
-    from bot.app import BotConfig, run_bot
-    from bot.logging_setup import report_crash, setup_logging
-
     token = os.environ.get(TOKEN_ENV, "")
     secret = os.environ.get(SECRET_ENV, "")
     if not token:
-        print(f"Set {TOKEN_ENV} to the token @BotFather gave you.", file=sys.stderr)
-        return 2
+        raise TelegramSetupError(f"set {TOKEN_ENV} to the token @BotFather gave you")
     if len(secret) < 16:
-        print(
-            f"Set {SECRET_ENV} to a long random secret and keep it for the whole study: it makes"
-            " the participants' pseudonyms. For example:\n"
-            f"  export {SECRET_ENV}=$(python3 -c "
-            "'import secrets; print(secrets.token_urlsafe(32))')",
-            file=sys.stderr,
+        raise StudyDataError(
+            f"set {SECRET_ENV} to a long random secret (16 characters or more) and keep it for"
+            " the whole study: it makes the participants' pseudonyms; for example "
+            f"export {SECRET_ENV}=$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')"
         )
-        return 2
-    setup_logging(logging.DEBUG if args.verbose else logging.INFO, [token, secret])
     bundle = _load(args.study)
+    from bot.app import BotConfig, run_bot  # after the checks: they need no Telegram library
+    from bot.logging_setup import report_crash, setup_logging
+
+    setup_logging(logging.DEBUG if args.verbose else logging.INFO, [token, secret])
     config = BotConfig(db=args.db, token=token, secret=secret, bot_api_url=args.bot_api_url)
 
     async def serve() -> None:
@@ -181,16 +186,8 @@ def _run(args: argparse.Namespace) -> int:
 
     try:
         asyncio.run(serve())
-    except InvalidToken:
-        print(
-            f"Telegram did not accept the bot token, or {args.bot_api_url} is not a Bot API"
-            f" server. Check {TOKEN_ENV} and --bot-api-url.",
-            file=sys.stderr,
-        )
-        return 2
-    except ValueError as error:  # a study whose systems cannot be built (e.g. no API key)
-        print(f"ozlab cannot start: {error}", file=sys.stderr)
-        return 2
+    except OzlabError:
+        raise  # told in one line by main
     except Exception as error:
         report_crash(error)
         return 1
@@ -198,12 +195,12 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    bundle = _load(args.study)
     from bot.demo import clear_demo_database, play_study
     from bot.logging_setup import setup_logging
     from bot.summary import format_summary, summarize
 
     setup_logging(logging.WARNING, [])
-    bundle = _load(args.study)
     clear_demo_database(args.db)
     started = time.perf_counter()
     played = asyncio.run(

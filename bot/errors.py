@@ -2,16 +2,28 @@
 
     OzlabError                  anything ozlab reports in one line; the CLI catches it once
     ├── StudyFileError          a study, scenario or instrument file is wrong (file, line, field)
-    ├── StudyDataError          a value given on the command line or in a file to import is
-    │                           wrong (an unknown session, a gate scope, a CSV column)
-    ├── SystemSetupError        a system under test cannot be built (an adapter's settings)
-    ├── StoreError              the study database cannot be used as it is
+    │   └── StudyError          ...every problem of one load (scenarios.loading), one per line
+    ├── StudyDataError          a value given on the command line, in the environment or in a
+    │                           file to import is wrong (an unknown session, a gate scope, a
+    │                           CSV column, a secret too short, a folder already written)
+    ├── SystemSetupError        a system under test cannot be built (an adapter's settings, a
+    │                           custom class that does not import, a port already in use)
+    ├── StoreError              the study database cannot be used as it is (not a database,
+    │   │                       chat ids sealed with another secret)
     │   └── SchemaError         ...its schema is older or newer than this ozlab
     └── TelegramSetupError      the bot cannot start talking to Telegram (token, server)
 
 Each class has its exit status for the command line (``exit_code``): a supervisor or a
-script can tell a broken study file from an unreachable Telegram. A participant never sees
-any of these: the runner answers them politely and logs the traceback.
+script can tell a broken study file from an unreachable Telegram; :func:`explain` is what
+every command line prints for one. A participant never sees any of these: the runner
+answers them politely and logs the traceback.
+
+Outside the tree on purpose: ``bot.systems.base.SystemFailure`` (and its ``SystemTimeout``),
+a system under test failing *during* a session (down, slow, garbage). It is part of the
+adapter contract, the runner catches it at every call, records it with the exchange and
+tells the participant the system is unavailable; it never reaches a command line. Errors
+that mean a bug in ozlab (``TypeError``, ``RuntimeError``...) stay outside too: the CLI
+logs their traceback (through the redacting log handler) and exits with 1.
 """
 
 from __future__ import annotations
@@ -24,6 +36,8 @@ class OzlabError(Exception):
 
 
 class StudyFileError(OzlabError):
+    """Its message starts with where: ``file:line: field: message``, one problem a line."""
+
     exit_code = 2
 
 
@@ -45,3 +59,10 @@ class SchemaError(StoreError):
 
 class TelegramSetupError(OzlabError):
     exit_code = 7
+
+
+def explain(error: OzlabError, prog: str) -> str:
+    """What a command line prints for ``error``: the message after the program's name, but a
+    study file's problems as they are (``file:line: field: message``), the form editors and
+    terminals jump to."""
+    return str(error) if isinstance(error, StudyFileError) else f"{prog}: {error}"

@@ -13,13 +13,17 @@ import hmac
 
 from cryptography.fernet import Fernet, InvalidToken
 
+from bot.errors import StoreError, StudyDataError
+
 SECRET_ENV = "OZLAB_SECRET"
 
 
 class Privacy:
+    """Pseudonyms and sealed chat ids under one secret, kept for the whole study."""
+
     def __init__(self, secret: str) -> None:
         if len(secret) < 16:
-            raise ValueError(f"{SECRET_ENV} must be at least 16 characters long")
+            raise StudyDataError(f"{SECRET_ENV} must be at least 16 characters long")
         key = secret.encode()
         self._pseudonym_key = hmac.digest(key, b"ozlab pseudonym", "sha256")
         fernet_key = hmac.digest(key, b"ozlab chat id", "sha256")
@@ -33,7 +37,12 @@ class Privacy:
         return self._fernet.encrypt(data.encode()).decode()
 
     def unseal(self, token: str) -> str:
+        """The sealed text; a :class:`~bot.errors.StoreError` when the database was written
+        under another secret (the pseudonyms would not match either)."""
         try:
             return self._fernet.decrypt(token.encode()).decode()
         except InvalidToken as error:
-            raise ValueError(f"data sealed with another {SECRET_ENV}") from error
+            raise StoreError(
+                f"this database's chat ids were sealed with another {SECRET_ENV}: run with the"
+                " secret the study started with"
+            ) from error

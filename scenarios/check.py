@@ -3,17 +3,17 @@
 A researcher runs this after every edit: it prints a summary when the study is sound (a
 first line naming what was loaded, then one line per part: design, screening, each task
 and what is asked when, so that a wrong reference shows as the wrong name), or every
-problem (file, line, field, message) on its own line of stderr.
+problem (file, line, field, message) on its own line of stderr, through the CLI, which
+exits with :class:`~bot.errors.StudyFileError`'s status.
 """
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from pathlib import Path
 
 from questionnaires.models import Condition, Questionnaire
-from scenarios.loading import StudyError, load_study
+from scenarios.loading import load_study
 from scenarios.models import Scenario, StudyBundle
 
 
@@ -109,14 +109,7 @@ def summary(bundle: StudyBundle) -> str:
     return "\n  ".join(lines)
 
 
-def check(ref: str | Path) -> int:
-    """Validate the study ``ref`` (a path or a shipped name); the exit code for the CLI."""
-    try:
-        bundle = load_study(ref)
-    except StudyError as error:
-        for problem in error.problems:
-            print(problem, file=sys.stderr)
-        print(f"{_count(len(error.problems), 'problem')} found.", file=sys.stderr)
-        return 1
-    print(summary(bundle))
-    return 0
+def check(ref: str | Path) -> None:
+    """Validate the study ``ref`` (a path or a shipped name) and print its summary; a broken
+    study raises :class:`~scenarios.loading.StudyError`, which the CLI prints."""
+    print(summary(load_study(ref)))

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from bot.errors import StudyDataError
+
 __all__ = ["STARTER_FILES", "write_starter"]
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -337,14 +339,14 @@ STARTER_FILES = (
 def write_starter(folder: Path) -> list[Path]:
     """Write the starter study into ``folder`` (created if needed); the paths written.
 
-    Refuses with FileExistsError, before writing anything, when one of the files exists:
-    a researcher's edits must never be overwritten by a template.
+    Refuses with :class:`~bot.errors.StudyDataError`, before writing anything, when one of
+    the files exists: a researcher's edits must never be overwritten by a template.
     """
     targets = [folder / name for name in STARTER_FILES]
     existing = [path for path in targets if path.exists()]
     if existing:
         names = ", ".join(str(path) for path in existing)
-        raise FileExistsError(f"not overwriting what is already there: {names}")
+        raise StudyDataError(f"not overwriting what is already there: {names}")
     study_id = folder.resolve().name
     texts = (
         _STUDY.format(folder=folder, study_id=study_id if _ID.fullmatch(study_id) else "my-study"),

@@ -18,6 +18,8 @@ import yaml
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from bot.errors import StudyFileError
+
 Model = TypeVar("Model", bound=BaseModel)
 Loc = tuple[str | int, ...]
 Resource = Path | Traversable
@@ -41,12 +43,16 @@ class Problem:
         )
 
 
-class StudyError(Exception):
-    """A study, scenario or questionnaire could not be loaded; ``problems`` holds them all."""
+class StudyError(StudyFileError):
+    """A study, scenario or questionnaire could not be loaded; ``problems`` holds them all.
+
+    The message is what ``ozlab check`` prints: one problem per line, then their count.
+    """
 
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = problems
-        super().__init__("\n".join(str(problem) for problem in problems))
+        count = f"{len(problems)} problem{'' if len(problems) == 1 else 's'} found."
+        super().__init__("\n".join([*(str(problem) for problem in problems), count]))
 
 
 @dataclass(frozen=True)

@@ -180,7 +180,7 @@ def test_import_into_a_new_database_names_the_study(tmp_path: Path, capsys) -> N
         "participant,questionnaire,item,value\nP1,hmd,hmd.generation,4\n", encoding="utf-8"
     )
     db = tmp_path / "new.sqlite"
-    assert main(["import", "responses", str(paper), "--db", str(db)]) == 1
+    assert main(["import", "responses", str(paper), "--db", str(db)]) == 3
     assert "--study" in capsys.readouterr().err
     assert main(["import", "responses", str(paper), "--db", str(db), "--study", "hmd"]) == 0
     data = load_study_data(db)
@@ -199,4 +199,4 @@ def test_parquet_export_or_a_clear_message(synthetic_db, tmp_path, monkeypatch, 
         assert str(responses["answered_at_iso"].dtype).startswith("datetime64")
     monkeypatch.setattr(export_module.importlib.util, "find_spec", lambda name: None)
     code = main(["export", "--db", str(synthetic_db), "--out", str(out), "--format", "parquet"])
-    assert code == 2 and "pip install pyarrow" in capsys.readouterr().err
+    assert code == 3 and "pip install pyarrow" in capsys.readouterr().err

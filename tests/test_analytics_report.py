@@ -19,6 +19,7 @@ from analytics.cli import main
 from analytics.progress import steps
 from analytics.synthetic import create_schema, synthetic_bundle, write_synthetic_study
 from bot.demo import play_study
+from bot.errors import StoreError, StudyDataError
 from scenarios.loading import load_study
 
 TABLE_SECTIONS = {
@@ -171,7 +172,7 @@ def test_empty_and_partial_databases_say_what_is_missing(capsys, tmp_path: Path)
     assert main(["report", "--db", str(defined), "--out", str(html_file)]) == 0
     assert "No questionnaire answers yet" in html_file.read_text(encoding="utf-8")
     code, _, err = run(capsys, "--db", tmp_path / "absent.sqlite")
-    assert code == 2 and "no study database" in err
+    assert code == StoreError.exit_code and "no study database" in err
 
 
 def test_a_partial_study_with_sessions_but_no_answers(capsys, tmp_path: Path) -> None:
@@ -198,7 +199,8 @@ def test_a_database_with_two_studies_needs_study(capsys, synthetic_db, tmp_path)
             " VALUES ('pilot01', 'hmd', 'accepted', 1, 1, '{}')"
         )
     code, _, err = run(capsys, "--db", db)
-    assert code == 2 and "--study" in err and "hmd" in err and "synthetic" in err
+    assert code == StudyDataError.exit_code
+    assert "--study" in err and "hmd" in err and "synthetic" in err
     alone = report_json(capsys, db, "--study", "synthetic")
     assert alone["study"]["study_ids"] == ["synthetic"]
     assert (
@@ -209,7 +211,7 @@ def test_a_database_with_two_studies_needs_study(capsys, synthetic_db, tmp_path)
     assert pilot["participation"]["overall"]["participants"] == 1
     assert pilot["questionnaires"]["items"] == []
     code, _, err = run(capsys, "--db", db, "--study", "nope")
-    assert code == 2 and "no study 'nope'" in err
+    assert code == StudyDataError.exit_code and "no study 'nope'" in err
 
 
 def test_the_progress_bar_shows_only_on_a_terminal() -> None:

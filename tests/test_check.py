@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.check import check
+from bot.cli import main
 from scenarios.starter import write_starter
 from tests.conftest import VARIANTS
 
@@ -24,6 +24,11 @@ scenarios: [hmd-gift, missing]
 """
 
 
+def check(ref: str) -> int:
+    """``ozlab check REF`` as a researcher runs it: its exit status."""
+    return main(["check", ref])
+
+
 def test_shipped_study_is_ok(capsys: pytest.CaptureFixture[str]) -> None:
     assert check("hmd") == 0
     out, err = capsys.readouterr()
@@ -39,7 +44,7 @@ def test_shipped_study_is_ok(capsys: pytest.CaptureFixture[str]) -> None:
 def test_every_problem_on_its_own_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     study = tmp_path / "broken.yaml"
     study.write_text(BROKEN, encoding="utf-8")
-    assert check(str(study)) == 1
+    assert check(str(study)) == 2
     out, err = capsys.readouterr()
     assert out == ""
     assert err.splitlines() == [
@@ -53,13 +58,13 @@ def test_every_problem_on_its_own_line(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert check(str(tmp_path / "absent.yaml")) == 1
+    assert check(str(tmp_path / "absent.yaml")) == 2
     _, err = capsys.readouterr()
     assert err.splitlines() == [f"{tmp_path / 'absent.yaml'}: file not found", "1 problem found."]
 
 
 def test_unknown_name(capsys: pytest.CaptureFixture[str]) -> None:
-    assert check("absent") == 1
+    assert check("absent") == 2
     err = capsys.readouterr().err
     assert "no shipped study of that name (shipped: " in err
     assert "hmd" in err
@@ -133,7 +138,7 @@ def test_broken_stimuli_fail_the_check(tmp_path: Path, capsys: pytest.CaptureFix
         "stimulus_template: '{mr} / {text}'\nrate_with: [my-questionnaire]\n",
     )
     rows = write(tmp_path, "pilot/scenarios/rows.csv", "id,text\na,b\n")
-    assert check(str(study)) == 1
+    assert check(str(study)) == 2
     _, err = capsys.readouterr()
     assert err.splitlines() == [
         f"{rows}:1: no 'mr' for {{mr}} of the scenario's stimulus_template (columns: text)",

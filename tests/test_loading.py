@@ -471,7 +471,10 @@ def test_study_error_message_lists_every_problem(tmp_path: Path) -> None:
     with pytest.raises(StudyError) as caught:
         load_study(study)
     assert len(caught.value.problems) == 2
-    assert str(caught.value).splitlines() == [str(p) for p in caught.value.problems]
+    assert str(caught.value).splitlines() == [
+        *(str(p) for p in caught.value.problems),
+        "2 problems found.",
+    ]
 
 
 # --- single files ----------------------------------------------------------------------------

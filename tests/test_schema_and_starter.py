@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from bot.errors import StudyDataError
 from scenarios.check import check
 from scenarios.loading import load_study
 from scenarios.schema import (
@@ -212,7 +213,7 @@ def test_starter_writes_its_files_and_loads(tmp_path: Path) -> None:
 
 def test_starter_passes_the_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_starter(tmp_path / "pilot")
-    assert check(str(tmp_path / "pilot" / "study.yaml")) == 0
+    check(str(tmp_path / "pilot" / "study.yaml"))
     out, err = capsys.readouterr()
     assert err == ""
     assert out.startswith("OK: study 'pilot'")
@@ -228,7 +229,7 @@ def test_starter_never_overwrites(tmp_path: Path) -> None:
     (folder / "questionnaires").mkdir(parents=True)
     mine = folder / "questionnaires" / "my-questionnaire.yaml"
     mine.write_text("mine", encoding="utf-8")
-    with pytest.raises(FileExistsError, match=r"my-questionnaire\.yaml"):
+    with pytest.raises(StudyDataError, match=r"my-questionnaire\.yaml"):
         write_starter(folder)
     assert mine.read_text(encoding="utf-8") == "mine"
     assert not (folder / "study.yaml").exists()  # nothing written at all

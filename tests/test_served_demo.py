@@ -10,6 +10,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from bot.errors import SystemSetupError
 from bot.systems.base import Conversation, SystemReply, Turn
 from bot.systems.demo import DemoShop
 from bot.systems.http import HttpService
@@ -138,7 +139,7 @@ async def check_registry(url: str) -> None:
 async def test_registry_uses_a_given_client_and_reports_missing_keys() -> None:
     client = JsonClient()
     spec = OpenAISystem(type="openai", id="llm", url="http://h", model="m", api_key_env="NOPE")
-    with pytest.raises(ValueError, match="system 'llm': the environment variable NOPE"):
+    with pytest.raises(SystemSetupError, match="system 'llm': the environment variable NOPE"):
         build_systems([spec], env={})
     systems = build_systems([spec], env={"NOPE": "k" * 10}, client=client)
     assert systems["llm"].client is client  # type: ignore[attr-defined]

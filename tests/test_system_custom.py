@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from bot.errors import SystemSetupError
 from bot.systems.base import Conversation, SystemReply
 from bot.systems.custom import load_custom
 from bot.systems.examples.echo import Echo
@@ -101,7 +102,7 @@ def modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_clear_errors_name_the_entry(
     modules: Path, entry: str, options: dict[str, Any], expected: str
 ) -> None:
-    with pytest.raises(ValueError, match=expected) as caught:
+    with pytest.raises(SystemSetupError, match=expected) as caught:
         load_custom(spec(entry, **options))
     assert str(caught.value).startswith("system 'mine': ")
     assert entry.split(":")[0] in str(caught.value)

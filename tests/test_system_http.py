@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from bot.errors import SystemSetupError
 from bot.systems.base import Conversation, SystemFailure, SystemReply, Turn
 from bot.systems.http import HttpService, lookup
 from bot.systems.http_json import JsonClient
@@ -138,15 +139,15 @@ def test_lookup() -> None:
 
 
 def test_configuration_errors_are_named_at_construction(client: JsonClient) -> None:
-    with pytest.raises(ValueError, match=r"'input' and 'input\.text' overlap"):
+    with pytest.raises(SystemSetupError, match=r"'input' and 'input\.text' overlap"):
         HttpService(
             spec("http://h/x", request={"input": "message", "input.text": "message"}), client, {}
         )
-    with pytest.raises(ValueError, match="empty part"):
+    with pytest.raises(SystemSetupError, match="empty part"):
         HttpService(spec("http://h/x", request={"a..b": "message"}), client, {})
-    with pytest.raises(ValueError, match=r"SVC_KEY \(api_key_env\) is not set"):
+    with pytest.raises(SystemSetupError, match=r"SVC_KEY \(api_key_env\) is not set"):
         HttpService(spec("http://h/x", api_key_env="SVC_KEY"), client, {})
-    with pytest.raises(ValueError, match="keep one of them"):
+    with pytest.raises(SystemSetupError, match="keep one of them"):
         HttpService(
             spec("http://h/x", api_key_env="K", headers={"authorization": "Basic x"}),
             client,

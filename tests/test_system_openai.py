@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from bot.errors import SystemSetupError
 from bot.systems.base import Conversation, SystemFailure, SystemReply, Turn
 from bot.systems.http_json import JsonClient
 from bot.systems.openai import OpenAIChat, completions_url, trim_history
@@ -158,9 +159,9 @@ async def test_url_ending_in_v1_is_not_doubled(client: JsonClient, server: FakeO
 
 
 def test_missing_key_variable_is_named_at_construction(client: JsonClient) -> None:
-    with pytest.raises(ValueError, match=r"LLM_KEY \(api_key_env\) is not set"):
+    with pytest.raises(SystemSetupError, match=r"LLM_KEY \(api_key_env\) is not set"):
         OpenAIChat(spec("http://127.0.0.1:9"), client, {})
-    with pytest.raises(ValueError, match="LLM_KEY") as caught:
+    with pytest.raises(SystemSetupError, match="LLM_KEY") as caught:
         OpenAIChat(spec("http://127.0.0.1:9"), client, {"LLM_KEY": "  "})
     assert "is empty" in str(caught.value)
 

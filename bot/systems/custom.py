@@ -3,7 +3,8 @@
 ``entry: package.module:ClassName`` is imported with importlib and built with the study's
 ``options`` as keyword arguments. The class must have coroutine methods ``respond`` and
 ``close`` (see :mod:`bot.systems.examples.echo` for a documented example). Every problem is a
-``ValueError`` that names the entry, raised at start-up rather than in front of a participant.
+:class:`~bot.errors.SystemSetupError` that names the entry, raised at start-up rather than in
+front of a participant.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import importlib
 import inspect
 
+from bot.errors import SystemSetupError
 from bot.systems.base import System
 from scenarios.systems import PythonSystem
 
@@ -23,26 +25,28 @@ def load_custom(spec: PythonSystem) -> System:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as error:
         if error.name is not None and (module_name + ".").startswith(error.name + "."):
-            raise ValueError(
+            raise SystemSetupError(
                 f"system {spec.id!r}: cannot import {entry!r}: there is no module "
                 f"{error.name!r} (is it installed, or on PYTHONPATH?)"
             ) from error
-        raise ValueError(f"system {spec.id!r}: importing {entry!r} failed: {error}") from error
+        raise SystemSetupError(
+            f"system {spec.id!r}: importing {entry!r} failed: {error}"
+        ) from error
     except Exception as error:
-        raise ValueError(
+        raise SystemSetupError(
             f"system {spec.id!r}: importing {entry!r} failed: {type(error).__name__}: {error}"
         ) from error
     cls = getattr(module, class_name, None)
     if cls is None:
-        raise ValueError(
+        raise SystemSetupError(
             f"system {spec.id!r}: the module {module_name!r} has no {class_name!r} ({entry!r})"
         )
     if not callable(cls):
-        raise ValueError(f"system {spec.id!r}: {entry!r} is not a class")
+        raise SystemSetupError(f"system {spec.id!r}: {entry!r} is not a class")
     try:
         system = cls(**spec.options)
     except Exception as error:
-        raise ValueError(
+        raise SystemSetupError(
             f"system {spec.id!r}: building {entry!r} with options "
             f"{sorted(spec.options)} failed: {type(error).__name__}: {error}"
         ) from error
@@ -52,7 +56,7 @@ def load_custom(spec: PythonSystem) -> System:
         if not inspect.iscoroutinefunction(getattr(system, name, None))
     ]
     if missing:
-        raise ValueError(
+        raise SystemSetupError(
             f"system {spec.id!r}: {entry!r} is not a system: it needs coroutine methods "
             f"respond(conversation) and close(); missing or not async: {', '.join(missing)}"
         )

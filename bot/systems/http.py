@@ -26,6 +26,7 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
+from bot.errors import SystemSetupError
 from bot.systems.base import Conversation, SystemFailure, SystemReply
 from bot.systems.http_json import JsonClient, bearer_header, describe_url, excerpt, json_kind
 from scenarios.systems import HttpSystem, RequestField
@@ -33,25 +34,30 @@ from scenarios.systems import HttpSystem, RequestField
 _MISSING: Any = object()
 
 
-def compile_request(mapping: Mapping[str, RequestField]) -> list[tuple[tuple[str, ...], str]]:
+Compiled = list[tuple[tuple[str, ...], RequestField]]
+
+
+def compile_request(system_id: str, mapping: Mapping[str, RequestField]) -> Compiled:
     """Check the request paths once, at start-up: no empty parts, no path inside another."""
-    compiled = []
+    compiled: Compiled = []
     for path, field in mapping.items():
         parts = tuple(path.split("."))
         if not all(p.strip() for p in parts):
-            raise ValueError(f"the request path {path!r} has an empty part (use a.b.c)")
+            raise SystemSetupError(
+                f"system {system_id!r}: the request path {path!r} has an empty part (use a.b.c)"
+            )
         compiled.append((parts, field))
     by_parts = sorted(compiled)
     for (first, _), (second, _) in itertools.pairwise(by_parts):
         if second[: len(first)] == first:
-            raise ValueError(
-                f"the request paths {'.'.join(first)!r} and {'.'.join(second)!r} overlap: "
-                "one would overwrite the other"
+            raise SystemSetupError(
+                f"system {system_id!r}: the request paths {'.'.join(first)!r} and "
+                f"{'.'.join(second)!r} overlap: one would overwrite the other"
             )
     return compiled
 
 
-def build_body(compiled: list[tuple[tuple[str, ...], str]], values: Mapping[str, Any]) -> dict:
+def build_body(compiled: Compiled, values: Mapping[str, Any]) -> dict[str, Any]:
     """Nested objects from dotted paths: ``("input", "text") → {"input": {"text": ...}}``."""
     body: dict[str, Any] = {}
     for parts, field in compiled:
@@ -91,13 +97,10 @@ class HttpService:
     def __init__(self, spec: HttpSystem, client: JsonClient, env: Mapping[str, str]) -> None:
         self.spec = spec
         self.client = client
-        try:
-            self._request = compile_request(spec.request)
-        except ValueError as error:
-            raise ValueError(f"system {spec.id!r}: {error}") from None
+        self._request = compile_request(spec.id, spec.request)
         auth = bearer_header(spec.id, spec.api_key_env, env)
         if auth and any(name.lower() == "authorization" for name in spec.headers):
-            raise ValueError(
+            raise SystemSetupError(
                 f"system {spec.id!r}: both api_key_env and an Authorization header are set; "
                 "keep one of them"
             )

@@ -31,6 +31,7 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
+from bot.errors import SystemSetupError
 from bot.systems.base import SystemFailure, SystemTimeout
 
 log = logging.getLogger(__name__)
@@ -364,15 +365,15 @@ def bearer_header(
 ) -> dict[str, str]:
     """``{"Authorization": "Bearer <key>"}`` from the variable a study names, or nothing.
 
-    A variable that is missing or empty is a configuration error at start-up; the message
-    names the variable, never a value.
+    A variable that is missing or empty is a :class:`~bot.errors.SystemSetupError` at
+    start-up; the message names the variable, never a value.
     """
     if api_key_env is None:
         return {}
     key = env.get(api_key_env, "").strip()
     if not key:
         state = "is empty" if api_key_env in env else "is not set"
-        raise ValueError(
+        raise SystemSetupError(
             f"system {system_id!r}: the environment variable {api_key_env} (api_key_env) "
             f"{state}; set it to the system's API key before starting the bot"
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 
+from bot.errors import SystemSetupError
 from bot.systems.base import System
 from bot.systems.custom import load_custom
 from bot.systems.demo import DemoChat, DemoShop
@@ -35,7 +36,8 @@ def build_systems(
     """One adapter per spec id. The HTTP adapters share ``client`` (a new one if ``None``).
 
     Configuration problems (a missing API key variable, a custom class that cannot be
-    loaded, overlapping request paths) raise ``ValueError`` naming the system, at start-up.
+    loaded, overlapping request paths) raise :class:`~bot.errors.SystemSetupError` naming the
+    system, at start-up.
     Close what this returns with :func:`close_systems`: it closes the shared client too.
     """
     systems: dict[str, System] = {}
@@ -49,7 +51,7 @@ def build_systems(
 
     for spec in specs:
         if spec.id in systems:
-            raise ValueError(f"two systems have the id {spec.id!r}")
+            raise SystemSetupError(f"two systems have the id {spec.id!r}")
         match spec:
             case DemoSystem(variant="chat"):
                 systems[spec.id] = DemoChat()
@@ -66,7 +68,7 @@ def build_systems(
             case WizardSystem():
                 systems[spec.id] = WizardOnly()
             case _:
-                raise ValueError(f"system {spec.id!r}: unknown type {spec.type!r}")
+                raise SystemSetupError(f"system {spec.id!r}: unknown type {spec.type!r}")
     return systems
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.errors import SystemSetupError
 from bot.systems.base import Conversation, Turn
 from bot.systems.demo import DemoShop, Variant
 
@@ -113,12 +114,19 @@ async def serve_demo(
     started: Callable[[str], None] | None = None,
 ) -> None:
     """Serve the demo shop until cancelled; ``started`` gets the address once listening
-    (useful with ``port=0``)."""
+    (useful with ``port=0``). An address it cannot listen on is a
+    :class:`~bot.errors.SystemSetupError`."""
     runner = web.AppRunner(demo_app(variant), access_log=None)
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as error:
+            reason = error.strerror or str(error)
+            raise SystemSetupError(
+                f"the demo shop cannot listen on {host}:{port}: {reason}"
+            ) from None
         bound_host, bound_port = runner.addresses[0][:2]
         url = f"http://{bound_host}:{bound_port}/"
         if ":" in str(bound_host):

@@ -1,0 +1,144 @@
+"""A researcher's mistakes at the command line: one line on stderr, no traceback, and an
+exit status per kind of mistake (``bot/errors.py``), so that a script can tell them apart."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.cli import SECRET_ENV, TOKEN_ENV, main
+from bot.errors import (
+    OzlabError,
+    StoreError,
+    StudyDataError,
+    StudyFileError,
+    SystemSetupError,
+    TelegramSetupError,
+)
+from bot.privacy import Privacy
+
+SECRET = "s" * 32
+
+BROKEN = """\
+id: broken
+title: Broken
+texts:
+  welcome: Hello
+  consent: Do you agree?
+  declined: Goodbye.
+systems:
+  - type: demo
+    id: a
+scenarios: [hmd-gift, missing]
+"""
+
+
+def ozlab(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, list[str]]:
+    """Run ``ozlab ARGS`` in this process: its exit status and the lines of its stderr."""
+    code = main([str(arg) for arg in args])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return code, err.splitlines()
+
+
+@pytest.fixture
+def broken(tmp_path: Path) -> Path:
+    study = tmp_path / "broken.yaml"
+    study.write_text(BROKEN, encoding="utf-8")
+    return study
+
+
+@pytest.fixture
+def telegram_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
+    monkeypatch.setenv(TOKEN_ENV, "123:abc")
+    monkeypatch.setenv(SECRET_ENV, SECRET)
+    yield monkeypatch
+
+
+def test_every_kind_of_error_has_its_own_exit_status() -> None:
+    kinds = [OzlabError, *OzlabError.__subclasses__(), *StoreError.__subclasses__()]
+    codes = [kind.exit_code for kind in kinds]
+    assert len(set(codes)) == len(codes) and 0 not in codes
+
+
+def test_a_broken_study_file_exits_2_with_file_line_and_field(
+    broken: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, lines = ozlab(capsys, "check", broken)
+    assert code == StudyFileError.exit_code == 2
+    assert lines[0] == f"{broken}:10: scenarios[1]: no scenario 'missing': neither " + (
+        f"{broken.parent / 'scenarios' / 'missing.yaml'} nor the shipped "
+        "scenarios/library/scenarios/missing.yaml exists"
+    )
+    assert lines[1:] == ["1 problem found."]
+
+
+@pytest.mark.parametrize("command", [["run"], ["demo", "--study"]])
+def test_run_and_demo_refuse_a_broken_study_as_check_does(
+    telegram_env: pytest.MonkeyPatch,
+    broken: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+) -> None:
+    checked = ozlab(capsys, "check", broken)
+    code, lines = ozlab(capsys, *command, broken, "--db", broken.parent / "x.sqlite")
+    assert (code, lines) == checked
+    assert not (broken.parent / "x.sqlite").exists()
+
+
+def test_an_unknown_study_name_lists_the_shipped_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    code, lines = ozlab(capsys, "check", "no-such-study")
+    assert code == 2
+    assert lines[0].startswith("no-such-study: no study file 'no-such-study' and no shipped")
+    assert "hmd" in lines[0]
+
+
+def test_a_starter_over_existing_files_exits_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["new", str(tmp_path / "pilot")]) == 0
+    capsys.readouterr()
+    code, lines = ozlab(capsys, "new", tmp_path / "pilot")
+    assert code == StudyDataError.exit_code == 3
+    assert len(lines) == 1 and lines[0].startswith("ozlab: not overwriting what is already there")
+
+
+def test_a_short_secret_exits_3_before_anything_starts(
+    telegram_env: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    telegram_env.setenv(SECRET_ENV, "short")
+    code, lines = ozlab(capsys, "run", "hmd", "--db", tmp_path / "x.sqlite")
+    assert code == 3
+    assert len(lines) == 1 and lines[0].startswith(f"ozlab: set {SECRET_ENV} to a long random")
+    assert not (tmp_path / "x.sqlite").exists()
+
+
+def test_no_bot_token_exits_7(
+    telegram_env: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    telegram_env.delenv(TOKEN_ENV)
+    code, lines = ozlab(capsys, "run", "hmd", "--db", tmp_path / "x.sqlite")
+    assert code == TelegramSetupError.exit_code == 7
+    assert lines == [f"ozlab: set {TOKEN_ENV} to the token @BotFather gave you"]
+
+
+def test_a_demo_server_on_a_taken_port_exits_4(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, lines = ozlab(capsys, "serve-demo", "--port", str(port))
+    assert code == SystemSetupError.exit_code == 4
+    assert len(lines) == 1
+    assert lines[0].startswith(f"ozlab: the demo shop cannot listen on 127.0.0.1:{port}: ")
+
+
+def test_chat_ids_sealed_under_another_secret_are_a_store_error() -> None:
+    """What ``ozlab run`` meets when restarted with another secret: exit 5, not a crash."""
+    sealed = Privacy(SECRET).seal("12345")
+    with pytest.raises(StoreError, match=f"sealed with another {SECRET_ENV}") as caught:
+        Privacy("t" * 32).unseal(sealed)
+    assert caught.value.exit_code == 5
