@@ -13,9 +13,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from telegram.error import InvalidToken
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 
 from bot.delivery import Delivery
+from bot.errors import TelegramSetupError
 from bot.privacy import Privacy
 from bot.runner import StudyRunner
 from bot.store.interface import StudyStore
@@ -31,6 +33,7 @@ from scenarios.models import StudyBundle
 log = logging.getLogger(__name__)
 
 TELEGRAM_API_URL = "https://api.telegram.org"
+TOKEN_ENV = "TELEGRAM_BOT_TOKEN"
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,11 @@ async def run_bot(
                     polling.cancel()
                 if application.running:
                     await application.stop()
+    except InvalidToken:
+        raise TelegramSetupError(
+            f"Telegram did not accept the bot token, or {config.bot_api_url} is not a Bot API"
+            f" server: check {TOKEN_ENV} and --bot-api-url"
+        ) from None
     finally:
         for request in requests:  # PTB skips this when start-up failed half-way
             await request.shutdown()
