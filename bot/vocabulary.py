@@ -7,6 +7,7 @@ bot, the console and analytics all import it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -188,7 +189,7 @@ class Gate:
 
 
 def effective_gate(
-    own: Gate | None, study_id: str, system_id: str | None, gates: dict[GateScope, Gate]
+    own: Gate | None, study_id: str, system_id: str | None, gates: Mapping[GateScope, Gate]
 ) -> Gate | None:
     """The gate that holds a session's replies: the whole study's, else its system's, else
     its own. The one rule the engine applies and the console shows."""

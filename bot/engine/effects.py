@@ -3,7 +3,7 @@ one transaction with the new state, before any outbound effect is carried out.""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from bot.systems.base import Conversation
@@ -118,7 +118,7 @@ class RecordResponse:
 class RecordEvent:
     kind: EventKind
     session_id: str | None = None
-    data: dict[str, object] = field(default_factory=dict)
+    data: Mapping[str, object] = field(default_factory=dict)
 
 
 Record = (

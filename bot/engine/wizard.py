@@ -71,11 +71,11 @@ def _apply(
     match command.kind:
         case CommandKind.SAY if talking and _text(command):
             data = {**who, "text": _text(command)}
-            said = [
+            said: list[Doing] = [
                 fx.RecordEvent(EventKind.WIZARD_MESSAGE, session, data),
                 fx.Send(_text(command)),
             ]
-            return journey, list(said), True
+            return journey, said, True
         case CommandKind.REPLY if talking and journey.waiting is not None:
             return _decide(bundle, journey, command, now)
         case CommandKind.END if talking:
@@ -88,11 +88,11 @@ def _apply(
         ):
             succeeded = command.kind is CommandKind.SUCCESS
             data = {**who, "success": succeeded}
-            judged = [
+            judged: list[Doing] = [
                 fx.SetSuccess(session, succeeded),
                 fx.RecordEvent(EventKind.JUDGED, session, data),
             ]
-            return journey, list(judged), True
+            return journey, judged, True
         case CommandKind.GATE if journey.tasks:
             on = bool(command.payload.get("on", True))
             seconds = _seconds(command.payload.get("auto_send_after"))
@@ -100,8 +100,11 @@ def _apply(
             gate = fx.RecordGate(scope, on, seconds, command.wizard)
             return replace(journey, gated=on, gate_auto_send=seconds if on else None), [gate], True
         case CommandKind.PAUSE if talking and not journey.paused:
-            paused = [fx.RecordEvent(EventKind.PAUSED, session, who), fx.Send(texts.paused)]
-            return replace(journey, paused=True), list(paused), True
+            paused: list[Doing] = [
+                fx.RecordEvent(EventKind.PAUSED, session, who),
+                fx.Send(texts.paused),
+            ]
+            return replace(journey, paused=True), paused, True
         case CommandKind.RESUME if talking and journey.paused:
             back = fx.RecordEvent(EventKind.RESUMED_BY_WIZARD, session, who)
             return replace(journey, paused=False), [back, fx.Send(texts.pause_over)], True

@@ -203,7 +203,14 @@ def apply(tx: Tx, study_id: str, participant_id: str, record: fx.Record, now: fl
             conn.execute(
                 "INSERT INTO events (at, participant_id, session_id, kind, data, seq)"
                 " VALUES (?,?,?,?,?,?)",
-                (now, participant_id or None, session_id, kind.value, json.dumps(data), tx.seq()),
+                (
+                    now,
+                    participant_id or None,
+                    session_id,
+                    kind.value,
+                    json.dumps(dict(data)),
+                    tx.seq(),
+                ),
             )
         case _:
             assert_never(record)

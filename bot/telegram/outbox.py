@@ -148,7 +148,7 @@ class TelegramOutbox:
             action=ChatAction.TYPING,
         )
 
-    async def _call(self, method: str, function, **kwargs):  # type: ignore[no-untyped-def]
+    async def _call(self, method: str, function, **kwargs):
         for attempt in range(_RETRIES):
             try:
                 return await function(**kwargs)

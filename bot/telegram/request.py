@@ -199,13 +199,8 @@ def request_pair(
     The ``getUpdates`` one gets two connections: the long poll holds one, and PTB's final
     confirming poll at shutdown may start before the old one is released.
     """
-    timeouts = {
-        "read_timeout": read_timeout,
-        "write_timeout": write_timeout,
-        "connect_timeout": connect_timeout,
-        "pool_timeout": pool_timeout,
-    }
-    return AiohttpRequest(connection_pool_size, **timeouts), AiohttpRequest(2, **timeouts)
+    timeouts = (read_timeout, write_timeout, connect_timeout, pool_timeout)
+    return AiohttpRequest(connection_pool_size, *timeouts), AiohttpRequest(2, *timeouts)
 
 
 def use_aiohttp(
