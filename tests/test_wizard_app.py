@@ -16,12 +16,13 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Select
 
 from bot.emulator import BotApiEmulator
-from bot.store.store import Store
+from bot.store.sqlite import open_store
 from scenarios.models import StudyBundle
 from tests.conftest import StartBot, consent, say
 from tests.test_wizard_desk import shop, until
 from wizard_console.app import WizardApp
 from wizard_console.desk import Desk
+from wizard_console.model import LiveSession
 from wizard_console.screens import FilterScreen, HelpScreen, PromptScreen
 from wizard_console.widgets import SessionsTable, TranscriptView
 
@@ -31,7 +32,7 @@ SIZE = (80, 24)
 @asynccontextmanager
 async def console(db: Path, wizard: str = "ada", **options: Any) -> AsyncIterator[Pilot]:
     """The console on ``db``, polling fast so that tests wait less."""
-    with Desk(db, wizard) as desk:
+    async with await Desk.open(db, wizard) as desk:
         app = WizardApp(desk, **({"interval": 0.1} | options))
         async with app.run_test(size=SIZE) as pilot:
             yield pilot
@@ -60,6 +61,7 @@ async def shows(pilot: Pilot, check: Callable[[], Any], seconds: float = 10.0) -
 
 
 def commands(db: Path) -> list[tuple[str, str | None, dict[str, Any], str]]:
+    """Every command written, applied or not (the store has no reading for that: SQL)."""
     with contextlib.closing(sqlite3.connect(db)) as conn:
         rows = conn.execute("SELECT kind, session_id, payload, wizard FROM commands ORDER BY id")
         return [(k, s, json.loads(p), w) for k, s, p, w in rows.fetchall()]
@@ -171,10 +173,15 @@ async def test_filters_and_ended_sessions(
     people = [emulator.participant(810 + i) for i in range(4)]
     for p in people:
         await consent(p)
-    with Desk(bot.db, "ada") as desk:
-        live = await until(lambda: s if len(s := desk.live_sessions()) == 4 else None)
+    async with await Desk.open(bot.db, "ada") as desk:
+
+        async def four() -> list[LiveSession] | None:
+            found = await desk.live_sessions()
+            return found if len(found) == 4 else None
+
+        live = await until(four)
         ended = live[0].session_id
-        command_id = await asyncio.to_thread(desk.command, "end", ended, reason="x")
+        command_id = await desk.command("end", ended, reason="x")
         assert await until(lambda: desk.outcome(command_id)) == "applied"
     systems = {s.session_id: s.system for s in live}
     async with console(bot.db) as pilot:
@@ -243,6 +250,6 @@ async def test_a_gate_with_auto_send_from_the_gate_screen(
 async def empty_database(tmp_path: Path) -> Path:
     """A study database with the current schema and nobody in it yet."""
     db = tmp_path / "empty.sqlite"
-    store = await Store.open(db, lambda: 0.0)
+    store = await open_store(db, lambda: 0.0)
     await store.close()
     return db

@@ -83,7 +83,7 @@ async def test_every_action_as_a_plain_command(
     code, out = await ozlab_wizard(bot.db, "gate", session, "on")
     assert code == 0
     await p.send_text("tell me about 2")
-    with Desk(bot.db, "x") as desk:
+    async with await Desk.open(bot.db, "x") as desk:
         await until(desk.waiting_replies)
     code, out = await ozlab_wizard(bot.db, "waiting")
     assert out.startswith(f"{session} turn=2") and "participant: tell me about 2" in out

@@ -5,16 +5,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import getpass
+import inspect
 import sqlite3
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 
 from bot.emulator import BotApiEmulator
-from bot.engine.journey import Stage
+from bot.errors import SchemaError, StoreError
 from bot.systems.base import Conversation, SystemReply
+from bot.vocabulary import GateLevel, GateScope, Stage
 from scenarios.models import StudyBundle, Timing
 from scenarios.systems import WizardSystem
 from tests.conftest import StartBot, consent, say
@@ -27,19 +29,23 @@ from wizard_console.sessions import _STATE_OF_STAGE
 T = TypeVar("T")
 
 
-async def until(check: Callable[[], T], seconds: float = 10.0) -> T:
-    """Wait for a row the bot commits: SQLite does not notify other connections, so the
-    database is polled, with a deadline."""
+async def until(check: Callable[[], T | Awaitable[T]], seconds: float = 10.0) -> T:
+    """Wait for a row the bot commits: the store does not notify other processes, so it
+    is polled, with a deadline. ``check`` may be a coroutine function (a desk's read)."""
+
+    async def value() -> T:
+        found = check()
+        return await found if inspect.isawaitable(found) else found
+
     async with asyncio.timeout(seconds):
-        while not (found := check()):  # noqa: ASYNC110
+        while not (found := await value()):  # noqa: ASYNC110
             await asyncio.sleep(0.02)
     return found
 
 
 async def act(desk: Desk, kind: str, session_id: str | None = None, **payload: Any) -> str:
-    """Append a command from a thread (as the console does: a write may wait for the bot's
-    lock, and the bot runs in this event loop) and wait for its outcome."""
-    command_id = await asyncio.to_thread(desk.command, kind, session_id, **payload)
+    """Append a command and wait for its outcome."""
+    command_id = await desk.command(kind, session_id, **payload)
     return await until(lambda: desk.outcome(command_id))
 
 
@@ -55,22 +61,42 @@ def woz(bundle: StudyBundle, **study: Any) -> StudyBundle:
     return bundle.model_copy(update={"study": updated})
 
 
-def session_of(desk: Desk, state: str = "dialogue") -> str:
-    [found] = [s.session_id for s in desk.live_sessions() if s.state == state]
-    return found
+async def session_of(desk: Desk, state: str = "dialogue") -> str | None:
+    """The one session in ``state``; None while there is none."""
+    found = [s.session_id for s in await desk.live_sessions() if s.state == state]
+    assert len(found) <= 1
+    return found[0] if found else None
 
 
 @pytest.fixture
-def open_desk() -> Any:
+async def open_desk() -> AsyncIterator[Callable[..., Awaitable[Desk]]]:
     opened: list[Desk] = []
 
-    def make(db: Path, wizard: str = "ada", **options: Any) -> Desk:
-        opened.append(Desk(db, wizard, **options))
+    async def make(db: Path, wizard: str = "ada", **options: Any) -> Desk:
+        opened.append(await Desk.open(db, wizard, **options))
         return opened[-1]
 
     yield make
     for desk in opened:
-        desk.close()
+        await desk.close()
+
+
+async def two(desk: Desk) -> list[Any] | None:
+    found = await desk.live_sessions()
+    return found if len(found) == 2 else None
+
+
+async def alerted(desk: Desk, alert: str) -> list[Any]:
+    return [s for s in await desk.live_sessions() if alert in s.alerts]
+
+
+async def waiting(desk: Desk, n: int) -> list[Any] | None:
+    found = await desk.waiting_replies()
+    return found if len(found) == n else None
+
+
+async def nothing_live(desk: Desk) -> bool:
+    return await desk.live_sessions() == []
 
 
 async def test_live_sessions_show_state_limits_and_who_said_what(
@@ -82,8 +108,8 @@ async def test_live_sessions_show_state_limits_and_who_said_what(
     await say(talker, "adventure games for Linux")
     await newcomer.send_text("/start")
     await newcomer.wait_for_text("Privacy agreement")
-    desk = open_desk(bot.db)
-    rows = await until(lambda: desk.live_sessions() if len(desk.live_sessions()) == 2 else None)
+    desk = await open_desk(bot.db)
+    rows = await until(lambda: two(desk))
     by_state = {s.state: s for s in rows}
     assert set(by_state) == {"dialogue", "consent"}
     talking = by_state["dialogue"]
@@ -93,13 +119,13 @@ async def test_live_sessions_show_state_limits_and_who_said_what(
     assert talking.since_last_message is not None and talking.since_last_message < 30
     assert talking.alerts == () and talking.system_type == "demo" and talking.turn == 1
     assert by_state["consent"].system is None and by_state["consent"].scenario is None
-    assert [s.state for s in desk.live_sessions(state="consent")] == ["consent"]
-    assert [s.system for s in desk.live_sessions(system="shop-v1")] == ["shop-v1"]
-    assert desk.live_sessions(study="other") == []
-    lines = desk.transcript(talking.session_id)
+    assert [s.state for s in await desk.live_sessions(state="consent")] == ["consent"]
+    assert [s.system for s in await desk.live_sessions(system="shop-v1")] == ["shop-v1"]
+    assert await desk.live_sessions(study="other") == []
+    lines = await desk.transcript(talking.session_id)
     assert [(line.who, line.turn) for line in lines] == [("participant", 1), ("system", 1)]
     assert lines[0].text == "adventure games for Linux" and "Linux" in lines[1].text
-    assert desk.transcript(talking.session_id, after=lines[0].at) == lines[1:]
+    assert await desk.transcript(talking.session_id, after=lines[0].at) == lines[1:]
 
 
 async def test_a_command_carries_the_wizard_name_and_its_outcome(
@@ -108,27 +134,27 @@ async def test_a_command_carries_the_wizard_name_and_its_outcome(
     bot = await start_bot(shop(hmd), command_interval=0.05)
     p = emulator.participant(703)
     await consent(p)
-    desk = open_desk(bot.db, "grace")
-    session = await until(lambda: session_of(desk) if desk.live_sessions() else None)
+    desk = await open_desk(bot.db, "grace")
+    session = await until(lambda: session_of(desk))
     assert await act(desk, "say", session, text="Hello, I am here to help.") == "applied"
     await p.wait_for_text("Hello, I am here to help.")
     assert bot.rows("SELECT wizard, kind, session_id, outcome FROM commands") == [
         ("grace", "say", session, "applied")
     ]
-    [line] = [line for line in desk.transcript(session) if line.who == "wizard"]
+    [line] = [line for line in await desk.transcript(session) if line.who == "wizard"]
     assert (line.text, line.wizard) == ("Hello, I am here to help.", "grace")
     assert await act(desk, "note", session, turn=0, text="greeted early") == "applied"
     assert await act(desk, "success", session) == "applied"
-    notes = [(x.who, x.text, x.wizard) for x in desk.transcript(session) if x.who == "note"]
+    notes = [(x.who, x.text, x.wizard) for x in await desk.transcript(session) if x.who == "note"]
     assert notes == [("note", "greeted early", "grace")]
     assert bot.rows("SELECT success FROM sessions") == [(1,)]
     assert await act(desk, "end", session, reason="enough for today") == "applied"
     await p.wait_for_text("This task is over.")
-    ended = desk.transcript(session)[-2:]
+    ended = (await desk.transcript(session))[-2:]
     assert [x.who for x in ended] == ["end", "end"] and "enough for today" in ended[0].text
     assert "wizard" in ended[1].text  # the session's end reason
     assert await act(desk, "say", session, text="too late") == "expired"
-    assert desk.live_sessions()[0].state == "questionnaire"
+    assert (await desk.live_sessions())[0].state == "questionnaire"
 
 
 async def test_alerts_a_failing_system_a_silent_participant_and_a_waiting_reply(
@@ -147,13 +173,13 @@ async def test_alerts_a_failing_system_a_silent_participant_and_a_waiting_reply(
     p = emulator.participant(704)
     await consent(p)
     await say(p, "hello?")
-    desk = open_desk(bot.db)
-    failing = await until(lambda: [s for s in desk.live_sessions() if ERROR in s.alerts])
+    desk = await open_desk(bot.db)
+    failing = await until(lambda: alerted(desk, ERROR))
     assert "model server down" in (failing[0].error or "")
     await p.wait_for_text("Are you still there?")
-    silent = await until(lambda: [s for s in desk.live_sessions() if SILENT in s.alerts])
+    silent = await until(lambda: alerted(desk, SILENT))
     assert silent[0].session_id == failing[0].session_id
-    errors = [line for line in desk.transcript(failing[0].session_id) if line.who == "error"]
+    errors = [x for x in await desk.transcript(failing[0].session_id) if x.who == "error"]
     assert errors and "model server down" in errors[0].text
 
 
@@ -166,16 +192,16 @@ async def test_the_shared_queue_of_a_wizard_type_system(
         await consent(p)
     await first.send_text("Is anybody there?")
     await second.send_text("Hello!")
-    desk = open_desk(bot.db)
-    queue = await until(lambda: q if len(q := desk.waiting_replies()) == 2 else None)
+    desk = await open_desk(bot.db)
+    queue = await until(lambda: waiting(desk, 2))
     assert [w.message for w in queue] == ["Is anybody there?", "Hello!"]  # oldest first
     assert queue[0].proposed == () and queue[0].system == "woz" and queue[0].turn == 1
-    row = next(s for s in desk.live_sessions() if s.session_id == queue[0].session_id)
+    row = next(s for s in await desk.live_sessions() if s.session_id == queue[0].session_id)
     assert WAITING in row.alerts and row.system_type == "wizard" and GATED not in row.alerts
     outcome = await act(desk, "reply", queue[0].session_id, action="replace", text="I am.")
     assert outcome == "applied"
     await first.wait_for_text("I am.")
-    assert [w.message for w in desk.waiting_replies()] == ["Hello!"]
+    assert [w.message for w in await desk.waiting_replies()] == ["Hello!"]
 
 
 async def test_gates_of_a_session_a_system_and_the_study(
@@ -184,20 +210,21 @@ async def test_gates_of_a_session_a_system_and_the_study(
     bot = await start_bot(shop(hmd), command_interval=0.05)
     p = emulator.participant(707)
     await consent(p)
-    desk = open_desk(bot.db)
-    session = await until(lambda: session_of(desk) if desk.live_sessions() else None)
+    desk = await open_desk(bot.db)
+    session = await until(lambda: session_of(desk))
     for scope in ("system:shop-v1", "study:hmd", f"session:{session}"):
-        command_id = await asyncio.to_thread(desk.gate, scope, True, 30)
+        command_id = await desk.gate(scope, True, 30)
         assert await until(lambda i=command_id: desk.outcome(i)) == "applied"
-        assert GATED in desk.live_sessions()[0].alerts
-        assert desk.live_sessions()[0].own_gate == scope.startswith("session:")
-        command_id = await asyncio.to_thread(desk.gate, scope, False)
+        assert GATED in (await desk.live_sessions())[0].alerts
+        assert (await desk.live_sessions())[0].own_gate == scope.startswith("session:")
+        command_id = await desk.gate(scope, False)
         assert await until(lambda i=command_id: desk.outcome(i)) == "applied"
-        assert GATED not in desk.live_sessions()[0].alerts
-    gates = desk.gates()
-    assert gates["study:hmd"].wizard == "ada" and not gates["study:hmd"].gated
-    assert gates["system:shop-v1"].auto_send_after is None
-    bad = await asyncio.to_thread(desk.gate, "system:nope", True)
+        assert GATED not in (await desk.live_sessions())[0].alerts
+    gates = await desk.gates()
+    study, system = GateScope(GateLevel.STUDY, "hmd"), GateScope(GateLevel.SYSTEM, "shop-v1")
+    assert gates[study].wizard == "ada" and not gates[study].gated
+    assert gates[system].auto_send_after is None
+    bad = await desk.gate("system:nope", True)
     assert await until(lambda: desk.outcome(bad)) == "rejected"
 
 
@@ -208,8 +235,9 @@ async def test_ended_and_past_sessions_are_shown_only_when_asked(
     p = emulator.participant(708)
     await consent(p)
     await say(p, "adventure games for Linux")
-    desk = open_desk(bot.db)
-    session = session_of(desk)
+    desk = await open_desk(bot.db)
+    session = await session_of(desk)
+    assert session is not None
     assert await act(desk, "end", session, reason="done") == "applied"
     await p.wait_for_text("1/4")
     for following in ("2/4", "3/4", "4/4", "Additional comments"):
@@ -217,11 +245,11 @@ async def test_ended_and_past_sessions_are_shown_only_when_asked(
         await p.wait_for_text(following)
     await p.send_text("fine")
     await p.wait_for_text("Thank you for taking part")
-    await until(lambda: desk.live_sessions() == [])
-    [ended] = desk.live_sessions(include_ended=True)
+    await until(lambda: nothing_live(desk))
+    [ended] = await desk.live_sessions(include_ended=True)
     assert (ended.session_id, ended.state, ended.exchanges) == (session, "ended", 1)
     assert ended.elapsed is not None and ended.since_last_message is None
-    assert desk.knows(session) and not desk.knows("p0-1")
+    assert await desk.knows(session) and not await desk.knows("p0-1")
 
 
 async def test_an_idle_console_reads_nothing_and_holds_no_transaction(
@@ -231,13 +259,11 @@ async def test_an_idle_console_reads_nothing_and_holds_no_transaction(
     p = emulator.participant(709)
     await consent(p)
     await settle(p)  # the bot's last writes are durable: nothing changes from here on
-    desk = open_desk(bot.db, clock=lambda: 2e9)
-    first = desk.live_sessions()
-    statements: list[str] = []
-    desk._conn.set_trace_callback(statements.append)
-    assert desk.live_sessions() == first and desk.waiting_replies() == []
-    assert statements == ["PRAGMA data_version"] * 2
-    assert not desk._conn.in_transaction
+    desk = await open_desk(bot.db, clock=lambda: 2e9)
+    first = await desk.live_sessions()
+    token = await desk.changes()
+    assert await desk.live_sessions() == first and await desk.waiting_replies() == []
+    assert await desk.changes() == token  # nothing committed: nothing re-read
     with contextlib.closing(sqlite3.connect(bot.db)) as other:
         busy, _, _ = other.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     assert busy == 0  # the console never keeps the bot from checkpointing
@@ -268,30 +294,30 @@ def test_stage_names_match_the_engine() -> None:
     }
 
 
-def test_wrong_databases_and_commands_get_precise_errors(tmp_path: Path) -> None:
-    with pytest.raises(DeskError, match="no study database"):
-        Desk(tmp_path / "missing.sqlite", "ada")
+async def test_wrong_databases_and_commands_get_precise_errors(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="no study database"):
+        await Desk.open(tmp_path / "missing.sqlite", "ada")
     old = tmp_path / "old.sqlite"
     with contextlib.closing(sqlite3.connect(old)) as conn:
         conn.execute("PRAGMA user_version=4")
-    with pytest.raises(DeskError, match="schema version 4"):
-        Desk(old, "ada")
+    with pytest.raises(SchemaError, match=r"schema version 4.*start the bot \(ozlab run\)"):
+        await Desk.open(old, "ada")
     assert not (tmp_path / "missing.sqlite").exists()  # never created by looking
     notes = tmp_path / "notes.sqlite"
     notes.write_text("not a database, just notes")
-    with pytest.raises(DeskError, match="not a study database"):
-        Desk(notes, "ada")
+    with pytest.raises(StoreError, match="not a study database"):
+        await Desk.open(notes, "ada")
 
 
 async def test_bad_commands_are_refused_before_they_reach_the_bot(
     start_bot: StartBot, hmd: StudyBundle, open_desk: Any
 ) -> None:
     bot = await start_bot(shop(hmd))
-    desk = open_desk(bot.db, getpass.getuser())
+    desk = await open_desk(bot.db, getpass.getuser())
     with pytest.raises(DeskError, match="unknown command"):
-        desk.command("dance", "p1-1")
+        await desk.command("dance", "p1-1")
     with pytest.raises(DeskError, match="needs a session"):
-        desk.command("say", None, text="hi")
+        await desk.command("say", None, text="hi")
     with pytest.raises(DeskError, match="not session"):
-        desk.gate("room:1", True)
+        await desk.gate("room:1", True)
     assert bot.rows("SELECT COUNT(*) FROM commands") == [(0,)]

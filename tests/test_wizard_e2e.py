@@ -73,11 +73,11 @@ async def test_a_wizard_type_system_is_played_entirely_from_the_console(
     ]
     # Two wizards answer the same turn at once: the first one written wins.
     await p.send_text("Thanks!")
-    with Desk(bot.db, "ada") as ada, Desk(bot.db, "grace") as grace:
-        await until(lambda: ada.waiting_replies())
+    async with await Desk.open(bot.db, "ada") as ada, await Desk.open(bot.db, "grace") as grace:
+        await until(ada.waiting_replies)
         written = await asyncio.gather(
-            asyncio.to_thread(ada.command, "reply", session, action="replace", text="From Ada"),
-            asyncio.to_thread(grace.command, "reply", session, action="replace", text="From Gr"),
+            ada.command("reply", session, action="replace", text="From Ada"),
+            grace.command("reply", session, action="replace", text="From Gr"),
         )
         outcomes = [await until(lambda i=i: ada.outcome(i)) for i in written]
     assert sorted(outcomes) == ["applied", "expired"]
@@ -95,23 +95,23 @@ async def test_commands_written_while_the_bot_is_stopped_are_applied_once_after_
     bot = await start_bot(bundle, command_interval=0.05)
     p = emulator.participant(903)
     await consent(p)
-    with Desk(bot.db, "ada") as desk:
-        session = await until(lambda: desk.live_sessions() and session_of(desk))
+    async with await Desk.open(bot.db, "ada") as desk:
+        session = await until(lambda: session_of(desk))
         await bot.stop()
-        waiting = desk.command("say", session, text="Back in a moment")
-        assert desk.outcome(waiting) is None
+        waiting = await desk.command("say", session, text="Back in a moment")
+        assert await desk.outcome(waiting) is None
         bot = await start_bot(bundle, db=bot.db, command_interval=0.05)
         await p.wait_for_text("Back in a moment")
         assert await until(lambda: desk.outcome(waiting)) == "applied"
-        marker = await asyncio.to_thread(desk.command, "say", session, text="marker")
+        marker = await desk.command("say", session, text="marker")
         await p.wait_for_text("marker")  # commands go in order: a repeat would come first
         assert await until(lambda: desk.outcome(marker)) == "applied"
         assert [m.text for m in p.messages].count("Back in a moment") == 1
-        ended = await asyncio.to_thread(desk.command, "end", session, reason="room closes")
+        ended = await desk.command("end", session, reason="room closes")
         assert await until(lambda: desk.outcome(ended)) == "applied"
         await p.wait_for_text("1/4")
         await bot.stop()
-        late = desk.command("say", session, text="too late")
+        late = await desk.command("say", session, text="too late")
         await start_bot(bundle, db=bot.db, command_interval=0.05)
         assert await until(lambda: desk.outcome(late)) == "expired"
     assert not any("too late" in m.text for m in p.messages)
@@ -148,8 +148,8 @@ async def test_a_session_gate_with_auto_send_sends_by_itself(
     bot = await start_bot(shop(hmd), command_interval=0.05)
     p = emulator.participant(906)
     await consent(p)
-    with Desk(bot.db, "ada") as desk:
-        session = await until(lambda: desk.live_sessions() and session_of(desk))
+    async with await Desk.open(bot.db, "ada") as desk:
+        session = await until(lambda: session_of(desk))
     code, _ = await ozlab_wizard(bot.db, "gate", session, "on", "--auto-send", "0.1")
     assert code == 0
     before = len(p.messages)

@@ -3,15 +3,14 @@ asks for what it needs (a text, a reason, a gate), and appends one command for t
 
 from __future__ import annotations
 
-import asyncio
-import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.binding import Binding
 
-from wizard_console.desk import DeskError
+from bot.errors import OzlabError
+from bot.vocabulary import GateScope
 from wizard_console.model import PAUSED, LiveSession, WaitingReply
 from wizard_console.screens import Filters, FilterScreen, GateScreen, HelpScreen, PromptScreen
 
@@ -55,8 +54,8 @@ class Actions(_Base):
         self, label: str, kind: str, session_id: str | None, payload: dict[str, Any]
     ) -> None:
         try:
-            command_id = await asyncio.to_thread(self.desk.command, kind, session_id, **payload)
-        except (DeskError, sqlite3.Error) as error:
+            command_id = await self.desk.command(kind, session_id, **payload)
+        except OzlabError as error:
             self.say(f"{label}: not sent: {error}", error=True)
             return
         self.pending[command_id] = (label, time.monotonic())
@@ -140,7 +139,7 @@ class Actions(_Base):
         session = self.current()
         if scope.startswith("session:") and session is not None:
             return session.own_gate
-        gate = self.gate_states.get(scope)
+        gate = self.gate_states.get(GateScope.parse(scope))
         return gate is not None and gate.gated
 
     def _gate(self, scope: str, on: bool, seconds: str | None) -> None:
@@ -227,7 +226,7 @@ class Actions(_Base):
 
     def action_help(self) -> None:
         keys = [
-            (b.key_display or b.key, self.HELP.get(b.action, b.description))
+            (b.key_display or b.key, self.KEY_HELP.get(b.action, b.description))
             for b in self.BINDINGS
             if isinstance(b, Binding)
         ]

@@ -1,7 +1,7 @@
 """``ozlab wizard``: watch every live session and step in, Wizard-of-Oz style.
 
-A worker polls the study database four times a second in a thread (``Desk``), so the
-screen never waits for SQLite; every action appends a command row and the status line
+A worker polls the study store four times a second (``Desk``, asynchronous like the
+screen), re-reading only what changed; every action appends a command and the status line
 follows it until the bot has applied it (or says that the bot is not there).
 """
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sqlite3
 import sys
 import time
 from dataclasses import dataclass, field
@@ -22,15 +21,17 @@ from textual.binding import Binding, BindingType
 from textual.reactive import reactive
 from textual.widgets import DataTable, Footer
 
+from bot.errors import OzlabError
+from bot.vocabulary import CommandOutcome, Gate, GateScope
 from wizard_console import formatting as fmt
 from wizard_console.actions import Actions
-from wizard_console.desk import Desk, DeskError
-from wizard_console.model import Gate, Line, LiveSession, WaitingReply
+from wizard_console.desk import Desk
+from wizard_console.model import Line, LiveSession, WaitingReply
 from wizard_console.screens import Filters
 from wizard_console.widgets import SessionsTable, TextLine, TranscriptView
 
 SLOW_BOT = 1.5  # seconds without an outcome before the console says the bot is not there
-OUTCOME_WORDS = {
+OUTCOME_WORDS: dict[str, str] = {
     "applied": "applied",
     "expired": "expired (no longer possible: ended, or another wizard was first)",
     "rejected": "rejected by the bot",
@@ -50,15 +51,15 @@ class Ask:
 
 @dataclass
 class View:
-    """One poll's worth of the database, read in a thread; None: unchanged since asked."""
+    """One poll's worth of the database; None: unchanged since asked."""
 
     version: int
     ask: Ask
     sessions: list[LiveSession] | None = None
     waiting: dict[str, WaitingReply] = field(default_factory=dict)
-    gates: dict[str, Gate] = field(default_factory=dict)
+    gates: dict[GateScope, Gate] = field(default_factory=dict)
     lines: list[Line] | None = None
-    outcomes: dict[int, str | None] = field(default_factory=dict)
+    outcomes: dict[int, CommandOutcome | None] = field(default_factory=dict)
 
 
 class WizardApp(Actions, App[None]):
@@ -87,7 +88,7 @@ class WizardApp(Actions, App[None]):
         Binding("h", "toggle_ended", "Ended"),
         Binding("q", "quit", "Quit"),
     ]
-    HELP: ClassVar[dict[str, str]] = {
+    KEY_HELP: ClassVar[dict[str, str]] = {
         "help": "this help",
         "say": "write as the system",
         "approve": "send the waiting reply as is",
@@ -119,12 +120,12 @@ class WizardApp(Actions, App[None]):
         self.slow_bot = slow_bot
         self.sessions: list[LiveSession] = []
         self.waiting: dict[str, WaitingReply] = {}
-        self.gate_states: dict[str, Gate] = {}
+        self.gate_states: dict[GateScope, Gate] = {}
         self.lines: list[Line] = []
         self.selected: str | None = None
         self.turn: int | None = None  # the turn a note goes to; None: the latest
         self.pending: dict[int, tuple[str, float]] = {}  # command id -> (label, sent at)
-        self.outcomes: dict[int, str] = {}
+        self.outcomes: dict[int, CommandOutcome] = {}
         self._read_key: tuple[int, str | None] | None = None
         self._seen: tuple[int, bool] | None = None
         self._drawn: int | None = None  # the second the table was last drawn for
@@ -156,8 +157,8 @@ class WizardApp(Actions, App[None]):
                 self.show_ended, self.selected, tuple(self.pending), self._seen, self._read_key
             )
             try:
-                view = await asyncio.to_thread(self._read, ask)
-            except (DeskError, sqlite3.Error) as error:
+                view = await self._read(ask)
+            except OzlabError as error:
                 self.say(f"cannot read the database: {error}", error=True)
             else:
                 self._show(view)
@@ -165,17 +166,17 @@ class WizardApp(Actions, App[None]):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.interval)
 
-    def _read(self, ask: Ask) -> View:
-        """Runs in a thread: the only place the app reads the database. When nobody has
-        committed since the last poll, only the version is read (an idle console)."""
-        view = View(self.desk.data_version(), ask)
+    async def _read(self, ask: Ask) -> View:
+        """The only place the app reads the database. When nobody has committed since the
+        last poll, only the change token is read (an idle console)."""
+        view = View(await self.desk.changes(), ask)
         if (view.version, ask.ended) != ask.seen:
-            view.sessions = self.desk.live_sessions(include_ended=ask.ended)
-            view.waiting = {w.session_id: w for w in self.desk.waiting_replies()}
-            view.gates = self.desk.gates()
+            view.sessions = await self.desk.live_sessions(include_ended=ask.ended)
+            view.waiting = {w.session_id: w for w in await self.desk.waiting_replies()}
+            view.gates = await self.desk.gates()
         if ask.selected is not None and (view.version, ask.selected) != ask.read:
-            view.lines = self.desk.transcript(ask.selected)
-        view.outcomes = self.desk.outcomes(ask.pending)
+            view.lines = await self.desk.transcript(ask.selected)
+        view.outcomes = await self.desk.outcomes(ask.pending) if ask.pending else {}
         return view
 
     def wake(self) -> None:
@@ -199,10 +200,12 @@ class WizardApp(Actions, App[None]):
             if outcome is not None and command_id in self.pending:
                 label, _ = self.pending.pop(command_id)
                 self.outcomes[command_id] = outcome
-                self.say(f"{label}: {OUTCOME_WORDS.get(outcome, outcome)}", outcome != "applied")
+                failed = outcome is not CommandOutcome.APPLIED
+                self.say(f"{label}: {OUTCOME_WORDS.get(outcome, outcome)}", failed)
         self._tick()
 
-    def visible(self) -> list[LiveSession]:
+    def shown_sessions(self) -> list[LiveSession]:
+        """The sessions the filters and the ended switch let through."""
         f = self.filters
         return [
             s
@@ -215,7 +218,7 @@ class WizardApp(Actions, App[None]):
 
     def _show_table(self) -> None:
         table = self.table
-        table.show(self.visible(), int(time.time()))
+        table.show(self.shown_sessions(), int(time.time()))
         if self.selected != table.selected:
             self._select(table.selected)
         live = sum(not s.ended for s in self.sessions)
@@ -275,17 +278,22 @@ class WizardApp(Actions, App[None]):
         self.wake()
 
     def watch_filters(self) -> None:
-        if self.is_mounted:
+        # ``App.is_mounted`` is a method (about a widget): asked as a truth, it always holds.
+        if self.is_mounted(self.table):
             self._show_table()
 
 
 def run_console(db: Path, wizard: str) -> int:
     """``ozlab wizard``: the console until the wizard quits."""
+    return asyncio.run(_console(db, wizard))
+
+
+async def _console(db: Path, wizard: str) -> int:
     try:
-        desk = Desk(db, wizard)
-    except DeskError as error:
+        desk = await Desk.open(db, wizard)
+    except OzlabError as error:
         print(f"ozlab wizard: {error}", file=sys.stderr)
         return 2
-    with desk:
-        WizardApp(desk).run()
+    async with desk:
+        await WizardApp(desk).run_async()
     return 0

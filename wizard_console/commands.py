@@ -8,16 +8,18 @@ mistake on the command line, 3 the bot did not apply it in time (it will when it
 from __future__ import annotations
 
 import argparse
+import asyncio
 import getpass
-import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
+from bot.errors import OzlabError
+from bot.vocabulary import CommandOutcome
 from wizard_console import formatting as fmt
-from wizard_console.desk import Desk, DeskError
+from wizard_console.desk import Desk
 
 APPLIED, NOT_APPLIED, MISTAKE, NO_BOT = 0, 1, 2, 3
-WHY = {
+WHY: dict[str, str] = {
     "expired": "expired: no longer possible (the session ended, or another wizard was first)",
     "rejected": "rejected by the bot (unknown system or study?)",
 }
@@ -32,34 +34,39 @@ def login_name() -> str:
 
 
 def run(args: argparse.Namespace, wizard: str) -> int:
+    """One plain command, from start to end (the desk is asynchronous: run here)."""
+    return asyncio.run(_run(args, wizard))
+
+
+async def _run(args: argparse.Namespace, wizard: str) -> int:
     try:
-        with Desk(args.db, wizard) as desk:
-            return ACTIONS[args.action](args, desk)
-    except (DeskError, sqlite3.Error) as error:
+        async with await Desk.open(args.db, wizard) as desk:
+            return await ACTIONS[args.action](args, desk)
+    except OzlabError as error:
         print(f"ozlab wizard: {error}", file=sys.stderr)
         return MISTAKE
 
 
-def sessions(args: argparse.Namespace, desk: Desk) -> int:
-    for s in desk.live_sessions(
+async def sessions(args: argparse.Namespace, desk: Desk) -> int:
+    for s in await desk.live_sessions(
         include_ended=args.all, study=args.study, system=args.system, state=args.state
     ):
         print(fmt.session_line(s))
     return APPLIED
 
 
-def waiting(args: argparse.Namespace, desk: Desk) -> int:
-    for w in desk.waiting_replies():
+async def waiting(args: argparse.Namespace, desk: Desk) -> int:
+    for w in await desk.waiting_replies():
         proposed = " / ".join(w.proposed) or "(nothing: a wizard writes it)"
         print(f"{w.session_id} turn={w.turn} since={fmt.clock(w.since)}")
         print(f"  participant: {w.message}\n  system: {proposed}")
     return APPLIED
 
 
-def transcript(args: argparse.Namespace, desk: Desk) -> int:
-    if not desk.knows(args.session):
+async def transcript(args: argparse.Namespace, desk: Desk) -> int:
+    if not await desk.knows(args.session):
         return _unknown(args.session)
-    for line in desk.transcript(args.session):
+    for line in await desk.transcript(args.session):
         text = line.text.replace("\n", "\n" + " " * 26)
         print(f"{fmt.clock(line.at)} {fmt.who(line):<16} {text}")
         if line.original is not None:
@@ -67,13 +74,13 @@ def transcript(args: argparse.Namespace, desk: Desk) -> int:
     return APPLIED
 
 
-def _send(args: argparse.Namespace, desk: Desk, label: str, write: Callable[[], int]) -> int:
+async def _send(args: argparse.Namespace, desk: Desk, label: str, write: Awaitable[int]) -> int:
     """Write one command and report what the bot made of it."""
-    command_id = write()
+    command_id = await write
     if args.wait <= 0:
         print(f"#{command_id} {label}: written")
         return APPLIED
-    outcome = desk.wait(command_id, args.wait)
+    outcome = await desk.wait(command_id, args.wait)
     if outcome is None:
         print(
             f"#{command_id} {label}: the bot has not applied it within {args.wait:g} s;"
@@ -81,7 +88,7 @@ def _send(args: argparse.Namespace, desk: Desk, label: str, write: Callable[[], 
         )
         return NO_BOT
     print(f"#{command_id} {label}: {WHY.get(outcome, outcome)}")
-    return APPLIED if outcome == "applied" else NOT_APPLIED
+    return APPLIED if outcome is CommandOutcome.APPLIED else NOT_APPLIED
 
 
 def _unknown(session: str) -> int:
@@ -91,21 +98,24 @@ def _unknown(session: str) -> int:
     return MISTAKE
 
 
-def _session_command(kind: str, **fields: str) -> Callable[[argparse.Namespace, Desk], int]:
+Action = Callable[[argparse.Namespace, Desk], Awaitable[int]]
+
+
+def _session_command(kind: str, **fields: str) -> Action:
     """A command about one session; ``fields`` maps payload keys to argument names."""
 
-    def command(args: argparse.Namespace, desk: Desk) -> int:
-        if not desk.knows(args.session):
+    async def command(args: argparse.Namespace, desk: Desk) -> int:
+        if not await desk.knows(args.session):
             return _unknown(args.session)
         payload = {key: getattr(args, name) for key, name in fields.items()}
         label = f"{kind} {args.session}"
-        return _send(args, desk, label, lambda: desk.command(kind, args.session, **payload))
+        return await _send(args, desk, label, desk.command(kind, args.session, **payload))
 
     return command
 
 
-def reply(args: argparse.Namespace, desk: Desk) -> int:
-    if not desk.knows(args.session):
+async def reply(args: argparse.Namespace, desk: Desk) -> int:
+    if not await desk.knows(args.session):
         return _unknown(args.session)
     if args.approve:
         payload: dict[str, object] = {"action": "approve"}
@@ -114,33 +124,34 @@ def reply(args: argparse.Namespace, desk: Desk) -> int:
     else:
         payload = {"action": "replace", "text": args.replace}
     label = f"reply {payload['action']} {args.session}"
-    return _send(args, desk, label, lambda: desk.command("reply", args.session, **payload))
+    return await _send(args, desk, label, desk.command("reply", args.session, **payload))
 
 
-def gate(args: argparse.Namespace, desk: Desk) -> int:
+async def gate(args: argparse.Namespace, desk: Desk) -> int:
     target = args.session
     scope = target if target.startswith(("system:", "study:")) else f"session:{target}"
-    if scope.startswith("session:") and not desk.knows(target):
+    if scope.startswith("session:") and not await desk.knows(target):
         return _unknown(target)
     on = args.state == "on"
     label = f"gate {scope} {args.state}"
-    return _send(args, desk, label, lambda: desk.gate(scope, on, args.auto_send))
+    return await _send(args, desk, label, desk.gate(scope, on, args.auto_send))
 
 
-def note(args: argparse.Namespace, desk: Desk) -> int:
-    if not desk.knows(args.session):
+async def note(args: argparse.Namespace, desk: Desk) -> int:
+    if not await desk.knows(args.session):
         return _unknown(args.session)
     turn = args.turn
     if turn is None:
-        found = [s for s in desk.live_sessions(include_ended=True) if s.session_id == args.session]
+        shown = await desk.live_sessions(include_ended=True)
+        found = [s for s in shown if s.session_id == args.session]
         turn = found[0].turn if found else None
     label = f"note {args.session}"
-    return _send(
-        args, desk, label, lambda: desk.command("note", args.session, turn=turn, text=args.text)
+    return await _send(
+        args, desk, label, desk.command("note", args.session, turn=turn, text=args.text)
     )
 
 
-ACTIONS: dict[str, Callable[[argparse.Namespace, Desk], int]] = {
+ACTIONS: dict[str, Action] = {
     "sessions": sessions,
     "waiting": waiting,
     "transcript": transcript,

@@ -1,6 +1,7 @@
 """What the console shows, as plain frozen records: no SQL, no Textual.
 
-The desk builds these from the database; the screens and the plain commands only format them.
+The desk builds these from the store's read model; the screens and the plain commands
+only format them.
 """
 
 from __future__ import annotations
@@ -19,10 +20,6 @@ FLAGS = {ERROR: "E", WAITING: "W", SILENT: "S", GATED: "G", PAUSED: "P"}
 
 ENDED_STATES = frozenset({"ended", "closed", "declined", "ineligible"})
 """States in which nothing more will happen (hidden unless ended sessions are shown)."""
-
-COMMAND_KINDS = frozenset(
-    {"say", "reply", "end", "success", "fail", "gate", "pause", "resume", "note", "start"}
-)
 
 
 @dataclass(frozen=True)
@@ -85,12 +82,3 @@ class WaitingReply:
     proposed: tuple[str, ...]  # the system's reply, empty for a wizard-type system
     since: float
     auto_send_at: float | None
-
-
-@dataclass(frozen=True)
-class Gate:
-    scope: str  # study:<id> | system:<id> | session:<id>
-    gated: bool
-    auto_send_after: float | None
-    wizard: str
-    set_at: float

@@ -1,8 +1,9 @@
-"""Rows of the sessions table, built from what the bot stored: the participants' states (JSON
-snapshots of the engine's journey), the sessions, the gates and the study definitions.
+"""Rows of the sessions table, from the store's read model: where each participant stands
+(``LiveParticipant``), the stored sessions, the gates and the study definitions.
 
 Pure functions of their inputs and ``now``, so the console can redraw times every second
-without asking the database again.
+without asking the database again. Whether a session is gated is the engine's one rule,
+``bot.vocabulary.effective_gate``.
 """
 
 from __future__ import annotations
@@ -10,26 +11,27 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from bot.store.model import LiveParticipant, SessionRecord
+from bot.vocabulary import Gate, GateLevel, GateScope, SessionState, Stage, effective_gate
 from wizard_console.model import (
     ERROR,
     GATED,
     PAUSED,
     SILENT,
     WAITING,
-    Gate,
     LiveSession,
     WaitingReply,
 )
 
-_STATE_OF_STAGE = {"finished": "ended"}  # every other stage is shown by its own name
-_TALKING = ("dialogue", "questionnaire")
+_STATE_OF_STAGE = {Stage.FINISHED.value: "ended"}  # every other stage is shown by its own name
+_TALKING = (Stage.DIALOGUE, Stage.QUESTIONNAIRE)
+_LIVE = (Stage.CONSENT, Stage.ASSIGNING, Stage.HELD, *_TALKING)
 
 
 @dataclass(frozen=True)
 class StudyInfo:
-    """What the console needs from a study definition (the ``studies`` table)."""
+    """What the console needs from a study definition."""
 
     reminder_after: float | None = None
     limits: Mapping[str, tuple[int | None, float | None]] = field(default_factory=dict)
@@ -49,159 +51,110 @@ class StudyInfo:
         )
 
 
-@dataclass(frozen=True)
-class Participant:
-    """One participant as the bot last committed them (``state`` parsed once per change)."""
-
-    id: str
-    study: str
-    raw: str
-    state: dict[str, Any]
-
-    @classmethod
-    def parse(cls, participant_id: str, study: str, raw: str) -> Participant:
-        return cls(participant_id, study, raw, json.loads(raw))
-
-    @property
-    def tasks(self) -> list[dict[str, str]]:
-        return self.state.get("tasks") or []
-
-    @property
-    def task_index(self) -> int:
-        return int(self.state.get("task_index") or 0)
-
-    @property
-    def session_id(self) -> str:
-        return f"{self.id}-{self.task_index + 1}"
-
-    @property
-    def task(self) -> dict[str, str] | None:
-        tasks = self.tasks
-        return tasks[self.task_index] if self.task_index < len(tasks) else None
-
-
-@dataclass(frozen=True)
-class SessionRow:
-    """A row of the ``sessions`` table."""
-
-    id: str
-    participant: str
-    study: str
-    scenario: str
-    system: str
-    state: str
-    started_at: float
-    ended_at: float | None
+def row_key(p: LiveParticipant) -> str:
+    """The table row of a participant: their session, or themselves before they have one."""
+    return p.status.session_id or p.participant_id
 
 
 def current_session(
-    p: Participant,
-    stored: SessionRow | None,
+    p: LiveParticipant,
+    stored: SessionRecord | None,
     study: StudyInfo,
-    gates: Mapping[str, Gate],
-    error: str | None,
+    gates: Mapping[GateScope, Gate],
     now: float,
 ) -> LiveSession:
     """The row for a participant's current session (or the session they are about to get)."""
-    j = p.state
-    stage = str(j.get("stage", ""))
-    state = _STATE_OF_STAGE.get(stage, stage)
-    task = p.task
-    scenario = task["scenario_id"] if task else None
-    system = task["system_id"] if task else None
-    limit, time_limit = study.limits.get(scenario or "", (None, None))
-    started = float(j.get("session_started_at") or 0.0)
+    s = p.status
+    state = _STATE_OF_STAGE.get(s.stage.value, s.stage.value)
+    limit, time_limit = study.limits.get(s.scenario_id or "", (None, None))
+    started = s.session_started_at or 0.0
     elapsed: float | None = None
     stored_end = stored.ended_at if stored is not None else None
     if stored is not None and stored.ended_at is not None:
         elapsed = stored.ended_at - stored.started_at
-    elif started > 0 and stage in _TALKING:
+    elif started > 0 and s.stage in _TALKING:
         elapsed = max(0.0, now - started)
-    last = float(j.get("last_activity_at") or 0.0)
-    live = state in ("consent", "assigning", "held", *_TALKING)
+    last = s.last_activity_at
+    live = s.stage in _LIVE
     alerts = []
-    if error is not None and stage == "dialogue":
+    if p.last_error is not None and s.stage is Stage.DIALOGUE:
         alerts.append(ERROR)
-    if j.get("waiting") is not None:
+    if s.held is not None:
         alerts.append(WAITING)
-    expecting = (
-        stage in _TALKING
-        and j.get("waiting") is None
-        and not j.get("pending_message")
-        and not j.get("paused")
-    )
+    expecting = s.stage in _TALKING and s.held is None and not s.pending_message and not s.paused
     reminder = study.reminder_after
     quiet = reminder is not None and last > 0 and now - last >= reminder
-    if expecting and (j.get("reminded") or j.get("abandoned") or quiet):
+    if expecting and (s.reminded or s.abandoned or quiet):
         alerts.append(SILENT)
-    if task is not None and _gated(j, p.study, system, gates):
+    if s.session_id is not None and _gated(p, gates):
         alerts.append(GATED)
-    if j.get("paused"):
+    if s.paused:
         alerts.append(PAUSED)
     return LiveSession(
-        session_id=p.session_id,
-        participant=p.id,
-        study=p.study,
-        scenario=scenario,
-        system=system,
+        session_id=row_key(p),
+        participant=p.participant_id,
+        study=p.study_id,
+        scenario=s.scenario_id,
+        system=s.system_id,
         state=state,
-        exchanges=int(j.get("exchanges") or 0),
+        exchanges=s.exchanges,
         exchange_limit=limit,
         elapsed=elapsed,
         time_limit=time_limit,
         since_last_message=max(0.0, now - last) if live and last > 0 else None,
         alerts=tuple(alerts),
-        error=error if ERROR in alerts else None,
-        turn=int(j.get("turns") or 0),
-        system_type=study.system_types.get(system or ""),
-        own_gate=bool(j.get("gated")),
+        error=p.last_error if ERROR in alerts else None,
+        turn=s.turns,
+        system_type=study.system_types.get(s.system_id or ""),
+        own_gate=s.gated,
         started_at=started if elapsed is not None and stored_end is None else None,
         last_at=last if live and last > 0 else None,
     )
 
 
-def past_session(row: SessionRow, study: StudyInfo, exchanges: int) -> LiveSession:
+def past_session(row: SessionRecord, study: StudyInfo) -> LiveSession:
     """A session the participant has moved on from (shown only with the ended ones)."""
-    limit, time_limit = study.limits.get(row.scenario, (None, None))
-    state = "ended" if row.ended_at is not None or row.state == "questionnaire" else row.state
+    limit, time_limit = study.limits.get(row.scenario_id, (None, None))
+    ended = row.ended_at is not None or row.state is SessionState.QUESTIONNAIRE
+    state = "ended" if ended else row.state.value
     elapsed = row.ended_at - row.started_at if row.ended_at is not None else None
     return LiveSession(
-        session_id=row.id,
-        participant=row.participant,
-        study=row.study,
-        scenario=row.scenario,
-        system=row.system,
+        session_id=row.session_id,
+        participant=row.participant_id,
+        study=row.study_id,
+        scenario=row.scenario_id,
+        system=row.system_id,
         state=state,
-        exchanges=exchanges,
+        exchanges=row.exchanges or 0,
         exchange_limit=limit,
         elapsed=elapsed,
         time_limit=time_limit,
         since_last_message=None,
-        system_type=study.system_types.get(row.system),
+        system_type=study.system_types.get(row.system_id),
         current=False,
     )
 
 
-def waiting_reply(p: Participant) -> WaitingReply | None:
-    waiting = p.state.get("waiting")
-    if waiting is None:
+def waiting_reply(p: LiveParticipant) -> WaitingReply | None:
+    held = p.status.held
+    if held is None:
         return None
-    task = p.task
     return WaitingReply(
-        session_id=p.session_id,
-        participant=p.id,
-        system=task["system_id"] if task else None,
-        turn=int(p.state.get("turns") or 0),
-        message=str(p.state.get("pending_message") or ""),
-        proposed=tuple(waiting.get("texts") or ()),
-        since=float(waiting.get("since") or 0.0),
-        auto_send_at=waiting.get("auto_send_at"),
+        session_id=row_key(p),
+        participant=p.participant_id,
+        system=p.status.system_id,
+        turn=p.status.turns,
+        message=p.status.pending_message or "",
+        proposed=held.texts,
+        since=held.since,
+        auto_send_at=held.auto_send_at,
     )
 
 
-def _gated(j: Mapping[str, Any], study: str, system: str | None, gates: Mapping[str, Gate]) -> bool:
-    """The session's own gate, or its system's, or the whole study's (as the bot decides)."""
-    if j.get("gated"):
-        return True
-    scopes = (f"study:{study}", f"system:{system}")
-    return any(gates[s].gated for s in scopes if s in gates)
+def _gated(p: LiveParticipant, gates: Mapping[GateScope, Gate]) -> bool:
+    """As the bot decides: the study's gate, else the system's, else the session's own."""
+    own = None
+    if p.status.gated and p.status.session_id is not None:
+        scope = GateScope(GateLevel.SESSION, p.status.session_id)
+        own = Gate(scope, True, p.status.gate_auto_send)
+    return effective_gate(own, p.study_id, p.status.system_id, dict(gates)) is not None

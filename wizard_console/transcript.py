@@ -1,86 +1,109 @@
 """A session's transcript from its stored rows: who said what, and who produced each
-system line (the system, a wizard in its place, or the system edited by a wizard)."""
+system line (the system, a wizard in its place, or the system edited by a wizard), in the
+order the store committed them (the order the participant saw them)."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
-from typing import Any
+import math
 
+from bot.store.model import Transcript, TranscriptEvent, TranscriptExchange
+from bot.vocabulary import EventKind, ReplySource
 from wizard_console.model import Line
 
-_ORDER = {"participant": 0, "system": 1, "edited": 1, "wizard": 1, "error": 1}
-"""At one instant a participant's line comes before the answer to it."""
-
 _PLAIN_EVENTS = {
-    "reminded": "reminder sent",
-    "abandoned": "abandoned after a long silence",
-    "resumed": "participant back after a silence",
-    "auto_sent": "the held reply was sent by itself (auto-send)",
-    "system_unavailable": "the system is failing",
-    "system_available": "the system answers again",
-    "system_call_retried": "system call retried after a restart",
-    "message_after_time_limit": "message after the time limit",
+    EventKind.REMINDED: "reminder sent",
+    EventKind.ABANDONED: "abandoned after a long silence",
+    EventKind.RESUMED: "participant back after a silence",
+    EventKind.AUTO_SENT: "the held reply was sent by itself (auto-send)",
+    EventKind.SYSTEM_UNAVAILABLE: "the system is failing",
+    EventKind.SYSTEM_AVAILABLE: "the system answers again",
+    EventKind.SYSTEM_CALL_RETRIED: "system call retried after a restart",
+    EventKind.MESSAGE_AFTER_TIME_LIMIT: "message after the time limit",
+}
+_HIDDEN = {EventKind.BUTTON_TAPPED, EventKind.HELD, "opened"}
+"""Events the exchanges already show, or that say nothing to a wizard."""
+_WIZARD_EVENTS = {
+    EventKind.PAUSED: "paused",
+    EventKind.RESUMED_BY_WIZARD: "resumed",
+    EventKind.STARTED_BY_WIZARD: "session started",
 }
 
-
-def exchange_lines(rows: Iterable[tuple[Any, ...]]) -> list[Line]:
-    """Rows of (id, turn, user_text, user_at, system_text, system_at, error, source,
-    original_text, wizard) from ``exchanges``."""
-    lines = []
-    for xid, turn, user, user_at, text, at, error, source, original, wizard in rows:
-        lines.append(Line(user_at, "participant", user, turn, key=f"x{xid}u"))
-        if text is not None:
-            who = source if source in ("edited", "wizard") else "system"
-            lines.append(Line(at, who, text, turn, wizard, original, key=f"x{xid}s"))
-        elif error is not None:
-            lines.append(Line(at, "error", error, turn, key=f"x{xid}e"))
-    return lines
+Ordered = tuple[float, float, int, Line]
+"""(sequence, time, rank, line): lines committed before the sequence existed keep time order."""
 
 
-def event_line(event_id: int, at: float, kind: str, raw: str) -> Line | None:
+def lines(transcript: Transcript, after: float | None = None) -> list[Line]:
+    """Every line of the transcript in commit order; with ``after``, only the later ones."""
+    found: list[Ordered] = []
+    for exchange in transcript.exchanges:
+        found += _exchange_lines(exchange)
+    for event in transcript.events:
+        line = event_line(event)
+        if line is not None:
+            found.append((_seq(event.seq), event.at, 1, line))
+    if transcript.ended_at is not None:
+        reason = transcript.end_reason or "?"
+        end = Line(
+            transcript.ended_at,
+            "end",
+            f"session ended: {reason}",
+            key=f"end:{transcript.session_id}",
+        )
+        found.append((_seq(transcript.end_seq), transcript.ended_at, 2, end))
+    found.sort(key=lambda o: (o[0], o[1], o[2], o[3].key))
+    return [o[3] for o in found if after is None or o[3].at > after]
+
+
+def _seq(seq: int | None) -> float:
+    return math.inf if seq is None else seq
+
+
+def _exchange_lines(x: TranscriptExchange) -> list[Ordered]:
+    key = f"x{x.exchange_id}"
+    found = [(_seq(x.user_seq), x.user_at, 0, Line(x.user_at, "participant", x.user_text,
+              x.turn, key=f"{key}u"))]  # fmt: skip
+    at = x.system_at if x.system_at is not None else x.user_at
+    if x.system_text is not None:
+        who = x.source.value if x.source in (ReplySource.EDITED, ReplySource.WIZARD) else "system"
+        line = Line(at, who, x.system_text, x.turn, x.wizard, x.original_text, key=f"{key}s")
+        found.append((_seq(x.system_seq), at, 1, line))
+    elif x.error is not None:
+        found.append((_seq(x.system_seq), at, 1, Line(at, "error", x.error, x.turn, key=f"{key}e")))
+    return found
+
+
+def event_line(event: TranscriptEvent) -> Line | None:
     """An event of the session as a line, or None for the ones the exchanges already show."""
-    data: dict[str, Any] = json.loads(raw or "{}")
-    key = f"e{event_id}"
-    wizard = data.get("wizard")
-    text = str(data.get("text") or "")
+    data, kind, at, key = event.data, event.kind, event.at, f"e{event.event_id}"
+    wizard = _text(data.get("wizard")) or None
+    text = _text(data.get("text"))
     turn = data.get("turn")
-    match kind:
-        case "wizard_message":
-            return Line(at, "wizard", text, None, wizard, key=key)
-        case "wizard_note":
-            return Line(at, "note", text, turn, wizard, key=key)
-        case "opening_line" | "closing_line":
-            return Line(at, "system", text, key=key)
-        case "message_while_waiting" | "message_while_paused":
-            why = "paused" if kind.endswith("paused") else "a reply is waiting"
-            return Line(at, "participant", f"{text}  (not passed on: {why})", key=key)
-        case "reply_waiting":
-            shown = f"reply held for a wizard: {text}" if text else "waiting for a wizard's reply"
-            return Line(at, "event", shown, turn, key=key)
-        case "ended_by_wizard":
-            return Line(
-                at, "end", f"ended by the wizard: {data.get('reason')}", None, wizard, key=key
-            )
-        case "judged":
-            verdict = "success" if data.get("success") else "failure"
-            return Line(at, "event", f"marked as {verdict}", None, wizard, key=key)
-        case "paused" | "resumed_by_wizard" | "started_by_wizard":
-            words = {"paused": "paused", "resumed_by_wizard": "resumed", "started_by_wizard": ""}
-            shown = words[kind] or "session started"
-            return Line(at, "event", shown, None, wizard, key=key)
-        case "button_tapped" | "opened" | "held":
-            return None
-    return Line(at, "event", _PLAIN_EVENTS.get(kind, kind.replace("_", " ")), key=key)
+    turn = turn if isinstance(turn, int) else None
+    if kind in _HIDDEN:
+        return None
+    if kind == EventKind.WIZARD_MESSAGE:
+        return Line(at, "wizard", text, None, wizard, key=key)
+    if kind == EventKind.WIZARD_NOTE:
+        return Line(at, "note", text, turn, wizard, key=key)
+    if kind in (EventKind.OPENING_LINE, EventKind.CLOSING_LINE):
+        return Line(at, "system", text, key=key)
+    if kind in (EventKind.MESSAGE_WHILE_WAITING, EventKind.MESSAGE_WHILE_PAUSED):
+        why = "paused" if kind == EventKind.MESSAGE_WHILE_PAUSED else "a reply is waiting"
+        return Line(at, "participant", f"{text}  (not passed on: {why})", key=key)
+    if kind == EventKind.REPLY_WAITING:
+        shown = f"reply held for a wizard: {text}" if text else "waiting for a wizard's reply"
+        return Line(at, "event", shown, turn, key=key)
+    if kind == EventKind.ENDED_BY_WIZARD:
+        reason = _text(data.get("reason"))
+        return Line(at, "end", f"ended by the wizard: {reason}", None, wizard, key=key)
+    if kind == EventKind.JUDGED:
+        verdict = "success" if data.get("success") else "failure"
+        return Line(at, "event", f"marked as {verdict}", None, wizard, key=key)
+    if isinstance(kind, EventKind) and kind in _WIZARD_EVENTS:
+        return Line(at, "event", _WIZARD_EVENTS[kind], None, wizard, key=key)
+    plain = _PLAIN_EVENTS.get(kind) if isinstance(kind, EventKind) else None
+    return Line(at, "event", plain or str(kind).replace("_", " "), key=key)
 
 
-def end_line(session_id: str, ended_at: float | None, reason: str | None) -> list[Line]:
-    if ended_at is None:
-        return []
-    return [Line(ended_at, "end", f"session ended: {reason or '?'}", key=f"end:{session_id}")]
-
-
-def ordered(lines: Iterable[Line], after: float | None = None) -> list[Line]:
-    """In time order (a participant's line before the reply given at the same instant)."""
-    kept = [line for line in lines if after is None or line.at > after]
-    return sorted(kept, key=lambda line: (line.at, _ORDER.get(line.who, 2), line.key))
+def _text(value: object) -> str:
+    return "" if value is None else str(value)
