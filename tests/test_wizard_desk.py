@@ -14,9 +14,20 @@ from typing import Any, TypeVar
 import pytest
 
 from bot.emulator import BotApiEmulator
+from bot.engine import effects as fx
 from bot.errors import SchemaError, StoreError
+from bot.store.model import ParticipantStatus, StepCommit
+from bot.store.sqlite import open_store
 from bot.systems.base import Conversation, SystemReply
-from bot.vocabulary import GateLevel, GateScope, Stage
+from bot.vocabulary import (
+    Consent,
+    EndReason,
+    EventKind,
+    GateLevel,
+    GateScope,
+    ReplySource,
+    Stage,
+)
 from scenarios.models import StudyBundle, Timing
 from scenarios.systems import WizardSystem
 from tests.conftest import StartBot, consent, say
@@ -321,3 +332,38 @@ async def test_bad_commands_are_refused_before_they_reach_the_bot(
     with pytest.raises(DeskError, match="not session"):
         await desk.gate("room:1", True)
     assert bot.rows("SELECT COUNT(*) FROM commands") == [(0,)]
+
+
+async def test_an_edited_reply_that_ends_the_task_comes_before_the_closing_line(
+    tmp_path: Path,
+) -> None:
+    """The wizard's edit and the closing line are committed at one instant: the transcript
+    follows the order of the commit, not a guess from (time, who)."""
+    store = await open_store(tmp_path / "study.sqlite", lambda: 100.0)
+    records: list[fx.Record] = [
+        fx.RecordConsent(Consent.ACCEPTED),
+        fx.OpenSession("p-1", "task", "sys", 0, "random", "1"),
+        fx.RecordUserTurn("p-1", 1, "add it to my wishlist"),
+        fx.RecordSystemTurn(
+            "p-1",
+            1,
+            "Added it.",
+            1.0,
+            source=ReplySource.EDITED,
+            original_text="Done",
+            wizard="ada",
+        ),
+        fx.RecordEvent(EventKind.CLOSING_LINE, "p-1", {"text": "Thank you, task done!"}),
+        fx.CloseSession("p-1", EndReason.SUCCESS, True),
+    ]
+    status = ParticipantStatus(Stage.QUESTIONNAIRE, 100.0, "p-1", "task", "sys")
+    await store.commit_step(StepCommit("s", "p", "{}", status, "k", records))
+    await store.close()
+    async with await Desk.open(tmp_path / "study.sqlite", "ada") as desk:
+        shown = [(line.who, line.text) for line in await desk.transcript("p-1")]
+    assert shown == [
+        ("participant", "add it to my wishlist"),
+        ("edited", "Added it."),
+        ("system", "Thank you, task done!"),
+        ("end", "session ended: success"),
+    ]
