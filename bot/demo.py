@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import random
 import secrets
-import sqlite3
 from pathlib import Path
 
 from bot.app import BotConfig, run_bot
 from bot.emulator import BotApiEmulator
+from bot.errors import StoreError
 from bot.simulation.play import Played, StudyPlayer
+from bot.store.sqlite import is_study_database
 from scenarios.models import StudyBundle
 
 _FIRST_USER_ID = 700_000_000
@@ -25,13 +26,8 @@ def clear_demo_database(db: Path) -> None:
     """Replace an earlier demo's database, but never a file that is not an ozlab database."""
     if not db.exists():
         return
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-            conn.execute("SELECT 1 FROM participants LIMIT 1")
-    except sqlite3.DatabaseError as error:
-        raise SystemExit(
-            f"{db} exists and is not an ozlab database; choose another --db"
-        ) from error
+    if not is_study_database(db):
+        raise StoreError(f"{db} exists and is not an ozlab database; choose another --db")
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
 
