@@ -151,6 +151,10 @@ class Texts(_Model):
     text_too_long: str = "That is a bit long: please keep it under {limit} characters."
     question_pending: str = "Please answer the question above first."
     already_recorded: str = "Your answer was already recorded."
+    unknown_command: str = (
+        "I know two commands: /start shows where you are, /done finishes the task."
+        " Anything else you write goes to the assistant."
+    )
     thanks: str = "Thank you for taking part!"
     finished: str = "You have already completed this study. Thank you!"
     declined_before: str = (
@@ -168,6 +172,9 @@ class Study(_Model):
     hold_after_consent: bool = False
     """Lab studies: participants wait after consent until an experimenter starts their
     session from the wizard console."""
+    systems_take_commands: bool = False
+    """Pass ``/commands`` the bot does not know on to the system under test as dialogue
+    (for systems that have commands of their own); otherwise the bot answers them."""
     screening: tuple[str, ...] = ()
     """Questionnaires before the study; their ``eligible_if`` decides who takes part."""
     post_study: tuple[str, ...] = ()

@@ -292,12 +292,26 @@ def render(
     return "\n".join(lines), tuple(rows)
 
 
+def typed_number(text: str) -> int | None:
+    """A whole number as a participant types it: what ``int`` reads (also "４" or "٤"),
+    nothing else ("²", "①" and "3.0" are not answers)."""
+    try:
+        return int(text.strip())
+    except ValueError:
+        return None
+
+
+def offered(bundle: StudyBundle, survey: Survey, texts: Texts, channel: Channel) -> set[str]:
+    """The data of every button the survey's current message shows."""
+    _, buttons = render(bundle, survey, texts, channel)
+    return {data for row in buttons for _, data in row}
+
+
 def typed_choice(item: Item, text: str) -> int | None:
     """A typed number for an item with buttons: the scale point, or the option's number."""
-    typed = text.strip()
-    if not typed.lstrip("-").isdigit():
+    number = typed_number(text)
+    if number is None:
         return None
-    number = int(typed)
     options = choices(item)
     if isinstance(item, ScaleItem):
         return next((i for i, (v, _) in enumerate(options) if v == number), None)

@@ -25,6 +25,14 @@ class DoneCommand:
 
 
 @dataclass(frozen=True)
+class UnknownCommand:
+    """A ``/command`` the bot does not have: answered by the bot, not a turn (unless the
+    study passes commands on to its systems)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class TextReceived:
     text: str
 
@@ -104,6 +112,7 @@ class Recovered:
 Event = (
     StartCommand
     | DoneCommand
+    | UnknownCommand
     | TextReceived
     | UnsupportedReceived
     | MessageEdited
@@ -119,6 +128,7 @@ Event = (
 PARTICIPANT_EVENTS = (
     StartCommand,
     DoneCommand,
+    UnknownCommand,
     TextReceived,
     UnsupportedReceived,
     MessageEdited,

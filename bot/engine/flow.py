@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine import progression, wizard
-from bot.engine.common import Doing, PhaseOver, Result
+from bot.engine.common import Doing, PhaseOver, Result, texts_of
 from bot.engine.context import Context
 from bot.engine.journey import Journey, Stage
 from bot.engine.phases import (
@@ -59,6 +59,12 @@ def step(
         return _settle(ctx, new, doings, now)
     if isinstance(event, ev.WizardCommand):
         return _settle(ctx, *wizard.on_command(ctx, journey, event, now), now)
+    if isinstance(event, ev.UnknownCommand):
+        if journey.stage is Stage.DIALOGUE and bundle.study.systems_take_commands:
+            event = ev.TextReceived(event.text)
+        else:
+            answer = fx.Send(texts_of(bundle, journey).unknown_command)
+            return Step(journey.touched(now), (answer,))
     resumed: list[Doing] = []
     if isinstance(event, ev.PARTICIPANT_EVENTS):
         if journey.abandoned and journey.stage in (Stage.DIALOGUE, Stage.QUESTIONNAIRE):

@@ -13,7 +13,7 @@ from bot.engine import asking
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.asking import Asked, Survey
-from bot.engine.callbacks import Channel, SurveyTap, TapAction
+from bot.engine.callbacks import Channel, SurveyTap, TapAction, encode
 from bot.engine.common import Doing, Result, silence, stale_tap, texts_of
 from bot.engine.journey import Journey, Stage
 from bot.vocabulary import AnswerStatus, Moment, SessionState
@@ -89,6 +89,9 @@ def apply_tap(
     bundle: StudyBundle, journey: Journey, survey: Survey, tap: SurveyTap, now: float
 ) -> TapOutcome:
     texts = texts_of(bundle, journey)
+    if encode(tap) not in asking.offered(bundle, survey, texts, tap.channel):
+        # Only what the message offered: a forged or outdated tap changes nothing.
+        return TapOutcome(survey, [fx.Toast(texts.already_recorded)])
     item = asking.current_item(bundle, survey)
     options = asking.choices(item)
     if tap.action is TapAction.HELP:

@@ -65,7 +65,7 @@ class Inbound:
                     return ev.StartCommand(argument.strip() or None, self.language)
                 if name == "done":
                     return ev.DoneCommand()
-                return ev.TextReceived(self.text)
+                return ev.UnknownCommand(self.text)
             case "text":
                 return ev.TextReceived(self.text)
             case "callback":

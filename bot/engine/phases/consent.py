@@ -43,7 +43,8 @@ def first_contact(
 ) -> tuple[Journey | None, list[Doing]]:
     """Someone the study has never seen: welcomed, or told what is missing."""
     texts = texts_of(bundle, None)
-    if isinstance(event, ev.ButtonTapped):
+    codes = bundle.study.invite_codes
+    if isinstance(event, ev.ButtonTapped) and codes:
         return None, [fx.Toast(), fx.Send(texts.invite_required)]
     if not isinstance(event, ev.PARTICIPANT_EVENTS):
         return None, []
@@ -52,10 +53,10 @@ def first_contact(
         participant, Stage.CONSENT, started_at=now, last_activity_at=now, language=start.language
     )
     texts = texts_of(bundle, journey)
-    codes = bundle.study.invite_codes
     if codes and start.code not in codes:
         return None, [fx.Send(texts.invite_invalid if start.code else texts.invite_required)]
-    return journey, _agreement(bundle, journey)
+    toast: list[Doing] = [fx.Toast()] if isinstance(event, ev.ButtonTapped) else []
+    return journey, [*toast, *_agreement(bundle, journey)]
 
 
 def _on_consent(bundle: StudyBundle, journey: Journey, event: ev.Event) -> Result:
