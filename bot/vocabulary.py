@@ -138,6 +138,7 @@ class EventKind(StrEnum):
     RESUMED_BY_WIZARD = "resumed_by_wizard"
     STARTED_BY_WIZARD = "started_by_wizard"
     # the bot and the systems
+    UPDATE_UNREADABLE = "update_unreadable"  # skipped: the library could not read it
     PARTICIPANT_UNREACHABLE = "participant_unreachable"
     INTERNAL_ERROR = "internal_error"
     SYSTEM_UNAVAILABLE = "system_unavailable"

@@ -4,6 +4,11 @@ Telegram forgets updates below the offset of the next ``getUpdates``. python-tel
 own Updater asks for the next batch before the last one is handled, so a crash in between
 loses messages. Here the batch is committed to the inbox (encrypted, stripped of names)
 first; only then is the next ``getUpdates`` sent, and the inbox is replayed at start-up.
+
+Each update is read on its own: ``Bot.get_updates`` parses a batch whole, so one update
+the library cannot read (from an older or a self-hosted Bot API server) would fail the
+batch on every restart and log it raw, names and all. Such an update is confirmed, counted
+in an event with no content, and skipped; the rest of its batch is handled.
 """
 
 from __future__ import annotations
@@ -11,14 +16,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from telegram import Bot, Update
 from telegram.error import InvalidToken, NetworkError, TelegramError, TimedOut
 
 from bot.delivery import Delivery
+from bot.engine import effects as fx
 from bot.privacy import Privacy
 from bot.store.interface import StudyStore
-from bot.telegram.inbound import from_update
+from bot.telegram.inbound import Inbound, from_update
+from bot.vocabulary import EventKind
 
 log = logging.getLogger(__name__)
 
@@ -47,12 +55,7 @@ class DurablePoller:
         failures = 0
         while True:
             try:
-                updates = await self._bot.get_updates(
-                    offset=self._offset,
-                    timeout=self._poll_timeout,
-                    allowed_updates=ALLOWED_UPDATES,
-                    read_timeout=self._poll_timeout + 10,
-                )
+                updates = await self._get_updates()
             except InvalidToken:
                 raise
             except (TimedOut, NetworkError, TelegramError) as error:
@@ -65,17 +68,44 @@ class DurablePoller:
             if updates:
                 await self._accept(updates)
 
-    async def _accept(self, updates: tuple[Update, ...]) -> None:
-        inbound = [(u.update_id, from_update(u)) for u in updates]
-        kept = [(uid, item) for uid, item in inbound if item is not None]
+    async def _get_updates(self) -> list[Any]:
+        """The batch as Telegram sent it (JSON), to be read update by update."""
+        data = {
+            "offset": self._offset,
+            "timeout": self._poll_timeout,
+            "allowed_updates": ALLOWED_UPDATES,
+        }
+        # Bot.get_updates would parse the whole batch at once (see the module's docstring).
+        raw = await self._bot._post("getUpdates", data, read_timeout=self._poll_timeout + 10)
+        return raw if isinstance(raw, list) else []
+
+    async def _accept(self, updates: list[Any]) -> None:
+        ids = [u.get("update_id") if isinstance(u, dict) else None for u in updates]
+        known = [uid for uid in ids if isinstance(uid, int) and not isinstance(uid, bool)]
+        read: dict[int, Inbound | None] = {}
+        unreadable: list[fx.Record] = []
+        for uid, raw in zip(ids, updates, strict=True):
+            if not isinstance(uid, int) or uid in read:
+                continue  # the same update twice in one batch is handled once
+            try:
+                read[uid] = from_update(Update.de_json(raw, self._bot))
+            except Exception as error:  # whatever the library cannot read: never fatal
+                read[uid] = None
+                log.warning("update %s could not be read (%s): skipped", uid, type(error).__name__)
+                data = {"update_id": uid, "error": type(error).__name__}
+                unreadable.append(fx.RecordEvent(EventKind.UPDATE_UNREADABLE, None, data))
+        kept = [(uid, item) for uid, item in read.items() if item is not None]
         new = await self._store.remember_updates(
             [(uid, self._privacy.seal(item.to_json())) for uid, item in kept]
         )
+        if unreadable:
+            await self._store.settle(unreadable)
         for uid, item in kept:
             if uid in new:
                 self._deliver(item.to_delivery())
         # Only now may Telegram forget them: the next getUpdates carries this offset.
-        self._offset = max(uid for uid, _ in inbound) + 1
+        if known:
+            self._offset = max(known) + 1
 
     async def confirm(self) -> None:
         """On a clean shutdown, tell Telegram what is already stored, so it is not resent."""
