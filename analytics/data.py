@@ -1,9 +1,9 @@
 """The study database as tidy DataFrames, read from one consistent snapshot.
 
-The bot keeps writing while a researcher analyses, so everything is read inside one read
-transaction on a read-only connection (``mode=ro``): the tables agree with each other, the
-file is never written, and no cursor is left open to hold back WAL checkpoints. Encrypted
-chat ids and engine snapshots are never loaded.
+The bot keeps writing while a researcher analyses, so everything comes from one read
+snapshot the store gives (``read_snapshot``: one read transaction, read-only, in chunks):
+the tables agree with each other, the file is never written, and nothing is held open to
+hold back WAL checkpoints. Encrypted chat ids and engine snapshots are never loaded.
 
 An empty or partial database (no tables yet, an older schema, no study definition) gives
 empty frames with the usual columns and a note in ``StudyData.notes``, never an exception.
@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,11 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
+from bot.errors import StoreError
+from bot.store.blocking import run_blocking
+from bot.store.model import SNAPSHOT_COLUMNS, SnapshotInfo
+from bot.store.sqlite import open_existing
+from bot.vocabulary import Moment, Origin
 from scenarios.models import StudyBundle
 
 NO_SYSTEM = "(no system)"
@@ -31,11 +35,6 @@ SEVERAL_SYSTEMS = "(several systems)"
 """System of post-study answers from a participant who met more than one system."""
 NUMERIC_TYPES = ("scale", "yes_no", "thumbs")
 """Item types whose stored value is a number on an ordered scale."""
-IMPORT_PREFIX = "import:"
-"""Scope of answers imported from a file (``ozlab import responses``): ``import:SYSTEM|SCOPE``,
-so that answers without a Telegram session still belong to the system they rate."""
-
-_CHUNK = 200_000
 # fmt: off
 _CATEGORIES = [
     "participant_id", "session_id", "questionnaire_id", "item_id", "status", "label",
@@ -52,7 +51,7 @@ EXCHANGE_COLUMNS = [
 RESPONSE_COLUMNS = [
     "response_id", "participant_id", "session_id", "scope", "questionnaire_id", "item_id",
     "value", "label", "text", "status", "shown_at", "answered_at", "turn", "stimulus_id",
-    "attention_ok",
+    "attention_ok", "moment",
 ]
 EVENT_COLUMNS = ["event_id", "at", "participant_id", "session_id", "kind", "data"]
 PARTICIPANT_COLUMNS = [
@@ -64,15 +63,6 @@ ITEM_COLUMNS = [
 ]
 CHOICE_COLUMNS = ["questionnaire_id", "item_id", "position", "value", "label"]
 # fmt: on
-
-# Database column for each frame column (the frames name ids after what they identify).
-_SOURCES: dict[str, dict[str, str]] = {
-    "sessions": {"session_id": "id"},
-    "exchanges": {"exchange_id": "id"},
-    "responses": {"response_id": "id"},
-    "events": {"event_id": "id"},
-    "participants": {"participant_id": "id"},
-}
 
 
 @dataclass(frozen=True)
@@ -103,85 +93,49 @@ class StudyData:
 
 
 def load_study_data(db: Path | str) -> StudyData:
-    """Read ``db`` read-only in one transaction; an absent file is an error, an empty one not."""
+    """Read ``db`` from one read-only snapshot; an absent file is an error, an empty one not."""
     path = Path(db)
     if not path.is_file():
-        raise FileNotFoundError(f"no study database at {path}")
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+        raise StoreError(f"no study database at {path}")
+    return _assemble(**run_blocking(lambda: _read_all(path)))
+
+
+class _Frames:
+    """Chunks of rows turned into compact frames as they arrive (categories per chunk)."""
+
+    def __init__(self) -> None:
+        self.chunks: dict[str, list[pd.DataFrame]] = {t: [] for t in SNAPSHOT_COLUMNS}
+
+    def __call__(self, table: str, rows: Sequence[tuple[object, ...]]) -> None:
+        chunk = pd.DataFrame.from_records(list(rows), columns=list(SNAPSHOT_COLUMNS[table]))
+        self.chunks[table].append(_compact(chunk) if table in _CATEGORICAL else chunk)
+
+    def frame(self, table: str) -> pd.DataFrame:
+        columns = list(SNAPSHOT_COLUMNS[table])
+        return _concat(self.chunks[table], columns, table in _CATEGORICAL)
+
+
+_CATEGORICAL = ("exchanges", "responses", "events")
+"""Tables read with categorical ids (sessions and participants are small: kept as objects)."""
+
+
+async def _read_all(path: Path) -> dict[str, Any]:
+    frames = _Frames()
+    store = await open_existing(path, read_only=True)
     try:
-        conn.execute("PRAGMA query_only=ON")
-        conn.execute("BEGIN")
-        try:
-            raw = _read_all(conn)
-        finally:
-            conn.execute("COMMIT")
+        info: SnapshotInfo = await store.read_snapshot(frames)
     finally:
-        conn.close()
-    return _assemble(**raw)
-
-
-def _read_all(conn: sqlite3.Connection) -> dict[str, Any]:
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    columns = {
-        name: {row[1] for row in conn.execute(f"PRAGMA table_info({name})").fetchall()}
-        for name in ("participants", "sessions", "exchanges", "responses", "events", "studies")
-    }
+        await store.close()
     notes: list[str] = []
-    if not columns["sessions"]:
+    if not info.has_tables:
         notes.append("The database has no tables yet: the bot has never run on it.")
-    frames = {
-        "sessions": _select(conn, "sessions", SESSION_COLUMNS, columns, "started_at, id", False),
-        "exchanges": _select(conn, "exchanges", EXCHANGE_COLUMNS, columns, "session_id, turn"),
-        "responses": _select(conn, "responses", RESPONSE_COLUMNS, columns, "id"),
-        "events": _select(conn, "events", EVENT_COLUMNS, columns, "id"),
-        "participants": _select(
-            conn, "participants", PARTICIPANT_COLUMNS, columns, "created_at", False
-        ),
-    }
-    definitions: list[tuple[str, str]] = []
-    if columns["studies"]:
-        cursor = conn.execute("SELECT study_id, definition FROM studies ORDER BY id")
-        definitions = cursor.fetchall()
-        cursor.close()
     return {
-        **frames,
-        "definitions": definitions,
-        "version": version,
+        **{table: frames.frame(table) for table in SNAPSHOT_COLUMNS},
+        "definitions": list(info.definitions),
+        "version": info.schema_version,
         "notes": notes,
-        "has_source": "source" in columns["exchanges"],
+        "has_source": info.schema_version >= 5,  # who wrote each reply: since the console
     }
-
-
-def _select(
-    conn: sqlite3.Connection,
-    table: str,
-    wanted: list[str],
-    columns: dict[str, set[str]],
-    order: str,
-    categorical: bool = True,
-) -> pd.DataFrame:
-    """The wanted columns that exist (others come back empty), read in chunks so that a
-    million rows never sit in memory as Python tuples all at once."""
-    present = columns[table]
-    if not present:
-        empty = pd.DataFrame({name: pd.Series(dtype=object) for name in wanted})
-        return _compact(empty) if categorical else empty
-    rename = _SOURCES.get(table, {})
-    selected = [c for c in wanted if rename.get(c, c) in present]
-    sql = ", ".join(rename.get(c, c) for c in selected)
-    cursor = conn.execute(f"SELECT {sql} FROM {table} ORDER BY {order}")
-    chunks: list[pd.DataFrame] = []
-    try:
-        while rows := cursor.fetchmany(_CHUNK):
-            chunk = pd.DataFrame.from_records(rows, columns=selected)
-            chunks.append(_compact(chunk) if categorical else chunk)
-    finally:
-        cursor.close()
-    frame = _concat(chunks, selected, categorical)
-    for name in wanted:
-        if name not in frame.columns:
-            frame[name] = np.nan
-    return frame[wanted]
 
 
 def _compact(frame: pd.DataFrame) -> pd.DataFrame:
@@ -327,7 +281,7 @@ def _take(keys: pd.Series, table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _responses(
-    responses: pd.DataFrame, sessions: pd.DataFrame, items: pd.DataFrame, screening: set[str]
+    responses: pd.DataFrame, sessions: pd.DataFrame, items: pd.DataFrame
 ) -> pd.DataFrame:
     """Answers with their item's metadata, the moment asked, the system, and a score in
     which reverse items are recoded (min + max − answer) so that high always means good."""
@@ -349,13 +303,8 @@ def _responses(
     responses["score"] = value.where(~responses["reverse"], recoded)
 
     has_session = responses["session_id"].notna()
-    moment = np.select(
-        [responses["turn"].notna(), responses["stimulus_id"].notna(), has_session],
-        ["exchange", "stimulus", "post_task"],
-        default="post_study",
-    )
-    is_screening = ~has_session & responses["questionnaire_id"].isin(screening)
-    responses["moment"] = pd.Categorical(np.where(is_screening, "screening", moment))
+    is_screening = (responses["moment"] == Moment.SCREENING.value).to_numpy(dtype=bool)
+    responses["moment"] = pd.Categorical(responses["moment"].astype(object))
 
     by_session = sessions.set_index("session_id")[["system_id", "scenario_id"]].astype(object)
     attached = _take(responses["session_id"], by_session)
@@ -365,13 +314,12 @@ def _responses(
     per_participant = met.first().where(met.nunique() == 1, SEVERAL_SYSTEMS)
     own = _take(responses["participant_id"], per_participant.to_frame())["system_id"]
     system = np.where(has_session, attached["system_id"].to_numpy(), own.to_numpy())
-    scope = responses["scope"].astype(object)
-    imported = scope.str.startswith(IMPORT_PREFIX, na=False).to_numpy(dtype=bool)
+    imported = (responses.pop("origin").astype(object) == Origin.IMPORT.value).to_numpy(bool)
+    named = responses.pop("system_id").astype(object).to_numpy(dtype=object)
     responses["imported"] = imported
     if imported.any():
-        # Imported answers without a session name their system in the scope; their timing
-        # may be unknown (stored as shown = answered), which must not read as too fast.
-        named = scope.str.extract(r"^import:([^|]+)\|", expand=False).to_numpy(dtype=object)
+        # Imported answers without a session carry the system they rate; their timing may
+        # be unknown (stored as shown = answered), which must not read as too fast.
         system = np.where(imported & ~has_session.to_numpy() & pd.notna(named), named, system)
         untimed = imported & (responses["shown_at"] == responses["answered_at"]).to_numpy()
         responses.loc[untimed, "shown_at"] = np.nan
@@ -414,7 +362,6 @@ def _assemble(
             "or alphas are computed."
         )
     items, choices = _codebook(found["questionnaires"])
-    screening = {q for b in bundles.values() for q in b.study.screening}
     for name in ("started_at", "ended_at", "task_index"):
         sessions[name] = pd.to_numeric(sessions[name], errors="coerce").astype(float)
     sessions = _sessions(sessions, exchanges, bundles)
@@ -422,7 +369,7 @@ def _assemble(
     attached = by_session.astype(object).reindex(exchanges["session_id"].astype(object))
     for name in by_session.columns:
         exchanges[name] = attached[name].to_numpy()
-    responses = _responses(responses, sessions, items, screening)
+    responses = _responses(responses, sessions, items)
     events["at"] = pd.to_numeric(events["at"], errors="coerce").astype(float)
     return StudyData(
         sessions=sessions,

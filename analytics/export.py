@@ -58,9 +58,9 @@ _DESCRIPTIONS = {
     "duration_s": "seconds from the start of the task to its end",
     "success": "1 the task succeeded, 0 it did not, empty unknown",
     "source": "who wrote the system turn: system (as is), edited or wizard",
-    "scope": "what an answer set belongs to: a session, one of its turns, the study; "
-    "import:SYSTEM|... for answers imported from a file",
-    "moment": "when it was asked: screening, exchange, stimulus, post_task or post_study",
+    "scope": "what an answer set belongs to (a key: a session, one of its turns, the study,"
+    " or an imported answer's own); read moment, system_id and imported instead",
+    "moment": "when it was asked: screening, exchange, rating, post_task or post_study",
     "value": "the answer on the item's scale (as given: reverse items not recoded)",
     "label": "the wording of the answer chosen",
     "text": "free text, or the codes of choice items whose options are words",

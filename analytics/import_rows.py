@@ -1,5 +1,5 @@
 """Checking one row of an import file against the study definition, and turning it into
-the ``responses`` row the bot would have written for the same answer."""
+the answer the bot would have stored for it (with its moment, and the system it rates)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from analytics.data import IMPORT_PREFIX, NO_SYSTEM, SEVERAL_SYSTEMS
+from analytics.data import NO_SYSTEM, SEVERAL_SYSTEMS
+from bot.store.model import ImportedAnswer
+from bot.vocabulary import AnswerStatus, Moment
 from questionnaires.models import MultiChoiceItem, TextItem
 from scenarios.models import StudyBundle
 
-STATUSES = ("answered", "skipped", "not_asked", "missing")
+STATUSES = tuple(status.value for status in AnswerStatus)
 """What the bot stores; only ``answered`` rows carry an answer."""
 _NO_SYSTEM = ("", NO_SYSTEM, SEVERAL_SYSTEMS)
+IMPORTED_SCOPE = "import:{system}|{scope}"
+"""The uniqueness key of an imported answer (written, never parsed back: the system it
+rates and its origin have columns of their own)."""
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,7 @@ class RowChecker:
         self, bundle: StudyBundle, sessions: dict[str, tuple[str, str]], now: float
     ) -> None:
         self.bundle, self.sessions, self.now = bundle, sessions, now
+        self.screening = set(bundle.study.screening)
         self.systems = {s.id for s in bundle.study.systems} | {s for _, s in sessions.values()}
         self.unknown_sessions = 0
         self.without_system = 0
@@ -49,8 +55,10 @@ class RowChecker:
             )
         return tuple(notes)
 
-    def check(self, record: dict[str, Any]) -> tuple[list[str], tuple[Any, ...] | None]:
-        """The problems of one row, and its ``responses`` row when it has none."""
+    def check(
+        self, record: dict[str, Any], line: int = 0
+    ) -> tuple[list[str], ImportedAnswer | None]:
+        """The problems of one row (from ``line`` of the file), or its answer."""
 
         def get(name: str) -> str:
             return (record.get(name) or "").strip()
@@ -80,7 +88,7 @@ class RowChecker:
         where, problem = self._where(person, get("session_id"), get("system_id"), get("scope"))
         if problem:
             return [problem], None
-        session_id, scope = where
+        session_id, system, scope = where
         turn, problem = _whole(get("turn"), "turn")
         if problem:
             return [problem], None
@@ -90,36 +98,66 @@ class RowChecker:
         if problem:
             return [problem], None
         value, label, text, ok = answer
-        row = (person, session_id, scope, q_id, item_id, value, label, text, status, shown,
-               answered, turn, get("stimulus_id") or None, ok)  # fmt: skip
-        return [], row
+        stimulus = get("stimulus_id") or None
+        return [], ImportedAnswer(
+            line=line,
+            participant_id=person,
+            questionnaire_id=q_id,
+            item_id=item_id,
+            status=AnswerStatus(status),
+            moment=self._moment(q_id, session_id, turn, stimulus),
+            scope=scope,
+            shown_at=shown,
+            answered_at=answered,
+            session_id=session_id,
+            system_id=system or None,
+            value=value,
+            label=label,
+            text=text,
+            turn=turn,
+            stimulus_id=stimulus,
+            attention_ok=None if ok is None else bool(ok),
+        )
+
+    def _moment(
+        self, q_id: str, session: str | None, turn: int | None, stimulus: str | None
+    ) -> Moment:
+        """When the bot would have asked it (the rule migration 6 applied to old rows)."""
+        if session is None and q_id in self.screening:
+            return Moment.SCREENING
+        if turn is not None:
+            return Moment.EXCHANGE
+        if stimulus is not None:
+            return Moment.RATING
+        return Moment.POST_TASK if session is not None else Moment.POST_STUDY
 
     def _where(
         self, person: str, session: str, system: str, scope: str
-    ) -> tuple[tuple[str | None, str], str | None]:
-        """The stored session id (only for sessions in this database) and the import scope."""
-        if scope.startswith(IMPORT_PREFIX):  # an export of imported answers, imported again
-            scope = scope.partition("|")[2]
+    ) -> tuple[tuple[str | None, str, str], str | None]:
+        """The stored session id (only for sessions in this database), the system rated,
+        and the answer's uniqueness key."""
+        nowhere: tuple[str | None, str, str] = (None, "", "")
         system = "" if system in _NO_SYSTEM else system
         if "|" in system:
-            return (None, ""), f"system id {system!r} contains '|'"
+            return nowhere, f"system id {system!r} contains '|'"
         if system and system not in self.systems:
             known = ", ".join(sorted(self.systems))
-            return (None, ""), f"no system {system!r} in this study ({known})"
+            return nowhere, f"no system {system!r} in this study ({known})"
         stored = None
         if session in self.sessions:
             owner, session_system = self.sessions[session]
             if owner != person:
-                return (None, ""), f"session {session!r} belongs to another participant"
+                return nowhere, f"session {session!r} belongs to another participant"
             if system and system != session_system:
                 message = f"session {session!r} was with system {session_system!r}, not {system!r}"
-                return (None, ""), message
+                return nowhere, message
             stored, system = session, session_system
         elif session:
             self.unknown_sessions += 1
         if not system:
             self.without_system += 1
-        return (stored, f"{IMPORT_PREFIX}{system}|{scope or session or 'form'}"), None
+        key = IMPORTED_SCOPE.format(system=system, scope=scope or session or "form")
+        return (stored, system, key), None
 
     def _times(self, shown: str, answered: str) -> tuple[tuple[float, float], str | None]:
         """Unix seconds or ISO 8601; without a time, the import's (then shown = answered,

@@ -1,7 +1,7 @@
 """Synthetic studies written straight into a study database, for tests and benchmarks.
 
-Rows are made in memory and inserted with ``executemany`` in one transaction, so that a
-benchmark database of 10,000 sessions and 1,000,000 responses takes seconds, not hours of
+Rows are made in memory and loaded through the store in one transaction (``bulk_load``), so
+that a benchmark database of 10,000 sessions and 1,000,000 responses takes seconds, not hours of
 simulated chatting. The data are plausible rather than realistic: systems differ by a known
 effect, later turns are rated lower, and a few participants straight-line, fail the attention
 check, answer too fast or abandon, so that every part of the report has something to show.
@@ -9,9 +9,7 @@ check, answer too fast or abandon, so that every part of the report has somethin
 
 from __future__ import annotations
 
-import hashlib
 import math
-import sqlite3
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
@@ -20,7 +18,12 @@ from typing import Any, Literal
 import numpy as np
 import yaml
 
-from bot.store.schema import MIGRATIONS
+from bot.errors import StudyDataError
+from bot.store.blocking import run_blocking
+from bot.store.definition import definition_json
+from bot.store.model import BulkRows
+from bot.store.sqlite import open_store
+from bot.vocabulary import Moment
 from questionnaires.models import Questionnaire, ScaleItem
 from scenarios.models import StudyBundle
 
@@ -125,13 +128,14 @@ def synthetic_bundle(
     )
 
 
-def create_schema(conn: sqlite3.Connection) -> None:
-    """The bot's own migrations, run synchronously (a file the bot could open afterwards)."""
-    conn.execute("PRAGMA journal_mode=WAL")
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-        conn.executescript(script)
-        conn.execute(f"PRAGMA user_version={number}")
+def create_study_database(db: Path | str) -> None:
+    """An empty study database with the bot's schema (a file the bot could open)."""
+
+    async def create() -> None:
+        store = await open_store(db)
+        await store.close()
+
+    run_blocking(create)
 
 
 def write_synthetic_study(
@@ -147,21 +151,13 @@ def write_synthetic_study(
     """Write a study with exactly ``sessions`` sessions and ``responses_per_session`` answer
     rows per session (post-task items first, then ratings of replies, turn by turn)."""
     if not 1 <= systems <= len(_EFFECTS):
-        raise ValueError(f"systems must be between 1 and {len(_EFFECTS)}")
+        raise StudyDataError(f"systems must be between 1 and {len(_EFFECTS)}")
     bundle = synthetic_bundle(systems, design)
     rows = _Rows(bundle, np.random.default_rng(seed), responses_per_session, design, systems)
     for index in range(sessions):
         rows.session(index // tasks_per_participant, index % tasks_per_participant)
     rows.outsiders(max(1, sessions // 50))
-    conn = sqlite3.connect(db, isolation_level=None)
-    try:
-        create_schema(conn)
-        conn.execute("PRAGMA synchronous=OFF")
-        conn.execute("BEGIN IMMEDIATE")
-        rows.insert(conn)
-        conn.execute("COMMIT")
-    finally:
-        conn.close()
+    run_blocking(lambda: rows.load(db))
     return SyntheticStudy(
         participants=len(rows.participants),
         sessions=len(rows.sessions),
@@ -206,7 +202,7 @@ class _Rows:
             )
             self.trait[p] = (float(self.rng.normal(0, 0.6)), str(habit))
             at = _BASE_TIME + p * 900
-            self.participants.append((f"p{p:06d}", "synthetic", "accepted", at, at, at, "{}"))
+            self.participants.append((f"p{p:06d}", "synthetic", "accepted", at, at))
         return self.trait[p]
 
     def outsiders(self, n: int) -> None:
@@ -214,7 +210,7 @@ class _Rows:
         for i in range(n):
             pid, at = f"x{i:06d}", _BASE_TIME + i * 60
             consent = "declined" if i % 2 else "accepted"
-            self.participants.append((pid, "synthetic", consent, at, at, at, "{}"))
+            self.participants.append((pid, "synthetic", consent, at, at))
             if consent == "accepted":
                 self.events.append((at, pid, None, "not_eligible", "{}"))
 
@@ -314,44 +310,25 @@ class _Rows:
             text = ("Nice.", "Too slow.", "It did not understand me.", "Great")[int(coin * 13) % 4]
         else:
             status = "skipped"
+        moment = Moment.POST_TASK if turn is None else Moment.EXCHANGE
         self.responses.append(
             (pid, sid, scope, q_id, item.id, value, label, text, status, shown, shown + took,
-             turn, None, ok)
+             turn, None, ok, moment.value)
         )  # fmt: skip
 
-    def insert(self, conn: sqlite3.Connection) -> None:
-        conn.executemany(
-            "INSERT INTO participants (id, study_id, consent, consent_at, created_at, updated_at,"
-            " state) VALUES (?,?,?,?,?,?,?)",
-            self.participants,
-        )
-        conn.executemany(
-            "INSERT INTO sessions (id, participant_id, study_id, scenario_id, system_id,"
-            " task_index, design, seed, state, started_at, ended_at, end_reason, success)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            self.sessions,
-        )
-        columns = {row[1] for row in conn.execute("PRAGMA table_info(exchanges)")}
-        with_source = "source" in columns  # who wrote each reply: since the wizard console
-        conn.executemany(
-            "INSERT INTO exchanges (session_id, turn, user_text, user_at, system_text, system_at,"
-            + (" latency_ms, error, source) VALUES (?,?,?,?,?,?,?,?,?)" if with_source else
-               " latency_ms, error) VALUES (?,?,?,?,?,?,?,?)"),
-            self.exchanges if with_source else [row[:-1] for row in self.exchanges],
-        )  # fmt: skip
-        conn.executemany(
-            "INSERT INTO responses (participant_id, session_id, scope, questionnaire_id, item_id,"
-            " value, label, text, status, shown_at, answered_at, turn, stimulus_id, attention_ok)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            self.responses,
-        )
-        conn.executemany(
-            "INSERT INTO events (at, participant_id, session_id, kind, data) VALUES (?,?,?,?,?)",
-            self.events,
-        )
-        definition = self.bundle.model_dump_json(by_alias=True)
-        digest = hashlib.sha256(definition.encode()).hexdigest()
-        conn.execute(
-            "INSERT INTO studies (study_id, loaded_at, definition, digest) VALUES (?,?,?,?)",
-            ("synthetic", _BASE_TIME, definition, digest),
-        )
+    async def load(self, db: Path | str) -> None:
+        """Everything in one transaction; durability does not matter for made-up data."""
+        store = await open_store(db, lambda: _BASE_TIME, synchronous="OFF")
+        try:
+            await store.bulk_load(
+                BulkRows(
+                    participants=self.participants,
+                    sessions=self.sessions,
+                    exchanges=self.exchanges,
+                    responses=self.responses,
+                    events=self.events,
+                )
+            )
+            await store.record_definition("synthetic", definition_json(self.bundle))
+        finally:
+            await store.close()

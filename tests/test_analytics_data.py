@@ -16,9 +16,15 @@ from analytics.data import NO_SYSTEM, SEVERAL_SYSTEMS, load_study_data
 from analytics.report_data import build_report
 from analytics.synthetic import synthetic_bundle, write_synthetic_study
 from bot.engine import effects as fx
+from bot.errors import StoreError
+from bot.store.definition import definition_json
+from bot.store.model import StepCommit
 from bot.store.schema import MIGRATIONS
-from bot.store.store import Store
+from bot.store.sqlite import open_store
+from bot.vocabulary import AnswerStatus, Consent, EndReason, EventKind, Moment, SessionState
 from scenarios.models import StudyBundle
+
+ANSWERED = AnswerStatus.ANSWERED
 
 
 class Clock:
@@ -33,22 +39,15 @@ async def _study(db: Path, bundle: StudyBundle | None = None) -> None:
     """A small study through the store: two participants, one of whom meets two systems."""
     bundle = bundle or synthetic_bundle(2, "within")
     clock = Clock()
-    store = await Store.open(db, clock)
+    store = await open_store(db, clock)
 
     async def step(participant: str, *records: fx.Record, at: float) -> None:
         clock.now = at
-        await store.commit_step(
-            study_id="synthetic",
-            participant_id=participant,
-            state="{}",
-            chat_key="sealed",
-            records=list(records),
-            update_id=None,
-        )
+        await store.commit_step(StepCommit("synthetic", participant, "{}", None, "sealed", records))
 
     try:
-        await store.record_definition("synthetic", bundle.model_dump_json(by_alias=True))
-        await step("ann", fx.RecordConsent("accepted"), at=1000)
+        await store.record_definition("synthetic", definition_json(bundle))
+        await step("ann", fx.RecordConsent(Consent.ACCEPTED), at=1000)
         await step(
             "ann", fx.OpenSession("a1", "find-gift", "system-a", 0, "balanced", "1"), at=1010
         )
@@ -58,36 +57,43 @@ async def _study(db: Path, bundle: StudyBundle | None = None) -> None:
         await step("ann", fx.RecordSystemTurn("a1", 2, None, 30000.0, "timeout"), at=1070)
         rating = fx.RecordResponse(
             "a1", "synthetic-exchange", "synthetic-exchange.q3", 2, "Disagree", None,
-            "answered", 1071.0, scope="a1#turn1", turn=1,
+            ANSWERED, 1071.0, Moment.EXCHANGE, scope="a1#turn1", turn=1,
         )  # fmt: skip
         await step("ann", rating, at=1075)
         await step(
             "ann",
-            fx.CloseSession("a1", "success", True),
-            fx.SetSessionState("a1", "questionnaire"),
+            fx.CloseSession("a1", EndReason.SUCCESS, True),
+            fx.SetSessionState("a1", SessionState.QUESTIONNAIRE),
             at=1310,
         )
         answers = [
             fx.RecordResponse("a1", "synthetic-post", f"synthetic-post.{item}", value, None,
-                              text, "answered", 1311.0)
+                              text, ANSWERED, 1311.0, Moment.POST_TASK)
             for item, value, text in [("q1", 4, None), ("q2", 2, None), ("comment", None, "Nice!")]
         ]  # fmt: skip
-        await step("ann", *answers, fx.SetSessionState("a1", "ended"), at=1320)
+        await step("ann", *answers, fx.SetSessionState("a1", SessionState.ENDED), at=1320)
         await step(
             "ann", fx.OpenSession("a2", "book-table", "system-b", 1, "balanced", "1"), at=1400
         )
         await step(
-            "ann", fx.RecordEvent("abandoned", "a2"), fx.SetSessionState("a2", "abandoned"), at=5000
+            "ann",
+            fx.RecordEvent(EventKind.ABANDONED, "a2"),
+            fx.SetSessionState("a2", SessionState.ABANDONED),
+            at=5000,
         )
-        post = fx.RecordResponse(None, "idial", "idial.s1", 3, "Often", None, "answered", 5001.0)
+        post = fx.RecordResponse(
+            None, "idial", "idial.s1", 3, "Often", None, ANSWERED, 5001.0, Moment.POST_STUDY
+        )
         await step("ann", post, at=5010)
-        await step("bob", fx.RecordConsent("accepted"), at=2000)
+        await step("bob", fx.RecordConsent(Consent.ACCEPTED), at=2000)
         await step(
             "bob", fx.OpenSession("b1", "find-gift", "system-b", 0, "balanced", "2"), at=2010
         )
-        post = fx.RecordResponse(None, "idial", "idial.s4", 1, "Rarely", None, "answered", 2100.0)
+        post = fx.RecordResponse(
+            None, "idial", "idial.s4", 1, "Rarely", None, ANSWERED, 2100.0, Moment.POST_STUDY
+        )
         await step("bob", post, at=2110)
-        await step("cat", fx.RecordConsent("declined"), at=3000)
+        await step("cat", fx.RecordConsent(Consent.DECLINED), at=3000)
     finally:
         await store.close()
 
@@ -193,7 +199,7 @@ async def test_reading_never_writes_and_sees_one_snapshot(tmp_path: Path) -> Non
 
 async def test_an_empty_database_gives_empty_frames_and_notes(tmp_path: Path) -> None:
     db = tmp_path / "study.sqlite"
-    store = await Store.open(db, Clock())
+    store = await open_store(db, Clock())
     await store.close()
     data = load_study_data(db)
     assert data.sessions.empty and data.responses.empty and data.bundles == {}
@@ -209,7 +215,7 @@ def test_a_file_without_tables_or_no_file(tmp_path: Path) -> None:
     db.write_bytes(b"")
     report = build_report(load_study_data(db))
     assert report.notes[0] == "The database has no tables yet: the bot has never run on it."
-    with pytest.raises(FileNotFoundError, match="no study database"):
+    with pytest.raises(StoreError, match="no study database"):
         load_study_data(tmp_path / "missing.sqlite")
 
 
@@ -254,7 +260,7 @@ async def test_wizard_share_when_exchanges_record_their_source(tmp_path: Path) -
 
 async def test_synthetic_study_writes_what_it_says_on_the_bot_schema(tmp_path: Path) -> None:
     reference = tmp_path / "reference.sqlite"
-    await (await Store.open(reference, Clock())).close()
+    await (await open_store(reference, Clock())).close()
     db = tmp_path / "synthetic.sqlite"
     written = write_synthetic_study(db, sessions=60, responses_per_session=40, seed=7, systems=3)
     assert (written.sessions, written.responses) == (60, 2400)
@@ -280,7 +286,7 @@ async def test_synthetic_study_writes_what_it_says_on_the_bot_schema(tmp_path: P
 def test_the_bot_never_loads_the_analysis_stack() -> None:
     """pandas and pingouin cost the bot start-up time and memory: only analytics uses them."""
     code = (
-        "import sys, bot.app, bot.cli, bot.runner, bot.store.store\n"
+        "import sys, bot.app, bot.cli, bot.runner, bot.store.sqlite, bot.summary, bot.demo\n"
         "heavy = {'pandas', 'pingouin', 'scipy', 'analytics'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
     )

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import csv
-import hashlib
 import importlib.util
 import json
-import sqlite3
 from pathlib import Path
 
 import pandas as pd
@@ -20,10 +18,12 @@ from analytics.cli import main
 from analytics.data import load_study_data
 from analytics.importing import import_responses
 from analytics.report_data import build_report
-from analytics.synthetic import create_schema, synthetic_bundle, write_synthetic_study
+from analytics.synthetic import synthetic_bundle, write_synthetic_study
 from bot.demo import play_study
-from bot.engine.journey import Journey, Stage
+from bot.store.definition import definition_json
+from bot.store.sqlite import open_store
 from scenarios.loading import load_study
+from tests.store_reads import count, resumed, tables
 
 ITEM_STATS = ["system_id", "questionnaire_id", "item_id", "n", "mean", "sd", "median", "iqr"]
 
@@ -44,13 +44,16 @@ def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def fresh_db(path: Path, bundle_systems: int = 3) -> Path:
     """A new database that knows the study but holds no data."""
-    with sqlite3.connect(path) as conn:
-        create_schema(conn)
-        definition = synthetic_bundle(bundle_systems).model_dump_json(by_alias=True)
-        conn.execute(
-            "INSERT INTO studies (study_id, loaded_at, definition, digest) VALUES (?,?,?,?)",
-            ("synthetic", 1.0, definition, hashlib.sha256(definition.encode()).hexdigest()),
-        )
+
+    async def create() -> None:
+        store = await open_store(path, lambda: 1.0)
+        try:
+            bundle = synthetic_bundle(bundle_systems)
+            await store.record_definition("synthetic", definition_json(bundle))
+        finally:
+            await store.close()
+
+    asyncio.run(create())
     return path
 
 
@@ -58,11 +61,6 @@ def item_stats(db: Path) -> pd.DataFrame:
     items = build_report(load_study_data(db)).questionnaires.items[ITEM_STATS]
     items = items.astype({k: object for k in ITEM_STATS[:3]})
     return items.sort_values(ITEM_STATS[:3]).reset_index(drop=True)
-
-
-def count(db: Path, table: str) -> int:
-    with sqlite3.connect(db) as conn:
-        return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
 
 def test_export_writes_tidy_files_with_a_codebook(demo_db: Path, tmp_path: Path, capsys) -> None:
@@ -101,12 +99,17 @@ def test_export_then_import_gives_the_same_item_statistics(synthetic_db, tmp_pat
     report = build_report(load_study_data(fresh))
     assert report.participation.overall["imported_answers"] == result.rows
     assert any("imported from a file" in note for note in report.notes)
-    with sqlite3.connect(fresh) as conn:
-        kind, data = conn.execute("SELECT kind, data FROM events").fetchone()
-        states = [row[0] for row in conn.execute("SELECT state FROM participants")]
-    assert kind == "responses_imported" and json.loads(data)["rows"] == result.rows
-    # a bot restarting on this database can load every imported participant
-    assert {Journey.from_json(s).stage for s in states} == {Stage.FINISHED}
+    [event] = tables(fresh)["events"]
+    assert event["kind"] == "responses_imported"
+    assert json.loads(event["data"])["rows"] == result.rows
+    # a bot restarting on this database leaves the participants on paper alone
+    assert resumed(fresh, "synthetic") == []
+    imported = tables(fresh)["responses"]
+    assert {(r["origin"], r["moment"]) for r in imported} <= {
+        ("import", "post_task"),
+        ("import", "exchange"),
+        ("import", "post_study"),
+    }
     # the same file again: every row is already there, and nothing changes
     again = import_responses(out / "responses.csv", fresh)
     assert again.problems and again.problems[0].message == "this answer is already in the database"
@@ -143,8 +146,8 @@ def test_import_problems_come_with_line_numbers_and_write_nothing(tmp_path: Path
 def test_paper_answers_join_the_report_of_a_bot_study(demo_db, tmp_path, capsys) -> None:
     db = tmp_path / "demo.sqlite"
     db.write_bytes(demo_db.read_bytes())
-    with sqlite3.connect(db) as conn:
-        pid, sid = conn.execute("SELECT participant_id, id FROM sessions LIMIT 1").fetchone()
+    first = tables(db)["sessions"][0]
+    pid, sid = first["participant_id"], first["session_id"]
     paper = tmp_path / "paper.csv"
     rows = [["participant_id", "questionnaire_id", "item_id", "value", "label", "text",
              "system_id", "session_id", "answered_at"]]  # fmt: skip

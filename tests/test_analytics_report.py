@@ -17,7 +17,7 @@ import pytest
 
 from analytics.cli import main
 from analytics.progress import steps
-from analytics.synthetic import create_schema, synthetic_bundle, write_synthetic_study
+from analytics.synthetic import create_study_database, synthetic_bundle, write_synthetic_study
 from bot.demo import play_study
 from bot.errors import StoreError, StudyDataError
 from scenarios.loading import load_study
@@ -150,11 +150,10 @@ def test_empty_and_partial_databases_say_what_is_missing(capsys, tmp_path: Path)
     empty = tmp_path / "empty.sqlite"
     sqlite3.connect(empty).close()
     schema_only = tmp_path / "schema.sqlite"
-    with sqlite3.connect(schema_only) as conn:
-        create_schema(conn)
+    create_study_database(schema_only)
     defined = tmp_path / "defined.sqlite"
+    create_study_database(defined)
     with sqlite3.connect(defined) as conn:
-        create_schema(conn)
         definition = synthetic_bundle(2).model_dump_json(by_alias=True)
         digest = hashlib.sha256(definition.encode()).hexdigest()
         conn.execute(
