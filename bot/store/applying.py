@@ -48,6 +48,26 @@ _UPSERT = (
     " undelivered = excluded.undelivered,"
     " chat_key = COALESCE(participants.chat_key, excluded.chat_key)"
 )
+_UPSERT_WITH_STATUS = (
+    "INSERT INTO participants (id, study_id, chat_key, created_at, updated_at, state,"
+    " undelivered, stage, last_activity_at, session_id, scenario_id, system_id,"
+    " session_started_at, exchanges, turns, pending_message, held_texts, held_since,"
+    " held_auto_send_at, paused, gated, gate_auto_send, reminded, abandoned)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET"
+    " state = excluded.state, updated_at = excluded.updated_at,"
+    " undelivered = excluded.undelivered,"
+    " chat_key = COALESCE(participants.chat_key, excluded.chat_key),"
+    " stage = excluded.stage, last_activity_at = excluded.last_activity_at,"
+    " session_id = excluded.session_id, scenario_id = excluded.scenario_id,"
+    " system_id = excluded.system_id, session_started_at = excluded.session_started_at,"
+    " exchanges = excluded.exchanges, turns = excluded.turns,"
+    " pending_message = excluded.pending_message, held_texts = excluded.held_texts,"
+    " held_since = excluded.held_since, held_auto_send_at = excluded.held_auto_send_at,"
+    " paused = excluded.paused, gated = excluded.gated,"
+    " gate_auto_send = excluded.gate_auto_send, reminded = excluded.reminded,"
+    " abandoned = excluded.abandoned"
+)
+"""The state and the status in one statement: the hot path's one participant write."""
 _STATUS = (
     "UPDATE participants SET stage = ?, last_activity_at = ?, session_id = ?, scenario_id = ?,"
     " system_id = ?, session_started_at = ?, exchanges = ?, turns = ?, pending_message = ?,"
@@ -60,19 +80,20 @@ def commit_step(tx: Tx, step: StepCommit, now: float) -> None:
     """The participant's new state and status, the step's rows, and the update it consumed."""
     conn = tx.conn
     if step.state is not None:
-        conn.execute(
-            _UPSERT,
-            (
-                step.participant_id,
-                step.study_id,
-                step.chat_key,
-                now,
-                now,
-                step.state,
-                step.undelivered,
-            ),
+        row = (
+            step.participant_id,
+            step.study_id,
+            step.chat_key,
+            now,
+            now,
+            step.state,
+            step.undelivered,
         )
-    if step.status is not None:
+        if step.status is not None:
+            conn.execute(_UPSERT_WITH_STATUS, (*row, *status_row(step.status)))
+        else:
+            conn.execute(_UPSERT, row)
+    elif step.status is not None:
         conn.execute(_STATUS, (*status_row(step.status), step.participant_id))
     for record in step.records:
         apply(tx, step.study_id, step.participant_id, record, now)
