@@ -17,6 +17,7 @@ demo: $(BIN)/ozlab
 test: $(BIN)/ozlab
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	$(BIN)/pytest -q
 
 bench: $(BIN)/ozlab

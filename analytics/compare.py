@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -42,6 +43,8 @@ COLUMNS = [
     "effect",
     "note",
 ]
+Row = dict[str, Any]
+"""One line of the table, a cell per column of ``COLUMNS`` (strings, counts, floats)."""
 
 
 def detect_design(sessions: pd.DataFrame, declared: str | None = None) -> str:
@@ -81,11 +84,11 @@ def compare_systems(
     return _table(_between(samples, min_n))
 
 
-def _table(rows: list[dict[str, object]]) -> pd.DataFrame:
+def _table(rows: list[Row]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _row(design: str, test: str, groups: list[str], n: dict[str, int], **fields) -> dict:
+def _row(design: str, test: str, groups: list[str], n: dict[str, int], **fields: Any) -> Row:
     """One line of the table; ``n_total`` counts participants (once each, within-subject)."""
     row = dict.fromkeys(COLUMNS)
     row.update(
@@ -141,7 +144,7 @@ def _mwu(design: str, a: str, x: np.ndarray, b: str, y: np.ndarray, min_n: int, 
     )
 
 
-def _between(samples: dict[str, np.ndarray], min_n: int) -> list[dict[str, object]]:
+def _between(samples: dict[str, np.ndarray], min_n: int) -> list[Row]:
     groups = list(samples)
     if len(groups) == 2:
         a, b = groups
@@ -169,7 +172,7 @@ def _between(samples: dict[str, np.ndarray], min_n: int) -> list[dict[str, objec
     return [omnibus, *_holm(pairs)]
 
 
-def _holm(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+def _holm(rows: list[Row]) -> list[Row]:
     tested = [r for r in rows if not math.isnan(r["p"])]
     if tested:
         _, corrected = pg.multicomp([r["p"] for r in tested], method="holm")
@@ -178,12 +181,13 @@ def _holm(rows: list[dict[str, object]]) -> list[dict[str, object]]:
     return rows
 
 
-def _wilcoxon(wide: pd.DataFrame, a: str, b: str, min_n: int, kind: str) -> dict[str, object]:
+def _wilcoxon(wide: pd.DataFrame, a: str, b: str, min_n: int, kind: str) -> Row:
     """Wilcoxon signed-rank on the participants who rated both systems; the effect is the
     matched-pairs rank-biserial r (positive when ``a`` is rated higher)."""
     pair = wide[[a, b]].dropna()
     n = {a: len(pair), b: len(pair)}
-    fields = {"statistic_name": "W", "effect_name": "matched-pairs rank-biserial r", "kind": kind}
+    fields: Row = {"statistic_name": "W", "effect_name": "matched-pairs rank-biserial r"}
+    fields["kind"] = kind
     fields["n_total"] = len(pair)  # participants, each counted once
     test = "Wilcoxon signed-rank"
     note = _too_few(n, min_n)
@@ -199,7 +203,7 @@ def _wilcoxon(wide: pd.DataFrame, a: str, b: str, min_n: int, kind: str) -> dict
     )  # fmt: skip
 
 
-def _within(wide: pd.DataFrame, groups: list[str], min_n: int) -> list[dict[str, object]]:
+def _within(wide: pd.DataFrame, groups: list[str], min_n: int) -> list[Row]:
     if len(groups) == 2:
         return [_wilcoxon(wide, groups[0], groups[1], min_n, "omnibus")]
     complete = wide.dropna()
@@ -209,7 +213,9 @@ def _within(wide: pd.DataFrame, groups: list[str], min_n: int) -> list[dict[str,
     if note:
         omnibus = _row("within", "Friedman", groups, n, note=note, **fields)
     else:
-        long = complete.rename_axis(index="subject", columns="group").stack().rename("dv")
+        # Flat columns stack to a Series (pandas-stubs allows a DataFrame too).
+        stacked = cast(pd.Series, complete.rename_axis(index="subject", columns="group").stack())
+        long = stacked.rename("dv")
         result = pg.friedman(long.reset_index(), dv="dv", within="group", subject="subject")
         q, w, p = (float(result.iloc[0][k]) for k in ("Q", "W", "p_unc"))
         omnibus = _row(

@@ -177,8 +177,7 @@ def end_reasons(sessions: pd.DataFrame, by: Sequence[str] = ("system_id",)) -> p
         reason.notna(), np.where(sessions["state"] == "abandoned", "abandoned", "(in progress)")
     )
     frame = sessions.assign(end_reason=reason)
-    table = frame.groupby([*by, "end_reason"], observed=True).size().rename("count")
-    table = table.reset_index()
+    table = frame.groupby([*by, "end_reason"], observed=True).size().rename("count").reset_index()
     table["share"] = table["count"] / table.groupby(by, observed=True)["count"].transform("sum")
     return table.astype({k: object for k in by})
 
@@ -192,8 +191,9 @@ def wizard_share(exchanges: pd.DataFrame, has_source: bool) -> tuple[pd.DataFram
     turns = exchanges[exchanges["source"].notna()]
     if turns.empty:
         return pd.DataFrame(columns=columns), "no wizard data: no system turn records its source"
-    table = turns.groupby(["system_id", "source"], observed=True).size().rename("count")
-    table = table.reset_index()
+    table = (
+        turns.groupby(["system_id", "source"], observed=True).size().rename("count").reset_index()
+    )
     table["share"] = table["count"] / table.groupby("system_id")["count"].transform("sum")
     if (table["source"].astype(object) == "system").all():
         note = "no wizard involvement: every system turn was sent as the system wrote it"

@@ -56,9 +56,9 @@ def likert_pngs(
     reverse = dict(zip(codebook["item_id"], codebook["reverse"], strict=True))
     text = dict(zip(codebook["item_id"], codebook["text"], strict=True))
     images = []
-    for (low, high), group in spans.loc[order].groupby(["min", "max"], sort=False):
+    for _, group in spans.loc[order].groupby(["min", "max"], sort=False):
         items = list(group.index)
-        points = np.arange(low, high + 1)
+        points = np.arange(group["min"].iloc[0], group["max"].iloc[0] + 1)
         colours = colormaps["RdBu"](np.linspace(0.1, 0.9, len(points)))
         if len(points) % 2:
             colours[len(points) // 2] = (0.80, 0.80, 0.80, 1.0)  # neutral: grey, not white

@@ -321,7 +321,9 @@ def _quality(report: Report, limit: int | None) -> list[Block]:
     exclusion = quality.exclusion
     if exclusion is not None:
         reasons = ", ".join(
-            f"{r.flag} {r.participants}" for r in exclusion.by_flag.itertuples() if r.participants
+            f"{r['flag']} {r['participants']}"
+            for r in exclusion.by_flag.to_dict("records")
+            if r["participants"]
         )
         blocks.append(
             Paragraph(

@@ -84,7 +84,7 @@ def _instrument(report: Report, q_id: str) -> list[Block]:
     if codebook["type"].isin(["scale", "yes_no", "thumbs"]).any():
         blocks.append(Figure("likert", q_id, f"{q_id}: answers per item and system"))
     if len(codebook):
-        legend = [
+        legend: list[tuple[str, ...]] = [
             (r["item_id"] + (" (R)" if r["reverse"] else ""), d.shorten(r["text"], 110),
              "attention check" if r["item_id"] in checks
              else (d.DASH if d.missing(r["construct"]) else str(r["construct"])))

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+import numpy as np
 import pandas as pd
 
 from analytics.data import NUMERIC_TYPES, StudyData
@@ -84,7 +85,7 @@ def _attention(responses: pd.DataFrame) -> pd.DataFrame:
 
 def _times(items: pd.Series) -> str:
     counts = items.astype(str).value_counts(sort=False)
-    return ", ".join(f"{i} ×{n}" if n > 1 else i for i, n in counts.items())
+    return ", ".join(f"{i} ×{n}" if n > 1 else str(i) for i, n in counts.items())
 
 
 def _straight_lining(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
@@ -99,7 +100,7 @@ def _straight_lining(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFra
     maybe = scale["item_id"].isin({i for _, i in attention_keys})
     if maybe.any():
         pairs = zip(scale.loc[maybe, "questionnaire_id"], scale.loc[maybe, "item_id"], strict=True)
-        maybe[maybe] = [k in attention_keys for k in pairs]
+        maybe[maybe] = np.array([k in attention_keys for k in pairs], dtype=bool)
         scale = scale[~maybe]
     midpoint = (scale["min"] + scale["max"]) / 2
     sets = scale.assign(middle=scale["value"] == midpoint).groupby(
@@ -123,7 +124,6 @@ def _straight_lining(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFra
             f"{q} ({s}): all {v:g}"
             for q, s, v in zip(g["questionnaire_id"], g["scope"], g["value"], strict=True)
         ),
-        include_groups=False,
     )
     table = lined.groupby("participant_id", observed=True).size().rename("count").to_frame()
     table["out_of"] = out_of.reindex(table.index).to_numpy()
@@ -141,8 +141,8 @@ def reading_times(
         & (responses["moment"] != "exchange")
         & responses["shown_at"].notna()  # imported answers may have no timing
     ]
-    length = items.assign(chars=items["text"].fillna("").str.len())
-    length = length.set_index(["questionnaire_id", "item_id"])["chars"]
+    with_length = items.assign(chars=items["text"].fillna("").str.len())
+    length = with_length.set_index(["questionnaire_id", "item_id"])["chars"]
     keys = pd.MultiIndex.from_arrays(
         [asked["questionnaire_id"].astype(object), asked["item_id"].astype(object)]
     )

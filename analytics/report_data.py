@@ -259,7 +259,9 @@ def _comparisons(data: StudyData, info: StudyInfo, scores: pd.DataFrame) -> Comp
     for (q_id, construct), part in scores.groupby(["questionnaire_id", "construct"]):
         table = stats.compare_systems(part, within=within)
         tables.append(
-            table.assign(measure_kind="construct", questionnaire_id=q_id, measure=construct)
+            table.assign(
+                measure_kind="construct", questionnaire_id=str(q_id), measure=str(construct)
+            )
         )
     checks = data.items.loc[data.items["attention"].notna(), "item_id"]
     single = responses[
@@ -270,7 +272,9 @@ def _comparisons(data: StudyData, info: StudyInfo, scores: pd.DataFrame) -> Comp
     ]
     for (q_id, item_id), part in single.groupby(["questionnaire_id", "item_id"], observed=True):
         table = stats.compare_systems(part, within=within)
-        tables.append(table.assign(measure_kind="item", questionnaire_id=q_id, measure=item_id))
+        tables.append(
+            table.assign(measure_kind="item", questionnaire_id=str(q_id), measure=str(item_id))
+        )
     table = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
     return Comparisons(design, method, table.reindex(columns=_COMPARISON_COLUMNS))
 

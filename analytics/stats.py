@@ -12,6 +12,7 @@ import math
 import re
 import warnings
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -78,20 +79,32 @@ def answer_distribution(
     keys = [*by, *_ITEM_KEYS]
     answered = _answered(responses)
     numbers = answered[answered["value"].notna()]
-    counted = numbers.groupby([*keys, "value"], observed=True).size().rename("count")
-    counted = counted.reset_index().rename(columns={"value": "answer"})
+    counted = (
+        numbers.groupby([*keys, "value"], observed=True)
+        .size()
+        .rename("count")
+        .reset_index()
+        .rename(columns={"value": "answer"})
+    )
     codes = answered[answered["value"].isna() & answered["text"].notna()]
     multi = codes["type"] == "multi_choice"
     ticked = codes[multi].assign(text=codes.loc[multi, "text"].astype(str).str.split(","))
     codes = pd.concat([codes[~multi], ticked.explode("text")], ignore_index=True)
-    coded = codes.groupby([*keys, "text"], observed=True).size().rename("count")
-    coded = coded.reset_index().rename(columns={"text": "answer"})
+    coded = (
+        codes.groupby([*keys, "text"], observed=True)
+        .size()
+        .rename("count")
+        .reset_index()
+        .rename(columns={"text": "answer"})
+    )
     # Scale points nobody chose, so that every group shows the whole scale.
     numeric = answered[answered["type"].isin(NUMERIC_TYPES)]
     spans = numeric.groupby(keys, observed=True)[["min", "max"]].first().dropna().reset_index()
-    spans["answer"] = [
-        np.arange(a, b + 1.0) for a, b in zip(spans["min"], spans["max"], strict=True)
-    ]
+    spans["answer"] = pd.Series(
+        [np.arange(a, b + 1.0) for a, b in zip(spans["min"], spans["max"], strict=True)],
+        index=spans.index,
+        dtype=object,
+    )
     points = spans.drop(columns=["min", "max"]).explode("answer")
     points["answer"] = points["answer"].astype(float)
     counted = counted.astype({k: object for k in keys}).astype({"answer": float})
@@ -141,7 +154,7 @@ def describe_items(
     )
     numeric = answered[answered["type"].isin(NUMERIC_TYPES) | answered["type"].isna()]
     values = numeric.groupby(keys, observed=True)["value"]
-    quartiles = values.quantile([0.25, 0.75]).unstack()
+    quartiles = values.quantile(np.array([0.25, 0.75])).unstack()
     stats = pd.DataFrame(
         {
             "mean": values.mean(),
@@ -158,9 +171,11 @@ def describe_items(
         key: dict(zip(group["answer"], group["count"].astype(int), strict=True))
         for key, group in spread.groupby(keys, sort=False)
     }
-    table["distribution"] = [
-        counts.get(tuple(row), {}) for row in table[keys].itertuples(index=False)
-    ]
+    table["distribution"] = pd.Series(
+        [counts.get(tuple(row), {}) for row in table[keys].itertuples(index=False)],
+        index=table.index,
+        dtype=object,
+    )
     for name in ("type", "construct"):
         table[name] = table[name].astype(object)
     return table
@@ -183,8 +198,13 @@ def construct_scores(responses: pd.DataFrame) -> pd.DataFrame:
     )
     names = ("participant_id", "questionnaire_id", "construct", "system_id", "scenario_id")
     scores = scores.reset_index().astype(dict.fromkeys(names, object))
-    k = scored.groupby(["questionnaire_id", "construct"], observed=True)["item_id"].nunique()
-    k = k.rename("k_items").reset_index().astype(dict.fromkeys(names[1:3], object))
+    k = (
+        scored.groupby(["questionnaire_id", "construct"], observed=True)["item_id"]
+        .nunique()
+        .rename("k_items")
+        .reset_index()
+        .astype(dict.fromkeys(names[1:3], object))
+    )
     return scores.merge(k, on=["questionnaire_id", "construct"], how="left")
 
 
@@ -210,7 +230,8 @@ def construct_reliability(
             .set_index(["participant_id", "scope", by, "item_id"])["score"]
             .unstack("item_id")
         )
-        groups = [(g, wide.xs(g, level=by)) for g in sorted(wide.index.unique(by))]
+        systems = wide.index.get_level_values(by)
+        groups = [(g, wide[systems == g].droplevel(by)) for g in sorted(systems.unique())]
         for group, frame in [*groups, (ALL_SYSTEMS, wide)]:
             if group in _NOT_SYSTEMS:
                 continue
@@ -364,7 +385,8 @@ def rater_agreement(responses: pd.DataFrame, *, min_raters: int = 2) -> pd.DataF
 
 def _icc(matrix: pd.DataFrame) -> dict[str, float]:
     """ICC(2,1) and ICC(2,k) (pingouin's ICC(A,1), ICC(A,k)) with unrounded intervals."""
-    long = matrix.stack().rename("rating").reset_index()
+    # Flat columns stack to a Series (pandas-stubs allows a DataFrame too).
+    long = cast(pd.Series, matrix.stack()).rename("rating").reset_index()
     rounding = pg.options.get("round.column.CI95")
     pg.options["round.column.CI95"] = None  # pingouin rounds intervals to 2 dp by default
     try:
@@ -378,7 +400,7 @@ def _icc(matrix: pd.DataFrame) -> dict[str, float]:
     finally:
         pg.options["round.column.CI95"] = rounding
     table = table.set_index("Type")
-    result = {}
+    result: dict[str, float] = {}
     for name, kind in (("icc2_1", "ICC(A,1)"), ("icc2_k", "ICC(A,k)")):
         low, high = table.loc[kind, "CI95"]
         result |= {name: float(table.loc[kind, "ICC"]), f"{name}_ci_low": float(low)}

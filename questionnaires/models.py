@@ -6,7 +6,8 @@ list positions; item types form a discriminated union on ``type``.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Sequence
+from typing import Annotated, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
@@ -14,7 +15,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 Loc = tuple[str | int, ...]
 
 
-def error_at(title: str, errors: list[tuple[Loc, str, object]]) -> ValidationError:
+def error_at(title: str, errors: Sequence[tuple[Loc, str, object]]) -> ValidationError:
     """Errors of a cross-field check placed at the offending field, not at the whole model.
 
     A plain ``ValueError`` in a model validator is reported at the model's own location;
@@ -34,12 +35,17 @@ def error_at(title: str, errors: list[tuple[Loc, str, object]]) -> ValidationErr
     )
 
 
-def repeated_ids(field: str, things: tuple[object, ...]) -> list[tuple[Loc, str, object]]:
+class _Identified(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+def repeated_ids(field: str, things: Sequence[_Identified]) -> list[tuple[Loc, str, object]]:
     """Errors for ids used twice in a list (answers and records are stored by id)."""
     first: dict[str, int] = {}
     repeats: list[tuple[Loc, str, object]] = []
     for index, thing in enumerate(things):
-        thing_id = thing.id  # type: ignore[attr-defined]
+        thing_id = thing.id
         if thing_id in first:
             message = f"{field[:-1]} id {thing_id!r} is already used by {field}[{first[thing_id]}]"
             repeats.append(((field, index, "id"), message, thing_id))
@@ -225,8 +231,10 @@ class Questionnaire(_Model):
     def _conditions_look_back(self) -> Questionnaire:
         """A condition may only name an earlier closed item, with values it can have."""
         position = {item.id: i for i, item in enumerate(self.items)}
-        problems = []
-        checks = [(("items", i, "when"), item.when, i) for i, item in enumerate(self.items)]
+        problems: list[tuple[Loc, str, object]] = []
+        checks: list[tuple[Loc, Condition | None, int]] = [
+            (("items", i, "when"), item.when, i) for i, item in enumerate(self.items)
+        ]
         checks += [(("eligible_if", i), c, len(self.items)) for i, c in enumerate(self.eligible_if)]
         for loc, condition, index in checks:
             if condition is None:
@@ -239,11 +247,11 @@ class Questionnaire(_Model):
             elif target >= index:
                 message = f"{condition.item!r} comes later: a condition can only look back"
                 problems.append(((*loc, "item"), message, condition.item))
-            elif not hasattr(self.items[target], "choices"):
+            elif isinstance(earlier := self.items[target], TextItem):
                 message = f"{condition.item!r} is free text: a condition needs answer choices"
                 problems.append(((*loc, "item"), message, condition.item))
             else:
-                values = {v for v, _ in self.items[target].choices()}  # type: ignore[union-attr]
+                values = {v for v, _ in earlier.choices()}
                 wanted = (condition.equals,) if condition.equals is not None else condition.any_of
                 for value in wanted:
                     if value not in values:

@@ -156,6 +156,7 @@ class _StudyLoader:
         if ref_id in cache:
             return True
         local, shipped = self.local(ref_id, shelf), shelf.shipped(ref_id)
+        resource: Resource
         folder: Resource
         if local.is_file():
             file, resource, folder = local, local, local.parent
@@ -306,7 +307,8 @@ def load_questionnaire(path: str | Path) -> Questionnaire:
 
 def load_stimuli(path: str | Path, template: str | None = None) -> tuple[Stimulus, ...]:
     """The rows of one CSV or JSONL file, checked against a ``stimulus_template`` if given."""
-    file, problems = Path(path), []
+    file = Path(path)
+    problems: list[Problem] = []
     table = read_stimuli(file, file, problems)
     if table is not None and template is not None:
         try:

@@ -240,7 +240,7 @@ def _value_loc(root: yaml.MappingNode, loc: Loc, value: object) -> Loc:
         return loc
     for key in ("equals", "any_of"):
         child = _child(node, key)
-        values = [] if child is None else child[1]
+        values = None if child is None else child[1]
         if isinstance(values, yaml.ScalarNode) and values.value == str(value):
             return (*shown, key)
         if isinstance(values, yaml.SequenceNode):

@@ -87,7 +87,7 @@ _HTML_TAGS = {
 }
 _HTML_ENTITY = re.compile(r"&(lt|gt|amp|quot|#[0-9]{1,7}|#x[0-9a-fA-F]{1,6});")
 _HTML_NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
-_HTML_TAG_NAME = re.compile(r"[^\s>]*")  # tdlib reads a tag name up to whitespace or ">"
+_HTML_TAG_NAME_END = re.compile(r"[\s>]")  # tdlib reads a tag name up to whitespace or ">"
 _HTML_ATTR = re.compile(r"""([A-Za-z-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
 _HTML_PLAIN = re.compile(r"[^<&]+")
 
@@ -116,7 +116,8 @@ def _parse_html(text: str) -> ParsedText:
             i = ent.end() if ent else i + 1
             continue
         offset = _byte_offset(text, i)
-        name_end = _HTML_TAG_NAME.match(text, i + 1).end()
+        after_name = _HTML_TAG_NAME_END.search(text, i + 1)
+        name_end = after_name.start() if after_name else n
         is_end_tag = text.startswith("/", i + 1)
         unclosed = _parse_error(
             f"Unclosed {'end' if is_end_tag else 'start'} tag at byte offset {offset}"

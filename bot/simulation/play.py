@@ -6,6 +6,7 @@ screening, tasks (a chat, or rows to rate), ratings of single replies, questionn
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.emulator import BotMessage, Participant
@@ -37,6 +38,17 @@ class Played:
 
 def _data(message: BotMessage) -> list[str]:
     return [data for row in message.keyboard for _, data in row if data]
+
+
+def _more_messages_than(count: int) -> Callable[[Participant], bool]:
+    """Until the bot has sent something after its first ``count`` messages (bound now, not
+    when the loop that waits has moved on)."""
+    return lambda p: len(p.messages) > count
+
+
+def _buttons_changed(message: BotMessage, before: tuple[str, ...]) -> Callable[[Participant], bool]:
+    """Until ``message``'s buttons are no longer ``before`` (edited in place)."""
+    return lambda _: tuple(_data(message)) != before
 
 
 def _asks(message: BotMessage, channel: str = "") -> bool:
@@ -142,7 +154,7 @@ class StudyPlayer:
             await p.send_text(message)
             sent += 1
             self.exchanges += 1
-            await p.wait_for(lambda q, n=seen: len(q.messages) > n, _TURN_TIMEOUT)
+            await p.wait_for(_more_messages_than(seen), _TURN_TIMEOUT)
             replies = [m.text for m in p.messages[seen:] if not _asks(m, "x")]
             first_new = seen
             seen = len(p.messages)
@@ -187,7 +199,7 @@ class StudyPlayer:
             data = self.rng.choice(answers)
             self.given.append(Given("button", _button_text(message, data), rating=True))
             await p.tap(data=data, message_id=message.message_id)
-            await p.wait_for(lambda q, b=before, m=message: tuple(_data(m)) != b, _TURN_TIMEOUT)
+            await p.wait_for(_buttons_changed(message, before), _TURN_TIMEOUT)
 
     # --- questionnaires ----------------------------------------------------------------
 

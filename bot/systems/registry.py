@@ -55,8 +55,8 @@ def build_systems(
         match spec:
             case DemoSystem(variant="chat"):
                 systems[spec.id] = DemoChat()
-            case DemoSystem():
-                systems[spec.id] = DemoShop(spec.variant)
+            case DemoSystem(variant="v1" | "v0" as variant):
+                systems[spec.id] = DemoShop(variant)
             case OpenAISystem():
                 systems[spec.id] = OpenAIChat(spec, http(), env)
             case RasaSystem():
