@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import time
@@ -20,6 +19,7 @@ from bot.delivery import Delivery
 from bot.errors import TelegramSetupError
 from bot.privacy import Privacy
 from bot.runner import StudyRunner
+from bot.store.definition import definition_json
 from bot.store.interface import StudyStore
 from bot.store.sqlite import open_store
 from bot.systems.base import System
@@ -55,15 +55,6 @@ def api_base_url(url: str) -> str:
     return url if url.endswith("/bot") else f"{url}/bot"
 
 
-def definition_json(bundle: StudyBundle) -> str:
-    """The study as stored with its data; header values may hold credentials: masked."""
-    definition = bundle.model_dump(mode="json", by_alias=True)
-    for system in definition["study"]["systems"]:
-        if system.get("headers"):
-            system["headers"] = {name: "***" for name in system["headers"]}
-    return json.dumps(definition, ensure_ascii=False)
-
-
 async def run_bot(
     bundle: StudyBundle,
     config: BotConfig,
@@ -77,15 +68,33 @@ async def run_bot(
     """Run the study until ``stop`` is set; safe to start again on the same database.
 
     The composition root: ``store``, ``systems`` and ``clock`` are the real ones unless
-    given (a store given is closed here too, as the bot owns it while it runs)."""
-    if store is None:
-        store = await open_store(config.db, clock, synchronous=config.synchronous)
-    if await store.record_definition(bundle.study.id, definition_json(bundle)):
-        log.info("study %r: definition stored with its data", bundle.study.id)
+    given (a store given is closed here too, as the bot owns it while it runs). Whatever
+    cannot start fails before anything is opened, or closes what was: a supervisor sees
+    the process exit, never hang."""
     privacy = Privacy(config.secret)
     if systems is None:
         systems = build_systems(bundle.study.systems, env=os.environ)
-    systems = dict(systems)
+    built = dict(systems)
+    async with contextlib.AsyncExitStack() as opened:
+        opened.push_async_callback(close_systems, built)
+        if store is None:
+            store = await open_store(config.db, clock, synchronous=config.synchronous)
+        opened.push_async_callback(store.close)
+        if await store.record_definition(bundle.study.id, definition_json(bundle)):
+            log.info("study %r: definition stored with its data", bundle.study.id)
+        await _serve(bundle, config, store, privacy, built, clock, stop, ready)
+
+
+async def _serve(
+    bundle: StudyBundle,
+    config: BotConfig,
+    store: StudyStore,
+    privacy: Privacy,
+    systems: Mapping[str, System],
+    clock: Callable[[], float],
+    stop: asyncio.Event,
+    ready: asyncio.Event | None,
+) -> None:
     requests = (
         AiohttpRequest(connection_pool_size=config.max_concurrent_updates),
         AiohttpRequest(connection_pool_size=2),
@@ -170,5 +179,3 @@ async def run_bot(
     finally:
         for request in requests:  # PTB skips this when start-up failed half-way
             await request.shutdown()
-        await close_systems(systems)
-        await store.close()
