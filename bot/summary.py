@@ -6,9 +6,9 @@ that a study ran and that its systems differ.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
+from bot.store.blocking import run_blocking
 from bot.store.model import SystemSummary
 from bot.store.sqlite import open_existing
 
@@ -17,7 +17,7 @@ __all__ = ["SystemSummary", "format_summary", "summarize"]
 
 def summarize(db: Path) -> list[SystemSummary]:
     """Per system, from the database (read only)."""
-    return asyncio.run(_summarize(db))
+    return run_blocking(lambda: _summarize(db))
 
 
 async def _summarize(db: Path) -> list[SystemSummary]:
