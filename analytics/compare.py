@@ -120,7 +120,7 @@ def _constant(values: np.ndarray) -> str | None:
     return None
 
 
-def _mwu(design: str, a: str, x: np.ndarray, b: str, y: np.ndarray, min_n: int, kind: str):
+def _mwu(design: str, a: str, x: np.ndarray, b: str, y: np.ndarray, min_n: int, kind: str) -> Row:
     """Mann–Whitney U of the first group (as scipy and pingouin report it) and the
     rank-biserial r = 2U/(n1·n2) − 1, positive when the first group rates higher. Computed
     from U rather than with pingouin's ``mwu``, which builds an n1 × n2 matrix."""

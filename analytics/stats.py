@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import cast
 
 import numpy as np
@@ -309,7 +309,8 @@ def idial_summary(responses: pd.DataFrame, questionnaire_id: str = "idial") -> p
     return table.astype({"system_id": object, "construct": object}).reset_index(drop=True)
 
 
-def _aspect_key(order: dict[str, int]):
+def _aspect_key(order: dict[str, int]) -> Callable[[pd.Series], pd.Series]:
+    """Sort key for ``sort_values``: constructs in ``order``, other columns as they are."""
     return lambda col: (
         col.map(lambda v: order.get(v, len(order))) if col.name == "construct" else col
     )
