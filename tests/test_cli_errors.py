@@ -3,7 +3,11 @@ exit status per kind of mistake (``bot/errors.py``), so that a script can tell t
 
 from __future__ import annotations
 
+import os
 import socket
+import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +16,7 @@ import pytest
 from bot.cli import SECRET_ENV, TOKEN_ENV, main
 from bot.errors import (
     OzlabError,
+    SchemaError,
     StoreError,
     StudyDataError,
     StudyFileError,
@@ -19,6 +24,7 @@ from bot.errors import (
     TelegramSetupError,
 )
 from bot.privacy import Privacy
+from scenarios.starter import write_starter
 
 SECRET = "s" * 32
 
@@ -134,6 +140,57 @@ def test_a_demo_server_on_a_taken_port_exits_4(capsys: pytest.CaptureFixture[str
     assert code == SystemSetupError.exit_code == 4
     assert len(lines) == 1
     assert lines[0].startswith(f"ozlab: the demo shop cannot listen on 127.0.0.1:{port}: ")
+
+
+def test_a_system_that_cannot_be_built_stops_run_with_4(tmp_path: Path) -> None:
+    """As a researcher runs it (a subprocess: ``run`` sets up logging for the process)."""
+    write_starter(tmp_path / "pilot")
+    study = tmp_path / "pilot" / "study.yaml"
+    text = study.read_text(encoding="utf-8")
+    demo = "  - type: demo\n    id: shop-v0\n    variant: v0\n"
+    assert demo in text
+    study.write_text(
+        text.replace(demo, "  - type: python\n    id: mine\n    entry: ozt_nowhere:Thing\n"),
+        encoding="utf-8",
+    )
+    env = {**os.environ, TOKEN_ENV: "123:abc", SECRET_ENV: SECRET}
+    db, nowhere = str(tmp_path / "x.sqlite"), "http://127.0.0.1:9"
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "run", str(study), "--db", db, "--bot-api-url", nowhere],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert done.returncode == SystemSetupError.exit_code == 4, done.stderr
+    assert done.stderr.splitlines() == [
+        "ozlab: system 'mine': cannot import 'ozt_nowhere:Thing': there is no module"
+        " 'ozt_nowhere' (is it installed, or on PYTHONPATH?)"
+    ]
+
+
+def test_a_file_that_is_not_a_study_database_exits_5(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    thesis = tmp_path / "thesis.sqlite"
+    thesis.write_text("my thesis", encoding="utf-8")
+    for command in (["report"], ["demo", "-n", "1"]):
+        code, lines = ozlab(capsys, *command, "--db", thesis)
+        assert code == StoreError.exit_code == 5
+        assert len(lines) == 1 and lines[0].startswith(f"ozlab: {thesis} ")
+    assert thesis.read_text(encoding="utf-8") == "my thesis"
+
+
+def test_a_database_of_a_newer_ozlab_exits_6(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    newer = tmp_path / "newer.sqlite"
+    with sqlite3.connect(newer) as conn:
+        conn.execute("PRAGMA user_version = 999")
+    conn.close()
+    code, lines = ozlab(capsys, "report", "--db", newer)
+    assert code == SchemaError.exit_code == 6
+    assert len(lines) == 1 and lines[0].startswith(f"ozlab: {newer} has schema version 999")
 
 
 def test_chat_ids_sealed_under_another_secret_are_a_store_error() -> None:
