@@ -53,6 +53,7 @@ class Outbox(Protocol):
     async def edit(
         self, chat_id: int, message_id: int, text: str, buttons: fx.Buttons = ()
     ) -> None: ...
+    async def remove_buttons(self, chat_id: int, message_id: int) -> None: ...
     async def toast(self, callback_id: str, text: str | None = None) -> None: ...
     async def typing(self, chat_id: int) -> None: ...
 
@@ -269,10 +270,14 @@ class StudyRunner:
         match effect:
             case fx.Send(text=text, buttons=buttons, remember=remember, format=form):
                 message_id = await self._outbox.send(chat_id, text, buttons, form)
-                if remember and message_id is not None:
+                if message_id is not None and remember:
                     return ev.MessageSent(message_id)
+                if message_id is not None and effect.until is not None:
+                    return ev.KeyboardShown(message_id, effect.until)
             case fx.Edit(message_id=message_id, text=text, buttons=buttons):
                 await self._outbox.edit(chat_id, message_id, text, buttons)
+            case fx.RemoveButtons(message_id=message_id):
+                await self._outbox.remove_buttons(chat_id, message_id)
             case fx.ShowTyping():
                 await self._outbox.typing(chat_id)
             case fx.Toast():
@@ -374,6 +379,8 @@ def _messages_from_json(raw: str) -> list[fx.Send | fx.Edit]:
     messages: list[fx.Send | fx.Edit] = []
     for item in json.loads(raw):
         kind = item.pop("kind")
+        if item.get("until"):
+            item["until"] = fx.Until(item["until"])
         item["buttons"] = tuple(
             tuple((label, data) for label, data in row) for row in item["buttons"]
         )

@@ -72,3 +72,19 @@ async def test_the_same_update_twice_in_one_batch_is_handled_once(
     await bot.stop()
     assert bot.rows("SELECT count(*) FROM exchanges") == [(1,)]
     assert len(p.messages) == before + 1  # one reply, not two
+
+
+async def test_no_button_is_left_on_screen_that_does_nothing(
+    emulator: BotApiEmulator, start_bot: StartBot
+) -> None:
+    await start_bot()
+    p = emulator.participant(621)
+    await p.send_text("/start")
+    agreement = await p.wait_for_text("Privacy agreement")
+    await p.tap(text="I agree")
+    brief = await p.wait_for_text("Your task")
+    await p.wait_for(lambda q: not agreement.buttons)
+    assert "Finish task" in brief.buttons
+    await p.tap(text="Finish task")
+    await p.wait_for_text("1/4")
+    await p.wait_for(lambda q: not brief.buttons)

@@ -8,6 +8,7 @@ import pytest
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.journey import Stage
+from bot.systems.base import SystemReply
 from bot.telegram.inbound import Inbound
 from tests.test_engine import BUNDLE, in_dialogue, make_bundle, of, questionnaire_journey, run
 
@@ -77,3 +78,39 @@ def test_studies_whose_systems_take_commands_pass_them_on() -> None:
     result = run(bundle, in_dialogue(bundle), command("/restart"), 1.0)
     assert [t.text for t in of(result.effects, fx.RecordUserTurn)] == ["/restart"]
     assert of(result.effects, fx.CallSystem)
+
+
+def shown(journey, step_result, message_id: int):
+    """The runner's answer to a Send(until=...): the keyboard is on screen."""
+    [send] = [e for e in step_result.effects if isinstance(e, fx.Send) and e.until]
+    return run(BUNDLE, journey, ev.KeyboardShown(message_id, send.until)).journey
+
+
+def test_buttons_that_no_longer_apply_are_removed_as_the_flow_moves_on() -> None:
+    first = run(BUNDLE, None, ev.StartCommand())
+    journey = shown(first.journey, first, 10)  # the agreement
+    accepted = run(BUNDLE, journey, ev.ButtonTapped("c:y"))
+    assert fx.RemoveButtons(10) in accepted.effects  # its buttons are answered
+    journey = shown(accepted.journey, accepted, 11)  # the brief's "Finish task"
+    asked = run(BUNDLE, journey, ev.TextReceived("hi"), 1.0)
+    rasa = SystemReply(("Pick one",), buttons=(("Red", "/red"), ("Blue", "/blue")))
+    replied = run(BUNDLE, asked.journey, ev.SystemReplied(rasa, 5.0), 1.0)
+    journey = shown(replied.journey, replied, 12)  # the system's buttons
+    again = run(BUNDLE, journey, ev.TextReceived("red"), 2.0)
+    assert fx.RemoveButtons(12) in again.effects and fx.RemoveButtons(11) not in again.effects
+    done = run(BUNDLE, again.journey, ev.DoneCommand(), 3.0)
+    assert fx.RemoveButtons(11) in done.effects  # the task is over: "Finish task" goes
+    assert done.journey.keyboards == ()
+
+
+def test_an_answer_typed_instead_of_tapped_takes_the_buttons_off_its_question() -> None:
+    journey = questionnaire_journey()
+    journey = run(BUNDLE, journey, ev.MessageSent(40), 1.0).journey
+    typed = run(BUNDLE, journey, ev.TextReceived("4"), 1.0)
+    assert fx.RemoveButtons(40) in typed.effects
+
+
+def test_declining_takes_the_buttons_off_the_agreement() -> None:
+    first = run(BUNDLE, None, ev.StartCommand())
+    declined = run(BUNDLE, shown(first.journey, first, 10), ev.ButtonTapped("c:n"))
+    assert fx.RemoveButtons(10) in declined.effects

@@ -58,6 +58,13 @@ def over(phase: Phase, *, ineligible: bool = False) -> list[Doing]:
     return [PhaseOver(phase, ineligible)]
 
 
+def drop_keyboards(journey: Journey, until: fx.Until | None = None) -> Result:
+    """Take the buttons off messages whose moment has passed (all, or those ``until``)."""
+    gone = [m for u, m in journey.keyboards if until is None or u is until]
+    kept = tuple((u, m) for u, m in journey.keyboards if until is not None and u is not until)
+    return replace(journey, keyboards=kept), [fx.RemoveButtons(m) for m in gone]
+
+
 def texts_of(bundle: StudyBundle, journey: Journey | None) -> Texts:
     return bundle.study.texts_for(journey.language if journey else None)
 
@@ -93,7 +100,8 @@ def silence(bundle: StudyBundle, journey: Journey, now: float) -> Result:
             if journey.stage is Stage.DIALOGUE:
                 effects.append(fx.CloseSession(journey.session_id, EndReason.ABANDONED, False))
             effects.append(fx.SetSessionState(journey.session_id, SessionState.ABANDONED))
-            effects.append(fx.Send(texts.abandoned_closed))
+            journey, removed = drop_keyboards(journey)
+            effects += [*removed, fx.Send(texts.abandoned_closed)]
             return replace(journey, stage=Stage.CLOSED, abandoned=True), effects
         effects.append(fx.SetSessionState(journey.session_id, SessionState.ABANDONED))
         return replace(journey, abandoned=True, reminded=True), effects

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from bot.systems.base import Conversation
 from bot.vocabulary import (
@@ -138,12 +139,20 @@ Record = (
 # --- outbound: what the driver does after the commit ----------------------------------
 
 
+class Until(StrEnum):
+    """How long a message's buttons mean something (then the engine removes them)."""
+
+    PHASE_END = "phase_end"  # the agreement, the brief's "Finish task"
+    NEXT_TURN = "next_turn"  # a system's buttons under its reply
+
+
 @dataclass(frozen=True)
 class Send:
     text: str
     buttons: Buttons = ()
     remember: bool = False  # answer with MessageSent: the message will be edited in place
     format: str = "plain"  # "markdown" or "html" only for system replies a study asks for
+    until: Until | None = None  # answer with KeyboardShown: its buttons are removed later
 
 
 @dataclass(frozen=True)
@@ -151,6 +160,13 @@ class Edit:
     message_id: int
     text: str
     buttons: Buttons = ()
+
+
+@dataclass(frozen=True)
+class RemoveButtons:
+    """Take the keyboard off a message whose buttons no longer mean anything."""
+
+    message_id: int
 
 
 @dataclass(frozen=True)
@@ -171,7 +187,7 @@ class CallSystem:
     conversation: Conversation
 
 
-Outbound = Send | Edit | Toast | ShowTyping | CallSystem
+Outbound = Send | Edit | RemoveButtons | Toast | ShowTyping | CallSystem
 Effect = Record | Outbound
 
 

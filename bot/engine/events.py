@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.engine.callbacks import Tap, decode
+from bot.engine.effects import Until
 from bot.systems.base import SystemReply
 from bot.vocabulary import CommandKind
 
@@ -85,6 +86,14 @@ class MessageSent:
 
 
 @dataclass(frozen=True)
+class KeyboardShown:
+    """The answer to ``Send(until=...)``: which message's buttons to remove, and when."""
+
+    message_id: int
+    until: Until
+
+
+@dataclass(frozen=True)
 class WizardCommand:
     """An experimenter's command from the console, applied exactly once.
 
@@ -120,6 +129,7 @@ Event = (
     | SystemReplied
     | SystemFailed
     | MessageSent
+    | KeyboardShown
     | WizardCommand
     | Tick
     | Recovered

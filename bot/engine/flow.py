@@ -10,12 +10,12 @@ them on when a phase ends; the phases themselves live in ``phases/``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine import progression, wizard
-from bot.engine.common import Doing, PhaseOver, Result, texts_of
+from bot.engine.common import Doing, PhaseOver, Result, drop_keyboards, texts_of
 from bot.engine.context import Context
 from bot.engine.journey import Journey, Stage
 from bot.engine.phases import (
@@ -59,6 +59,9 @@ def step(
         return _settle(ctx, new, doings, now)
     if isinstance(event, ev.WizardCommand):
         return _settle(ctx, *wizard.on_command(ctx, journey, event, now), now)
+    if isinstance(event, ev.KeyboardShown):
+        shown = (*journey.keyboards, (event.until, event.message_id))
+        return Step(replace(journey, keyboards=shown))
     if isinstance(event, ev.UnknownCommand):
         if journey.stage is Stage.DIALOGUE and bundle.study.systems_take_commands:
             event = ev.TextReceived(event.text)
@@ -83,6 +86,8 @@ def _settle(ctx: Context, journey: Journey, doings: list[Doing], now: float) -> 
         effects += _effects(doings[:-1] if ended else doings)
         if ended is None:
             break
+        journey, removed = drop_keyboards(journey)  # the phase's buttons mean nothing now
+        effects += _effects(removed)
         journey, doings = progression.after(ctx, journey, ended, now)
     return Step(journey, tuple(effects))
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.engine.asking import Survey
+from bot.engine.effects import Until
 from bot.store.model import HeldReply, ParticipantStatus
 from bot.systems.base import Turn
 from bot.vocabulary import Moment, Stage
@@ -63,6 +64,7 @@ class Journey:
     paused: bool = False
     reminded: bool = False
     abandoned: bool = False
+    keyboards: tuple[tuple[Until, int], ...] = ()  # messages whose buttons go away later
 
     @property
     def task(self) -> Task:
@@ -125,6 +127,7 @@ class Journey:
                 "survey": _survey(data.get("survey")),
                 "exchange_survey": _survey(data.get("exchange_survey")),
                 "waiting": _waiting(data.get("waiting")),
+                "keyboards": tuple((Until(u), m) for u, m in data.get("keyboards", ())),
             }
         )
 

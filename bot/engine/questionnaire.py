@@ -136,6 +136,8 @@ def _continue(
     survey = journey.survey
     assert survey is not None
     effects: list[Doing] = list(asked.records)
+    if not in_place and survey.message_id is not None:  # answered by typing: buttons done
+        effects.append(fx.RemoveButtons(survey.message_id))
     if asked.survey is None:
         if in_place and survey.message_id is not None:
             # The last question stays on screen, without buttons that could be tapped again.

@@ -18,7 +18,7 @@ def brief(bundle: StudyBundle, journey: Journey) -> fx.Send:
     if scenario.kind == "rating":
         return fx.Send(f"{texts.brief_heading}: {scenario.title}\n\n{scenario.brief}")
     body = f"{texts.brief_heading}: {scenario.title}\n\n{scenario.brief}\n\n{texts.brief_footer}"
-    return fx.Send(body, (((texts.finish_button, FINISH),),))
+    return fx.Send(body, (((texts.finish_button, FINISH),),), until=fx.Until.PHASE_END)
 
 
 def open_session(bundle: StudyBundle, journey: Journey, index: int, now: float) -> Result:

@@ -81,7 +81,7 @@ class StudyPlayer:
         self.rng = rng
         self.texts = bundle.study.texts
         self.handled: set[str] = set()
-        self.briefs_seen = 0
+        self.briefs_seen: set[int] = set()  # message ids of the briefs already played
         self.exchanges = 0
         self.answers = 0
         self.experience = Experience()
@@ -91,8 +91,13 @@ class StudyPlayer:
         endings = (self.texts.thanks, self.texts.not_eligible)
         return any(any(e in m.text for e in endings) for m in q.messages)
 
-    def _briefs(self, q: Participant) -> list[BotMessage]:
-        return [m for m in q.messages if FINISH in _data(m)]
+    def _new_brief(self, q: Participant) -> BotMessage | None:
+        """A task's brief not played yet (its "Finish task" button goes when the task ends,
+        so a brief is known by its button while it is the current one)."""
+        fresh = [
+            m for m in q.messages if FINISH in _data(m) and m.message_id not in self.briefs_seen
+        ]
+        return fresh[-1] if fresh else None
 
     def _pending_item(self, q: Participant) -> BotMessage | None:
         item = _survey_item(q)
@@ -108,13 +113,13 @@ class StudyPlayer:
                 lambda q: (
                     self._ended(q)
                     or self._pending_item(q) is not None
-                    or len(self._briefs(q)) > self.briefs_seen
+                    or self._new_brief(q) is not None
                 ),
                 _TURN_TIMEOUT,
             )
-            if len(self._briefs(p)) > self.briefs_seen:
-                self.briefs_seen = len(self._briefs(p))
-                await self._chat()
+            if (brief := self._new_brief(p)) is not None:
+                self.briefs_seen.add(brief.message_id)
+                await self._chat(brief)
             elif (item := self._pending_item(p)) is not None:
                 await self._answer(item)
             else:
@@ -122,9 +127,7 @@ class StudyPlayer:
 
     # --- the dialogue ---------------------------------------------------------------
 
-    async def _chat(self) -> None:
-        p = self.p
-        brief = self._briefs(p)[-1]
+    async def _chat(self, brief: BotMessage) -> None:
         scenario = next(
             s for s in self.bundle.scenarios.values() if s.title in brief.text.split("\n")[0]
         )
@@ -168,7 +171,7 @@ class StudyPlayer:
                     await p.wait_for(
                         lambda q: (
                             _survey_item_after(q, brief) is not None
-                            or len(self._briefs(q)) > self.briefs_seen
+                            or self._new_brief(q) is not None
                             or self._ended(q)
                         ),
                         _SETTLE,
@@ -238,7 +241,7 @@ class StudyPlayer:
             lambda q: (
                 self._ended(q)
                 or (self._pending_item(q) is not None)
-                or len(self._briefs(q)) > self.briefs_seen
+                or self._new_brief(q) is not None
             ),
             _TURN_TIMEOUT,
         )

@@ -132,6 +132,15 @@ class TelegramOutbox:
             reply_markup=keyboard(buttons),
         )
 
+    async def remove_buttons(self, chat_id: int, message_id: int) -> None:
+        await self._call(
+            "editMessageReplyMarkup",
+            self._bot.edit_message_reply_markup,
+            chat_id=chat_id,
+            message_id=message_id,
+            reply_markup=None,
+        )
+
     async def toast(self, callback_id: str, text: str | None = None) -> None:
         await self._call(
             "answerCallbackQuery",

@@ -15,6 +15,7 @@ from bot.engine.common import (
     Phase,
     Result,
     Transition,
+    drop_keyboards,
     over,
     stale_tap,
     texts_of,
@@ -35,7 +36,8 @@ TRANSITIONS = (
 def _agreement(bundle: StudyBundle, journey: Journey) -> list[Doing]:
     texts = texts_of(bundle, journey)
     buttons = (((texts.consent_accept, CONSENT_YES),), ((texts.consent_decline, CONSENT_NO),))
-    return [fx.Send(texts.welcome), fx.Send(texts.consent, buttons)]
+    agreement = fx.Send(texts.consent, buttons, until=fx.Until.PHASE_END)
+    return [fx.Send(texts.welcome), agreement]
 
 
 def first_contact(
@@ -67,9 +69,11 @@ def _on_consent(bundle: StudyBundle, journey: Journey, event: ev.Event) -> Resul
             return stale_tap(bundle, journey)
         if tap.accept:
             return journey, [fx.Toast(), fx.RecordConsent(Consent.ACCEPTED), *over(Phase.CONSENT)]
+        journey, removed = drop_keyboards(journey)
         return replace(journey, stage=Stage.DECLINED), [
             fx.Toast(),
             fx.RecordConsent(Consent.DECLINED),
+            *removed,
             fx.Send(texts.declined),
         ]
     if isinstance(event, ev.StartCommand):

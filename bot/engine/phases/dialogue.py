@@ -14,6 +14,7 @@ from bot.engine.common import (
     Phase,
     Result,
     Transition,
+    drop_keyboards,
     scenario_of,
     silence,
     stale_tap,
@@ -121,7 +122,7 @@ def _system_messages(bundle: StudyBundle, journey: Journey, reply: SystemReply) 
             ((title, encode(SystemButtonTap(journey.turns, i))),)
             for i, (title, _) in enumerate(reply.buttons)
         )
-        sends[-1] = replace(sends[-1], buttons=rows)
+        sends[-1] = replace(sends[-1], buttons=rows, until=fx.Until.NEXT_TURN)
     return list(sends)
 
 
@@ -140,9 +141,10 @@ def _user_turn(bundle: StudyBundle, journey: Journey, shown: str, sent: str, now
         new, effects = end(bundle, journey, EndReason.TIME_LIMIT, False, now)
         return new, [late, *effects]
     turn = journey.turns + 1
+    journey, removed = drop_keyboards(journey, fx.Until.NEXT_TURN)  # the last reply's buttons
     journey = replace(journey, turns=turn, pending_message=sent, offered=())
     new, effects = _ask_system(bundle, journey, now)
-    return new, [fx.RecordUserTurn(session, turn, shown), *effects]
+    return new, [fx.RecordUserTurn(session, turn, shown), *removed, *effects]
 
 
 def _gate(ctx: Context, journey: Journey) -> Gate | None:
