@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from analytics.data import NUMERIC_TYPES, StudyData
+from bot.vocabulary import Moment
 
 FLAG_KINDS = ("attention_failed", "straight_lining", "too_fast", "abandoned")
 FLAG_COLUMNS = ["participant_id", "flag", "count", "out_of", "detail"]
@@ -138,7 +139,7 @@ def reading_times(
     asked = responses[
         (responses["status"] == "answered")
         & responses["type"].isin([*NUMERIC_TYPES, "choice", "multi_choice"])
-        & (responses["moment"] != "exchange")
+        & (responses["moment"] != Moment.EXCHANGE.value)
         & responses["shown_at"].notna()  # imported answers may have no timing
     ]
     with_length = items.assign(chars=items["text"].fillna("").str.len())

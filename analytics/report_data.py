@@ -26,6 +26,7 @@ from analytics.quality import (
 from analytics.quality import (
     exclude_flagged as drop_flagged,
 )
+from bot.vocabulary import Moment
 
 
 @dataclass(frozen=True)
@@ -255,7 +256,7 @@ def _comparisons(data: StudyData, info: StudyInfo, scores: pd.DataFrame) -> Comp
     )
     within = design == "within"
     tables = []
-    scores = scores[scores["moment"] != "screening"]
+    scores = scores[scores["moment"] != Moment.SCREENING.value]
     for (q_id, construct), part in scores.groupby(["questionnaire_id", "construct"]):
         table = stats.compare_systems(part, within=within)
         tables.append(
@@ -267,7 +268,7 @@ def _comparisons(data: StudyData, info: StudyInfo, scores: pd.DataFrame) -> Comp
     single = responses[
         responses["construct"].isna()
         & responses["score"].notna()
-        & (responses["moment"] != "screening")
+        & (responses["moment"] != Moment.SCREENING.value)
         & ~responses["item_id"].isin(set(checks))
     ]
     for (q_id, item_id), part in single.groupby(["questionnaire_id", "item_id"], observed=True):

@@ -22,6 +22,7 @@ from scipy.stats import norm
 from analytics.compare import COLUMNS as COMPARE_COLUMNS
 from analytics.compare import compare_systems, detect_design
 from analytics.data import NO_SYSTEM, NUMERIC_TYPES, SEVERAL_SYSTEMS
+from bot.vocabulary import Moment
 
 __all__ = [
     "ALL_SYSTEMS",
@@ -336,11 +337,12 @@ def ratings_by_turn(
     """
     if level == "construct":
         scores = construct_scores(responses) if scores is None else scores
-        scores = scores[scores["moment"] == "exchange"]
+        scores = scores[scores["moment"] == Moment.EXCHANGE.value]
         keys, value = ["system_id", "questionnaire_id", "construct", "turn"], "score"
         frame = scores
     else:
-        frame = responses[(responses["moment"] == "exchange") & responses["score"].notna()]
+        exchange = responses["moment"] == Moment.EXCHANGE.value
+        frame = responses[exchange & responses["score"].notna()]
         keys, value = ["system_id", "questionnaire_id", "item_id", "turn"], "score"
     frame = frame[~frame["system_id"].isin(_NOT_SYSTEMS)]
     table = frame.groupby(keys, observed=True)[value].agg(["size", "mean", "std"])
@@ -357,7 +359,7 @@ def rater_agreement(responses: pd.DataFrame, *, min_raters: int = 2) -> pd.DataF
     complete ratings (with missing ones it would drop whole stimuli)."""
     import krippendorff
 
-    rated = responses[(responses["moment"] == "stimulus") & responses["score"].notna()]
+    rated = responses[(responses["moment"] == Moment.RATING.value) & responses["score"].notna()]
     rows = []
     for (q_id, item_id), part in rated.groupby(_ITEM_KEYS, observed=True):
         matrix = part.pivot_table(

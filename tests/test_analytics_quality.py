@@ -17,7 +17,10 @@ from analytics.quality import (
 from analytics.report_data import build_report
 from analytics.synthetic import synthetic_bundle
 from bot.engine import effects as fx
-from bot.store.store import Store
+from bot.store.definition import definition_json
+from bot.store.model import StepCommit
+from bot.store.sqlite import SqliteStore, open_store
+from bot.vocabulary import AnswerStatus, Consent, EndReason, Moment, SessionState
 
 POST = "synthetic-post"
 Q1_TEXT = "The assistant understood what I wanted."  # 39 characters
@@ -46,17 +49,17 @@ PARTICIPANTS = {
 
 async def _study(db: Path) -> None:
     clock = Clock()
-    store = await Store.open(db, clock)
+    store = await open_store(db, clock)
     bundle = synthetic_bundle(2, "between")
     try:
-        await store.record_definition("synthetic", bundle.model_dump_json(by_alias=True))
+        await store.record_definition("synthetic", definition_json(bundle))
         for index, (participant, (answers, took)) in enumerate(PARTICIPANTS.items()):
             session, start = f"{participant}-1", 1000.0 * (index + 1)
             system = ("system-a", "system-b")[index % 2]
             records: list[fx.Record] = [
-                fx.RecordConsent("accepted"),
+                fx.RecordConsent(Consent.ACCEPTED),
                 fx.OpenSession(session, "find-gift", system, 0, "balanced", "1"),
-                fx.CloseSession(session, "success", True),
+                fx.CloseSession(session, EndReason.SUCCESS, True),
             ]
             clock.now = start
             await _commit(store, participant, records)
@@ -65,25 +68,18 @@ async def _study(db: Path) -> None:
                 clock.now = shown + took
                 ok = None if n != 4 else value == 4
                 answer = fx.RecordResponse(
-                    session, POST, f"{POST}.q{n}", value, None, None, "answered", shown,
-                    attention_ok=ok,
+                    session, POST, f"{POST}.q{n}", value, None, None, AnswerStatus.ANSWERED,
+                    shown, Moment.POST_TASK, attention_ok=ok,
                 )  # fmt: skip
                 await _commit(store, participant, [answer])
-            state = "abandoned" if participant == "quitter" else "ended"
+            state = SessionState.ABANDONED if participant == "quitter" else SessionState.ENDED
             await _commit(store, participant, [fx.SetSessionState(session, state)])
     finally:
         await store.close()
 
 
-async def _commit(store: Store, participant: str, records: list[fx.Record]) -> None:
-    await store.commit_step(
-        study_id="synthetic",
-        participant_id=participant,
-        state="{}",
-        chat_key=None,
-        records=records,
-        update_id=None,
-    )
+async def _commit(store: SqliteStore, participant: str, records: list[fx.Record]) -> None:
+    await store.commit_step(StepCommit("synthetic", participant, "{}", None, None, records))
 
 
 @pytest.fixture

@@ -26,7 +26,10 @@ from analytics.stats import (
     wilson_interval,
 )
 from bot.engine import effects as fx
-from bot.store.store import Store
+from bot.store.definition import definition_json
+from bot.store.model import StepCommit
+from bot.store.sqlite import open_store
+from bot.vocabulary import AnswerStatus, Consent, Moment
 from scenarios.models import StudyBundle
 
 # --- Wilson interval ------------------------------------------------------------------
@@ -225,28 +228,33 @@ def _bundle(questionnaires: dict, post_task=(), post_study=(), systems=("s1",)) 
 
 
 async def _write(db: Path, bundle: StudyBundle, steps: list[tuple[str, list[fx.Record]]]) -> None:
-    """Rows written the way the bot writes them: Store.open runs the real migrations."""
+    """Rows written the way the bot writes them: open_store runs the real migrations."""
     clock = Clock()
-    store = await Store.open(db, clock)
+    store = await open_store(db, clock)
     try:
-        await store.record_definition(bundle.study.id, bundle.model_dump_json(by_alias=True))
+        await store.record_definition(bundle.study.id, definition_json(bundle))
         for participant, records in steps:
             clock.now += 10
+            consent = fx.RecordConsent(Consent.ACCEPTED)
             await store.commit_step(
-                study_id=bundle.study.id,
-                participant_id=participant,
-                state="{}",
-                chat_key=None,
-                records=[fx.RecordConsent("accepted"), *records],
-                update_id=None,
+                StepCommit(bundle.study.id, participant, "{}", None, None, (consent, *records))
             )
     finally:
         await store.close()
 
 
 def _answers(session: str | None, q_id: str, values: dict[str, int], **extra) -> list[fx.Record]:
+    """Answers as the engine records them, at the moment their fields say."""
+    if "stimulus_id" in extra:
+        moment = Moment.RATING
+    elif "turn" in extra:
+        moment = Moment.EXCHANGE
+    else:
+        moment = Moment.POST_STUDY if session is None else Moment.POST_TASK
     return [
-        fx.RecordResponse(session, q_id, item, v, None, None, "answered", 990.0, **extra)
+        fx.RecordResponse(
+            session, q_id, item, v, None, None, AnswerStatus.ANSWERED, 990.0, moment, **extra
+        )
         for item, v in values.items()
     ]
 
@@ -404,7 +412,7 @@ async def test_rater_agreement_matches_shrout_and_fleiss(tmp_path: Path) -> None
         steps.append((judge, records))
     await _write(tmp_path / "study.sqlite", bundle, steps)
     responses = load_study_data(tmp_path / "study.sqlite").responses
-    assert set(responses["moment"]) == {"stimulus"}
+    assert set(responses["moment"]) == {Moment.RATING}
     (row,) = rater_agreement(responses).to_dict("records")
     assert (row["n_raters"], row["n_stimuli"]) == (4, 6)
     assert round(row["icc2_1"], 2) == 0.29
