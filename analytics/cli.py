@@ -5,7 +5,8 @@ command line hands these arguments to ``main`` here, imported only when such a c
 run, so that the bot never loads pandas. Every error raised on purpose is an
 :class:`~bot.errors.OzlabError`, caught once in :func:`main`: one line on stderr and its exit
 status (3: an import file with problems, nothing was written; an unknown or missing
-``--study``; no pyarrow for Parquet. 5: no database, or not an ozlab one).
+``--study``; no pyarrow for Parquet. 5: no database, or not an ozlab one. 6: a database
+of an older or newer ozlab).
 """
 
 from __future__ import annotations
