@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 _TYPING_EVERY = 4.5  # Telegram shows "typing…" for about five seconds
 _TYPING_AFTER = 0.3  # a system that answers sooner needs no "typing…" (a request saved)
 _DEFAULT_TIMEOUT = 30.0
-_KEEP_CHAT = (Stage.CONSENT, Stage.DECLINED)  # no consent yet: the chat id is not stored
+_NO_CHAT_KEPT = (Stage.CONSENT, Stage.DECLINED)  # no consent yet: no chat id kept for long
 
 
 class Outbox(Protocol):
@@ -171,7 +171,7 @@ class StudyRunner:
                     follow_up = await self._carry_out(participant, delivery.chat_id, message)
                     if follow_up is not None:
                         queue.append(follow_up)
-                self._store.delivered(participant)
+                self._delivered(participant)
             queue.append(delivery.event)
             while queue:
                 event = queue.pop(0)
@@ -207,7 +207,7 @@ class StudyRunner:
                     if follow_up is not None:
                         queue.append(follow_up)
                 if committed and messages and result.journey is not None:
-                    self._store.delivered(participant)
+                    self._delivered(participant)
         except ParticipantUnreachable as error:
             self._unreachable.add(participant)
             log.info("participant %s cannot be reached: %s", participant, error)
@@ -236,6 +236,13 @@ class StudyRunner:
                 with contextlib.suppress(Exception):
                     await self._outbox.toast(toast_owed)
 
+    def _delivered(self, participant: str) -> None:
+        journey = self._journeys.get(participant)
+        keep = journey is not None and journey.stage not in _NO_CHAT_KEPT
+        if not keep:
+            self._sealed.pop(participant, None)
+        self._store.delivered(participant, keep_chat=keep)
+
     async def _commit(
         self,
         participant: str,
@@ -245,7 +252,8 @@ class StudyRunner:
         update_id: int | None,
         undelivered: str | None = None,
     ) -> None:
-        keep_chat = journey is not None and journey.stage not in _KEEP_CHAT
+        # Before consent the chat id is kept only while messages wait to be delivered.
+        keep_chat = journey is not None and (journey.stage not in _NO_CHAT_KEPT or undelivered)
         chat_key = None
         if keep_chat:  # sealed once per participant: the row keeps the first one anyway
             chat_key = self._sealed.get(participant)

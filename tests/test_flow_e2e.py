@@ -78,6 +78,7 @@ async def test_declining_stores_nothing_but_the_decline(
     await p.wait_for_text("Privacy agreement")
     await p.tap(text="I do not agree")
     await p.wait_for_text("thank you for your time")
+    await bot.stop()  # the sealed chat id lives only until the answers are delivered
     assert bot.rows("SELECT consent, chat_key FROM participants") == [("declined", None)]
     for table in ("sessions", "exchanges", "responses", "events"):
         assert bot.rows(f"SELECT COUNT(*) FROM {table}") == [(0,)], table

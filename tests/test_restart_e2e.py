@@ -414,3 +414,27 @@ async def test_killed_after_recording_a_tap_before_showing_the_next_item(
         ("hmd.understanding", 4),
         ("hmd.management", 3),
     ]
+
+
+async def test_killed_while_answering_a_first_start(
+    emulator: GatedEmulator, ozlab: OzlabProcesses
+) -> None:
+    """Issue 10, defect 2: the /start is handled and its welcome committed, the process dies
+    before sending it. Before consent no chat id was kept, so it was never answered: now the
+    sealed chat id stays until the messages are out, and is dropped then (no consent yet)."""
+    first = await ozlab.start()
+    p = ozlab.emulator.participant(615)
+    sending = emulator.hold("sendMessage")
+    await p.send_text("/start")
+    await sending.wait_reached()
+    await first.kill()
+
+    await ozlab.start()
+    await p.wait_for_text("Privacy agreement")
+    await settle(p)
+    assert [
+        (k is None, u is None)
+        for k, u in ozlab.rows("SELECT chat_key, undelivered FROM participants")
+    ] == [(True, True)]  # delivered, and no chat id kept before consent
+    await p.tap(text="I agree")
+    await p.wait_for_text("Your task")

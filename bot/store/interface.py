@@ -55,8 +55,9 @@ class StudyStore(Protocol):
         """The step's state, rows and consumed update, durable when this returns."""
         ...
 
-    def delivered(self, participant_id: str) -> None:
-        """The messages of the last step went out (not awaited: at least once)."""
+    def delivered(self, participant_id: str, *, keep_chat: bool = True) -> None:
+        """The messages of the last step went out (not awaited: at least once); without
+        ``keep_chat`` the sealed chat id, kept only to deliver them, is dropped too."""
         ...
 
     async def pending_commands(self, after: int) -> list[Command]:

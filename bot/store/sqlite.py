@@ -306,13 +306,15 @@ class SqliteStore:
         now = self._clock()
         await self._write(lambda tx: applying.commit_step(tx, commit, now))
 
-    def delivered(self, participant_id: str) -> None:
+    def delivered(self, participant_id: str, *, keep_chat: bool = True) -> None:
         """The messages of the last step went out. Not awaited: if the bot dies first, they
         are sent once more at start-up (at least once, never lost)."""
 
         def job(tx: Tx) -> None:
             tx.conn.execute(
-                "UPDATE participants SET undelivered = NULL WHERE id = ?", (participant_id,)
+                "UPDATE participants SET undelivered = NULL,"
+                " chat_key = CASE WHEN ? THEN chat_key END WHERE id = ?",
+                (keep_chat, participant_id),
             )
 
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
