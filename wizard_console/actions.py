@@ -4,26 +4,21 @@ asks for what it needs (a text, a reason, a gate), and appends one command for t
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual import work
 from textual.binding import Binding
 
 from bot.errors import OzlabError
 from bot.vocabulary import GateScope
+from wizard_console.console import Console
 from wizard_console.model import PAUSED, LiveSession, WaitingReply
 from wizard_console.screens import Filters, FilterScreen, GateScreen, HelpScreen, PromptScreen
 
-if TYPE_CHECKING:
-    from wizard_console.app import WizardApp
 
-    _Base = WizardApp
-else:
-    _Base = object
-
-
-class Actions(_Base):
-    """The ``action_*`` methods of the console (mixed into :class:`WizardApp`)."""
+class Actions(Console):
+    """The ``action_*`` methods of the console (:class:`~wizard_console.app.WizardApp`
+    binds them to keys)."""
 
     # --- helpers -------------------------------------------------------------------------
 
@@ -125,11 +120,16 @@ class Actions(_Base):
             if self._gated(scope):
                 self._gate(scope, False, None)
                 return
+
+            def seconds(text: str | None) -> None:
+                if text is not None:
+                    self._gate(scope, True, text)
+
             self.push_screen(
                 PromptScreen(
                     f"Gate {scope}: send by itself after how many seconds? (empty: never)"
                 ),
-                lambda text: text is not None and self._gate(scope, True, text),
+                seconds,
             )
 
         self.push_screen(GateScreen(states), chosen)

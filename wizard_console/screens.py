@@ -3,7 +3,7 @@ Each is a small modal screen that answers with ``dismiss``; Escape always cancel
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -135,7 +135,7 @@ class FilterScreen(ModalScreen[Filters | None]):
         Binding("ctrl+r", "reset", "Reset"),
     ]
 
-    def __init__(self, current: Filters, choices: dict[str, Iterable[str]]) -> None:
+    def __init__(self, current: Filters, choices: Mapping[str, Iterable[str]]) -> None:
         super().__init__()
         self.current = current
         self.choices = choices
