@@ -151,12 +151,12 @@ def _concat(chunks: list[pd.DataFrame], columns: list[str], categorical: bool) -
         return _compact(empty) if categorical else empty
     if len(chunks) == 1:
         return chunks[0]
-    categorical = [c for c in columns if isinstance(chunks[0][c].dtype, pd.CategoricalDtype)]
+    kept = [c for c in columns if isinstance(chunks[0][c].dtype, pd.CategoricalDtype)]
     merged = {
         c: pd.api.types.union_categoricals([chunk[c] for chunk in chunks], ignore_order=True)
-        for c in categorical
+        for c in kept
     }
-    frame = pd.concat([chunk.drop(columns=categorical) for chunk in chunks], ignore_index=True)
+    frame = pd.concat([chunk.drop(columns=kept) for chunk in chunks], ignore_index=True)
     for name, values in merged.items():
         frame[name] = pd.Categorical(values)
     return frame[columns]
@@ -337,7 +337,7 @@ def _pairs(responses: pd.DataFrame) -> pd.Series:
     q_cat = np.asarray(q.cat.categories, dtype=object)
     i_cat = np.asarray(i.cat.categories, dtype=object)
     names = [f"{q_cat[c // (len(i_cat) + 1)]}\x1f{i_cat[c % (len(i_cat) + 1)]}" for c in unique]
-    return pd.Series(pd.Categorical.from_codes(inverse.ravel(), categories=names))
+    return pd.Series(pd.Categorical.from_codes(inverse.ravel(), categories=pd.Index(names)))
 
 
 def _assemble(

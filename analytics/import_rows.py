@@ -164,7 +164,7 @@ class RowChecker:
     def _times(self, shown: str, answered: str) -> tuple[tuple[float, float], str | None]:
         """Unix seconds or ISO 8601; without a time, the import's (then shown = answered,
         which the report reads as "timing unknown")."""
-        values = []
+        values: list[float | None] = []
         for name, raw in (("answered_at", answered), ("shown_at", shown)):
             if not raw:
                 values.append(None)
