@@ -174,10 +174,16 @@ def test_a_file_that_is_not_a_study_database_exits_5(
 ) -> None:
     thesis = tmp_path / "thesis.sqlite"
     thesis.write_text("my thesis", encoding="utf-8")
-    for command in (["report"], ["demo", "-n", "1"]):
-        code, lines = ozlab(capsys, *command, "--db", thesis)
-        assert code == StoreError.exit_code == 5
-        assert len(lines) == 1 and lines[0].startswith(f"ozlab: {thesis} ")
+    code, lines = ozlab(capsys, "report", "--db", thesis)
+    assert code == StoreError.exit_code == 5
+    assert len(lines) == 1 and lines[0].startswith(f"ozlab: {thesis} ")
+    # demo sets up logging for the process: a process of its own
+    demo = [sys.executable, "-m", "bot.cli", "demo", "-n", "1", "--db", str(thesis)]
+    done = subprocess.run(demo, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 5, done.stderr
+    assert done.stderr.splitlines() == [
+        f"ozlab: {thesis} exists and is not an ozlab database; choose another --db"
+    ]
     assert thesis.read_text(encoding="utf-8") == "my thesis"
 
 
