@@ -10,11 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bot.cli import main
 from bot.emulator import BotApiEmulator
 from scenarios.models import StudyBundle
 from tests.conftest import StartBot, consent, say
 from tests.test_wizard_desk import shop, until, woz
-from wizard_console.cli import add_wizard_commands, run_wizard
+from wizard_console.cli import add_wizard_commands
 from wizard_console.desk import Desk
 
 
@@ -32,7 +33,7 @@ async def ozlab_wizard(db: Path, *argv: str, wizard: str = "ada") -> tuple[int, 
     def run() -> tuple[int, str]:
         out = io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-            code = run_wizard(parse(argv[0], "--db", str(db), "--as", wizard, *argv[1:]))
+            code = main(["wizard", argv[0], "--db", str(db), "--as", wizard, *argv[1:]])
         return code, out.getvalue()
 
     return await asyncio.to_thread(run)
@@ -106,17 +107,17 @@ async def test_mistakes_and_a_missing_bot_get_their_own_exit_codes(
     emulator: BotApiEmulator, start_bot: StartBot, hmd: StudyBundle, tmp_path: Path
 ) -> None:
     code, out = await ozlab_wizard(tmp_path / "none.sqlite", "sessions")
-    assert code == 2 and "no study database" in out
+    assert code == 5 and "no study database" in out  # a StoreError
     bot = await start_bot(woz(hmd))
     p = emulator.participant(952)
     await consent(p)
     code, out = await ozlab_wizard(bot.db, "say", "p000-1", "hi")
-    assert code == 2 and "no session 'p000-1'" in out
+    assert code == 3 and "no session 'p000-1'" in out  # a StudyDataError
     code, out = await ozlab_wizard(bot.db, "sessions", "--state", "dialogue")
     session = out.split()[0]
     await bot.stop()
     code, out = await ozlab_wizard(bot.db, "pause", session, "--wait", "0.1")
-    assert code == 3 and "it will when it runs" in out
+    assert code == 8 and "it will when it runs" in out
     code, out = await ozlab_wizard(bot.db, "gate", "system:woz", "on", "--wait", "0")
     assert code == 0 and out == "#2 gate system:woz on: written\n"
     assert bot.rows("SELECT kind, session_id, outcome FROM commands") == [

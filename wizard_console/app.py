@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 from typing import ClassVar
 
 from textual.binding import Binding, BindingType
 
-from bot.errors import OzlabError
 from wizard_console.actions import Actions
 from wizard_console.desk import Desk
 
@@ -68,11 +66,7 @@ def run_console(db: Path, wizard: str) -> int:
 
 
 async def _console(db: Path, wizard: str) -> int:
-    try:
-        desk = await Desk.open(db, wizard)
-    except OzlabError as error:
-        print(f"ozlab wizard: {error}", file=sys.stderr)
-        return 2
-    async with desk:
+    # Opened before Textual starts: a database that cannot be used is told by the CLI.
+    async with await Desk.open(db, wizard) as desk:
         await WizardApp(desk).run_async()
     return 0

@@ -37,8 +37,9 @@ def add_wizard_commands(subparsers: Any) -> argparse.ArgumentParser:
         parents=[_common(DEFAULT_DB, None)],
         help="watch live sessions and step in (Wizard-of-Oz); without an action: the console",
         description="Without an action: the console. Actions write one command for the bot and"
-        " wait for it to be applied (exit 0), expired or rejected (1); 2: a mistake; 3: the bot"
-        " did not apply it within --wait (it will when it runs).",
+        " wait for it to be applied (exit 0), expired or rejected (1), or not yet applied within"
+        " --wait (8: it will be when the bot runs); 3: a mistake (an unknown session), 5 and 6:"
+        " a database that cannot be used.",
     )
     wizard.set_defaults(action=None)
     actions = wizard.add_subparsers(dest="action", metavar="ACTION")

@@ -1,8 +1,11 @@
 """The console's actions as plain commands, for scripts and remote shells.
 
 Each function takes the parsed arguments and an open desk, prints, and returns an exit
-code: 0 done, 1 the bot found it no longer possible (expired) or invalid (rejected), 2 a
-mistake on the command line, 3 the bot did not apply it in time (it will when it runs).
+code: 0 done, 1 the bot found it no longer possible (expired) or invalid (rejected), 8 the
+bot did not apply it in time (it will when it runs). A mistake (an unknown session, a gate
+on something that is not a scope) is a :class:`~bot.errors.StudyDataError` and a database
+that cannot be used a :class:`~bot.errors.StoreError`: ``ozlab`` reports them in one line
+with their own statuses (3, 5, 6), as for every command.
 """
 
 from __future__ import annotations
@@ -10,15 +13,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
-import sys
 from collections.abc import Awaitable, Callable
 
-from bot.errors import OzlabError
+from bot.errors import StudyDataError
 from bot.vocabulary import CommandOutcome
 from wizard_console import formatting as fmt
 from wizard_console.desk import Desk
 
-APPLIED, NOT_APPLIED, MISTAKE, NO_BOT = 0, 1, 2, 3
+APPLIED, NOT_APPLIED = 0, 1
+NOT_YET = 8  # beyond the error tree's statuses (1 to 7): the bot has not come to it yet
 WHY: dict[str, str] = {
     "expired": "expired: no longer possible (the session ended, or another wizard was first)",
     "rejected": "rejected by the bot (unknown system or study?)",
@@ -39,12 +42,8 @@ def run(args: argparse.Namespace, wizard: str) -> int:
 
 
 async def _run(args: argparse.Namespace, wizard: str) -> int:
-    try:
-        async with await Desk.open(args.db, wizard) as desk:
-            return await ACTIONS[args.action](args, desk)
-    except OzlabError as error:
-        print(f"ozlab wizard: {error}", file=sys.stderr)
-        return MISTAKE
+    async with await Desk.open(args.db, wizard) as desk:
+        return await ACTIONS[args.action](args, desk)
 
 
 async def sessions(args: argparse.Namespace, desk: Desk) -> int:
@@ -86,16 +85,13 @@ async def _send(args: argparse.Namespace, desk: Desk, label: str, write: Awaitab
             f"#{command_id} {label}: the bot has not applied it within {args.wait:g} s;"
             " it will when it runs (is ozlab run running on this database?)"
         )
-        return NO_BOT
+        return NOT_YET
     print(f"#{command_id} {label}: {WHY.get(outcome, outcome)}")
     return APPLIED if outcome is CommandOutcome.APPLIED else NOT_APPLIED
 
 
 def _unknown(session: str) -> int:
-    print(
-        f"ozlab wizard: no session {session!r} (ozlab wizard sessions lists them)", file=sys.stderr
-    )
-    return MISTAKE
+    raise StudyDataError(f"no session {session!r} (ozlab wizard sessions lists them)")
 
 
 Action = Callable[[argparse.Namespace, Desk], Awaitable[int]]
