@@ -156,12 +156,9 @@ def _render(built: Report, fmt: str, source: str, step: Steps, *, terminal: bool
 
 
 def export(db: Path, out: Path, *, fmt: str = "csv", study: str | None = None) -> int:
-    from analytics.export import ParquetUnavailable, export_study
+    from analytics.export import export_study
 
-    try:
-        written = export_study(db, out, fmt=fmt, study=study)
-    except ParquetUnavailable as error:  # --format parquet cannot be honoured here
-        raise StudyDataError(str(error)) from error
+    written = export_study(db, out, fmt=fmt, study=study)
     for path in written:
         print(path)
     return 0

@@ -19,9 +19,10 @@ import pandas as pd
 from analytics.data import StudyData, load_study_data
 from analytics.progress import steps
 from analytics.selecting import select_study
+from bot.errors import StudyDataError
 
 
-class ParquetUnavailable(RuntimeError):
+class ParquetUnavailable(StudyDataError):
     """Parquet was asked for and pyarrow is not installed."""
 
 

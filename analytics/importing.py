@@ -184,7 +184,10 @@ async def _study(store: StudyStore, study: str | None) -> tuple[StudyBundle | No
 
     try:
         bundle = load_study(study)
-    except (StudyError, FileNotFoundError, OSError) as error:
+    except StudyError as error:  # its first problem says where (file:line: field)
+        message = f"no study {study!r} in this database, and it cannot be loaded: "
+        return None, False, message + str(error.problems[0])
+    except OSError as error:
         message = f"no study {study!r} in this database, and it cannot be loaded: {error}"
         return None, False, message
     return bundle, True, ""
