@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +17,7 @@ from bot.systems.base import System
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle
 from scenarios.systems import DemoSystem
+from tests.store_reads import StoredStudy
 
 TOKEN = "123456789:AAE-test-token-for-ozlab-0123456789ab"
 SECRET = "test-secret-that-is-long-enough"
@@ -36,8 +35,8 @@ async def emulator() -> AsyncIterator[BotApiEmulator]:
 
 
 @dataclass
-class RunningBot:
-    """The real bot, in this process, on a real SQLite file."""
+class RunningBot(StoredStudy):
+    """The real bot, in this process, on a real SQLite file (read back through the store)."""
 
     db: Path
     task: asyncio.Task[None]
@@ -46,10 +45,6 @@ class RunningBot:
     async def stop(self) -> None:
         self.stop_event.set()
         await asyncio.wait_for(self.task, 15)
-
-    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        with contextlib.closing(sqlite3.connect(self.db)) as conn:
-            return conn.execute(sql, params).fetchall()
 
 
 StartBot = Callable[..., Awaitable[RunningBot]]

@@ -15,11 +15,9 @@ import asyncio
 import contextlib
 import os
 import signal
-import sqlite3
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from aiohttp import web
 
@@ -28,6 +26,7 @@ from bot.emulator.waiting import Waiters
 from bot.systems.base import Conversation, SystemReply, Turn
 from bot.systems.demo import DemoShop
 from scenarios.models import StudyBundle
+from tests.store_reads import StoredStudy
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SECRET_32 = "ozlab-e2e-secret-0123456789abcde"  # 32 characters, like a real one
@@ -149,8 +148,9 @@ class OzlabProcess:
         return code
 
 
-class OzlabProcesses:
-    """Starts ``python -m bot.cli run`` against an emulator; :meth:`close` reaps them all."""
+class OzlabProcesses(StoredStudy):
+    """Starts ``python -m bot.cli run`` against an emulator; :meth:`close` reaps them all.
+    The database they share is read back through the store."""
 
     def __init__(self, emulator: BotApiEmulator, workdir: Path) -> None:
         self.emulator = emulator
@@ -221,14 +221,6 @@ class OzlabProcesses:
             with contextlib.suppress(ProcessLookupError):
                 bot.kill_now()
             await bot.finish()
-
-    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        return read_rows(self.db, sql, params)
-
-
-def read_rows(db: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        return conn.execute(sql, params).fetchall()
 
 
 def database_bytes(db: Path) -> bytes:

@@ -36,6 +36,7 @@ from tests.adapter_studies import (
 from tests.conftest import SECRET, RunningBot, StartBot, consent, say
 from tests.e2e_support import Shopper, database_bytes
 from tests.fake_servers import FakeHttp, FakeOpenAI, FakeRasa, Mode, closed_port_url, serving
+from tests.store_reads import pick
 
 pytestmark = pytest.mark.slow
 
@@ -55,17 +56,25 @@ class Exchange:
 
 def exchanges(bot: RunningBot) -> list[Exchange]:
     """Every exchange row, in the order they were stored."""
-    rows = bot.rows(
-        "SELECT session_id, turn, user_text, system_text, latency_ms, error"
-        " FROM exchanges ORDER BY id"
-    )
-    return [Exchange(*row) for row in rows]
+    rows = sorted(bot.exchanges(), key=lambda row: row["exchange_id"])
+    columns = ("session_id", "turn", "user_text", "system_text", "latency_ms", "error")
+    return [Exchange(*row) for row in pick(rows, *columns)]
 
 
 def events(bot: RunningBot, kind: str) -> list[dict[str, Any]]:
     """The data of every event of ``kind``, in order."""
-    rows = bot.rows("SELECT data FROM events WHERE kind = ? ORDER BY id", (kind,))
-    return [json.loads(data) for (data,) in rows]
+    return [json.loads(event["data"]) for event in bot.events(kind)]
+
+
+def the_session(bot: RunningBot) -> str:
+    """The id of the one session stored."""
+    [(session_id,)] = pick(bot.sessions(), "session_id")
+    return str(session_id)
+
+
+def new_sessions(bot: RunningBot, before: set[str]) -> list[dict[str, Any]]:
+    """The sessions stored since the ids in ``before`` were."""
+    return [s for s in bot.sessions() if s["session_id"] not in before]
 
 
 def echo(message: str) -> str:
@@ -176,7 +185,7 @@ async def test_rasa_messages_arrive_in_order_and_buttons_send_their_payload(
         bot = await start_bot(with_systems(hmd, spec("rasa", server)))
         p = emulator.participant(1002)
         await consent(p)
-        [(session_id,)] = bot.rows("SELECT id FROM sessions")
+        session_id = the_session(bot)
 
         assert await send(p, "hi", count=3) == [
             "Hello!",
@@ -211,7 +220,7 @@ async def test_rasa_messages_arrive_in_order_and_buttons_send_their_payload(
     ]
     assert all(r.latency_ms is not None and r.latency_ms > 0 for r in rows)
     assert events(bot, "button_tapped") == [{"title": "Yes please", "payload": "/affirm"}]
-    assert bot.rows("SELECT end_reason, success FROM sessions") == [("success", 1)]
+    assert pick(bot.sessions(), "end_reason", "success") == [("success", 1)]
 
 
 async def test_http_maps_the_request_and_the_response_with_dotted_paths(
@@ -240,7 +249,7 @@ async def test_http_maps_the_request_and_the_response_with_dotted_paths(
         bot = await start_bot(with_systems(hmd, service))
         p = emulator.participant(1003)
         await consent(p)
-        [(session_id,)] = bot.rows("SELECT id FROM sessions")
+        session_id = the_session(bot)
         first = await send(p, "hello", count=3)
         assert first == ["Service: hello", "(2 games found)", "(sorted by price)"]
         assert await send(p, "more", count=3) == ["Service: more", *first[1:]]
@@ -293,9 +302,7 @@ async def test_http_against_the_served_demo_reaches_task_success(
         await p.wait_for_text("This task is over.")
         await p.wait_for_text("1/4")
 
-    assert bot.rows("SELECT system_id, end_reason, success FROM sessions") == [
-        ("shop", "success", 1)
-    ]
+    assert pick(bot.sessions(), "system_id", "end_reason", "success") == [("shop", "success", 1)]
     rows = exchanges(bot)
     assert [r.system_text for r in rows] == [t.system for t in shopper.history]
     assert all(r.error is None and r.latency_ms and r.latency_ms > 0 for r in rows)
@@ -315,7 +322,7 @@ async def test_a_custom_python_adapter_answers_and_ends_the_dialogue(
     assert await say(p, "hello there") == "Echo: hello there"
     assert await say(p, "bye") == "Goodbye!"
     await p.wait_for_text("1/4")
-    assert bot.rows("SELECT system_id, end_reason, success FROM sessions") == [
+    assert pick(bot.sessions(), "system_id", "end_reason", "success") == [
         ("echo", "system_ended", 0)
     ]
     rows = exchanges(bot)
@@ -386,7 +393,7 @@ async def test_a_reply_with_only_a_task_success_event_ends_the_task(
         await consent(p)
         assert await say(p, "done") == "This task is over."
         await p.wait_for_text("1/4")
-    assert bot.rows("SELECT end_reason, success FROM sessions") == [("success", 1)]
+    assert pick(bot.sessions(), "end_reason", "success") == [("success", 1)]
     assert [(r.user_text, r.error) for r in exchanges(bot)] == [("done", None)]
 
 
@@ -508,8 +515,9 @@ async def test_new_participants_are_not_assigned_to_a_system_that_is_down(
         unlucky = None
         for user_id in range(2001, 2021):  # the design is random: find someone on "down"
             p = emulator.participant(user_id)
+            before = {s["session_id"] for s in bot.sessions()}
             await consent(p)
-            [(system_id,)] = bot.rows("SELECT system_id FROM sessions ORDER BY rowid DESC LIMIT 1")
+            [(system_id,)] = pick(new_sessions(bot, before), "system_id")
             if system_id == "down":
                 unlucky = p
                 break
@@ -525,11 +533,10 @@ async def test_new_participants_are_not_assigned_to_a_system_that_is_down(
             for user_id in newcomers
         }
         assert would_get == {"down", "up"}  # so what follows is not luck
-        sessions_before = len(bot.rows("SELECT id FROM sessions"))
+        before = {s["session_id"] for s in bot.sessions()}
         for user_id in newcomers:
             await consent(emulator.participant(user_id))
-        assigned = bot.rows("SELECT system_id, design FROM sessions ORDER BY rowid")
-        assigned = assigned[sessions_before:]
+        assigned = pick(new_sessions(bot, before), "system_id", "design")
         assert len(assigned) == len(newcomers)
         assert all(system == "up" and "without down" in design for system, design in assigned)
         assert await say(emulator.participant(3001), "hello") == "Up and running."

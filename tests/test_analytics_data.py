@@ -21,8 +21,17 @@ from bot.store.definition import definition_json
 from bot.store.model import StepCommit
 from bot.store.schema import MIGRATIONS
 from bot.store.sqlite import open_store
-from bot.vocabulary import AnswerStatus, Consent, EndReason, EventKind, Moment, SessionState
+from bot.vocabulary import (
+    AnswerStatus,
+    Consent,
+    EndReason,
+    EventKind,
+    Moment,
+    ReplySource,
+    SessionState,
+)
 from scenarios.models import StudyBundle
+from tests.storage_probe import schema, session_half_written
 
 ANSWERED = AnswerStatus.ANSWERED
 
@@ -35,8 +44,11 @@ class Clock:
         return self.now
 
 
-async def _study(db: Path, bundle: StudyBundle | None = None) -> None:
-    """A small study through the store: two participants, one of whom meets two systems."""
+async def _study(
+    db: Path, bundle: StudyBundle | None = None, *, wizard_answers: bool = False
+) -> None:
+    """A small study through the store: two participants, one of whom meets two systems.
+    The second reply of the first session times out, or ``wizard_answers`` in its place."""
     bundle = bundle or synthetic_bundle(2, "within")
     clock = Clock()
     store = await open_store(db, clock)
@@ -54,7 +66,12 @@ async def _study(db: Path, bundle: StudyBundle | None = None) -> None:
         await step("ann", fx.RecordUserTurn("a1", 1, "hello"), at=1020)
         await step("ann", fx.RecordSystemTurn("a1", 1, "hi!", 800.0), at=1021)
         await step("ann", fx.RecordUserTurn("a1", 2, "a game?"), at=1040)
-        await step("ann", fx.RecordSystemTurn("a1", 2, None, 30000.0, "timeout"), at=1070)
+        second = fx.RecordSystemTurn("a1", 2, None, 30000.0, "timeout")
+        if wizard_answers:
+            second = fx.RecordSystemTurn(
+                "a1", 2, "Lantern Road", 30000.0, source=ReplySource.WIZARD, wizard="ada"
+            )
+        await step("ann", second, at=1070)
         rating = fx.RecordResponse(
             "a1", "synthetic-exchange", "synthetic-exchange.q3", 2, "Disagree", None,
             ANSWERED, 1071.0, Moment.EXCHANGE, scope="a1#turn1", turn=1,
@@ -98,17 +115,12 @@ async def _study(db: Path, bundle: StudyBundle | None = None) -> None:
         await store.close()
 
 
-def _has_column(db: Path, table: str, column: str) -> bool:
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        return column in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-
-
 async def test_frames_from_a_real_database(tmp_path: Path) -> None:
     db = tmp_path / "study.sqlite"
     await _study(db)
     data = load_study_data(db)
     assert data.notes == () and data.bundle is not None
-    assert data.has_wizard_source == _has_column(db, "exchanges", "source")
+    assert data.has_wizard_source  # the store records who sent each reply
     sessions = data.sessions.set_index("session_id")
     assert sessions.loc["a1", "n_exchanges"] == 2
     assert sessions.loc["a1", "n_failed_replies"] == 1
@@ -178,22 +190,16 @@ def _fingerprint(db: Path) -> list[str]:
 async def test_reading_never_writes_and_sees_one_snapshot(tmp_path: Path) -> None:
     db = tmp_path / "study.sqlite"
     await _study(db)
-    with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as bot:
-        bot.execute("INSERT INTO events (at, kind) VALUES (1, 'left_in_the_wal')")
+    async with await open_store(db, Clock()) as bot:  # open: what it commits stays in the WAL
+        in_the_wal = fx.RecordEvent(EventKind.SYSTEM_AVAILABLE, None, {"system": "system-a"})
+        await bot.commit_step(StepCommit("synthetic", "bob", None, None, None, (in_the_wal,)))
         before = _fingerprint(db)
         load_study_data(db)
         assert _fingerprint(db) == before  # no checkpoint, no write, by the last reader either
-        bot.execute("BEGIN IMMEDIATE")  # the bot in the middle of a write
-        bot.execute(
-            "INSERT INTO sessions (id, participant_id, study_id, scenario_id, system_id,"
-            " task_index, design, seed, state, started_at)"
-            " VALUES ('x', 'bob', 'synthetic', 'find-gift', 'system-a', 1, 'balanced', '2',"
-            " 'dialogue', 9000)"
-        )
-        data = load_study_data(db)  # neither blocked nor shown the uncommitted row
-        bot.execute("COMMIT")
+        with session_half_written(db, "x", "bob"):  # the bot in the middle of a write
+            data = load_study_data(db)  # neither blocked nor shown the uncommitted row
     assert "x" not in set(data.sessions["session_id"])
-    assert "left_in_the_wal" in set(data.events["kind"])
+    assert "system_available" in set(data.events["kind"])
     assert "x" in set(load_study_data(db).sessions["session_id"])
 
 
@@ -245,13 +251,7 @@ async def test_an_older_schema_without_definition_scores_answers_as_given(tmp_pa
 
 async def test_wizard_share_when_exchanges_record_their_source(tmp_path: Path) -> None:
     db = tmp_path / "study.sqlite"
-    await _study(db)
-    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
-        if not _has_column(db, "exchanges", "source"):  # a database from before the wizard
-            conn.execute("ALTER TABLE exchanges ADD COLUMN source TEXT")
-        conn.execute(
-            "UPDATE exchanges SET source = CASE turn WHEN 1 THEN 'system' ELSE 'wizard' END"
-        )
+    await _study(db, wizard_answers=True)  # turn 1 as the system wrote it, turn 2 a wizard's
     report = build_report(load_study_data(db))
     table = report.wizard.table.set_index("source")
     assert report.wizard.note is None
@@ -264,13 +264,8 @@ async def test_synthetic_study_writes_what_it_says_on_the_bot_schema(tmp_path: P
     db = tmp_path / "synthetic.sqlite"
     written = write_synthetic_study(db, sessions=60, responses_per_session=40, seed=7, systems=3)
     assert (written.sessions, written.responses) == (60, 2400)
-    schema = "SELECT type, name, sql FROM sqlite_master ORDER BY name"
-    with (
-        contextlib.closing(sqlite3.connect(db)) as a,
-        contextlib.closing(sqlite3.connect(reference)) as b,
-    ):
-        assert a.execute(schema).fetchall() == b.execute(schema).fetchall()
-        assert a.execute("PRAGMA user_version").fetchone() == (len(MIGRATIONS),)
+    assert schema(db) == schema(reference)
+    assert schema(db)[0] == len(MIGRATIONS)
     data = load_study_data(db)
     assert len(data.sessions) == 60 and len(data.responses) == 2400
     assert (data.sessions.groupby("session_id").size() == 1).all()

@@ -5,12 +5,11 @@ databases; every format; --exclude-flagged; --study; stable JSON keys."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import io
 import json
 import re
 import shutil
-import sqlite3
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,11 @@ from analytics.progress import steps
 from analytics.synthetic import create_study_database, synthetic_bundle, write_synthetic_study
 from bot.demo import play_study
 from bot.errors import StoreError, StudyDataError
+from bot.store.blocking import run_blocking
+from bot.store.model import SNAPSHOT_COLUMNS, BulkRows
+from bot.store.sqlite import SqliteStore, open_store
 from scenarios.loading import load_study
+from tests import store_reads
 
 TABLE_SECTIONS = {
     "participation": ("by_system", "events"),
@@ -30,6 +33,16 @@ TABLE_SECTIONS = {
         "by_turn", "by_turn_constructs", "agreement", "codebook",
     ),
 }  # fmt: skip
+
+
+def writing(db: Path, write: Callable[[SqliteStore], Awaitable[object]]) -> None:
+    """``write`` through the store the bot runs on (a pilot's rows, a second definition)."""
+
+    async def work() -> None:
+        async with await open_store(db) as store:
+            await write(store)
+
+    run_blocking(work)
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +132,7 @@ def test_every_format_on_a_synthetic_study(capsys, synthetic_db: Path, tmp_path:
 
 def test_json_keys_are_stable_across_databases(capsys, demo_db, synthetic_db, tmp_path) -> None:
     empty = tmp_path / "empty.sqlite"
-    sqlite3.connect(empty).close()
+    empty.touch()  # a file, not yet a database
     documents = [report_json(capsys, db) for db in (demo_db, synthetic_db, empty)]
     shapes = [shape({k: v for k, v in d.items() if k != "notes"}) for d in documents]
     top = {k: (v if not isinstance(v, dict) else set(v)) for k, v in shapes[0].items()}
@@ -148,18 +161,13 @@ def test_exclude_flagged_says_how_many_and_why(capsys, synthetic_db: Path) -> No
 
 def test_empty_and_partial_databases_say_what_is_missing(capsys, tmp_path: Path) -> None:
     empty = tmp_path / "empty.sqlite"
-    sqlite3.connect(empty).close()
+    empty.touch()  # a file, not yet a database
     schema_only = tmp_path / "schema.sqlite"
     create_study_database(schema_only)
     defined = tmp_path / "defined.sqlite"
     create_study_database(defined)
-    with sqlite3.connect(defined) as conn:
-        definition = synthetic_bundle(2).model_dump_json(by_alias=True)
-        digest = hashlib.sha256(definition.encode()).hexdigest()
-        conn.execute(
-            "INSERT INTO studies (study_id, loaded_at, definition, digest) VALUES (?,?,?,?)",
-            ("synthetic", 1.0, definition, digest),
-        )
+    definition = synthetic_bundle(2).model_dump_json(by_alias=True)
+    writing(defined, lambda store: store.record_definition("synthetic", definition))
     for db in (empty, schema_only, defined):
         for fmt in ("terminal", "md", "json"):
             code, out, _ = run(capsys, "--db", db, "--format", fmt)
@@ -177,8 +185,13 @@ def test_empty_and_partial_databases_say_what_is_missing(capsys, tmp_path: Path)
 def test_a_partial_study_with_sessions_but_no_answers(capsys, tmp_path: Path) -> None:
     db = tmp_path / "partial.sqlite"
     write_synthetic_study(db, sessions=6, responses_per_session=0, seed=1)
-    with sqlite3.connect(db) as conn:  # two sessions still running
-        conn.execute("UPDATE sessions SET state='dialogue', ended_at=NULL WHERE rowid <= 2")
+    unfinished = {"state": "dialogue", "ended_at": None, "end_reason": None, "success": None}
+    running = [  # two sessions still running: the first two participants' next tasks
+        {**s, "session_id": f"{s['session_id']}-next", "task_index": 2, **unfinished}
+        for s in store_reads.tables(db)["sessions"][:2]
+    ]
+    rows = [tuple(s[c] for c in SNAPSHOT_COLUMNS["sessions"]) for s in running]
+    writing(db, lambda store: store.bulk_load(BulkRows(sessions=rows)))
     code, out, _ = run(capsys, "--db", db)
     assert code == 0
     assert "No questionnaire answers yet" in out and "still in progress" in out
@@ -187,16 +200,10 @@ def test_a_partial_study_with_sessions_but_no_answers(capsys, tmp_path: Path) ->
 def test_a_database_with_two_studies_needs_study(capsys, synthetic_db, tmp_path) -> None:
     db = tmp_path / "two.sqlite"
     shutil.copy(synthetic_db, db)
-    with sqlite3.connect(db) as conn:
-        definition = load_study("hmd").model_dump_json(by_alias=True)
-        conn.execute(
-            "INSERT INTO studies (study_id, loaded_at, definition, digest) VALUES (?,?,?,?)",
-            ("hmd", 2.0, definition, hashlib.sha256(definition.encode()).hexdigest()),
-        )
-        conn.execute(
-            "INSERT INTO participants (id, study_id, consent, created_at, updated_at, state)"
-            " VALUES ('pilot01', 'hmd', 'accepted', 1, 1, '{}')"
-        )
+    definition = load_study("hmd").model_dump_json(by_alias=True)
+    pilot = BulkRows(participants=[("pilot01", "hmd", "accepted", None, 1.0)])
+    writing(db, lambda store: store.record_definition("hmd", definition))
+    writing(db, lambda store: store.bulk_load(pilot))
     code, _, err = run(capsys, "--db", db)
     assert code == StudyDataError.exit_code
     assert "--study" in err and "hmd" in err and "synthetic" in err

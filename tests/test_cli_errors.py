@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import socket
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from bot.errors import (
 )
 from bot.privacy import Privacy
 from scenarios.starter import write_starter
+from tests.storage_probe import stamp_schema_version
 
 SECRET = "s" * 32
 
@@ -191,9 +191,7 @@ def test_a_database_of_a_newer_ozlab_exits_6(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     newer = tmp_path / "newer.sqlite"
-    with sqlite3.connect(newer) as conn:
-        conn.execute("PRAGMA user_version = 999")
-    conn.close()
+    stamp_schema_version(newer, 999)
     code, lines = ozlab(capsys, "report", "--db", newer)
     assert code == SchemaError.exit_code == 6
     assert len(lines) == 1 and lines[0].startswith(f"ozlab: {newer} has schema version 999")

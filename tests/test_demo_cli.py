@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.store_reads import pick, tables
 
 pytestmark = pytest.mark.slow
 
@@ -23,9 +24,9 @@ def test_demo_plays_a_study_and_prints_a_summary(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "6 simulated participants" in done.stdout
     assert str(db.resolve()) in done.stdout
-    with sqlite3.connect(db) as conn:
-        sessions = conn.execute("SELECT system_id, state FROM sessions").fetchall()
-        items = conn.execute("SELECT COUNT(DISTINCT item_id) FROM responses").fetchone()[0]
+    stored = tables(db)
+    sessions = pick(stored["sessions"], "system_id", "state")
+    items = len({r["item_id"] for r in stored["responses"]})
     assert len(sessions) == 6 and {state for _, state in sessions} == {"ended"}
     for system in {system for system, _ in sessions}:
         assert system in done.stdout

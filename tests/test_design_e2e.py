@@ -4,6 +4,7 @@ the cells of a balanced design evenly, and the stored assignment names its desig
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 
 import pytest
 
@@ -20,7 +21,8 @@ async def test_simultaneous_arrivals_fill_a_balanced_design_evenly(
     study = hmd.study.model_copy(update={"design": Design(type="balanced", seed=3)})
     bot = await start_bot(hmd.model_copy(update={"study": study}))
     await asyncio.gather(*(consent(emulator.participant(900 + i)) for i in range(10)))
-    counts = dict(bot.rows("SELECT system_id, COUNT(*) FROM sessions GROUP BY system_id"))
+    sessions = bot.sessions()
+    counts = Counter(s["system_id"] for s in sessions)
     assert counts == {"shop-v0": 5, "shop-v1": 5}
-    designs = {d for (d,) in bot.rows("SELECT design FROM sessions")}
+    designs = {s["design"] for s in sessions}
     assert designs == {"balanced/between"}

@@ -11,6 +11,8 @@ from bot.emulator import BotApiEmulator
 from bot.systems.base import Conversation, SystemReply
 from bot.systems.demo import ALEX_WISHLIST
 from tests.conftest import StartBot, consent, say
+from tests.storage_probe import sealed_payloads
+from tests.store_reads import pick
 
 pytestmark = pytest.mark.slow
 
@@ -49,14 +51,15 @@ async def test_the_whole_hmd_study(
     await p.send_text("Nice and quick.")
     await p.wait_for_text("Thank you for taking part")
 
-    [(session_id, system_id, state, reason, success)] = bot.rows(
-        "SELECT id, system_id, state, end_reason, success FROM sessions"
+    [(session_id, system_id, state, reason, success)] = pick(
+        bot.sessions(), "session_id", "system_id", "state", "end_reason", "success"
     )
     assert (system_id, state, reason, success) == (system, "ended", "success", 1)
-    exchanges = bot.rows("SELECT turn, user_text, system_text IS NOT NULL FROM exchanges")
-    assert [row[0] for row in exchanges] == [1, 2, 3] and all(row[2] for row in exchanges)
-    assert exchanges[0][1] == "Hi! I need adventure games for Linux"
-    responses = bot.rows("SELECT item_id, value, label, text, status FROM responses ORDER BY id")
+    exchanges = bot.exchanges()
+    assert [row["turn"] for row in exchanges] == [1, 2, 3]
+    assert all(row["system_text"] is not None for row in exchanges)
+    assert exchanges[0]["user_text"] == "Hi! I need adventure games for Linux"
+    responses = pick(bot.responses(), "item_id", "value", "label", "text", "status")
     assert responses == [
         ("hmd.understanding", 4, "Agree", None, "answered"),
         ("hmd.management", 3, "Neutral", None, "answered"),
@@ -64,7 +67,7 @@ async def test_the_whole_hmd_study(
         ("hmd.usefulness", 4, "Agree", None, "answered"),
         ("hmd.comment", None, None, "Nice and quick.", "answered"),
     ]
-    [(consent_state, participant_id)] = bot.rows("SELECT consent, id FROM participants")
+    [(consent_state, participant_id)] = pick(bot.participants(), "consent", "participant_id")
     assert consent_state == "accepted" and session_id.startswith(participant_id)
     assert str(p.user_id) not in participant_id
 
@@ -79,10 +82,12 @@ async def test_declining_stores_nothing_but_the_decline(
     await p.tap(text="I do not agree")
     await p.wait_for_text("thank you for your time")
     await bot.stop()  # the sealed chat id lives only until the answers are delivered
-    assert bot.rows("SELECT consent, chat_key FROM participants") == [("declined", None)]
+    assert pick(bot.participants(), "consent") == [("declined",)]
+    assert [p.chat_key for p in bot.resumed("hmd")] == [None]
+    stored = bot.tables()
     for table in ("sessions", "exchanges", "responses", "events"):
-        assert bot.rows(f"SELECT COUNT(*) FROM {table}") == [(0,)], table
-    assert bot.rows("SELECT COUNT(*) FROM inbox WHERE payload IS NOT NULL") == [(0,)]
+        assert stored[table] == [], table
+    assert sealed_payloads(bot.db) == 0
 
 
 async def test_wrong_input_gets_a_polite_answer_and_keeps_the_place(
@@ -104,8 +109,9 @@ async def test_wrong_input_gets_a_polite_answer_and_keeps_the_place(
     await p.wait_for_text("Welcome back")
     await p.wait_for_text("Your task")
     assert "1." in first
-    assert bot.rows("SELECT COUNT(*) FROM exchanges") == [(1,)]
-    assert bot.rows("SELECT COUNT(*) FROM sessions") == [(1,)]
+    stored = bot.tables()
+    assert len(stored["exchanges"]) == 1
+    assert len(stored["sessions"]) == 1
 
 
 async def test_old_and_repeated_buttons_store_one_answer(
@@ -126,7 +132,7 @@ async def test_old_and_repeated_buttons_store_one_answer(
     await p.wait_for(lambda q: q.toasts.count("Your answer was already recorded.") >= 2)
     await p.send_callback("a:999:3", message_id=item.message_id)  # tampered
     await p.wait_for(lambda q: q.toasts.count("Your answer was already recorded.") >= 3)
-    assert bot.rows("SELECT item_id, value FROM responses") == [("hmd.understanding", 2)]
+    assert pick(bot.responses(), "item_id", "value") == [("hmd.understanding", 2)]
     assert len(p.callback_answers) == 6  # every tap was answered, consent included
 
 
@@ -140,7 +146,7 @@ async def test_groups_and_other_bots_are_ignored(
     await p.send_text("/start")  # a private chat after them: handled, so they were too
     await p.wait_for_text("Privacy agreement")
     assert emulator.requests["sendMessage"] == 2  # welcome and agreement, for 507 only
-    assert bot.rows("SELECT COUNT(*) FROM participants") == [(1,)]
+    assert len(bot.participants()) == 1
 
 
 class Thoughtful:
@@ -192,5 +198,5 @@ async def test_a_reply_longer_than_telegram_allows_is_split(
     await p.wait_for_text("_end_")
     parts = [m.text for m in p.messages[before:]]
     assert len(parts) == 3 and all(len(t) <= 4096 for t in parts)
-    [(stored,)] = bot.rows("SELECT system_text FROM exchanges")
+    [(stored,)] = pick(bot.exchanges(), "system_text")
     assert stored.startswith("*") and stored.endswith("_end_") and len(stored) == 10006

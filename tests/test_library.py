@@ -22,6 +22,7 @@ from scenarios.loading import load_scenario, load_study, shipped_studies
 from scenarios.models import Scenario
 from scenarios.systems import DemoSystem
 from tests.conftest import StartBot, say
+from tests.store_reads import pick
 
 LIBRARY = Path(str(files("scenarios") / "library"))
 SCENARIOS = LIBRARY / "scenarios"
@@ -337,13 +338,14 @@ async def test_the_hri_cues_study_is_played_with_the_chat_companion(
         await p.tap(text=tap)
     await p.wait_for_text(bundle.study.texts.thanks)
 
-    [(system, reason)] = bot.rows("SELECT system_id, end_reason FROM sessions")
+    stored = bot.tables()
+    [(system, reason)] = pick(stored["sessions"], "system_id", "end_reason")
     assert (system, reason) == ("companion", "time_limit")
-    exchanges = bot.rows("SELECT user_text FROM exchanges ORDER BY turn")
+    exchanges = pick(stored["exchanges"], "user_text")
     assert exchanges == [("I'm Anna",), ("I love gardening",)]  # the late one is not passed on
-    kinds = [kind for (kind,) in bot.rows("SELECT kind FROM events ORDER BY id")]
+    kinds = [e["kind"] for e in stored["events"]]
     assert {"opening_line", "message_after_time_limit", "closing_line"} <= set(kinds)
-    answers = bot.rows("SELECT item_id, value FROM responses ORDER BY id")
+    answers = pick(stored["responses"], "item_id", "value")
     assert answers == [
         ("hri-cues-self-report.satisfied", 4),
         ("hri-cues-self-report.fun", 5),

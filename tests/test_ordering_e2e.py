@@ -18,6 +18,7 @@ from bot.emulator import BotApiEmulator, Participant
 from bot.systems.base import Conversation, SystemReply
 from scenarios.models import StudyBundle
 from tests.conftest import StartBot, consent
+from tests.store_reads import pick
 
 pytestmark = pytest.mark.slow
 
@@ -78,16 +79,14 @@ async def test_bursts_from_many_chats_keep_each_chats_order(
     elapsed = time.perf_counter() - began
 
     assert echo.most_in_flight > 1  # the chats really were handled concurrently
-    sessions = dict(bot.rows("SELECT participant_id, id FROM sessions"))
+    stored = bot.tables()
+    sessions = dict(pick(stored["sessions"], "participant_id", "session_id"))
     assert len(sessions) == PARTICIPANTS
     for p in people:
         expected = [f"echo {text} after {n}" for n, text in enumerate(sent_by(p))]
         got = [m.text for m in p.messages[starts[p.user_id] :]]
         assert got == expected, p.user_id  # replies arrived in order, each after its history
-    rows = bot.rows(
-        "SELECT s.id, e.turn, e.user_text, e.system_text FROM exchanges e"
-        " JOIN sessions s ON s.id = e.session_id ORDER BY s.id, e.turn"
-    )
+    rows = pick(stored["exchanges"], "session_id", "turn", "user_text", "system_text")
     by_session: dict[str, list[tuple[int, str, str]]] = {}
     for session_id, turn, user_text, system_text in rows:
         by_session.setdefault(session_id, []).append((turn, user_text, system_text))

@@ -14,8 +14,9 @@ job queue running against a closed store, which is no state a real process can b
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +26,7 @@ from bot.systems.demo import DemoShop
 from scenarios.models import StudyBundle
 from tests.conftest import TOKEN, StartBot, consent
 from tests.e2e_support import GatedEmulator, OzlabProcesses, Shopper, only_system, settle
+from tests.store_reads import StoredStudy, pick
 
 pytestmark = pytest.mark.slow
 
@@ -48,6 +50,11 @@ async def ozlab(emulator: GatedEmulator, tmp_path: Path) -> AsyncIterator[OzlabP
     finally:
         await processes.close()
         assert emulator.internal_errors == []
+
+
+def errors(events: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The kinds of the events that tell of an error (``internal_error`` and the like)."""
+    return [str(e["kind"]) for e in events if "error" in str(e["kind"])]
 
 
 # --- clean restarts, in process --------------------------------------------------------------
@@ -79,15 +86,16 @@ async def test_a_restart_mid_dialogue_keeps_the_history(
         texts.questionnaire_intro,
         item.text,
     ]
-    assert bot.rows("SELECT system_id, state, end_reason, success FROM sessions") == [
+    stored = bot.tables()
+    assert pick(stored["sessions"], "system_id", "state", "end_reason", "success") == [
         (V1, "questionnaire", "success", 1)
     ]
-    assert bot.rows("SELECT turn, user_text, system_text FROM exchanges ORDER BY turn") == [
+    assert pick(stored["exchanges"], "turn", "user_text", "system_text") == [
         (1, LIST, shop.history[0].system),
         (2, ADD, shop.history[1].system),
     ]
-    assert bot.rows("SELECT COUNT(*) FROM responses") == [(0,)]
-    assert bot.rows("SELECT kind FROM events WHERE kind LIKE '%error%'") == []
+    assert stored["responses"] == []
+    assert errors(stored["events"]) == []
 
 
 async def test_a_restart_mid_questionnaire_records_the_next_tap(
@@ -114,17 +122,18 @@ async def test_a_restart_mid_questionnaire_records_the_next_tap(
     await p.wait_for_text("Thank you for taking part")
 
     assert comment.message_id == item.message_id  # edited in place across the restart
-    assert bot.rows("SELECT item_id, value, status FROM responses ORDER BY id") == [
+    stored = bot.tables()
+    assert pick(stored["responses"], "item_id", "value", "status") == [
         ("hmd.understanding", 4, "answered"),
         ("hmd.management", 3, "answered"),
         ("hmd.generation", 5, "answered"),
         ("hmd.usefulness", 2, "answered"),
         ("hmd.comment", None, "skipped"),
     ]
-    assert bot.rows("SELECT state, end_reason, success FROM sessions") == [
+    assert pick(stored["sessions"], "state", "end_reason", "success") == [
         ("ended", "participant_done", 0)
     ]
-    assert bot.rows("SELECT COUNT(*) FROM exchanges") == [(0,)]
+    assert stored["exchanges"] == []
     assert len(p.callback_answers) == 7  # consent, finish, four ratings, skip: once each
 
 
@@ -164,16 +173,16 @@ async def test_an_update_delivered_twice_is_handled_once(
         texts.questionnaire_intro,
         item.text,  # one item message, edited in place: no second reply, no second item
     ]
-    assert bot.rows("SELECT turn, user_text FROM exchanges ORDER BY turn") == [
+    assert pick(bot.exchanges(), "turn", "user_text") == [
         (1, LIST),
         (2, ADD),
     ]
-    assert bot.rows("SELECT item_id, value FROM responses ORDER BY id") == [
+    assert pick(bot.responses(), "item_id", "value") == [
         ("hmd.understanding", 4),
         ("hmd.management", 3),
     ]
     assert len(p.callback_answers) == 3  # consent and two ratings; the redelivery got none
-    assert bot.rows("SELECT COUNT(*) FROM inbox WHERE handled_at IS NULL") == [(0,)]
+    assert bot.pending_updates() == []
 
 
 class HeldShop:
@@ -219,7 +228,7 @@ async def test_a_clean_stop_waits_for_the_system_call_in_flight(
     await asyncio.wait_for(bot.task, 15)
     await shop.answer(listed, timeout=0)  # already there: sent before the bot stopped
     assert held.closed
-    assert bot.rows("SELECT turn, system_text FROM exchanges") == [(1, shop.history[0].system)]
+    assert pick(bot.exchanges(), "turn", "system_text") == [(1, shop.history[0].system)]
 
     again = HeldShop(released=True)
     bot = await start_bot(study, systems={V1: again}, db=bot.db)
@@ -228,8 +237,8 @@ async def test_a_clean_stop_waits_for_the_system_call_in_flight(
     assert len(again.calls) == 1  # only the new message: nothing was retried
     assert [(t.user, t.system) for t in again.calls[0].history] == [(LIST, shop.history[0].system)]
     assert [m.text for m in p.messages[shop.start :]][: len(shop.received)] == shop.received
-    assert bot.rows("SELECT COUNT(*) FROM exchanges") == [(2,)]
-    assert bot.rows("SELECT kind FROM events WHERE kind = 'system_call_retried'") == []
+    assert len(bot.exchanges()) == 2
+    assert bot.events("system_call_retried") == []
 
 
 # --- crashes: ozlab run killed with SIGKILL ---------------------------------------------------
@@ -240,7 +249,7 @@ async def at_the_task(ozlab: OzlabProcesses, p_id: int, hmd: StudyBundle) -> Sho
     with everything the bot did so far durable (so a kill now hits only what follows)."""
     p = ozlab.emulator.participant(p_id)
     await consent(p)
-    [(system_id,)] = ozlab.rows("SELECT system_id FROM sessions")
+    [(system_id,)] = pick(ozlab.sessions(), "system_id")
     shop = Shopper.of(p, hmd, system_id)
     await shop.say(LIST)
     assert SUCCESS_EVENT in shop.expect(ADD).events
@@ -249,14 +258,15 @@ async def at_the_task(ozlab: OzlabProcesses, p_id: int, hmd: StudyBundle) -> Sho
     return shop
 
 
-def assert_dialogue_complete(ozlab: OzlabProcesses, shop: Shopper) -> None:
+def assert_dialogue_complete(study: StoredStudy, shop: Shopper) -> None:
     """One row per message, each with the answer the participant got, in order."""
-    assert ozlab.rows("SELECT turn, user_text, system_text FROM exchanges ORDER BY turn") == [
+    stored = study.tables()
+    assert pick(stored["exchanges"], "turn", "user_text", "system_text") == [
         (turn, t.user, t.system) for turn, t in enumerate(shop.history, start=1)
     ]
-    assert ozlab.rows("SELECT COUNT(*) FROM sessions") == [(1,)]
-    assert ozlab.rows("SELECT COUNT(*) FROM inbox WHERE handled_at IS NULL") == [(0,)]
-    assert ozlab.rows("SELECT kind FROM events WHERE kind LIKE '%error%'") == []
+    assert len(stored["sessions"]) == 1
+    assert study.pending_updates() == []
+    assert errors(stored["events"]) == []
 
 
 @pytest.mark.parametrize("moment", ["fetched", "confirmed"])
@@ -316,15 +326,15 @@ async def test_killed_while_the_system_is_working(
     typing = emulator.hold("sendChatAction")  # shown once the system has taken a moment
     await p.send_text("slow")
     await typing.wait_reached()
-    assert ozlab.rows("SELECT turn, user_text, system_text FROM exchanges") == [(1, "slow", None)]
+    assert pick(ozlab.exchanges(), "turn", "user_text", "system_text") == [(1, "slow", None)]
     await first.kill()
 
     await ozlab.start(study=str(study_with_moody(tmp_path, 0)))
     await p.wait_for_text("Moody heard: slow")
-    assert ozlab.rows("SELECT turn, user_text, system_text FROM exchanges") == [
+    assert pick(ozlab.exchanges(), "turn", "user_text", "system_text") == [
         (1, "slow", "Moody heard: slow")
     ]
-    retried = ozlab.rows("SELECT kind FROM events WHERE kind = 'system_call_retried'")
+    retried = pick(ozlab.events("system_call_retried"), "kind")
     assert retried == [("system_call_retried",)]
 
 
@@ -343,8 +353,8 @@ async def test_killed_while_sending_a_recorded_reply(
     asked = await shop.send(ASK)
     await sending.wait_reached()
     reply = shop.expect(ASK)
-    assert ozlab.rows("SELECT system_text FROM exchanges WHERE turn = 2") == [
-        ("\n\n".join(reply.texts),)
+    assert [x["system_text"] for x in ozlab.exchanges() if x["turn"] == 2] == [
+        "\n\n".join(reply.texts)
     ]
     await first.kill()
 
@@ -379,12 +389,12 @@ async def test_killed_right_after_fetching_a_tap(
     await p.wait_for_text("3/4")
     items = [m for m in p.messages if m.text.startswith("HMD evaluation form")]
     assert items == [item]  # still the one message, edited in place
-    assert ozlab.rows("SELECT item_id, value FROM responses ORDER BY id") == [
+    assert pick(ozlab.responses(), "item_id", "value") == [
         ("hmd.understanding", 4),
         ("hmd.management", 3),
     ]
     assert len(p.callback_answers) == 5  # consent, finish, settle, two ratings: once each
-    assert ozlab.rows("SELECT COUNT(*) FROM inbox WHERE handled_at IS NULL") == [(0,)]
+    assert ozlab.pending_updates() == []
 
 
 async def test_killed_after_recording_a_tap_before_showing_the_next_item(
@@ -401,7 +411,7 @@ async def test_killed_after_recording_a_tap_before_showing_the_next_item(
     toast = emulator.hold("answerCallbackQuery")  # the first thing done after the commit
     await p.tap(text="4 · Agree")
     await toast.wait_reached()
-    assert ozlab.rows("SELECT item_id, value FROM responses") == [("hmd.understanding", 4)]
+    assert pick(ozlab.responses(), "item_id", "value") == [("hmd.understanding", 4)]
     await first.kill()
 
     await ozlab.start()
@@ -410,7 +420,7 @@ async def test_killed_after_recording_a_tap_before_showing_the_next_item(
     await p.wait_for_text("3/4")
     items = [m for m in p.messages if m.text.startswith("HMD evaluation form")]
     assert items == [item]
-    assert ozlab.rows("SELECT item_id, value FROM responses ORDER BY id") == [
+    assert pick(ozlab.responses(), "item_id", "value") == [
         ("hmd.understanding", 4),
         ("hmd.management", 3),
     ]
@@ -432,9 +442,7 @@ async def test_killed_while_answering_a_first_start(
     await ozlab.start()
     await p.wait_for_text("Privacy agreement")
     await settle(p)
-    assert [
-        (k is None, u is None)
-        for k, u in ozlab.rows("SELECT chat_key, undelivered FROM participants")
-    ] == [(True, True)]  # delivered, and no chat id kept before consent
+    kept = [(r.chat_key is None, r.undelivered is None) for r in ozlab.resumed("hmd")]
+    assert kept == [(True, True)]  # delivered, and no chat id kept before consent
     await p.tap(text="I agree")
     await p.wait_for_text("Your task")

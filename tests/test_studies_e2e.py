@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 from importlib.resources import files
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,7 @@ from questionnaires.models import Questionnaire
 from scenarios.loading import load_questionnaire, load_study, shipped_studies
 from scenarios.models import StudyBundle
 from tests.conftest import SECRET, RunningBot, StartBot
+from tests.store_reads import pick
 
 pytestmark = pytest.mark.slow
 
@@ -38,12 +40,17 @@ def matches(given: Given, row: tuple) -> bool:
 
 
 def answers_of(bot: RunningBot, participant: str, *, ratings: bool) -> list[tuple]:
-    where = "turn IS NOT NULL AND status = 'answered'" if ratings else "turn IS NULL"
-    return bot.rows(
-        f"SELECT value, label, text, status FROM responses WHERE participant_id = ? AND {where}"
-        " AND status IN ('answered', 'skipped') ORDER BY id",
-        (participant,),
-    )
+    """The participant's answers beside the chat (``ratings``: the ones given) or not, as
+    stored; items skip logic left out and ratings never given are not among them."""
+
+    def wanted(row: dict[str, Any]) -> bool:
+        if row["participant_id"] != participant:
+            return False
+        if ratings:
+            return row["turn"] is not None and row["status"] == "answered"
+        return row["turn"] is None and row["status"] in ("answered", "skipped")
+
+    return pick(filter(wanted, bot.responses()), "value", "label", "text", "status")
 
 
 def with_every_hri_cues_instrument(bundle: StudyBundle) -> StudyBundle:
@@ -91,9 +98,10 @@ async def test_a_shipped_study_stores_what_participants_gave(
             assert len(gave) == len(stored), (name, ratings, gave, stored)
             for given, row in zip(gave, stored, strict=True):
                 assert matches(given, row), (name, given, row)
-    sessions = bot.rows("SELECT state FROM sessions")
-    assert sessions and {state for (state,) in sessions} == {"ended"}
-    played_scenarios = {s for (s,) in bot.rows("SELECT DISTINCT scenario_id FROM sessions")}
+    stored = bot.tables()
+    sessions = stored["sessions"]
+    assert sessions and {s["state"] for s in sessions} == {"ended"}
+    played_scenarios = {s["scenario_id"] for s in sessions}
     assert played_scenarios == set(bundle.study.scenarios)  # every scenario was played
-    asked = {q for (q,) in bot.rows("SELECT DISTINCT questionnaire_id FROM responses")}
+    asked = {r["questionnaire_id"] for r in stored["responses"]}
     assert asked == set(bundle.questionnaires)  # and every instrument was asked

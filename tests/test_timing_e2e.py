@@ -10,13 +10,14 @@ import pytest
 from bot.emulator import BotApiEmulator
 from scenarios.models import StudyBundle, Timing
 from tests.conftest import StartBot, consent, say
+from tests.store_reads import pick
 
 pytestmark = pytest.mark.slow
 
 
 async def wait_until(check: Callable[[], bool], seconds: float = 10.0) -> None:
-    """Wait for a condition nothing can wake us for: a row committed by the bot's connection
-    (SQLite does not notify other connections), so it is polled, with a deadline."""
+    """Wait for a condition nothing can wake us for: a row committed by the bot (the store
+    does not notify its readers), so it is polled, with a deadline."""
     async with asyncio.timeout(seconds):
         while not check():  # noqa: ASYNC110
             await asyncio.sleep(0.02)
@@ -35,14 +36,15 @@ async def test_silence_reminds_once_then_abandons_and_the_participant_resumes(
     await consent(p)
     await say(p, "adventure games for linux")
     await p.wait_for_text("Are you still there?")
-    await wait_until(lambda: bot.rows("SELECT state FROM sessions") == [("abandoned",)])
+    await wait_until(lambda: pick(bot.sessions(), "state") == [("abandoned",)])
     assert sum("still there" in m.text for m in p.messages) == 1
     reply = await say(p, "sorry, I am back: what about the first one?")
     assert "still there" not in reply
-    assert bot.rows("SELECT state FROM sessions") == [("dialogue",)]
-    kinds = [k for (k,) in bot.rows("SELECT kind FROM events ORDER BY id")]
+    stored = bot.tables()
+    assert pick(stored["sessions"], "state") == [("dialogue",)]
+    kinds = [e["kind"] for e in stored["events"]]
     assert kinds == ["reminded", "abandoned", "resumed"]
-    assert bot.rows("SELECT COUNT(*) FROM exchanges WHERE system_text IS NOT NULL") == [(2,)]
+    assert len([x for x in stored["exchanges"] if x["system_text"] is not None]) == 2
 
 
 async def test_a_study_can_close_abandoned_sessions(
@@ -53,7 +55,7 @@ async def test_a_study_can_close_abandoned_sessions(
     p = emulator.participant(602)
     await consent(p)
     await p.wait_for_text("closed after a long silence")
-    assert bot.rows("SELECT state, end_reason FROM sessions") == [("abandoned", "abandoned")]
+    assert pick(bot.sessions(), "state", "end_reason") == [("abandoned", "abandoned")]
     await p.send_text("hello?")
     await p.wait_for_text("closed after a long silence")
 
@@ -67,7 +69,7 @@ async def test_the_time_limit_ends_the_task(
     await consent(p)
     await p.wait_for_text("This task is over")
     await p.wait_for_text("1/4")
-    assert bot.rows("SELECT end_reason, success FROM sessions") == [("time_limit", 0)]
+    assert pick(bot.sessions(), "end_reason", "success") == [("time_limit", 0)]
 
 
 async def test_invitation_codes(
@@ -80,6 +82,6 @@ async def test_invitation_codes(
     await p.wait_for_text("needs an invitation code")
     await p.send_text("/start nope")
     await p.wait_for_text("not valid")
-    assert bot.rows("SELECT COUNT(*) FROM participants") == [(0,)]
+    assert bot.participants() == []
     await p.send_text("/start lab-7")
     await p.wait_for_text("Privacy agreement")

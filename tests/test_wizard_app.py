@@ -4,9 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
-import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,6 +16,8 @@ from bot.emulator import BotApiEmulator
 from bot.store.sqlite import open_store
 from scenarios.models import StudyBundle
 from tests.conftest import StartBot, consent, say
+from tests.storage_probe import command_log
+from tests.store_reads import pick
 from tests.test_wizard_desk import shop, until
 from wizard_console.app import WizardApp
 from wizard_console.desk import Desk
@@ -60,11 +59,10 @@ async def shows(pilot: Pilot, check: Callable[[], Any], seconds: float = 10.0) -
     return await until(check, seconds)
 
 
-def commands(db: Path) -> list[tuple[str, str | None, dict[str, Any], str]]:
-    """Every command written, applied or not (the store has no reading for that: SQL)."""
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        rows = conn.execute("SELECT kind, session_id, payload, wizard FROM commands ORDER BY id")
-        return [(k, s, json.loads(p), w) for k, s, p, w in rows.fetchall()]
+def commands(db: Path) -> list[tuple[Any, ...]]:
+    """Every command written, applied or not, as (kind, session, payload, wizard): the
+    store reads commands only as pending ones and outcomes, so this is the storage probe."""
+    return pick(command_log(db), "kind", "session_id", "payload", "wizard")
 
 
 def assert_fits(pilot: Pilot) -> None:
@@ -219,7 +217,7 @@ async def test_a_command_while_the_bot_is_down_waits_for_it(
         await pilot.press("x")
         await shows(pilot, lambda: "failure: waiting for the bot" in status(pilot))
     assert [row[0] for row in commands(bot.db)] == ["fail"]
-    assert bot.rows("SELECT outcome FROM commands") == [(None,)]
+    assert pick(command_log(bot.db), "outcome") == [(None,)]
 
 
 async def test_a_gate_with_auto_send_from_the_gate_screen(

@@ -14,6 +14,8 @@ from bot.cli import main
 from bot.emulator import BotApiEmulator
 from scenarios.models import StudyBundle
 from tests.conftest import StartBot, consent, say
+from tests.storage_probe import command_log
+from tests.store_reads import pick
 from tests.test_wizard_desk import shop, until, woz
 from wizard_console.cli import add_wizard_commands
 from wizard_console.desk import Desk
@@ -100,7 +102,7 @@ async def test_every_action_as_a_plain_command(
     assert code == 1 and "expired" in out
     code, out = await ozlab_wizard(bot.db, "start", session)  # not held: nothing to start
     assert code == 1 and "expired" in out
-    assert bot.rows("SELECT DISTINCT wizard FROM commands") == [("ada",)]
+    assert {c["wizard"] for c in command_log(bot.db)} == {"ada"}
 
 
 async def test_mistakes_and_a_missing_bot_get_their_own_exit_codes(
@@ -120,7 +122,7 @@ async def test_mistakes_and_a_missing_bot_get_their_own_exit_codes(
     assert code == 8 and "it will when it runs" in out
     code, out = await ozlab_wizard(bot.db, "gate", "system:woz", "on", "--wait", "0")
     assert code == 0 and out == "#2 gate system:woz on: written\n"
-    assert bot.rows("SELECT kind, session_id, outcome FROM commands") == [
+    assert pick(command_log(bot.db), "kind", "session_id", "outcome") == [
         ("pause", session, None),
         ("gate", None, None),
     ]

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import getpass
 import inspect
-import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -32,6 +30,8 @@ from scenarios.models import StudyBundle, Timing
 from scenarios.systems import WizardSystem
 from tests.conftest import StartBot, consent, say
 from tests.e2e_support import only_system, settle
+from tests.storage_probe import checkpoint_blocked, command_log, stamp_schema_version
+from tests.store_reads import pick
 from wizard_console import Desk, DeskError
 from wizard_console import formatting as fmt
 from wizard_console.model import ENDED_STATES, ERROR, GATED, SILENT, WAITING
@@ -149,7 +149,7 @@ async def test_a_command_carries_the_wizard_name_and_its_outcome(
     session = await until(lambda: session_of(desk))
     assert await act(desk, "say", session, text="Hello, I am here to help.") == "applied"
     await p.wait_for_text("Hello, I am here to help.")
-    assert bot.rows("SELECT wizard, kind, session_id, outcome FROM commands") == [
+    assert pick(command_log(bot.db), "wizard", "kind", "session_id", "outcome") == [
         ("grace", "say", session, "applied")
     ]
     [line] = [line for line in await desk.transcript(session) if line.who == "wizard"]
@@ -158,7 +158,7 @@ async def test_a_command_carries_the_wizard_name_and_its_outcome(
     assert await act(desk, "success", session) == "applied"
     notes = [(x.who, x.text, x.wizard) for x in await desk.transcript(session) if x.who == "note"]
     assert notes == [("note", "greeted early", "grace")]
-    assert bot.rows("SELECT success FROM sessions") == [(1,)]
+    assert pick(bot.sessions(), "success") == [(1,)]
     assert await act(desk, "end", session, reason="enough for today") == "applied"
     await p.wait_for_text("This task is over.")
     ended = (await desk.transcript(session))[-2:]
@@ -275,9 +275,7 @@ async def test_an_idle_console_reads_nothing_and_holds_no_transaction(
     token = await desk.changes()
     assert await desk.live_sessions() == first and await desk.waiting_replies() == []
     assert await desk.changes() == token  # nothing committed: nothing re-read
-    with contextlib.closing(sqlite3.connect(bot.db)) as other:
-        busy, _, _ = other.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-    assert busy == 0  # the console never keeps the bot from checkpointing
+    assert not checkpoint_blocked(bot.db)  # the console never keeps the bot from checkpointing
 
 
 def test_times_and_ids_fit_their_columns() -> None:
@@ -309,8 +307,7 @@ async def test_wrong_databases_and_commands_get_precise_errors(tmp_path: Path) -
     with pytest.raises(StoreError, match="no study database"):
         await Desk.open(tmp_path / "missing.sqlite", "ada")
     old = tmp_path / "old.sqlite"
-    with contextlib.closing(sqlite3.connect(old)) as conn:
-        conn.execute("PRAGMA user_version=4")
+    stamp_schema_version(old, 4)
     with pytest.raises(SchemaError, match=r"schema version 4.*start the bot \(ozlab run\)"):
         await Desk.open(old, "ada")
     assert not (tmp_path / "missing.sqlite").exists()  # never created by looking
@@ -331,7 +328,7 @@ async def test_bad_commands_are_refused_before_they_reach_the_bot(
         await desk.command("say", None, text="hi")
     with pytest.raises(DeskError, match="not session"):
         await desk.gate("room:1", True)
-    assert bot.rows("SELECT COUNT(*) FROM commands") == [(0,)]
+    assert command_log(bot.db) == []
 
 
 async def test_an_edited_reply_that_ends_the_task_comes_before_the_closing_line(

@@ -12,6 +12,8 @@ from textual.widgets import TextArea
 from bot.emulator import BotApiEmulator
 from scenarios.models import StudyBundle
 from tests.conftest import StartBot, consent
+from tests.storage_probe import command_log
+from tests.store_reads import pick
 from tests.test_wizard_app import app_of, console, shows, status, transcript
 from tests.test_wizard_cli import ozlab_wizard
 from tests.test_wizard_desk import session_of, shop, until, woz
@@ -44,9 +46,9 @@ async def test_a_gated_reply_edited_in_the_console_reaches_the_participant_as_ed
         [line] = [x for x in app.log_view.shown if x.who == "edited"]
         assert (line.wizard, line.original) == ("ada", "\n\n".join(waiting.proposed))
     assert not any("adventure games for Linux:" in m.text for m in p.messages)
-    assert bot.rows("SELECT system_text, original_text, source, wizard FROM exchanges") == [
-        ("Try Lantern Road", "\n\n".join(waiting.proposed), "edited", "ada")
-    ]
+    assert [
+        (x.system_text, x.original_text, x.source, x.wizard) for x in bot.transcript_exchanges()
+    ] == [("Try Lantern Road", "\n\n".join(waiting.proposed), "edited", "ada")]
 
 
 async def test_a_wizard_type_system_is_played_entirely_from_the_console(
@@ -67,7 +69,9 @@ async def test_a_wizard_type_system_is_played_entirely_from_the_console(
             await p.wait_for_text(answer)
             await shows(pilot, lambda: "reply: applied" in status(pilot))
         await shows(pilot, lambda: "Lantern Road" in transcript(pilot))
-    assert bot.rows("SELECT user_text, system_text, source, wizard FROM exchanges") == [
+    assert [
+        (x.user_text, x.system_text, x.source, x.wizard) for x in bot.transcript_exchanges()
+    ] == [
         ("Hello?", "Hi there", "wizard", "ada"),
         ("A game for Alex", "Lantern Road", "wizard", "ada"),
     ]
@@ -85,7 +89,7 @@ async def test_a_wizard_type_system_is_played_entirely_from_the_console(
     loser = "From Gr" if winner == "From Ada" else "From Ada"
     await p.wait_for_text(winner)
     assert not any(loser in m.text for m in p.messages)
-    assert bot.rows("SELECT system_text FROM exchanges WHERE turn = 3") == [(winner,)]
+    assert [x["system_text"] for x in bot.exchanges() if x["turn"] == 3] == [winner]
 
 
 async def test_commands_written_while_the_bot_is_stopped_are_applied_once_after_it_returns(
@@ -115,7 +119,7 @@ async def test_commands_written_while_the_bot_is_stopped_are_applied_once_after_
         await start_bot(bundle, db=bot.db, command_interval=0.05)
         assert await until(lambda: desk.outcome(late)) == "expired"
     assert not any("too late" in m.text for m in p.messages)
-    assert bot.rows("SELECT kind, outcome FROM commands ORDER BY id") == [
+    assert pick(command_log(bot.db), "kind", "outcome") == [
         ("say", "applied"),
         ("say", "applied"),
         ("end", "applied"),
@@ -137,8 +141,8 @@ async def test_a_gate_with_auto_send_sends_the_system_reply_by_itself(
     assert "adventure games for Linux" in reply.text
     waited = reply.sent_at - emulator.created_times[update_id]
     assert waited >= 0.3  # held for a wizard first
-    assert bot.rows("SELECT source, wizard FROM exchanges") == [("system", None)]
-    kinds = [k for (k,) in bot.rows("SELECT kind FROM events ORDER BY id")]
+    assert [(x.source, x.wizard) for x in bot.transcript_exchanges()] == [("system", None)]
+    kinds = [e["kind"] for e in bot.events()]
     assert kinds[-2:] == ["reply_waiting", "auto_sent"]
 
 
@@ -174,4 +178,4 @@ async def test_a_lab_session_waits_until_the_experimenter_starts_it(
         await p.wait_for_text("Your task")
         await shows(pilot, lambda: "start: applied" in status(pilot))
         await shows(pilot, lambda: app.current().state == "dialogue")  # type: ignore[union-attr]
-    assert bot.rows("SELECT state FROM sessions") == [("dialogue",)]
+    assert pick(bot.sessions(), "state") == [("dialogue",)]

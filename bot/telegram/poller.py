@@ -5,10 +5,11 @@ own Updater asks for the next batch before the last one is handled, so a crash i
 loses messages. Here the batch is committed to the inbox (encrypted, stripped of names)
 first; only then is the next ``getUpdates`` sent, and the inbox is replayed at start-up.
 
-Each update is read on its own: ``Bot.get_updates`` parses a batch whole, so one update
-the library cannot read (from an older or a self-hosted Bot API server) would fail the
-batch on every restart and log it raw, names and all. Such an update is confirmed, counted
-in an event with no content, and skipped; the rest of its batch is handled.
+Each update is read on its own (``inbound.read_update``): ``Bot.get_updates`` parses a
+batch whole, so one update the library cannot read (from an older or a self-hosted Bot API
+server) would fail the batch on every restart and log it raw, names and all. An update
+that is not readable at all is confirmed, counted in an event with no content, and
+skipped; the rest of its batch is handled.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from bot.delivery import Delivery
 from bot.engine import effects as fx
 from bot.privacy import Privacy
 from bot.store.interface import StudyStore
-from bot.telegram.inbound import Inbound, from_update
+from bot.telegram.inbound import Inbound, read_update
 from bot.vocabulary import EventKind
 
 log = logging.getLogger(__name__)
@@ -88,8 +89,8 @@ class DurablePoller:
             if not isinstance(uid, int) or uid in read:
                 continue  # the same update twice in one batch is handled once
             try:
-                read[uid] = from_update(Update.de_json(raw, self._bot))
-            except Exception as error:  # whatever the library cannot read: never fatal
+                read[uid] = read_update(raw)
+            except Exception as error:  # whatever cannot be read: never fatal
                 read[uid] = None
                 log.warning("update %s could not be read (%s): skipped", uid, type(error).__name__)
                 data = {"update_id": uid, "error": type(error).__name__}

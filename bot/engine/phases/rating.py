@@ -33,10 +33,6 @@ def _row(bundle: StudyBundle, journey: Journey, index: int, now: float) -> Resul
     template = scenario.stimulus_template or "\n".join(f"{k}: {{{k}}}" for k in row.fields)
     shown = template.format_map(row.fields)
     journey = replace(journey, stimulus_index=index)
-
-    def after(rated: Journey, _ineligible: bool) -> Result:
-        return _row(bundle, rated, rated.stimulus_index + 1, now)
-
     new, effects = questionnaire.begin(
         bundle,
         journey,
@@ -44,17 +40,21 @@ def _row(bundle: StudyBundle, journey: Journey, index: int, now: float) -> Resul
         scenario.rate_with,
         journey.session_id,
         now,
-        after,
+        _next_row(bundle, now),
         stimulus_id=row.id,
     )
     counter = f"({index + 1}/{len(rows)})\n\n"
     return new, [fx.Send(counter + shown), *effects]
 
 
-def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Result:
-    bundle = ctx.bundle
+def _next_row(bundle: StudyBundle, now: float) -> questionnaire.After:
+    """What follows a row's last item: the next row (or the end of the task)."""
 
     def after(rated: Journey, _ineligible: bool) -> Result:
         return _row(bundle, rated, rated.stimulus_index + 1, now)
 
-    return questionnaire.on_event(bundle, journey, event, now, after)
+    return after
+
+
+def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Result:
+    return questionnaire.on_event(ctx.bundle, journey, event, now, _next_row(ctx.bundle, now))

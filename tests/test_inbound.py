@@ -1,0 +1,153 @@
+"""Updates read as Telegram sends them: what a study needs, nothing that names a person, and
+the same reading python-telegram-bot gives wherever the library can read the update."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from telegram import Bot, Update
+
+from bot.telegram.inbound import Inbound, InboundKind, UnreadableUpdate, read_update
+
+ADA = {"id": 42, "is_bot": False, "first_name": "Ada", "username": "ada", "language_code": "it"}
+BOT = {"id": 7, "is_bot": True, "first_name": "Other bot"}
+PRIVATE = {"id": 42, "type": "private", "first_name": "Ada"}
+GROUP = {"id": -100, "type": "supergroup", "title": "A group"}
+
+
+def message(**content: Any) -> dict[str, Any]:
+    return {"message_id": 5, "date": 0, "chat": PRIVATE, "from": ADA, **content}
+
+
+CASES: list[tuple[str, dict[str, Any], Inbound | None]] = [
+    (
+        "text",
+        {"message": message(text="hello")},
+        Inbound(42, InboundKind.TEXT, "hello", 1, language="it"),
+    ),
+    (
+        "command",
+        {
+            "message": message(
+                text="/start K1", entities=[{"type": "bot_command", "offset": 0, "length": 6}]
+            )
+        },
+        Inbound(42, InboundKind.COMMAND, "/start K1", 1, language="it"),
+    ),
+    (
+        "a command later in the text is text",
+        {
+            "message": message(
+                text="see /start", entities=[{"type": "bot_command", "offset": 4, "length": 6}]
+            )
+        },
+        Inbound(42, InboundKind.TEXT, "see /start", 1, language="it"),
+    ),
+    (
+        "tap",
+        {
+            "callback_query": {
+                "id": "q1",
+                "from": ADA,
+                "chat_instance": "c",
+                "data": "c:y",
+                "message": message(text="Agree?"),
+            }
+        },
+        Inbound(42, InboundKind.CALLBACK, "c:y", 1, "q1"),
+    ),
+    (
+        "edited",
+        {"edited_message": message(text="hullo", edit_date=1)},
+        Inbound(42, InboundKind.EDITED, "", 1),
+    ),
+    (
+        "sticker",
+        {
+            "message": message(
+                sticker={
+                    "file_id": "f",
+                    "file_unique_id": "u",
+                    "type": "regular",
+                    "width": 1,
+                    "height": 1,
+                    "is_animated": False,
+                    "is_video": False,
+                }
+            )
+        },
+        Inbound(42, InboundKind.UNSUPPORTED, "sticker", 1),
+    ),
+    ("a group", {"message": {**message(text="hi"), "chat": GROUP}}, None),
+    ("another bot", {"message": {**message(text="hi"), "from": BOT}}, None),
+    (
+        "a channel post",
+        {
+            "channel_post": {
+                "message_id": 1,
+                "date": 0,
+                "chat": {"id": -5, "type": "channel"},
+                "text": "x",
+            }
+        },
+        None,
+    ),
+    (
+        "a tap on an inline message (no chat)",
+        {
+            "callback_query": {
+                "id": "q2",
+                "from": ADA,
+                "chat_instance": "c",
+                "inline_message_id": "i",
+                "data": "x",
+            }
+        },
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "body", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_updates_read_for_what_a_study_needs(
+    name: str, body: dict[str, Any], expected: Inbound | None
+) -> None:
+    raw = {"update_id": 1, **body}
+    assert read_update(raw) == expected
+    # python-telegram-bot reads the same update the same way.
+    update = Update.de_json(raw, Bot("1:x"))
+    chat, user = update.effective_chat, update.effective_user
+    taken = chat is not None and chat.type == "private" and user is not None and not user.is_bot
+    taken = taken and (update.message or update.edited_message or update.callback_query) is not None
+    assert taken == (expected is not None)
+    if expected is not None:
+        assert chat is not None and chat.id == expected.chat_id
+
+
+def test_nothing_that_names_a_person_is_kept() -> None:
+    read = read_update({"update_id": 1, "message": message(text="hello")})
+    assert read is not None
+    assert "Ada" not in read.to_json() and '"ada"' not in read.to_json()
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        [],
+        {"message": message(text="x")},  # no update id
+        {"update_id": "1", "message": message(text="x")},
+        {"update_id": 1, "message": "text"},
+        {"update_id": 1, "message": {**message(text="x"), "chat": "private"}},
+        {"update_id": 1, "message": {**message(text="x"), "chat": {"type": "private", "id": "42"}}},
+        {"update_id": 1, "callback_query": {"from": ADA, "message": message(text="x")}},  # no id
+    ],
+)
+def test_what_is_not_an_update_is_refused(raw: object) -> None:
+    with pytest.raises(UnreadableUpdate):
+        read_update(raw)
+
+
+def test_the_inbox_form_round_trips() -> None:
+    read = read_update({"update_id": 3, "message": message(text="/done")})
+    assert read is not None and Inbound.from_json(read.to_json()) == read
