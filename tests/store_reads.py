@@ -63,7 +63,7 @@ def resumed(db: Path | str, study_id: str) -> list[StoredParticipant]:
 
 
 def pick(rows: Iterable[Mapping[str, Any]], *columns: str) -> list[tuple[Any, ...]]:
-    """The named columns of each row as a tuple, the shape ``SELECT a, b`` used to give."""
+    """The named columns of each row as a tuple: rows to compare with a list of tuples."""
     return [tuple(row[column] for column in columns) for row in rows]
 
 
