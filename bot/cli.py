@@ -103,6 +103,7 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "check":
         from scenarios.check import check
 
+        _adapters_beside(args.study)
         check(args.study)
         return 0
     if args.command == "run":
@@ -150,12 +151,17 @@ def _serve_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _adapters_beside(ref: str) -> None:
+    """A study's own adapter classes (type: python) may live beside the study file: run and
+    check import them from there alike."""
+    if Path(ref).suffix in (".yaml", ".yml"):
+        sys.path.insert(0, str(Path(ref).resolve().parent))
+
+
 def _load(ref: str) -> StudyBundle:
     from scenarios.loading import load_study
 
-    if Path(ref).suffix in (".yaml", ".yml"):
-        # A study's own adapter classes (type: python) may live beside the study file.
-        sys.path.insert(0, str(Path(ref).resolve().parent))
+    _adapters_beside(ref)
     return load_study(ref)
 
 

@@ -46,7 +46,14 @@ class StudyDataError(OzlabError, ValueError):
 
 
 class SystemSetupError(OzlabError):
+    """``field`` names the system's setting at fault (``entry``, ``options``,
+    ``api_key_env``...), so that ``ozlab check`` can point at its line in the study file."""
+
     exit_code = 4
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class StoreError(OzlabError):

@@ -4,16 +4,21 @@ A researcher runs this after every edit: it prints a summary when the study is s
 first line naming what was loaded, then one line per part: design, screening, each task
 and what is asked when, so that a wrong reference shows as the wrong name), or every
 problem (file, line, field, message) on its own line of stderr, through the CLI, which
-exits with :class:`~bot.errors.StudyFileError`'s status.
+exits with :class:`~bot.errors.StudyFileError`'s status. Every system is built as
+``ozlab run`` builds it (``scenarios.check_systems``): what would stop the bot at start-up
+stops the check.
 """
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
 from questionnaires.models import Condition, Questionnaire
-from scenarios.loading import load_study
+from scenarios.check_systems import system_problems
+from scenarios.loading import StudyError, load_study, study_document
 from scenarios.models import Scenario, StudyBundle
 
 
@@ -109,7 +114,13 @@ def summary(bundle: StudyBundle) -> str:
     return "\n  ".join(lines)
 
 
-def check(ref: str | Path) -> None:
-    """Validate the study ``ref`` (a path or a shipped name) and print its summary; a broken
-    study raises :class:`~scenarios.loading.StudyError`, which the CLI prints."""
-    print(summary(load_study(ref)))
+def check(ref: str | Path, env: Mapping[str, str] | None = None) -> None:
+    """Validate the study ``ref`` (a path or a shipped name), build its systems with ``env``
+    (the process's environment unless given) and print its summary; a broken study raises
+    :class:`~scenarios.loading.StudyError`, which the CLI prints."""
+    bundle = load_study(ref)
+    environment = os.environ if env is None else env
+    problems = system_problems(study_document(ref), bundle.study.systems, environment)
+    if problems:
+        raise StudyError(problems)
+    print(summary(bundle))

@@ -37,6 +37,8 @@ from scenarios.yaml_lines import (
     Resource,
     StudyError,
     load_file,
+    parse,
+    read_text,
 )
 
 __all__ = [
@@ -47,6 +49,7 @@ __all__ = [
     "load_stimuli",
     "load_study",
     "shipped_studies",
+    "study_document",
 ]
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -285,6 +288,18 @@ def load_study(ref: str | Path) -> StudyBundle:
         },
         stimuli=loader.stimuli,
     )
+
+
+def study_document(ref: str | Path) -> Document:
+    """The study file's node tree, to place at their lines the problems found only once the
+    study is loaded (a system that cannot be built)."""
+    file, resource = _find_study(ref)
+    problems: list[Problem] = []
+    text = read_text(file, resource, problems)
+    document = None if text is None else parse(file, text, problems)
+    if document is None:
+        raise StudyError(problems)
+    return document
 
 
 def _load_one(path: str | Path, model: type[Model]) -> Model:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -144,3 +146,148 @@ def test_broken_stimuli_fail_the_check(tmp_path: Path, capsys: pytest.CaptureFix
         f"{rows}:1: no 'mr' for {{mr}} of the scenario's stimulus_template (columns: text)",
         "1 problem found.",
     ]
+
+
+# --- building the systems, as ozlab run does at start-up --------------------------------------
+
+RESTOBOT = """\
+from bot.systems.base import SystemReply
+
+
+class RestoBot:
+    def __init__(self, temperature: float = 0.5) -> None:
+        self.temperature = temperature
+
+    async def respond(self, conversation):
+        return SystemReply(texts=("A table for two?",))
+
+    async def close(self) -> None:
+        pass
+"""
+
+
+@pytest.fixture
+def pilot(tmp_path: Path) -> Iterator[Path]:
+    """A starter study whose folder holds its own adapter modules. ``ozlab check`` puts that
+    folder on sys.path and imports them, as in a process of its own; afterwards this test
+    process forgets both, so that no other test sees them."""
+    path, modules = list(sys.path), set(sys.modules)
+    write_starter(tmp_path / "pilot")
+    yield tmp_path / "pilot"
+    sys.path[:] = path
+    for name in set(sys.modules) - modules:
+        if str(tmp_path) in str(getattr(sys.modules[name], "__file__", None) or ""):
+            del sys.modules[name]
+
+
+def with_systems(study: Path, systems: str) -> list[str]:
+    """The study with ``systems`` instead of the demo shop v0; its lines, to find numbers."""
+    text = study.read_text(encoding="utf-8")
+    demo = "  - type: demo\n    id: shop-v0\n    variant: v0\n"
+    assert demo in text
+    study.write_text(text.replace(demo, systems), encoding="utf-8")
+    return study.read_text(encoding="utf-8").splitlines()
+
+
+def line_of(lines: list[str], text: str) -> int:
+    [number] = [n for n, line in enumerate(lines, start=1) if line.strip() == text]
+    return number
+
+
+def test_a_misspelled_class_fails_the_check_at_its_line(
+    pilot: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(pilot, "ozc_resto_a.py", RESTOBOT)
+    study = pilot / "study.yaml"
+    lines = with_systems(
+        study, "  - type: python\n    id: resto\n    entry: ozc_resto_a:RestoBott\n"
+    )
+    assert check(str(study)) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == [
+        f"{study}:{line_of(lines, 'entry: ozc_resto_a:RestoBott')}: systems[1].entry: the module"
+        " 'ozc_resto_a' has no 'RestoBott' ('ozc_resto_a:RestoBott')",
+        "1 problem found.",
+    ]
+
+
+def test_a_module_that_does_not_import_fails_the_check(
+    pilot: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(pilot, "ozc_resto_b.py", "import ozc_not_installed_anywhere\n" + RESTOBOT)
+    study = pilot / "study.yaml"
+    lines = with_systems(
+        study, "  - type: python\n    id: resto\n    entry: ozc_resto_b:RestoBot\n"
+    )
+    assert check(str(study)) == 2
+    first, count = capsys.readouterr().err.splitlines()
+    assert first == (
+        f"{study}:{line_of(lines, 'entry: ozc_resto_b:RestoBot')}: systems[1].entry: importing"
+        " 'ozc_resto_b:RestoBot' failed: No module named 'ozc_not_installed_anywhere'"
+    )
+    assert count == "1 problem found."
+
+
+def test_options_the_class_rejects_fail_the_check_at_the_options(
+    pilot: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(pilot, "ozc_resto_c.py", RESTOBOT)
+    study = pilot / "study.yaml"
+    lines = with_systems(
+        study,
+        "  - type: python\n    id: resto\n    entry: ozc_resto_c:RestoBot\n"
+        "    options: {temperture: 0.2}\n",
+    )
+    assert check(str(study)) == 2
+    first, _ = capsys.readouterr().err.splitlines()
+    assert first.startswith(
+        f"{study}:{line_of(lines, 'options: {temperture: 0.2}')}: systems[1].options: building"
+        " 'ozc_resto_c:RestoBot' with options ['temperture'] failed: TypeError: "
+    )
+    assert "temperture" in first.split("TypeError: ")[1]
+
+
+def test_every_system_that_cannot_be_built_is_told(
+    pilot: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What only building an adapter finds, for each kind, in one run."""
+    monkeypatch.delenv("OZC_LLM_KEY", raising=False)
+    study = pilot / "study.yaml"
+    lines = with_systems(
+        study,
+        "  - type: http\n    id: svc\n    url: http://127.0.0.1:9/chat\n"
+        "    request: {input: message, input.text: message}\n"
+        "  - type: openai\n    id: llm\n    url: http://127.0.0.1:9\n    model: m\n"
+        "    api_key_env: OZC_LLM_KEY\n"
+        "  - type: python\n    id: mine\n    entry: ozc_nowhere:Thing\n",
+    )
+    assert check(str(study)) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"{study}:{line_of(lines, 'request: {input: message, input.text: message}')}: "
+        "systems[1].request: the request paths 'input' and 'input.text' overlap: one would"
+        " overwrite the other",
+        f"{study}:{line_of(lines, 'api_key_env: OZC_LLM_KEY')}: systems[2].api_key_env: the"
+        " environment variable OZC_LLM_KEY (api_key_env) is not set; set it to the system's"
+        " API key before starting the bot",
+        f"{study}:{line_of(lines, 'entry: ozc_nowhere:Thing')}: systems[3].entry: cannot import"
+        " 'ozc_nowhere:Thing': there is no module 'ozc_nowhere' (is it installed, or on"
+        " PYTHONPATH?)",
+        "3 problems found.",
+    ]
+
+
+def test_a_correct_custom_adapter_beside_the_study_is_ok(
+    pilot: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(pilot, "ozc_resto_d.py", RESTOBOT)
+    study = pilot / "study.yaml"
+    with_systems(
+        study,
+        "  - type: python\n    id: resto\n    entry: ozc_resto_d:RestoBot\n"
+        "    options: {temperature: 0.2}\n",
+    )
+    assert check(str(study)) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert out.startswith("OK: study 'pilot' — 2 systems (shop-v1, resto)")

@@ -27,28 +27,32 @@ def load_custom(spec: PythonSystem) -> System:
         if error.name is not None and (module_name + ".").startswith(error.name + "."):
             raise SystemSetupError(
                 f"system {spec.id!r}: cannot import {entry!r}: there is no module "
-                f"{error.name!r} (is it installed, or on PYTHONPATH?)"
+                f"{error.name!r} (is it installed, or on PYTHONPATH?)",
+                field="entry",
             ) from error
         raise SystemSetupError(
-            f"system {spec.id!r}: importing {entry!r} failed: {error}"
+            f"system {spec.id!r}: importing {entry!r} failed: {error}", field="entry"
         ) from error
     except Exception as error:
         raise SystemSetupError(
-            f"system {spec.id!r}: importing {entry!r} failed: {type(error).__name__}: {error}"
+            f"system {spec.id!r}: importing {entry!r} failed: {type(error).__name__}: {error}",
+            field="entry",
         ) from error
     cls = getattr(module, class_name, None)
     if cls is None:
         raise SystemSetupError(
-            f"system {spec.id!r}: the module {module_name!r} has no {class_name!r} ({entry!r})"
+            f"system {spec.id!r}: the module {module_name!r} has no {class_name!r} ({entry!r})",
+            field="entry",
         )
     if not callable(cls):
-        raise SystemSetupError(f"system {spec.id!r}: {entry!r} is not a class")
+        raise SystemSetupError(f"system {spec.id!r}: {entry!r} is not a class", field="entry")
     try:
         system = cls(**spec.options)
     except Exception as error:
         raise SystemSetupError(
             f"system {spec.id!r}: building {entry!r} with options "
-            f"{sorted(spec.options)} failed: {type(error).__name__}: {error}"
+            f"{sorted(spec.options)} failed: {type(error).__name__}: {error}",
+            field="options",
         ) from error
     missing = [
         name
@@ -58,6 +62,7 @@ def load_custom(spec: PythonSystem) -> System:
     if missing:
         raise SystemSetupError(
             f"system {spec.id!r}: {entry!r} is not a system: it needs coroutine methods "
-            f"respond(conversation) and close(); missing or not async: {', '.join(missing)}"
+            f"respond(conversation) and close(); missing or not async: {', '.join(missing)}",
+            field="entry",
         )
     return system

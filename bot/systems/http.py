@@ -44,7 +44,8 @@ def compile_request(system_id: str, mapping: Mapping[str, RequestField]) -> Comp
         parts = tuple(path.split("."))
         if not all(p.strip() for p in parts):
             raise SystemSetupError(
-                f"system {system_id!r}: the request path {path!r} has an empty part (use a.b.c)"
+                f"system {system_id!r}: the request path {path!r} has an empty part (use a.b.c)",
+                field="request",
             )
         compiled.append((parts, field))
     by_parts = sorted(compiled)
@@ -52,7 +53,8 @@ def compile_request(system_id: str, mapping: Mapping[str, RequestField]) -> Comp
         if second[: len(first)] == first:
             raise SystemSetupError(
                 f"system {system_id!r}: the request paths {'.'.join(first)!r} and "
-                f"{'.'.join(second)!r} overlap: one would overwrite the other"
+                f"{'.'.join(second)!r} overlap: one would overwrite the other",
+                field="request",
             )
     return compiled
 
@@ -102,7 +104,8 @@ class HttpService:
         if auth and any(name.lower() == "authorization" for name in spec.headers):
             raise SystemSetupError(
                 f"system {spec.id!r}: both api_key_env and an Authorization header are set; "
-                "keep one of them"
+                "keep one of them",
+                field="api_key_env",
             )
         self._headers = {**spec.headers, **auth}
 

@@ -375,7 +375,8 @@ def bearer_header(
         state = "is empty" if api_key_env in env else "is not set"
         raise SystemSetupError(
             f"system {system_id!r}: the environment variable {api_key_env} (api_key_env) "
-            f"{state}; set it to the system's API key before starting the bot"
+            f"{state}; set it to the system's API key before starting the bot",
+            field="api_key_env",
         )
     return {"Authorization": f"Bearer {key}"}
 

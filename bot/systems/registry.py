@@ -51,7 +51,7 @@ def build_systems(
 
     for spec in specs:
         if spec.id in systems:
-            raise SystemSetupError(f"two systems have the id {spec.id!r}")
+            raise SystemSetupError(f"two systems have the id {spec.id!r}", field="id")
         match spec:
             case DemoSystem(variant="chat"):
                 systems[spec.id] = DemoChat()
@@ -68,7 +68,9 @@ def build_systems(
             case WizardSystem():
                 systems[spec.id] = WizardOnly()
             case _:
-                raise SystemSetupError(f"system {spec.id!r}: unknown type {spec.type!r}")
+                raise SystemSetupError(
+                    f"system {spec.id!r}: unknown type {spec.type!r}", field="type"
+                )
     return systems
 
 
