@@ -8,7 +8,9 @@ Usage::
 The Bot API emulator and the simulated participants run in this process; the real bot runs
 in its own process (``bench/ozlab_bot.py``: ``ozlab run``'s defaults, the demo shop as the
 system, the command poll every 0.2 s); the console is the real ``Desk`` (and, for the idle
-figure, the real Textual console in a pseudo-terminal). All clocks are ``time.monotonic``.
+figure, the real Textual console in a pseudo-terminal). A console is a process of its own,
+so each polling desk runs in a thread with its own event loop, never behind the
+participants' one. All clocks are ``time.monotonic``.
 
 1. participant → console: from ``getUpdates`` handing a participant's message to the bot
    (the emulator's ``delivery_times``) to the message being readable by a desk polling
@@ -33,8 +35,8 @@ import fcntl
 import os
 import random
 import secrets
+import shutil
 import signal
-import sqlite3
 import struct
 import subprocess
 import sys
@@ -42,7 +44,7 @@ import tempfile
 import termios
 import threading
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 from bot.emulator import BotApiEmulator, Participant  # noqa: E402
 from bot.privacy import Privacy  # noqa: E402
+from bot.vocabulary import CommandOutcome  # noqa: E402
 from wizard_console.desk import Desk  # noqa: E402
 
 TOKEN = "123456789:AAE-bench-token-for-ozlab-0123456789ab"
@@ -85,43 +88,66 @@ def report(name: str, seconds: Sequence[float]) -> str:
 # --- the console's eyes: a desk polling as the console does -----------------------------------
 
 
-class Watcher(threading.Thread):
-    """Polls every ``interval`` like the console; notes when each participant line and each
-    waiting reply first became readable."""
+class DeskThread(threading.Thread):
+    """A desk of its own, in a thread with its own event loop, calling ``poll`` every
+    ``interval`` seconds as the console does until :meth:`stop`."""
 
-    def __init__(self, db: Path, interval: float = 0.25) -> None:
-        super().__init__(daemon=True)
-        self.desk = Desk(db, "watcher")
-        self.interval = interval
-        self.seen: dict[str, float] = {}  # participant text -> first readable
-        self.waiting_seen: dict[str, float] = {}  # session -> a reply waiting, first seen
+    def __init__(
+        self,
+        db: Path,
+        wizard: str,
+        poll: Callable[[Desk], Awaitable[None]],
+        interval: float = 0.25,
+    ) -> None:
+        super().__init__(daemon=True, name=f"desk-{wizard}")
+        self.db, self.wizard, self.poll, self.interval = db, wizard, poll, interval
         self.polls: list[float] = []  # seconds each poll took
-        self._turns: dict[str, int] = {}
-        self._after: dict[str, float] = {}
+        self.error: BaseException | None = None
         self._halt = threading.Event()
 
     def run(self) -> None:
-        while not self._halt.is_set():
-            started = time.monotonic()
-            for s in self.desk.live_sessions():
-                if self._turns.get(s.session_id) == s.turn:
-                    continue
-                self._turns[s.session_id] = s.turn
-                lines = self.desk.transcript(s.session_id, after=self._after.get(s.session_id))
-                now = time.monotonic()
-                for line in lines:
-                    if line.who == "participant":
-                        self.seen.setdefault(line.text, now)
-                    self._after[s.session_id] = max(self._after.get(s.session_id, 0), line.at)
-            for w in self.desk.waiting_replies():
-                self.waiting_seen.setdefault(f"{w.session_id}#{w.turn}", time.monotonic())
-            self.polls.append(time.monotonic() - started)
-            self._halt.wait(max(0.0, self.interval - (time.monotonic() - started)))
+        try:
+            asyncio.run(self._polling())
+        except BaseException as error:  # handed to the caller by stop()
+            self.error = error
+
+    async def _polling(self) -> None:
+        async with await Desk.open(self.db, self.wizard) as desk:
+            while not self._halt.is_set():
+                started = time.monotonic()
+                await self.poll(desk)
+                self.polls.append(time.monotonic() - started)
+                await asyncio.sleep(max(0.0, self.interval - (time.monotonic() - started)))
 
     def stop(self) -> None:
+        """Stop after the poll under way; a poll's failure is raised here."""
         self._halt.set()
         self.join()
-        self.desk.close()
+        if self.error is not None:
+            raise self.error
+
+
+class Watcher:
+    """The console's eyes: notes when each participant line first became readable."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, float] = {}  # participant text -> first readable
+        self._turns: dict[str, int] = {}
+        self._after: dict[str, float] = {}
+
+    async def poll(self, desk: Desk) -> None:
+        """What the console does each time: the sessions, then what changed in them."""
+        for s in await desk.live_sessions():
+            if self._turns.get(s.session_id) == s.turn:
+                continue
+            self._turns[s.session_id] = s.turn
+            lines = await desk.transcript(s.session_id, after=self._after.get(s.session_id))
+            now = time.monotonic()
+            for line in lines:
+                if line.who == "participant":
+                    self.seen.setdefault(line.text, now)
+                self._after[s.session_id] = max(self._after.get(s.session_id, 0), line.at)
+        await desk.waiting_replies()
 
 
 # --- participants ------------------------------------------------------------------------------
@@ -172,20 +198,23 @@ async def says(desk: Desk, sessions: list[str], every: float) -> dict[str, float
     written: dict[str, float] = {}
     for index, session in enumerate(sessions):
         text = f"{SAY}hello {index}"
-        await asyncio.to_thread(desk.command, "say", session, text=text)
+        await desk.command("say", session, text=text)
         written[text] = time.monotonic()
         await asyncio.sleep(every)
     return written
 
 
-def approver(desk: Desk, stop: threading.Event, out: dict[str, float]) -> None:
+class Approver:
     """A wizard who sends every waiting reply as is as soon as the console shows it."""
-    while not stop.is_set():
-        for w in desk.waiting_replies():
-            if w.session_id not in out:
-                desk.command("reply", w.session_id, action="approve")
-                out[w.session_id] = time.monotonic()
-        stop.wait(0.25)
+
+    def __init__(self) -> None:
+        self.approved: dict[str, float] = {}  # session -> when its command row was committed
+
+    async def poll(self, desk: Desk) -> None:
+        for w in await desk.waiting_replies():
+            if w.session_id not in self.approved:
+                await desk.command("reply", w.session_id, action="approve")
+                self.approved[w.session_id] = time.monotonic()
 
 
 def sent_at(participants: Sequence[Participant], text: str) -> float | None:
@@ -252,6 +281,7 @@ def console_idle_cpu(db: Path, seconds: float, warmup: float = 4.0) -> tuple[flo
 async def run(args: argparse.Namespace, tmp: Path) -> None:
     db = tmp / "study.sqlite"
     secret = secrets.token_urlsafe(32)
+    finished = False
     async with BotApiEmulator(TOKEN) as emulator:
         log = (tmp / "bot.log").open("wb")
         bot = await asyncio.create_subprocess_exec(
@@ -279,61 +309,14 @@ async def run(args: argparse.Namespace, tmp: Path) -> None:
                     pass
             people = [emulator.participant(FIRST_USER_ID + i) for i in range(args.sessions)]
             await bounded([consent(p, 60) for p in people], 300)
-            desk = Desk(db, "bench")
-            sessions = [s.session_id for s in desk.live_sessions(state="dialogue")]
-            print(f"{len(sessions)} live sessions; the bot polls commands every 0.2 s")
-            watcher = Watcher(db)
-            watcher.start()
-            sent: dict[str, int] = {}
-            chatting = bounded([chat(p, args.messages, args.think, 60, sent) for p in people], 600)
-            said, _ = await asyncio.gather(
-                says(desk, random.sample(sessions, len(sessions)), args.say_every), chatting
-            )
-            await emulator.wait_until(lambda e: all(sent_at(people, t) for t in said), 60)
-            async with asyncio.timeout(10):  # the console's last poll may still be due
-                while not all(t in watcher.seen for t in sent):  # noqa: ASYNC110 - a thread polls
-                    await asyncio.sleep(0.05)
-            seen = [watcher.seen[t] - emulator.delivery_times[u] for t, u in sent.items()]
-            print(report("participant message -> readable in the console", seen))
-            says_ms = [sent_at(people, t) - at for t, at in said.items()]  # type: ignore[operator]
-            print(report("wizard say (row written) -> sendMessage", says_ms))
-
-            gate = await asyncio.to_thread(desk.gate, "study:hmd", True)
-            await asyncio.to_thread(desk.wait, gate, 10)
-            stop, approved = threading.Event(), {}
-            hands = Desk(db, "wizard")
-            wizard = threading.Thread(target=approver, args=(hands, stop, approved))
-            wizard.start()
-            counts = {p.user_id: len(p.messages) for p in people}
-            for p in people:
-                await p.send_text(f"one more question ({p.user_id % 10_000})")
-            await bounded(
-                [p.wait_for(_system_reply_after(counts[p.user_id]), 60) for p in people], 120
-            )
-            stop.set()
-            wizard.join()
-            hands.close()
-            privacy = Privacy(secret)
-            replies = [
-                p.messages[counts[p.user_id]].sent_at
-                - approved[f"{privacy.pseudonym(p.user_id)}-1"]
-                for p in people
-            ]
-            print(report("wizard 'send as is' (row written) -> sendMessage", replies))
-            ungate = await asyncio.to_thread(desk.gate, "study:hmd", False)
-            await asyncio.to_thread(desk.wait, ungate, 10)
-            watcher.stop()
-            print(report(f"one console poll of {len(sessions)} sessions (desk)", watcher.polls))
-            desk.close()
-            if args.keep is not None:
-                source, copy = sqlite3.connect(db), sqlite3.connect(args.keep)
-                with contextlib.closing(source), contextlib.closing(copy):
-                    source.backup(copy)
+            async with await Desk.open(db, "bench") as desk:
+                await measure(args, desk, db, emulator, people, secret)
             share, how = await asyncio.to_thread(console_idle_cpu, db, args.idle)
             print(
-                f"console idle, {len(sessions)} live sessions, {args.idle:g} s in an 80x24 pty:"
+                f"console idle, {len(people)} live sessions, {args.idle:g} s in an 80x24 pty:"
                 f" {share * 100:.1f} % of one core ({how})"
             )
+            finished = True
         finally:
             if bot.returncode is None:
                 bot.send_signal(signal.SIGTERM)
@@ -343,6 +326,74 @@ async def run(args: argparse.Namespace, tmp: Path) -> None:
                 bot.kill()
                 await bot.wait()
             log.close()
+    if finished and args.keep is not None:
+        keep(db, args.keep)
+
+
+async def measure(
+    args: argparse.Namespace,
+    desk: Desk,
+    db: Path,
+    emulator: BotApiEmulator,
+    people: list[Participant],
+    secret: str,
+) -> None:
+    """The three latencies, printed as they are measured."""
+    sessions = [s.session_id for s in await desk.live_sessions(state="dialogue")]
+    print(f"{len(sessions)} live sessions; the bot polls commands every 0.2 s")
+    watcher = Watcher()
+    eyes = DeskThread(db, "watcher", watcher.poll)
+    eyes.start()
+    sent: dict[str, int] = {}
+    chatting = bounded([chat(p, args.messages, args.think, 60, sent) for p in people], 600)
+    said, _ = await asyncio.gather(
+        says(desk, random.sample(sessions, len(sessions)), args.say_every), chatting
+    )
+    await emulator.wait_until(lambda e: all(sent_at(people, t) for t in said), 60)
+    async with asyncio.timeout(10):  # the console's last poll may still be due
+        while not all(t in watcher.seen for t in sent):  # noqa: ASYNC110 - a thread polls
+            await asyncio.sleep(0.05)
+    seen = [watcher.seen[t] - emulator.delivery_times[u] for t, u in sent.items()]
+    print(report("participant message -> readable in the console", seen))
+    says_ms = [sent_at(people, t) - at for t, at in said.items()]  # type: ignore[operator]
+    print(report("wizard say (row written) -> sendMessage", says_ms))
+
+    await applied(desk, await desk.gate("study:hmd", True))
+    approver = Approver()
+    hands = DeskThread(db, "wizard", approver.poll)
+    hands.start()
+    counts = {p.user_id: len(p.messages) for p in people}
+    for p in people:
+        await p.send_text(f"one more question ({p.user_id % 10_000})")
+    await bounded([p.wait_for(_system_reply_after(counts[p.user_id]), 60) for p in people], 120)
+    hands.stop()
+    privacy = Privacy(secret)
+    replies = [
+        p.messages[counts[p.user_id]].sent_at
+        - approver.approved[f"{privacy.pseudonym(p.user_id)}-1"]
+        for p in people
+    ]
+    print(report("wizard 'send as is' (row written) -> sendMessage", replies))
+    await applied(desk, await desk.gate("study:hmd", False))
+    eyes.stop()
+    print(report(f"one console poll of {len(sessions)} sessions (desk)", eyes.polls))
+
+
+async def applied(desk: Desk, command_id: int) -> None:
+    """Wait until the bot applied the command: the figures after it assume it was."""
+    outcome = await desk.wait(command_id, 10)
+    if outcome is not CommandOutcome.APPLIED:
+        raise RuntimeError(f"command #{command_id}: {outcome or 'not applied within 10 s'}")
+
+
+def keep(db: Path, to: Path) -> None:
+    """Copy the study database once every process let go of it: the last connection to
+    close checkpoints the write-ahead log, and a log left behind is copied beside it."""
+    shutil.copyfile(db, to)
+    wal = db.with_name(db.name + "-wal")
+    if wal.exists():
+        shutil.copyfile(wal, to.with_name(to.name + "-wal"))
+    print(f"the study database is kept at {to}")
 
 
 def main() -> int:
