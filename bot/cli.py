@@ -68,6 +68,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--variant", choices=["v1", "v0"], default="v1")
 
+    backup = commands.add_parser(
+        "backup", help="a consistent copy of a study database, also while the bot runs (cron)"
+    )
+    backup.add_argument("--db", type=Path, required=True, help="the study database")
+    backup.add_argument("--out", type=Path, required=True, help="the copy (replaced whole)")
+
     demo = commands.add_parser("demo", help="play a study offline with simulated participants")
     demo.add_argument("-n", "--participants", type=int, default=12)
     demo.add_argument("--db", type=Path, default=Path("ozlab-demo.sqlite"))
@@ -122,6 +128,8 @@ def _command(args: argparse.Namespace) -> int:
         from wizard_console.cli import run_wizard
 
         return run_wizard(args)
+    if args.command == "backup":
+        return _backup(args)
     return _demo(args)
 
 
@@ -197,6 +205,21 @@ def _run(args: argparse.Namespace) -> int:
     except Exception as error:
         report_crash(error)
         return 1
+    return 0
+
+
+def _backup(args: argparse.Namespace) -> int:
+    """Quiet when it worked, as cron likes it: cron mails only a failure's one line."""
+    from bot.store.sqlite import open_existing
+
+    async def copy() -> None:
+        store = await open_existing(args.db, read_only=True)
+        try:
+            await store.backup(args.out)
+        finally:
+            await store.close()
+
+    asyncio.run(copy())
     return 0
 
 

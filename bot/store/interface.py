@@ -7,6 +7,7 @@ the same contract suite (tests/store_contract/).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from bot.store.model import (
@@ -147,4 +148,12 @@ class StudyStore(Protocol):
 
     async def system_summaries(self) -> list[SystemSummary]:
         """Per system: sessions, successes, mean exchanges, item means (``ozlab demo``)."""
+        ...
+
+    # --- the operator ----------------------------------------------------------------------
+
+    async def backup(self, target: Path) -> None:
+        """A copy of the whole study as it stood at one instant, taken while the bot runs
+        (``ozlab backup``, from cron) and opened like the original. ``target`` is replaced
+        only by a complete, checked copy; the live database itself is refused."""
         ...

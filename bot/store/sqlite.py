@@ -30,6 +30,7 @@ from bot.engine import effects as fx
 from bot.errors import StoreError
 from bot.store import applying, loading, reads
 from bot.store.applying import Tx
+from bot.store.backup import take_backup
 from bot.store.connection import (
     SCHEMA_VERSION,
     connect,
@@ -437,6 +438,14 @@ class SqliteStore:
     async def system_summaries(self) -> list[SystemSummary]:
         """Per system: sessions, successes, mean exchanges and item means (``ozlab demo``)."""
         return await self._read(reads.system_summaries)
+
+    # --- the operator -------------------------------------------------------------------
+
+    async def backup(self, target: Path) -> None:
+        """A consistent copy through SQLite's online backup API (``bot.store.backup``), on
+        the reader's connection: the bot's writer is never held up."""
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._reads, take_backup, self._reader, self.path, target)
 
 
 if TYPE_CHECKING:

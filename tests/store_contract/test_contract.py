@@ -8,7 +8,10 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
+
 from bot.engine import effects as fx
+from bot.errors import StoreError
 from bot.store.interface import StudyStore
 from bot.store.model import HeldReply, ImportedAnswer, ParticipantStatus, StepCommit
 from bot.vocabulary import (
@@ -351,3 +354,74 @@ async def test_times_come_from_the_store_clock(open_store: OpenStore) -> None:
     await store.settle([fx.RecordGate(GateScope(GateLevel.STUDY, "s"), True, None, "ada")])
     [gate] = (await store.gates()).values()
     assert gate.set_at == 5.0
+
+
+# --- the operator ---------------------------------------------------------------------------
+
+
+async def snapshot(store: StudyStore) -> dict[str, list[tuple[object, ...]]]:
+    chunks: dict[str, list[tuple[object, ...]]] = {}
+    await store.read_snapshot(lambda table, rows: chunks.setdefault(table, []).extend(rows))
+    return chunks
+
+
+async def test_a_backup_opens_as_the_study_stood(
+    store: StudyStore, backend: str, tmp_path: Path
+) -> None:
+    await store.commit_step(step("p", *session(), fx.RecordUserTurn("p-1", 1, "hi")))
+    await store.commit_step(step("q", status=ParticipantStatus(Stage.CONSENT, 2.0)))
+    target = tmp_path / "backups" / "study-copy"
+    target.parent.mkdir()
+    await store.backup(target)
+    await store.commit_step(step("r"))  # after the backup: not in it
+    copy = await open_backend(backend, str(target))
+    try:
+        assert {p.participant_id for p in await copy.load_participants("s")} == {"p", "q"}
+        copied = await snapshot(copy)
+    finally:
+        await copy.close()
+    now = await snapshot(store)
+    assert copied["sessions"] == now["sessions"] and copied["exchanges"] == now["exchanges"]
+    assert len(copied["participants"]) == len(now["participants"]) - 1
+
+
+async def test_a_backup_replaces_the_last_one_whole(
+    store: StudyStore, backend: str, tmp_path: Path
+) -> None:
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    target = folder / "nightly"
+    await store.commit_step(step("p"))
+    await store.backup(target)
+    await store.commit_step(step("q"))
+    await store.backup(target)
+    assert [path.name for path in folder.iterdir()] == ["nightly"]  # nothing half-written left
+    copy = await attach_backend(backend, str(target))
+    try:
+        assert [p.participant_id for p in await copy.live_participants()] == ["p", "q"]
+    finally:
+        await copy.close()
+
+
+async def test_a_backup_never_overwrites_the_live_database(
+    store: StudyStore, location: str, tmp_path: Path
+) -> None:
+    await store.commit_step(step("p"))
+    alias = tmp_path / "another-name"
+    os.link(location, alias)
+    for target in (Path(location), tmp_path / "." / Path(location).name, alias):
+        with pytest.raises(StoreError, match=r"^refusing to write the backup over the live"):
+            await store.backup(target)
+    await store.commit_step(step("q"))  # the store still works, with everything in it
+    assert {p.participant_id for p in await store.load_participants("s")} == {"p", "q"}
+
+
+async def test_a_backup_nowhere_is_one_clear_error(store: StudyStore, tmp_path: Path) -> None:
+    with pytest.raises(StoreError) as caught:
+        await store.backup(tmp_path / "missing" / "copy")
+    assert str(caught.value) == (
+        f"cannot write the backup {tmp_path / 'missing' / 'copy'}: there is no folder"
+        f" {tmp_path / 'missing'}"
+    )
+    with pytest.raises(StoreError, match=r"it is a folder; give a file name$"):
+        await store.backup(tmp_path)
