@@ -6,6 +6,7 @@ interface deliberately keeps to itself, and a test has a reason to check anyway:
 - the sealed update payloads of the inbox (privacy: none is left once handled);
 - the command log as the consoles wrote it (the interface gives the bot only the commands
   still to apply, and a console only the outcome of a command it holds the id of);
+- SQLite's own verdict on a file (``integrity_check``), for copies and after crashes;
 - whether a reader keeps the bot from checkpointing the write-ahead log, and what a reader
   sees while a write is half done;
 - the schema as SQLite records it (a file written by other means must be the bot's own);
@@ -52,6 +53,13 @@ def command_log(db: Path) -> list[dict[str, Any]]:
             db, "SELECT id, wizard, kind, session_id, payload, outcome FROM commands ORDER BY id"
         )
     ]
+
+
+def integrity_check(db: Path) -> list[str]:
+    """SQLite's verdict on the file, read-only: ``["ok"]``, or the problems it found."""
+    uri = f"{db.resolve().as_uri()}?mode=ro"
+    with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
+        return [str(row[0]) for row in conn.execute("PRAGMA integrity_check").fetchall()]
 
 
 def checkpoint_blocked(db: Path) -> bool:

@@ -4,8 +4,6 @@ while many participants write at once, and one line when it cannot be made."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ from bot.store.sqlite import open_store
 from bot.systems.base import Conversation, SystemReply
 from scenarios.models import StudyBundle
 from tests.conftest import StartBot, consent
+from tests.storage_probe import integrity_check
 from tests.store_reads import read_tables
 
 PARTICIPANTS = 30
@@ -49,12 +48,6 @@ def roomy(bundle: StudyBundle) -> StudyBundle:
         for sid, scenario in bundle.scenarios.items()
     }
     return bundle.model_copy(update={"scenarios": scenarios})
-
-
-def integrity(db: Path) -> list[str]:
-    """SQLite's own verdict on the file, read under the store: a storage-level check."""
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        return [str(row[0]) for row in conn.execute("PRAGMA integrity_check").fetchall()]
 
 
 async def backup(db: Path, target: Path) -> int:
@@ -122,7 +115,7 @@ async def test_a_backup_in_the_middle_of_a_burst_is_one_instant_of_the_study(
     assert len(final) == PARTICIPANTS
     exchanges = []
     for copy in copies:
-        assert integrity(copy) == ["ok"]
+        assert integrity_check(copy) == ["ok"]
         store = await open_store(copy)  # a copy is a study database the bot could run on
         try:
             assert len(await store.load_participants(hmd.study.id)) == PARTICIPANTS
