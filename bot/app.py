@@ -17,6 +17,7 @@ from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHand
 
 from bot.delivery import Delivery
 from bot.errors import TelegramSetupError
+from bot.heartbeat import Heartbeat
 from bot.privacy import Privacy
 from bot.runner import StudyRunner
 from bot.store.definition import definition_json
@@ -44,6 +45,8 @@ class BotConfig:
     bot_api_url: str = TELEGRAM_API_URL
     tick_interval: float = 1.0
     command_interval: float = 0.2
+    heartbeat_interval: float = 60.0
+    """Seconds between two "ozlab alive" lines in the log (``bot.heartbeat``)."""
     poll_timeout: int = 20
     max_concurrent_updates: int = 256
     synchronous: str = "NORMAL"
@@ -124,8 +127,13 @@ async def _serve(
 
     application.add_handler(TypeHandler(Delivery, on_delivery))
     deliver = application.update_queue.put_nowait
+    heartbeat = Heartbeat(bundle.study.id, store, clock)
     poller = DurablePoller(
-        application.bot, store, privacy, deliver, poll_timeout=config.poll_timeout
+        application.bot,
+        store,
+        privacy,
+        heartbeat.counting(deliver),
+        poll_timeout=config.poll_timeout,
     )
 
     async def tick(_: ContextTypes.DEFAULT_TYPE) -> None:
@@ -135,6 +143,9 @@ async def _serve(
     async def commands(_: ContextTypes.DEFAULT_TYPE) -> None:
         for delivery in await runner.poll_commands():
             deliver(delivery)
+
+    async def beat(_: ContextTypes.DEFAULT_TYPE) -> None:
+        await heartbeat.beat()
 
     polling: asyncio.Task[None] | None = None
     try:
@@ -149,6 +160,8 @@ async def _serve(
                 jobs.run_repeating(tick, interval=config.tick_interval, first=0)
                 # The console and the bot meet in the database: commands are polled.
                 jobs.run_repeating(commands, interval=config.command_interval, first=0)
+                interval = config.heartbeat_interval
+                jobs.run_repeating(beat, interval=interval, first=interval)
                 polling = asyncio.create_task(poller.run(), name="ozlab-poller")
                 log.info("study %r is running", bundle.study.id)
                 if ready is not None:
