@@ -6,6 +6,7 @@ it, and drive the conversation with :meth:`BotApiEmulator.participant`.
 """
 
 from bot.emulator.chat import BotMessage, CallbackAnswer, ChatLog
+from bot.emulator.flood import FloodRules
 from bot.emulator.formatting import MAX_TEXT_LENGTH
 from bot.emulator.keyboards import Keyboard
 from bot.emulator.participant import Participant
@@ -22,6 +23,7 @@ __all__ = [
     "BotMessage",
     "CallbackAnswer",
     "ChatLog",
+    "FloodRules",
     "Keyboard",
     "Participant",
     "UploadedFile",

@@ -20,6 +20,7 @@ from typing import Any, Self
 from aiohttp import web
 
 from bot.emulator.chat import ChatLog
+from bot.emulator.flood import FLOODED_METHODS, FloodControl, FloodRules
 from bot.emulator.methods import METHODS
 from bot.emulator.participant import Participant
 from bot.emulator.updates import UpdateQueue
@@ -54,7 +55,10 @@ class BotApiEmulator:
         bot_username: str = "ozlab_test_bot",
         bot_first_name: str = "Ozlab Test",
         call_log_size: int = 10_000,
+        flood: FloodRules | None = None,
     ) -> None:
+        """``flood`` answers messages beyond Telegram's flood limits with 429, as Telegram
+        does; without it every message is accepted at once."""
         self.token = token
         self.host = host
         self._wanted_port = port
@@ -73,6 +77,8 @@ class BotApiEmulator:
         """Exceptions raised inside the emulator (answered with 500); should stay empty."""
         self.commands: dict[tuple[str, str], list[dict[str, str]]] = {}
         """(JSON of the scope, language_code) -> commands set with ``setMyCommands``."""
+        self.flood = FloodControl(flood) if flood is not None else None
+        """The flood limits enforced (``flood.refused`` counts the 429s), or None."""
         self._state_waiters = Waiters()
         self.queue = UpdateQueue(on_park=self._state_waiters.wake)
         self._chats: dict[int, ChatLog] = {}
@@ -327,6 +333,8 @@ class BotApiEmulator:
             if method == "getUpdates":
                 result = await self.queue.get_updates(params)
             else:
+                if self.flood is not None and method in FLOODED_METHODS:
+                    self.flood.admit(params.get("chat_id"), arrived)
                 result = METHODS[method](self, params, arrived)
             response = ok_response(result)
         except ApiError as error:

@@ -73,12 +73,15 @@ _JSON_FIELD_NAMES = {"reply_markup": "reply keyboard markup"}
 
 
 class ApiError(Exception):
-    """A Bot API error reply; raised by method handlers, turned into ``{"ok": false, ...}``."""
+    """A Bot API error reply; raised by method handlers, turned into ``{"ok": false, ...}``.
 
-    def __init__(self, code: int, description: str) -> None:
+    ``retry_after`` (a 429's seconds) is answered in ``parameters``, where bots read it."""
+
+    def __init__(self, code: int, description: str, *, retry_after: int | None = None) -> None:
         super().__init__(description)
         self.code = code
         self.description = description
+        self.retry_after = retry_after
 
 
 def bad_request(detail: str) -> ApiError:
@@ -186,5 +189,11 @@ def ok_response(result: Any) -> web.Response:
 
 def error_response(error: ApiError) -> web.Response:
     """A failed Bot API reply with the HTTP status equal to ``error_code``, as Telegram does."""
-    doc = {"ok": False, "error_code": error.code, "description": error.description}
+    doc: dict[str, Any] = {
+        "ok": False,
+        "error_code": error.code,
+        "description": error.description,
+    }
+    if error.retry_after is not None:
+        doc["parameters"] = {"retry_after": error.retry_after}
     return web.Response(status=error.code, body=_dump(doc), content_type="application/json")
