@@ -126,6 +126,7 @@ async def _serve(args: argparse.Namespace, bundle: StudyBundle, systems: dict[st
         secret=args.secret,
         bot_api_url=args.url,
         poll_timeout=args.poll_timeout,
+        pacing=None,  # the emulator has no flood limits: measure ozlab, not Telegram's pace
     )
     stop, ready = asyncio.Event(), asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -25,8 +25,9 @@ from bot.store.interface import StudyStore
 from bot.store.sqlite import open_store
 from bot.systems.base import System
 from bot.systems.registry import build_systems, close_systems
+from bot.telegram.flood import TELEGRAM_LIMITS, FloodLimits, FloodPacer
 from bot.telegram.ordering import ChatOrderedProcessor
-from bot.telegram.outbox import TelegramOutbox
+from bot.telegram.outbox import FLOOD_WAIT_LIMIT, TelegramOutbox
 from bot.telegram.poller import DurablePoller
 from bot.telegram.request import AiohttpRequest
 from scenarios.models import StudyBundle
@@ -50,6 +51,11 @@ class BotConfig:
     poll_timeout: int = 20
     max_concurrent_updates: int = 256
     synchronous: str = "NORMAL"
+    pacing: FloodLimits | None = TELEGRAM_LIMITS
+    """Telegram's flood limits kept before each message; None only where no Telegram is
+    behind the Bot API (the demo, the tests and the benchmarks run on the emulator)."""
+    flood_wait_limit: float = FLOOD_WAIT_LIMIT
+    """Seconds of Telegram's "retry after" one message may wait out before it is given up."""
 
 
 def api_base_url(url: str) -> str:
@@ -117,7 +123,11 @@ async def _serve(
         store,
         privacy,
         systems,
-        TelegramOutbox(application.bot),
+        TelegramOutbox(
+            application.bot,
+            pacer=FloodPacer(config.pacing) if config.pacing is not None else None,
+            flood_wait_limit=config.flood_wait_limit,
+        ),
         clock=clock,
         timeouts={spec.id: spec.timeout for spec in bundle.study.systems},
     )

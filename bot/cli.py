@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,6 +53,12 @@ def _parser() -> argparse.ArgumentParser:
         help=f"Bot API server (env {API_URL_ENV}; default Telegram's)",
     )
     run.add_argument("-v", "--verbose", action="store_true", help="log more")
+    run.add_argument(
+        "--no-pacing",
+        action="store_true",
+        help="send without keeping Telegram's flood limits: only against a local Bot API"
+        " emulator, never Telegram (it answers 429 and the messages are delayed)",
+    )
 
     schema = commands.add_parser(
         "schema", help="write JSON Schemas of the study files, for editor completion"
@@ -190,6 +197,8 @@ def _run(args: argparse.Namespace) -> int:
 
     setup_logging(logging.DEBUG if args.verbose else logging.INFO, [token, secret])
     config = BotConfig(db=args.db, token=token, secret=secret, bot_api_url=args.bot_api_url)
+    if args.no_pacing:
+        config = replace(config, pacing=None)
 
     async def serve() -> None:
         stop = asyncio.Event()

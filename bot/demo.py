@@ -45,6 +45,7 @@ async def play_study(
             bot_api_url=emulator.server_url,
             poll_timeout=1,
             tick_interval=0.5,
+            pacing=None,  # the emulator is not Telegram: no flood limits to keep
         )
         bot = asyncio.create_task(run_bot(bundle, config, stop=stop, ready=ready))
         started = asyncio.create_task(ready.wait())

@@ -63,7 +63,9 @@ async def start_bot(
         db: Path | None = None,
         **config: Any,
     ) -> RunningBot:
-        settings: dict[str, Any] = {"poll_timeout": 1, "tick_interval": 0.05} | config
+        # No pacing unless a test asks for it: the emulator keeps no flood limits by default.
+        settings: dict[str, Any] = {"poll_timeout": 1, "tick_interval": 0.05, "pacing": None}
+        settings |= config
         path = db or tmp_path / "study.sqlite"
         bot_config = BotConfig(
             db=path, token=TOKEN, secret=SECRET, bot_api_url=emulator.server_url, **settings

@@ -187,6 +187,7 @@ class OzlabProcesses(StoredStudy):
             str(self.db),
             "--bot-api-url",
             api_url or self.emulator.server_url,
+            "--no-pacing",  # the emulator keeps no flood limits: no reason to wait for them
             *extra,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,

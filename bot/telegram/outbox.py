@@ -2,24 +2,39 @@
 
 System output is sent as plain text (a stray ``*`` must never make Telegram refuse a
 message), split at Telegram's 4096-character limit, and a participant who blocked the bot
-is reported instead of retried.
+is reported instead of retried. Every message put in a chat waits for its slot under
+Telegram's flood limits (:mod:`bot.telegram.flood`) when a pacer is given, and a message
+Telegram still refuses with "retry after N" waits N seconds and goes again, as often as
+Telegram asks, until the waits add up to ``flood_wait_limit``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import logging
+import warnings
+from collections.abc import Awaitable, Callable
 
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError, TimedOut
+from telegram.warnings import PTBDeprecationWarning
 
 from bot.engine.effects import Buttons
+from bot.telegram.flood import FloodPacer
 
 log = logging.getLogger(__name__)
 
 MAX_TEXT = 4096
 _RETRIES = 3
+FLOOD_WAIT_LIMIT = 300.0
+"""Seconds one message may spend waiting out Telegram's "retry after" before it is given up:
+five minutes, beyond which the participant has long been left without an answer, and a clean
+stop (which waits for the messages in hand) is not held longer. A bot killed meanwhile loses
+nothing: the message stays undelivered in the store and goes out after the restart."""
+_PACED = frozenset({"sendMessage", "editMessageText", "editMessageReplyMarkup"})
+"""The methods that put a message in a chat and count against the flood limits."""
 
 
 _PARSE_MODES = {"markdown": ParseMode.MARKDOWN_V2, "html": ParseMode.HTML}
@@ -79,8 +94,19 @@ def keyboard(buttons: Buttons) -> InlineKeyboardMarkup | None:
 
 
 class TelegramOutbox:
-    def __init__(self, bot: Bot) -> None:
+    def __init__(
+        self,
+        bot: Bot,
+        *,
+        pacer: FloodPacer | None = None,
+        flood_wait_limit: float = FLOOD_WAIT_LIMIT,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        """``pacer`` None sends at once (a local emulator, never Telegram itself)."""
         self._bot = bot
+        self._pacer = pacer
+        self._flood_wait_limit = flood_wait_limit
+        self._sleep = sleep
 
     async def send(
         self, chat_id: int, text: str, buttons: Buttons = (), format: str = "plain"
@@ -158,16 +184,31 @@ class TelegramOutbox:
         )
 
     async def _call(self, method: str, function, **kwargs):
-        for attempt in range(_RETRIES):
+        pacer = self._pacer if method in _PACED else None
+        failures = 0
+        flood_waited = 0.0
+        while failures < _RETRIES:
+            if pacer is not None:
+                await pacer.wait(kwargs["chat_id"])
             try:
                 return await function(**kwargs)
             except Forbidden as error:
                 raise ParticipantUnreachable(str(error)) from error
             except RetryAfter as error:
-                wait = error.retry_after
-                seconds = wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)
-                log.warning("%s: flood limit, retrying in %.1f s", method, seconds)
-                await asyncio.sleep(seconds)
+                # Delayed, never dropped: no count, only a bound on the time spent waiting.
+                seconds = _retry_seconds(error)
+                if flood_waited + seconds > self._flood_wait_limit:
+                    log.error(
+                        "%s: Telegram asked to wait %.0f s more after %.0f s of flood waits;"
+                        " given up",
+                        method,
+                        seconds,
+                        flood_waited,
+                    )
+                    return None
+                flood_waited += seconds
+                log.warning("%s: Telegram's flood limit, sent again in %.0f s", method, seconds)
+                await self._sleep(seconds)
             except BadRequest as error:
                 if "not modified" in str(error).lower():
                     return None
@@ -177,10 +218,19 @@ class TelegramOutbox:
                 return None
             except TimedOut:
                 # The message may have been delivered: sending it again could duplicate it.
-                log.warning("%s timed out (attempt %d); not repeated", method, attempt + 1)
+                log.warning("%s timed out (attempt %d); not repeated", method, failures + 1)
                 return None
             except TelegramError as error:
-                log.warning("%s failed: %s (attempt %d)", method, error, attempt + 1)
-                await asyncio.sleep(0.5 * 2**attempt)
+                log.warning("%s failed: %s (attempt %d)", method, error, failures + 1)
+                await self._sleep(0.5 * 2**failures)
+                failures += 1
         log.error("%s failed %d times; giving up", method, _RETRIES)
         return None
+
+
+def _retry_seconds(error: RetryAfter) -> float:
+    """The wait Telegram asked for, in seconds, whichever type this PTB version reports."""
+    with warnings.catch_warnings():  # PTB 22 warns that the int will become a timedelta
+        warnings.simplefilter("ignore", PTBDeprecationWarning)
+        wait = error.retry_after
+    return wait.total_seconds() if isinstance(wait, dt.timedelta) else float(wait)
