@@ -26,10 +26,12 @@ from bot.delivery import Delivery
 from bot.engine import effects as fx
 from bot.privacy import Privacy
 from bot.store.interface import StudyStore
-from bot.telegram.inbound import Inbound, read_update
+from bot.telegram.inbound import Inbound, UnreadableUpdate, read_update
 from bot.vocabulary import EventKind
 
 log = logging.getLogger(__name__)
+
+_LARGEST_ID = 2**63  # SQLite's integers are 64-bit: Telegram's update ids stay far below
 
 ALLOWED_UPDATES = [Update.MESSAGE, Update.EDITED_MESSAGE, Update.CALLBACK_QUERY]
 
@@ -89,6 +91,8 @@ class DurablePoller:
             if not isinstance(uid, int) or uid in read:
                 continue  # the same update twice in one batch is handled once
             try:
+                if not 0 <= uid < _LARGEST_ID:
+                    raise UnreadableUpdate("the update id is beyond what a database keeps")
                 read[uid] = read_update(raw)
             except Exception as error:  # whatever cannot be read: never fatal
                 read[uid] = None
