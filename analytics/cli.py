@@ -1,8 +1,8 @@
-"""``analytics report | export | import responses``: the researcher's analysis commands.
+"""``analytics report | export | power | import responses``: the researcher's analysis commands.
 
-Also reached as ``ozlab report``, ``ozlab export`` and ``ozlab import responses``: the bot's
-command line hands these arguments to ``main`` here, imported only when such a command is
-run, so that the bot never loads pandas. Every error raised on purpose is an
+Also reached as ``ozlab report``, ``ozlab export``, ``ozlab power`` and ``ozlab import
+responses``: the bot's command line hands these arguments to ``main`` here, imported only
+when such a command is run, so that the bot never loads pandas. Every error raised on purpose is an
 :class:`~bot.errors.OzlabError`, caught once in :func:`main`: one line on stderr and its exit
 status (3: an import file with problems, nothing was written; an unknown or missing
 ``--study``; no pyarrow for Parquet. 5: no database, or not an ozlab one. 6: a database
@@ -53,6 +53,31 @@ def parser(prog: str = "analytics") -> argparse.ArgumentParser:
     export.add_argument("--format", choices=("csv", "parquet"), default="csv")
     export.add_argument("--study", help="the study to export, when the database holds several")
 
+    power = commands.add_parser(
+        "power", help="participants needed for the study's design (or a database's so far)"
+    )
+    power.add_argument(
+        "study",
+        help="a shipped study's name, a study YAML file, or a study database (which adds the "
+        "smallest effect its participants so far could detect)",
+    )
+    power.add_argument(
+        "--effect",
+        type=_positive,
+        help="Cohen's d for two systems (d_z within), Cohen's f for more; "
+        "default 0.5 or 0.25 (Cohen's medium)",
+    )
+    power.add_argument("--alpha", type=_probability, default=0.05, help="default 0.05")
+    power.add_argument("--power", type=_probability, default=0.8, help="default 0.8")
+    power.add_argument(
+        "--corr",
+        type=float,
+        default=0.5,
+        help="within participants, 3+ systems: correlation between a participant's measures "
+        "(default 0.5, as G*Power)",
+    )
+    power.add_argument("--study", dest="study_id", help="the study, when a database holds several")
+
     imports = commands.add_parser("import", help="add data collected outside Telegram")
     kinds = imports.add_subparsers(dest="kind", required=True)
     responses = kinds.add_parser(
@@ -69,6 +94,20 @@ def parser(prog: str = "analytics") -> argparse.ArgumentParser:
     return top
 
 
+def _positive(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
+    return value
+
+
+def _probability(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, not {text}")
+    return value
+
+
 def main(argv: list[str] | None = None, prog: str = "analytics") -> int:
     args = parser(prog).parse_args(argv)
     try:
@@ -83,6 +122,21 @@ def main(argv: list[str] | None = None, prog: str = "analytics") -> int:
             )
         if args.command == "export":
             return export(args.db, args.out, fmt=args.format, study=args.study)
+        if args.command == "power":
+            from analytics.power import power_report
+
+            print(
+                power_report(
+                    args.study,
+                    effect=args.effect,
+                    alpha=args.alpha,
+                    power=args.power,
+                    corr=args.corr,
+                    study=args.study_id,
+                ),
+                end="",
+            )
+            return 0
         return import_responses(args.file, args.db, study=args.study, dry_run=args.dry_run)
     except OzlabError as error:
         print(explain(error, prog), file=sys.stderr)

@@ -32,6 +32,7 @@ ANALYTICS_COMMANDS = {
     "report": "the per-system evaluation report: terminal, --format md|html|json",
     "export": "tidy long-format CSV (or Parquet) and a codebook, for R or SPSS",
     "import": "add answers collected outside Telegram: import responses FILE.csv",
+    "power": "participants needed per system for an effect size (pingouin's power tests)",
 }
 
 
