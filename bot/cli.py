@@ -36,10 +36,22 @@ ANALYTICS_COMMANDS = {
 }
 
 
+def version() -> str:
+    """The installed ozlab's version, for a paper's methods section and bug reports."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("ozlab")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ozlab", description="Human evaluations of dialogue systems over Telegram."
     )
+    parser.add_argument("--version", action="version", version=f"ozlab {version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     check = commands.add_parser("check", help="validate a study file and everything it names")
