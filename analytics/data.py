@@ -42,7 +42,7 @@ _CATEGORIES = [
 ]
 SESSION_COLUMNS = [
     "session_id", "participant_id", "study_id", "scenario_id", "system_id", "task_index",
-    "design", "seed", "state", "started_at", "ended_at", "end_reason", "success",
+    "design", "seed", "state", "started_at", "ended_at", "end_reason", "success", "correct",
 ]
 EXCHANGE_COLUMNS = [
     "exchange_id", "session_id", "turn", "user_text", "user_at", "system_text", "system_at",
@@ -263,7 +263,7 @@ def _sessions(sessions: pd.DataFrame, exchanges: pd.DataFrame, bundles: dict) ->
     sessions["scenario_kind"] = np.where(
         unknown, np.where(rating, "rating", "dialogue"), sessions["scenario_kind"]
     )
-    for name in ("expected_duration_s", "time_limit_s", "max_exchanges", "success"):
+    for name in ("expected_duration_s", "time_limit_s", "max_exchanges", "success", "correct"):
         sessions[name] = pd.to_numeric(sessions[name], errors="coerce").astype(float)
     return sessions
 

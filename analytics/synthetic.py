@@ -231,7 +231,7 @@ class _Rows:
         state = "abandoned" if abandoned else "ended"
         self.sessions.append(
             (sid, pid, "synthetic", scenario, system, task, "balanced", f"{p}:{task}", state,
-             start, end, reason, int(success))
+             start, end, reason, int(success), None)
         )  # fmt: skip
         failures = rng.random(turns) < 0.02
         sources = rng.choice(3, size=turns, p=[0.95, 0.03, 0.02])

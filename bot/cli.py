@@ -169,7 +169,8 @@ def _serve_demo(args: argparse.Namespace) -> int:
         print(
             f"The demo shop ({args.variant}) answers POST {url} — in a study file:\n"
             f"  - type: http\n    id: shop-http\n    url: {url}\n"
-            "    response: {text: null, messages: messages, events: events}\n"
+            "    response: {text: null, messages: messages, events: events,"
+            " event_data: event_data}\n"
             "Stop it with Ctrl-C.",
             flush=True,
         )

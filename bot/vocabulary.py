@@ -127,6 +127,7 @@ class EventKind(StrEnum):
     MESSAGE_WHILE_WAITING = "message_while_waiting"
     MESSAGE_WHILE_PAUSED = "message_while_paused"
     REPLY_WAITING = "reply_waiting"
+    TASK_REPORTED = "task_reported"  # what the system said it did when it reported success
     AUTO_SENT = "auto_sent"
     SYSTEM_CALL_RETRIED = "system_call_retried"
     # the wizard

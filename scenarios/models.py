@@ -22,6 +22,47 @@ class Stimulus(_Model):
     fields: dict[str, str]
 
 
+Fact = str | int | float | bool
+
+
+class Check(_Model):
+    """One test on a field of what a system reported doing (its success event's data):
+    exactly one of ``equals``, ``one_of``, ``not_in`` or ``contains`` (for a list field)."""
+
+    equals: Fact | None = None
+    one_of: tuple[Fact, ...] = ()
+    not_in: tuple[Fact, ...] = ()
+    contains: Fact | None = None
+
+    @model_validator(mode="after")
+    def _one_test(self) -> Check:
+        given = [
+            self.equals is not None,
+            bool(self.one_of),
+            bool(self.not_in),
+            self.contains is not None,
+        ]
+        if sum(given) != 1:
+            raise ValueError("give exactly one of 'equals', 'one_of', 'not_in' or 'contains'")
+        return self
+
+    def holds(self, value: object) -> bool:
+        """Whether ``value`` passes; text is compared ignoring case, as studies write it."""
+        fold = _folded(value)
+        if self.equals is not None:
+            return fold == _folded(self.equals)
+        if self.one_of:
+            return fold in {_folded(v) for v in self.one_of}
+        if self.not_in:
+            return value is not None and fold not in {_folded(v) for v in self.not_in}
+        items = value if isinstance(value, list | tuple) else ()
+        return _folded(self.contains) in {_folded(v) for v in items}
+
+
+def _folded(value: object) -> object:
+    return value.casefold() if isinstance(value, str) else value
+
+
 class Scenario(_Model):
     """A task a participant performs: a dialogue with a system, or rating given material."""
 
@@ -33,6 +74,10 @@ class Scenario(_Model):
     """What the participant should achieve, for the experimenters and the report."""
     success: str | None = None
     """How success is decided, in words (the system reports ``task_success``)."""
+    success_if: dict[str, Check] = {}
+    """When the task counts as done correctly: tests on the fields of what the system
+    reported doing with ``task_success`` (the demo shop: the game added, with ``title``,
+    ``genres`` and ``platforms``). Empty: the report cannot tell correct from reported."""
     expected_duration: Seconds | None = None
     max_exchanges: int | None = Field(default=None, ge=1)
     time_limit: Seconds | None = None

@@ -92,6 +92,9 @@ class HttpResponseMap(BaseModel):
     """A list of strings (or of objects with ``text``), each sent as its own message."""
     events: str | None = None
     """A list of event names, e.g. ``["task_success"]``."""
+    event_data: str | None = None
+    """An object of what the system did by event, e.g. ``{"task_success": {"title": ...}}``
+    (a scenario's ``success_if`` checks it)."""
 
 
 class HttpSystem(_System):

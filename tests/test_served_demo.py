@@ -34,7 +34,12 @@ MESSAGES = [
     "yes",
     "thanks, bye",
 ]
-MAPPING = {"text": None, "messages": "messages", "events": "events"}
+MAPPING = {
+    "text": None,
+    "messages": "messages",
+    "events": "events",
+    "event_data": "event_data",
+}
 
 
 @pytest.fixture(params=["v1", "v0"])

@@ -52,7 +52,8 @@ class SetSessionState:
 class CloseSession:
     session_id: str
     reason: EndReason
-    success: bool
+    success: bool  # the system reported success (or the rows were all rated)
+    correct: bool | None = None  # done as the scenario's success_if says; None: not defined
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,8 @@ class RecordSystemTurn:
 
 @dataclass(frozen=True)
 class SetSuccess:
-    """A wizard's judgement of the task, kept apart from how the session ended."""
+    """A wizard's judgement of the task, kept apart from how the session ended: it is also
+    the session's word on whether the task was done correctly."""
 
     session_id: str
     success: bool

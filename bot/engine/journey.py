@@ -7,7 +7,8 @@ beside the rows it produces and rebuild every participant after a restart.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.engine.asking import Survey
@@ -35,6 +36,7 @@ class Waiting:
     latency_ms: float
     since: float
     auto_send_at: float | None = None
+    event_data: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

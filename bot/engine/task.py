@@ -53,11 +53,16 @@ def end_task(
     success: bool,
     phase: Phase,
     effects: list[Doing] | None = None,
+    correct: bool | None = None,
 ) -> Result:
     """The task is over: ``effects`` (what its own ending needs) come after the session is
-    closed and before the closing line."""
+    closed and before the closing line. A task ended any other way than by a correct
+    success was not done correctly, where the scenario says what correct is."""
     scenario = scenario_of(bundle, journey)
-    done: list[Doing] = [fx.CloseSession(journey.session_id, reason, success), *(effects or ())]
+    if correct is None and scenario.success_if:
+        correct = False
+    closed = fx.CloseSession(journey.session_id, reason, success, correct)
+    done: list[Doing] = [closed, *(effects or ())]
     if scenario.closing_line:
         text = scenario.closing_line
         done.append(fx.RecordEvent(EventKind.CLOSING_LINE, journey.session_id, {"text": text}))

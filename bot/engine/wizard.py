@@ -148,11 +148,12 @@ def _decide(
         kept = original
     else:
         return journey, [], False
-    events = frozenset(waiting.events) if source is not ReplySource.WIZARD else frozenset()
+    kept_events = source is not ReplySource.WIZARD
+    events = frozenset(waiting.events) if kept_events else frozenset()
     new, effects = dialogue.deliver_reply(
         bundle,
         journey,
-        SystemReply(texts, events),
+        SystemReply(texts, events, event_data=waiting.event_data if kept_events else {}),
         waiting.latency_ms,
         now,
         source=source,

@@ -156,10 +156,11 @@ def apply(tx: Tx, study_id: str, participant_id: str, record: fx.Record, now: fl
         case fx.SetSessionState(session_id=session_id, state=state):
             conn.execute("UPDATE sessions SET state = ? WHERE id = ?", (state.value, session_id))
         case fx.CloseSession(session_id=session_id, reason=reason, success=success):
+            correct = None if record.correct is None else int(record.correct)
             conn.execute(
-                "UPDATE sessions SET ended_at = ?, end_reason = ?, success = ?, end_seq = ?"
-                " WHERE id = ?",
-                (now, reason.value, int(success), tx.seq(), session_id),
+                "UPDATE sessions SET ended_at = ?, end_reason = ?, success = ?, correct = ?,"
+                " end_seq = ? WHERE id = ?",
+                (now, reason.value, int(success), correct, tx.seq(), session_id),
             )
         case fx.RecordUserTurn(session_id=session_id, turn=turn, text=text):
             conn.execute(
@@ -186,7 +187,10 @@ def apply(tx: Tx, study_id: str, participant_id: str, record: fx.Record, now: fl
                 ),
             )
         case fx.SetSuccess(session_id=session_id, success=success):
-            conn.execute("UPDATE sessions SET success = ? WHERE id = ?", (int(success), session_id))
+            conn.execute(
+                "UPDATE sessions SET success = ?, correct = ? WHERE id = ?",
+                (int(success), int(success), session_id),
+            )
         case fx.RecordCommand(command_id=command_id, outcome=outcome):
             settle_command(conn, command_id, outcome.value, now)
         case fx.RecordGate(scope=scope, gated=gated, auto_send_after=auto, wizard=wizard):

@@ -107,8 +107,8 @@ def bulk_load(tx: Tx, rows: BulkRows) -> None:
     )
     conn.executemany(
         "INSERT INTO sessions (id, participant_id, study_id, scenario_id, system_id,"
-        " task_index, design, seed, state, started_at, ended_at, end_reason, success)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        " task_index, design, seed, state, started_at, ended_at, end_reason, success, correct)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         rows.sessions,
     )
     conn.executemany(

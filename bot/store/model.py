@@ -232,7 +232,7 @@ class SystemSummary:
 SNAPSHOT_COLUMNS: Mapping[str, tuple[str, ...]] = {
     "sessions": (
         "session_id", "participant_id", "study_id", "scenario_id", "system_id", "task_index",
-        "design", "seed", "state", "started_at", "ended_at", "end_reason", "success",
+        "design", "seed", "state", "started_at", "ended_at", "end_reason", "success", "correct",
     ),
     "exchanges": (
         "exchange_id", "session_id", "turn", "user_text", "user_at", "system_text",

@@ -232,4 +232,10 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT INTO sequence (id, value) SELECT 1, count(*) FROM lines_before;
     DROP TABLE temp.lines_before;
     """,
+    # 7: task success as the protocol defines it: whether the task was done correctly
+    # (the scenario's success_if on what the system reported, or a wizard's judgement), beside
+    # what the system reported (success). Earlier sessions: not known.
+    """
+    ALTER TABLE sessions ADD COLUMN correct INTEGER;  -- 1, 0, or NULL: not defined
+    """,
 )

@@ -8,6 +8,7 @@ that keeps state of its own must be able to rebuild it from the history.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -44,6 +45,9 @@ class SystemReply:
     texts: tuple[str, ...]
     events: frozenset[str] = field(default_factory=frozenset)
     buttons: tuple[tuple[str, str], ...] = ()
+    event_data: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    """What the system did, by event: ``{"task_success": {"title": ..., ...}}`` for the
+    demo shop's game added; a scenario's ``success_if`` is checked against it."""
 
 
 class SystemFailure(Exception):

@@ -14,7 +14,9 @@ The answer is read with ``response``'s dotted paths, where a number indexes a li
 - ``text``: a string, sent as a message;
 - ``messages``: a list of strings or of objects with ``text``, each sent as a message
   (after ``text``, when both are mapped);
-- ``events``: a list of event names (or one name), e.g. ``["task_success"]``.
+- ``events``: a list of event names (or one name), e.g. ``["task_success"]``;
+- ``event_data``: an object of what the system did by event, e.g. ``{"task_success":
+  {"title": "Lantern Road", "genres": ["adventure"]}}`` (a scenario's ``success_if`` checks it).
 
 At least one non-empty text must come out; a missing path is only an error when nothing
 else gave a text, and the message names the path and the keys the answer did have.
@@ -171,7 +173,19 @@ class HttpService:
             raise SystemFailure(
                 f"{where}: the system returned an empty reply: {'; '.join(notes)}{keys}"
             )
-        return SystemReply(texts=tuple(texts), events=events)
+        return SystemReply(tuple(texts), events, event_data=self._event_data(answer, where))
+
+    def _event_data(self, answer: Any, where: str) -> dict[str, Mapping[str, object]]:
+        path = self.spec.response.event_data
+        value = lookup(answer, path) if path is not None else None
+        if value is _MISSING or value is None:
+            return {}
+        if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+            raise SystemFailure(
+                f"{where}: {path!r} in the answer is {json_kind(value)}, not an object of what"
+                ' the system did by event, such as {"task_success": {"title": "..."}}'
+            )
+        return {str(name): data for name, data in value.items()}
 
     def _events(self, answer: Any, where: str) -> frozenset[str]:
         path = self.spec.response.events

@@ -5,7 +5,8 @@ Protocol: ``POST /`` with ``{"session_id": "...", "message": "...", "history": [
 
     {"text": "all the shop's messages, joined by a blank line",
      "messages": ["each message", "on its own"],
-     "events": ["task_success"]}
+     "events": ["task_success"],
+     "event_data": {"task_success": {"title": "...", "genres": [...], "platforms": [...]}}}
 
 The default response mapping reads only ``text``: the replies arrive as one message and
 the task's success is never seen. A study should map::
@@ -14,7 +15,7 @@ the task's success is never seen. A study should map::
       - id: shop
         type: http
         url: http://127.0.0.1:8080/
-        response: {text: null, messages: messages, events: events}
+        response: {text: null, messages: messages, events: events, event_data: event_data}
 
 which gives exactly the replies and events of ``type: demo`` in-process. ``GET /`` answers
 with a short description (a health check). The shop keeps no state: every answer is a pure
@@ -102,6 +103,7 @@ async def _respond(request: web.Request) -> web.Response:
             "text": "\n\n".join(reply.texts),
             "messages": list(reply.texts),
             "events": sorted(reply.events),
+            "event_data": {name: dict(data) for name, data in reply.event_data.items()},
         }
     )
 

@@ -68,10 +68,24 @@ def enter(bundle: StudyBundle, journey: Journey, index: int, now: float) -> Resu
 
 
 def end(
-    bundle: StudyBundle, journey: Journey, reason: EndReason, success: bool, now: float
+    bundle: StudyBundle,
+    journey: Journey,
+    reason: EndReason,
+    success: bool,
+    now: float,
+    correct: bool | None = None,
 ) -> Result:
     dropped = exchange_rating.drop(bundle, journey)
-    return task.end_task(bundle, journey, reason, success, Phase.DIALOGUE, dropped)
+    return task.end_task(bundle, journey, reason, success, Phase.DIALOGUE, dropped, correct)
+
+
+def _done_correctly(bundle: StudyBundle, journey: Journey, reply: SystemReply) -> bool | None:
+    """The scenario's ``success_if`` on what the system reported doing (None: undefined)."""
+    checks = scenario_of(bundle, journey).success_if
+    if not checks:
+        return None
+    did = reply.event_data.get(SUCCESS_EVENT, {})
+    return all(name in did and check.holds(did[name]) for name, check in checks.items())
 
 
 def _is_wizard_only(bundle: StudyBundle, system_id: str) -> bool:
@@ -105,6 +119,7 @@ def _hold(
         latency_ms=latency_ms,
         since=now,
         auto_send_at=now + auto if auto is not None and reply.texts else None,
+        event_data=reply.event_data,
     )
     data = {"turn": journey.turns, "text": "\n\n".join(reply.texts)}
     return replace(journey, waiting=waiting), [
@@ -203,8 +218,13 @@ def deliver_reply(
     limit = scenario_of(bundle, journey).max_exchanges
     ending: tuple[EndReason, bool] | None = None
     if SUCCESS_EVENT in reply.events:
-        ending = (EndReason.SUCCESS, True)
-    elif END_EVENT in reply.events:
+        did = dict(reply.event_data.get(SUCCESS_EVENT, {}))
+        reported = {"event": SUCCESS_EVENT, "data": did}
+        effects.append(fx.RecordEvent(EventKind.TASK_REPORTED, session, reported))
+        correct = _done_correctly(bundle, journey, reply)
+        new, more = end(bundle, journey, EndReason.SUCCESS, True, now, correct)
+        return new, effects + more
+    if END_EVENT in reply.events:
         ending = (EndReason.SYSTEM_ENDED, False)
     elif limit is not None and journey.exchanges >= limit:
         ending = (EndReason.EXCHANGE_LIMIT, False)
@@ -284,7 +304,9 @@ def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Res
             waiting = journey.waiting
             if waiting is not None and waiting.auto_send_at is not None:
                 if now >= waiting.auto_send_at:
-                    reply = SystemReply(waiting.texts, frozenset(waiting.events))
+                    reply = SystemReply(
+                        waiting.texts, frozenset(waiting.events), event_data=waiting.event_data
+                    )
                     new, effects = deliver_reply(bundle, journey, reply, waiting.latency_ms, now)
                     return new, [fx.RecordEvent(EventKind.AUTO_SENT, session), *effects]
                 return journey, []

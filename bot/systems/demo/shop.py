@@ -699,8 +699,12 @@ class _Turn:
 def _transition(variant: Variant, state: _State, message: str) -> tuple[_State, SystemReply]:
     """The shop's whole behaviour: pure, hence memoised across calls and conversations."""
     outcome = _Turn(variant, state, analyse(message)).outcome()
-    events = frozenset({TASK_SUCCESS}) if outcome.success else frozenset()
-    return outcome.state, SystemReply(texts=outcome.texts, events=events)
+    if not outcome.success:
+        return outcome.state, SystemReply(texts=outcome.texts)
+    added = CATALOGUE[outcome.state.wishlist[-1]]  # what the task asked for: the game
+    game = {"title": added.title, "genres": list(added.genres), "platforms": list(added.platforms)}
+    reply = SystemReply(outcome.texts, frozenset({TASK_SUCCESS}), event_data={TASK_SUCCESS: game})
+    return outcome.state, reply
 
 
 class DemoShop:
