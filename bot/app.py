@@ -167,11 +167,13 @@ async def _serve(
             try:
                 assert application.job_queue is not None
                 jobs = application.job_queue
-                jobs.run_repeating(tick, interval=config.tick_interval, first=0)
-                # The console and the bot meet in the database: commands are polled.
-                jobs.run_repeating(commands, interval=config.command_interval, first=0)
                 interval = config.heartbeat_interval
-                jobs.run_repeating(beat, interval=interval, first=interval)
+                repeating = [
+                    jobs.run_repeating(tick, interval=config.tick_interval, first=0),
+                    # The console and the bot meet in the database: commands are polled.
+                    jobs.run_repeating(commands, interval=config.command_interval, first=0),
+                    jobs.run_repeating(beat, interval=interval, first=interval),
+                ]
                 polling = asyncio.create_task(poller.run(), name="ozlab-poller")
                 log.info("study %r is running", bundle.study.id)
                 if ready is not None:
@@ -181,6 +183,10 @@ async def _serve(
                     await asyncio.wait({polling, stopped}, return_when=asyncio.FIRST_COMPLETED)
                 finally:
                     stopped.cancel()
+                    # None starts while the bot stops: APScheduler's shutdown would cancel
+                    # it half-way and log a clean stop as an error (found by the fuzz test).
+                    for job in repeating:
+                        job.schedule_removal()
                 if polling.done():
                     polling.result()  # a fatal polling error (a wrong token) ends the bot
                 polling.cancel()

@@ -106,8 +106,6 @@ class CrashReport:
     failures: list[str] = field(default_factory=list)
     internal_errors: int = 0
     logged_exceptions: list[str] = field(default_factory=list)
-    stop_errors: list[str] = field(default_factory=list)
-    """Jobs cancelled as the last process stopped (known: tests/test_clean_stop_e2e.py)."""
     integrity: str = ""
     left_unhandled: int = 0
     exit_code: int | None = None
@@ -164,8 +162,6 @@ class CrashReport:
                 f"stale replies                 {len(self.stale_replies)}",
                 f"internal errors               {self.internal_errors}",
                 f"exceptions logged             {len(self.logged_exceptions)}",
-                f"errors on the clean stop      {len(self.stop_errors)}"
-                " (known: tests/test_clean_stop_e2e.py, xfail)",
                 f"integrity                     {self.integrity}",
                 f"seconds                       {self.seconds:.1f}",
             ]
@@ -444,12 +440,7 @@ async def run_crash(settings: CrashSettings, workdir: Path) -> CrashReport:
                     r"Traceback|handling an update of .* failed| ERROR | CRITICAL ", record
                 ):
                     continue
-                if re.search(r" apscheduler\.executors\.\w+: ", record.split("\n", 1)[0]) and (
-                    "CancelledError" in record or "Error running job" in record
-                ):
-                    report.stop_errors.append(record)  # tests/test_clean_stop_e2e.py (xfail)
-                else:
-                    report.logged_exceptions.append(record)
+                report.logged_exceptions.append(record)
     tables = await read_tables(ozlab.db)
     check_rows(report, scripts, tables)
     report.sessions_completed = sum(1 for s in scripts if s.done and _complete(s, tables))

@@ -13,8 +13,7 @@ What a run measures (:class:`FuzzReport`), and what "answered" means here:
   "handling an update of … failed", asyncio's "Task exception was never retrieved",
   python-telegram-bot's "No error handlers are registered"); *errors logged*: any record at
   ERROR or above, except "Chat not found" for the updates that forge a chat id Telegram does
-  not know, and the jobs cancelled on stopping (a known defect, ``test_clean_stop_e2e.py``),
-  both counted apart; *internal errors*: ``internal_error`` rows in the events table.
+  not know, counted apart; *internal errors*: ``internal_error`` rows in the events table.
 - *unanswered*: every well-formed message (text, command, any other content, an edit) from
   a person (not a bot) in a private chat must be followed by a bot message in that chat. Each
   such update is paired with a distinct bot message sent after it was created (see
@@ -97,14 +96,6 @@ class CapturedLog:
     @property
     def text(self) -> str:
         return self.stream.getvalue()
-
-
-def job_cancelled_on_stop(line: LogLine) -> bool:
-    """APScheduler's report of a repeating job cancelled as the bot stops: the known defect
-    of ``tests/test_clean_stop_e2e.py`` (xfail), kept apart so the fuzz stays repeatable."""
-    return line.logger.startswith("apscheduler.executors") and (
-        "CancelledError" in line.traceback or line.message.startswith("Error running job")
-    )
 
 
 class _Counting(logging.Handler):
@@ -350,8 +341,6 @@ class FuzzReport:
     unhandled_exceptions: list[str] = field(default_factory=list)
     errors_logged: list[str] = field(default_factory=list)
     errors_explained: int = 0
-    stop_errors: list[str] = field(default_factory=list)
-    """Jobs cancelled as the bot stopped (the known defect of test_clean_stop_e2e.py)."""
     emulator_errors: int = 0
     internal_errors: int = 0
     unreadable_updates: int = 0
@@ -411,8 +400,6 @@ class FuzzReport:
                 f"internal errors          {self.internal_errors}",
                 f"errors logged            {len(self.errors_logged)}"
                 f" (+ {self.errors_explained} '{_FORGED_CHAT}' for forged chat ids)",
-                f"errors on stopping       {len(self.stop_errors)}"
-                " (known: tests/test_clean_stop_e2e.py, xfail)",
                 f"unreadable updates       {self.unreadable_updates} (skipped by design)",
                 f"unanswered messages      {unanswered}"
                 f" (of {self.answerable} messages and {self.by_kind['tap']} taps)",
@@ -1011,17 +998,12 @@ async def run_fuzz(settings: FuzzSettings, workdir: Path) -> FuzzReport:
             ]
     report.updates_sent = fuzz.sent
     report.by_kind = fuzz.kinds
-    report.stop_errors = [str(e) for e in log.errors if job_cancelled_on_stop(e)]
-    report.unhandled_exceptions = [str(e) for e in log.exceptions if not job_cancelled_on_stop(e)]
+    report.unhandled_exceptions = [str(e) for e in log.exceptions]
     # A message claiming a chat Telegram does not know is answered into the void: the one
     # error that is the fuzz's doing, not the bot's.
     forged = [e for e in log.errors if e.message.endswith(f"refused by Telegram: {_FORGED_CHAT}")]
     report.errors_explained = len(forged) if fuzz.forged_chats else 0
-    report.errors_logged = [
-        str(e)
-        for e in log.errors
-        if not job_cancelled_on_stop(e) and (not fuzz.forged_chats or e not in forged)
-    ]
+    report.errors_logged = [str(e) for e in log.errors if not fuzz.forged_chats or e not in forged]
     tables = await read_tables(db)
     kinds = Counter(row["kind"] for row in tables["events"])
     report.internal_errors = kinds["internal_error"]

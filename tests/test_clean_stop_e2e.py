@@ -1,4 +1,4 @@
-"""Found by the fuzz (issue 10): a clean stop can log an ERROR with a traceback.
+"""Found by the fuzz (issue 10): a clean stop could log an ERROR with a traceback.
 
 The two repeating jobs (the clock's tick and the console's command poll) keep being started
 while the bot stops. python-telegram-bot's ``JobQueue.stop(wait=True)`` waits for the jobs
@@ -22,12 +22,6 @@ from tests.fuzz_support import production_logging
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 10 fuzz: jobs started while the bot stops are cancelled by APScheduler's"
-    " shutdown and logged as errors (bot/app.py stops the application with its repeating"
-    " jobs still scheduled)",
-)
 async def test_a_clean_stop_logs_no_error(start_bot: StartBot, tmp_path: Path) -> None:
     with production_logging([TOKEN, SECRET]) as log:
         for attempt in range(30):  # each stop is a chance for the race; 1-3 suffice today
