@@ -236,7 +236,7 @@ SNAPSHOT_COLUMNS: Mapping[str, tuple[str, ...]] = {
     ),
     "exchanges": (
         "exchange_id", "session_id", "turn", "user_text", "user_at", "system_text",
-        "system_at", "latency_ms", "error", "source",
+        "system_at", "latency_ms", "error", "source", "original_text", "wizard",
     ),
     "responses": (
         "response_id", "participant_id", "session_id", "scope", "questionnaire_id", "item_id",
