@@ -12,6 +12,7 @@ empty frames with the usual columns and a note in ``StudyData.notes``, never an 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -85,6 +86,9 @@ class StudyData:
     schema_version: int = 0
     has_wizard_source: bool = False
     """Whether ``exchanges.source`` (system | edited | wizard) exists in this database."""
+    definition_digests: dict[str, str] = field(default_factory=dict)
+    """sha256 of each study's latest stored definition, as the store's ``studies.digest``:
+    which version of the study the report describes."""
 
     @property
     def bundle(self) -> StudyBundle | None:
@@ -383,4 +387,8 @@ def _assemble(
         notes=tuple(notes),
         schema_version=version,
         has_wizard_source=has_source,
+        definition_digests={
+            study_id: hashlib.sha256(definition.encode()).hexdigest()
+            for study_id, definition in definitions  # oldest first: the latest wins
+        },
     )
