@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from pydantic import ValidationError
@@ -18,6 +18,9 @@ from scenarios.loading import load_study
 from scenarios.models import StudyBundle
 from scenarios.systems import DemoSystem
 from tests.store_reads import StoredStudy
+
+if TYPE_CHECKING:
+    from tests.e2e_support import OzlabProcesses
 
 TOKEN = "123456789:AAE-test-token-for-ozlab-0123456789ab"
 SECRET = "test-secret-that-is-long-enough"
@@ -87,6 +90,18 @@ async def start_bot(
     for bot in running:
         if not bot.task.done():
             await bot.stop()
+
+
+@pytest.fixture
+async def ozlab(emulator: BotApiEmulator, tmp_path: Path) -> AsyncIterator[OzlabProcesses]:
+    """``ozlab run`` processes against the emulator, reaped at the end of the test."""
+    from tests.e2e_support import OzlabProcesses  # subprocess machinery: only when asked
+
+    processes = OzlabProcesses(emulator, tmp_path)
+    try:
+        yield processes
+    finally:
+        await processes.close()
 
 
 async def consent(p: Participant) -> None:

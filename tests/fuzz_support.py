@@ -55,6 +55,7 @@ from bot.logging_setup import setup_logging
 from bot.privacy import Privacy
 from bot.simulation.play import Played, StudyPlayer
 from bot.store.sqlite import open_existing
+from bot.telegram import inbound
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle
 from tests.e2e_support import database_bytes
@@ -299,21 +300,7 @@ def _username(rng: random.Random, suffix: str = "") -> str:
 
 # --- the fuzz itself -----------------------------------------------------------------------
 
-CONTENT_KINDS = (
-    "sticker",
-    "photo",
-    "voice",
-    "video",
-    "video_note",
-    "audio",
-    "document",
-    "animation",
-    "location",
-    "contact",
-    "poll",
-    "dice",
-    "venue",
-)
+CONTENT_KINDS = inbound.CONTENT_KINDS
 _FORGED_CHAT = "Chat not found"  # what Telegram answers a message to a chat it does not know
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -17,15 +15,6 @@ from tests.conftest import consent
 from tests.e2e_support import OzlabProcesses
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-async def ozlab(emulator: BotApiEmulator, tmp_path: Path) -> AsyncIterator[OzlabProcesses]:
-    processes = OzlabProcesses(emulator, tmp_path)
-    try:
-        yield processes
-    finally:
-        await processes.close()
 
 
 async def run_until_it_stops(ozlab: OzlabProcesses, api_url: str, **env: str) -> tuple[int, str]:

@@ -12,8 +12,7 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 
@@ -31,15 +30,6 @@ LAST_NAME = "Quaxworthy"
 USERNAME = "zq_private_4711"
 IDENTITY = (str(USER_ID), FIRST_NAME, LAST_NAME, USERNAME)
 TYPED = "adventure games for linux"
-
-
-@pytest.fixture
-async def ozlab(emulator: BotApiEmulator, tmp_path: Path) -> AsyncIterator[OzlabProcesses]:
-    processes = OzlabProcesses(emulator, tmp_path)
-    try:
-        yield processes
-    finally:
-        await processes.close()
 
 
 def someone(emulator: BotApiEmulator) -> Participant:

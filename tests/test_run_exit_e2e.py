@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -21,15 +20,6 @@ from tests.conftest import TOKEN, consent
 from tests.e2e_support import SECRET_32, OzlabProcesses
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-async def ozlab(emulator: BotApiEmulator, tmp_path: Path) -> AsyncIterator[OzlabProcesses]:
-    processes = OzlabProcesses(emulator, tmp_path)
-    try:
-        yield processes
-    finally:
-        await processes.close()
 
 
 async def test_a_token_revoked_while_the_bot_runs_ends_it_with_7(

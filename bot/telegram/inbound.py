@@ -15,7 +15,7 @@ from typing import Any
 from bot.delivery import Delivery
 from bot.engine import events as ev
 
-_CONTENT_KINDS = (
+CONTENT_KINDS = (
     "sticker",
     "photo",
     "voice",
@@ -131,7 +131,7 @@ def read_update(raw: object) -> Inbound | None:
         kind = InboundKind.COMMAND if _starts_with_command(message) else InboundKind.TEXT
         lang = language if isinstance(language, str) else None
         return Inbound(chat_id, kind, text, update_id, language=lang)
-    content = next((k for k in _CONTENT_KINDS if message.get(k)), "other")
+    content = next((k for k in CONTENT_KINDS if message.get(k)), "other")
     return Inbound(chat_id, InboundKind.UNSUPPORTED, content, update_id)
 
 
