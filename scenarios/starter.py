@@ -168,6 +168,13 @@ goal: An adventure game for Linux under €20 on the wishlist.
 success: A game matching all three constraints is added to the wishlist.
 expected_duration: 5m
 
+# When "task_success" counts as done correctly: tests on what the system says it did (the
+# demo shop reports the game: title, genres, platforms). The report gives both "the system
+# reported success" and "the task was done correctly". Tests: equals, one_of, not_in, contains.
+success_if:
+  genres: {contains: adventure}
+  platforms: {contains: linux}
+
 # Limits: at most 10 exchanges (a participant message and the system's answer), and 7
 # minutes, checked after each participant message. Leave out either one for no limit.
 max_exchanges: 10
