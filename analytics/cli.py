@@ -46,11 +46,29 @@ def parser(prog: str = "analytics") -> argparse.ArgumentParser:
         help="leave out participants flagged by data-quality checks, and say how many and why",
     )
     report.add_argument("--study", help="the study to report on, when the database holds several")
+    report.add_argument(
+        "--figures",
+        type=Path,
+        metavar="DIR",
+        help="also write every figure to DIR as PDF, SVG and 300-dpi PNG, each with a caption "
+        "file (name.txt), for a paper",
+    )
 
     export = commands.add_parser("export", help="tidy long-format tables and a codebook")
     export.add_argument("--db", type=Path, required=True, help="study database")
     export.add_argument("--out", type=Path, required=True, help="folder to write into")
-    export.add_argument("--format", choices=("csv", "parquet"), default="csv")
+    export.add_argument(
+        "--format",
+        choices=("csv", "parquet", "sav"),
+        default="csv",
+        help="csv (UTF-8), parquet (needs pyarrow) or sav (SPSS, with variable and value "
+        "labels; R: haven::read_sav); default csv",
+    )
+    export.add_argument(
+        "--wide",
+        action="store_true",
+        help="also write responses_wide: one row per participant × session, one column per item",
+    )
     export.add_argument("--study", help="the study to export, when the database holds several")
 
     power = commands.add_parser(
@@ -119,9 +137,10 @@ def main(argv: list[str] | None = None, prog: str = "analytics") -> int:
                 out=args.out,
                 exclude_flagged=args.exclude_flagged,
                 study=args.study,
+                figures=args.figures,
             )
         if args.command == "export":
-            return export(args.db, args.out, fmt=args.format, study=args.study)
+            return export(args.db, args.out, fmt=args.format, study=args.study, wide=args.wide)
         if args.command == "power":
             from analytics.power import power_report
 
@@ -151,8 +170,10 @@ def report(
     exclude_flagged: bool = False,
     study: str | None = None,
     stdout: TextIO | None = None,
+    figures: Path | None = None,
 ) -> int:
-    """Read ``db``, compute the report and write it in ``fmt`` to ``out`` (or stdout)."""
+    """Read ``db``, compute the report and write it in ``fmt`` to ``out`` (or stdout);
+    with ``figures``, every figure as files for a paper too."""
     from analytics.data import load_study_data
     from analytics.progress import steps
     from analytics.selecting import select_study
@@ -168,6 +189,11 @@ def report(
         built = build_report(data, exclude_flagged=exclude_flagged)
         step(f"writing {fmt}")
         text = _render(built, fmt, source, step, terminal=out is None and fmt == "terminal")
+        if figures is not None:
+            from analytics.figures import write_report_figures
+
+            drawn = write_report_figures(built, figures, source=source, step=step)
+            print(f"{len(drawn)} figure files written to {figures}", file=sys.stderr)
     if text is None:  # printed to the terminal already
         return 0
     if out is None:
@@ -209,10 +235,12 @@ def _render(built: Report, fmt: str, source: str, step: Steps, *, terminal: bool
     return buffer.getvalue()
 
 
-def export(db: Path, out: Path, *, fmt: str = "csv", study: str | None = None) -> int:
+def export(
+    db: Path, out: Path, *, fmt: str = "csv", study: str | None = None, wide: bool = False
+) -> int:
     from analytics.export import export_study
 
-    written = export_study(db, out, fmt=fmt, study=study)
+    written = export_study(db, out, fmt=fmt, study=study, wide=wide)
     for path in written:
         print(path)
     return 0
