@@ -13,6 +13,13 @@ first, because they are not independent observations.
 
 A comparison with too few participants per system, or with identical answers, gets a row
 whose ``note`` says so and no p-value.
+
+Every row says in ``p_method`` how its p-value was computed, because R's defaults differ
+from scipy's in places: Mann–Whitney and Wilcoxon are exact as in R's ``wilcox.test`` (no
+ties, fewer than 50 per group), otherwise the normal approximation with continuity and tie
+corrections, except that a Wilcoxon test of at most 13 pairs with ties or zero differences
+takes the exact permutation distribution of its signs (R would approximate);
+Kruskal–Wallis and Friedman use the χ² approximation with the tie correction, as R does.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 import pingouin as pg
-from scipy.stats import mannwhitneyu
+from scipy.stats import PermutationMethod, mannwhitneyu
 
 from analytics.data import NO_SYSTEM, SEVERAL_SYSTEMS
 
@@ -38,6 +45,7 @@ COLUMNS = [
     "statistic_name",
     "statistic",
     "p",
+    "p_method",
     "p_holm",
     "effect_name",
     "effect",
@@ -45,6 +53,16 @@ COLUMNS = [
 ]
 Row = dict[str, Any]
 """One line of the table, a cell per column of ``COLUMNS`` (strings, counts, floats)."""
+
+EXACT = "exact"
+NORMAL = "normal approximation with continuity and tie corrections"
+CHI2_TIES = "χ² approximation with tie correction"
+SIGN_PERMUTATION = "exact permutation distribution of the signs (ties or zero differences)"
+EXACT_LIMIT = 50
+"""R's ``wilcox.test`` computes exact p-values below 50 observations per group, when
+nothing is tied (scipy's ``auto`` switches at 8 for Mann–Whitney)."""
+PERMUTATION_LIMIT = 13
+"""Up to 2^13 sign patterns: enumerated, as scipy's ``wilcoxon`` does with ties."""
 
 
 def detect_design(sessions: pd.DataFrame, declared: str | None = None) -> str:
@@ -129,7 +147,10 @@ def _mwu(design: str, a: str, x: np.ndarray, b: str, y: np.ndarray, min_n: int, 
     note = _too_few(n, min_n) or _constant(np.concatenate([x, y]))
     if note:
         return _row(design, "Mann–Whitney U", [a, b], n, note=note, **fields)
-    u, p = mannwhitneyu(x, y, alternative="two-sided")
+    both = np.concatenate([x, y])
+    tied = len(np.unique(both)) < len(both)
+    exact = not tied and max(len(x), len(y)) < EXACT_LIMIT
+    u, p = mannwhitneyu(x, y, alternative="two-sided", method="exact" if exact else "asymptotic")
     r = 2 * float(u) / (len(x) * len(y)) - 1
     return _row(
         design,
@@ -138,6 +159,7 @@ def _mwu(design: str, a: str, x: np.ndarray, b: str, y: np.ndarray, min_n: int, 
         n,
         statistic=float(u),
         p=float(p),
+        p_method=EXACT if exact else NORMAL,
         p_holm=float(p),
         effect=r,
         **fields,
@@ -162,8 +184,8 @@ def _between(samples: dict[str, np.ndarray], min_n: int) -> list[Row]:
         result = pg.kruskal(long, dv="dv", between="group").iloc[0]
         h, p = float(result["H"]), float(result["p_unc"])
         omnibus = _row(
-            "between", "Kruskal–Wallis H", groups, n, statistic=h, p=p, p_holm=p,
-            effect=h / (len(everything) - 1), **fields,
+            "between", "Kruskal–Wallis H", groups, n, statistic=h, p=p, p_method=CHI2_TIES,
+            p_holm=p, effect=h / (len(everything) - 1), **fields,
         )  # fmt: skip
     pairs = [
         _mwu("between", a, samples[a], b, samples[b], min_n, "pairwise")
@@ -195,12 +217,27 @@ def _wilcoxon(wide: pd.DataFrame, a: str, b: str, min_n: int, kind: str) -> Row:
         note = "every participant rated both systems the same: nothing to compare"
     if note:
         return _row("within", test, [a, b], n, note=note, **fields)
-    result = pg.wilcoxon(pair[a].to_numpy(), pair[b].to_numpy()).iloc[0]
+    x, y = pair[a].to_numpy(dtype=float), pair[b].to_numpy(dtype=float)
+    method, how = _signed_rank_method(x - y)
+    result = pg.wilcoxon(x, y, method=method).iloc[0]
     p = float(result["p_val"])
     return _row(
-        "within", test, [a, b], n, statistic=float(result["W_val"]), p=p, p_holm=p,
-        effect=float(result["RBC"]), **fields,
+        "within", test, [a, b], n, statistic=float(result["W_val"]), p=p, p_method=how,
+        p_holm=p, effect=float(result["RBC"]), **fields,
     )  # fmt: skip
+
+
+def _signed_rank_method(differences: np.ndarray) -> tuple[object, str]:
+    """The p-value method for these paired differences, and its words (module docstring).
+    pingouin passes ``correction=True`` (R's continuity correction) to scipy."""
+    nonzero = differences[differences != 0]
+    irregular = len(nonzero) < len(differences) or len(np.unique(np.abs(nonzero))) < len(nonzero)
+    if not irregular and len(nonzero) < EXACT_LIMIT:
+        return "exact", EXACT
+    if irregular and len(differences) <= PERMUTATION_LIMIT:
+        # At least as many resamples as sign patterns: scipy enumerates them all (exact).
+        return PermutationMethod(n_resamples=2**PERMUTATION_LIMIT), SIGN_PERMUTATION
+    return "asymptotic", NORMAL
 
 
 def _within(wide: pd.DataFrame, groups: list[str], min_n: int) -> list[Row]:
@@ -219,7 +256,20 @@ def _within(wide: pd.DataFrame, groups: list[str], min_n: int) -> list[Row]:
         result = pg.friedman(long.reset_index(), dv="dv", within="group", subject="subject")
         q, w, p = (float(result.iloc[0][k]) for k in ("Q", "W", "p_unc"))
         omnibus = _row(
-            "within", "Friedman", groups, n, statistic=q, p=p, p_holm=p, effect=w, **fields
-        )
+            "within", "Friedman", groups, n, statistic=q, p=p, p_method=CHI2_TIES, p_holm=p,
+            effect=w, **fields,
+        )  # fmt: skip
     pairs = [_wilcoxon(wide, a, b, min_n, "pairwise") for a, b in itertools.combinations(groups, 2)]
     return [omnibus, *_holm(pairs)]
+
+
+def family_holm(table: pd.DataFrame) -> int:
+    """Holm's correction across every measure's omnibus test, written into ``p_family``
+    (the raw ``p`` stays beside it): testing several items or constructs is a family.
+    Pairwise rows keep their correction within their measure. Returns the family's size."""
+    omnibus = (table["kind"] == "omnibus") & table["p"].notna()
+    table["p_family"] = np.nan
+    if omnibus.any():
+        _, corrected = pg.multicomp(table.loc[omnibus, "p"].to_numpy(dtype=float), method="holm")
+        table.loc[omnibus, "p_family"] = corrected
+    return int(omnibus.sum())

@@ -220,8 +220,10 @@ def construct_reliability(
     its interval (Feldt's F-based interval as pingouin computes it, rounded there to 3 dp).
 
     Only complete answer sets count (listwise): an alpha from pairwise covariances can
-    exceed what any participant's answers support. Where alpha cannot be computed the row
-    says why in ``note`` instead of giving a number.
+    exceed what any participant's answers support. Items that never vary are left out and
+    named in ``dropped``, as R's ``psych::alpha`` does (they add nothing to the total's
+    variance but would count in k). Where alpha cannot be computed the row says why in
+    ``note``; ``warning`` says when a number stands on too few items to lean on.
     """
     scored = responses[responses["construct"].notna() & responses["score"].notna()]
     rows: list[dict[str, object]] = []
@@ -245,7 +247,14 @@ def construct_reliability(
                 }
             )
     columns = ["questionnaire_id", "construct", by, "k_items", "n_cases", "n_incomplete"]
-    return pd.DataFrame(rows, columns=[*columns, "alpha", "ci_low", "ci_high", "note"])
+    columns += ["alpha", "ci_low", "ci_high", "dropped", "note", "warning"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+FEW_ITEMS = 3
+"""Below this many items alpha gets a warning: with two items it is a lower bound that
+swings with the one correlation it rests on (Eisinga, te Grotenhuis & Pelzer 2013 advise
+the Spearman–Brown coefficient for two-item scales)."""
 
 
 def _alpha(wide: pd.DataFrame, min_cases: int, confidence: float) -> dict[str, object]:
@@ -257,17 +266,36 @@ def _alpha(wide: pd.DataFrame, min_cases: int, confidence: float) -> dict[str, o
         "alpha": math.nan,
         "ci_low": math.nan,
         "ci_high": math.nan,
+        "dropped": None,
         "note": None,
+        "warning": None,
     }
     if wide.shape[1] < 2:
         result["note"] = "one item only: alpha needs at least two"
-    elif len(complete) < max(min_cases, 3):
+        return result
+    if len(complete) < max(min_cases, 3):
         result["note"] = f"{len(complete)} complete answer sets (at least {min_cases} needed)"
-    elif complete.sum(axis=1).var() == 0 or (complete.var() == 0).all():
+        return result
+    constant = [str(c) for c in complete.columns if complete[c].nunique() == 1]
+    if constant:
+        complete = complete.drop(columns=constant)
+        result["dropped"] = ", ".join(constant)
+        result["k_items"] = complete.shape[1]
+    if complete.shape[1] < 2:
+        result["note"] = (
+            f"{len(constant)} of {wide.shape[1]} items never vary ({', '.join(constant)}): "
+            "alpha needs two items that do"
+        )
+    elif complete.sum(axis=1).var() == 0:
         result["note"] = "every answer set has the same total: alpha is undefined"
     else:
         alpha, ci = pg.cronbach_alpha(data=complete, ci=confidence)
         result.update(alpha=float(alpha), ci_low=float(ci[0]), ci_high=float(ci[1]))
+        if complete.shape[1] < FEW_ITEMS:
+            result["warning"] = (
+                "two items only: alpha is a lower bound resting on one correlation "
+                "(Spearman–Brown suits two items better)"
+            )
     return result
 
 
