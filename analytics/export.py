@@ -24,7 +24,7 @@ import json
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -293,7 +293,6 @@ class Table:
     columns: list[Column]
     label: str = ""
     """The ``.sav`` file label."""
-    notes: list[str] = field(default_factory=list)
 
 
 def export_study(
@@ -350,11 +349,6 @@ def tables(data: StudyData, *, wide: bool = False) -> dict[str, Table]:
     described = [(name, t.columns) for name, t in typed.items()]
     typed["columns"] = Table(_typed(_columns(described), COLUMNS), COLUMNS, f"ozlab {study}")
     return typed
-
-
-def tidy_tables(data: StudyData) -> dict[str, pd.DataFrame]:
-    """The long tables as frames with their declared types (for analyses in Python)."""
-    return {name: table.frame for name, table in tables(data).items()}
 
 
 def codebook(data: StudyData) -> pd.DataFrame:
