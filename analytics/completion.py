@@ -7,6 +7,15 @@ Task completion counts dialogue tasks whose outcome is known: closed sessions, a
 abandoned ones, which count as not successful (a participant who gave up did not complete
 the task). Sessions still in progress are left out and counted in ``in_progress``. Rating
 tasks have no success and are left out.
+
+Two kinds of success are kept apart when the sessions frame has a ``correct`` column: what
+the system reported (``success``: it said the task was done) and whether the task was done
+as the scenario's ``success_if`` defines (``correct``: True, False, or NaN when nothing
+decided it). Each gets its rate with Wilson's interval over the sessions where it is known.
+
+Exchanges per task count real exchanges only (the system replied); failed ones (an error or
+no reply in time) are counted apart, as they are not turns the participant experienced as
+a dialogue.
 """
 
 from __future__ import annotations
@@ -40,7 +49,7 @@ def participation(data: StudyData) -> dict[str, int]:
         "consented": int((consent == "accepted").sum()),
         "declined_consent": int((consent == "declined").sum()),
         "consent_pending": int((consent == "pending").sum()),
-        "withdrawn": people(WITHDRAWAL_EVENTS),
+        "withdrawn": people(WITHDRAWAL_EVENTS) + sum(c for _, s, c in data.withdrawals if not s),
         "not_eligible": people("not_eligible"),
         "unreachable": people("participant_unreachable"),
         "with_sessions": int(sessions["participant_id"].nunique()),
@@ -85,7 +94,19 @@ def _dialogues(sessions: pd.DataFrame) -> pd.DataFrame:
     frame = sessions[sessions["scenario_kind"].astype(object) != "rating"]
     state = frame["state"].astype(object)
     known = frame["ended_at"].notna() | (state == "abandoned")
-    return frame.assign(outcome_known=known, succeeded=(frame["success"] == 1) & known)
+    correct = (
+        pd.to_numeric(frame["correct"], errors="coerce").astype(float)
+        if "correct" in frame.columns
+        else pd.Series(np.nan, index=frame.index)
+    )
+    real = frame["n_exchanges"] - frame["n_failed_replies"]
+    return frame.assign(
+        outcome_known=known,
+        succeeded=(frame["success"] == 1) & known,
+        correct_known=correct.notna() & known,
+        done_correctly=(correct == 1) & known,
+        real_exchanges=real,
+    )
 
 
 def completion(
@@ -104,6 +125,9 @@ def completion(
         timed = closed.loc[closed.index.intersection(group.index)]
         successes, n = int(done["succeeded"].sum()), len(done)
         low, high = wilson_interval(successes, n, confidence)
+        judged = done[done["correct_known"]]
+        correct, n_judged = int(judged["done_correctly"].sum()), len(judged)
+        correct_low, correct_high = wilson_interval(correct, n_judged, confidence)
         expected = timed["expected_duration_s"].dropna()
         over = timed.loc[expected.index]
         rows.append(
@@ -116,9 +140,15 @@ def completion(
                 "success_rate": successes / n if n else math.nan,
                 "ci_low": low,
                 "ci_high": high,
-                "exchanges_mean": _stat(done["n_exchanges"], "mean"),
-                "exchanges_sd": _stat(done["n_exchanges"], "std"),
-                "exchanges_median": _stat(done["n_exchanges"], "median"),
+                "correct_n": n_judged,
+                "correct": correct,
+                "correct_rate": correct / n_judged if n_judged else math.nan,
+                "correct_ci_low": correct_low,
+                "correct_ci_high": correct_high,
+                "exchanges_mean": _stat(done["real_exchanges"], "mean"),
+                "exchanges_sd": _stat(done["real_exchanges"], "std"),
+                "exchanges_median": _stat(done["real_exchanges"], "median"),
+                "failed_exchanges": int(done["n_failed_replies"].sum()),
                 "duration_n": len(timed),
                 "duration_mean_s": _stat(timed["duration_s"], "mean"),
                 "duration_sd_s": _stat(timed["duration_s"], "std"),
@@ -128,6 +158,8 @@ def completion(
                 "over_expected_share": (over["duration_s"] > expected).mean()
                 if len(expected)
                 else math.nan,
+                "over_expected": int((over["duration_s"] > expected).sum()),
+                "expected_n": len(expected),
             }
         )
     return pd.DataFrame(rows, columns=[*by, *_COMPLETION_COLUMNS])
@@ -141,9 +173,15 @@ _COMPLETION_COLUMNS = [
     "success_rate",
     "ci_low",
     "ci_high",
+    "correct_n",
+    "correct",
+    "correct_rate",
+    "correct_ci_low",
+    "correct_ci_high",
     "exchanges_mean",
     "exchanges_sd",
     "exchanges_median",
+    "failed_exchanges",
     "duration_n",
     "duration_mean_s",
     "duration_sd_s",
@@ -151,6 +189,8 @@ _COMPLETION_COLUMNS = [
     "expected_duration_s",
     "duration_vs_expected",
     "over_expected_share",
+    "over_expected",
+    "expected_n",
 ]
 
 
@@ -201,17 +241,31 @@ def wizard_share(exchanges: pd.DataFrame, has_source: bool) -> tuple[pd.DataFram
     return table[columns].astype({"system_id": object, "source": object}), None
 
 
-def comments(responses: pd.DataFrame) -> pd.DataFrame:
-    """Free-text answers, per system, in the order they were given."""
+def comments(responses: pd.DataFrame, items: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Free-text answers, per system, in the order they were given, with the question they
+    answer (``question``: the item's wording from ``items``, the codebook, when known)."""
     text = responses[
         (responses["type"].astype(object) == "text")
         & (responses["status"] == "answered")
         & responses["text"].notna()
     ]
     columns = ["system_id", "scenario_id", "participant_id", "session_id", "questionnaire_id"]
-    columns += ["item_id", "text", "answered_at"]
-    table = text.sort_values(["system_id", "answered_at"])[columns]
-    return table.astype({c: object for c in columns[:6]}).reset_index(drop=True)
+    columns += ["item_id", "question", "text", "answered_at"]
+    table = text.sort_values(["system_id", "answered_at"], kind="stable")
+    table = table.astype({c: object for c in columns[:6]})
+    wording: dict[tuple[str, str], str] = {}
+    if items is not None and len(items):
+        wording = dict(
+            zip(
+                zip(items["questionnaire_id"], items["item_id"], strict=True),
+                items["text"],
+                strict=True,
+            )
+        )
+    pairs = zip(table["questionnaire_id"], table["item_id"], strict=True)
+    questions = [wording.get((q, i)) for q, i in pairs]
+    table = table.assign(question=pd.Series(questions, index=table.index, dtype=object))
+    return table[columns].reset_index(drop=True)
 
 
 def events_by_kind(events: pd.DataFrame) -> pd.DataFrame:
