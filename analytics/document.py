@@ -159,6 +159,11 @@ def share_of(part: Any, whole: Any) -> str:
     return f"{int(part):,} ({100 * float(part) / float(whole):.0f}%)"
 
 
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 comment``, ``2 comments``: a count with its noun in the right number."""
+    return f"{n:,} {word if n == 1 else (words or word + 's')}"
+
+
 def shorten(text: Any, width: int) -> str:
     """One line of at most ``width`` characters."""
     if missing(text):

@@ -1,85 +1,174 @@
-"""Plots of the HTML report, as PNG bytes: diverging stacked bars of Likert answers, task
-success with its interval, and ratings by turn.
+"""The report's figures: diverging stacked bars of rating items, proportions of yes/no and
+choice answers with their intervals, task success, and ratings by turn.
 
 Matplotlib is imported here only, inside the functions, and only ``matplotlib.figure`` is
 used (no pyplot, no global state, no display): the terminal, Markdown and JSON reports
 never load it. The diverging bar is a few lines of matplotlib (plot-likert does not work
 with pandas 3): each bar is centred on the scale's midpoint, disagreement to the left.
+
+Colours are safe for colour-blind readers: systems take the Okabe–Ito palette (Okabe &
+Ito 2008) with a marker of their own where lines or points are drawn, and rating scales
+ColorBrewer's RdBu, a diverging scheme marked colour-blind safe, with a grey midpoint.
+
+Figures are reproducible to the byte: SVG and PDF carry no date, SVG ids come from a
+fixed salt, and text in SVG is drawn as paths, so a figure looks the same on every
+machine (``encode``).
 """
 
 from __future__ import annotations
 
 import io
+import math
+import textwrap
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from analytics.stats import wilson_interval
+
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-_DPI = 144
-_WIDTH = 8.6  # inches: about 1240 px at 144 dpi, shown at 860 px
+WIDTH = 8.6  # inches: a page's text width with margins, and 860 px in the HTML
+PRINT_DPI = 300
 _INK = "#222222"
-_SYSTEM_COLOURS = ("#1b6ca8", "#d1495b", "#2e933c", "#edae49", "#6a4c93", "#00798c")
+OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000")
+"""Okabe & Ito's colour-blind-safe palette, strongest first (its yellow is left out: it
+does not show on white)."""
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+_METADATA: dict[str, dict[str, Any]] = {
+    "svg": {"Date": None},
+    "pdf": {"CreationDate": None, "ModDate": None},
+    "png": {},
+}
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One figure with the name its files get and the caption a paper would print."""
+
+    name: str
+    caption: str
+    figure: Figure
+
+
+def encode(figure: Figure, fmt: str, dpi: int = PRINT_DPI) -> bytes:
+    """``figure`` as ``svg``, ``pdf`` or ``png`` bytes, the same bytes on every run."""
+    import matplotlib
+
+    buffer = io.BytesIO()
+    # SVG ids from a fixed salt, text as paths (no font needed to view it), TrueType in PDF.
+    with matplotlib.rc_context(
+        {"svg.hashsalt": "ozlab", "svg.fonttype": "path", "pdf.fonttype": 42}
+    ):
+        figure.savefig(buffer, format=fmt, dpi=dpi, facecolor="white", metadata=_METADATA[fmt])
+    return buffer.getvalue()
+
+
+def system_colour(index: int) -> str:
+    return OKABE_ITO[index % len(OKABE_ITO)]
 
 
 def _figure(height: float) -> Figure:
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(_WIDTH, height), dpi=_DPI, layout="constrained")
+    figure = Figure(figsize=(WIDTH, height), dpi=100, layout="constrained")
     figure.set_facecolor("white")
     return figure
 
 
-def _png(figure: Figure) -> bytes:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=_DPI, facecolor="white")
-    return buffer.getvalue()
+def _ordered(systems: Sequence[str], found: set[str]) -> list[str]:
+    present = [s for s in systems if s in found]
+    return present + sorted(found - set(present))
 
 
-def likert_pngs(
-    distribution: pd.DataFrame, codebook: pd.DataFrame, systems: Sequence[str]
-) -> list[bytes]:
-    """Diverging stacked bars of one instrument: one bar per item and system, one figure
-    per scale (an instrument may mix 1–5 items with yes/no ones)."""
-    from matplotlib import colormaps
+def _short(text: str, width: int) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= width else line[: width - 1].rstrip() + "…"
 
-    numeric = distribution[distribution["answer"].map(lambda a: isinstance(a, int | float))]
-    numeric = numeric[numeric["n"] > 0]
-    if numeric.empty:
+
+def _point(value: Any) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+# --- rating items: diverging stacked bars ------------------------------------------------
+
+
+def likert_charts(
+    distribution: pd.DataFrame,
+    codebook: pd.DataFrame,
+    choices: pd.DataFrame,
+    systems: Sequence[str],
+    name: str,
+    caption: str,
+) -> list[Chart]:
+    """Diverging stacked bars of an instrument's rating items: one bar per item and system,
+    one figure per scale (items with other labels or another width get their own)."""
+    scales = codebook[codebook["type"] == "scale"]
+    part = distribution[distribution["item_id"].isin(set(scales["item_id"]))]
+    part = part[part["n"] > 0]
+    if part.empty:
         return []
-    spans = numeric.groupby("item_id", observed=True)["answer"].agg(["min", "max"])
-    order = [i for i in codebook["item_id"] if i in spans.index]
-    order += [i for i in spans.index if i not in order]
+    groups: dict[tuple[tuple[Any, str], ...], list[str]] = {}
+    for item in scales["item_id"]:
+        if item not in set(part["item_id"]):
+            continue
+        mine = choices[choices["item_id"] == item]
+        points = tuple(zip(mine["value"].tolist(), mine["label"].tolist(), strict=True))
+        groups.setdefault(points, []).append(str(item))
     reverse = dict(zip(codebook["item_id"], codebook["reverse"], strict=True))
     text = dict(zip(codebook["item_id"], codebook["text"], strict=True))
-    images = []
-    for _, group in spans.loc[order].groupby(["min", "max"], sort=False):
-        items = list(group.index)
-        points = np.arange(group["min"].iloc[0], group["max"].iloc[0] + 1)
-        colours = colormaps["RdBu"](np.linspace(0.1, 0.9, len(points)))
-        if len(points) % 2:
-            colours[len(points) // 2] = (0.80, 0.80, 0.80, 1.0)  # neutral: grey, not white
-        part = numeric[numeric["item_id"].isin(items)]
-        labels = part.drop_duplicates("answer").set_index("answer")["label"].to_dict()
-        present = [s for s in systems if s in set(part["system_id"])]
-        present += sorted(set(part["system_id"]) - set(present))
-        images.append(_likert(part, items, present, points, colours, labels, reverse, text))
-    return images
+    charts = []
+    for index, (points, items) in enumerate(groups.items(), start=1):
+        shown = part[part["item_id"].isin(items)]
+        present = _ordered(systems, set(shown["system_id"]))
+        scale = "; ".join(f"{_point(v)} = {label}" for v, label in points)
+        figure = _likert(shown, items, present, points, reverse, text)
+        suffix = f"-{index}" if len(groups) > 1 else ""
+        marked = any(reverse.get(i) for i in items)
+        words = "; (R) marks reverse-worded items, shown as answered" if marked else ""
+        charts.append(
+            Chart(
+                f"{name}{suffix}",
+                f"{caption}. Share of answers per item and system, centred on the scale's "
+                f"midpoint ({scale}); n answers at the right{words}.",
+                figure,
+            )
+        )
+    return charts
 
 
-def _likert(part, items, systems, points, colours, labels, reverse, text) -> bytes:
-    middle = (points[0] + points[-1]) / 2
+def _likert(
+    part: pd.DataFrame,
+    items: list[str],
+    systems: list[str],
+    points: tuple[tuple[Any, str], ...],
+    reverse: dict[str, bool],
+    text: dict[str, str],
+) -> Figure:
+    from matplotlib import colormaps
+
+    values = np.array([float(v) for v, _ in points])
+    colours = colormaps["RdBu"](np.linspace(0.1, 0.9, len(values)))
+    if len(values) % 2:
+        colours[len(values) // 2] = (0.80, 0.80, 0.80, 1.0)  # neutral: grey, not white
+    middle = (values[0] + values[-1]) / 2
     several = len(systems) > 1
     per_group = len(systems) + (1 if several else 0)
     rows = len(items) * per_group
-    figure = _figure(1.3 + 0.3 * rows)
+    columns = len(values) if len(values) <= 7 else math.ceil(len(values) / 2)
+    legend_lines = math.ceil(len(values) / columns) * 2
+    figure = _figure(1.0 + 0.3 * rows + 0.16 * legend_lines)
     axes = figure.add_subplot()
     shares = part.pivot_table(
         index=["item_id", "system_id"], columns="answer", values="share", observed=True
-    ).reindex(columns=points, fill_value=0)
+    )
+    shares.columns = [float(c) for c in shares.columns]
+    shares = shares.reindex(columns=values, fill_value=0)
     counts = part.groupby(["item_id", "system_id"], observed=True)["n"].first()
     ticks, names = [], []
     for g, item in enumerate(items):
@@ -91,8 +180,8 @@ def _likert(part, items, systems, points, colours, labels, reverse, text) -> byt
             y = top + j + (1 if several else 0)
             if (item, system) not in shares.index:
                 continue
-            row = shares.loc[(item, system)].fillna(0).to_numpy(dtype=float)
-            left = -row[points < middle].sum() - row[points == middle].sum() / 2
+            row = np.nan_to_num(shares.loc[[(item, system)]].to_numpy(dtype=float)[0])
+            left = -row[values < middle].sum() - row[values == middle].sum() / 2
             for value, colour in zip(row, colours, strict=True):
                 axes.barh(y, value, left=left, height=0.78, color=colour, edgecolor="white")
                 if value >= 0.07:
@@ -112,46 +201,133 @@ def _likert(part, items, systems, points, colours, labels, reverse, text) -> byt
     axes.spines[["top", "right", "left"]].set_visible(False)
     axes.tick_params(axis="y", length=0)
     handles = [
-        _patch(
-            colour, f"{int(p) if float(p).is_integer() else p} {labels.get(p, '') or ''}".strip()
-        )
-        for p, colour in zip(points, colours, strict=True)
+        _patch(colour, "\n".join(textwrap.wrap(f"{_point(v)} {label}".strip(), 16)))
+        for (v, label), colour in zip(points, colours, strict=True)
     ]
-    figure.legend(handles=handles, loc="outside lower center", ncol=min(len(points), 6),
-                  fontsize=8, frameon=False)  # fmt: skip
-    return _png(figure)
+    figure.legend(handles=handles, loc="outside lower center", ncol=columns, fontsize=7.5,
+                  frameon=False, handlelength=1.2, columnspacing=1.0)  # fmt: skip
+    return figure
 
 
-def _patch(colour, label: str):
+def _patch(colour: Any, label: str) -> Any:
     from matplotlib.patches import Patch
 
     return Patch(facecolor=colour, label=label)
 
 
-def _short(text: str, width: int) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= width else line[: width - 1].rstrip() + "…"
+# --- yes/no and choice items: proportions --------------------------------------------------
 
 
-def completion_png(by_system: pd.DataFrame, by_scenario: pd.DataFrame) -> bytes | None:
-    """Success rate per system (and per scenario, lighter) with Wilson's 95% interval."""
+def proportion_charts(
+    distribution: pd.DataFrame,
+    codebook: pd.DataFrame,
+    choices: pd.DataFrame,
+    systems: Sequence[str],
+    name: str,
+    caption: str,
+) -> list[Chart]:
+    """The share of each answer per system with Wilson's 95% interval: a category is not a
+    point on a scale, so no diverging bars. One panel per item."""
+    kinds = ("yes_no", "thumbs", "choice", "multi_choice")
+    categorical = codebook[codebook["type"].isin(kinds)]
+    part = distribution[distribution["item_id"].isin(set(categorical["item_id"]))]
+    part = part[part["n"] > 0]
+    if part.empty:
+        return []
+    items = [i for i in categorical["item_id"] if i in set(part["item_id"])]
+    present = _ordered(systems, set(part["system_id"]))
+    options = {
+        item: [(v, label) for v, label in zip(mine["value"], mine["label"], strict=True)]
+        for item, mine in choices[choices["item_id"].isin(items)].groupby("item_id", sort=False)
+    }
+    heights = [0.55 + 0.2 * max(1, len(options.get(i, ()))) * len(present) for i in items]
+    figure = _figure(0.55 + sum(heights))
+    grid = figure.subplots(len(items), 1, squeeze=False, height_ratios=heights)
+    text = dict(zip(codebook["item_id"], codebook["text"], strict=True))
+    kind = dict(zip(codebook["item_id"], codebook["type"], strict=True))
+    for axes, item in zip(grid[:, 0], items, strict=True):
+        mine = part[part["item_id"] == item]
+        _proportions(axes, mine, options.get(item, []), present)
+        multi = (
+            " (several answers allowed: shares of participants)"
+            if kind[item] == "multi_choice"
+            else ""
+        )
+        axes.set_title(f"{item}: {_short(text.get(item, ''), 80)}{multi}", fontsize=8.5,
+                       loc="left", weight="bold")  # fmt: skip
+    handles = [_patch(system_colour(k), str(system)) for k, system in enumerate(present)]
+    figure.legend(handles=handles, loc="outside lower center", ncol=min(len(present), 6),
+                  fontsize=8, frameon=False)  # fmt: skip
+    return [
+        Chart(
+            name,
+            f"{caption}. Bars are the share of each system's answers (count/n at the right); "
+            "whiskers are 95% Wilson intervals.",
+            figure,
+        )
+    ]
+
+
+def _proportions(
+    axes: Axes, part: pd.DataFrame, options: list[tuple[Any, str]], systems: list[str]
+) -> None:
+    answers = [v for v, _ in options] or list(dict.fromkeys(part["answer"]))
+    labels = dict(options)
+    step = len(systems) + 0.6
+    bar = 0.8
+    ticks = []
+    for k, answer in enumerate(answers):
+        top = k * step
+        ticks.append(top + (len(systems) - 1) / 2)
+        for j, system in enumerate(systems):
+            row = part[(part["system_id"] == system) & (part["answer"].astype(str) == str(answer))]
+            total = part.loc[part["system_id"] == system, "n"]
+            if total.empty:
+                continue
+            n = int(total.iloc[0])
+            count = int(row["count"].iloc[0]) if len(row) else 0
+            share = count / n
+            low, high = wilson_interval(count, n)
+            y = top + j
+            axes.barh(y, share, height=bar, color=system_colour(systems.index(system)))
+            axes.errorbar(share, y, xerr=[[share - low], [high - share]], fmt="none",
+                          ecolor=_INK, elinewidth=0.9, capsize=2.5)  # fmt: skip
+            axes.text(1.02, y, f"{share:.0%} ({count}/{n})", va="center", fontsize=7)
+    names = ["\n".join(textwrap.wrap(str(labels.get(a, a)), 22)) for a in answers]
+    axes.set_yticks(ticks, names, fontsize=8)
+    axes.set_ylim(len(answers) * step - 0.6 - 0.5, -0.6)
+    axes.set_xlim(0, 1)
+    axes.set_xticks(np.linspace(0, 1, 6), [f"{v:.0%}" for v in np.linspace(0, 1, 6)], fontsize=7.5)
+    axes.grid(axis="x", color="#e5e5e5", linewidth=0.6)
+    axes.set_axisbelow(True)
+    axes.spines[["top", "right"]].set_visible(False)
+    axes.tick_params(axis="y", length=0)
+
+
+# --- task success -------------------------------------------------------------------------
+
+
+def completion_chart(
+    by_system: pd.DataFrame, by_scenario: pd.DataFrame, caption: str
+) -> Chart | None:
+    """Success rate per system (and per scenario, lighter) with Wilson's 95% interval; the
+    task done correctly beside the success the system reported, when it was judged."""
     known = by_system[by_system["n"] > 0]
     if known.empty:
         return None
+    judged = "correct_n" in known.columns and bool((known["correct_n"] > 0).any())
     scenarios = list(dict.fromkeys(by_scenario.loc[by_scenario["n"] > 0, "scenario_id"]))
     show_scenarios = len(scenarios) > 1
     step = 1 + (len(scenarios) if show_scenarios else 0)
-    figure = _figure(1.0 + 0.42 * len(known) * step)
+    figure = _figure(1.1 + 0.42 * len(known) * step * (1.5 if judged else 1))
     axes = figure.add_subplot()
     ticks, names = [], []
-    markers = ("s", "^", "D", "v", "P", "X")
     for i, r in enumerate(known.to_dict("records")):
-        y = i * step
-        colour = _SYSTEM_COLOURS[i % len(_SYSTEM_COLOURS)]
-        rate = r["success_rate"]
-        axes.errorbar(rate, y, xerr=[[rate - r["ci_low"]], [r["ci_high"] - rate]], fmt="o",
-                      color=colour, capsize=4, markersize=7, linewidth=2)  # fmt: skip
-        axes.text(1.02, y, f"{rate:.0%} ({r['successes']}/{r['n']})", va="center", fontsize=8.5)
+        y = i * step * (1.5 if judged else 1)
+        colour = system_colour(i)
+        _rate(axes, y - (0.2 if judged else 0), r, "", colour, "o", 7, 2.0)
+        if judged and r["correct_n"] > 0:
+            _rate(axes, y + 0.2, r, "correct_", colour, "s", 6, 1.4, hollow=True)
         ticks.append(y)
         names.append(str(r["system_id"]))
         if not show_scenarios:
@@ -159,25 +335,60 @@ def completion_png(by_system: pd.DataFrame, by_scenario: pd.DataFrame) -> bytes 
         mine = by_scenario[(by_scenario["system_id"] == r["system_id"]) & (by_scenario["n"] > 0)]
         for s in mine.to_dict("records"):
             k = scenarios.index(s["scenario_id"])
-            sy, srate = y + 1 + k, s["success_rate"]
-            axes.errorbar(srate, sy, xerr=[[srate - s["ci_low"]], [s["ci_high"] - srate]],
-                          fmt=markers[k % len(markers)], color=colour, alpha=0.55, capsize=3,
-                          markersize=5, linewidth=1.2)  # fmt: skip
-            axes.text(1.02, sy, f"{srate:.0%} ({s['successes']}/{s['n']})", va="center",
-                      fontsize=7.5, color="#555555")  # fmt: skip
+            sy = y + (1 + k) * (1.5 if judged else 1)
+            _rate(axes, sy, s, "", colour, MARKERS[(k + 1) % len(MARKERS)], 5, 1.2, faint=True)
             ticks.append(sy)
             names.append(f"  {s['scenario_id']}")
     axes.set_yticks(ticks, names, fontsize=8.5)
-    axes.set_ylim(max(ticks) + 0.6, -0.6)
+    axes.set_ylim(max(ticks) + 0.7, -0.7)
     axes.set_xlim(0, 1)
     axes.set_xticks(np.linspace(0, 1, 6), [f"{v:.0%}" for v in np.linspace(0, 1, 6)], fontsize=8)
-    axes.set_xlabel("Tasks completed successfully (95% Wilson interval)", fontsize=8.5)
+    axes.set_xlabel("Share of tasks (95% Wilson interval)", fontsize=8.5)
     axes.grid(axis="x", color="#dddddd", linewidth=0.6)
     axes.spines[["top", "right"]].set_visible(False)
-    return _png(figure)
+    if judged:
+        from matplotlib.lines import Line2D
+
+        handles = [
+            Line2D([], [], marker="o", color=_INK, linestyle="", label="system reported success"),
+            Line2D([], [], marker="s", color=_INK, markerfacecolor="white", linestyle="",
+                   label="task done correctly (success_if)"),
+        ]  # fmt: skip
+        figure.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8,
+                      frameon=False)  # fmt: skip
+    return Chart("completion", caption + ".", figure)
 
 
-def by_turn_png(frame: pd.DataFrame, level: str, systems: Sequence[str]) -> bytes | None:
+def _rate(
+    axes: Axes,
+    y: float,
+    r: dict[Any, Any],
+    prefix: str,
+    colour: str,
+    marker: str,
+    size: float,
+    width: float,
+    *,
+    hollow: bool = False,
+    faint: bool = False,
+) -> None:
+    rate = r[f"{prefix}rate"] if prefix else r["success_rate"]
+    low, high = r[f"{prefix}ci_low"], r[f"{prefix}ci_high"]
+    count = r["correct"] if prefix else r["successes"]
+    n = r["correct_n"] if prefix else r["n"]
+    axes.errorbar(rate, y, xerr=[[rate - low], [high - rate]], fmt=marker, color=colour,
+                  markerfacecolor="white" if hollow else colour, capsize=3 if faint else 4,
+                  markersize=size, linewidth=width, alpha=0.6 if faint else 1.0)  # fmt: skip
+    axes.text(1.02, y, f"{rate:.0%} ({int(count)}/{int(n)})", va="center",
+              fontsize=7.5 if faint else 8.5, color="#555555" if faint else _INK)  # fmt: skip
+
+
+# --- ratings by turn ----------------------------------------------------------------------
+
+
+def by_turn_chart(
+    frame: pd.DataFrame, level: str, systems: Sequence[str], name: str, caption: str
+) -> Chart | None:
     """Mean rating by turn, one panel per construct (or item), one line per system."""
     from matplotlib.ticker import MaxNLocator
 
@@ -186,10 +397,9 @@ def by_turn_png(frame: pd.DataFrame, level: str, systems: Sequence[str]) -> byte
     measures = list(dict.fromkeys(frame[level]))[:6]
     columns = min(len(measures), 2)
     lines = (len(measures) + columns - 1) // columns
-    figure = _figure(0.6 + 2.5 * lines)
+    figure = _figure(0.8 + 2.5 * lines)
     grid = figure.subplots(lines, columns, squeeze=False, sharex=True)
-    present = [s for s in systems if s in set(frame["system_id"])]
-    present += sorted(set(frame["system_id"]) - set(present))
+    present = _ordered(systems, set(frame["system_id"]))
     low, high = frame["mean"].min(), frame["mean"].max()
     pad = max(0.2, (high - low) * 0.15)
     for index, measure in enumerate(measures):
@@ -197,9 +407,9 @@ def by_turn_png(frame: pd.DataFrame, level: str, systems: Sequence[str]) -> byte
         part = frame[frame[level] == measure]
         for k, system in enumerate(present):
             line = part[part["system_id"] == system].sort_values("turn")
-            colour = _SYSTEM_COLOURS[k % len(_SYSTEM_COLOURS)]
-            axes.plot(line["turn"], line["mean"], marker="o", markersize=3.5, color=colour,
-                      label=str(system), linewidth=1.6)  # fmt: skip
+            axes.plot(line["turn"], line["mean"], marker=MARKERS[k % len(MARKERS)],
+                      markersize=3.5, color=system_colour(k), label=str(system),
+                      linewidth=1.6)  # fmt: skip
         axes.set_title(str(measure), fontsize=9, loc="left")
         axes.set_ylim(low - pad, high + pad)
         axes.grid(color="#e5e5e5", linewidth=0.6)
@@ -213,4 +423,9 @@ def by_turn_png(frame: pd.DataFrame, level: str, systems: Sequence[str]) -> byte
     handles, names = grid[0][0].get_legend_handles_labels()
     figure.legend(handles, names, loc="outside lower center", ncol=len(present), fontsize=8,
                   frameon=False)  # fmt: skip
-    return _png(figure)
+    return Chart(
+        name,
+        f"{caption}: exchange-level ratings, reverse items recoded so higher is better; "
+        "later turns rest on fewer ratings.",
+        figure,
+    )

@@ -7,13 +7,12 @@ Markdown and HTML show them all.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pandas as pd
 
 from analytics import document as d
 from analytics.document import Block, Bullets, Figure, Heading, Paragraph
 from analytics.present_questionnaires import questionnaire_blocks
+from analytics.present_systems import provenance_blocks, reliability_blocks
 from analytics.report_data import Report
 
 _OVERALL = {
@@ -52,11 +51,13 @@ def document(report: Report, *, limit: int | None = None, source: str | None = N
         blocks += [Heading("Notes"), Bullets(report.notes)]
     blocks += _participation(report)
     blocks += _completion(report)
+    blocks += reliability_blocks(report)
     blocks += _wizard(report)
     blocks += questionnaire_blocks(report)
     blocks += _comparisons(report)
     blocks += _comments(report, limit)
     blocks += _quality(report, limit)
+    blocks += provenance_blocks(report, source)
     return blocks
 
 
@@ -70,12 +71,17 @@ def _title(report: Report, source: str | None) -> list[Block]:
         f"design: {design}" + (f" ({info.assignment} assignment)" if info.assignment else ""),
         f"instruments: {', '.join(info.instruments) or d.DASH}",
     ]
-    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    made = report.provenance
+    generated = made.generated_at.replace("T", " ").replace("Z", " UTC")
     origin = f"Database {source} (schema {info.schema_version}), " if source else ""
     return [
         Heading(f"Evaluation report: {title}", 1),
         Paragraph("; ".join(facts) + "."),
-        Paragraph(f"{origin}report generated {generated}.", "method"),
+        Paragraph(
+            f"{origin}ozlab {made.ozlab_version}, report generated {generated}; how to "
+            "reproduce it is at the end.",
+            "method",
+        ),
     ]
 
 
@@ -114,35 +120,56 @@ def _participation(report: Report) -> list[Block]:
 
 
 _SUCCESS_COLUMNS = ("Tasks", "Succeeded", "Success rate (95% CI)")
+_JUDGED_COLUMNS = (
+    "Tasks", "System reported success", "Rate (95% CI)", "Judged", "Done correctly",
+    "Rate (95% CI)",
+)  # fmt: skip
 _EFFORT_COLUMNS = (
-    "Exchanges: mean (SD)", "median", "Time: mean (SD)", "median", "Expected", "Time / expected",
+    "Exchanges: mean (SD)", "median", "Failed exchanges", "Time: mean (SD)", "median",
+    "Expected", "Median vs expected",
 )  # fmt: skip
 
 
+def judged(table: pd.DataFrame) -> bool:
+    """Whether any task's correctness (the scenario's ``success_if``) is known."""
+    return "correct_n" in table.columns and bool((table["correct_n"] > 0).any())
+
+
 def _success_rows(table: pd.DataFrame, keys: list[str]) -> list[tuple[str, ...]]:
-    return [
-        (*(str(r[k]) for k in keys), d.count(r["n"]), d.count(r["successes"]),
-         d.rate(r["success_rate"], r["ci_low"], r["ci_high"]))
-        for r in table.to_dict("records")
-    ]  # fmt: skip
+    both = judged(table)
+    rows = []
+    for r in table.to_dict("records"):
+        row = (*(str(r[k]) for k in keys), d.count(r["n"]), d.count(r["successes"]),
+               d.rate(r["success_rate"], r["ci_low"], r["ci_high"]))  # fmt: skip
+        if both:
+            rate = d.rate(r["correct_rate"], r["correct_ci_low"], r["correct_ci_high"])
+            row += (d.count(r["correct_n"]), d.count(r["correct"]), rate)
+        rows.append(row)
+    return rows
+
+
+def _versus_expected(r: dict) -> str:
+    """``64% of expected, 3/40 longer``: the median of time over expected time, and how
+    many tasks took longer than expected."""
+    ratio = r["duration_vs_expected"]
+    if d.missing(ratio):
+        return d.DASH
+    return f"{d.pct(ratio)} of expected, {int(r['over_expected'])}/{int(r['expected_n'])} longer"
 
 
 def _effort_rows(table: pd.DataFrame, keys: list[str]) -> list[tuple[str, ...]]:
     rows = []
     for r in table.to_dict("records"):
-        ratio = r["duration_vs_expected"]
-        vs = (
-            d.DASH if d.missing(ratio) else f"{ratio:.2f}× ({d.pct(r['over_expected_share'])} over)"
-        )
         rows.append(
             (
                 *(str(r[k]) for k in keys),
                 f"{d.num(r['exchanges_mean'], 1)} ({d.num(r['exchanges_sd'], 1)})",
                 d.num(r["exchanges_median"], 1),
+                d.count(r["failed_exchanges"]),
                 f"{d.seconds(r['duration_mean_s'])} ({d.seconds(r['duration_sd_s'])})",
                 d.seconds(r["duration_median_s"]),
                 d.seconds(r["expected_duration_s"]),
-                vs,
+                _versus_expected(r),
             )
         )
     return rows
@@ -153,12 +180,13 @@ def _completion_tables(table: pd.DataFrame, keys: list[str], label: str) -> list
     heads = tuple(names[k] for k in keys)
     left = (False,) * len(keys)
     group = 0 if len(keys) > 1 else None
+    success = _JUDGED_COLUMNS if judged(table) else _SUCCESS_COLUMNS
     return [
         d.table(
-            (*heads, *_SUCCESS_COLUMNS),
+            (*heads, *success),
             _success_rows(table, keys),
             caption=f"Task success{label}",
-            numeric=(*left, *[True] * len(_SUCCESS_COLUMNS)),
+            numeric=(*left, *[True] * len(success)),
             group_by=group,
         ),
         d.table(
@@ -177,14 +205,28 @@ def _completion(report: Report) -> list[Block]:
     if completion.by_system.empty:
         blocks.append(Paragraph("No dialogue task has ended yet.", "note"))
         return blocks
+    both = judged(completion.by_system)
+    kinds = (
+        "Two kinds of success: the system reported success (it said the task was done), and "
+        "the task was done correctly as the scenario's success_if defines it; the second is "
+        "rated over the tasks where it was judged. "
+        if both
+        else ""
+    )
     blocks += [
         Paragraph(
             "Dialogue tasks whose outcome is known (ended or abandoned; abandoned ones count "
-            "as not completed). Success rates with Wilson's 95% interval; time from the start "
-            "of the task to its end.",
+            f"as not completed). {kinds}Success rates with Wilson's 95% interval; time from "
+            "the start of the task to its end. Exchanges count the system's replies; failed "
+            "exchanges (an error or no reply in time) are counted apart.",
             "method",
         ),
-        Figure("completion", caption="Task success rate per system, with its 95% interval"),
+        Figure(
+            "completion",
+            caption="Task success per system"
+            + (" (system reported; done correctly)" if both else "")
+            + ", with 95% Wilson intervals",
+        ),
         *_completion_tables(completion.by_system, ["system_id"], ""),
     ]
     scenarios = completion.by_scenario["scenario_id"].nunique()
@@ -248,17 +290,27 @@ def _measure(row: dict) -> str:
     return str(row["measure"])
 
 
-def _result(r: dict) -> str:
-    """``U = 895.0, p < .001, rank-biserial r = 0.60``, or why there is no test."""
+def _p(value: object) -> str:
+    p = d.p_value(value)
+    return f"p {p}" if p.startswith("<") else f"p = {p}"
+
+
+def _result(r: dict, family: int) -> str:
+    """``U = 895.0, p = .012 (Holm, 5 measures: .060), rank-biserial r = 0.60``, or why
+    there is no test."""
     if d.missing(r["p"]):
         return "not tested: " + ("" if d.missing(r["note"]) else str(r["note"]))
-    p = d.p_value(r["p"])
-    p = f"p {p}" if p.startswith("<") else f"p = {p}"
+    p = _p(r["p"])
     if r["kind"] == "pairwise":
-        holm = d.p_value(r["p_holm"])
-        p += f" (Holm {holm})" if holm.startswith("<") else f" (Holm = {holm})"
-    parts = [f"{r['statistic_name']} = {d.num(r['statistic'], 1)}", p]
-    parts.append(f"{r['effect_name']} = {d.num(r['effect'])}")
+        p += f" (Holm within the measure: {d.p_value(r['p_holm'])})"
+    elif family > 1 and not d.missing(r.get("p_family")):
+        p += f" (Holm across {family} measures: {d.p_value(r['p_family'])})"
+    parts = []
+    if not d.missing(r["statistic"]):
+        parts.append(f"{r['statistic_name']} = {d.num(r['statistic'], 1)}")
+    parts.append(p)
+    if not d.missing(r["effect_name"]):
+        parts.append(f"{r['effect_name']} = {d.num(r['effect'])}")
     return ", ".join(parts)
 
 
@@ -268,6 +320,8 @@ def _comparisons(report: Report) -> list[Block]:
         Heading("Comparison of systems"),
         Paragraph(comparisons.method, "method"),
     ]
+    if report.provenance.detectable:
+        blocks.append(Paragraph(report.provenance.detectable, "method"))
     if comparisons.table.empty:
         return blocks
     rows = []
@@ -279,13 +333,14 @@ def _comparisons(report: Report) -> list[Block]:
             n = " + ".join(str(v) for v in per_group.values())
             n += f" = {r['n_total']}" if len(per_group) > 1 else ""
         test = r["test"] + (" (pairwise)" if r["kind"] == "pairwise" else "")
-        rows.append((_measure(r), test, r["groups"], n, _result(r)))
+        how = "" if d.missing(r["p_method"]) else str(r["p_method"])
+        rows.append((_measure(r), test, r["groups"], n, _result(r, comparisons.family), how))
     blocks.append(
         d.table(
-            ("Measure", "Test", "Systems", "n", "Result"),
+            ("Measure", "Test", "Systems", "n", "Result", "p-value computed by"),
             rows,
             caption="Every test: n (participants), statistic, p and effect size",
-            numeric=(False, False, False, True, False),
+            numeric=(False, False, False, True, False, False),
             group_by=0,
         )
     )
@@ -299,15 +354,26 @@ def _comments(report: Report, limit: int | None) -> list[Block]:
         blocks.append(Paragraph("No free-text comments.", "note"))
         return blocks
     for system, group in comments.groupby("system_id", sort=False):
-        lines = [
-            f"“{d.shorten(r.text, 500)}” — {r.participant_id}"
-            + ("" if d.missing(r.scenario_id) else f", {r.scenario_id}")
-            for r in group.itertuples()
-        ]
-        more = 0
-        if limit is not None and len(lines) > limit:
-            more, lines = len(lines) - limit, lines[:limit]
-        blocks += [Heading(f"{system} ({len(group)} comments)", 3), Bullets(tuple(lines), more)]
+        blocks.append(Heading(f"{system} ({d.plural(len(group), 'comment')})", 3))
+        for (q_id, item_id), answers in group.groupby(
+            ["questionnaire_id", "item_id"], sort=False, dropna=False
+        ):
+            question = answers["question"].iloc[0]
+            asked = f"“{question}”" if not d.missing(question) else "a free-text item"
+            blocks.append(
+                Paragraph(
+                    f"Answers to {asked} ({q_id}: {item_id}, {d.plural(len(answers), 'answer')}):"
+                )
+            )
+            lines = [
+                f"“{d.shorten(r.text, 500)}” — {r.participant_id}"
+                + ("" if d.missing(r.scenario_id) else f", {r.scenario_id}")
+                for r in answers.itertuples()
+            ]
+            more = 0
+            if limit is not None and len(lines) > limit:
+                more, lines = len(lines) - limit, lines[:limit]
+            blocks.append(Bullets(tuple(lines), more))
     return blocks
 
 

@@ -43,21 +43,59 @@ def questionnaire_blocks(report: Report) -> list[Block]:
     return blocks
 
 
-def _scale_line(distribution: pd.DataFrame) -> str | None:
-    """``Scale: 1 = Strongly disagree … 5 = Strongly agree`` from the first scale item."""
-    labelled = distribution[distribution["label"].notna()]
-    if labelled.empty:
-        return None
-    first = labelled[labelled["item_id"] == labelled["item_id"].iloc[0]]
-    system = first["system_id"].iloc[0]
-    points = first[first["system_id"] == system]
-    return (
-        "Answers: "
-        + "; ".join(
-            f"{a} = {lab}" for a, lab in zip(points["answer"], points["label"], strict=True)
-        )
-        + "."
-    )
+CATEGORICAL = ("yes_no", "thumbs", "choice", "multi_choice")
+"""Item types whose answers are categories: drawn and described as proportions."""
+_KINDS = {
+    "scale": "rating scale",
+    "yes_no": "yes / no",
+    "thumbs": "thumbs up / down",
+    "choice": "one option",
+    "multi_choice": "any of the options",
+    "text": "free text",
+}
+
+
+def scale_words(kind: object, points: list[tuple[object, str]]) -> str:
+    """Every point of an item's scale with its label: ``1 = Strongly disagree; …``."""
+    if kind == "text":
+        return "typed answer"
+    if not points:
+        return d.DASH
+    return "; ".join(f"{value} = {label}" for value, label in points)
+
+
+def item_scales(
+    codebook: pd.DataFrame, choices: pd.DataFrame
+) -> tuple[dict[str, str], list[tuple[str, str, str]]]:
+    """Each item's scale as a key (A, B, …) and the distinct scales with their words, so
+    that every item states its own scale without repeating it for every item."""
+    keys: dict[str, str] = {}
+    scales: dict[tuple[str, str], str] = {}
+    for row in codebook.to_dict("records"):
+        mine = choices[
+            (choices["questionnaire_id"] == row["questionnaire_id"])
+            & (choices["item_id"] == row["item_id"])
+        ]
+        points = list(zip(mine["value"], mine["label"], strict=True))
+        kind = str(row["type"]) if not d.missing(row["type"]) else ""
+        if not points and kind not in ("text",):
+            low, high = row["min"], row["max"]
+            if not (d.missing(low) or d.missing(high)):
+                points = [(v, str(v)) for v in range(int(low), int(high) + 1)]
+        identity = (_KINDS.get(kind, kind or "unknown"), scale_words(kind, points))
+        if identity not in scales:
+            scales[identity] = _letter(len(scales))
+        keys[str(row["item_id"])] = scales[identity]
+    return keys, [(key, kind, words) for (kind, words), key in scales.items()]
+
+
+def _letter(index: int) -> str:
+    letters = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        letters = chr(65 + rest) + letters
+    return letters
 
 
 def _item_name(row: dict) -> str:
@@ -65,43 +103,66 @@ def _item_name(row: dict) -> str:
     return f"{row['item_id']}{marks}"
 
 
-def _distribution(value: object) -> str:
+def _distribution(value: object, labels: dict[object, str] | None = None) -> str:
+    """``1:3 2:4 …`` for a scale; ``Yes 12 (60%) · No 8 (40%)`` for categories."""
     if not isinstance(value, dict) or not value:
         return d.DASH
-    return " ".join(f"{answer}:{n}" for answer, n in value.items())
+    if labels is None:
+        return " ".join(f"{answer}:{n}" for answer, n in value.items())
+    total = sum(value.values())
+    found = {str(answer): (answer, n) for answer, n in value.items()}
+    order = [str(a) for a in labels if str(a) in found]
+    order += [a for a in found if a not in order]
+    return " · ".join(
+        f"{labels.get(found[a][0], a)} {d.share_of(found[a][1], total)}" for a in order
+    )
 
 
 def _instrument(report: Report, q_id: str) -> list[Block]:
     q = report.questionnaires
     items = q.items[q.items["questionnaire_id"].astype(object) == q_id]
     codebook = q.codebook[q.codebook["questionnaire_id"] == q_id]
-    distribution = q.distribution[q.distribution["questionnaire_id"].astype(object) == q_id]
+    choices = q.choices[q.choices["questionnaire_id"] == q_id]
     blocks: list[Block] = [Heading(f"Instrument {q_id}", 3)]
-    scale = _scale_line(distribution)
-    if scale:
-        blocks.append(Paragraph(scale, "method"))
     checks = set(codebook.loc[codebook["attention"].notna(), "item_id"])
-    if codebook["type"].isin(["scale", "yes_no", "thumbs"]).any():
-        blocks.append(Figure("likert", q_id, f"{q_id}: answers per item and system"))
+    kinds = set(codebook["type"].astype(object)) | set(items["type"].astype(object))
+    if "scale" in kinds:
+        blocks.append(Figure("likert", q_id, f"{q_id}: answers to the rating items per system"))
+    if kinds & set(CATEGORICAL):
+        caption = f"{q_id}: share of each answer to the yes/no and choice items per system"
+        blocks.append(Figure("proportions", q_id, caption))
     if len(codebook):
+        keys, scales = item_scales(codebook, choices)
         legend: list[tuple[str, ...]] = [
             (r["item_id"] + (" (R)" if r["reverse"] else ""), d.shorten(r["text"], 110),
+             keys[str(r["item_id"])],
              "attention check" if r["item_id"] in checks
              else (d.DASH if d.missing(r["construct"]) else str(r["construct"])))
             for r in codebook.to_dict("records")
         ]  # fmt: skip
-        if all(row[2] == d.DASH for row in legend):  # no constructs: no empty column
-            legend = [row[:2] for row in legend]
-        columns = ("Item", "Wording", "Construct")[: len(legend[0])]
+        if all(row[3] == d.DASH for row in legend):  # no constructs: no empty column
+            legend = [row[:3] for row in legend]
+        columns = ("Item", "Wording", "Scale", "Construct")[: len(legend[0])]
         blocks.append(d.table(columns, legend, caption="Items"))
+        blocks.append(d.table(("Scale", "Answer", "Points"), scales, caption="Scales of the items"))
     order = {item: i for i, item in enumerate(codebook["item_id"])}
     items = items.assign(_order=items["item_id"].astype(object).map(order).fillna(len(order)))
     items = items.sort_values(["_order", "item_id", "system_id"], kind="stable")
-    rows = [
-        (_item_name(r), r["system_id"], d.count(r["n"]), d.num(r["mean"]), d.num(r["sd"]),
-         d.num(r["median"], 1), d.num(r["iqr"], 1), _distribution(r["distribution"]))
-        for r in items.to_dict("records")
-    ]  # fmt: skip
+    labels = {
+        item: dict(zip(part["value"], part["label"], strict=True))
+        for item, part in choices.groupby("item_id", sort=False)
+    }
+    rows = []
+    for r in items.to_dict("records"):
+        if r["type"] in CATEGORICAL:  # categories: counts, no mean of codes
+            shares = _distribution(r["distribution"], labels.get(r["item_id"], {}))
+            no_mean = (d.DASH,) * 4
+            rows.append((_item_name(r), r["system_id"], d.count(r["n"]), *no_mean, shares))
+            continue
+        rows.append(
+            (_item_name(r), r["system_id"], d.count(r["n"]), d.num(r["mean"]), d.num(r["sd"]),
+             d.num(r["median"], 1), d.num(r["iqr"], 1), _distribution(r["distribution"]))
+        )  # fmt: skip
     flags = (False, False, True, True, True, True, True, False)
     caption = "Answers per item and system"
     blocks.append(d.table(_ITEM_COLUMNS, rows, caption=caption, numeric=flags, group_by=0))
@@ -135,6 +196,11 @@ def _constructs(report: Report, q_id: str) -> list[Block]:
         if not d.missing(r.get("k_items")):
             basis = f"{int(r['k_items'])} items, {int(r['n_cases'])} sets"
         note = "" if d.missing(r.get("note")) else str(r["note"])
+        if not d.missing(r.get("dropped")):
+            basis += f"; left out, never varied: {r['dropped']}"
+        if not d.missing(r.get("warning")):
+            alpha += " ⚠"
+            note = "; ".join(x for x in (note, f"⚠ {r['warning']}") if x)
         rows.append(
             (r["construct"], r["system_id"], d.count(r.get("n")), d.count(r.get("participants")),
              d.num(r.get("mean")), d.num(r.get("sd")), d.num(r.get("median")), alpha,

@@ -1,5 +1,7 @@
-"""The report as one self-contained HTML file: inline CSS, plots as base64 PNG, no script,
-no external resource, so it can be mailed, archived or attached to a paper as it is."""
+"""The report as one self-contained HTML file: inline CSS, figures as SVG (vector, sharp at
+any zoom and in print), no script, no external resource, so it can be mailed, archived or
+attached to a paper as it is. Each SVG is an ``<img>`` data URI rather than inline markup,
+so that the ids of one figure can never collide with another's."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ _CSS = """
 * { box-sizing: border-box; }
 body { margin: 0; background: #fff; color: var(--ink);
   font: 15px/1.5 -apple-system, "Segoe UI", "DejaVu Sans", "Liberation Sans", Arial, sans-serif; }
-main { max-width: 1080px; margin: 0 auto; padding: 32px 28px 64px; }
+main { max-width: 1200px; margin: 0 auto; padding: 32px 28px 64px; }
 h1 { font-size: 28px; line-height: 1.25; margin: 0 0 8px; }
 h2 { font-size: 21px; margin: 40px 0 10px; padding-bottom: 6px;
   border-bottom: 2px solid var(--line); }
@@ -136,27 +138,15 @@ def _table(block: Table) -> str:
 
 
 def _figure(report: Report, block: Figure) -> str:
-    from analytics import plots
+    from analytics.figures import charts
+    from analytics.plots import encode
 
-    q = report.questionnaires
-    systems = report.study.systems
-    images: list[bytes] = []
-    if block.kind == "completion":
-        image = plots.completion_png(report.completion.by_system, report.completion.by_scenario)
-        images = [image] if image else []
-    elif block.kind == "likert":
-        mine = q.distribution[q.distribution["questionnaire_id"].astype(object) == block.key]
-        codebook = q.codebook[q.codebook["questionnaire_id"] == block.key]
-        images = plots.likert_pngs(mine, codebook, systems)
-    elif block.kind == "by_turn":
-        constructs = q.by_turn_constructs[q.by_turn_constructs["questionnaire_id"] == block.key]
-        items = q.by_turn[q.by_turn["questionnaire_id"] == block.key]
-        frame, level = (constructs, "construct") if len(constructs) else (items, "item_id")
-        image = plots.by_turn_png(frame, level, systems)
-        images = [image] if image else []
-    return "\n".join(
-        f'<figure><img alt="{_e(block.caption)}" src="data:image/png;base64,'
-        f'{base64.b64encode(image).decode("ascii")}"><figcaption>{_e(block.caption)}'
-        "</figcaption></figure>"
-        for image in images
-    )
+    parts = []
+    for chart in charts(report, block):
+        svg = base64.b64encode(encode(chart.figure, "svg")).decode("ascii")
+        parts.append(
+            f'<figure id="{_e(chart.name)}"><img alt="{_e(block.caption)}" '
+            f'src="data:image/svg+xml;base64,{svg}"><figcaption>{_e(chart.caption)}'
+            "</figcaption></figure>"
+        )
+    return "\n".join(parts)

@@ -4,7 +4,12 @@ Top-level layout (``"format": "ozlab-report"``, ``"version": 1``); every table i
 of row objects whose keys are the columns of the matching ``Report`` table, present in
 every row (a value that cannot be computed is ``null``, never NaN)::
 
-    format, version, generated_at (ISO 8601 UTC), source (the database file name or null)
+    format, version, generated_at (ISO 8601 UTC; SOURCE_DATE_EPOCH when set),
+                    source (the database file name or null)
+    provenance:     ozlab_version, generated_at, schema_version, definitions [[study id,
+                    sha256]], design {type, systems, seed, tasks_per_participant, order} |
+                    null, assignments [...], seeds [...], exclusions (words),
+                    excluded_participants [...], detectable (a sentence) | null
     study:          study_ids, title, systems, scenarios, design, declared_design,
                     assignment, instruments, schema_version
     notes:          [sentence, ...]  what is missing, excluded or imported
@@ -13,9 +18,10 @@ every row (a value that cannot be computed is ``null``, never NaN)::
     completion:     by_system [...], by_scenario [...], end_reasons [...],
                     end_reasons_by_scenario [...]
     wizard:         table [...], note
+    system_reliability: by_system [...], errors [...], periods [...]
     questionnaires: items, items_by_scenario, distribution, constructs, reliability,
                     idial, by_turn, by_turn_constructs, agreement, codebook  (tables)
-    comparisons:    design, method, table [...]
+    comparisons:    design, method, family (measures in the Holm family), table [...]
     comments:       [...]
     quality:        flags [...], participants [...], rules {flag: rule},
                     exclusion null | {participants_before, excluded, by_flag [...],
@@ -31,7 +37,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, fields, is_dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -51,8 +57,9 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
     return {
         "format": FORMAT,
         "version": VERSION,
-        "generated_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "generated_at": report.provenance.generated_at,
         "source": source,
+        "provenance": _plain(asdict(report.provenance)),
         "study": _plain(asdict(report.study)),
         "notes": list(report.notes),
         "participation": {
@@ -65,10 +72,15 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
             for name in ("by_system", "by_scenario", "end_reasons", "end_reasons_by_scenario")
         },
         "wizard": {"table": records(report.wizard.table), "note": report.wizard.note},
+        "system_reliability": {
+            name: records(getattr(report.system_reliability, name))
+            for name in ("by_system", "errors", "periods")
+        },
         "questionnaires": {f.name: records(getattr(q, f.name)) for f in fields(q)},
         "comparisons": {
             "design": report.comparisons.design,
             "method": report.comparisons.method,
+            "family": report.comparisons.family,
             "table": records(report.comparisons.table),
         },
         "comments": records(report.comments),

@@ -15,7 +15,10 @@ import pandas as pd
 
 from analytics import completion as tasks
 from analytics import stats
+from analytics.compare import family_holm
 from analytics.data import NO_SYSTEM, SEVERAL_SYSTEMS, StudyData
+from analytics.proportions import compare_proportions
+from analytics.provenance import Provenance, provenance
 from analytics.quality import (
     READING,
     Exclusion,
@@ -26,6 +29,7 @@ from analytics.quality import (
 from analytics.quality import (
     exclude_flagged as drop_flagged,
 )
+from analytics.system_reliability import SystemReliability, system_reliability
 from bot.vocabulary import Moment
 
 
@@ -78,6 +82,8 @@ class Questionnaires:
     by_turn_constructs: pd.DataFrame
     agreement: pd.DataFrame
     codebook: pd.DataFrame
+    choices: pd.DataFrame
+    """Answer options of closed items in asking order: every item's own scale."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,8 @@ class Comparisons:
     method: str
     """The tests used, in one sentence for the report."""
     table: pd.DataFrame
+    family: int = 0
+    """How many measures were tested: the family of Holm's correction in ``p_family``."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +115,8 @@ class Report:
     comments: pd.DataFrame
     quality: Quality
     notes: tuple[str, ...]
+    system_reliability: SystemReliability
+    provenance: Provenance
 
     def for_system(self, system_id: str) -> dict[str, pd.DataFrame]:
         """Every table's rows about one system, by table name."""
@@ -123,6 +133,9 @@ class Report:
             "idial": self.questionnaires.idial,
             "by_turn": self.questionnaires.by_turn,
             "comments": self.comments,
+            "system_reliability": self.system_reliability.by_system,
+            "system_errors": self.system_reliability.errors,
+            "unavailable": self.system_reliability.periods,
         }
         return {
             name: table[table["system_id"] == system_id].reset_index(drop=True)
@@ -174,7 +187,7 @@ def build_report(
         wizard=WizardShare(wizard_table, wizard_note),
         questionnaires=_questionnaires(data, scores),
         comparisons=comparisons,
-        comments=tasks.comments(data.responses),
+        comments=tasks.comments(data.responses, data.items),
         quality=Quality(
             flags=flags,
             participants=flagged_participants(flags),
@@ -182,6 +195,10 @@ def build_report(
             exclusion=exclusion,
         ),
         notes=tuple(notes),
+        system_reliability=system_reliability(
+            data.exchanges, data.events, data.sessions, has_source=data.has_wizard_source
+        ),
+        provenance=provenance(data, exclusion, info.design, info.systems),
     )
 
 
@@ -229,6 +246,7 @@ def _questionnaires(data: StudyData, scores: pd.DataFrame) -> Questionnaires:
         by_turn_constructs=stats.ratings_by_turn(responses, "construct", scores),
         agreement=stats.rater_agreement(responses),
         codebook=data.items,
+        choices=data.choices,
     )
 
 
@@ -240,6 +258,16 @@ _METHODS = {
     ("within", 3): "Friedman with Kendall's W, then Wilcoxon signed-rank for every pair with "
     "Holm's correction",
 }
+_CATEGORICAL_METHODS = {
+    ("between", 2): "Fisher's exact test (for yes/no the odds ratio of the first answer, the "
+    "first system over the second; Cramér's V for more options)",
+    ("between", 3): "Pearson's χ² without continuity correction with Cramér's V, then "
+    "Fisher's exact test for every pair with Holm's correction",
+    ("within", 2): "McNemar's test (exact p) with the matched-pairs odds ratio",
+    ("within", 3): "Cochran's Q, then McNemar's test for every pair with Holm's correction",
+}
+CATEGORICAL_TYPES = ("yes_no", "thumbs", "choice")
+"""Items whose answers are categories: compared as proportions, never as ranks."""
 
 
 def _comparisons(data: StudyData, info: StudyInfo, scores: pd.DataFrame) -> Comparisons:
@@ -249,11 +277,7 @@ def _comparisons(data: StudyData, info: StudyInfo, scores: pd.DataFrame) -> Comp
     if len(systems) < 2:
         method = "No comparison: fewer than two systems have questionnaire answers."
         return Comparisons(design, method, pd.DataFrame(columns=_COMPARISON_COLUMNS))
-    method = (
-        f"{design.capitalize()}-subjects design, {len(systems)} systems: "
-        f"{_METHODS[(design, min(len(systems), 3))]}. Each participant's answers about a "
-        "system are averaged first; rows with too few participants give no p-value."
-    )
+    size = min(len(systems), 3)
     within = design == "within"
     tables = []
     scores = scores[scores["moment"] != Moment.SCREENING.value]
@@ -265,23 +289,66 @@ def _comparisons(data: StudyData, info: StudyInfo, scores: pd.DataFrame) -> Comp
             )
         )
     checks = data.items.loc[data.items["attention"].notna(), "item_id"]
-    single = responses[
+    asked = responses[
         responses["construct"].isna()
-        & responses["score"].notna()
+        & (responses["status"] == "answered")
         & (responses["moment"] != Moment.SCREENING.value)
         & ~responses["item_id"].isin(set(checks))
     ]
+    categorical = asked["type"].astype(object).isin(CATEGORICAL_TYPES)
+    single = asked[~categorical & asked["score"].notna()]
     for (q_id, item_id), part in single.groupby(["questionnaire_id", "item_id"], observed=True):
         table = stats.compare_systems(part, within=within)
         tables.append(
             table.assign(measure_kind="item", questionnaire_id=str(q_id), measure=str(item_id))
         )
+    tables += _categorical(asked[categorical], data.choices, within)
     table = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
-    return Comparisons(design, method, table.reindex(columns=_COMPARISON_COLUMNS))
+    table = table.reindex(columns=_COMPARISON_COLUMNS)
+    family = family_holm(table)
+    across = (
+        f" Across the {family} measures tested, each p-value is also corrected with Holm's "
+        "method for the family (the raw p beside it)."
+        if family > 1
+        else ""
+    )
+    method = (
+        f"{design.capitalize()}-subjects design, {len(systems)} systems. Scale items and "
+        f"constructs: {_METHODS[(design, size)]}; yes/no and choice items, as proportions: "
+        f"{_CATEGORICAL_METHODS[(design, size)]}. Each participant counts once per system "
+        "(answers averaged; for yes/no and choice items the answer given most often). Rows "
+        f"with too few participants give no p-value. Each p-value says how it was computed.{across}"
+        " Multiple-choice items are described, not tested."
+    )
+    return Comparisons(design, method, table, family)
+
+
+def _categorical(answers: pd.DataFrame, choices: pd.DataFrame, within: bool) -> list[pd.DataFrame]:
+    """Yes/no and choice items compared as proportions, one answer per participant."""
+    if answers.empty:
+        return []
+    answers = answers.sort_values("answered_at", kind="stable")
+    value = answers["value"].astype(float)
+    coded = [
+        (int(v) if float(v).is_integer() else v) if pd.notna(v) else t
+        for v, t in zip(value, answers["text"].astype(object), strict=True)
+    ]
+    answers = answers.assign(answer=pd.Series(coded, index=answers.index, dtype=object))
+    tables = []
+    for (q_id, item_id), part in answers.groupby(["questionnaire_id", "item_id"], observed=True):
+        mine = choices[(choices["questionnaire_id"] == q_id) & (choices["item_id"] == item_id)]
+        labels = dict(zip(mine["value"], mine["label"], strict=True))
+        table = compare_proportions(part, within=within, order=list(mine["value"]), labels=labels)
+        tables.append(
+            table.assign(measure_kind="item", questionnaire_id=str(q_id), measure=str(item_id))
+        )
+    return tables
 
 
 _PSEUDO = (NO_SYSTEM, SEVERAL_SYSTEMS)
-_COMPARISON_COLUMNS = ["measure_kind", "questionnaire_id", "measure", *stats.COMPARE_COLUMNS]
+_COMPARISON_COLUMNS = [
+    "measure_kind", "questionnaire_id", "measure", *stats.COMPARE_COLUMNS, "p_family",
+]  # fmt: skip
 
 
 def _missing(data: StudyData, info: StudyInfo) -> list[str]:

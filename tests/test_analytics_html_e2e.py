@@ -80,3 +80,32 @@ def test_the_html_report_renders_in_chromium(tmp_path: Path) -> None:
     red = (image[..., 0] > 0.6) & (image[..., 1] < 0.35) & (image[..., 2] < 0.35)
     blue = (image[..., 2] > 0.5) & (image[..., 0] < 0.3)
     assert red.sum() > 500 and blue.sum() > 500  # the diverging bars' two ends are drawn
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine")
+def test_the_paper_report_draws_its_svg_figures_in_chromium(tmp_path: Path) -> None:
+    """The report study (7-point, frequency, yes/no and choice items; failures; two kinds
+    of success): its SVG figures are drawn, in Okabe–Ito colours for the systems."""
+    import asyncio
+
+    import matplotlib.image
+
+    from tests.report_study import write_report_study
+
+    db = tmp_path / "study.sqlite"
+    asyncio.run(write_report_study(db))
+    html = tmp_path / "report.html"
+    assert main(["report", "--db", str(db), "--out", str(html)]) == 0
+    page = tmp_path / "page.png"
+    screenshot(html, page, tmp_path / "profile", height=12000)
+    distinct, inked = colours(page)
+    assert distinct > 200 and 0.02 < inked < 0.9, (distinct, inked)
+    image = matplotlib.image.imread(page)[..., :3]
+
+    def near(hex_colour: str) -> int:
+        target = np.array([int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5)])
+        return int((np.abs(image - target).max(axis=-1) < 0.06).sum())
+
+    assert near("#0072B2") > 2000 and near("#D55E00") > 2000  # alpha, beta: bars and points
+    red = (image[..., 0] > 0.6) & (image[..., 1] < 0.35) & (image[..., 2] < 0.35)
+    assert red.sum() > 500  # the rating scales' diverging bars

@@ -88,7 +88,8 @@ def test_terminal_report_on_a_database_the_bot_wrote(capsys, demo_db: Path) -> N
     assert code == 0
     for words in ("Participation", "Task completion", "Wizard involvement", "Questionnaires",
                   "Comparison of systems", "Comments", "Data quality", "hmd.understanding",
-                  "Mann–Whitney U", "Success rate (95% CI)"):  # fmt: skip
+                  "Mann–Whitney U", "System reported success", "Done correctly",
+                  "System reliability", "Provenance"):  # fmt: skip
         assert words in out, words
     assert "shop-v0" in out and "shop-v1" in out
     # one system has a single participant in 8: the comparison says so, with no p-value
@@ -100,14 +101,14 @@ def test_every_format_on_a_synthetic_study(capsys, synthetic_db: Path, tmp_path:
     code, md, _ = run(capsys, "--db", synthetic_db, "--format", "md")
     assert code == 0
     assert "## Task completion" in md and "| System |" in md and "average " in md
-    assert re.search(r"H = \d+\.\d, p [<=] [.\d]+, ε² = ", md)
+    assert re.search(r"H = \d+\.\d, p [<=] [.\d]+ \(Holm across 5 measures: [<.\d ]+\), ε² = ", md)
     assert "rank-biserial r = " in md and "Cronbach" in md
 
     html_file = tmp_path / "report.html"
     code, _, err = run(capsys, "--db", synthetic_db, "--out", html_file)
     assert code == 0 and "Report written" in err
     page = html_file.read_text(encoding="utf-8")
-    assert page.startswith("<!DOCTYPE html>") and page.count("data:image/png;base64,") >= 4
+    assert page.startswith("<!DOCTYPE html>") and page.count("data:image/svg+xml;base64,") >= 4
     assert "<script" not in page and "<link" not in page and "http://" not in page
     assert not re.search(r"src=\"(?!data:)", page)  # nothing loaded from elsewhere
 
