@@ -89,6 +89,9 @@ class StudyData:
     definition_digests: dict[str, str] = field(default_factory=dict)
     """sha256 of each study's latest stored definition, as the store's ``studies.digest``:
     which version of the study the report describes."""
+    withdrawals: tuple[tuple[str, str, int], ...] = ()
+    """(study, system or '' for the whole study, count): participants who withdrew and were
+    erased (GDPR art. 17). Nothing else of theirs is left, so only this count tells of them."""
 
     @property
     def bundle(self) -> StudyBundle | None:
@@ -136,6 +139,7 @@ async def _read_all(path: Path) -> dict[str, Any]:
     return {
         **{table: frames.frame(table) for table in SNAPSHOT_COLUMNS},
         "definitions": list(info.definitions),
+        "withdrawals": info.withdrawals,
         "version": info.schema_version,
         "notes": notes,
         "has_source": info.schema_version >= 5,  # who wrote each reply: since the console
@@ -352,6 +356,7 @@ def _assemble(
     events: pd.DataFrame,
     participants: pd.DataFrame,
     definitions: list[tuple[str, str]],
+    withdrawals: tuple[tuple[str, str, int], ...],
     version: int,
     notes: list[str],
     has_source: bool,
@@ -391,4 +396,5 @@ def _assemble(
             study_id: hashlib.sha256(definition.encode()).hexdigest()
             for study_id, definition in definitions  # oldest first: the latest wins
         },
+        withdrawals=withdrawals,
     )

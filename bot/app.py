@@ -15,6 +15,7 @@ from pathlib import Path
 from telegram.error import InvalidToken
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 
+from bot import running
 from bot.delivery import Delivery
 from bot.errors import TelegramSetupError
 from bot.heartbeat import Heartbeat
@@ -26,6 +27,7 @@ from bot.store.sqlite import open_store
 from bot.systems.base import System
 from bot.systems.registry import build_systems, close_systems
 from bot.telegram.flood import TELEGRAM_LIMITS, FloodLimits, FloodPacer
+from bot.telegram.menu import publish_commands
 from bot.telegram.ordering import ChatOrderedProcessor
 from bot.telegram.outbox import FLOOD_WAIT_LIMIT, TelegramOutbox
 from bot.telegram.poller import DurablePoller
@@ -86,6 +88,7 @@ async def run_bot(
     built = dict(systems)
     async with contextlib.AsyncExitStack() as opened:
         opened.push_async_callback(close_systems, built)
+        opened.callback(os.close, await asyncio.to_thread(running.hold, config.db))
         if store is None:
             store = await open_store(config.db, clock, synchronous=config.synchronous)
         opened.push_async_callback(store.close)
@@ -163,6 +166,7 @@ async def _serve(
             for delivery in await runner.load():
                 deliver(delivery)
             await runner.load_gates()
+            await publish_commands(application.bot, bundle)
             await application.start()
             try:
                 assert application.job_queue is not None

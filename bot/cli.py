@@ -94,6 +94,19 @@ def _parser() -> argparse.ArgumentParser:
     backup.add_argument("--db", type=Path, required=True, help="the study database")
     backup.add_argument("--out", type=Path, required=True, help="the copy (replaced whole)")
 
+    erase = commands.add_parser(
+        "erase",
+        help="erase a participant (GDPR art. 17), the expired, or every chat id; with a bot"
+        " running, the bot does it",
+    )
+    erase.add_argument("--db", type=Path, required=True, help="the study database")
+    erase.add_argument("pseudonym", nargs="*", help="participants to erase, as in the data")
+    erase.add_argument(
+        "--telegram-id", type=int, action="append", default=[], help=f"needs {SECRET_ENV}"
+    )
+    erase.add_argument("--expired", action="store_true", help="those past the study's retention")
+    erase.add_argument("--chat-keys", action="store_true", help="drop every encrypted chat id")
+
     demo = commands.add_parser("demo", help="play a study offline with simulated participants")
     demo.add_argument("-n", "--participants", type=int, default=12)
     demo.add_argument("--db", type=Path, default=Path("ozlab-demo.sqlite"))
@@ -150,6 +163,8 @@ def _command(args: argparse.Namespace) -> int:
         return run_wizard(args)
     if args.command == "backup":
         return _backup(args)
+    if args.command == "erase":
+        return _erase(args)
     return _demo(args)
 
 
@@ -243,6 +258,19 @@ def _backup(args: argparse.Namespace) -> int:
             await store.close()
 
     asyncio.run(copy())
+    return 0
+
+
+def _erase(args: argparse.Namespace) -> int:
+    from bot.erasing import Request, erase, pseudonym_of
+
+    secret = os.environ.get(SECRET_ENV, "")
+    people = [*args.pseudonym, *(pseudonym_of(t, secret) for t in args.telegram_id)]
+    if not (people or args.expired or args.chat_keys):
+        raise StudyDataError("name a pseudonym, --telegram-id, --expired or --chat-keys")
+    request = Request(args.db, people, chat_keys=args.chat_keys, expired=args.expired)
+    for line in erase(request, secret):
+        print(line)
     return 0
 
 

@@ -34,7 +34,7 @@ from bot.systems.base import System, SystemReply, SystemTimeout
 from bot.systems.health import SystemHealth
 from bot.telegram.inbound import Inbound
 from bot.telegram.outbox import ParticipantUnreachable
-from bot.vocabulary import CommandOutcome, EventKind, Gate, GateScope
+from bot.vocabulary import CommandKind, CommandOutcome, EventKind, Gate, GateScope
 from scenarios.assignment import Cell
 from scenarios.models import StudyBundle
 
@@ -292,9 +292,40 @@ class StudyRunner:
                 pass  # answered by ``handle``, which holds the tap's id
             case fx.CallSystem():
                 return await self._call_system(chat_id, effect)
+            case fx.Erase(command_id=command_id):
+                await self._erase(participant, chat_id, command_id)
             case _:
                 assert_never(effect)
         return None
+
+    async def _erase(self, participant: str, chat_id: int | None, command_id: int | None) -> None:
+        """The participant withdrew: their rows go in one transaction (with the updates of
+        theirs still waiting in the inbox), then the bot forgets them."""
+        pending = [
+            update_id
+            for update_id, payload in await self._store.pending_updates()
+            if Inbound.from_json(self._privacy.unseal(payload)).chat_id == chat_id
+        ]
+        await self._store.erase_participant(
+            participant,
+            pending,
+            count_systems=self._bundle.study.withdrawals_by_system,
+            command_id=command_id,
+        )
+        self.forget(participant)
+        log.info("a participant withdrew: their data is erased")
+
+    def forget(self, participant: str) -> None:
+        """Drop everything the bot holds in memory about an erased participant (their cells
+        of the design are free again; the arrival count stays, as assignment's order)."""
+        journey = self._journeys.pop(participant, None)
+        if journey is not None:
+            self._cells.subtract(cells_held(journey))
+        self._chats.pop(participant, None)
+        self._sealed.pop(participant, None)
+        self._undelivered.pop(participant, None)
+        self._unreachable.discard(participant)
+        self._ticking.discard(participant)
 
     async def _call_system(self, chat_id: int, call: fx.CallSystem) -> ev.Event:
         """Never raises: a slow, failing or broken system becomes ``SystemFailed``."""
@@ -342,6 +373,13 @@ class StudyRunner:
         for command in await self._store.pending_commands(self._last_command):
             self._last_command = command.id
             event = ev.WizardCommand(command.id, command.kind, command.wizard, command.payload)
+            if command.kind is CommandKind.ERASE:
+                erasing = str(command.payload.get("participant", ""))
+                if (chat_id := self._chats.get(erasing)) is not None:
+                    todo.append(Delivery(chat_id, event))  # in turn with the chat's updates
+                else:  # no chat to wait for: nothing of theirs can be in flight
+                    await self._erase(erasing, None, command.id)
+                continue
             if command.session_id is None:
                 records = on_study_command(self._context(), event)
                 for record in records:

@@ -92,6 +92,7 @@ class CommandKind(StrEnum):
     RESUME = "resume"
     NOTE = "note"
     START = "start"
+    ERASE = "erase"  # ozlab erase while the bot runs: payload {"participant": pseudonym}
 
 
 class ReplyAction(StrEnum):

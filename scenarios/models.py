@@ -205,6 +205,43 @@ class Texts(_Model):
     declined_before: str = (
         "You did not agree to take part. Send /start to read the agreement again."
     )
+    withdraw_confirm: str = (
+        "Do you want to withdraw from the study? Everything you sent and answered here is "
+        "then erased for good and cannot be recovered."
+    )
+    withdraw_yes: str = "Yes, withdraw and erase"
+    withdraw_no: str = "No, continue"
+    withdrawn: str = (
+        "You have withdrawn. Erased: your messages and the assistant's replies, your "
+        "answers to questionnaires, your sessions, what the experimenters noted about them, "
+        "and your encrypted chat id. Only an anonymous count of withdrawals remains. Send "
+        "/start to take part again as a new participant."
+    )
+    withdraw_cancelled: str = "You are still taking part: nothing was erased."
+    nothing_to_withdraw: str = "Nothing about you is stored in this study."
+    consent_withdraw_note: str = (
+        "You can withdraw at any time with /withdraw: everything you sent is then erased."
+    )
+    help_not_started: str = "Send /start to read about the study and take part."
+    help_consent: str = "You are at the agreement above: tap one of its buttons to answer."
+    help_declined: str = "You did not agree to take part. Send /start to read the agreement again."
+    help_waiting: str = (
+        "Please wait: your tasks are being prepared, or an experimenter starts them."
+    )
+    help_dialogue: str = (
+        "You are on task {n} of {m}: chat with the assistant to complete it, and send /done "
+        "when you want to stop."
+    )
+    help_rating: str = "You are on task {n} of {m}: rate each row with the buttons under it."
+    help_questionnaire: str = "You are answering a questionnaire: tap a button or type your answer."
+    help_over: str = "Your part in this study is over. Thank you!"
+    help_commands: str = (
+        "Commands: /help shows this, /done finishes the current task, /withdraw leaves the "
+        "study and erases everything you sent."
+    )
+    command_help: str = "Where you are and what you can do"
+    command_done: str = "Finish the current task"
+    command_withdraw: str = "Leave the study and erase your data"
 
 
 class Study(_Model):
@@ -225,6 +262,11 @@ class Study(_Model):
     post_study: tuple[str, ...] = ()
     design: Design = Design()
     timing: Timing = Timing()
+    retention: Seconds | None = None
+    """How long a participant's data is kept after their last activity (``90d``);
+    ``ozlab erase --expired`` erases those past it. None: kept until erased by hand."""
+    withdrawals_by_system: bool = False
+    """Count withdrawals per system as well as per study (the report shows both)."""
     language: str = "en"
     """The language of ``texts``; participants whose Telegram is set to another language
     get its ``translations`` where given."""

@@ -88,7 +88,8 @@ def test_engine_imports_no_io_library() -> None:
 def test_start_shows_welcome_and_consent_buttons() -> None:
     result = run(BUNDLE, None, ev.StartCommand())
     sends = of(result.effects, fx.Send)
-    assert [s.text for s in sends] == ["Hello", "Agree?"]
+    withdraw = BUNDLE.study.texts.consent_withdraw_note  # the agreement names the right
+    assert [s.text for s in sends] == ["Hello", f"Agree?\n\n{withdraw}"]
     assert [row[0][1] for row in sends[1].buttons] == [CONSENT_YES, CONSENT_NO]
     assert result.journey is not None and result.journey.stage is Stage.CONSENT
 

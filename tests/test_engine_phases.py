@@ -17,6 +17,7 @@ from bot.engine.callbacks import (
     SurveyTap,
     SystemButtonTap,
     TapAction,
+    WithdrawTap,
 )
 from bot.engine.common import Phase
 from bot.engine.flow import _QUESTIONNAIRES, _STAGES
@@ -33,7 +34,7 @@ def test_flow_diagram_is_the_one_the_declarations_draw() -> None:
 def test_every_phase_is_drawn_and_every_state_is_a_phase_or_a_named_sub_state() -> None:
     states = {t.source for t in diagram.transitions()} | {t.target for t in diagram.transitions()}
     assert {p.value for p in Phase} <= states
-    assert states - {p.value for p in Phase} == {"[*]", "declined", "held", "waiting"}
+    assert states - {p.value for p in Phase} == {"[*]", "declined", "held", "waiting", "withdrawn"}
 
 
 def test_every_stage_and_questionnaire_moment_has_its_phase() -> None:
@@ -61,6 +62,8 @@ def test_no_phase_imports_another() -> None:
         (ConsentTap(accept=True), "c:y"),
         (ConsentTap(accept=False), "c:n"),
         (FinishTap(), "done"),
+        (WithdrawTap(confirm=True), "w:y"),
+        (WithdrawTap(confirm=False), "w:n"),
         (SystemButtonTap(3, 1), "sb:3:1"),
         (SurveyTap(Channel.FRONT, TapAction.ANSWER, 12, 4), "a:12:4"),
         (SurveyTap(Channel.EXCHANGE, TapAction.TOGGLE, 7, 0), "xm:7:0"),

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from telegram import Bot, Update
 
+from bot.engine import events as ev
 from bot.telegram.inbound import Inbound, InboundKind, UnreadableUpdate, read_update
 
 ADA = {"id": 42, "is_bot": False, "first_name": "Ada", "username": "ada", "language_code": "it"}
@@ -151,3 +152,9 @@ def test_what_is_not_an_update_is_refused(raw: object) -> None:
 def test_the_inbox_form_round_trips() -> None:
     read = read_update({"update_id": 3, "message": message(text="/done")})
     assert read is not None and Inbound.from_json(read.to_json()) == read
+
+
+def test_withdraw_and_help_are_commands_of_their_own() -> None:
+    """/withdraw and /help reach the engine as themselves, in any case and with @bot."""
+    assert Inbound(1, InboundKind.COMMAND, "/withdraw").to_event() == ev.WithdrawCommand()
+    assert Inbound(1, InboundKind.COMMAND, "/HELP@study_bot").to_event() == ev.HelpCommand()

@@ -63,7 +63,7 @@ def command(text: str) -> ev.Event:
     return Inbound(1, "command", text).to_event()
 
 
-@pytest.mark.parametrize("text", ["/withdraw", "/help", "/HELP@study_bot", "/foo bar"])
+@pytest.mark.parametrize("text", ["/settings", "/stop", "/SETTINGS@study_bot", "/foo bar"])
 def test_an_unknown_command_is_answered_by_the_bot_and_is_not_a_turn(text: str) -> None:
     journey = in_dialogue()
     result = run(BUNDLE, journey, command(text), 1.0)

@@ -42,6 +42,13 @@ class ConsentTap:
 
 
 @dataclass(frozen=True)
+class WithdrawTap:
+    """The answer to "/withdraw": erase everything (``confirm``) or carry on."""
+
+    confirm: bool
+
+
+@dataclass(frozen=True)
 class FinishTap:
     """The brief's "Finish task" button."""
 
@@ -64,9 +71,10 @@ class SurveyTap:
     index: int | None = None
 
 
-Tap = ConsentTap | FinishTap | SystemButtonTap | SurveyTap
+Tap = ConsentTap | WithdrawTap | FinishTap | SystemButtonTap | SurveyTap
 
 _CONSENT = {True: "c:y", False: "c:n"}
+_WITHDRAW = {True: "w:y", False: "w:n"}
 _FINISH = "done"
 _SYSTEM = "sb"
 _INDEXED = (TapAction.ANSWER, TapAction.TOGGLE)
@@ -76,6 +84,8 @@ def encode(tap: Tap) -> str:
     match tap:
         case ConsentTap(accept=accept):
             data = _CONSENT[accept]
+        case WithdrawTap(confirm=confirm):
+            data = _WITHDRAW[confirm]
         case FinishTap():
             data = _FINISH
         case SystemButtonTap(turn=turn, index=index):
@@ -93,6 +103,8 @@ def decode(data: str) -> Tap | None:
     """The tap behind ``data``, or ``None`` for anything ozlab did not write."""
     if data in (_CONSENT[True], _CONSENT[False]):
         return ConsentTap(data == _CONSENT[True])
+    if data in (_WITHDRAW[True], _WITHDRAW[False]):
+        return WithdrawTap(data == _WITHDRAW[True])
     if data == _FINISH:
         return FinishTap()
     head, _, rest = data.partition(":")

@@ -5,7 +5,7 @@ they differ. Regenerate with ``python -m bot.engine.diagram > bot/engine/flow.mm
 
 from __future__ import annotations
 
-from bot.engine import progression
+from bot.engine import progression, withdrawal
 from bot.engine.common import Transition
 from bot.engine.phases import (
     assignment,
@@ -27,6 +27,7 @@ _PHASE_TRANSITIONS = (
     post_task.TRANSITIONS,
     post_study.TRANSITIONS,
     closing.TRANSITIONS,
+    withdrawal.TRANSITIONS,
 )
 
 _NOTE = (
@@ -35,6 +36,7 @@ _NOTE = (
     "any message resumes where they stood.",
     "/start resumes; stickers and edits get a polite answer.",
     "Wizard: say, pause/resume, gate, judge, note, end.",
+    "/withdraw asks first; No carries on where they stood.",
 )
 
 

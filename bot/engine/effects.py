@@ -189,7 +189,16 @@ class CallSystem:
     conversation: Conversation
 
 
-Outbound = Send | Edit | RemoveButtons | Toast | ShowTyping | CallSystem
+@dataclass(frozen=True)
+class Erase:
+    """The participant withdrew: the store erases everything of theirs in one transaction
+    and the driver forgets them. Carried out after the step's commit, before what follows.
+    ``command_id``: an operator's erasure (``ozlab erase``), settled in that transaction."""
+
+    command_id: int | None = None
+
+
+Outbound = Send | Edit | RemoveButtons | Toast | ShowTyping | CallSystem | Erase
 Effect = Record | Outbound
 
 

@@ -26,6 +26,17 @@ class DoneCommand:
 
 
 @dataclass(frozen=True)
+class HelpCommand:
+    """``/help``: where the participant stands and what they can do."""
+
+
+@dataclass(frozen=True)
+class WithdrawCommand:
+    """``/withdraw``: the participant asks to leave the study and have their data erased
+    (asked for confirmation first)."""
+
+
+@dataclass(frozen=True)
 class UnknownCommand:
     """A ``/command`` the bot does not have: answered by the bot, not a turn (unless the
     study passes commands on to its systems)."""
@@ -121,6 +132,8 @@ class Recovered:
 Event = (
     StartCommand
     | DoneCommand
+    | WithdrawCommand
+    | HelpCommand
     | UnknownCommand
     | TextReceived
     | UnsupportedReceived
@@ -138,6 +151,8 @@ Event = (
 PARTICIPANT_EVENTS = (
     StartCommand,
     DoneCommand,
+    WithdrawCommand,
+    HelpCommand,
     UnknownCommand,
     TextReceived,
     UnsupportedReceived,

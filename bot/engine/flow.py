@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from bot.engine import effects as fx
 from bot.engine import events as ev
-from bot.engine import progression, wizard
+from bot.engine import helping, progression, withdrawal, wizard
 from bot.engine.common import Doing, PhaseOver, Result, drop_keyboards, texts_of
 from bot.engine.context import Context
 from bot.engine.journey import Journey, Stage
@@ -49,6 +49,11 @@ def step(
     context: Context | None = None,
 ) -> Step:
     ctx = context if context is not None else Context(bundle)
+    if withdrawal.concerns(event):  # in every phase, before the phase sees it
+        after, effects = withdrawal.on_event(bundle, journey, event)
+        return Step(after, tuple(effects))
+    if isinstance(event, ev.HelpCommand):  # answered alike in every phase, changes nothing
+        return Step(journey, (fx.Send(helping.where_they_stand(bundle, journey)),))
     if journey is None:
         if isinstance(event, ev.WizardCommand):  # nobody there any more
             expired = fx.RecordCommand(event.command_id, CommandOutcome.EXPIRED)

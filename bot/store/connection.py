@@ -28,6 +28,7 @@ def pragmas(synchronous: str = "NORMAL", *, read_only: bool = False) -> tuple[st
         f"synchronous={synchronous}",
         f"busy_timeout={BUSY_TIMEOUT_MS}",
         "foreign_keys=ON",
+        "secure_delete=ON",  # an erased participant's rows are overwritten, not just unlinked
     )
 
 

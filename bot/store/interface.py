@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 from bot.store.model import (
     BulkRows,
     Command,
+    Erased,
     ImportContext,
     ImportedAnswer,
     ImportOutcome,
@@ -151,6 +152,29 @@ class StudyStore(Protocol):
         ...
 
     # --- the operator ----------------------------------------------------------------------
+
+    async def erase_participant(
+        self,
+        participant_id: str,
+        update_ids: Sequence[int] = (),
+        *,
+        count_systems: bool = False,
+        command_id: int | None = None,
+    ) -> Erased | None:
+        """Everything of one participant gone from the file, in one transaction (their
+        sessions and all that hangs on them, their pending ``update_ids``); an anonymous
+        withdrawal is counted for the study (and each of their systems with
+        ``count_systems``); the erase command ``command_id`` is settled with it. None when
+        nothing of theirs was stored."""
+        ...
+
+    async def drop_chat_keys(self) -> int:
+        """Forget every encrypted chat id (a closed study writes to nobody); how many."""
+        ...
+
+    async def inactive_since(self, study_id: str, before: float) -> list[str]:
+        """Participants of a study last active before ``before`` (retention)."""
+        ...
 
     async def backup(self, target: Path) -> None:
         """A copy of the whole study as it stood at one instant, taken while the bot runs

@@ -81,6 +81,19 @@ class StepCommit:
 
 
 @dataclass(frozen=True)
+class Erased:
+    """What an erasure removed (counts only: the rows themselves are gone)."""
+
+    study_id: str
+    sessions: int
+    exchanges: int
+    responses: int
+    events: int
+    commands: int
+    pending_updates: int
+
+
+@dataclass(frozen=True)
 class Command:
     """An experimenter's command, appended by a console and applied once by the bot."""
 
@@ -262,6 +275,7 @@ class SnapshotInfo:
     schema_version: int  # of the file as found (a snapshot of an older one is upgraded in memory)
     has_tables: bool  # False: the bot has never run on this file
     definitions: tuple[tuple[str, str], ...] = ()  # (study id, definition JSON), oldest first
+    withdrawals: tuple[tuple[str, str, int], ...] = ()  # (study, system or '', count)
 
 
 @dataclass(frozen=True)

@@ -238,4 +238,14 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE sessions ADD COLUMN correct INTEGER;  -- 1, 0, or NULL: not defined
     """,
+    # 8: withdrawals (GDPR art. 17): a withdrawn participant's rows are erased; what remains is
+    # an anonymous count per study, and per system when the study asks ('' for the study)
+    """
+    CREATE TABLE withdrawals (
+        study_id  TEXT NOT NULL,
+        system_id TEXT NOT NULL DEFAULT '',
+        count     INTEGER NOT NULL,
+        PRIMARY KEY (study_id, system_id)
+    );
+    """,
 )

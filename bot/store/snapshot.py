@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 
 from bot.store.connection import SCHEMA_VERSION, migrate, schema_version, too_new
+from bot.store.erasure import withdrawals
 from bot.store.model import SNAPSHOT_COLUMNS, SnapshotInfo, SnapshotSink
 
 CHUNK = 200_000
@@ -70,4 +71,4 @@ def _read(
         finally:
             cursor.close()
     definitions = conn.execute("SELECT study_id, definition FROM studies ORDER BY id").fetchall()
-    return SnapshotInfo(version, has_tables, tuple(definitions))
+    return SnapshotInfo(version, has_tables, tuple(definitions), withdrawals(conn))

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from bot.engine import effects as fx
 from bot.errors import StoreError
-from bot.store import applying, loading, reads
+from bot.store import applying, erasure, loading, reads
 from bot.store.applying import Tx
 from bot.store.backup import take_backup
 from bot.store.connection import (
@@ -43,6 +43,7 @@ from bot.store.definition import masked_definition
 from bot.store.model import (
     BulkRows,
     Command,
+    Erased,
     ImportContext,
     ImportedAnswer,
     ImportOutcome,
@@ -440,6 +441,51 @@ class SqliteStore:
         return await self._read(reads.system_summaries)
 
     # --- the operator -------------------------------------------------------------------
+
+    async def erase_participant(
+        self,
+        participant_id: str,
+        update_ids: Sequence[int] = (),
+        *,
+        count_systems: bool = False,
+        command_id: int | None = None,
+    ) -> Erased | None:
+        """Everything of one participant, in one transaction, overwritten in the file and
+        checkpointed out of the WAL; None when nothing of theirs was stored."""
+        now = self._clock()
+        erased = await self._write(
+            lambda tx: erasure.erase_participant(
+                tx.conn,
+                participant_id,
+                update_ids,
+                count_systems=count_systems,
+                command_id=command_id,
+                now=now,
+            )
+        )
+        await self._checkpoint()
+        return erased
+
+    async def drop_chat_keys(self) -> int:
+        dropped = await self._write(lambda tx: erasure.drop_chat_keys(tx.conn))
+        await self._checkpoint()
+        return dropped
+
+    async def inactive_since(self, study_id: str, before: float) -> list[str]:
+        return await self._read(lambda c: erasure.expired_participants(c, study_id, before))
+
+    async def _checkpoint(self) -> None:
+        """On a connection of its own: the writer's is only ever used inside a transaction."""
+
+        def run() -> None:
+            conn = connect(self.path)
+            try:
+                if not erasure.checkpoint(conn):
+                    log.warning("a reader kept the WAL from being emptied after an erasure")
+            finally:
+                conn.close()
+
+        await asyncio.to_thread(run)
 
     async def backup(self, target: Path) -> None:
         """A consistent copy through SQLite's online backup API (``bot.store.backup``), on

@@ -76,6 +76,10 @@ class Inbound:
                     return ev.StartCommand(argument.strip() or None, self.language)
                 if name == "done":
                     return ev.DoneCommand()
+                if name == "withdraw":
+                    return ev.WithdrawCommand()
+                if name == "help":
+                    return ev.HelpCommand()
                 return ev.UnknownCommand(self.text)
             case InboundKind.TEXT:
                 return ev.TextReceived(self.text)

@@ -36,7 +36,8 @@ TRANSITIONS = (
 def _agreement(bundle: StudyBundle, journey: Journey) -> list[Doing]:
     texts = texts_of(bundle, journey)
     buttons = (((texts.consent_accept, CONSENT_YES),), ((texts.consent_decline, CONSENT_NO),))
-    agreement = fx.Send(texts.consent, buttons, until=fx.Until.PHASE_END)
+    consent = f"{texts.consent}\n\n{texts.consent_withdraw_note}"  # the right to withdraw
+    agreement = fx.Send(consent, buttons, until=fx.Until.PHASE_END)
     return [fx.Send(texts.welcome), agreement]
 
 

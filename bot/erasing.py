@@ -1,0 +1,131 @@
+"""``ozlab erase``: a participant's erasure from the command line (a request by e-mail),
+the retention period applied, or every chat id dropped when a study is closed.
+
+The rule beside a running bot (which holds participants in memory): when no bot runs, the
+erasure is done here, holding the file so that no bot starts meanwhile (``bot.running``);
+when one runs, the erasure is appended as an ``erase`` command and the bot carries it out
+in turn with the participant's messages (then forgets them), and this waits until it has.
+Dropping every chat id is refused while a bot runs: it would seal them again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot import running
+from bot.errors import StoreError, StudyDataError
+from bot.privacy import Privacy
+from bot.store.model import Erased
+from bot.store.sqlite import SqliteStore, open_existing
+from bot.telegram.inbound import Inbound
+from bot.vocabulary import CommandKind, CommandOutcome
+
+_WAIT_FOR_BOT = 120.0  # seconds: the bot polls commands every second or so
+
+
+@dataclass(frozen=True)
+class Request:
+    db: Path
+    participants: Sequence[str] = ()  # pseudonyms
+    chat_keys: bool = False
+    expired: bool = False
+
+
+def pseudonym_of(telegram_id: int, secret: str) -> str:
+    """The pseudonym the bot gave a Telegram user (needs the study's secret)."""
+    if len(secret) < 16:
+        raise StudyDataError("--telegram-id needs OZLAB_SECRET, the secret the study ran with")
+    return Privacy(secret).pseudonym(telegram_id)
+
+
+def erase(request: Request, secret: str = "", clock: Callable[[], float] = time.time) -> list[str]:
+    """Carry the request out; one line per thing done, for the operator."""
+    if not request.db.is_file():
+        raise StoreError(f"no study database at {request.db}")
+    with running.alone_on(request.db) as alone:
+        if request.chat_keys and not alone:
+            raise StoreError(
+                "a bot runs on this database: stop it before dropping every chat id"
+                " (a running bot would keep them)"
+            )
+        return asyncio.run(_erase(request, alone, secret, clock))
+
+
+async def _erase(
+    request: Request, alone: bool, secret: str, clock: Callable[[], float]
+) -> list[str]:
+    store = await open_existing(request.db, clock)
+    try:
+        lines: list[str] = []
+        targets = list(request.participants)
+        if request.expired:
+            targets += await _expired(store, clock())
+        for participant in targets:
+            if alone:
+                erased = await store.erase_participant(
+                    participant, await _pending(store, participant, secret)
+                )
+                lines.append(_told(participant, erased))
+            else:
+                lines.append(await _through_bot(store, participant, clock))
+        if request.chat_keys:
+            dropped = await store.drop_chat_keys()
+            lines.append(f"dropped {dropped} encrypted chat ids: nobody can be written to now")
+        return lines
+    finally:
+        await store.close()
+
+
+async def _expired(store: SqliteStore, now: float) -> list[str]:
+    """Participants past their study's ``retention`` after their last activity."""
+    found: list[str] = []
+    for study_id, definition in (await store.latest_definitions()).items():
+        retention = json.loads(definition).get("study", {}).get("retention")
+        if retention is not None:
+            found += await store.inactive_since(study_id, now - float(retention))
+    return found
+
+
+async def _pending(store: SqliteStore, participant: str, secret: str) -> list[int]:
+    """Their updates still waiting in the inbox: readable with the secret only."""
+    if len(secret) < 16:
+        return []
+    privacy = Privacy(secret)
+    return [
+        update_id
+        for update_id, payload in await store.pending_updates()
+        if privacy.pseudonym(Inbound.from_json(privacy.unseal(payload)).chat_id) == participant
+    ]
+
+
+async def _through_bot(store: SqliteStore, participant: str, clock: Callable[[], float]) -> str:
+    command = await store.append_command(
+        "ozlab erase", CommandKind.ERASE, payload={"participant": participant}
+    )
+    deadline = clock() + _WAIT_FOR_BOT
+    while clock() < deadline:
+        outcome = (await store.command_outcomes([command])).get(command)
+        if outcome is CommandOutcome.APPLIED:
+            return f"erased {participant} (by the running bot)"
+        if outcome is not None:
+            return f"the bot could not erase {participant}: {outcome.value}"
+        await asyncio.sleep(0.2)
+    raise StoreError(
+        f"the running bot has not applied the erasure of {participant} within"
+        f" {_WAIT_FOR_BOT:g} s; it will when it comes to it (command {command})"
+    )
+
+
+def _told(participant: str, erased: Erased | None) -> str:
+    if erased is None:
+        return f"nothing stored about {participant}"
+    return (
+        f"erased {participant}: {erased.sessions} sessions, {erased.exchanges} exchanges,"
+        f" {erased.responses} answers, {erased.events} events, {erased.commands} commands,"
+        f" {erased.pending_updates} pending updates; one withdrawal counted"
+    )

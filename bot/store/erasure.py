@@ -1,0 +1,129 @@
+"""A participant's erasure (GDPR art. 17), inside the writer's transaction.
+
+Every row that is theirs or names them goes in one transaction: their answers, exchanges,
+sessions, events, the commands and gates about their sessions, inbox payloads still pending,
+and the participant row itself (the state snapshot, undelivered messages, the encrypted chat
+id). Session ids carry the pseudonym, so anything keyed by a session goes too. What remains
+is an anonymous count of withdrawals per study (and per system when the study asks).
+
+The connection runs with ``secure_delete``: deleted content is overwritten in the file, and
+the caller checkpoints the WAL (TRUNCATE) once the transaction is committed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from bot.store.model import Erased
+
+
+def erase_participant(
+    conn: sqlite3.Connection,
+    participant_id: str,
+    update_ids: Sequence[int],
+    *,
+    count_systems: bool,
+    command_id: int | None = None,
+    now: float = 0.0,
+) -> Erased | None:
+    """Delete everything of ``participant_id``; ``None`` when nothing of theirs was stored.
+    ``update_ids``: their updates still pending in the inbox (only a holder of the secret
+    can tell which those are: the payloads are sealed). ``command_id``: the operator's
+    erase command, settled here, in the same transaction."""
+    if command_id is not None:
+        conn.execute(
+            "UPDATE commands SET applied_at = ?, outcome = 'applied' WHERE id = ?",
+            (now, command_id),
+        )
+    # Commands that name the participant (an erase command's payload) keep no trace of them.
+    conn.execute(
+        "UPDATE commands SET payload = '{}' WHERE instr(payload, ?) > 0", (participant_id,)
+    )
+    found = conn.execute(
+        "SELECT study_id FROM participants WHERE id = ?", (participant_id,)
+    ).fetchone()
+    sessions = [
+        (str(row[0]), str(row[1]))
+        for row in conn.execute(
+            "SELECT id, system_id FROM sessions WHERE participant_id = ?", (participant_id,)
+        )
+    ]
+    if found is None and not sessions:
+        return None
+    study_id = str(found[0]) if found is not None else ""
+    ids = [session_id for session_id, _ in sessions]
+    marks = ",".join("?" * len(ids))
+    counts: dict[str, int] = {}
+
+    def delete(table: str, where: str, params: Sequence[object]) -> None:
+        counts[table] = (
+            counts.get(table, 0)
+            + conn.execute(f"DELETE FROM {table} WHERE {where}", tuple(params)).rowcount
+        )
+
+    delete("responses", "participant_id = ?", [participant_id])
+    delete("events", "participant_id = ?", [participant_id])
+    if ids:
+        delete("responses", f"session_id IN ({marks})", ids)
+        delete("exchanges", f"session_id IN ({marks})", ids)
+        delete("events", f"session_id IN ({marks})", ids)
+        delete("commands", f"session_id IN ({marks})", ids)
+        delete("gates", f"scope IN ({marks})", [f"session:{i}" for i in ids])
+    for update_id in update_ids:
+        delete("inbox", "update_id = ? AND handled_at IS NULL", [update_id])
+    delete("sessions", "participant_id = ?", [participant_id])
+    delete("participants", "id = ?", [participant_id])
+    if study_id:
+        systems = {""} | ({system for _, system in sessions} if count_systems else set())
+        for system_id in sorted(systems):
+            conn.execute(
+                "INSERT INTO withdrawals (study_id, system_id, count) VALUES (?,?,1)"
+                " ON CONFLICT(study_id, system_id) DO UPDATE SET count = count + 1",
+                (study_id, system_id),
+            )
+    return Erased(
+        study_id=study_id,
+        sessions=len(ids),
+        exchanges=counts.get("exchanges", 0),
+        responses=counts.get("responses", 0),
+        events=counts.get("events", 0),
+        commands=counts.get("commands", 0),
+        pending_updates=counts.get("inbox", 0),
+    )
+
+
+def drop_chat_keys(conn: sqlite3.Connection) -> int:
+    """Every encrypted chat id (a study is closed: nobody is to be written to again)."""
+    return conn.execute(
+        "UPDATE participants SET chat_key = NULL WHERE chat_key IS NOT NULL"
+    ).rowcount
+
+
+def expired_participants(conn: sqlite3.Connection, study_id: str, before: float) -> list[str]:
+    """Participants of ``study_id`` whose last activity is older than ``before``."""
+    return [
+        str(row[0])
+        for row in conn.execute(
+            "SELECT id FROM participants WHERE study_id = ?"
+            " AND coalesce(last_activity_at, updated_at) < ?",
+            (study_id, before),
+        )
+    ]
+
+
+def withdrawals(conn: sqlite3.Connection) -> tuple[tuple[str, str, int], ...]:
+    """(study, system or '', count) for every withdrawal counted."""
+    return tuple(
+        (str(s), str(y), int(c))
+        for s, y, c in conn.execute(
+            "SELECT study_id, system_id, count FROM withdrawals ORDER BY study_id, system_id"
+        )
+    )
+
+
+def checkpoint(conn: sqlite3.Connection) -> bool:
+    """Move every page into the main file and empty the WAL: old page images (with the
+    erased rows) live on in the WAL until then. False when a reader kept it from finishing."""
+    row = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    return bool(row is not None and row[0] == 0)
