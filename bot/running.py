@@ -16,11 +16,16 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from bot.errors import StoreError
+
 
 def hold(db: str | Path) -> int:
     """Taken by ``ozlab run`` for as long as it runs (waits while an erasure holds the
     file); closing the returned descriptor lets go."""
-    fd = os.open(db, os.O_RDONLY | os.O_CREAT, 0o600)
+    try:
+        fd = os.open(db, os.O_RDONLY | os.O_CREAT, 0o600)
+    except OSError as error:
+        raise StoreError(f"cannot open the study database {db}: {error.strerror}") from error
     try:
         fcntl.flock(fd, fcntl.LOCK_SH)
     except BaseException:

@@ -13,6 +13,7 @@ import pytest
 from bot.cli import main
 from bot.emulator import BotApiEmulator
 from bot.erasing import Request, erase
+from bot.errors import StoreError
 from bot.privacy import Privacy
 from bot.store.sqlite import open_existing
 from scenarios.models import StudyBundle
@@ -142,3 +143,11 @@ def _participants(db: Path) -> list[dict[str, object]]:
     with sqlite3.connect(db) as conn:
         conn.row_factory = sqlite3.Row
         return [dict(row) for row in conn.execute("SELECT * FROM participants ORDER BY id")]
+
+
+async def test_a_bot_on_a_database_it_cannot_open_is_one_clear_error(
+    start_bot: StartBot, tmp_path: Path
+) -> None:
+    """The lock is taken before the store opens: its failure is the store's kind of error."""
+    with pytest.raises(StoreError, match="cannot open the study database"):
+        await start_bot(db=tmp_path / "no such folder" / "study.sqlite")
