@@ -126,7 +126,7 @@ _JUDGED_COLUMNS = (
 )  # fmt: skip
 _EFFORT_COLUMNS = (
     "Exchanges: mean (SD)", "median", "Failed exchanges", "Time: mean (SD)", "median",
-    "Expected", "Median vs expected",
+    "Expected", "Median time / expected",
 )  # fmt: skip
 
 
@@ -149,12 +149,12 @@ def _success_rows(table: pd.DataFrame, keys: list[str]) -> list[tuple[str, ...]]
 
 
 def _versus_expected(r: dict) -> str:
-    """``64% of expected, 3/40 longer``: the median of time over expected time, and how
-    many tasks took longer than expected."""
+    """``64% (3 of 40 longer)``: the median of time over expected time, and how many tasks
+    took longer than expected."""
     ratio = r["duration_vs_expected"]
     if d.missing(ratio):
         return d.DASH
-    return f"{d.pct(ratio)} of expected, {int(r['over_expected'])}/{int(r['expected_n'])} longer"
+    return f"{d.pct(ratio)} ({int(r['over_expected'])} of {int(r['expected_n'])} longer)"
 
 
 def _effort_rows(table: pd.DataFrame, keys: list[str]) -> list[tuple[str, ...]]:

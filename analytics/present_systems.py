@@ -53,15 +53,15 @@ def reliability_blocks(report: Report) -> list[Block]:
         for r in health.by_system.to_dict("records")
     ]
     columns = (
-        "System", "Exchanges", "Replied", "Failed", "Errors", "Timeouts", "Latency p50", "p95",
-        "max", "Unavailable", "Wizard-written",
+        "System", "Exchanges", "Replied", "Failed", "Errors", "Timeouts", "p50", "p95", "max",
+        "Unavailable", "By wizard",
     )  # fmt: skip
     blocks.append(
         d.table(
             columns,
             rows,
-            caption="Exchanges and failures per system",
-            numeric=(False, *[True] * 10),
+            caption="Exchanges, failures and reply latency (p50, p95, max) per system",
+            numeric=(False, *[True] * 8, False, True),
         )
     )
     if len(health.errors):
@@ -99,12 +99,12 @@ def reliability_blocks(report: Report) -> list[Block]:
 
 
 def _unavailable(row: dict) -> str:
+    """``never``, or ``2× (2.0 min), 1 ongoing``: periods, their total, one still open."""
     periods = int(row["unavailable_periods"])
     if not periods:
         return "never"
-    total = d.seconds(row["unavailable_s"]) if row["unavailable_s"] else ""
-    ongoing = ", one ongoing" if row["unavailable_ongoing"] else ""
-    return f"{d.plural(periods, 'period')}" + (f", {total}" if total else "") + ongoing
+    total = f" ({d.seconds(row['unavailable_s'])})" if row["unavailable_s"] else ""
+    return f"{periods}×{total}" + (", 1 ongoing" if row["unavailable_ongoing"] else "")
 
 
 def provenance_blocks(report: Report, source: str | None) -> list[Block]:

@@ -85,14 +85,15 @@ def _table(block: Table) -> RichTable:
     )
     flags = block.numeric or (False,) * len(block.columns)
     for index, (name, numeric) in enumerate(zip(block.columns, flags, strict=True)):
-        # Short ids (systems, scenarios) stay whole; long text wraps.
+        # Numbers and short ids (systems, scenarios) stay whole, long text wraps; a header
+        # wider than its column wraps too, so that a wide table keeps every column.
         longest = max((len(row[index]) for row in block.rows), default=0)
+        word = max((len(w) for row in block.rows for w in row[index].split()), default=0)
         table.add_column(
             escape(name),
             justify="right" if numeric else "left",
-            no_wrap=numeric,
             overflow="fold",
-            min_width=min(longest, 20),
+            min_width=longest if numeric else min(word, 20),
         )
     breaks = set(block.group_breaks)
     for index, row in enumerate(block.rows):

@@ -223,8 +223,8 @@ def test_system_reliability_per_system(two: Report) -> None:
     assert (beta["unavailable_periods"], beta["unavailable_s"]) == (2, 120.0)
     blocks = document(two)
     assert any(isinstance(b, Heading) and b.text == "System reliability" for b in blocks)
-    shown = _table(blocks, "Exchanges and failures per system")
-    assert shown.rows[1][3] == "11 (20%)" and shown.rows[1][9] == "2 periods, 2.0 min, one ongoing"
+    shown = _table(blocks, "Exchanges, failures and reply latency (p50, p95, max) per system")
+    assert shown.rows[1][3] == "11 (20%)" and shown.rows[1][9] == "2× (2.0 min), 1 ongoing"
 
 
 @pytest.mark.parametrize(
@@ -292,7 +292,7 @@ def test_comments_say_what_they_answer_and_count_in_words(three: Report) -> None
 def test_time_against_the_expected_time_in_words(two: Report) -> None:
     table = _table(document(two), "Exchanges and time per task")
     cell = table.rows[0][-1]
-    assert re.fullmatch(r"\d+% of expected, \d+/12 longer", cell), cell
+    assert re.fullmatch(r"\d+% \(\d+ of 12 longer\)", cell), cell
     assert "×" not in cell
 
 
