@@ -54,7 +54,8 @@ class Table:
 @dataclass(frozen=True)
 class Figure:
     kind: str
-    """``likert``, ``completion`` or ``by_turn``: which plot the HTML renderer draws."""
+    """``likert``, ``proportions``, ``completion`` or ``by_turn``: which chart is drawn
+    (``analytics.figures.charts``) in the HTML and for ``--figures``."""
     key: str = ""
     """What it shows (a questionnaire id); empty for the study-wide plots."""
     caption: str = ""
