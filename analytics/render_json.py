@@ -20,7 +20,8 @@ every row (a value that cannot be computed is ``null``, never NaN)::
     wizard:         table [...], note
     system_reliability: by_system [...], errors [...], periods [...]
     questionnaires: items, items_by_scenario, distribution, constructs, reliability,
-                    idial, by_turn, by_turn_constructs, agreement, codebook  (tables)
+                    idial, by_turn, by_turn_constructs, agreement, codebook, choices
+                    (tables)
     comparisons:    design, method, family (measures in the Holm family), table [...]
     comments:       [...]
     quality:        flags [...], participants [...], rules {flag: rule},
