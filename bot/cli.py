@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,7 +31,8 @@ TOKEN_ENV = "TELEGRAM_BOT_TOKEN"
 API_URL_ENV = "OZLAB_BOT_API_URL"
 ANALYTICS_COMMANDS = {
     "report": "the per-system evaluation report: terminal, --format md|html|json",
-    "export": "tidy long-format CSV (or Parquet) and a codebook, for R or SPSS",
+    "export": "tidy long-format CSV (or Parquet) and a codebook, for R or SPSS;"
+    " export payments: platform ids, statuses and time given",
     "import": "add answers collected outside Telegram: import responses FILE.csv",
     "power": "participants needed per system for an effect size (pingouin's power tests)",
 }
@@ -107,6 +109,14 @@ def _parser() -> argparse.ArgumentParser:
     erase.add_argument("--expired", action="store_true", help="those past the study's retention")
     erase.add_argument("--chat-keys", action="store_true", help="drop every encrypted chat id")
 
+    invite = commands.add_parser(
+        "invite", help="single-use invitation links (https://t.me/BOT?start=CODE) and a CSV"
+    )
+    invite.add_argument("--db", type=Path, required=True, help="the study database")
+    invite.add_argument("--n", type=int, required=True, help="how many invitations")
+    invite.add_argument("--bot", required=True, help="the bot's username, e.g. my_study_bot")
+    invite.add_argument("--out", type=Path, default=Path("invitations.csv"), help="the CSV")
+
     demo = commands.add_parser("demo", help="play a study offline with simulated participants")
     demo.add_argument("-n", "--participants", type=int, default=12)
     demo.add_argument("--db", type=Path, default=Path("ozlab-demo.sqlite"))
@@ -125,14 +135,19 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:2] == ["export", "payments"]:  # the bot's own: no pandas for a list of ids
+        return _guarded(_payments, _payments_parser().parse_args(argv[2:]))
     if argv and argv[0] in ANALYTICS_COMMANDS:
         # pandas, pingouin and matplotlib are loaded for these commands only, never by the bot
         from analytics.cli import main as analytics_main
 
         return analytics_main(argv, prog="ozlab")
-    args = _parser().parse_args(argv)
+    return _guarded(_command, _parser().parse_args(argv))
+
+
+def _guarded(command: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     try:
-        return _command(args)
+        return command(args)
     except OzlabError as error:
         print(explain(error, "ozlab"), file=sys.stderr)
         return error.exit_code
@@ -165,6 +180,8 @@ def _command(args: argparse.Namespace) -> int:
         return _backup(args)
     if args.command == "erase":
         return _erase(args)
+    if args.command == "invite":
+        return _invite(args)
     return _demo(args)
 
 
@@ -271,6 +288,59 @@ def _erase(args: argparse.Namespace) -> int:
     request = Request(args.db, people, chat_keys=args.chat_keys, expired=args.expired)
     for line in erase(request, secret):
         print(line)
+    return 0
+
+
+def _invite(args: argparse.Namespace) -> int:
+    from bot.invitations import bot_username, check_out, new_invitations, write_invitations
+    from bot.store.sqlite import open_store
+
+    bot = bot_username(args.bot)
+    check_out(args.out, args.n)
+
+    async def make() -> list[str]:
+        store = await open_store(args.db)
+        try:
+            return await new_invitations(store, args.n)
+        finally:
+            await store.close()
+
+    codes = asyncio.run(make())
+    write_invitations(codes, bot, args.out)
+    print(f"{len(codes)} single-use invitations in {args.out} (code, link): each lets one")
+    print("participant in; a used or unknown code is refused politely.")
+    return 0
+
+
+def _payments_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ozlab export payments",
+        description="Per recruitment platform id: status and minutes given, for payment and"
+        f" bonuses. The ids are opened with {SECRET_ENV} from the environment.",
+    )
+    parser.add_argument("--db", type=Path, required=True, help="the study database")
+    parser.add_argument("--out", type=Path, help="the CSV (default: standard output)")
+    return parser
+
+
+def _payments(args: argparse.Namespace) -> int:
+    from bot.payments import payment_rows, write_payments
+    from bot.privacy import Privacy
+    from bot.store.sqlite import open_existing
+
+    secret = os.environ.get(SECRET_ENV, "")
+    if not secret:
+        raise StudyDataError(f"set {SECRET_ENV} to the secret the study ran with")
+    privacy = Privacy(secret)
+
+    async def read() -> list[tuple[str, ...]]:
+        store = await open_existing(args.db, read_only=True)
+        try:
+            return payment_rows(await store.payments(), privacy)
+        finally:
+            await store.close()
+
+    write_payments(asyncio.run(read()), args.out)
     return 0
 
 

@@ -17,6 +17,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, Protocol, assert_never
 
 from bot.delivery import Delivery
@@ -26,6 +27,7 @@ from bot.engine.context import Context
 from bot.engine.flow import next_deadline, step
 from bot.engine.journey import Journey, Stage
 from bot.engine.phases.assignment import cells_held
+from bot.engine.recruitment import platform_id
 from bot.engine.wizard import on_study_command
 from bot.privacy import Privacy
 from bot.store.interface import StudyStore
@@ -34,7 +36,7 @@ from bot.systems.base import System, SystemReply, SystemTimeout
 from bot.systems.health import SystemHealth
 from bot.telegram.inbound import Inbound
 from bot.telegram.outbox import ParticipantUnreachable
-from bot.vocabulary import CommandKind, CommandOutcome, EventKind, Gate, GateScope
+from bot.vocabulary import CommandKind, CommandOutcome, EventKind, Gate, GateScope, Invitation
 from scenarios.assignment import Cell
 from scenarios.models import StudyBundle
 
@@ -88,6 +90,7 @@ class StudyRunner:
         self._last_command = 0
         self._sealed: dict[str, str] = {}  # pseudonym -> encrypted chat id, once computed
         self._undelivered: dict[str, list[fx.Send | fx.Edit]] = {}  # found at start-up
+        self._claims: dict[str, str] = {}  # invitation code -> the participant who took it
 
     # --- start-up ------------------------------------------------------------------
 
@@ -128,14 +131,33 @@ class StudyRunner:
                 ticks.append(Delivery(chat_id, ev.Tick()))
         return ticks
 
-    def _context(self) -> Context:
+    def _context(self, invitation: Invitation = Invitation.NONE_HELD) -> Context:
         return Context(
             self._bundle,
             gates=self._gates,
             unavailable=self._health.unavailable,
             arrival=self._arrivals,
             cells=self._cells,
+            invitation=invitation,
         )
+
+    async def _newcomer(self, participant: str, event: ev.Event) -> tuple[ev.Event, Invitation]:
+        """Someone the bot does not know yet: a platform id in their ``/start`` is sealed
+        before the engine sees it (never stored or logged in the clear), and their
+        invitation code is looked up in the store."""
+        code = event.code if isinstance(event, ev.StartCommand) else None
+        found = platform_id(code) if self._bundle.study.recruitment is not None else None
+        if isinstance(event, ev.StartCommand) and found is not None:
+            event, code = replace(event, code=None, platform_key=self._privacy.seal(found)), None
+        return event, await self._store.check_invitation(code, participant)
+
+    def _claimed(self, invitation: Invitation, event: ev.Event, participant: str) -> Invitation:
+        """The store's answer, with the codes taken since it was read (not yet committed)."""
+        code = event.code if isinstance(event, ev.StartCommand) else None
+        taker = self._claims.get(code) if code else None
+        if invitation is not Invitation.FREE or taker is None:
+            return invitation
+        return Invitation.YOURS if taker == participant else Invitation.TAKEN
 
     def _remember(self, participant: str, old: Journey | None, new: Journey | None) -> None:
         """Keep the journey, and the counts the design decides on, in step with it. Called
@@ -172,13 +194,20 @@ class StudyRunner:
                     if follow_up is not None:
                         queue.append(follow_up)
                 self._delivered(participant)
-            queue.append(delivery.event)
+            first, invitation = delivery.event, Invitation.NONE_HELD
+            if participant not in self._journeys and isinstance(first, ev.PARTICIPANT_EVENTS):
+                first, invitation = await self._newcomer(participant, first)
+            queue.append(first)
             while queue:
                 event = queue.pop(0)
                 journey = self._journeys.get(participant)
                 now = self._clock()
-                result = step(self._bundle, participant, journey, event, now, self._context())
+                context = self._context(self._claimed(invitation, event, participant))
+                result = step(self._bundle, participant, journey, event, now, context)
                 self._remember(participant, journey, result.journey)
+                for effect in result.effects:  # no await since the step: the first one wins
+                    if isinstance(effect, fx.ClaimInvitation):
+                        self._claims[effect.code] = participant
                 records, outbound = fx.split(result.effects)
                 messages = [e for e in outbound if isinstance(e, fx.Send | fx.Edit)]
                 committed = result.journey != journey or records or update_id is not None

@@ -211,3 +211,24 @@ class Origin(StrEnum):
 
     TELEGRAM = "telegram"  # through the bot
     IMPORT = "import"  # from a file (paper forms, another survey tool) or made up as test data
+
+
+class Invitation(StrEnum):
+    """What the store says of the invitation code a newcomer's ``/start`` carries."""
+
+    NONE_HELD = "none_held"  # the store holds no invitation codes: none is asked for
+    FREE = "free"  # a code nobody has used: this participant takes it
+    YOURS = "yours"  # used before by this same participant (coming back)
+    TAKEN = "taken"  # used by someone else
+    UNKNOWN = "unknown"  # no such code (or no code at all)
+
+
+class PaymentStatus(StrEnum):
+    """How a recruited participant's part ended, for the platform's payments."""
+
+    STARTED = "started"  # still taking part (or silent without the study closing them)
+    COMPLETED = "completed"
+    SCREENED_OUT = "screened_out"
+    DECLINED = "declined"
+    TIMED_OUT = "timed_out"  # abandoned, and the study closed their session
+    WITHDRAWN = "withdrawn"  # erased: only the platform id and the time given remain

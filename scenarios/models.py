@@ -150,6 +150,30 @@ class Timing(_Model):
         return self
 
 
+class Recruitment(_Model):
+    """A recruitment platform that pays participants by code (Prolific and the like).
+
+    The study's link carries the participant's platform id as the ``/start`` payload:
+    ``https://t.me/BOT?start=pid_{{%PROLIFIC_PID%}}`` (the bot reads what follows ``pid_``
+    and stores it only sealed with the study secret). At the end each participant is shown
+    the code for how their part ended, with the platform's return link.
+    """
+
+    platform: Literal["prolific"] = "prolific"
+    completion_code: str = Field(min_length=1, max_length=64)
+    screened_out_code: str | None = Field(default=None, min_length=1, max_length=64)
+    declined_code: str | None = Field(default=None, min_length=1, max_length=64)
+    timed_out_code: str | None = Field(default=None, min_length=1, max_length=64)
+    return_link: str = "https://app.prolific.com/submissions/complete?cc={code}"
+    """Where a participant goes back to the platform; ``{code}`` is filled in."""
+
+    @model_validator(mode="after")
+    def _code_in_link(self) -> Recruitment:
+        if "{code}" not in self.return_link:
+            raise ValueError("return_link must contain {code}, where the code goes")
+        return self
+
+
 class Texts(_Model):
     """Every sentence the bot says that is not part of a scenario or an instrument."""
 
@@ -160,6 +184,16 @@ class Texts(_Model):
     declined: str
     invite_required: str = "This study needs an invitation code: send /start followed by it."
     invite_invalid: str = "That invitation code is not valid for this study."
+    invite_used: str = (
+        "That invitation code has already been used. Please ask the researcher for a new one."
+    )
+    platform_code: str = (
+        "Your code for {platform} is {code}. Open this link to return to {platform}: {link}"
+    )
+    payment_note: str = (
+        "You take part through {platform}. If you withdraw, we keep only your {platform} ID"
+        " and the time you spent, so that you can be paid for it."
+    )
     brief_heading: str = "Your task"
     brief_footer: str = (
         "Chat with the assistant to complete the task. When you want to stop, send /done "
@@ -249,6 +283,10 @@ class Study(_Model):
     title: str
     texts: Texts
     invite_codes: tuple[str, ...] = ()
+    """Codes any number of participants may use (``/start CODE``); single-use codes are
+    made with ``ozlab invite`` and live in the database."""
+    recruitment: Recruitment | None = None
+    """Participants come from a recruitment platform and get its codes at the end."""
     systems: tuple[SystemSpec, ...] = Field(min_length=1)
     scenarios: tuple[str, ...] = Field(min_length=1)
     hold_after_consent: bool = False

@@ -8,9 +8,10 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from bot.engine import effects as fx
+from bot.engine import recruitment
 from bot.engine.callbacks import ConsentTap, FinishTap, encode
 from bot.engine.journey import Journey, Stage
-from bot.vocabulary import EndReason, EventKind, SessionState
+from bot.vocabulary import EndReason, EventKind, PaymentStatus, SessionState
 from scenarios.models import Scenario, StudyBundle, Texts
 
 CONSENT_YES = encode(ConsentTap(accept=True))
@@ -101,7 +102,8 @@ def silence(bundle: StudyBundle, journey: Journey, now: float) -> Result:
                 effects.append(fx.CloseSession(journey.session_id, EndReason.ABANDONED, False))
             effects.append(fx.SetSessionState(journey.session_id, SessionState.ABANDONED))
             journey, removed = drop_keyboards(journey)
-            effects += [*removed, fx.Send(texts.abandoned_closed)]
+            timed_out = recruitment.ending(bundle, texts, PaymentStatus.TIMED_OUT)
+            effects += [*removed, fx.Send(texts.abandoned_closed), *timed_out]
             return replace(journey, stage=Stage.CLOSED, abandoned=True), effects
         effects.append(fx.SetSessionState(journey.session_id, SessionState.ABANDONED))
         return replace(journey, abandoned=True, reminded=True), effects

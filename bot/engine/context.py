@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from bot.vocabulary import Gate, GateScope
+from bot.vocabulary import Gate, GateScope, Invitation
 from scenarios.assignment import Cell
 from scenarios.models import StudyBundle
 
@@ -26,3 +26,5 @@ class Context:
     """How many participants were assigned tasks before (Latin squares go by arrival)."""
     cells: Mapping[Cell, int] = field(default_factory=dict)
     """Sessions per (scenario, system) of active or completed participants (balanced)."""
+    invitation: Invitation = Invitation.NONE_HELD
+    """A newcomer's invitation code as the store knows it (single-use codes)."""

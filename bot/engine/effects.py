@@ -16,6 +16,7 @@ from bot.vocabulary import (
     EventKind,
     GateScope,
     Moment,
+    PaymentStatus,
     ReplySource,
     SessionState,
 )
@@ -124,6 +125,29 @@ class RecordEvent:
     data: Mapping[str, object] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ClaimInvitation:
+    """A single-use invitation code taken by this participant (the first one wins)."""
+
+    code: str
+
+
+@dataclass(frozen=True)
+class RecordRecruitment:
+    """The participant came from a recruitment platform: the payment record begins.
+    ``platform_key`` is the platform id sealed with the study secret, never the id itself."""
+
+    platform: str
+    platform_key: str
+
+
+@dataclass(frozen=True)
+class SetPaymentStatus:
+    """How the participant's part ended, for the platform (no row without a recruitment)."""
+
+    status: PaymentStatus
+
+
 Record = (
     RecordConsent
     | OpenSession
@@ -136,6 +160,9 @@ Record = (
     | SetSuccess
     | RecordCommand
     | RecordGate
+    | ClaimInvitation
+    | RecordRecruitment
+    | SetPaymentStatus
 )
 
 # --- outbound: what the driver does after the commit ----------------------------------

@@ -14,10 +14,13 @@ from bot.vocabulary import CommandKind
 
 @dataclass(frozen=True)
 class StartCommand:
-    """``/start`` or ``/start <invite code>``, with the language Telegram reports."""
+    """``/start`` or ``/start <invite code>``, with the language Telegram reports. A
+    recruitment platform's id (``/start pid_<id>``) arrives sealed by the runner, never
+    in the clear: ``platform_key``."""
 
     code: str | None = None
     language: str | None = None
+    platform_key: str | None = None
 
 
 @dataclass(frozen=True)

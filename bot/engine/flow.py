@@ -58,7 +58,7 @@ def step(
         if isinstance(event, ev.WizardCommand):  # nobody there any more
             expired = fx.RecordCommand(event.command_id, CommandOutcome.EXPIRED)
             return Step(None, (expired,))
-        new, doings = consent.first_contact(bundle, participant, event, now)
+        new, doings = consent.first_contact(ctx, participant, event, now)
         if new is None:
             return Step(None, tuple(_effects(doings)))
         return _settle(ctx, new, doings, now)

@@ -27,7 +27,7 @@ TRANSITIONS = (
     Transition(Phase.CONSENT, Phase.SCREENING, "I agree [study has screening]"),
     Transition(Phase.CONSENT, Phase.ASSIGNMENT, "I agree / RecordConsent(accepted)"),
     Transition(Phase.SCREENING, Phase.ASSIGNMENT, "eligible"),
-    Transition(Phase.SCREENING, Phase.CLOSING, "eligible_if fails / thanks, released"),
+    Transition(Phase.SCREENING, Phase.CLOSING, "eligible_if fails / released, its code"),
     Transition(Phase.ASSIGNMENT, Phase.DIALOGUE, "tasks assigned / OpenSession, brief"),
     Transition(Phase.ASSIGNMENT, Phase.RATING, "tasks assigned [kind rating]"),
     Transition(Phase.DIALOGUE, Phase.POST_TASK, "task over / CloseSession"),
@@ -35,8 +35,8 @@ TRANSITIONS = (
     Transition(Phase.POST_TASK, Phase.DIALOGUE, "last item [more tasks] / OpenSession"),
     Transition(Phase.POST_TASK, Phase.RATING, "last item [more tasks, kind rating]"),
     Transition(Phase.POST_TASK, Phase.POST_STUDY, "last item [post-study instruments]"),
-    Transition(Phase.POST_TASK, Phase.CLOSING, "last item / thanks"),
-    Transition(Phase.POST_STUDY, Phase.CLOSING, "last item / thanks"),
+    Transition(Phase.POST_TASK, Phase.CLOSING, "last item / thanks, completion code"),
+    Transition(Phase.POST_STUDY, Phase.CLOSING, "last item / thanks, completion code"),
     Transition(Phase.CLOSING, "[*]"),
 )
 

@@ -11,6 +11,7 @@ import sqlite3
 from typing import assert_never
 
 from bot.engine import effects as fx
+from bot.store import recruiting
 from bot.store.model import ParticipantStatus, StepCommit
 
 
@@ -95,6 +96,8 @@ def commit_step(tx: Tx, step: StepCommit, now: float) -> None:
             conn.execute(_UPSERT, row)
     elif step.status is not None:
         conn.execute(_STATUS, (*status_row(step.status), step.participant_id))
+    if step.status is not None:
+        recruiting.follow_activity(conn, step.participant_id, step.status.last_activity_at)
     for record in step.records:
         apply(tx, step.study_id, step.participant_id, record, now)
     if step.update_id is not None:
@@ -237,6 +240,12 @@ def apply(tx: Tx, study_id: str, participant_id: str, record: fx.Record, now: fl
                     tx.seq(),
                 ),
             )
+        case fx.ClaimInvitation(code=code):
+            recruiting.claim(conn, code, participant_id, now)
+        case fx.RecordRecruitment(platform=platform, platform_key=key):
+            recruiting.begin_payment(conn, study_id, participant_id, platform, key, now)
+        case fx.SetPaymentStatus(status=status):
+            recruiting.set_status(conn, participant_id, status, now)
         case _:
             assert_never(record)
 

@@ -18,6 +18,7 @@ from bot.store.model import (
     ImportedAnswer,
     ImportOutcome,
     LiveParticipant,
+    PaymentRecord,
     SessionRecord,
     SnapshotInfo,
     SnapshotSink,
@@ -26,7 +27,7 @@ from bot.store.model import (
     SystemSummary,
     Transcript,
 )
-from bot.vocabulary import CommandKind, CommandOutcome, Gate, GateScope
+from bot.vocabulary import CommandKind, CommandOutcome, Gate, GateScope, Invitation
 
 if TYPE_CHECKING:
     from bot.engine.effects import Record
@@ -77,6 +78,23 @@ class StudyStore(Protocol):
 
     async def close(self) -> None:
         """Finish the writes already asked for, then let go of the database."""
+        ...
+
+    async def check_invitation(self, code: str | None, participant_id: str) -> Invitation:
+        """What a newcomer's invitation code is (free, theirs, taken, unknown), or that the
+        study holds no single-use codes at all."""
+        ...
+
+    # --- recruitment: invitation codes and payments ------------------------------------
+
+    async def add_invitations(self, codes: Sequence[str]) -> list[str]:
+        """Single-use invitation codes (``ozlab invite``); those that were new (a code
+        stored already is left as it is)."""
+        ...
+
+    async def payments(self) -> list[PaymentRecord]:
+        """Every recruited participant's payment record, platform ids still sealed (those
+        of withdrawn participants too: their time is paid)."""
         ...
 
     # --- the console: a read model, and commands ---------------------------------------

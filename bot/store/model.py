@@ -17,6 +17,7 @@ from bot.vocabulary import (
     EndReason,
     EventKind,
     Moment,
+    PaymentStatus,
     ReplySource,
     SessionState,
     Stage,
@@ -296,3 +297,21 @@ class BulkRows:
     exchanges: Sequence[tuple[object, ...]] = ()
     responses: Sequence[tuple[object, ...]] = ()
     events: Sequence[tuple[object, ...]] = ()
+
+
+@dataclass(frozen=True)
+class PaymentRecord:
+    """A recruited participant's payment record (``ozlab export payments``): the platform
+    id still sealed, how their part ended, and when they arrived and were last active."""
+
+    study_id: str
+    platform: str
+    platform_key: str
+    status: PaymentStatus
+    arrived_at: float
+    last_at: float
+
+    @property
+    def seconds(self) -> float:
+        """The time they gave the study."""
+        return max(0.0, self.last_at - self.arrived_at)

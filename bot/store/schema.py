@@ -248,4 +248,32 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (study_id, system_id)
     );
     """,
+    # 9: recruitment (issue 13): single-use invitation codes, and a payment record per
+    # participant from a platform (Prolific): the platform id sealed with the study secret,
+    # how their part ended and the time they gave. A withdrawal erases the participant; the
+    # triggers keep the payment record (unlinked, 'withdrawn') and the code spent.
+    """
+    CREATE TABLE invitations (
+        code       TEXT PRIMARY KEY,
+        created_at REAL NOT NULL,
+        used_by    TEXT,   -- the participant who took it; '' once they withdrew; NULL: free
+        used_at    REAL
+    );
+    CREATE TABLE payments (
+        id             INTEGER PRIMARY KEY,
+        participant_id TEXT UNIQUE,     -- NULL once the participant withdrew (erased)
+        study_id       TEXT NOT NULL,
+        platform       TEXT NOT NULL,   -- prolific
+        platform_key   TEXT NOT NULL,   -- the platform id, sealed: never stored in the clear
+        arrived_at     REAL NOT NULL,
+        last_at        REAL NOT NULL,   -- their last activity: time given = last_at - arrived_at
+        status         TEXT NOT NULL    -- started | completed | screened_out | declined |
+                                        -- timed_out | withdrawn
+    );
+    CREATE TRIGGER payment_kept_on_withdrawal AFTER DELETE ON participants BEGIN
+        UPDATE payments SET status = 'withdrawn', participant_id = NULL
+            WHERE participant_id = OLD.id;
+        UPDATE invitations SET used_by = '' WHERE used_by = OLD.id;
+    END;
+    """,
 )

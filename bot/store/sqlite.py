@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from bot.engine import effects as fx
 from bot.errors import StoreError
-from bot.store import applying, erasure, loading, reads
+from bot.store import applying, erasure, loading, reads, recruiting
 from bot.store.applying import Tx
 from bot.store.backup import take_backup
 from bot.store.connection import (
@@ -48,6 +48,7 @@ from bot.store.model import (
     ImportedAnswer,
     ImportOutcome,
     LiveParticipant,
+    PaymentRecord,
     SessionRecord,
     SnapshotInfo,
     SnapshotSink,
@@ -57,7 +58,7 @@ from bot.store.model import (
     Transcript,
 )
 from bot.store.snapshot import read_snapshot
-from bot.vocabulary import CommandKind, CommandOutcome, Gate, GateScope, Origin
+from bot.vocabulary import CommandKind, CommandOutcome, Gate, GateScope, Invitation, Origin
 
 log = logging.getLogger(__name__)
 
@@ -350,6 +351,18 @@ class SqliteStore:
                 applying.apply(tx, "", "", record, now)
 
         await self._write(job)
+
+    async def check_invitation(self, code: str | None, participant_id: str) -> Invitation:
+        return await self._read(lambda c: recruiting.check_invitation(c, code, participant_id))
+
+    # --- recruitment --------------------------------------------------------------------
+
+    async def add_invitations(self, codes: Sequence[str]) -> list[str]:
+        now = self._clock()
+        return await self._write(lambda tx: recruiting.add_invitations(tx.conn, codes, now))
+
+    async def payments(self) -> list[PaymentRecord]:
+        return await self._read(recruiting.payments)
 
     # --- the console --------------------------------------------------------------------
 

@@ -7,10 +7,11 @@ from dataclasses import replace
 
 from bot.engine import effects as fx
 from bot.engine import events as ev
+from bot.engine import recruitment
 from bot.engine.common import Phase, Result, Transition, stale_tap, texts_of
 from bot.engine.context import Context
 from bot.engine.journey import Journey, Stage
-from bot.vocabulary import EventKind
+from bot.vocabulary import EventKind, PaymentStatus
 from scenarios.models import StudyBundle
 
 TRANSITIONS = (
@@ -19,19 +20,22 @@ TRANSITIONS = (
 
 
 def finish(bundle: StudyBundle, journey: Journey) -> Result:
-    thanks = fx.Send(texts_of(bundle, journey).thanks)
+    """Thanks, and a recruited participant's completion code."""
+    texts = texts_of(bundle, journey)
     return replace(journey, stage=Stage.FINISHED), [
         fx.RecordEvent(EventKind.STUDY_COMPLETED),
-        thanks,
+        fx.Send(texts.thanks),
+        *recruitment.ending(bundle, texts, PaymentStatus.COMPLETED),
     ]
 
 
 def release(bundle: StudyBundle, journey: Journey) -> Result:
-    """Screened out: thanked and released."""
-    sorry = fx.Send(texts_of(bundle, journey).not_eligible)
+    """Screened out: thanked and released (with the platform's code for it, if any)."""
+    texts = texts_of(bundle, journey)
     return replace(journey, stage=Stage.INELIGIBLE), [
         fx.RecordEvent(EventKind.NOT_ELIGIBLE),
-        sorry,
+        fx.Send(texts.not_eligible),
+        *recruitment.ending(bundle, texts, PaymentStatus.SCREENED_OUT),
     ]
 
 
@@ -41,9 +45,9 @@ def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Res
     if isinstance(event, ev.ButtonTapped):
         return stale_tap(ctx.bundle, journey)
     if isinstance(event, ev.PARTICIPANT_EVENTS):
-        answer = {
-            Stage.CLOSED: texts.abandoned_closed,
-            Stage.INELIGIBLE: texts.not_eligible,
-        }.get(journey.stage, texts.finished)
-        return journey, [fx.Send(answer)]
+        answer, status = {
+            Stage.CLOSED: (texts.abandoned_closed, PaymentStatus.TIMED_OUT),
+            Stage.INELIGIBLE: (texts.not_eligible, PaymentStatus.SCREENED_OUT),
+        }.get(journey.stage, (texts.finished, PaymentStatus.COMPLETED))
+        return journey, [fx.Send(answer), *recruitment.code_message(ctx.bundle, texts, status)]
     return journey, []

@@ -4,9 +4,11 @@ Declining ends here (``/start`` shows the agreement again); accepting moves on."
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import assert_never
 
 from bot.engine import effects as fx
 from bot.engine import events as ev
+from bot.engine import recruitment
 from bot.engine.callbacks import ConsentTap
 from bot.engine.common import (
     CONSENT_NO,
@@ -22,13 +24,13 @@ from bot.engine.common import (
 )
 from bot.engine.context import Context
 from bot.engine.journey import Journey, Stage
-from bot.vocabulary import Consent
+from bot.vocabulary import Consent, Invitation, PaymentStatus
 from scenarios.models import StudyBundle
 
 DECLINED = "declined"
 TRANSITIONS = (
-    Transition("[*]", "[*]", "/start [code missing or wrong] / explain"),
-    Transition(Phase.CONSENT, DECLINED, "I do not agree / RecordConsent(declined)"),
+    Transition("[*]", "[*]", "/start [code missing, unknown or used by another] / explain"),
+    Transition(Phase.CONSENT, DECLINED, "I do not agree / RecordConsent(declined), code"),
     Transition(DECLINED, Phase.CONSENT, "/start"),
 )
 
@@ -36,18 +38,22 @@ TRANSITIONS = (
 def _agreement(bundle: StudyBundle, journey: Journey) -> list[Doing]:
     texts = texts_of(bundle, journey)
     buttons = (((texts.consent_accept, CONSENT_YES),), ((texts.consent_decline, CONSENT_NO),))
-    consent = f"{texts.consent}\n\n{texts.consent_withdraw_note}"  # the right to withdraw
+    note = recruitment.consent_note(bundle, texts)
+    consent = f"{texts.consent}\n\n{note}" if note else texts.consent
+    consent = f"{consent}\n\n{texts.consent_withdraw_note}"  # the right to withdraw
     agreement = fx.Send(consent, buttons, until=fx.Until.PHASE_END)
     return [fx.Send(texts.welcome), agreement]
 
 
 def first_contact(
-    bundle: StudyBundle, participant: str, event: ev.Event, now: float
+    ctx: Context, participant: str, event: ev.Event, now: float
 ) -> tuple[Journey | None, list[Doing]]:
     """Someone the study has never seen: welcomed, or told what is missing."""
+    bundle = ctx.bundle
     texts = texts_of(bundle, None)
     codes = bundle.study.invite_codes
-    if isinstance(event, ev.ButtonTapped) and codes:
+    needs_code = bool(codes) or ctx.invitation is not Invitation.NONE_HELD
+    if isinstance(event, ev.ButtonTapped) and needs_code:
         return None, [fx.Toast(), fx.Send(texts.invite_required)]
     if not isinstance(event, ev.PARTICIPANT_EVENTS):
         return None, []
@@ -56,10 +62,23 @@ def first_contact(
         participant, Stage.CONSENT, started_at=now, last_activity_at=now, language=start.language
     )
     texts = texts_of(bundle, journey)
-    if codes and start.code not in codes:
-        return None, [fx.Send(texts.invite_invalid if start.code else texts.invite_required)]
+    claim: list[Doing] = []
+    if needs_code and start.code not in codes:
+        match ctx.invitation:
+            case Invitation.FREE if start.code:
+                claim = [fx.ClaimInvitation(start.code)]
+            case Invitation.YOURS:
+                pass
+            case Invitation.TAKEN:
+                return None, [fx.Send(texts.invite_used)]
+            case Invitation.NONE_HELD | Invitation.UNKNOWN | Invitation.FREE:
+                missing = texts.invite_invalid if start.code else texts.invite_required
+                return None, [fx.Send(missing)]
+            case _:
+                assert_never(ctx.invitation)
     toast: list[Doing] = [fx.Toast()] if isinstance(event, ev.ButtonTapped) else []
-    return journey, [*toast, *_agreement(bundle, journey)]
+    recruited = recruitment.arrival(bundle, start.platform_key)
+    return journey, [*toast, *claim, *recruited, *_agreement(bundle, journey)]
 
 
 def _on_consent(bundle: StudyBundle, journey: Journey, event: ev.Event) -> Result:
@@ -76,6 +95,7 @@ def _on_consent(bundle: StudyBundle, journey: Journey, event: ev.Event) -> Resul
             fx.RecordConsent(Consent.DECLINED),
             *removed,
             fx.Send(texts.declined),
+            *recruitment.ending(bundle, texts, PaymentStatus.DECLINED),
         ]
     if isinstance(event, ev.StartCommand):
         return journey, _agreement(bundle, journey)

@@ -1,0 +1,82 @@
+"""Recruitment platforms (Prolific and the like): the ``/start`` payload that carries a
+participant's platform id, and the code each way of ending earns.
+
+The study's link is ``https://t.me/BOT?start=pid_<PLATFORM_ID>`` (Telegram allows 64
+characters of ``A-Za-z0-9_-``). The runner seals the id before the engine sees it; the
+engine only decides what is recorded and which code is shown.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bot.engine import effects as fx
+from bot.vocabulary import PaymentStatus
+from scenarios.models import Recruitment, StudyBundle, Texts
+
+PAYLOAD_PREFIX = "pid_"
+_PAYLOAD = re.compile(r"pid_([A-Za-z0-9_-]{1,60})")
+_PLATFORM_NAMES = {"prolific": "Prolific"}
+
+
+def platform_id(payload: str | None) -> str | None:
+    """The platform id in a ``/start`` payload of the form ``pid_<id>``, else None."""
+    found = _PAYLOAD.fullmatch(payload or "")
+    return found.group(1) if found else None
+
+
+def platform_name(recruitment: Recruitment) -> str:
+    return _PLATFORM_NAMES.get(recruitment.platform, recruitment.platform)
+
+
+def return_link(recruitment: Recruitment, code: str) -> str:
+    return recruitment.return_link.replace("{code}", code)
+
+
+def code_for(recruitment: Recruitment, status: PaymentStatus) -> str | None:
+    """The code the study gives for this ending (None: it gives none)."""
+    match status:
+        case PaymentStatus.COMPLETED:
+            return recruitment.completion_code
+        case PaymentStatus.SCREENED_OUT:
+            return recruitment.screened_out_code
+        case PaymentStatus.DECLINED:
+            return recruitment.declined_code
+        case PaymentStatus.TIMED_OUT:
+            return recruitment.timed_out_code
+        case PaymentStatus.STARTED | PaymentStatus.WITHDRAWN:
+            return None
+
+
+def ending(bundle: StudyBundle, texts: Texts, status: PaymentStatus) -> list[fx.Effect]:
+    """The payment record's status and, where the study gives one, the code with the
+    platform's return link; nothing for a study without recruitment."""
+    if bundle.study.recruitment is None:
+        return []
+    return [fx.SetPaymentStatus(status), *code_message(bundle, texts, status)]
+
+
+def code_message(bundle: StudyBundle, texts: Texts, status: PaymentStatus) -> list[fx.Effect]:
+    """The code for this ending with the return link (again, for one who writes later)."""
+    recruitment = bundle.study.recruitment
+    code = code_for(recruitment, status) if recruitment is not None else None
+    if recruitment is None or code is None:
+        return []
+    name, link = platform_name(recruitment), return_link(recruitment, code)
+    return [fx.Send(texts.platform_code.format(platform=name, code=code, link=link))]
+
+
+def arrival(bundle: StudyBundle, platform_key: str | None) -> list[fx.Effect]:
+    """A newcomer's platform id (sealed), recorded for payment in a recruitment study."""
+    recruitment = bundle.study.recruitment
+    if recruitment is None or platform_key is None:
+        return []
+    return [fx.RecordRecruitment(recruitment.platform, platform_key)]
+
+
+def consent_note(bundle: StudyBundle, texts: Texts) -> str:
+    """What the consent says about the payment record kept after a withdrawal."""
+    recruitment = bundle.study.recruitment
+    if recruitment is None:
+        return ""
+    return texts.payment_note.format(platform=platform_name(recruitment))

@@ -1,0 +1,100 @@
+"""Invitation codes and payment records, inside the writer's or the reader's transaction.
+
+An invitation is used once: the first participant to start with it takes it (a
+conditional update, so two at once cannot both); the same participant may come back with
+it. A payment record holds a recruited participant's platform id only sealed; it follows
+their last activity while they take part and keeps how their part ended. Erasing the
+participant leaves it, unlinked, as ``withdrawn`` (a trigger of migration 9).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from bot.store.model import PaymentRecord
+from bot.vocabulary import Invitation, PaymentStatus
+
+
+def add_invitations(conn: sqlite3.Connection, codes: Sequence[str], now: float) -> list[str]:
+    """New codes (one already stored is left as it is); those that were new, in order."""
+    added: list[str] = []
+    for code in codes:
+        cursor = conn.execute(
+            "INSERT OR IGNORE INTO invitations (code, created_at) VALUES (?,?)", (code, now)
+        )
+        if cursor.rowcount:
+            added.append(code)
+    return added
+
+
+def check_invitation(conn: sqlite3.Connection, code: str | None, participant_id: str) -> Invitation:
+    """What ``code`` means for ``participant_id``; NONE_HELD when no code is stored."""
+    if conn.execute("SELECT 1 FROM invitations LIMIT 1").fetchone() is None:
+        return Invitation.NONE_HELD
+    if not code:
+        return Invitation.UNKNOWN
+    row = conn.execute("SELECT used_by FROM invitations WHERE code = ?", (code,)).fetchone()
+    if row is None:
+        return Invitation.UNKNOWN
+    if row[0] is None:
+        return Invitation.FREE
+    return Invitation.YOURS if row[0] == participant_id else Invitation.TAKEN
+
+
+def claim(conn: sqlite3.Connection, code: str, participant_id: str, now: float) -> None:
+    """Take a free code (a code already taken stays with whoever took it first)."""
+    conn.execute(
+        "UPDATE invitations SET used_by = ?, used_at = ? WHERE code = ? AND used_by IS NULL",
+        (participant_id, now, code),
+    )
+
+
+def begin_payment(
+    conn: sqlite3.Connection,
+    study_id: str,
+    participant_id: str,
+    platform: str,
+    platform_key: str,
+    now: float,
+) -> None:
+    """The payment record of a newcomer from a platform (the first arrival counts)."""
+    conn.execute(
+        "INSERT OR IGNORE INTO payments (participant_id, study_id, platform, platform_key,"
+        " arrived_at, last_at, status) VALUES (?,?,?,?,?,?,?)",
+        (participant_id, study_id, platform, platform_key, now, now, PaymentStatus.STARTED.value),
+    )
+
+
+def set_status(
+    conn: sqlite3.Connection, participant_id: str, status: PaymentStatus, now: float
+) -> None:
+    conn.execute(
+        "UPDATE payments SET status = ?, last_at = ? WHERE participant_id = ?",
+        (status.value, now, participant_id),
+    )
+
+
+def follow_activity(conn: sqlite3.Connection, participant_id: str, last_activity: float) -> None:
+    """Time given grows with the participant's activity while their part is open."""
+    conn.execute(
+        "UPDATE payments SET last_at = max(last_at, ?) WHERE participant_id = ? AND status = ?",
+        (last_activity, participant_id, PaymentStatus.STARTED.value),
+    )
+
+
+def payments(conn: sqlite3.Connection) -> list[PaymentRecord]:
+    return [
+        PaymentRecord(
+            study_id=str(study_id),
+            platform=str(platform),
+            platform_key=str(key),
+            status=PaymentStatus(status),
+            arrived_at=float(arrived),
+            last_at=float(last),
+        )
+        for study_id, platform, key, status, arrived, last in conn.execute(
+            "SELECT study_id, platform, platform_key, status, arrived_at, last_at"
+            " FROM payments ORDER BY id"
+        )
+    ]

@@ -1,0 +1,70 @@
+"""Invitation codes and payment records, as every store backend promises them: a code is
+taken once (the first participant keeps it), a payment record follows the participant's
+activity until their part ends and survives their erasure, unlinked, as withdrawn."""
+
+from __future__ import annotations
+
+from bot.engine import effects as fx
+from bot.store.interface import StudyStore
+from bot.store.model import ParticipantStatus
+from bot.vocabulary import Invitation, PaymentStatus, Stage
+from tests.store_contract.conftest import Clock, OpenStore
+from tests.store_contract.test_contract import step
+
+
+async def test_no_code_is_asked_for_while_the_store_holds_none(store: StudyStore) -> None:
+    assert await store.check_invitation("ANY", "p1") is Invitation.NONE_HELD
+    assert await store.check_invitation(None, "p1") is Invitation.NONE_HELD
+
+
+async def test_an_invitation_is_taken_once_and_kept_by_who_took_it(store: StudyStore) -> None:
+    assert await store.add_invitations(["A1", "B2"]) == ["A1", "B2"]
+    assert await store.add_invitations(["A1", "C3"]) == ["C3"]  # a stored code stays as it is
+    assert await store.check_invitation("A1", "p1") is Invitation.FREE
+    assert await store.check_invitation(None, "p1") is Invitation.UNKNOWN
+    assert await store.check_invitation("ZZ", "p1") is Invitation.UNKNOWN
+    await store.commit_step(step("p1", fx.ClaimInvitation("A1")))
+    await store.commit_step(step("p2", fx.ClaimInvitation("A1")))  # too late: p1 has it
+    assert await store.check_invitation("A1", "p1") is Invitation.YOURS
+    assert await store.check_invitation("A1", "p2") is Invitation.TAKEN
+    assert await store.check_invitation("B2", "p2") is Invitation.FREE
+
+
+async def test_a_payment_record_follows_activity_until_the_part_ends(
+    open_store: OpenStore,
+) -> None:
+    clock = Clock(100.0)
+    store = await open_store(clock)
+    await store.commit_step(step("p1", fx.RecordRecruitment("prolific", "sealed-id")))
+    await store.commit_step(step("p2"))  # not recruited: no record
+    await store.commit_step(step("p1", status=ParticipantStatus(Stage.DIALOGUE, 160.0)))
+    clock.now = 400.0
+    await store.commit_step(step("p1", fx.SetPaymentStatus(PaymentStatus.COMPLETED)))
+    await store.commit_step(step("p1", status=ParticipantStatus(Stage.FINISHED, 900.0)))
+    [record] = await store.payments()
+    assert (record.platform, record.platform_key, record.status) == (
+        "prolific",
+        "sealed-id",
+        PaymentStatus.COMPLETED,
+    )
+    assert (record.arrived_at, record.last_at, record.seconds) == (100.0, 400.0, 300.0)
+
+
+async def test_an_erased_participant_keeps_an_unlinked_payment_record(
+    open_store: OpenStore,
+) -> None:
+    clock = Clock(100.0)
+    store = await open_store(clock)
+    await store.add_invitations(["A1"])
+    await store.commit_step(
+        step("p1", fx.ClaimInvitation("A1"), fx.RecordRecruitment("prolific", "sealed-id"))
+    )
+    await store.commit_step(step("p1", status=ParticipantStatus(Stage.DIALOGUE, 250.0)))
+    await store.erase_participant("p1")
+    [record] = await store.payments()
+    assert (record.platform_key, record.status, record.seconds) == (
+        "sealed-id",
+        PaymentStatus.WITHDRAWN,
+        150.0,
+    )
+    assert await store.check_invitation("A1", "p1") is Invitation.TAKEN  # spent, nobody's

@@ -1,0 +1,101 @@
+"""Recruitment in the pure engine: which invitation lets a newcomer in, what is recorded for
+payment, and which code each ending shows."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.engine import effects as fx
+from bot.engine import events as ev
+from bot.engine.common import CONSENT_NO
+from bot.engine.context import Context
+from bot.engine.flow import step
+from bot.engine.phases import closing
+from bot.engine.recruitment import platform_id
+from bot.vocabulary import Invitation, PaymentStatus, Stage
+from scenarios.models import Recruitment, Timing
+from tests.test_engine import in_dialogue, make_bundle, of, run
+
+RECRUITMENT = Recruitment(completion_code="DONE1", timed_out_code="LATE2")
+
+
+def sends(result: object) -> list[str]:
+    return [e.text for e in of(result.effects, fx.Send)]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("payload", "found"),
+    [("pid_5f1a2b3c", "5f1a2b3c"), ("pid_", None), ("lab42", None), (None, None)],
+)
+def test_the_payload_form(payload: str | None, found: str | None) -> None:
+    assert platform_id(payload) == found
+
+
+@pytest.mark.parametrize(
+    ("invitation", "code", "welcome", "answer"),
+    [
+        (Invitation.FREE, "K1", True, ""),
+        (Invitation.YOURS, "K1", True, ""),
+        (Invitation.TAKEN, "K1", False, "already been used"),
+        (Invitation.UNKNOWN, "K9", False, "not valid"),
+        (Invitation.UNKNOWN, None, False, "needs an invitation code"),
+    ],
+)
+def test_single_use_invitations(
+    invitation: Invitation, code: str | None, welcome: bool, answer: str
+) -> None:
+    bundle = make_bundle()
+    context = Context(bundle, invitation=invitation)
+    result = step(bundle, "p1", None, ev.StartCommand(code), 0.0, context)
+    assert (result.journey is not None) is welcome
+    claims = of(result.effects, fx.ClaimInvitation)
+    assert claims == ([fx.ClaimInvitation("K1")] if invitation is Invitation.FREE else [])
+    if answer:
+        assert answer in sends(result)[0]
+
+
+def test_codes_listed_in_the_study_still_let_anyone_in() -> None:
+    bundle = make_bundle(invite_codes=("lab42",))
+    for participant in ("p1", "p2"):
+        context = Context(bundle, invitation=Invitation.UNKNOWN)
+        result = step(bundle, participant, None, ev.StartCommand("lab42"), 0.0, context)
+        assert result.journey is not None and not of(result.effects, fx.ClaimInvitation)
+
+
+def test_a_recruited_newcomer_is_recorded_sealed_and_told_what_is_kept() -> None:
+    bundle = make_bundle(recruitment=RECRUITMENT)
+    result = run(bundle, None, ev.StartCommand(platform_key="sealed"))
+    assert of(result.effects, fx.RecordRecruitment) == [fx.RecordRecruitment("prolific", "sealed")]
+    assert "keep only your Prolific ID" in sends(result)[-1]
+    assert "sealed" not in result.journey.to_json()  # type: ignore[union-attr]
+    plain = run(make_bundle(), None, ev.StartCommand(platform_key="sealed"))
+    assert not of(plain.effects, fx.RecordRecruitment) and "Prolific" not in sends(plain)[-1]
+
+
+def test_declining_without_a_declined_code_only_sets_the_status() -> None:
+    bundle = make_bundle(recruitment=RECRUITMENT)
+    journey = run(bundle, None, ev.StartCommand()).journey
+    result = run(bundle, journey, ev.ButtonTapped(CONSENT_NO))
+    assert of(result.effects, fx.SetPaymentStatus) == [fx.SetPaymentStatus(PaymentStatus.DECLINED)]
+    assert not any("Prolific" in text for text in sends(result))
+
+
+def test_a_timed_out_participant_gets_the_timed_out_code() -> None:
+    timing = Timing(reminder_after=60, abandon_after=600, close_abandoned=True)
+    bundle = make_bundle(recruitment=RECRUITMENT, timing=timing)
+    closed = run(bundle, in_dialogue(bundle), ev.Tick(), 601.0)
+    assert closed.journey.stage is Stage.CLOSED  # type: ignore[union-attr]
+    assert of(closed.effects, fx.SetPaymentStatus) == [fx.SetPaymentStatus(PaymentStatus.TIMED_OUT)]
+    [code] = [text for text in sends(closed) if "LATE2" in text]
+    assert "https://app.prolific.com/submissions/complete?cc=LATE2" in code
+
+
+def test_a_screened_out_participant_gets_the_screened_out_code() -> None:
+    recruitment = RECRUITMENT.model_copy(update={"screened_out_code": "SCREEN3"})
+    bundle = make_bundle(recruitment=recruitment)
+    journey = run(bundle, None, ev.StartCommand()).journey
+    assert journey is not None
+    released, effects = closing.release(bundle, journey)
+    assert released.stage is Stage.INELIGIBLE
+    assert fx.SetPaymentStatus(PaymentStatus.SCREENED_OUT) in effects
+    assert any(isinstance(e, fx.Send) and "cc=SCREEN3" in e.text for e in effects)
