@@ -137,3 +137,29 @@ async def test_two_newcomers_with_one_code_at_once_let_one_in(
     refused = [p for p in racers if "already been used" in p.messages[-1].text]
     assert (len(welcomed), len(refused)) == (1, 3)
     assert len(bot.participants()) == 1
+
+
+async def test_a_withdrawn_participant_is_listed_with_the_time_given_and_nothing_else(
+    emulator: BotApiEmulator,
+    start_bot: StartBot,
+    hmd: StudyBundle,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    bot = await start_bot(recruiting(hmd))
+    p = emulator.participant(703)
+    await p.send_text(f"/start pid_{PROLIFIC_PID}")
+    await p.wait_for_text("Privacy agreement")
+    await p.tap(text="I agree")
+    await p.wait_for_text("Your task")
+    await p.send_text("/withdraw")
+    await p.wait_for_text("Do you want to withdraw")
+    await p.tap(text="Yes, withdraw and erase")
+    await p.wait_for_text("You have withdrawn")
+    await bot.stop()
+
+    assert bot.participants() == [] and bot.sessions() == []
+    [row] = await export_payments(bot.db, tmp_path / "payments.csv", monkeypatch)
+    assert (row["platform_id"], row["status"]) == (PROLIFIC_PID, "withdrawn")
+    assert float(row["minutes"]) >= 0
+    assert PROLIFIC_PID.encode() not in database_bytes(bot.db)
