@@ -92,6 +92,11 @@ class StudyData:
     withdrawals: tuple[tuple[str, str, int], ...] = ()
     """(study, system or '' for the whole study, count): participants who withdrew and were
     erased (GDPR art. 17). Nothing else of theirs is left, so only this count tells of them."""
+    commands: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(SNAPSHOT_COLUMNS["commands"]))
+    )
+    """The experimenters' commands from the console, as written, with what the bot made of
+    them (applied, expired, rejected; none yet): the log behind the wizard's actions."""
 
     @property
     def bundle(self) -> StudyBundle | None:
@@ -355,6 +360,7 @@ def _assemble(
     responses: pd.DataFrame,
     events: pd.DataFrame,
     participants: pd.DataFrame,
+    commands: pd.DataFrame,
     definitions: list[tuple[str, str]],
     withdrawals: tuple[tuple[str, str, int], ...],
     version: int,
@@ -397,4 +403,5 @@ def _assemble(
             for study_id, definition in definitions  # oldest first: the latest wins
         },
         withdrawals=withdrawals,
+        commands=commands,
     )

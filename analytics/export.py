@@ -36,7 +36,7 @@ from analytics.data import NUMERIC_TYPES, StudyData, load_study_data
 from analytics.progress import steps
 from analytics.selecting import select_study
 from bot.errors import StudyDataError
-from bot.vocabulary import EventKind, Moment
+from bot.vocabulary import CommandKind, EventKind, Moment
 
 FORMATS = ("csv", "parquet", "sav")
 
@@ -212,6 +212,22 @@ WIZARD_KINDS = {
     EventKind.STARTED_BY_WIZARD: "a wizard started a participant held after consent",
     EventKind.AUTO_SENT: "a reply held for a wizard went out on its own after the wait",
 }
+COMMANDS = [
+    Column("command_id", "integer", "one command an experimenter wrote in the console"),
+    *_time("at", "when it was written"),
+    Column("wizard", "string", "the experimenter who wrote it"),
+    Column("kind", "string", ", ".join(kind.value for kind in CommandKind)),
+    _SESSION,
+    Column("payload", "string", "what came with it, as JSON (a text, a reason, a gate)"),
+    *_time("applied_at", "when the bot dealt with it (empty: not yet)"),
+    Column(
+        "outcome",
+        "string",
+        "applied; expired: no longer possible when the bot came to it (the session ended,"
+        " another wizard was first); rejected: it never could be; empty: not dealt with yet",
+    ),
+]
+
 WIZARD_ACTIONS = [
     Column("event_id", "string", "one wizard action, as the bot logged it when it applied it"),
     _PARTICIPANT,
@@ -314,7 +330,7 @@ def export_study(
         )
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    with steps(9 if wide else 8, "Export") as step:
+    with steps(10 if wide else 9, "Export") as step:
         step("reading the database")
         data = select_study(load_study_data(db), study)
         written = []
@@ -335,6 +351,7 @@ def tables(data: StudyData, *, wide: bool = False) -> dict[str, Table]:
         "exchanges": Table(exchanges, EXCHANGES),
         "responses": Table(responses, RESPONSES),
         "wizard_actions": Table(wizard_actions(data), WIZARD_ACTIONS),
+        "commands": Table(_timed(data.commands, ("at", "applied_at")), COMMANDS),
         "codebook": Table(codebook(data), CODEBOOK),
         "codebook_values": Table(
             data.choices.rename(columns={"position": "order"}), CODEBOOK_VALUES

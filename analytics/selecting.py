@@ -61,6 +61,9 @@ def select_study(data: StudyData, study_id: str | None) -> StudyData:
         items = items[items["questionnaire_id"].isin(instruments)].reset_index(drop=True)
         choices = choices[choices["questionnaire_id"].isin(instruments)].reset_index(drop=True)
     exchanges = data.exchanges[data.exchanges["session_id"].astype(object).isin(session_ids)]
+    about = data.commands["session_id"].astype(object)
+    # A command about no session gates a system or a whole study: kept with every study.
+    commands = data.commands[about.isin(session_ids) | about.isna()]
     return replace(
         data,
         sessions=sessions.reset_index(drop=True),
@@ -68,6 +71,7 @@ def select_study(data: StudyData, study_id: str | None) -> StudyData:
         responses=of_members(data.responses),
         events=of_members(data.events),
         participants=participants,
+        commands=commands.reset_index(drop=True),
         items=items,
         choices=choices,
         bundles={study_id: bundle} if bundle is not None else {},

@@ -25,6 +25,8 @@ from bot.store.model import StepCommit
 from bot.store.sqlite import open_store
 from bot.vocabulary import (
     AnswerStatus,
+    CommandKind,
+    CommandOutcome,
     Consent,
     EndReason,
     EventKind,
@@ -386,7 +388,7 @@ def test_two_runs_give_the_same_bytes(
             export_study(paper_db, tmp_path / run / fmt, fmt=fmt, wide=True)
         runs.append({p.relative_to(tmp_path / run): hashlib.sha256(p.read_bytes()).hexdigest()
                      for p in sorted((tmp_path / run).rglob("*.*"))})  # fmt: skip
-    assert runs[0] == runs[1] and len(runs[0]) == 3 * 8
+    assert runs[0] == runs[1] and len(runs[0]) == 3 * 9  # nine tables in three formats
     _, meta = pyreadstat.read_sav(tmp_path / "first" / "sav" / "sessions.sav")
     assert meta.creation_time == datetime(2026, 1, 1, 0, 0, 0)
 
@@ -397,3 +399,24 @@ def test_stamping_refuses_a_file_that_is_not_spss(tmp_path: Path) -> None:
     with pytest.raises(StudyDataError, match="not an SPSS file"):
         stamp_sav(other, datetime(2026, 1, 1, tzinfo=UTC))
     assert other.read_bytes() == b"PAR1" + bytes(200)
+
+
+def test_the_command_log_is_exported_with_what_the_bot_made_of_each(tmp_path: Path) -> None:
+    db = tmp_path / "study.sqlite"
+
+    async def write() -> None:
+        store = await open_store(db)
+        try:
+            note = await store.append_command("ada", CommandKind.NOTE, "p1-1", {"text": "typo"})
+            gate = await store.append_command("ada", CommandKind.GATE, None, {"scope": "x:y"})
+            await store.settle([fx.RecordCommand(gate, CommandOutcome.REJECTED)])
+            assert note != gate
+        finally:
+            await store.close()
+
+    asyncio.run(write())
+    export_study(db, tmp_path / "out")
+    rows = pd.read_csv(tmp_path / "out" / "commands.csv")
+    assert list(rows["kind"]) == ["note", "gate"] and list(rows["wizard"]) == ["ada", "ada"]
+    assert rows["outcome"].isna().tolist() == [True, False] and rows["outcome"][1] == "rejected"
+    assert '"typo"' in rows["payload"][0] and rows["session_id"][0] == "p1-1"

@@ -261,6 +261,9 @@ SNAPSHOT_COLUMNS: Mapping[str, tuple[str, ...]] = {
     "participants": (
         "participant_id", "study_id", "consent", "consent_at", "created_at", "updated_at",
     ),
+    "commands": (
+        "command_id", "at", "wizard", "kind", "session_id", "payload", "applied_at", "outcome",
+    ),
 }
 """The tables of a snapshot and their columns, in order: every row a sink gets has these."""
 # fmt: on

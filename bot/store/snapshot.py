@@ -23,6 +23,7 @@ _ID = {
     "responses": "response_id",
     "events": "event_id",
     "participants": "participant_id",
+    "commands": "command_id",
 }
 _ORDER = {
     "sessions": "started_at, id",
@@ -30,6 +31,7 @@ _ORDER = {
     "responses": "id",
     "events": "id",
     "participants": "created_at, id",
+    "commands": "id",
 }
 
 
