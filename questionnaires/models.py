@@ -9,7 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 Loc = tuple[str | int, ...]
@@ -210,10 +217,101 @@ ClosedItem = ScaleItem | YesNoItem | ThumbsItem | ChoiceItem
 """Items answered with one tap."""
 
 
+class ItemText(_Model):
+    """An item's words in another language; what is not given stays as written."""
+
+    text: str | None = None
+    help: str | None = None
+    examples: tuple[str, ...] | None = None
+    labels: dict[int, str] = {}
+    """Scale items: point → label."""
+    options: dict[int | str, str] = {}
+    """Choice items: option value → label."""
+    yes: str | None = None
+    no: str | None = None
+
+    def applied_to(self, item: Item) -> Item:
+        """``item`` in these words (its ids, values and scoring unchanged)."""
+        update: dict[str, object] = {
+            key: value
+            for key, value in (
+                ("text", self.text),
+                ("help", self.help),
+                ("examples", self.examples),
+            )
+            if value is not None
+        }
+        if isinstance(item, ScaleItem) and self.labels:
+            update["labels"] = {**item.labels, **self.labels}
+        if isinstance(item, ChoiceItem | MultiChoiceItem) and self.options:
+            words = {str(value): label for value, label in self.options.items()}
+            update["options"] = tuple(
+                o.model_copy(update={"label": words.get(str(o.value), o.label)})
+                for o in item.options
+            )
+        if isinstance(item, YesNoItem):
+            update |= {k: v for k, v in (("yes", self.yes), ("no", self.no)) if v is not None}
+        return item.model_copy(update=update)
+
+    def problems(self, item: Item) -> list[tuple[Loc, str, object]]:
+        """Words for what ``item`` does not have: (field, message, value), for the file."""
+        found: list[tuple[Loc, str, object]] = []
+        points = set(item.labels) if isinstance(item, ScaleItem) else set()
+        for point in self.labels:
+            if point not in points:
+                found.append((("labels", point), f"{item.id!r} has no scale point {point}", point))
+        values = (
+            {str(o.value) for o in item.options}
+            if isinstance(item, ChoiceItem | MultiChoiceItem)
+            else set()
+        )
+        for value in self.options:
+            if str(value) not in values:
+                found.append((("options", value), f"{item.id!r} has no option {value!r}", value))
+        for key in ("yes", "no"):
+            if getattr(self, key) is not None and not isinstance(item, YesNoItem):
+                found.append(((key,), f"{item.id!r} is not a yes_no item", key))
+        return found
+
+    def missing(self, item: Item) -> list[str]:
+        """What of ``item`` a reader would still see untranslated."""
+        gaps = [] if self.text else ["text"]
+        if item.help and not self.help:
+            gaps.append("help")
+        if item.examples and self.examples is None:
+            gaps.append("examples")
+        if isinstance(item, ScaleItem) and set(item.labels) - set(self.labels):
+            gaps.append("labels")
+        if isinstance(item, ChoiceItem | MultiChoiceItem):
+            given = {str(v) for v in self.options}
+            if any(str(o.value) not in given for o in item.options):
+                gaps.append("options")
+        if isinstance(item, YesNoItem):
+            gaps += [key for key in ("yes", "no") if getattr(self, key) is None]
+        return gaps
+
+
+class QuestionnaireText(_Model):
+    """A questionnaire's words in another language, items by id."""
+
+    title: str | None = None
+    intro: str | None = None
+    items: dict[str, ItemText] = {}
+
+
 class Questionnaire(_Model):
     id: str = Field(min_length=1, max_length=64)
     title: str
     intro: str | None = None
+    """Said once before the first item (after the study's own words for the moment)."""
+    language: str = Field(default="en", pattern=r"^[a-z]{2,3}$")
+    """The language the file is written in."""
+    translations: dict[str, QuestionnaireText] = {}
+    """Language code → the title, intro and items' words in that language; participants
+    whose Telegram uses it see them where the study is offered in it."""
+    _translated: dict[str, tuple[Questionnaire, Questionnaire]] = PrivateAttr(default_factory=dict)
+    """(original, translated copy) per language, made once (the engine asks for an item's
+    words at every step); the original is named because ``model_copy`` shares this dict."""
     items: tuple[Item, ...] = Field(min_length=1)
     randomize: bool = False
     """Items in a new order for each participant (the seed is stored); conditional items
@@ -261,5 +359,57 @@ class Questionnaire(_Model):
             raise error_at("Questionnaire", problems)
         return self
 
+    @model_validator(mode="after")
+    def _translations_fit(self) -> Questionnaire:
+        """Translated words must belong to an item, point or option this file has."""
+        by_id = {item.id: item for item in self.items}
+        problems: list[tuple[Loc, str, object]] = []
+        for code, words in self.translations.items():
+            if code == self.language:
+                message = f"{code!r} is this questionnaire's own language: change the words"
+                problems.append((("translations", code), message, code))
+            for item_id, item_words in words.items.items():
+                base: Loc = ("translations", code, "items", item_id)
+                item = by_id.get(item_id)
+                if item is None:
+                    problems.append((base, f"no item {item_id!r} here", item_id))
+                    continue
+                problems += [(base + loc, m, v) for loc, m, v in item_words.problems(item)]
+        if problems:
+            raise error_at("Questionnaire", problems)
+        return self
+
     def item(self, item_id: str) -> Item:
         return next(item for item in self.items if item.id == item_id)
+
+    def in_language(self, language: str) -> Questionnaire:
+        """This questionnaire in ``language`` where it has words for it, else as written."""
+        words = self.translations.get(language)
+        if words is None:
+            return self
+        cached = self._translated.get(language)
+        if cached is not None and cached[0] is self:
+            return cached[1]
+        items = tuple(
+            words.items[item.id].applied_to(item) if item.id in words.items else item
+            for item in self.items
+        )
+        update: dict[str, object] = {"items": items}
+        update |= {k: v for k, v in (("title", words.title), ("intro", words.intro)) if v}
+        translated = self.model_copy(update=update)
+        self._translated[language] = (self, translated)
+        return translated
+
+    def missing_in(self, language: str) -> list[str]:
+        """What a participant in ``language`` would still read as written: "title",
+        "intro", "<item id> text", ... (nothing when ``language`` is the file's own)."""
+        if language == self.language:
+            return []
+        words = self.translations.get(language, QuestionnaireText())
+        gaps = [] if words.title else ["title"]
+        if self.intro and not words.intro:
+            gaps.append("intro")
+        for item in self.items:
+            item_words = words.items.get(item.id, ItemText())
+            gaps += [f"{item.id} {gap}" for gap in item_words.missing(item)]
+        return gaps

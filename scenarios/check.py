@@ -19,7 +19,9 @@ from pathlib import Path
 from questionnaires.models import Condition, Questionnaire
 from scenarios.check_systems import system_problems
 from scenarios.loading import StudyError, load_study, study_document
-from scenarios.models import Scenario, StudyBundle
+from scenarios.models import Scenario, ScenarioText, StudyBundle, Texts
+from scenarios.sentences import catalogue
+from scenarios.sentences import languages as sentence_languages
 
 
 def _count(number: int, noun: str) -> str:
@@ -109,9 +111,62 @@ def summary(bundle: StudyBundle) -> str:
     lines.extend(_scenario(bundle, bundle.scenario(s)) for s in study.scenarios)
     if study.post_study:
         lines.append(f"after the study: {', '.join(study.post_study)}")
-    if study.translations:
-        lines.append(f"languages: {study.language}, {', '.join(study.translations)}")
+    languages = bundle.languages()
+    if len(languages) > 1:
+        lines.append(f"languages: {', '.join(languages)}")
+    for code, gaps in missing_translations(bundle).items():
+        lines.append(
+            f"missing in {code}: " + "; ".join(gaps) if gaps else f"{code}: all translated"
+        )
     return "\n  ".join(lines)
+
+
+_SCENARIO_WORDS = ("title", "brief", "opening_line", "closing_line")
+
+
+def missing_translations(bundle: StudyBundle) -> dict[str, list[str]]:
+    """For every language the study is offered in (its own included when an instrument is
+    written in another), what a participant in it would still read in another language:
+    "texts: welcome, consent", "scenario s1: brief", "questionnaire q: idial.s1 text"."""
+    study = bundle.study
+    written = study.texts.model_fields_set
+    languages = bundle.languages()
+    found: dict[str, list[str]] = {}
+    for code in languages:
+        gaps: list[str] = []
+        if code != study.language:
+            sentences = study.translations.get(code, {})
+            own = [f for f in Texts.model_fields if f in written and f not in sentences]
+            if own:
+                gaps.append("texts: " + ", ".join(own))
+            defaults = catalogue(code)
+            bare = [
+                f
+                for f in Texts.model_fields
+                if f not in written and f not in sentences and f not in defaults
+            ]
+            if bare and defaults:
+                gaps.append(f"scenarios/texts/{code}.yaml lacks " + ", ".join(bare))
+            elif bare:
+                gaps.append(
+                    f"the bot's default sentences: ozlab ships them in "
+                    f"{', '.join(sentence_languages())}; add scenarios/texts/{code}.yaml, or "
+                    f"translations.{code} for all {len(bare)}"
+                )
+            for scenario_id in study.scenarios:
+                scenario = bundle.scenario(scenario_id)
+                words = scenario.translations.get(code, ScenarioText())
+                missing = [
+                    f for f in _SCENARIO_WORDS if getattr(scenario, f) and not getattr(words, f)
+                ]
+                if missing:
+                    gaps.append(f"scenario {scenario_id}: " + ", ".join(missing))
+        for questionnaire in bundle.questionnaires.values():
+            if missing := questionnaire.missing_in(code):
+                gaps.append(f"questionnaire {questionnaire.id}: " + ", ".join(missing))
+        if gaps or code != study.language:
+            found[code] = gaps
+    return found
 
 
 def check(ref: str | Path, env: Mapping[str, str] | None = None) -> None:

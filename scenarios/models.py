@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from questionnaires.models import Questionnaire, error_at, repeated_ids
 from scenarios.durations import Seconds
+from scenarios.sentences import SOURCE, catalogue, code_of
 from scenarios.systems import SystemSpec
+
+_EN = catalogue(SOURCE)
+"""The English default sentences (``scenarios/texts/en.yaml``): ``Texts`` defaults."""
 
 
 class _Model(BaseModel):
@@ -179,103 +183,68 @@ class Texts(_Model):
 
     welcome: str
     consent: str
-    consent_accept: str = "I agree"
-    consent_decline: str = "I do not agree"
+    consent_accept: str = _EN["consent_accept"]
+    consent_decline: str = _EN["consent_decline"]
     declined: str
-    invite_required: str = "This study needs an invitation code: send /start followed by it."
-    invite_invalid: str = "That invitation code is not valid for this study."
-    invite_used: str = (
-        "That invitation code has already been used. Please ask the researcher for a new one."
-    )
-    platform_code: str = (
-        "Your code for {platform} is {code}. Open this link to return to {platform}: {link}"
-    )
-    payment_note: str = (
-        "You take part through {platform}. If you withdraw, we keep only your {platform} ID"
-        " and the time you spent, so that you can be paid for it."
-    )
-    brief_heading: str = "Your task"
-    brief_footer: str = (
-        "Chat with the assistant to complete the task. When you want to stop, send /done "
-        "or tap the button below."
-    )
-    finish_button: str = "Finish task"
-    consent_pending: str = "Please answer the agreement above first by tapping one of its buttons."
-    edit_ignored: str = "Edited messages are not passed on; please send a new message instead."
-    text_only: str = "Please send text messages only; I cannot read stickers, photos or voice."
-    resumed: str = "Welcome back! We continue where you left off."
-    reminder: str = "Are you still there? Just reply to continue where you left off."
-    abandoned_closed: str = "This session was closed after a long silence. Thank you for your time."
-    system_error: str = "Sorry, the assistant could not answer. Please send your message again."
-    system_slow: str = "Sorry, the assistant is taking long. Please send your message again."
-    wait_for_reply: str = "One moment please: the answer to your last message is on its way."
-    paused: str = "The session is paused for a moment. Please wait; we will continue shortly."
-    pause_over: str = "Thank you for waiting! You can continue now."
-    held: str = "Thank you! Please wait: the experimenter will start your session in a moment."
-    task_over: str = "This task is over."
-    questionnaire_intro: str = "Please rate the conversation you just had."
-    skip_button: str = "Skip"
-    done_button: str = "Done"
-    examples_button: str = "Examples"
-    type_your_answer: str = "(Type your answer, up to {limit} characters.)"
-    pick_options: str = "Please tap the options that apply, then Done."
-    pick_at_least_one: str = "Please choose at least one option."
-    not_eligible: str = (
-        "Thank you for your answers! This study is looking for other participants, so it "
-        "ends here for you."
-    )
-    tap_a_button: str = (
-        "Please tap one of the buttons above, or type a number from {low} to {high}."
-    )
-    text_too_long: str = "That is a bit long: please keep it under {limit} characters."
-    question_pending: str = "Please answer the question above first."
-    already_recorded: str = "Your answer was already recorded."
-    unknown_command: str = (
-        "I know two commands: /start shows where you are, /done finishes the task."
-        " Anything else you write goes to the assistant."
-    )
-    thanks: str = "Thank you for taking part!"
-    finished: str = "You have already completed this study. Thank you!"
-    declined_before: str = (
-        "You did not agree to take part. Send /start to read the agreement again."
-    )
-    withdraw_confirm: str = (
-        "Do you want to withdraw from the study? Everything you sent and answered here is "
-        "then erased for good and cannot be recovered."
-    )
-    withdraw_yes: str = "Yes, withdraw and erase"
-    withdraw_no: str = "No, continue"
-    withdrawn: str = (
-        "You have withdrawn. Erased: your messages and the assistant's replies, your "
-        "answers to questionnaires, your sessions, what the experimenters noted about them, "
-        "and your encrypted chat id. Only an anonymous count of withdrawals remains. Send "
-        "/start to take part again as a new participant."
-    )
-    withdraw_cancelled: str = "You are still taking part: nothing was erased."
-    nothing_to_withdraw: str = "Nothing about you is stored in this study."
-    consent_withdraw_note: str = (
-        "You can withdraw at any time with /withdraw: everything you sent is then erased."
-    )
-    help_not_started: str = "Send /start to read about the study and take part."
-    help_consent: str = "You are at the agreement above: tap one of its buttons to answer."
-    help_declined: str = "You did not agree to take part. Send /start to read the agreement again."
-    help_waiting: str = (
-        "Please wait: your tasks are being prepared, or an experimenter starts them."
-    )
-    help_dialogue: str = (
-        "You are on task {n} of {m}: chat with the assistant to complete it, and send /done "
-        "when you want to stop."
-    )
-    help_rating: str = "You are on task {n} of {m}: rate each row with the buttons under it."
-    help_questionnaire: str = "You are answering a questionnaire: tap a button or type your answer."
-    help_over: str = "Your part in this study is over. Thank you!"
-    help_commands: str = (
-        "Commands: /help shows this, /done finishes the current task, /withdraw leaves the "
-        "study and erases everything you sent."
-    )
-    command_help: str = "Where you are and what you can do"
-    command_done: str = "Finish the current task"
-    command_withdraw: str = "Leave the study and erase your data"
+    invite_required: str = _EN["invite_required"]
+    invite_invalid: str = _EN["invite_invalid"]
+    invite_used: str = _EN["invite_used"]
+    platform_code: str = _EN["platform_code"]
+    payment_note: str = _EN["payment_note"]
+    brief_heading: str = _EN["brief_heading"]
+    brief_footer: str = _EN["brief_footer"]
+    finish_button: str = _EN["finish_button"]
+    consent_pending: str = _EN["consent_pending"]
+    edit_ignored: str = _EN["edit_ignored"]
+    text_only: str = _EN["text_only"]
+    resumed: str = _EN["resumed"]
+    reminder: str = _EN["reminder"]
+    abandoned_closed: str = _EN["abandoned_closed"]
+    system_error: str = _EN["system_error"]
+    system_slow: str = _EN["system_slow"]
+    wait_for_reply: str = _EN["wait_for_reply"]
+    paused: str = _EN["paused"]
+    pause_over: str = _EN["pause_over"]
+    held: str = _EN["held"]
+    task_over: str = _EN["task_over"]
+    questionnaire_intro: str = _EN["questionnaire_intro"]
+    """Before the questionnaires after a task, about its conversation."""
+    post_study_intro: str = _EN["post_study_intro"]
+    """Before the questionnaires after the last task (the conversation is long gone)."""
+    skip_button: str = _EN["skip_button"]
+    done_button: str = _EN["done_button"]
+    examples_button: str = _EN["examples_button"]
+    type_your_answer: str = _EN["type_your_answer"]
+    pick_options: str = _EN["pick_options"]
+    pick_at_least_one: str = _EN["pick_at_least_one"]
+    not_eligible: str = _EN["not_eligible"]
+    tap_a_button: str = _EN["tap_a_button"]
+    text_too_long: str = _EN["text_too_long"]
+    question_pending: str = _EN["question_pending"]
+    already_recorded: str = _EN["already_recorded"]
+    unknown_command: str = _EN["unknown_command"]
+    thanks: str = _EN["thanks"]
+    finished: str = _EN["finished"]
+    declined_before: str = _EN["declined_before"]
+    withdraw_confirm: str = _EN["withdraw_confirm"]
+    withdraw_yes: str = _EN["withdraw_yes"]
+    withdraw_no: str = _EN["withdraw_no"]
+    withdrawn: str = _EN["withdrawn"]
+    withdraw_cancelled: str = _EN["withdraw_cancelled"]
+    nothing_to_withdraw: str = _EN["nothing_to_withdraw"]
+    consent_withdraw_note: str = _EN["consent_withdraw_note"]
+    help_not_started: str = _EN["help_not_started"]
+    help_consent: str = _EN["help_consent"]
+    help_declined: str = _EN["help_declined"]
+    help_waiting: str = _EN["help_waiting"]
+    help_dialogue: str = _EN["help_dialogue"]
+    help_rating: str = _EN["help_rating"]
+    help_questionnaire: str = _EN["help_questionnaire"]
+    help_over: str = _EN["help_over"]
+    help_commands: str = _EN["help_commands"]
+    command_help: str = _EN["command_help"]
+    command_done: str = _EN["command_done"]
+    command_withdraw: str = _EN["command_withdraw"]
 
 
 class Study(_Model):
@@ -310,6 +279,13 @@ class Study(_Model):
     get its ``translations`` where given."""
     translations: dict[str, dict[str, str]] = {}
     """Language code → {texts field: sentence} for the sentences that differ."""
+    languages: tuple[Annotated[str, Field(pattern=r"^[a-z]{2,3}$")], ...] = ()
+    """Further languages the study is offered in, even where nothing of it is translated
+    yet: their participants get the bot's default sentences in them, and ``ozlab check``
+    lists what is missing in each."""
+    _texts_in: dict[str, tuple[Study, Texts]] = PrivateAttr(default_factory=dict)
+    """Texts per language, made once; each entry names its study, because ``model_copy``
+    shares this dict between a study and its copies."""
 
     @model_validator(mode="after")
     def _known_text_fields(self) -> Study:
@@ -325,10 +301,26 @@ class Study(_Model):
         return self
 
     def texts_for(self, language: str | None) -> Texts:
-        """The study's sentences in ``language`` (a Telegram code such as "it" or "en-GB")."""
-        code = (language or "").split("-")[0].lower()
-        overrides = self.translations.get(code) if code != self.language else None
-        return self.texts.model_copy(update=overrides) if overrides else self.texts
+        """The study's sentences in ``language`` (a Telegram code such as "it" or "en-GB";
+        none: the study's own). Each sentence is, first found: the study's translation; the
+        study's own words (a sentence it wrote and did not translate is still its own); the
+        bot's default in that language; the default in the study's language."""
+        code = code_of(language) or self.language
+        cached = self._texts_in.get(code)
+        if cached is not None and cached[0] is self:
+            return cached[1]
+        written = self.texts.model_fields_set
+        ours, theirs = catalogue(code), catalogue(self.language)
+        update = {
+            field: ours.get(field) or theirs[field]
+            for field in Texts.model_fields
+            if field not in written and (field in ours or field in theirs)
+        }
+        if code != self.language:
+            update |= self.translations.get(code, {})
+        texts = self.texts.model_copy(update=update)
+        self._texts_in[code] = (self, texts)
+        return texts
 
     @model_validator(mode="after")
     def _unique_system_ids(self) -> Study:
@@ -351,3 +343,36 @@ class StudyBundle(_Model):
 
     def questionnaire(self, questionnaire_id: str) -> Questionnaire:
         return self.questionnaires[questionnaire_id]
+
+    def languages(self) -> tuple[str, ...]:
+        """Every language the study is offered in, its own first: the ones it declares and
+        the ones any of its parts (texts, scenarios, questionnaires) translates into."""
+        found = [self.study.language, *self.study.languages, *self.study.translations]
+        for scenario in self.scenarios.values():
+            found += scenario.translations
+        for questionnaire in self.questionnaires.values():
+            found += questionnaire.translations
+        return tuple(dict.fromkeys(found))
+
+    def language_for(self, language: str | None) -> str:
+        """The language a participant gets: their Telegram language where the study is
+        offered in it, else the study's own (never half in a language the study lacks)."""
+        code = code_of(language)
+        return code if code in self.languages() else self.study.language
+
+    def texts_for(self, language: str | None) -> Texts:
+        """The bot's sentences for a participant whose Telegram uses ``language``."""
+        return self.study.texts_for(self.language_for(language))
+
+    def scenario_in(self, scenario_id: str, language: str | None) -> Scenario:
+        """A scenario with its words in the participant's language where translated."""
+        scenario = self.scenarios[scenario_id]
+        code = self.language_for(language)
+        words = scenario.translations.get(code) if code != self.study.language else None
+        if words is None:
+            return scenario
+        return scenario.model_copy(update=words.model_dump(exclude_none=True))
+
+    def questionnaire_in(self, questionnaire_id: str, language: str | None) -> Questionnaire:
+        """A questionnaire with its words in the participant's language where translated."""
+        return self.questionnaires[questionnaire_id].in_language(self.language_for(language))

@@ -208,7 +208,7 @@ async def test_rasa_messages_arrive_in_order_and_buttons_send_their_payload(
 
         await p.send_text("buy it")
         await p.wait_for_text("Added to your wishlist!")
-        await p.wait_for_text("1/4")
+        await p.wait_for_text("1/5")
 
     assert [r.json["sender"] for r in server.requests] == [session_id] * 3
     assert [r.json["message"] for r in server.requests] == ["hi", "/affirm", "buy it"]
@@ -300,7 +300,7 @@ async def test_http_against_the_served_demo_reaches_task_success(
         added = await shopper.say(f"add {gift} to my wishlist")
         assert "task_success" in added.events
         await p.wait_for_text("This task is over.")
-        await p.wait_for_text("1/4")
+        await p.wait_for_text("1/5")
 
     assert pick(bot.sessions(), "system_id", "end_reason", "success") == [("shop", "success", 1)]
     rows = exchanges(bot)
@@ -321,7 +321,7 @@ async def test_a_custom_python_adapter_answers_and_ends_the_dialogue(
     await consent(p)
     assert await say(p, "hello there") == "Echo: hello there"
     assert await say(p, "bye") == "Goodbye!"
-    await p.wait_for_text("1/4")
+    await p.wait_for_text("1/5")
     assert pick(bot.sessions(), "system_id", "end_reason", "success") == [
         ("echo", "system_ended", 0)
     ]
@@ -392,7 +392,7 @@ async def test_a_reply_with_only_a_task_success_event_ends_the_task(
         p = emulator.participant(1007)
         await consent(p)
         assert await say(p, "done") == "This task is over."
-        await p.wait_for_text("1/4")
+        await p.wait_for_text("1/5")
     assert pick(bot.sessions(), "end_reason", "success") == [("success", 1)]
     assert [(r.user_text, r.error) for r in exchanges(bot)] == [("done", None)]
 

@@ -150,7 +150,7 @@ def test_success_event_ends_the_task_and_starts_the_questionnaire() -> None:
     assert of(result.effects, fx.CloseSession) == [fx.CloseSession("p1-1", "success", True)]
     assert result.journey.stage is Stage.QUESTIONNAIRE
     item = of(result.effects, fx.Send)[-1]
-    assert item.remember and "First?" in item.text and "1/2" in item.text
+    assert item.remember and "First?" in item.text and "1/3" in item.text  # the comment counts too
     assert item.buttons[0][0] == ("1 · Completely disagree", answer_data(result.journey.asked, 1))
 
 
@@ -208,7 +208,7 @@ def test_answers_edit_the_message_in_place_and_old_buttons_are_refused() -> None
     assert (response.item_id, response.value, response.label) == ("q.a", 4, "Agree")
     assert response.session_id == "p1-1"
     edit = of(result.effects, fx.Edit)[0]
-    assert edit.message_id == 99 and "Second?" in edit.text and "2/2" in edit.text
+    assert edit.message_id == 99 and "Second?" in edit.text and "2/3" in edit.text
     assert of(result.effects, fx.Toast) == [fx.Toast("Agree")]
     again = run(BUNDLE, result.journey, first_tap, 6.0)
     assert again.journey == result.journey.touched(6.0)

@@ -40,12 +40,12 @@ async def test_the_whole_hmd_study(
     assert titles[0] in on_alex
     gift = next(t for t in titles if t not in ALEX_WISHLIST)
     await say(p, f"add {gift} to my wishlist")
-    item = await p.wait_for_text("1/4")
+    item = await p.wait_for_text("1/5")
     assert "Understanding" in item.text
     for expected, label in ((2, "Agree"), (3, "Neutral"), (4, "Completely agree"), (None, "Agree")):
         await p.tap(text=f"{ {'Agree': 4, 'Neutral': 3, 'Completely agree': 5}[label] } · {label}")
         if expected is not None:
-            await p.wait_for_text(f"{expected}/4")
+            await p.wait_for_text(f"{expected}/5")
     comment = await p.wait_for_text("Additional comments")
     assert comment.message_id == item.message_id  # one message, edited in place
     await p.send_text("Nice and quick.")
@@ -122,7 +122,7 @@ async def test_old_and_repeated_buttons_store_one_answer(
     await consent(p)
     brief = p.messages[-1]
     await p.tap(text="Finish task", message_id=brief.message_id)
-    item = await p.wait_for_text("1/4")
+    item = await p.wait_for_text("1/5")
     [first_button] = [data for row in item.keyboard for label, data in row if label.startswith("2")]
     await p.send_callback(first_button, message_id=item.message_id)
     await p.send_callback(first_button, message_id=item.message_id)  # a quick double tap

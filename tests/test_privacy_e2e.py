@@ -43,11 +43,11 @@ async def whole_study(p: Participant) -> None:
     await consent(p)
     await say(p, TYPED)
     await p.tap(text="Finish task")
-    await p.wait_for_text("1/4")
+    await p.wait_for_text("1/5")
     for n, label in enumerate(("Agree", "Neutral", "Agree", "Disagree"), start=2):
         value = {"Disagree": 2, "Neutral": 3, "Agree": 4}[label]
         await p.tap(text=f"{value} · {label}")
-        await p.wait_for_text(f"{n}/4" if n <= 4 else "Additional comments")
+        await p.wait_for_text(f"{n}/5")
     await p.send_text("Fine, thanks.")
     await p.wait_for_text("Thank you for taking part")
 
@@ -153,7 +153,7 @@ async def test_in_process_only_the_library_logs_the_token_and_the_filter_removes
     await consent(p)
     await say(p, TYPED)
     await p.tap(text="Finish task")
-    await p.wait_for_text("1/4")
+    await p.wait_for_text("1/5")
     await bot.stop()
 
     leaking = {name for name, line in raw.lines if TOKEN in line}

@@ -77,13 +77,13 @@ async def test_a_restart_mid_dialogue_keeps_the_history(
 
     bot = await start_bot(study, db=bot.db)
     await shop.say(ADD)  # its reply is the very next message: the restart sent nothing
-    item = await p.wait_for_text("1/4")
+    item = await p.wait_for_text("1/5")
 
     texts = study.study.texts
     assert [m.text for m in p.messages[shop.start :]] == [
         *shop.received,
         texts.task_over,
-        texts.questionnaire_intro,
+        f"{texts.questionnaire_intro}\n\n{study.questionnaire('hmd').intro}",
         item.text,
     ]
     stored = bot.tables()
@@ -106,16 +106,16 @@ async def test_a_restart_mid_questionnaire_records_the_next_tap(
     p = emulator.participant(602)
     await consent(p)
     await p.tap(text="Finish task")
-    item = await p.wait_for_text("1/4")
+    item = await p.wait_for_text("1/5")
     await p.tap(text="4 · Agree")
-    await p.wait_for_text("2/4")
+    await p.wait_for_text("2/5")
     await bot.stop()
 
     bot = await start_bot(db=bot.db)
     await p.tap(text="3 · Neutral")
-    await p.wait_for_text("3/4")
+    await p.wait_for_text("3/5")
     await p.tap(text="5 · Completely agree")
-    await p.wait_for_text("4/4")
+    await p.wait_for_text("4/5")
     await p.tap(text="2 · Disagree")
     comment = await p.wait_for_text("Additional comments")
     await p.tap(text="Skip")
@@ -156,21 +156,21 @@ async def test_an_update_delivered_twice_is_handled_once(
     # The redelivered update is handed out before this later one, so once this one is
     # answered, the redelivery has been consumed; its answer would have come first.
     await shop.say(ADD)
-    item = await p.wait_for_text("1/4")
+    item = await p.wait_for_text("1/5")
     rated = await p.tap(text="4 · Agree")
-    await p.wait_for_text("2/4")
+    await p.wait_for_text("2/5")
     if restart:
         await bot.stop()
         bot = await start_bot(study, db=bot.db)
     emulator.redeliver(rated)
     await p.tap(text="3 · Neutral")
-    await p.wait_for_text("3/4")
+    await p.wait_for_text("3/5")
 
     texts = study.study.texts
     assert [m.text for m in p.messages[shop.start :]] == [
         *shop.received,
         texts.task_over,
-        texts.questionnaire_intro,
+        f"{texts.questionnaire_intro}\n\n{study.questionnaire('hmd').intro}",
         item.text,  # one item message, edited in place: no second reply, no second item
     ]
     assert pick(bot.exchanges(), "turn", "user_text") == [
@@ -233,7 +233,7 @@ async def test_a_clean_stop_waits_for_the_system_call_in_flight(
     again = HeldShop(released=True)
     bot = await start_bot(study, systems={V1: again}, db=bot.db)
     await shop.say(ADD)
-    await p.wait_for_text("1/4")
+    await p.wait_for_text("1/5")
     assert len(again.calls) == 1  # only the new message: nothing was retried
     assert [(t.user, t.system) for t in again.calls[0].history] == [(LIST, shop.history[0].system)]
     assert [m.text for m in p.messages[shop.start :]][: len(shop.received)] == shop.received
@@ -296,7 +296,7 @@ async def test_killed_right_after_taking_a_message(
     else:  # the first process may have sent the reply and died before marking it sent
         assert got in (list(reply.texts), list(reply.texts) * 2)
     await shop.say(ADD)
-    await shop.p.wait_for_text("1/4")
+    await shop.p.wait_for_text("1/5")
     assert_dialogue_complete(ozlab, shop)
 
 
@@ -364,7 +364,7 @@ async def test_killed_while_sending_a_recorded_reply(
     copies = 2 if reaches_telegram else 1
     assert [m.text for m in shop.p.messages[asked.before :]] == list(reply.texts) * copies
     await shop.say(ADD)
-    await shop.p.wait_for_text("1/4")
+    await shop.p.wait_for_text("1/5")
     assert_dialogue_complete(ozlab, shop)
 
 
@@ -376,7 +376,7 @@ async def test_killed_right_after_fetching_a_tap(
     p = emulator.participant(615)
     await consent(p)
     await p.tap(text="Finish task")
-    item = await p.wait_for_text("1/4")
+    item = await p.wait_for_text("1/5")
     await settle(p)  # the item's message id is committed after it was sent
     tap = await p.tap(text="4 · Agree")
     await emulator.wait_until(lambda e: tap in e.delivery_times)
@@ -384,9 +384,9 @@ async def test_killed_right_after_fetching_a_tap(
     await first.finish()
 
     await ozlab.start()
-    await p.wait_for_text("2/4")
+    await p.wait_for_text("2/5")
     await p.tap(text="3 · Neutral")
-    await p.wait_for_text("3/4")
+    await p.wait_for_text("3/5")
     items = [m for m in p.messages if m.text.startswith("HMD evaluation form")]
     assert items == [item]  # still the one message, edited in place
     assert pick(ozlab.responses(), "item_id", "value") == [
@@ -401,12 +401,12 @@ async def test_killed_after_recording_a_tap_before_showing_the_next_item(
     emulator: GatedEmulator, ozlab: OzlabProcesses
 ) -> None:
     """The rating is committed, the process dies before editing the message to the next item:
-    the next process shows item 2/4, and the participant goes on."""
+    the next process shows item 2/5, and the participant goes on."""
     first = await ozlab.start()
     p = emulator.participant(616)
     await consent(p)
     await p.tap(text="Finish task")
-    item = await p.wait_for_text("1/4")
+    item = await p.wait_for_text("1/5")
     await settle(p)
     toast = emulator.hold("answerCallbackQuery")  # the first thing done after the commit
     await p.tap(text="4 · Agree")
@@ -415,9 +415,9 @@ async def test_killed_after_recording_a_tap_before_showing_the_next_item(
     await first.kill()
 
     await ozlab.start()
-    await p.wait_for_text("2/4")
+    await p.wait_for_text("2/5")
     await p.tap(text="3 · Neutral")
-    await p.wait_for_text("3/4")
+    await p.wait_for_text("3/5")
     items = [m for m in p.messages if m.text.startswith("HMD evaluation form")]
     assert items == [item]
     assert pick(ozlab.responses(), "item_id", "value") == [

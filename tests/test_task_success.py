@@ -95,7 +95,7 @@ async def test_the_hmd_gift_counts_a_game_on_alexs_wishlist_as_reported_but_not_
         assert "already on Alex's wishlist" in reply
         await say(p, "no")
         await say(p, "add Lantern Road to my wishlist")
-    await p.wait_for_text("1/4")
+    await p.wait_for_text("1/5")
     await bot.stop()
     [session] = bot.sessions()
     assert (session["end_reason"], session["success"], session["correct"]) == (

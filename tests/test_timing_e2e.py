@@ -68,7 +68,7 @@ async def test_the_time_limit_ends_the_task(
     p = emulator.participant(603)
     await consent(p)
     await p.wait_for_text("This task is over")
-    await p.wait_for_text("1/4")
+    await p.wait_for_text("1/5")
     assert pick(bot.sessions(), "end_reason", "success") == [("time_limit", 0)]
 
 

@@ -99,5 +99,5 @@ async def test_no_button_is_left_on_screen_that_does_nothing(
     await p.wait_for(lambda q: not agreement.buttons)
     assert "Finish task" in brief.buttons
     await p.tap(text="Finish task")
-    await p.wait_for_text("1/4")
+    await p.wait_for_text("1/5")
     await p.wait_for(lambda q: not brief.buttons)

@@ -250,8 +250,8 @@ async def test_ended_and_past_sessions_are_shown_only_when_asked(
     session = await session_of(desk)
     assert session is not None
     assert await act(desk, "end", session, reason="done") == "applied"
-    await p.wait_for_text("1/4")
-    for following in ("2/4", "3/4", "4/4", "Additional comments"):
+    await p.wait_for_text("1/5")
+    for following in ("2/5", "3/5", "4/5", "Additional comments"):
         await p.tap(text="4 · Agree")
         await p.wait_for_text(following)
     await p.send_text("fine")

@@ -113,7 +113,7 @@ async def test_commands_written_while_the_bot_is_stopped_are_applied_once_after_
         assert [m.text for m in p.messages].count("Back in a moment") == 1
         ended = await desk.command("end", session, reason="room closes")
         assert await until(lambda: desk.outcome(ended)) == "applied"
-        await p.wait_for_text("1/4")
+        await p.wait_for_text("1/5")
         await bot.stop()
         late = await desk.command("say", session, text="too late")
         await start_bot(bundle, db=bot.db, command_interval=0.05)

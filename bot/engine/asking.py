@@ -44,6 +44,7 @@ class Survey:
     shown_at: float = 0.0
     turn: int | None = None  # exchange-level: the system turn being rated
     stimulus_id: str | None = None  # rating tasks: the row being rated
+    language: str | None = None  # the participant's Telegram language: the words shown
 
     @property
     def scope(self) -> str:
@@ -66,7 +67,9 @@ class Asked:
 
 
 def questionnaire(bundle: StudyBundle, survey: Survey) -> Questionnaire:
-    return bundle.questionnaire(survey.questionnaires[survey.questionnaire_index])
+    """The current questionnaire, in the participant's language where translated."""
+    questionnaire_id = survey.questionnaires[survey.questionnaire_index]
+    return bundle.questionnaire_in(questionnaire_id, survey.language)
 
 
 def current_item(bundle: StudyBundle, survey: Survey) -> Item:
@@ -84,6 +87,7 @@ def start(
     now: float,
     turn: int | None = None,
     stimulus_id: str | None = None,
+    language: str | None = None,
 ) -> Asked:
     survey = Survey(
         moment,
@@ -94,6 +98,7 @@ def start(
         shown_at=now,
         turn=turn,
         stimulus_id=stimulus_id,
+        language=language,
     )
     return _enter_questionnaire(bundle, survey, 0, now, ())
 
@@ -238,12 +243,26 @@ def choices(item: Item) -> list[tuple[int | str, str]]:
 
 
 def progress(instrument: Questionnaire, survey: Survey) -> str:
-    """ "2/4" among the items answered with buttons; free-text items are not counted."""
-    rated = [i for i in survey.order if not isinstance(instrument.items[i], TextItem)]
-    current = survey.order[survey.position]
-    if current in rated and len(rated) > 1:
-        return f"{rated.index(current) + 1}/{len(rated)}"
-    return ""
+    """ "2/4": this item among every item the participant sees of the questionnaire, free
+    text included, so that "4/4" is the last. Items shown so far are those answered or
+    skipped; of the ones to come, an item counts unless its skip logic has already ruled it
+    out (so the total can shrink when an answer skips items, never grow)."""
+    answers = dict(survey.answers)
+    place = {index: position for position, index in enumerate(survey.order)}
+    position_of = {item.id: place[i] for i, item in enumerate(instrument.items)}
+
+    def may_show(index: int) -> bool:
+        item = instrument.items[index]
+        if survey.moment is Moment.EXCHANGE and isinstance(item, TextItem):
+            return False  # typed text goes to the system: never asked beside the chat
+        condition = item.when
+        if condition is None or position_of[condition.item] >= survey.position:
+            return True  # unconditional, or decided by an answer still to come
+        return condition.holds(answers.get(condition.item))
+
+    shown = len(survey.answers) + 1
+    total = shown + sum(may_show(i) for i in survey.order[survey.position + 1 :])
+    return f"{shown}/{total}" if total > 1 else ""
 
 
 def render(

@@ -67,17 +67,13 @@ def drop_keyboards(journey: Journey, until: fx.Until | None = None) -> Result:
 
 
 def texts_of(bundle: StudyBundle, journey: Journey | None) -> Texts:
-    return bundle.study.texts_for(journey.language if journey else None)
+    """The bot's sentences in the participant's language, where the study offers it."""
+    return bundle.texts_for(journey.language if journey else None)
 
 
 def scenario_of(bundle: StudyBundle, journey: Journey) -> Scenario:
     """The current scenario, its words in the participant's language where translated."""
-    scenario = bundle.scenario(journey.task.scenario_id)
-    code = (journey.language or "").split("-")[0].lower()
-    words = scenario.translations.get(code) if code != bundle.study.language else None
-    if words is None:
-        return scenario
-    return scenario.model_copy(update=words.model_dump(exclude_none=True))
+    return bundle.scenario_in(journey.task.scenario_id, journey.language)
 
 
 def stale_tap(bundle: StudyBundle, journey: Journey) -> Result:

@@ -43,6 +43,7 @@ def ask(bundle: StudyBundle, journey: Journey, now: float) -> Result:
         asked=journey.asked + 1,
         now=now,
         turn=journey.turns,
+        language=journey.language,
     )
     effects += started.records
     if started.survey is None:

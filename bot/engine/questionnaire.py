@@ -27,7 +27,9 @@ _SESSION_STATE = {
     Moment.POST_TASK: SessionState.QUESTIONNAIRE,
     Moment.RATING: SessionState.DIALOGUE,
 }
-_WITH_INTRO = (Moment.POST_TASK, Moment.POST_STUDY)
+_WITH_INTRO = (Moment.SCREENING, Moment.POST_TASK, Moment.POST_STUDY)
+"""Moments whose questionnaires are introduced (a rating task's rows and the ratings beside
+a chat come too often for it)."""
 
 
 def begin(
@@ -50,6 +52,7 @@ def begin(
         asked=journey.asked + 1,
         now=now,
         stimulus_id=stimulus_id,
+        language=journey.language,
     )
     effects: list[Doing] = list(started.records)
     if started.survey is None:
@@ -60,10 +63,29 @@ def begin(
     )
     if session_id is not None and moment in _SESSION_STATE:
         effects.append(fx.SetSessionState(session_id, _SESSION_STATE[moment]))
-    if moment in _WITH_INTRO:
-        effects.append(fx.Send(texts_of(bundle, journey).questionnaire_intro))
+    if frame := introduction(bundle, journey, started.survey):
+        effects.append(fx.Send(frame))
     effects.append(show(bundle, journey, in_place=False))
     return journey, effects
+
+
+def introduction(bundle: StudyBundle, journey: Journey, survey: Survey) -> str:
+    """What is said before a questionnaire's first item: for the first questionnaire of a
+    moment, the study's words for the moment (after a task: the conversation just had; after
+    the study: the last task is over), then the instrument's own ``intro``."""
+    if survey.moment not in _WITH_INTRO:
+        return ""
+    texts = texts_of(bundle, journey)
+    moment = {
+        Moment.POST_TASK: texts.questionnaire_intro,
+        Moment.POST_STUDY: texts.post_study_intro,
+    }
+    first = survey.questionnaire_index == 0
+    parts = [
+        moment.get(survey.moment, "") if first else "",
+        asking.questionnaire(bundle, survey).intro,
+    ]
+    return "\n\n".join(part for part in parts if part)
 
 
 def show(bundle: StudyBundle, journey: Journey, *, in_place: bool) -> fx.Send | fx.Edit:
@@ -146,10 +168,19 @@ def _continue(
         new, more = after(replace(journey, survey=None), asked.ineligible)
         return new, effects + more
     following = replace(asked.survey, asked=journey.asked + 1)
+    frame = ""
+    if following.questionnaire_index != survey.questionnaire_index:
+        # The next questionnaire: its introduction and first item in new messages, below.
+        frame = introduction(bundle, journey, following)
+        if frame and in_place and survey.message_id is not None:
+            title = asking.questionnaire(bundle, survey).title
+            effects.append(fx.Edit(survey.message_id, f"{title} ✓"))
+            in_place = False
     if not in_place:
         following = replace(following, message_id=None)
     journey = replace(journey, survey=following, asked=following.asked)
-    return journey, [*effects, show(bundle, journey, in_place=in_place)]
+    said: list[Doing] = [fx.Send(frame)] if frame else []
+    return journey, [*effects, *said, show(bundle, journey, in_place=in_place)]
 
 
 def on_event(
