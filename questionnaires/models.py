@@ -230,6 +230,17 @@ class ItemText(_Model):
     yes: str | None = None
     no: str | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _yaml_booleans(cls, data: object) -> object:
+        """YAML 1.1 reads an unquoted ``yes:`` or ``no:`` key as true or false."""
+        if isinstance(data, dict) and any(isinstance(key, bool) for key in data):
+            return {
+                ({True: "yes", False: "no"}.get(k, k) if isinstance(k, bool) else k): v
+                for k, v in data.items()
+            }
+        return data
+
     def applied_to(self, item: Item) -> Item:
         """``item`` in these words (its ids, values and scoring unchanged)."""
         update: dict[str, object] = {

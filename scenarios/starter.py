@@ -217,7 +217,9 @@ _QUESTIONNAIRE = """\
 # unique in the whole study: answers are stored by id, never by position.
 id: my-questionnaire
 title: About this conversation
-intro: Please rate the conversation you just had.
+# Said before the first item, after the study's own words for the moment (after a task,
+# texts.questionnaire_intro: "Please rate the conversation you just had.").
+intro: Tap the answer that fits best; the last question is optional.
 
 # true: the items come in a new order for each participant (the seed is stored); items
 # with a condition stay after the item they depend on.
@@ -288,6 +290,50 @@ items:
     id: my-questionnaire.comment
     text: Anything else you would like to tell us? (optional)
     max_length: 1000
+
+# The questionnaire's words in other languages, items by id: text, help, examples, labels
+# (scale points), options (by value), yes and no. What is not translated stays as above;
+# ozlab check lists it. Ids, values and scoring never change with the language.
+translations:
+  it:
+    title: Su questa conversazione
+    intro: Tocca la risposta più adatta; l'ultima domanda è facoltativa.
+    items:
+      my-questionnaire.understood:
+        text: L'assistente ha capito che cosa volevo.
+        labels: &accordo
+          1: Per niente d'accordo
+          2: In disaccordo
+          3: Né d'accordo né in disaccordo
+          4: D'accordo
+          5: Del tutto d'accordo
+        help: Pensa all'intera conversazione, non solo all'ultima risposta.
+        examples:
+          - >-
+            Hai chiesto giochi sotto i 20 € e hai ricevuto solo giochi così: "D'accordo" o
+            "Del tutto d'accordo".
+      my-questionnaire.confusing:
+        text: Le risposte dell'assistente erano confuse.
+        labels: *accordo
+      my-questionnaire.attention:
+        text: Per mostrare che stai leggendo, scegli "In disaccordo".
+        labels: *accordo
+      my-questionnaire.again:
+        text: Quanto spesso useresti un assistente come questo?
+        labels: {0: Mai, 1: Raramente, 2: A volte, 3: Spesso, 4: Sempre}
+      my-questionnaire.done:
+        text: Hai completato il compito?
+        "yes": Sì
+        "no": "No"
+      my-questionnaire.why_not:
+        text: Che cosa te lo ha impedito?
+        options:
+          not_found: L'assistente non ha trovato un gioco adatto
+          misunderstood: L'assistente mi ha frainteso
+          limit: Ho finito i messaggi o il tempo
+          other: Altro
+      my-questionnaire.comment:
+        text: Vuoi dirci qualcos'altro? (facoltativo)
 """
 
 _SCREENING = """\

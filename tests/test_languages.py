@@ -7,6 +7,7 @@ import string
 from pathlib import Path
 
 import pytest
+import yaml
 from pydantic import ValidationError
 
 from bot.cli import main
@@ -406,3 +407,10 @@ def test_a_copy_of_a_study_does_not_reuse_the_originals_texts() -> None:
     copy = original.model_copy(update={"translations": {"it": {"welcome": "Salve"}}})
     assert copy.texts_for("it").welcome == "Salve"
     assert original.texts_for("it").welcome == "Ciao"
+
+
+def test_unquoted_yes_and_no_keys_in_yaml_still_name_the_buttons() -> None:
+    words = yaml.safe_load("items:\n  q.b: {text: Ancora, yes: Sì, no: Per niente}\n")
+    data = {**TRANSLATED, "translations": {"it": words}}
+    yes_no = Questionnaire.model_validate(data).in_language("it").items[1]
+    assert yes_no.choices() == [(1, "Sì"), (0, "Per niente")]
