@@ -29,8 +29,6 @@ import pandas as pd
 from analytics.data import StudyData
 from analytics.stats import wilson_interval
 
-WITHDRAWAL_EVENTS = ("withdrawn", "withdrawal", "data_removed")
-"""Event kinds that mean a participant withdrew (the bot's withdrawal command is to come)."""
 SOURCES = ("system", "edited", "wizard")
 
 
@@ -49,7 +47,8 @@ def participation(data: StudyData) -> dict[str, int]:
         "consented": int((consent == "accepted").sum()),
         "declined_consent": int((consent == "declined").sum()),
         "consent_pending": int((consent == "pending").sum()),
-        "withdrawn": people(WITHDRAWAL_EVENTS) + sum(c for _, s, c in data.withdrawals if not s),
+        # Erased on withdrawal: only the store's anonymous count tells of them.
+        "withdrawn": sum(count for _, system, count in data.withdrawals if not system),
         "not_eligible": people("not_eligible"),
         "unreachable": people("participant_unreachable"),
         "with_sessions": int(sessions["participant_id"].nunique()),
@@ -72,8 +71,11 @@ def _imported(responses: pd.DataFrame) -> dict[str, int]:
     }
 
 
-def participation_by_system(sessions: pd.DataFrame) -> pd.DataFrame:
-    """Per system: participants, sessions, and how the sessions stand."""
+def participation_by_system(
+    sessions: pd.DataFrame, withdrawals: Sequence[tuple[str, str, int]] = ()
+) -> pd.DataFrame:
+    """Per system: participants, sessions, how the sessions stand, and (where the study
+    counts them per system) how many withdrew."""
     state = sessions["state"].astype(object)
     frame = sessions.assign(
         completed=state == "ended",
@@ -87,7 +89,13 @@ def participation_by_system(sessions: pd.DataFrame) -> pd.DataFrame:
         abandoned=("abandoned", "sum"),
         in_progress=("in_progress", "sum"),
     )
-    return table.reset_index().astype({"system_id": object})
+    table = table.reset_index().astype({"system_id": object})
+    by_system: dict[str, int] = {}
+    for _, system, count in withdrawals:
+        if system:
+            by_system[system] = by_system.get(system, 0) + count
+    table["withdrawn"] = [by_system.get(s, 0) for s in table["system_id"]]
+    return table
 
 
 def _dialogues(sessions: pd.DataFrame) -> pd.DataFrame:

@@ -100,7 +100,15 @@ def _participation(report: Report) -> list[Block]:
     if len(by_system):
         blocks.append(
             d.table(
-                ("System", "Participants", "Sessions", "Completed", "Abandoned", "In progress"),
+                (
+                    "System",
+                    "Participants",
+                    "Sessions",
+                    "Completed",
+                    "Abandoned",
+                    "In progress",
+                    "Withdrew",
+                ),
                 [
                     (
                         r.system_id,
@@ -109,11 +117,12 @@ def _participation(report: Report) -> list[Block]:
                         d.share_of(r.completed, r.sessions),
                         d.share_of(r.abandoned, r.sessions),
                         d.count(r.in_progress),
+                        d.count(r.withdrawn),
                     )
                     for r in by_system.itertuples()
                 ],
-                caption="Per system",
-                numeric=(False, *[True] * 5),
+                caption="Per system (withdrawals counted per system where the study asks)",
+                numeric=(False, *[True] * 6),
             )
         )
     return blocks

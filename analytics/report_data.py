@@ -175,7 +175,7 @@ def build_report(
         study=info,
         participation=Participation(
             overall=tasks.participation(data),
-            by_system=tasks.participation_by_system(data.sessions),
+            by_system=tasks.participation_by_system(data.sessions, data.withdrawals),
             events=tasks.events_by_kind(data.events),
         ),
         completion=Completion(

@@ -234,3 +234,27 @@ def test_the_progress_bar_shows_only_on_a_terminal() -> None:
             step("plots")
     assert quiet.getvalue() == ""
     assert "Report" in loud.getvalue()
+
+
+def test_withdrawals_are_counted_per_study_and_per_system(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Erased on withdrawal: the store's anonymous count is all the report can show."""
+    db = tmp_path / "study.sqlite"
+    study = write_synthetic_study(db, sessions=8, responses_per_session=4, seed=3)
+    people = sorted({p["participant_id"] for p in store_reads.tables(db)["participants"]})
+    gone = people[:2]
+
+    async def withdraw(store: SqliteStore) -> None:
+        for participant in gone:
+            await store.erase_participant(participant, count_systems=True)
+
+    writing(db, withdraw)
+    report = report_json(capsys, db)
+    assert report["participation"]["overall"]["withdrawn"] == 2
+    by_system = {r["system_id"]: r["withdrawn"] for r in report["participation"]["by_system"]}
+    assert sum(by_system.values()) >= 2 and set(by_system) <= {
+        s.id for s in study.bundle.study.systems
+    }
+    remaining = {p["participant_id"] for p in store_reads.tables(db)["participants"]}
+    assert not remaining & set(gone)
