@@ -41,23 +41,6 @@ _CATEGORIES = [
     "participant_id", "session_id", "questionnaire_id", "item_id", "status", "label",
     "system_id", "scenario_id", "kind",
 ]
-SESSION_COLUMNS = [
-    "session_id", "participant_id", "study_id", "scenario_id", "system_id", "task_index",
-    "design", "seed", "state", "started_at", "ended_at", "end_reason", "success", "correct",
-]
-EXCHANGE_COLUMNS = [
-    "exchange_id", "session_id", "turn", "user_text", "user_at", "system_text", "system_at",
-    "latency_ms", "error", "source",
-]
-RESPONSE_COLUMNS = [
-    "response_id", "participant_id", "session_id", "scope", "questionnaire_id", "item_id",
-    "value", "label", "text", "status", "shown_at", "answered_at", "turn", "stimulus_id",
-    "attention_ok", "moment",
-]
-EVENT_COLUMNS = ["event_id", "at", "participant_id", "session_id", "kind", "data"]
-PARTICIPANT_COLUMNS = [
-    "participant_id", "study_id", "consent", "consent_at", "created_at", "updated_at",
-]
 ITEM_COLUMNS = [
     "questionnaire_id", "item_id", "position", "type", "text", "min", "max", "reverse",
     "construct", "attention", "required",
