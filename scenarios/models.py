@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Callable
+from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
@@ -13,6 +14,9 @@ from scenarios.systems import SystemSpec
 
 _EN = catalogue(SOURCE)
 """The English default sentences (``scenarios/texts/en.yaml``): ``Texts`` defaults."""
+
+
+T = TypeVar("T")
 
 
 class _Model(BaseModel):
@@ -337,6 +341,17 @@ class StudyBundle(_Model):
     questionnaires: dict[str, Questionnaire]
     stimuli: dict[str, tuple[Stimulus, ...]] = {}
     """Rating tasks' rows, by scenario id."""
+    _made: dict[object, tuple[StudyBundle, object]] = PrivateAttr(default_factory=dict)
+    """What the engine asks on every step (the languages offered, translated scenarios),
+    made once; each entry names its bundle, as ``model_copy`` shares this dict."""
+
+    def _once(self, key: object, make: Callable[[], T]) -> T:
+        found = self._made.get(key)
+        if found is not None and found[0] is self:
+            return found[1]  # type: ignore[return-value]  # stored by this key's maker
+        value = make()
+        self._made[key] = (self, value)
+        return value
 
     def scenario(self, scenario_id: str) -> Scenario:
         return self.scenarios[scenario_id]
@@ -347,12 +362,16 @@ class StudyBundle(_Model):
     def languages(self) -> tuple[str, ...]:
         """Every language the study is offered in, its own first: the ones it declares and
         the ones any of its parts (texts, scenarios, questionnaires) translates into."""
-        found = [self.study.language, *self.study.languages, *self.study.translations]
-        for scenario in self.scenarios.values():
-            found += scenario.translations
-        for questionnaire in self.questionnaires.values():
-            found += questionnaire.translations
-        return tuple(dict.fromkeys(found))
+
+        def find() -> tuple[str, ...]:
+            found = [self.study.language, *self.study.languages, *self.study.translations]
+            for scenario in self.scenarios.values():
+                found += scenario.translations
+            for questionnaire in self.questionnaires.values():
+                found += questionnaire.translations
+            return tuple(dict.fromkeys(found))
+
+        return self._once("languages", find)
 
     def language_for(self, language: str | None) -> str:
         """The language a participant gets: their Telegram language where the study is
@@ -371,7 +390,10 @@ class StudyBundle(_Model):
         words = scenario.translations.get(code) if code != self.study.language else None
         if words is None:
             return scenario
-        return scenario.model_copy(update=words.model_dump(exclude_none=True))
+        return self._once(
+            (scenario_id, code),
+            lambda: scenario.model_copy(update=words.model_dump(exclude_none=True)),
+        )
 
     def questionnaire_in(self, questionnaire_id: str, language: str | None) -> Questionnaire:
         """A questionnaire with its words in the participant's language where translated."""
