@@ -377,6 +377,8 @@ class StudyBundle(_Model):
         """The language a participant gets: their Telegram language where the study is
         offered in it, else the study's own (never half in a language the study lacks)."""
         code = code_of(language)
+        if not code or code == self.study.language:  # most participants: nothing to look up
+            return self.study.language
         return code if code in self.languages() else self.study.language
 
     def texts_for(self, language: str | None) -> Texts:
