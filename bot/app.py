@@ -57,7 +57,8 @@ class BotConfig:
     """Telegram's flood limits kept before each message; None only where no Telegram is
     behind the Bot API (the demo, the tests and the benchmarks run on the emulator)."""
     flood_wait_limit: float = FLOOD_WAIT_LIMIT
-    """Seconds of Telegram's "retry after" one message may wait out before it is given up."""
+    """Seconds of Telegram's "retry after" one message may wait out before it is given up
+    (and lost); none by default: delayed, never lost."""
 
 
 def api_base_url(url: str) -> str:

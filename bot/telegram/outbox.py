@@ -5,7 +5,7 @@ message), split at Telegram's 4096-character limit, and a participant who blocke
 is reported instead of retried. Every message put in a chat waits for its slot under
 Telegram's flood limits (:mod:`bot.telegram.flood`) when a pacer is given, and a message
 Telegram still refuses with "retry after N" waits N seconds and goes again, as often as
-Telegram asks, until the waits add up to ``flood_wait_limit``.
+Telegram asks: delayed, never lost (unless a study sets a finite ``flood_wait_limit``).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import math
 import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -29,11 +30,11 @@ log = logging.getLogger(__name__)
 
 MAX_TEXT = 4096
 _RETRIES = 3
-FLOOD_WAIT_LIMIT = 300.0
+FLOOD_WAIT_LIMIT = math.inf
 """Seconds one message may spend waiting out Telegram's "retry after" before it is given up:
-five minutes, beyond which the participant has long been left without an answer, and a clean
-stop (which waits for the messages in hand) is not held longer. A bot killed meanwhile loses
-nothing: the message stays undelivered in the store and goes out after the restart."""
+none by default, since a message given up is lost. A clean stop waits for the messages in
+hand; a bot killed meanwhile (a supervisor's stop timeout) loses nothing either: the message
+stays undelivered in the store and goes out after the restart."""
 _PACED = frozenset({"sendMessage", "editMessageText", "editMessageReplyMarkup"})
 """The methods that put a message in a chat and count against the flood limits."""
 
