@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -94,19 +95,19 @@ def compare_systems(
     design = "within" if within else "between"
     if len(groups) < 2:
         found = groups[0] if groups else "no system"
-        return _table([_row(design, "none", groups, {}, note=f"only one system ({found})")])
+        return table_of([row_of(design, "none", groups, {}, note=f"only one system ({found})")])
     if within:
         wide = means.pivot(index=subject, columns=between, values="dv")[groups]
-        return _table(_within(wide, groups, min_n))
+        return table_of(_within(wide, groups, min_n))
     samples = {g: means.loc[means[between] == g, "dv"].to_numpy() for g in groups}
-    return _table(_between(samples, min_n))
+    return table_of(_between(samples, min_n))
 
 
-def _table(rows: list[Row]) -> pd.DataFrame:
+def table_of(rows: list[Row]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _row(design: str, test: str, groups: list[str], n: dict[str, int], **fields: Any) -> Row:
+def row_of(design: str, test: str, groups: Sequence[str], n: dict[str, int], **fields: Any) -> Row:
     """One line of the table; ``n_total`` counts participants (once each, within-subject)."""
     row = dict.fromkeys(COLUMNS)
     row.update(
@@ -125,7 +126,7 @@ def _row(design: str, test: str, groups: list[str], n: dict[str, int], **fields:
     return row
 
 
-def _too_few(n: dict[str, int], min_n: int) -> str | None:
+def too_few(n: dict[str, int], min_n: int) -> str | None:
     short = [f"{g} has {k}" for g, k in n.items() if k < min_n]
     if short:
         return f"too few participants: {', '.join(short)} (at least {min_n} per system needed)"
@@ -144,15 +145,15 @@ def _mwu(design: str, a: str, x: np.ndarray, b: str, y: np.ndarray, min_n: int, 
     from U rather than with pingouin's ``mwu``, which builds an n1 × n2 matrix."""
     n = {a: len(x), b: len(y)}
     fields = {"statistic_name": "U", "effect_name": "rank-biserial r", "kind": kind}
-    note = _too_few(n, min_n) or _constant(np.concatenate([x, y]))
+    note = too_few(n, min_n) or _constant(np.concatenate([x, y]))
     if note:
-        return _row(design, "Mann–Whitney U", [a, b], n, note=note, **fields)
+        return row_of(design, "Mann–Whitney U", [a, b], n, note=note, **fields)
     both = np.concatenate([x, y])
     tied = len(np.unique(both)) < len(both)
     exact = not tied and max(len(x), len(y)) < EXACT_LIMIT
     u, p = mannwhitneyu(x, y, alternative="two-sided", method="exact" if exact else "asymptotic")
     r = 2 * float(u) / (len(x) * len(y)) - 1
-    return _row(
+    return row_of(
         design,
         "Mann–Whitney U",
         [a, b],
@@ -174,16 +175,16 @@ def _between(samples: dict[str, np.ndarray], min_n: int) -> list[Row]:
     n = {g: len(v) for g, v in samples.items()}
     fields = {"statistic_name": "H", "effect_name": "ε²"}
     everything = np.concatenate(list(samples.values()))
-    note = _too_few(n, min_n) or _constant(everything)
+    note = too_few(n, min_n) or _constant(everything)
     if note:
-        omnibus = _row("between", "Kruskal–Wallis H", groups, n, note=note, **fields)
+        omnibus = row_of("between", "Kruskal–Wallis H", groups, n, note=note, **fields)
     else:
         long = pd.DataFrame(
             {"group": np.repeat(groups, [len(v) for v in samples.values()]), "dv": everything}
         )
         result = pg.kruskal(long, dv="dv", between="group").iloc[0]
         h, p = float(result["H"]), float(result["p_unc"])
-        omnibus = _row(
+        omnibus = row_of(
             "between", "Kruskal–Wallis H", groups, n, statistic=h, p=p, p_method=CHI2_TIES,
             p_holm=p, effect=h / (len(everything) - 1), **fields,
         )  # fmt: skip
@@ -212,16 +213,16 @@ def _wilcoxon(wide: pd.DataFrame, a: str, b: str, min_n: int, kind: str) -> Row:
     fields["kind"] = kind
     fields["n_total"] = len(pair)  # participants, each counted once
     test = "Wilcoxon signed-rank"
-    note = _too_few(n, min_n)
+    note = too_few(n, min_n)
     if not note and (pair[a] == pair[b]).all():
         note = "every participant rated both systems the same: nothing to compare"
     if note:
-        return _row("within", test, [a, b], n, note=note, **fields)
+        return row_of("within", test, [a, b], n, note=note, **fields)
     x, y = pair[a].to_numpy(dtype=float), pair[b].to_numpy(dtype=float)
     method, how = _signed_rank_method(x - y)
     result = pg.wilcoxon(x, y, method=method).iloc[0]
     p = float(result["p_val"])
-    return _row(
+    return row_of(
         "within", test, [a, b], n, statistic=float(result["W_val"]), p=p, p_method=how,
         p_holm=p, effect=float(result["RBC"]), **fields,
     )  # fmt: skip
@@ -246,16 +247,16 @@ def _within(wide: pd.DataFrame, groups: list[str], min_n: int) -> list[Row]:
     complete = wide.dropna()
     n = dict.fromkeys(groups, len(complete))
     fields = {"statistic_name": "Q", "effect_name": "Kendall's W", "n_total": len(complete)}
-    note = _too_few(n, min_n) or _constant(complete.to_numpy().ravel())
+    note = too_few(n, min_n) or _constant(complete.to_numpy().ravel())
     if note:
-        omnibus = _row("within", "Friedman", groups, n, note=note, **fields)
+        omnibus = row_of("within", "Friedman", groups, n, note=note, **fields)
     else:
         # Flat columns stack to a Series (pandas-stubs allows a DataFrame too).
         stacked = cast(pd.Series, complete.rename_axis(index="subject", columns="group").stack())
         long = stacked.rename("dv")
         result = pg.friedman(long.reset_index(), dv="dv", within="group", subject="subject")
         q, w, p = (float(result.iloc[0][k]) for k in ("Q", "W", "p_unc"))
-        omnibus = _row(
+        omnibus = row_of(
             "within", "Friedman", groups, n, statistic=q, p=p, p_method=CHI2_TIES, p_holm=p,
             effect=w, **fields,
         )  # fmt: skip

@@ -40,7 +40,7 @@ from scipy.special import gammaln
 from scipy.stats import MonteCarloMethod, chi2_contingency, fisher_exact
 from scipy.stats.contingency import odds_ratio
 
-from analytics.compare import COLUMNS, EXACT, Row
+from analytics.compare import EXACT, Row, row_of, table_of, too_few
 from analytics.data import NO_SYSTEM, SEVERAL_SYSTEMS
 
 __all__ = ["compare_proportions", "fisher_exact_two_rows", "one_answer_each"]
@@ -106,14 +106,14 @@ def compare_proportions(
     design = "within" if within else "between"
     if len(groups) < 2:
         only = groups[0] if groups else "no system"
-        return _table([_row(design, "none", groups, {}, note=f"only one system ({only})")])
+        return table_of([row_of(design, "none", groups, {}, note=f"only one system ({only})")])
     if within:
         wide = frame.pivot(index=subject, columns=between, values=answer)[groups]
-        return _table(_within(wide, groups, categories, min_n, _name(categories, labels)))
+        return table_of(_within(wide, groups, categories, min_n, _name(categories, labels)))
     counts = pd.crosstab(frame[between], frame[answer]).reindex(
         index=groups, columns=categories, fill_value=0
     )
-    return _table(_between(counts, min_n, _name(categories, labels)))
+    return table_of(_between(counts, min_n, _name(categories, labels)))
 
 
 def _name(categories: Sequence[Any], labels: Mapping[Any, str] | None) -> str:
@@ -122,35 +122,6 @@ def _name(categories: Sequence[Any], labels: Mapping[Any, str] | None) -> str:
         return ""
     first = categories[0]
     return str((labels or {}).get(first, first))
-
-
-def _table(rows: list[Row]) -> pd.DataFrame:
-    return pd.DataFrame(rows, columns=COLUMNS)
-
-
-def _row(design: str, test: str, groups: Sequence[str], n: dict[str, int], **fields: Any) -> Row:
-    row = dict.fromkeys(COLUMNS)
-    row.update(
-        design=design,
-        test=test,
-        kind="omnibus",
-        groups=" vs ".join(groups) if len(groups) == 2 else ", ".join(groups),
-        n_per_group=n,
-        n_total=sum(n.values()),
-        statistic=math.nan,
-        p=math.nan,
-        p_holm=math.nan,
-        effect=math.nan,
-    )
-    row.update(fields)
-    return row
-
-
-def _too_few(n: dict[str, int], min_n: int) -> str | None:
-    short = [f"{g} has {k}" for g, k in n.items() if k < min_n]
-    if short:
-        return f"too few participants: {', '.join(short)} (at least {min_n} per system needed)"
-    return None
 
 
 def _one_answer(categories: Sequence[Any]) -> str | None:
@@ -166,9 +137,9 @@ def _between(counts: pd.DataFrame, min_n: int, first: str) -> list[Row]:
         return [_fisher(counts, min_n, "omnibus", first)]
     n = {str(g): int(v) for g, v in counts.sum(axis=1).items()}
     fields: Row = {"effect_name": "Cramér's V"}
-    note = _too_few(n, min_n) or _one_answer(list(counts.columns))
+    note = too_few(n, min_n) or _one_answer(list(counts.columns))
     if note:
-        omnibus = _row("between", "χ² test of independence", groups, n, note=note, **fields)
+        omnibus = row_of("between", "χ² test of independence", groups, n, note=note, **fields)
     else:
         omnibus = _chi2(counts, n, fields)
     pairs = [
@@ -199,7 +170,7 @@ def _chi2(counts: pd.DataFrame, n: dict[str, int], fields: Row) -> Row:
             method=MonteCarloMethod(n_resamples=RESAMPLES, rng=np.random.default_rng(SEED)),
         )
         p, method = float(sampled.pvalue), RANDOM_TABLES + ", as expected counts are small"
-    return _row(
+    return row_of(
         "between", "χ² test of independence", list(n), n, statistic_name=f"χ²({dof})",
         statistic=chi2, p=p, p_method=method, p_holm=p, effect=float(pearson["cramer"]),
         **fields,
@@ -215,9 +186,9 @@ def _fisher(counts: pd.DataFrame, min_n: int, kind: str, first: str) -> Row:
     binary = counts.shape[1] == 2
     ratio = f"odds ratio of {first}" if first else "odds ratio"
     fields: Row = {"kind": kind, "effect_name": ratio if binary else "Cramér's V"}
-    note = _too_few(n, min_n) or _one_answer(list(counts.columns))
+    note = too_few(n, min_n) or _one_answer(list(counts.columns))
     if note:
-        return _row("between", "Fisher's exact test", groups, n, note=note, **fields)
+        return row_of("between", "Fisher's exact test", groups, n, note=note, **fields)
     table = counts.to_numpy(dtype=np.int64)
     if binary:
         p, method = float(fisher_exact(table).pvalue), EXACT
@@ -230,7 +201,7 @@ def _fisher(counts: pd.DataFrame, min_n: int, kind: str, first: str) -> Row:
         else:
             p, method = exact, FREEMAN_HALTON
         effect = cramers_v(table)
-    return _row(
+    return row_of(
         "between", "Fisher's exact test", groups, n, p=p, p_method=method, p_holm=p,
         effect=effect, **fields,
     )  # fmt: skip
@@ -287,23 +258,23 @@ def _within(
     if len(categories) > 2:
         n = dict.fromkeys(groups, len(wide.dropna()))
         why = "no within-subject test for answers with more than two options: see the counts"
-        return [_row("within", "none", groups, n, note=why, n_total=len(wide.dropna()))]
+        return [row_of("within", "none", groups, n, note=why, n_total=len(wide.dropna()))]
     if len(groups) == 2:
         return [_mcnemar(wide, groups[0], groups[1], categories, min_n, "omnibus", first)]
     complete = wide.dropna()
     n = dict.fromkeys(groups, len(complete))
     fields: Row = {"statistic_name": "Q", "effect_name": "η²_Q", "n_total": len(complete)}
-    note = _too_few(n, min_n) or _one_answer(categories)
+    note = too_few(n, min_n) or _one_answer(categories)
     if not note and (complete.nunique(axis=1) == 1).all():
         note = "every participant gave each system the same answer: nothing to compare"
     if note:
-        omnibus = _row("within", "Cochran's Q", groups, n, note=note, **fields)
+        omnibus = row_of("within", "Cochran's Q", groups, n, note=note, **fields)
     else:
         hits = (complete == categories[0]).astype(int)
         long = hits.rename_axis(index="subject", columns="group").stack().rename("dv")
         result = pg.cochran(long.reset_index(), dv="dv", within="group", subject="subject")
         q, p = float(result["Q"].iloc[0]), float(result["p_unc"].iloc[0])
-        omnibus = _row(
+        omnibus = row_of(
             "within", "Cochran's Q", groups, n, statistic=q, p=p, p_method=COCHRAN_CHI2,
             p_holm=p, effect=q / (len(complete) * (len(groups) - 1)), **fields,
         )  # fmt: skip
@@ -326,11 +297,11 @@ def _mcnemar(
     fields: Row = {"statistic_name": "χ² (corrected)", "effect_name": ratio}
     fields |= {"kind": kind, "n_total": len(pair)}
     test = "McNemar"
-    note = _too_few(n, min_n) or _one_answer(categories)
+    note = too_few(n, min_n) or _one_answer(categories)
     if not note and (pair[a] == pair[b]).all():
         note = "every participant gave both systems the same answer: nothing to compare"
     if note:
-        return _row("within", test, [a, b], n, note=note, **fields)
+        return row_of("within", test, [a, b], n, note=note, **fields)
     target = categories[0]
     only_a = int(((pair[a] == target) & (pair[b] != target)).sum())
     only_b = int(((pair[a] != target) & (pair[b] == target)).sum())
@@ -340,7 +311,7 @@ def _mcnemar(
     _, result = pg.chi2_mcnemar(hits, "x", "y")
     p = float(result["p_exact"].iloc[0])
     effect = only_a / only_b if only_b else math.inf
-    return _row(
+    return row_of(
         "within", test, [a, b], n, statistic=float(result["chi2"].iloc[0]), p=p,
         p_method=MCNEMAR_EXACT, p_holm=p, effect=effect, **fields,
     )  # fmt: skip
