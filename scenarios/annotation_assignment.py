@@ -149,8 +149,9 @@ class _Planner:
             self.on.setdefault(key, {})[a.annotator] = a.round
             self.load[a.annotator] = self.load.get(a.annotator, 0) + 1
             if a.done_at is None:
-                open_since[a.annotator] = min(open_since.get(a.annotator, a.assigned_at),
-                                              a.assigned_at)  # fmt: skip
+                open_since[a.annotator] = min(
+                    open_since.get(a.annotator, a.assigned_at), a.assigned_at
+                )
             else:
                 self.done.setdefault(key, set()).add(a.annotator)
         self.gone = {
@@ -175,9 +176,7 @@ class _Planner:
 
     def choose(self, target: AnnotationTarget, prefer: set[str]) -> str | None:
         taken = self.on.get((target.target, target.level), {})
-        free = [
-            who for who in self.tie if who not in self.gone and who not in taken
-        ]  # fmt: skip
+        free = [who for who in self.tie if who not in self.gone and who not in taken]
         if not free:
             return None
         return min(free, key=lambda who: (who not in prefer, self.load[who], self.tie[who]))
