@@ -92,13 +92,14 @@ class RowChecker:
         turn, problem = _whole(get("turn"), "turn")
         if problem:
             return [problem], None
-        if turn is not None and not get("scope"):
-            scope += f"#turn{turn}"
+        stimulus = get("stimulus_id") or None
+        if not get("scope"):  # one answer per turn and per row rated, as the bot keys them
+            scope += f"#turn{turn}" if turn is not None else ""
+            scope += f"#{stimulus}" if stimulus is not None else ""
         (shown, answered), problem = self._times(get("shown_at"), get("answered_at"))
         if problem:
             return [problem], None
         value, label, text, ok = answer
-        stimulus = get("stimulus_id") or None
         return [], ImportedAnswer(
             line=line,
             participant_id=person,
