@@ -80,7 +80,7 @@ class RowChecker:
             return [f"status {status!r} is not one of {', '.join(STATUSES)}"], None
         answer: tuple[Any, Any, Any, Any] = (None, None, None, None)
         if status == "answered":
-            answer, problem = _answer(item, get("value"), get("label"), get("text"))
+            answer, problem = checked_answer(item, get("value"), get("label"), get("text"))
             if problem:
                 return [f"{item_id}: {problem}"], None
         elif get("value") or get("text"):
@@ -196,7 +196,9 @@ def _whole(raw: str, name: str) -> tuple[int | None, str | None]:
     return int(number), None
 
 
-def _answer(item: Any, value: str, label: str, text: str) -> tuple[tuple[Any, ...], str | None]:
+def checked_answer(
+    item: Any, value: str, label: str, text: str
+) -> tuple[tuple[Any, ...], str | None]:
     """(value, label, text, attention_ok) as the bot stores them, or the problem."""
     if isinstance(item, TextItem):
         text = text or value

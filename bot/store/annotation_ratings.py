@@ -7,7 +7,6 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from bot.errors import StoreError
 from bot.store.annotating import (
     add_annotators,
     add_targets,
@@ -85,7 +84,8 @@ def import_ratings(
     dry_run: bool,
 ) -> RatingsImported:
     """Ratings from a file, all or none: the job, its targets and annotators are added as
-    needed; a rating stored already makes the whole import refused (its lines said)."""
+    needed (an annotator known already, from this job or another, is the same person); a
+    rating stored already makes the whole import refused (its lines said)."""
     conn.execute("SAVEPOINT import_ratings")
     try:
         known = conn.execute("SELECT 1 FROM annotation_jobs WHERE job = ?", (job.job,)).fetchone()
@@ -93,14 +93,6 @@ def import_ratings(
             save_job(conn, job, now)
         add_targets(conn, job.job, list({r.target.key: r.target for r in imported}.values()))
         people = list(dict.fromkeys(r.annotator for r in imported))
-        foreign = conn.execute(
-            f"SELECT id, job FROM annotators WHERE id IN ({','.join('?' * len(people))})",
-            people,
-        ).fetchall()
-        elsewhere = {str(i): str(j) for i, j in foreign if str(j) != job.job}
-        if elsewhere:
-            who, other = next(iter(elsewhere.items()))
-            raise StoreError(f"annotator {who!r} belongs to annotation job {other!r}")
         new = add_annotators(conn, job.job, [(p, None) for p in people], Origin.IMPORT, now)
         duplicates: list[int] = []
         for r in imported:
