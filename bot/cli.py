@@ -113,9 +113,13 @@ def _parser() -> argparse.ArgumentParser:
         "invite", help="single-use invitation links (https://t.me/BOT?start=CODE) and a CSV"
     )
     invite.add_argument("--db", type=Path, required=True, help="the study database")
-    invite.add_argument("--n", type=int, required=True, help="how many invitations")
+    who = invite.add_mutually_exclusive_group(required=True)
+    who.add_argument("--n", type=int, help="how many participant invitations")
+    who.add_argument("--annotators", type=int, help="how many annotators of --job to invite")
+    invite.add_argument("--job", help="the annotation job the annotators rate for")
+    invite.add_argument("--study", help="the study of --job, when the database holds none")
     invite.add_argument("--bot", required=True, help="the bot's username, e.g. my_study_bot")
-    invite.add_argument("--out", type=Path, default=Path("invitations.csv"), help="the CSV")
+    invite.add_argument("--out", type=Path, help="the CSV (invitations.csv, annotators.csv)")
 
     demo = commands.add_parser("demo", help="play a study offline with simulated participants")
     demo.add_argument("-n", "--participants", type=int, default=12)
@@ -296,6 +300,11 @@ def _invite(args: argparse.Namespace) -> int:
     from bot.store.sqlite import open_store
 
     bot = bot_username(args.bot)
+    if args.annotators is not None:
+        return _invite_annotators(args, bot)
+    if args.job or args.study:
+        raise StudyDataError("--job and --study go with --annotators")
+    args.out = args.out or Path("invitations.csv")
     check_out(args.out, args.n)
 
     async def make() -> list[str]:
@@ -309,6 +318,31 @@ def _invite(args: argparse.Namespace) -> int:
     write_invitations(codes, bot, args.out)
     print(f"{len(codes)} single-use invitations in {args.out} (code, link): each lets one")
     print("participant in; a used or unknown code is refused politely.")
+    return 0
+
+
+def _invite_annotators(args: argparse.Namespace, bot: str) -> int:
+    from bot.annotator_invitations import Invited, invite_annotators, write_annotators
+    from bot.invitations import check_out
+    from bot.store.sqlite import open_store
+
+    if not args.job:
+        raise StudyDataError("--annotators needs --job: the annotation job they rate for")
+    out = args.out or Path("annotators.csv")
+    check_out(out, args.annotators)
+
+    async def make() -> Invited:
+        store = await open_store(args.db)
+        try:
+            return await invite_annotators(store, args.study, args.job, args.annotators)
+        finally:
+            await store.close()
+
+    invited = asyncio.run(make())
+    write_annotators(invited, bot, out)
+    print(f"{len(invited.annotators)} annotators of job {invited.job!r} in {out} (annotator,")
+    print(f"job, code, link); the job has {invited.targets} targets ({invited.new_targets} new).")
+    print("Annotators are not participants: each link lets one annotator in, once.")
     return 0
 
 
