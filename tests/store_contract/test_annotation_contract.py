@@ -312,3 +312,11 @@ async def test_imported_ratings_are_all_or_nothing(open_store: OpenStore) -> Non
     assert (again.written, again.duplicates) == (False, (2, 3))
     assert len(await store.annotation_ratings()) == 2
     assert [a.annotator_id for a in await store.annotators("imported")] == ["R1", "R2"]
+
+
+async def test_a_closed_study_forgets_annotators_chats_too(store: StudyStore) -> None:
+    await ready(store)  # A-1 joined with a sealed chat id
+    assert await store.drop_chat_keys() == 2  # the participant's and the annotator's
+    [one, _] = await store.annotators("hri")
+    assert one.chat_key is None
+    assert (await store.annotator_for_chat("hash-1")) is not None  # still who they are
