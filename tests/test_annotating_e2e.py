@@ -4,16 +4,24 @@ XRec job (two annotators, a third where they disagree)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from bot.emulator import BotApiEmulator
+from bot.emulator import BotApiEmulator, BotMessage, Participant
+from bot.vocabulary import AnnotationRound
 from scenarios.loading import load_study
 from tests.annotating_support import invite, play, point, rate_all, stored
 from tests.conftest import StartBot
 
 pytestmark = pytest.mark.slow
+
+WAITING = ("Nothing to rate yet", "Exchange 1 of")
+
+
+def _waiting(p: Participant) -> bool:
+    return any(t in m.text for m in p.messages for t in WAITING)
 
 
 async def test_three_annotators_rate_hri_cues_conversations(
@@ -38,3 +46,60 @@ async def test_three_annotators_rate_hri_cues_conversations(
         scale = [r for r in mine if r.item_id != "hri-cues-overall.rationale"]
         assert len(scale) == len(targets)  # every exchange and every conversation, once
         assert {r.value for r in scale} == {str(value)}
+
+
+def _odd_exchange(message: BotMessage) -> bool:
+    found = re.search(r"Exchange (\d+) of", message.text)
+    return found is not None and int(found.group(1)) % 2 == 1
+
+
+def _disagreeing(message: BotMessage) -> str | None:
+    """The second annotator: "No" to the yes/no questions of odd exchanges, else as the
+    first annotator (the first answer offered)."""
+    if _odd_exchange(message) and "No" in message.buttons:
+        return "No"
+    return point(1)(message)
+
+
+async def test_xrec_disagreement_brings_in_the_third_annotator_for_exactly_those(
+    emulator: BotApiEmulator, start_bot: StartBot, tmp_path: Path
+) -> None:
+    bundle = load_study("xrec")
+    db = tmp_path / "xrec.sqlite"
+    await start_bot(bundle, db=db)
+    await play(emulator, bundle, participants=1)
+    codes = dict(await invite(db, "xrec", 3))
+    people = {}
+    for i, (pseudonym, code) in enumerate(codes.items()):
+        p = people[pseudonym] = emulator.participant(7100 + i, first_name=f"Ann{i}")
+        await p.send_text(f"/start {code}")
+        await p.wait_for(
+            lambda q: any(t in m.text for m in q.messages for t in WAITING), timeout=15
+        )
+    state = await stored(db, lambda s: s.annotation_state("xrec"))
+    assert state is not None
+    first = sorted({a.annotator for a in state.assignments})
+    assert len(first) == 2  # one conversation: kept together, with two annotators
+    [third] = set(codes) - set(first)
+    assert "Nothing to rate yet" in people[third].messages[-1].text
+    await rate_all(people[first[0]], point(1))
+    await rate_all(people[first[1]], _disagreeing)
+    extra = "Information about the recommended games"
+    assert any(extra in m.text for m in people[first[0]].messages)  # before question 11
+    await people[third].wait_for_text("There is more to rate", timeout=15)
+    await rate_all(people[third], point(1))
+
+    targets = await stored(db, lambda s: s.annotation_targets("xrec"))
+    odd = {t.target for t in targets if t.turn is not None and t.turn % 2 == 1}
+    assert odd and odd != {t.target for t in targets}
+    after = await stored(db, lambda s: s.annotation_state("xrec"))
+    assert after is not None
+    adjudicated = {
+        (a.target, a.annotator)
+        for a in after.assignments
+        if a.round is AnnotationRound.ADJUDICATION
+    }
+    assert adjudicated == {(target, third) for target in odd}  # exactly the disputed ones
+    ratings = await stored(db, lambda s: s.annotation_ratings())
+    assert {r.target for r in ratings if r.annotator == third} == odd
+    assert {r.round for r in ratings if r.annotator == third} == {"adjudication"}
