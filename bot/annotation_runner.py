@@ -116,13 +116,10 @@ class AnnotationRunner:
         claim, annotator = await self._store.claim_annotator(
             code, chat, self._privacy.seal(str(chat_id))
         )
-        if annotator is None or annotator.job not in self._bundle.jobs:
-            refused = AnnotatorClaim.UNKNOWN if annotator is None else claim
-            if claim is AnnotatorClaim.JOINED and annotator is not None:
-                refused = AnnotatorClaim.UNKNOWN  # a code of a job this study does not run
-            return Claimed(refused, language=language)
-        if claim not in (AnnotatorClaim.JOINED, AnnotatorClaim.RETURNING):
+        if claim not in (AnnotatorClaim.JOINED, AnnotatorClaim.RETURNING) or annotator is None:
             return Claimed(claim, language=language)
+        if annotator.job not in self._bundle.jobs:  # a code of a job this study does not run
+            return Claimed(AnnotatorClaim.UNKNOWN, language=language)
         self._chats[annotator.annotator_id] = chat_id
         task = await self._store.next_annotation_target(annotator.annotator_id)
         return Claimed(
@@ -148,6 +145,8 @@ class AnnotationRunner:
                 queue.insert(0, reloaded)
                 if reloaded.task is None and _asks_for_work(first):
                     queue[-1] = TargetLoaded(None)
+                elif isinstance(first, ev.TextReceived):
+                    queue[-1] = ev.StartCommand()  # after a restart: the item shown again
         state = self._states.get(chat)
         if state is not None and state.task is None and _asks_for_work(first):
             task = await self._store.next_annotation_target(state.annotator)
