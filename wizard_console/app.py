@@ -9,6 +9,7 @@ from typing import ClassVar
 from textual.binding import Binding, BindingType
 
 from wizard_console.actions import Actions
+from wizard_console.annotation import AnnotationScreen
 from wizard_console.desk import Desk
 
 
@@ -36,6 +37,7 @@ class WizardApp(Actions):
         Binding("j", "next_waiting", "Next waiting", show=False),
         Binding("f", "filter", "Filter", show=False),
         Binding("h", "toggle_ended", "Ended"),
+        Binding("o", "annotation", "Annotators", show=False),
         Binding("q", "quit", "Quit"),
     ]
     KEY_HELP: ClassVar[dict[str, str]] = {
@@ -56,8 +58,13 @@ class WizardApp(Actions):
         "next_waiting": "go to the oldest waiting",
         "filter": "filter study/system/state",
         "toggle_ended": "show / hide ended",
+        "annotation": "annotators' progress",
         "quit": "quit",
     }
+
+    def action_annotation(self) -> None:
+        """The annotators' progress per job (issue 11), over the sessions."""
+        self.push_screen(AnnotationScreen(self.desk.store))
 
 
 def run_console(db: Path, wizard: str) -> int:
