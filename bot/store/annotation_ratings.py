@@ -25,6 +25,13 @@ from bot.store.model import (
 from bot.vocabulary import Origin, SessionState
 
 
+def has_annotations(conn: sqlite3.Connection) -> bool:
+    found = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'annotations'"
+    ).fetchone()
+    return found is not None
+
+
 def _iso(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).isoformat()
 
@@ -33,6 +40,10 @@ def _iso(at: float) -> str:
 
 
 def ratings(conn: sqlite3.Connection) -> list[AnnotationRating]:
+    """Every rating; none from a file of an ozlab before annotations (read-only analytics
+    opens older files as they are)."""
+    if not has_annotations(conn):
+        return []
     return [
         AnnotationRating(
             job=str(job),
