@@ -267,4 +267,4 @@ class RatingOutcome(StrEnum):
     RECORDED = "recorded"
     UNCHANGED = "unchanged"  # the same rating again (a double tap): nothing written
     NOT_ASSIGNED = "not_assigned"  # not a target of this annotator (an old button)
-    LOCKED = "locked"  # seen once and done: a rating that cannot change
+    LOCKED = "locked"  # the target is done: a rating changes only once it is reopened (/back)

@@ -104,7 +104,7 @@ def record_rating(
     found = _assignment(conn, annotator_id, job, target, level)
     if found is None:
         return RatingOutcome.NOT_ASSIGNED
-    target_id, rnd, done_at, seen_once = found
+    target_id, rnd, done_at, _ = found
     value, label, text = answer
     before = conn.execute(
         "SELECT value, label, text FROM annotations WHERE target_id = ? AND annotator = ?"
@@ -113,7 +113,7 @@ def record_rating(
     ).fetchone()
     if before is not None and tuple(before) == (value, label, text):
         return RatingOutcome.UNCHANGED
-    if done_at is not None and seen_once:
+    if done_at is not None:  # an old button: only /back (where the job allows) reopens it
         return RatingOutcome.LOCKED
     conn.execute(
         "INSERT INTO annotations (target_id, annotator, instrument_id, item_id, value, label,"

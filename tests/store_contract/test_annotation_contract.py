@@ -215,6 +215,7 @@ async def test_a_revisitable_target_can_be_reopened_and_changed(store: StudyStor
     args = ("A-1", "xrec", f"{sid}#1", EXCHANGE, "x", "x.q1")
     await store.record_annotation(*args, value=1)
     await store.finish_annotation_target("A-1", "xrec", f"{sid}#1", EXCHANGE)
+    assert await store.record_annotation(*args, value=0) is RatingOutcome.LOCKED  # old button
     back = await store.reopen_annotation_target("A-1")
     assert back is not None and back.target.target == f"{sid}#1"
     assert dict(back.answers) == {"x.q1": "1"}
