@@ -152,9 +152,13 @@ def _random_text(rng: random.Random, lang: str) -> str:
     return text[:1].upper() + text[1:] if rng.random() < 0.5 else text
 
 
-def _changed_span(original: str, perturbed: str) -> tuple[str, str]:
-    """The original's word (or two-word expression) the difference falls in, and what it
-    became; asserts the difference falls in one such unit."""
+def _listed_expression(unit: str, lang: str) -> bool:
+    return plain(unit) in confusions(lang) or plain(unit) in lexicon(lang).misspelled
+
+
+def _changed_span(original: str, perturbed: str, lang: str = "it") -> tuple[str, str]:
+    """The original's word (or listed two-word expression) the difference falls in, and
+    what it became; asserts the difference falls in one such unit."""
     prefix = 0
     while prefix < min(len(original), len(perturbed)) and original[prefix] == perturbed[prefix]:
         prefix += 1
@@ -167,7 +171,11 @@ def _changed_span(original: str, perturbed: str) -> tuple[str, str]:
     lo, hi = prefix, len(original) - suffix
     ws = words(original, "it")  # the Italian tokenizer also knows "po'"
     units = [(w.start, w.end) for w in ws]
-    units += [(a.start, b.end) for a, b in pairwise(ws) if original[a.end : b.start] == " "]
+    units += [
+        (a.start, b.end)
+        for a, b in pairwise(ws)
+        if original[a.end : b.start] == " " and _listed_expression(original[a.start : b.end], lang)
+    ]
     fitting = [(s, e) for s, e in sorted(units, key=lambda u: u[1] - u[0]) if s <= lo and hi <= e]
     assert fitting, f"the change {original!r} → {perturbed!r} is not inside one word"
     start, end = fitting[0]
@@ -212,7 +220,7 @@ def test_each_perturbation_changes_one_token_the_way_its_type_says(lang: str) ->
     }
     for p in made:
         assert p.perturbed != p.original
-        old, new = _changed_span(p.original, p.perturbed)
+        old, new = _changed_span(p.original, p.perturbed, lang)
         _check(p.stress_type, lang, old, new)
         assert p.change == f"{old} → {new}"
         for noise in _NOISE[:6]:  # URLs, numbers, names and tags are never touched

@@ -172,8 +172,12 @@ def _anaphora(utterance: Utterance, lang: str) -> str | None:
         if len(options) < 2:
             continue
         for position, option in enumerate(options):
-            name = plain(option)
-            if re.search(r"(?<!\w)" + re.escape(name) + r"(?!\w)", said):
+            # "a Milano" is named by "Milano": the option's content words, or all of it.
+            content = [w for w in plain(option).split() if w not in lex.function_words]
+            if all(
+                re.search(r"(?<!\w)" + re.escape(w) + r"(?!\w)", said)
+                for w in content or [plain(option)]
+            ):
                 ordinals = lex.ordinals
                 ordinal = ordinals[position] if position < len(ordinals) else lex.last_ordinal
                 return (
