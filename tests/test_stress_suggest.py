@@ -3,6 +3,9 @@ the utterances it leaves alone."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from bot.errors import StudyDataError
@@ -93,3 +96,16 @@ def test_suggestions_come_by_type_then_utterance() -> None:
     assert all(isinstance(s, Suggestion) for s in found)
     with pytest.raises(StudyDataError):
         suggest(log, [S.ST_9], "de")
+
+
+def test_the_stress_package_stays_light() -> None:
+    """It may run in the bot's process: none of its modules imports pandas or pingouin."""
+    script = (
+        "import sys\n"
+        "import bot.stress.authored, bot.stress.generate, bot.stress.propose, bot.stress.suggest\n"
+        "print(sorted({'pandas', 'pingouin', 'matplotlib'} & set(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"
