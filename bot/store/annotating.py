@@ -5,9 +5,10 @@ reader's transaction (the annotations migration); the annotator's flow is in
 The store enforces what must hold whoever writes: a rating only for a target assigned to
 that annotator (an old button is refused), once per annotator, target, item and round (a
 double tap changes nothing), never changed once the target is done (unless reopened where
-the job allows revisiting); an invitation code taken by one chat only. Who is assigned what is planned outside the store
-(``scenarios.annotation_assignment``, pure) from one ``AnnotationState`` and applied here
-only if nothing changed since that state was read (its ``version``).
+the job allows revisiting); an invitation code taken by one chat only. Who is assigned
+what is planned outside the store (``scenarios.annotation_assignment``, pure) from one
+``AnnotationState`` and applied here only if nothing changed since that state was read
+(its ``version``).
 """
 
 from __future__ import annotations
