@@ -36,12 +36,15 @@ def _task(conn: sqlite3.Connection, annotator_id: str, target_id: int, rnd: str)
         if (session or name) == unit and level == AnnotationLevel.EXCHANGE.value
     ]
     conversation: tuple[TranscriptExchange, ...] = ()
+    following: str | None = None
     if target.session_id is not None:
         transcript = reads.transcript(conn, target.session_id)
         if transcript is not None:
             conversation = tuple(
                 x for x in transcript.exchanges if target.turn is None or x.turn <= target.turn
             )
+            later = [x for x in transcript.exchanges if target.turn and x.turn > target.turn]
+            following = later[0].user_text if later else None
     answers = {
         str(item): stored_value(value, text)
         for item, value, text in conn.execute(
@@ -59,6 +62,7 @@ def _task(conn: sqlite3.Connection, annotator_id: str, target_id: int, rnd: str)
         exchanges=len(exchanges),
         conversation_number=conversations.index(unit) + 1,
         conversations=len(conversations),
+        next_message=following,
     )
 
 

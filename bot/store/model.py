@@ -473,6 +473,9 @@ class AnnotationTask:
     exchanges: int
     conversation_number: int
     conversations: int
+    next_message: str | None = None
+    """The participant's next message after the exchange (HRI CUES rates "the robot's
+    response and the participant's subsequent input"); None for the last one."""
 
 
 @dataclass(frozen=True)

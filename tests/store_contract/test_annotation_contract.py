@@ -159,6 +159,7 @@ async def test_the_next_target_comes_with_its_conversation_and_progress(
     assert [x.turn for x in task.conversation] == [1]
     assert (task.exchange_number, task.exchanges) == (1, 3)
     assert (task.conversation_number, task.conversations, task.round) == (1, 1, FIRST)
+    assert task.next_message == "user 2"  # what the participant said to the reply
     assert await store.finish_annotation_target("A-1", "hri", f"{sid}#1", EXCHANGE)
     assert not await store.finish_annotation_target("A-1", "hri", f"{sid}#1", EXCHANGE)
     task = await store.next_annotation_target("A-1")
@@ -169,6 +170,7 @@ async def test_the_next_target_comes_with_its_conversation_and_progress(
         await store.finish_annotation_target("A-1", "hri", f"{sid}#{turn}", EXCHANGE)
     task = await store.next_annotation_target("A-1")
     assert task is not None and task.target.level is SESSION and len(task.conversation) == 3
+    assert task.next_message is None
     assert task.exchange_number == 0
     await store.finish_annotation_target("A-1", "hri", sid, SESSION)
     assert await store.next_annotation_target("A-1") is None
