@@ -325,7 +325,8 @@ class StudyStore(Protocol):
 
     async def annotation_ratings(self) -> list[AnnotationRating]:
         """Every rating of every job, each with its job, target, level, session, turn,
-        system and scenario: what analytics reads."""
+        system and scenario: what analytics reads (not the partial ratings of a target
+        that was given to someone else when its annotator dropped out)."""
         ...
 
     async def import_annotations(

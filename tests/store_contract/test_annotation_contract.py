@@ -251,6 +251,8 @@ async def test_an_adjudication_round_is_kept_apart(store: StudyStore) -> None:
 async def test_a_released_target_is_no_longer_the_annotators(store: StudyStore) -> None:
     sid = await ready(store)
     await give(store, "hri", (f"{sid}#1", EXCHANGE, "A-2"))
+    half = await store.record_annotation("A-2", "hri", f"{sid}#1", EXCHANGE, "c", "c.i", 2)
+    assert half is RatingOutcome.RECORDED  # then A-2 drops out before finishing
     state = await store.annotation_state("hri")
     assert state is not None
     released = AssignmentPlan(
@@ -262,6 +264,9 @@ async def test_a_released_target_is_no_longer_the_annotators(store: StudyStore) 
     assert outcome is RatingOutcome.NOT_ASSIGNED
     task = await store.next_annotation_target("A-1")
     assert task is not None and task.target.target == f"{sid}#1"
+    assert await store.annotation_ratings() == []  # A-2's partial rating does not count
+    await store.record_annotation("A-1", "hri", f"{sid}#1", EXCHANGE, "c", "c.i", 4)
+    assert [r.annotator for r in await store.annotation_ratings()] == ["A-1"]
 
 
 async def test_progress_counts_targets_and_conversations(store: StudyStore) -> None:
