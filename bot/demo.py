@@ -26,7 +26,7 @@ from bot.simulation.pace import DEMO_EPOCH, Pace, SimulatedClock
 from bot.simulation.play import Mind, Played, ScriptedMind, StudyPlayer
 from bot.store.sqlite import is_study_database, open_store
 from bot.systems.base import Conversation, System, SystemReply
-from bot.systems.registry import build_systems
+from bot.systems.registry import build_systems, close_systems
 from scenarios.models import StudyBundle
 
 _FIRST_USER_ID = 700_000_000
@@ -62,7 +62,7 @@ class PacedSystem:
         return reply
 
     async def close(self) -> None:
-        await self.system.close()
+        """Nothing: the systems it wraps are closed together (they share one client)."""
 
 
 async def play_study(
@@ -82,7 +82,8 @@ async def play_study(
     token = f"{random.Random(seed).randrange(10**9)}:demo-{seed}"
     secret = hashlib.sha256(f"ozlab demo secret {seed}".encode()).hexdigest()
     clock = SimulatedClock(DEMO_EPOCH)
-    systems: dict[str, System] = build_systems(bundle.study.systems, env=os.environ)
+    built = build_systems(bundle.study.systems, env=os.environ)
+    systems: dict[str, System] = dict(built)
     if paced_systems:
         latency = random.Random(f"{seed}:latency")
         systems = {name: PacedSystem(s, clock, latency) for name, s in systems.items()}
@@ -138,5 +139,9 @@ async def play_study(
             if not bot.done():
                 await store.mark_simulated(marked)
             stop.set()
-            await bot
+            try:
+                await bot
+            finally:
+                if paced_systems:
+                    await close_systems(built)
     return played
