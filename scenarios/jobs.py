@@ -129,6 +129,9 @@ class AnnotationJob(_Model):
     adjudication: Adjudication | None = None
     seen_once_in_order: bool = False
     """Each exchange shown once, in order, never revisited (no /back): HRI CUES."""
+    with_next_message: bool = False
+    """An exchange is shown with the participant's next message: HRI CUES rates "the robot's
+    response and the participant's subsequent input"."""
     drop_out_after: Seconds | None = None
     """An annotator silent this long with targets open counts as dropped out: their open
     targets go to someone else. None: only an annotator declared dropped loses them."""

@@ -39,6 +39,14 @@ async def store_conversations(
         await store.commit_step(StepCommit(study, person, "{}", status, None, records))
 
 
+async def store_study(
+    store: StudyStore, study: str, scenario: str, sessions: Sequence[tuple[str, str, int]]
+) -> None:
+    """The shipped study's definition and the sessions, through an open store."""
+    await store.record_definition(study, definition_json(load_study(study)))
+    await store_conversations(store, study, scenario, sessions)
+
+
 def stored_study(
     db: Path,
     study: str,

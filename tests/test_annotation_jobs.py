@@ -124,6 +124,7 @@ def test_a_job_whose_id_is_not_its_file_name_is_told(tmp_path: Path) -> None:
 def test_the_shipped_jobs_follow_their_protocols() -> None:
     cues = load_study("hri-cues").jobs["hri-cues"]
     assert (cues.annotators, cues.seen_once_in_order, cues.adjudication) == (3, True, None)
+    assert cues.with_next_message and not load_study("xrec").jobs["xrec"].with_next_message
     assert (cues.rate.exchange, cues.rate.session) == (("hri-cues",), ("hri-cues-overall",))
     assert "Use the full scale" in cues.brief.guidelines and len(cues.brief.examples) == 3
     xrec_bundle = load_study("xrec")

@@ -11,7 +11,9 @@ import pytest
 from analytics.cli import main
 from analytics.importing_annotations import import_annotations
 from bot.store.model import AnnotationRating
+from bot.store.sqlite import open_existing
 from tests.annotation_support import read, stored_study
+from tests.test_store import old_database
 
 ONE = "p0123456789abcde-1"  # a session with the companion, 3 exchanges
 TWO = "pfedcba987654321-1"  # a session with another system, 2 exchanges
@@ -146,3 +148,14 @@ def test_the_command_line_imports_once_and_refuses_it_again(
     path = str(Path(__file__).parents[1] / "questionnaires" / "library" / "hri-cues.yaml")
     file2 = csv_file(tmp_path, f"target,annotator,item,value\n{ONE}#2,A1,exchange,3\n", "b.csv")
     assert main(["import", "annotations", str(file2), "--db", str(db), "--instrument", path]) == 0
+
+
+async def test_a_database_from_before_annotations_has_no_ratings(tmp_path: Path) -> None:
+    """Analytics opens older files read-only, as they are: no annotations table, no ratings."""
+    path = tmp_path / "old.sqlite"
+    old_database(path, 4)
+    store = await open_existing(path, read_only=True)
+    try:
+        assert await store.annotation_ratings() == []
+    finally:
+        await store.close()
