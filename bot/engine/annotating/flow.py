@@ -279,7 +279,7 @@ def _present(
 ) -> Result:
     """A target shown afresh: what of its conversation is new to the chat, then its item."""
     effects: list[AnnotatorEffect] = [fx.Send(text) for text in intro]
-    said, shown = view.conversation(task, state.shown, texts)
+    said, shown = view.conversation(task, state.shown, texts, with_next=job.with_next_message)
     if said:
         effects.append(fx.Send(said))
     survey = resume_survey(bundle, job, task, now, state.language)

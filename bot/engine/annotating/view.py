@@ -47,10 +47,12 @@ def progress(task: AnnotationTask, texts: Texts) -> str:
 
 
 def conversation(
-    task: AnnotationTask, shown: tuple[str, int] | None, texts: Texts
+    task: AnnotationTask, shown: tuple[str, int] | None, texts: Texts, *, with_next: bool = False
 ) -> tuple[str, tuple[str, int] | None]:
     """The part of the conversation the chat does not show yet (all of it up to the rated
-    exchange when the chat moved on from another conversation), and what is shown after."""
+    exchange when the chat moved on from another conversation), and what is shown after.
+    ``with_next``: the participant's next message closes it (HRI CUES's exchange), and is
+    then not repeated as the next exchange's first line."""
     unit = unit_of(task)
     exchanges: Sequence[TranscriptExchange] = task.conversation
     seen = shown[1] if shown is not None and shown[0] == unit else None
@@ -60,7 +62,12 @@ def conversation(
     numbers = {"conversation": task.conversation_number, "conversations": task.conversations}
     heading = texts.ann_conversation_heading if seen is None else texts.ann_conversation_more
     lines = [heading.format(**numbers)]
-    for x in new:
+    for index, x in enumerate(new):
         reply = x.system_text if x.system_text is not None else texts.ann_no_reply
-        lines += ["", f"{texts.ann_user}: {x.user_text}", f"{texts.ann_system}: {reply}"]
+        lines.append("")
+        if not (with_next and seen is not None and index == 0):
+            lines.append(f"{texts.ann_user}: {x.user_text}")
+        lines.append(f"{texts.ann_system}: {reply}")
+    if with_next and task.next_message is not None:
+        lines.append(f"{texts.ann_user}: {task.next_message}")
     return "\n".join(lines), (unit, max(x.turn for x in new))
