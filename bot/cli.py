@@ -123,6 +123,15 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--study", default="hmd")
     demo.add_argument("--seed", type=int, default=1)
 
+    chat = commands.add_parser(
+        "chat",
+        help="play the participant yourself, in the terminal: the real bot on a local"
+        " Telegram emulator (no token, loopback only)",
+    )
+    chat.add_argument("study", help="a shipped study's name (e.g. hmd) or a YAML file")
+    chat.add_argument("--db", type=Path, help="study database (default: a new scratch one)")
+    chat.add_argument("--lang", default="en", help="your Telegram language, e.g. it")
+
     from wizard_console.cli import add_wizard_commands  # standard library only, no Textual
 
     add_wizard_commands(commands)
@@ -162,6 +171,8 @@ def _command(args: argparse.Namespace) -> int:
         return 0
     if args.command == "run":
         return _run(args)
+    if args.command == "chat":
+        return _chat(args)
     if args.command == "serve-demo":
         return _serve_demo(args)
     if args.command == "schema":
@@ -261,6 +272,15 @@ def _run(args: argparse.Namespace) -> int:
         report_crash(error)
         return 1
     return 0
+
+
+def _chat(args: argparse.Namespace) -> int:
+    bundle = _load(args.study)
+    from bot.chatting import run_chat, scratch_database
+    from bot.logging_setup import setup_logging
+
+    setup_logging(logging.WARNING, [])
+    return run_chat(bundle, args.db or scratch_database(), args.lang)
 
 
 def _backup(args: argparse.Namespace) -> int:
