@@ -58,6 +58,12 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="validate a study file and everything it names")
     check.add_argument("study", help="a shipped study's name (e.g. hmd) or a YAML file")
+    check.add_argument(
+        "--ping",
+        action="store_true",
+        help="also send one message to every http, openai and rasa system: latency, and"
+        " whether the reply parses (status 4 when one fails)",
+    )
 
     run = commands.add_parser("run", help="run a study on Telegram")
     run.add_argument("study", help="a shipped study's name (e.g. hmd) or a YAML file")
@@ -167,7 +173,7 @@ def _command(args: argparse.Namespace) -> int:
         from scenarios.check import check
 
         _adapters_beside(args.study)
-        check(args.study)
+        check(args.study, ping=args.ping)
         return 0
     if args.command == "run":
         return _run(args)
