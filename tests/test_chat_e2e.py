@@ -37,6 +37,20 @@ def chat(db: Path) -> Iterator[Terminal]:
         yield terminal
 
 
+def ozlab(*args: str) -> str:
+    """An ``ozlab`` command in a terminal of its own; its output (it must succeed)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", *args],
+        cwd=ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def test_a_researcher_plays_the_hmd_study_in_a_terminal(chat: Terminal, db: Path) -> None:
     chat.expect(r"ozlab wizard --db ")
     chat.expect(r"^bot #2: Privacy agreement")
@@ -46,20 +60,15 @@ def test_a_researcher_plays_the_hmd_study_in_a_terminal(chat: Terminal, db: Path
     chat.expect(r"^bot #\d+: Your task")
     chat.expect(r"\[1\] Finish task")
 
-    # The database is shared while the chat runs: the wizard's command line reads it.
-    sessions = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "wizard", "sessions", "--db", str(db)],
-        cwd=ROOT,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert "hmd-gift" in sessions.stdout
+    # The database is shared while the chat runs: a wizard in a second terminal reads it
+    # and writes as the system; the chat's bot applies the command.
+    sessions = ozlab("wizard", "sessions", "--db", str(db))
+    [session] = [line.split()[0] for line in sessions.splitlines() if "hmd-gift" in line]
+    ozlab("wizard", "say", session, "Hello from the wizard", "--db", str(db))
+    chat.expect(r"^bot #\d+: Hello from the wizard$")
 
     chat.type("Hi! I need adventure games for Linux")
-    listing = chat.expect(r"^bot #\d+: .*\n((?:    .*\n)+)")
+    listing = chat.expect(r"^bot #\d+: .*\n((?:    .*\n)+?)    Would you like to know more")
     titles = TITLE.findall(listing.group(1))
     assert titles, listing.group(0)
     chat.type("2")  # the newest message has no buttons: a number is a message, as on a phone
