@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import TextIO, assert_never
 
 from bot import chat_screen as screen
+from bot import running
 from bot.emulated import emulated_study
 from bot.emulator import Participant
+from bot.errors import StoreError
 from bot.privacy import SECRET_ENV
 from scenarios.models import StudyBundle
 
@@ -64,6 +66,13 @@ def run_chat(bundle: StudyBundle, db: Path, language: str, out: TextIO = sys.std
         _read_lines(sys.stdin, put)
         await chat(bundle, db, language=language, lines=lines, write=write, stop=stop)
 
+    if db.exists():
+        with running.alone_on(db) as alone:
+            if not alone:
+                raise StoreError(
+                    f"a bot already runs on {db} (ozlab run, or another ozlab chat): two bots"
+                    " on one database would each hold its participants; chat on another --db"
+                )
     write(f"Study {bundle.study.id!r} on {db}")
     write(f"(watch and step in from another terminal: ozlab wizard --db {db})")
     asyncio.run(main())

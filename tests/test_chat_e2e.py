@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bot import running
 from bot.privacy import SECRET_ENV
 from bot.systems.demo import ALEX_WISHLIST
 from tests.store_reads import pick, tables
@@ -135,3 +136,20 @@ def test_quit_ends_and_an_italian_participant_reads_italian(tmp_path: Path) -> N
         chat.expect(r"Prima di iniziare")
         chat.type("/quit")
         assert chat.wait() == 0
+
+
+def test_no_chat_on_a_database_a_bot_runs_on(db: Path) -> None:
+    held = running.hold(db)  # as ``ozlab run`` holds it
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "bot.cli", "chat", "hmd", "--db", str(db)],
+            cwd=ROOT,
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(held)
+    assert done.returncode == 5
+    assert done.stderr.strip().startswith(f"ozlab: a bot already runs on {db}")
