@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from bot.emulated import emulated_study
+from bot.emulator import BotApiEmulator
 from scenarios.models import StudyBundle
-from tests.conftest import SECRET
+from tests.conftest import SECRET, TOKEN
 
 pytestmark = pytest.mark.slow
 
@@ -27,3 +28,11 @@ async def test_a_new_emulator_on_an_old_database_is_heard(tmp_path: Path, hmd: S
             await p.wait_for_text("Privacy agreement", timeout=10)
             await p.tap(text="I agree")
             await p.wait_for_text("Your task", timeout=10)
+
+
+async def test_the_emulator_numbers_on_from_where_it_is_told() -> None:
+    async with BotApiEmulator(TOKEN, first_update_id=42) as emulator:
+        assert await emulator.participant(804).send_text("/start") == 42
+        assert await emulator.participant(805).send_text("/start") == 43
+    with pytest.raises(ValueError, match="start at 1 or more"):
+        BotApiEmulator(TOKEN, first_update_id=0)
