@@ -276,4 +276,9 @@ MIGRATIONS: tuple[str, ...] = (
         UPDATE invitations SET used_by = '' WHERE used_by = OLD.id;
     END;
     """,
+    # 10: pilots (issue 14): participants played by ``ozlab demo`` or ``ozlab pilot`` are
+    # marked, so reports tell simulated sessions from people's.
+    """
+    ALTER TABLE participants ADD COLUMN simulated INTEGER NOT NULL DEFAULT 0;  -- 1: simulated
+    """,
 )
