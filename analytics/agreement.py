@@ -321,14 +321,19 @@ def percent_agreement(data: Matrix, domain: Sequence[float]) -> tuple[float, flo
     return (value, low, high, len(units))
 
 
-def resampling_counts(targets: int, seed: int = SEED, chunk: int = 100) -> Iterator[np.ndarray]:
+def resampling_counts(targets: int, seed: int = SEED) -> Iterator[np.ndarray]:
     """``RESAMPLES`` bootstrap resamples of ``targets`` targets as counts (how often each
-    target is drawn), in chunks so that a large study never holds them all at once."""
+    target is drawn), in chunks of at most a million cells: a large study never holds them
+    all at once."""
     rng = np.random.default_rng(seed)
+    chunk = max(1, min(RESAMPLES, 1_000_000 // max(targets, 1)))
     left = RESAMPLES
     while left > 0:
         size = min(chunk, left)
-        yield rng.multinomial(targets, np.full(targets, 1 / targets), size=size).astype(float)
+        drawn = rng.integers(0, targets, size=(size, targets))
+        drawn += np.arange(size)[:, None] * targets
+        counts = np.bincount(drawn.ravel(), minlength=size * targets)
+        yield counts.reshape(size, targets).astype(float)
         left -= size
 
 

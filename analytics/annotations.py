@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +25,7 @@ import pandas as pd
 import pingouin as pg
 
 from analytics import agreement as ag
+from analytics.data import ANNOTATION_COLUMNS, StudyData
 from bot.vocabulary import Moment
 from questionnaires.models import (
     ChoiceItem,
@@ -32,22 +35,7 @@ from questionnaires.models import (
     YesNoItem,
 )
 
-RATING_COLUMNS = [
-    "job",
-    "level",
-    "target",
-    "session_id",
-    "turn",
-    "system",
-    "scenario",
-    "annotator",
-    "instrument_id",
-    "item_id",
-    "value",
-    "round",
-    "origin",
-    "recorded_at",
-]
+RATING_COLUMNS = ANNOTATION_COLUMNS
 """The fields of ``bot.store`` ``AnnotationRating``, in its order."""
 LEVELS = ("exchange", "session")
 """Rated per exchange, or once per session (HRI CUES' "overall")."""
@@ -278,8 +266,43 @@ class Annotations:
     notes: tuple[str, ...]
 
 
-def empty_ratings() -> pd.DataFrame:
-    return pd.DataFrame({name: pd.Series(dtype=object) for name in RATING_COLUMNS})
+def from_study(
+    data: StudyData, scores: pd.DataFrame, systems: Sequence[str] = ()
+) -> Annotations | None:
+    """The report's annotation section for a study; None, at no cost, without ratings."""
+    ratings = data.annotations
+    if ratings.empty:
+        return None
+    named = {str(i) for i in ratings["instrument_id"].dropna().unique()}
+    return analyse(
+        ratings,
+        item_scales(instruments_for(named, data)),
+        scores=scores,
+        responses=data.responses,
+        sessions=data.sessions,
+        system_order=systems,
+    )
+
+
+def instruments_for(ids: Iterable[str], data: StudyData) -> list[Questionnaire]:
+    """The definitions of the instruments ``ids``: as the study stored them, else ozlab's
+    shipped instrument of that id; an id neither knows is left out (its items are then
+    taken from the ratings, and the report says so)."""
+    from scenarios.loading import StudyError, load_questionnaire
+
+    stored = {q_id: q for b in data.bundles.values() for q_id, q in b.questionnaires.items()}
+    found: list[Questionnaire] = []
+    for instrument_id in sorted(set(ids)):
+        if instrument_id in stored:
+            found.append(stored[instrument_id])
+            continue
+        shipped = files("questionnaires") / "library" / f"{instrument_id}.yaml"
+        if shipped.is_file():
+            try:
+                found.append(load_questionnaire(Path(str(shipped))))
+            except StudyError:
+                continue
+    return found
 
 
 def analyse(
@@ -533,74 +556,79 @@ def _answer(value: str, scale: ItemScale) -> object:
 def _adjudication(
     ratings: pd.DataFrame, scales: Mapping[tuple[str, str], ItemScale]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    finals: list[dict[str, Any]] = []
-    summary: list[dict[str, Any]] = []
-    keys = ["job", "instrument_id", "item_id", "level"]
-    for (job, instrument, item, level), part in ratings.groupby(keys, sort=False):
-        scale = scales[(str(instrument), str(item))]
-        head = {"job": job, "instrument_id": instrument, "item": item, "level": level}
-        disagreed = adjudicated = unresolved = 0
-        targets = 0
-        for target, rated in part.groupby("target", sort=False):
-            targets += 1
-            first = rated[rated["round"] == "first"]
-            third = rated[rated["round"] == "adjudication"]
-            disagreed += int(first["code"].nunique() > 1)
-            adjudicated += int(len(third) > 0)
-            value, score, how = _final(first, third, scale)
-            unresolved += int(how == "unresolved")
-            context = rated.iloc[0]
-            finals.append(
-                head
-                | {
-                    "target": target,
-                    "session_id": context["session_id"],
-                    "turn": context["turn"],
-                    "system": context["system"],
-                    "scenario": context["scenario"],
-                    "value": value,
-                    "score": score,
-                    "n_ratings": len(rated),
-                    "how": how,
-                }
-            )
-        summary.append(
-            head
-            | {
-                "n_targets": targets,
-                "n_disagreed": disagreed,
-                "n_adjudicated": adjudicated,
-                "share_adjudicated": adjudicated / targets if targets else math.nan,
-                "n_unresolved": unresolved,
-            }
-        )
-    return (
-        pd.DataFrame(summary, columns=ADJUDICATION_COLUMNS),
-        pd.DataFrame(finals, columns=FINAL_COLUMNS),
+    """How often the first round differed and a third annotator was asked, and every
+    target's final value (``ADJUDICATION_RULE``), computed for all targets at once."""
+    item = ["job", "instrument_id", "item_id", "level"]
+    keys = [*item, "target"]
+    ratings = ratings.assign(value=ratings["value"].astype(str).str.strip())
+    targets = ratings.groupby(keys, sort=False).agg(
+        session_id=("session_id", "first"),
+        turn=("turn", "first"),
+        system=("system", "first"),
+        scenario=("scenario", "first"),
+        n_ratings=("value", "size"),
     )
+    first = ratings[ratings["round"] == "first"]
+    third = ratings[ratings["round"] == "adjudication"]
+    grouped = first.groupby(keys, sort=False)
+    targets["distinct"] = grouped["value"].nunique()
+    targets["n_first"] = grouped["value"].size()
+    targets["median"] = grouped["code"].median()
+    # The most frequent first-round value, ties broken by the value (for the same output).
+    counts = first.groupby([*keys, "value"], sort=False).size().rename("count").reset_index()
+    counts = counts.sort_values([*keys, "count", "value"], ascending=[True] * 5 + [False, True])
+    top = counts.drop_duplicates(keys).set_index(keys)
+    targets["top"] = top["value"]
+    targets["top_count"] = top["count"]
+    targets["third"] = third.groupby(keys, sort=False)["value"].last()
+    numeric = np.array(
+        [scales[(str(i), str(t))].kind == "scale" for i, t in
+         zip(targets.index.get_level_values("instrument_id"),
+             targets.index.get_level_values("item_id"), strict=True)],
+        dtype=bool,
+    )  # fmt: skip
+    adjudicated = targets["third"].notna().to_numpy()
+    agreed = (targets["distinct"] == 1).to_numpy()
+    majority = (targets["top_count"] > targets["n_first"] / 2).to_numpy()
+    median = targets["median"].map(lambda m: _number_text(m) if pd.notna(m) else None)
+    conditions = [adjudicated, agreed, majority, numeric & targets["median"].notna().to_numpy()]
+    targets["how"] = np.select(
+        conditions, ["third annotator", "agreed", "majority", "median"], "unresolved"
+    )
+    chosen = np.select(
+        conditions,
+        [targets["third"].to_numpy(dtype=object), targets["top"].to_numpy(dtype=object),
+         targets["top"].to_numpy(dtype=object), median.to_numpy(dtype=object)],
+        None,
+    )  # fmt: skip
+    targets["value"] = pd.Series(chosen, index=targets.index, dtype=object)
+    targets["score"] = [
+        float(v) if n and v is not None else math.nan
+        for v, n in zip(targets["value"], numeric, strict=True)
+    ]
+    final = targets.reset_index().rename(columns={"item_id": "item"})[FINAL_COLUMNS]
+    summary = (
+        targets.assign(
+            disagreed=targets["distinct"] > 1,
+            adjudicated=adjudicated,
+            unresolved=targets["how"] == "unresolved",
+        )
+        .groupby(item, sort=False)
+        .agg(
+            n_targets=("how", "size"),
+            n_disagreed=("disagreed", "sum"),
+            n_adjudicated=("adjudicated", "sum"),
+            n_unresolved=("unresolved", "sum"),
+        )
+        .reset_index()
+        .rename(columns={"item_id": "item"})
+    )
+    summary["share_adjudicated"] = summary["n_adjudicated"] / summary["n_targets"]
+    return summary[ADJUDICATION_COLUMNS], final
 
 
-def _final(
-    first: pd.DataFrame, third: pd.DataFrame, scale: ItemScale
-) -> tuple[str | None, float, str]:
-    """(value as stored, its number for a scale item, how it was reached): ``ADJUDICATION_RULE``."""
-    numeric = scale.kind == "scale"
-    if len(third):
-        value = str(third["value"].iloc[-1]).strip()
-        return value, scale.code(value) if numeric else math.nan, "third annotator"
-    values = first["value"].astype(str).str.strip()
-    counts = values.value_counts()
-    if len(counts) == 1:
-        value = str(counts.index[0])
-        return value, scale.code(value) if numeric else math.nan, "agreed"
-    if len(counts) and counts.iloc[0] > len(values) / 2:
-        value = str(counts.index[0])
-        return value, scale.code(value) if numeric else math.nan, "majority"
-    if numeric and len(values):
-        median = float(first["code"].median())
-        text = str(int(median)) if median.is_integer() else str(median)
-        return text, median, "median"
-    return None, math.nan, "unresolved"
+def _number_text(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(float(value))
 
 
 def _scale_rows(frame: pd.DataFrame, scales: Mapping[tuple[str, str], ItemScale]) -> pd.DataFrame:

@@ -46,7 +46,17 @@ ITEM_COLUMNS = [
     "construct", "attention", "required",
 ]
 CHOICE_COLUMNS = ["questionnaire_id", "item_id", "position", "value", "label"]
+ANNOTATION_COLUMNS = [
+    "job", "level", "target", "session_id", "turn", "system", "scenario", "annotator",
+    "instrument_id", "item_id", "value", "round", "origin", "recorded_at",
+]
+"""Annotators' ratings: the fields of the store's ``AnnotationRating``, in its order."""
 # fmt: on
+
+
+def no_annotations() -> pd.DataFrame:
+    """The annotation ratings of a study without annotation jobs: no rows, every column."""
+    return pd.DataFrame({name: pd.Series(dtype=object) for name in ANNOTATION_COLUMNS})
 
 
 @dataclass(frozen=True)
@@ -80,6 +90,9 @@ class StudyData:
     )
     """The experimenters' commands from the console, as written, with what the bot made of
     them (applied, expired, rejected; none yet): the log behind the wizard's actions."""
+    annotations: pd.DataFrame = field(default_factory=no_annotations)
+    """Annotators' ratings of sessions, exchanges or outside material (``ANNOTATION_COLUMNS``,
+    one row per rating, as ``StudyStore.annotation_ratings()`` gives them)."""
 
     @property
     def bundle(self) -> StudyBundle | None:
