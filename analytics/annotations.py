@@ -595,12 +595,15 @@ def _adjudication(
     targets["how"] = np.select(
         conditions, ["third annotator", "agreed", "majority", "median"], "unresolved"
     )
-    chosen = np.select(
-        conditions,
-        [targets["third"].to_numpy(dtype=object), targets["top"].to_numpy(dtype=object),
-         targets["top"].to_numpy(dtype=object), median.to_numpy(dtype=object)],
-        None,
-    )  # fmt: skip
+    by_how = {
+        "third annotator": targets["third"],
+        "agreed": targets["top"],
+        "majority": targets["top"],
+        "median": median,
+    }
+    chosen = [
+        by_how[how].iloc[i] if how in by_how else None for i, how in enumerate(targets["how"])
+    ]
     targets["value"] = pd.Series(chosen, index=targets.index, dtype=object)
     targets["score"] = [
         float(v) if n and v is not None else math.nan
