@@ -383,18 +383,17 @@ def rater_agreement(responses: pd.DataFrame, *, min_raters: int = 2) -> pd.DataF
     copes with missing ratings, and ICC(2,1) and ICC(2,k) with 95% intervals (HRI CUES
     reports both) when every rater rated every stimulus, as ``intraclass_corr`` needs
     complete ratings (with missing ones it would drop whole stimuli). A stimulus is keyed by
-    system, scenario and its id: the same id shown under two systems is two stimuli.
+    system, scenario and its id (``_rated_target``): the same id under two systems is two.
     Annotators' ratings (``analytics.annotations``) get the full set of coefficients; both
     use ``analytics.agreement``."""
     from analytics import agreement
 
     rated = responses[(responses["moment"] == Moment.RATING.value) & responses["score"].notna()]
+    rated = rated.assign(target=_rated_target(rated))
     rows = []
-    stimulus = ["system_id", "scenario_id", "stimulus_id"]
     for (q_id, item_id), part in rated.groupby(_ITEM_KEYS, observed=True):
-        part = part.astype(dict.fromkeys(stimulus, object)).fillna({"scenario_id": ""})
         matrix = part.pivot_table(
-            index="participant_id", columns=stimulus, values="score", observed=True
+            index="participant_id", columns="target", values="score", observed=True
         )
         row: dict[str, object] = {"questionnaire_id": q_id, "item_id": item_id}
         row |= {"n_raters": matrix.shape[0], "n_stimuli": matrix.shape[1]}
@@ -420,3 +419,19 @@ def rater_agreement(responses: pd.DataFrame, *, min_raters: int = 2) -> pd.DataF
     columns = ["questionnaire_id", "item_id", "n_raters", "n_stimuli", "krippendorff_alpha"]
     columns += [f"icc2_{k}{s}" for k in ("1", "k") for s in ("", "_ci_low", "_ci_high")]
     return pd.DataFrame(rows, columns=[*columns, "note"])
+
+
+def _rated_target(rated: pd.DataFrame) -> pd.Series:
+    """What was rated: a stimulus of one system in one scenario. Rows with the same id in
+    two systems or scenarios are different targets (pooling them counted six as three)."""
+    parts = [
+        rated[column].astype(object).where(rated[column].notna(), "").astype(str)
+        for column in ("system_id", "scenario_id", "stimulus_id")
+        if column in rated
+    ]
+    if not parts:
+        return pd.Series([], index=rated.index, dtype=object)
+    target = parts[0]
+    for part in parts[1:]:
+        target = target + "|" + part
+    return target

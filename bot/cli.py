@@ -33,7 +33,7 @@ ANALYTICS_COMMANDS = {
     "report": "the per-system evaluation report: terminal, --format md|html|json",
     "export": "tidy long-format CSV (or Parquet) and a codebook, for R or SPSS;"
     " export payments: platform ids, statuses and time given",
-    "import": "add answers collected outside Telegram: import responses FILE.csv",
+    "import": "add data collected outside Telegram: import responses|annotations FILE.csv",
     "power": "participants needed per system for an effect size (pingouin's power tests)",
 }
 

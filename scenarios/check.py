@@ -18,6 +18,7 @@ from pathlib import Path
 
 from questionnaires.models import Condition, Questionnaire
 from scenarios.check_systems import system_problems
+from scenarios.jobs import AnnotationJob
 from scenarios.loading import StudyError, load_study, study_document
 from scenarios.models import Scenario, ScenarioText, StudyBundle, Texts
 from scenarios.sentences import catalogue
@@ -92,6 +93,22 @@ def _scenario(bundle: StudyBundle, scenario: Scenario) -> str:
     return f"scenario {scenario.id}: " + "; ".join(parts)
 
 
+def _job(job: AnnotationJob) -> str:
+    rated = [
+        f"each {level} ({', '.join(ids)})"
+        for level, ids in (("exchange", job.rate.exchange), ("session", job.rate.session))
+        if ids
+    ]
+    rule = job.adjudication.third_annotator_when if job.adjudication else None
+    parts = [" and ".join(rated), _count(job.annotators, "annotator")]
+    if rule is not None:
+        parts.append("one more where they disagree")
+    parts.append("each seen once, in order" if job.seen_once_in_order else "revisitable")
+    if job.sessions.sample is not None:
+        parts.append(f"a sample of {job.sessions.sample.n} sessions by system")
+    return f"annotation job {job.id}: " + ", ".join(parts)
+
+
 def summary(bundle: StudyBundle) -> str:
     """What was loaded, so that a researcher sees the study they meant."""
     study = bundle.study
@@ -111,6 +128,7 @@ def summary(bundle: StudyBundle) -> str:
     lines.extend(_scenario(bundle, bundle.scenario(s)) for s in study.scenarios)
     if study.post_study:
         lines.append(f"after the study: {', '.join(study.post_study)}")
+    lines.extend(_job(job) for job in bundle.jobs.values())
     languages = bundle.languages()
     if len(languages) > 1:
         lines.append(f"languages: {', '.join(languages)}")
