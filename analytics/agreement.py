@@ -214,9 +214,11 @@ def alpha_interval(data: Matrix, level: str, domain: Sequence[float]) -> tuple[f
 
 def _weights(levels: Sequence[float], scheme: str) -> np.ndarray:
     """Disagreement weights of Cohen's kappa: 0 on the diagonal; 1 elsewhere (unweighted),
-    |i − j| (linear) or (i − j)² (quadratic), over the scale's positions."""
-    index = np.arange(len(levels), dtype=float)
-    gap = np.abs(index[:, None] - index[None, :])
+    |a − b| (linear) or (a − b)² (quadratic) between the two values (kappa is the same for
+    any multiple of the weights, so a 1-5 scale gives Cohen's (1968) |i − j| weights, and a
+    scale with a point nobody used keeps its true distances)."""
+    values = np.asarray(levels, dtype=float)
+    gap = np.abs(values[:, None] - values[None, :])
     if scheme == "unweighted":
         return (gap > 0).astype(float)
     if scheme == "linear":
