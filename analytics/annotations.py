@@ -29,8 +29,10 @@ from analytics.data import ANNOTATION_COLUMNS, StudyData
 from bot.vocabulary import Moment
 from questionnaires.models import (
     ChoiceItem,
+    MultiChoiceItem,
     Questionnaire,
     ScaleItem,
+    TextItem,
     ThumbsItem,
     YesNoItem,
 )
@@ -115,6 +117,10 @@ FINAL_COLUMNS = [
     "n_ratings",
     "how",
 ]
+FINAL_BY_SYSTEM_COLUMNS = [
+    "job", "instrument_id", "item", "level", "system", "n_targets", "n_resolved", "mean",
+    "sd", "distribution",
+]  # fmt: skip
 SELF_REPORT_COLUMNS = [
     "job",
     "instrument_id",
@@ -153,7 +159,8 @@ ICC_QUESTION = (
     "these annotators); the ',1' forms are one annotator's rating, the ',k' forms the mean "
     "of the k annotators."
 )
-NOMINAL_KINDS = ("yes_no", "thumbs", "choice")
+_NOT_RATED = ("text", "multi_choice")
+"""Free text (a rationale) and multiple choice: kept in the store, no agreement computed."""
 
 
 @dataclass(frozen=True)
@@ -228,6 +235,8 @@ def _scale_of(instrument: Questionnaire, item: object) -> ItemScale | None:
         values = tuple(str(o.value) for o in item.options)
         positions = tuple(float(i) for i in range(len(values)))
         return ItemScale(instrument.id, item.id, "choice", values, positions, "nominal")
+    if isinstance(item, TextItem | MultiChoiceItem):  # words or sets: no agreement computed
+        return ItemScale(instrument.id, item.id, item.type, (), (), "nominal")
     return None
 
 
@@ -260,6 +269,8 @@ class Annotations:
     annotators: pd.DataFrame
     adjudication: pd.DataFrame
     final_values: pd.DataFrame
+    final_by_system: pd.DataFrame
+    """The final values described per system (and pooled): what the adjudicated ratings say."""
     self_report: pd.DataFrame
     trajectories: pd.DataFrame
     jobs: tuple[str, ...]
@@ -336,6 +347,13 @@ def analyse(
                     else "categories."
                 )
             )
+    closed = [
+        resolved[(str(i), str(t))].kind not in _NOT_RATED
+        for i, t in zip(ratings["instrument_id"], ratings["item_id"], strict=True)
+    ]
+    ratings = ratings[np.asarray(closed, dtype=bool)]
+    if ratings.empty:
+        return None
     ratings = ratings.assign(
         code=[
             resolved[(i, t)].code(v)
@@ -373,6 +391,7 @@ def analyse(
         annotators=annotators,
         adjudication=adjudication,
         final_values=final,
+        final_by_system=_final_by_system(final, resolved, system_order),
         self_report=self_report,
         trajectories=trajectories,
         jobs=tuple(sorted(set(ratings["job"].astype(str)))),
@@ -628,6 +647,44 @@ def _adjudication(
     )
     summary["share_adjudicated"] = summary["n_adjudicated"] / summary["n_targets"]
     return summary[ADJUDICATION_COLUMNS], final
+
+
+def _final_by_system(
+    final: pd.DataFrame,
+    scales: Mapping[tuple[str, str], ItemScale],
+    system_order: Sequence[str],
+) -> pd.DataFrame:
+    """Per item and level, over all systems and per system: how many targets have a final
+    value, their mean and SD (scales), and how often each final value was reached."""
+    rows = []
+    for (job, instrument, item, level), part in final.groupby(
+        ["job", "instrument_id", "item", "level"], sort=False
+    ):
+        scale = scales[(str(instrument), str(item))]
+        for system, group in _groups(part, system_order):
+            resolved = group[group["value"].notna()]
+            counts = resolved["value"].astype(str).value_counts()
+            order = [v for v in scale.values if v in counts.index]
+            order += sorted(v for v in counts.index if v not in scale.values)
+            numeric = scale.kind == "scale"
+            rows.append(
+                {
+                    "job": job,
+                    "instrument_id": instrument,
+                    "item": item,
+                    "level": level,
+                    "system": system,
+                    "n_targets": len(group),
+                    "n_resolved": len(resolved),
+                    "mean": float(resolved["score"].mean()) if numeric else math.nan,
+                    "sd": float(resolved["score"].std()) if numeric else math.nan,
+                    "distribution": {
+                        (_answer(v, scale) if v in scale.values else v): int(counts[v])
+                        for v in order
+                    },
+                }
+            )
+    return pd.DataFrame(rows, columns=FINAL_BY_SYSTEM_COLUMNS)
 
 
 def _number_text(value: float) -> str:

@@ -93,6 +93,9 @@ def _job(found: Annotations, job: str) -> list[Block]:
     adjudication = _where(found.adjudication, job)
     if len(adjudication):
         blocks.append(_adjudication_table(adjudication))
+    finals = _where(found.final_by_system, job)
+    if len(finals):
+        blocks.append(_final_table(finals))
     self_report = _where(found.self_report, job)
     if len(self_report):
         blocks.append(_self_report_table(self_report))
@@ -217,6 +220,24 @@ def _adjudication_table(table: pd.DataFrame) -> d.Table:
         rows,
         caption="Adjudication (the final value of every target is in the JSON report)",
         numeric=(False, True, True, True, True),
+    )
+
+
+def _final_table(table: pd.DataFrame) -> d.Table:
+    rows = []
+    for r in table.to_dict("records"):
+        mean = d.DASH if d.missing(r["mean"]) else f"{d.num(r['mean'])} ({d.num(r['sd'])})"
+        spread = " ".join(f"{answer}:{n}" for answer, n in r["distribution"].items())
+        rows.append(
+            (_what(r), _system(r["system"]), d.share_of(r["n_resolved"], r["n_targets"]), mean,
+             spread or d.DASH)
+        )  # fmt: skip
+    return d.table(
+        ("Item · level", "System", "Targets with a final value", "Mean (SD)", "Final values"),
+        rows,
+        caption="What the adjudicated (final) values say, per system",
+        numeric=(False, False, True, True, False),
+        group_by=0,
     )
 
 

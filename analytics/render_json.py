@@ -42,13 +42,15 @@ every row (a value that cannot be computed is ``null``, never NaN)::
                     instrument_id, item, level, n_targets, n_disagreed, n_adjudicated,
                     share_adjudicated, n_unresolved], final_values [job, instrument_id,
                     item, level, target, session_id, turn, system, scenario, value, score,
-                    n_ratings, how], self_report [job, instrument_id, item,
-                    questionnaire_id, measure, measure_kind, n, rho, ci_low, ci_high, p,
-                    note], trajectories [job, instrument_id, item, session_id, system,
-                    turn, n_annotators, mean], notes [...]}
+                    n_ratings, how], final_by_system [job, instrument_id, item, level,
+                    system, n_targets, n_resolved, mean, sd, distribution], self_report
+                    [job, instrument_id, item, questionnaire_id, measure, measure_kind, n,
+                    rho, ci_low, ci_high, p, note], trajectories [job, instrument_id, item,
+                    session_id, system, turn, n_annotators, mean], notes [...]}
 
-Dict cells: ``items[].distribution`` becomes ``[{"answer": a, "count": n}, ...]`` in scale
-order (answers may be numbers or codes, which JSON object keys could not keep apart);
+Dict cells: ``items[].distribution`` (and the annotators' and final values' distributions)
+becomes ``[{"answer": a, "count": n}, ...]`` in scale order (answers may be numbers or
+codes, which JSON object keys could not keep apart);
 other dict cells (``comparisons.table[].n_per_group``) become objects keyed by system.
 """
 
@@ -131,7 +133,10 @@ def _annotations(report: Report) -> dict[str, Any] | None:
         return None
     from analytics.annotations import ADJUDICATION_RULE, ICC_QUESTION
 
-    tables = ("leave_one_out", "annotators", "adjudication", "final_values", "self_report")
+    tables = [
+        "leave_one_out", "annotators", "adjudication", "final_values", "final_by_system",
+        "self_report",
+    ]  # fmt: skip
     return {
         "method": ICC_QUESTION,
         "adjudication_rule": ADJUDICATION_RULE,

@@ -193,6 +193,8 @@ def test_adjudication_uses_the_third_annotator_and_agreement_the_first_round() -
     final = result.final_values.set_index("target")
     assert list(final["value"]) == ["1", "0", "0", "1"]
     assert list(final["how"]) == ["agreed", "third annotator", "agreed", "third annotator"]
+    (described,) = result.final_by_system.to_dict("records")
+    assert described["distribution"] == {"1": 2, "0": 2} and described["n_resolved"] == 4
     rows = _rows(result)
     assert rows["cohen_kappa"]["n_annotators"] == 2  # the third annotator is not counted
     assert rows["percent_agreement"]["value"] == pytest.approx(0.5)
@@ -260,3 +262,20 @@ def test_spearman_between_overall_ratings_and_self_reports() -> None:
     expected = pd.Series(mean).corr(pd.Series(reported), method="spearman")
     assert row["rho"] == pytest.approx(expected)
     assert row["n"] == 8 and row["ci_low"] < row["rho"] < row["ci_high"] and 0 < row["p"] < 1
+
+
+def test_free_text_ratings_are_kept_out_of_agreement() -> None:
+    rationale = Questionnaire.model_validate(
+        {"id": "judge", "title": "J", "items": [
+            {"type": "scale", "id": "judge.score", "text": "?", "min": 1, "max": 5,
+             "labels": {i: str(i) for i in range(1, 6)}},
+            {"type": "text", "id": "judge.why", "text": "Why?"}]}
+    )  # fmt: skip
+    scores = ratings_frame({"a": [1, 2, 3], "b": [1, 3, 3]})
+    words = ratings_frame({"a": ["fun", "dull", "ok"], "b": ["fun", "ok", "ok"]}, item="judge.why")
+    result = analyse(pd.concat([scores, words]), item_scales([rationale]))
+    assert result is not None and not result.notes
+    assert set(result.reliability["item"]) == {"judge.score"}
+    assert set(result.final_values["item"]) == {"judge.score"}
+    only_words = analyse(words, item_scales([rationale]))
+    assert only_words is None

@@ -118,6 +118,9 @@ def test_the_section_in_every_format_and_the_same_bytes_twice(
     assert means["a1"] > means["a2"]
     assert len(annotations["final_values"]) == len(study.sessions) * 6
     assert annotations["trajectories"]
+    by_system = [r for r in annotations["final_by_system"] if r["level"] == "session"]
+    assert {r["system"] for r in by_system} == systems
+    assert sum(d["count"] for d in by_system[0]["distribution"]) == len(study.sessions)
     assert {r["measure_kind"] for r in annotations["self_report"]} <= {"construct", "item"}
     written = write_report_figures(build_report(annotated), tmp_path / "figures")
     assert tmp_path / "figures" / "trajectories-hri-cues.svg" in written
