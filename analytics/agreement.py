@@ -30,6 +30,7 @@ import math
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -43,6 +44,7 @@ __all__ = [
     "SEED",
     "alpha",
     "alpha_interval",
+    "alpha_intervals",
     "cohen_kappa",
     "fleiss_kappa",
     "icc_forms",
@@ -208,8 +210,16 @@ def alpha_from_coincidences(data: Matrix, level: str, domain: Sequence[float]) -
 
 def alpha_interval(data: Matrix, level: str, domain: Sequence[float]) -> tuple[float, float]:
     """Bootstrap interval of alpha at ``level``: targets resampled with replacement."""
-    units = coincidences(data, domain)
-    return _interval(units, lambda sums: _alpha_from(sums, level, domain))
+    return alpha_intervals(data, (level,), domain)[level]
+
+
+def alpha_intervals(
+    data: Matrix, levels: Sequence[str], domain: Sequence[float]
+) -> dict[str, tuple[float, float]]:
+    """Bootstrap intervals of alpha at several levels from the same resamples (each
+    resample's coincidences are summed once and serve every level)."""
+    sums = _resampled_sums(coincidences(data, domain))
+    return {level: _percentiles(_alpha_from(sums, level, domain)) for level in levels}
 
 
 def _weights(levels: Sequence[float], scheme: str) -> np.ndarray:
@@ -326,7 +336,24 @@ def percent_agreement(data: Matrix, domain: Sequence[float]) -> tuple[float, flo
 def resampling_counts(targets: int, seed: int = SEED) -> Iterator[np.ndarray]:
     """``RESAMPLES`` bootstrap resamples of ``targets`` targets as counts (how often each
     target is drawn), in chunks of at most a million cells: a large study never holds them
-    all at once."""
+    all at once. The same targets and seed give the same resamples (kept for reuse while
+    they are small: every coefficient of an item draws them)."""
+    if targets * RESAMPLES <= _KEPT_CELLS:
+        yield from (chunk.astype(float) for chunk in _kept_counts(targets, seed))
+    else:
+        yield from (chunk.astype(float) for chunk in _drawn_counts(targets, seed))
+
+
+_KEPT_CELLS = 20_000_000
+"""Resamples of up to 20,000 targets are kept, as bytes: 20 MB each, four sets at most."""
+
+
+@lru_cache(maxsize=4)
+def _kept_counts(targets: int, seed: int) -> tuple[np.ndarray, ...]:
+    return tuple(_drawn_counts(targets, seed))
+
+
+def _drawn_counts(targets: int, seed: int) -> Iterator[np.ndarray]:
     rng = np.random.default_rng(seed)
     chunk = max(1, min(RESAMPLES, 1_000_000 // max(targets, 1)))
     left = RESAMPLES
@@ -335,19 +362,29 @@ def resampling_counts(targets: int, seed: int = SEED) -> Iterator[np.ndarray]:
         drawn = rng.integers(0, targets, size=(size, targets))
         drawn += np.arange(size)[:, None] * targets
         counts = np.bincount(drawn.ravel(), minlength=size * targets)
-        yield counts.reshape(size, targets).astype(float)
+        # A target drawn more than 255 times out of n draws with p = 1/n: never in practice.
+        yield np.minimum(counts, 255).astype(np.uint8).reshape(size, targets)
         left -= size
 
 
-def _interval(
-    units: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray]
-) -> tuple[float, float]:
-    """Percentile bootstrap interval of ``statistic`` (a function of summed per-target
-    rows); resamples where it is undefined are left out."""
-    values = np.concatenate([statistic(counts @ units) for counts in resampling_counts(len(units))])
+def _resampled_sums(units: np.ndarray) -> np.ndarray:
+    """Each resample's sum of the per-target rows ``units`` (resamples × columns)."""
+    return np.concatenate([counts @ units for counts in resampling_counts(len(units))])
+
+
+def _percentiles(values: np.ndarray) -> tuple[float, float]:
+    """Percentile interval; resamples where the statistic is undefined are left out (and
+    with fewer than half of them defined there is no interval)."""
     values = values[~np.isnan(values)]
     if len(values) < RESAMPLES / 2:
         return (math.nan, math.nan)
     tail = (1 - CONFIDENCE) / 2 * 100
     low, high = np.percentile(values, [tail, 100 - tail])
     return (float(low), float(high))
+
+
+def _interval(
+    units: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray]
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``statistic`` (a function of summed per-target rows)."""
+    return _percentiles(statistic(_resampled_sums(units)))

@@ -493,11 +493,11 @@ def coefficients(matrix: np.ndarray, scale: ItemScale) -> list[dict[str, Any]]:
             else:
                 row(name, math.nan, full, note=_why_no_icc(rated, full))
     pairable = int(((~np.isnan(rated)).sum(axis=0) >= 2).sum())
-    for level in scale.levels():
-        value = ag.alpha(rated, level, scale.domain)
-        low, high = (math.nan, math.nan)
-        if not math.isnan(value):
-            low, high = ag.alpha_interval(rated, level, scale.domain)
+    alphas = {level: ag.alpha(rated, level, scale.domain) for level in scale.levels()}
+    defined = [level for level, value in alphas.items() if not math.isnan(value)]
+    intervals = ag.alpha_intervals(rated, defined, scale.domain) if defined else {}
+    for level, value in alphas.items():
+        low, high = intervals.get(level, (math.nan, math.nan))
         row(
             f"alpha_{level}",
             value,
