@@ -53,6 +53,12 @@ def charts(report: Report, block: Figure) -> list[Chart]:
         frame, level = (constructs, "construct") if len(constructs) else (items, "item_id")
         chart = plots.by_turn_chart(frame, level, systems, name, block.caption)
         return [chart] if chart else []
+    if block.kind == "trajectories" and report.annotations is not None:
+        paths = report.annotations.trajectories
+        chart = plots.trajectory_chart(
+            paths[paths["job"] == block.key], systems, name, block.caption
+        )
+        return [chart] if chart else []
     raise ValueError(f"no chart for figures of kind {block.kind!r}")
 
 

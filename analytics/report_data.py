@@ -15,6 +15,8 @@ import pandas as pd
 
 from analytics import completion as tasks
 from analytics import stats
+from analytics.annotations import Annotations
+from analytics.annotations import from_study as annotation_section
 from analytics.compare import family_holm
 from analytics.data import NO_SYSTEM, SEVERAL_SYSTEMS, StudyData
 from analytics.proportions import compare_proportions
@@ -117,6 +119,9 @@ class Report:
     notes: tuple[str, ...]
     system_reliability: SystemReliability
     provenance: Provenance
+    annotations: Annotations | None = None
+    """Annotators' agreement, adjudication and self-report correlations; None (and no
+    section) when the study has no annotation ratings."""
 
     def for_system(self, system_id: str) -> dict[str, pd.DataFrame]:
         """Every table's rows about one system, by table name."""
@@ -199,6 +204,7 @@ def build_report(
             data.exchanges, data.events, data.sessions, has_source=data.has_wizard_source
         ),
         provenance=provenance(data, exclusion, info.design, info.systems),
+        annotations=annotation_section(data, scores, info.systems),
     )
 
 
