@@ -4,10 +4,13 @@ the buttons of the item in front of them, as a person would."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
+import re
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from bot.annotator_invitations import invite_annotators
 from bot.emulator import BotApiEmulator, BotMessage, Participant
@@ -115,3 +118,36 @@ async def play(emulator: BotApiEmulator, bundle: StudyBundle, *, participants: i
     ]
     played = await asyncio.gather(*players)
     assert all(p.finished for p in played)
+
+
+def by_exchange(shift: int) -> Choose:
+    """A scale point that follows the exchange's number (annotators who see the same
+    thing rate alike; ``shift`` makes one of them differ), the first option elsewhere."""
+
+    def choose(message: BotMessage) -> str | None:
+        found = re.search(r"Exchange (\d+) of", message.text)
+        number = int(found.group(1)) if found else 3
+        return point((number + shift) % 5 + 1)(message)
+
+    return choose
+
+
+async def json_report(db: Path, out: Path) -> dict[str, Any]:
+    """``ozlab report --format json`` as a researcher runs it (its own process)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot.cli",
+        "report",
+        "--db",
+        str(db),
+        "--format",
+        "json",
+        "--out",
+        str(out),
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await process.communicate()
+    assert process.returncode == 0, err.decode()
+    loaded: dict[str, Any] = json.loads(await asyncio.to_thread(out.read_text, "utf-8"))
+    return loaded

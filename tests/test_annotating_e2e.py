@@ -12,11 +12,13 @@ import pytest
 from bot.emulator import BotApiEmulator, BotMessage, Participant
 from bot.vocabulary import AnnotationRound
 from scenarios.loading import load_study
-from tests.annotating_support import invite, play, point, rate_all, stored
+from tests.annotating_support import by_exchange, invite, json_report, play, point, rate_all, stored
 from tests.conftest import StartBot
 
 pytestmark = pytest.mark.slow
 
+RATIONALE = "hri-cues-overall.rationale"
+TYPED = "Smooth, and they laughed twice."
 WAITING = ("Nothing to rate yet", "Exchange 1 of")
 
 
@@ -36,16 +38,27 @@ async def test_three_annotators_rate_hri_cues_conversations(
     for p, (_, code) in zip(annotators, codes, strict=True):
         await p.send_text(f"/start {code}")
         await p.wait_for_text("How to rate")
-    for value, p in zip((4, 5, 3), annotators, strict=True):
-        await rate_all(p, point(value))
+    for shift, p in zip((0, 0, 1), annotators, strict=True):
+        await rate_all(p, by_exchange(shift))
     ratings = await stored(db, lambda s: s.annotation_ratings())
     targets = await stored(db, lambda s: s.annotation_targets("hri-cues"))
     assert targets
-    for (pseudonym, _), value in zip(codes, (4, 5, 3), strict=True):
-        mine = [r for r in ratings if r.annotator == pseudonym]
-        scale = [r for r in mine if r.item_id != "hri-cues-overall.rationale"]
+    given = {}
+    for pseudonym, _ in codes:
+        scale = [r for r in ratings if r.annotator == pseudonym and r.item_id != RATIONALE]
         assert len(scale) == len(targets)  # every exchange and every conversation, once
-        assert {r.value for r in scale} == {str(value)}
+        given[pseudonym] = {(r.target, r.level): r.value for r in scale}
+    one, two, three = (given[pseudonym] for pseudonym, _ in codes)
+    assert one == two and one != three
+    assert {r.value for r in ratings if r.item_id == RATIONALE} == {TYPED}
+
+    report = await json_report(db, tmp_path / "report.json")
+    rows = [r for r in report["reliability"] if r["job"] == "hri-cues"]
+    assert {r["level"] for r in rows} == {"exchange", "session"}
+    pooled = {r["statistic"]: r for r in rows if r["level"] == "exchange" and r["system"] is None}
+    assert {"ICC2", "ICC2k", "alpha_ordinal"} <= set(pooled)
+    assert pooled["ICC2"]["n_annotators"] == 3 and pooled["ICC2"]["value"] is not None
+    assert report["annotations"]["leave_one_out"]
 
 
 def _odd_exchange(message: BotMessage) -> bool:
@@ -103,3 +116,8 @@ async def test_xrec_disagreement_brings_in_the_third_annotator_for_exactly_those
     ratings = await stored(db, lambda s: s.annotation_ratings())
     assert {r.target for r in ratings if r.annotator == third} == odd
     assert {r.round for r in ratings if r.annotator == third} == {"adjudication"}
+
+    report = await json_report(db, tmp_path / "report.json")
+    adjudication = [r for r in report["annotations"]["adjudication"] if r["job"] == "xrec"]
+    q1 = next(r for r in adjudication if r["item"] == "xrec-exchange.q1_recommendation_rate")
+    assert (q1["n_disagreed"], q1["n_adjudicated"]) == (len(odd), len(odd))
