@@ -64,6 +64,10 @@ def step(
         case TargetLoaded(task=task, pushed=pushed):
             if pushed and state.task is not None:
                 return state, []  # busy: they reach it after the target in front of them
+            if state.paused and not pushed:  # a message while paused and idle: resumed
+                state, unpaused = _unpaused(state)
+                shown, effects = step(bundle, state, event, now)
+                return shown, unpaused + effects
             if task is None:
                 idle = replace(state, task=None, survey=None)
                 return idle, [] if pushed else [fx.Send(texts.ann_all_done)]
@@ -132,15 +136,18 @@ def _claimed(bundle: StudyBundle, state: Annotating | None, event: Claimed, now:
     return new, effects + shown
 
 
+def _unpaused(state: Annotating) -> tuple[Annotating, list[AnnotatorEffect]]:
+    if not state.paused:
+        return state, []
+    return replace(state, paused=False), [SetPaused(state.annotator, False)]
+
+
 def _resume(
     bundle: StudyBundle, job: AnnotationJob, texts: Texts, state: Annotating, now: float
 ) -> Result:
     """Back after a pause, ``/start`` again, or a message after a restart: the target in
     front of them, from the item they were at."""
-    effects: list[AnnotatorEffect] = []
-    if state.paused:
-        effects.append(SetPaused(state.annotator, False))
-        state = replace(state, paused=False)
+    state, effects = _unpaused(state)
     effects.append(fx.Send(texts.ann_resumed))
     if state.task is None:
         return state, [*effects, fx.Send(texts.ann_all_done)]
