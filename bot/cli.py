@@ -113,15 +113,39 @@ def _parser() -> argparse.ArgumentParser:
         "invite", help="single-use invitation links (https://t.me/BOT?start=CODE) and a CSV"
     )
     invite.add_argument("--db", type=Path, required=True, help="the study database")
-    invite.add_argument("--n", type=int, required=True, help="how many invitations")
+    who = invite.add_mutually_exclusive_group(required=True)
+    who.add_argument("--n", type=int, help="how many participant invitations")
+    who.add_argument("--annotators", type=int, help="how many annotators of --job to invite")
+    invite.add_argument("--job", help="the annotation job the annotators rate for")
+    invite.add_argument("--study", help="the study of --job, when the database holds none")
     invite.add_argument("--bot", required=True, help="the bot's username, e.g. my_study_bot")
-    invite.add_argument("--out", type=Path, default=Path("invitations.csv"), help="the CSV")
+    invite.add_argument("--out", type=Path, help="the CSV (invitations.csv, annotators.csv)")
 
     demo = commands.add_parser("demo", help="play a study offline with simulated participants")
     demo.add_argument("-n", "--participants", type=int, default=12)
     demo.add_argument("--db", type=Path, default=Path("ozlab-demo.sqlite"))
     demo.add_argument("--study", default="hmd")
     demo.add_argument("--seed", type=int, default=1)
+
+    pilot = commands.add_parser(
+        "pilot",
+        help="pilot a study with simulated participants a language model drives, then see "
+        "where it breaks: ozlab report --pilot",
+    )
+    pilot.add_argument("study", help="the study file (or a shipped study's id)")
+    pilot.add_argument("-n", "--participants", type=int, default=20)
+    pilot.add_argument("--db", type=Path, default=Path("ozlab-pilot.sqlite"))
+    pilot.add_argument("--seed", type=int, default=1)
+    pilot.add_argument(
+        "--simulator",
+        choices=("openai", "scripted"),
+        default="openai",
+        help="openai: a language model on an OpenAI-compatible server plays each participant; "
+        "scripted: the scenarios' simulation: blocks (as ozlab demo)",
+    )
+    pilot.add_argument("--simulator-url", help="the server, e.g. http://127.0.0.1:8000 (vLLM)")
+    pilot.add_argument("--simulator-model", default="default", help="the model name it serves")
+    pilot.add_argument("--simulator-key-env", help="environment variable with its API key")
 
     from wizard_console.cli import add_wizard_commands  # standard library only, no Textual
 
@@ -182,7 +206,54 @@ def _command(args: argparse.Namespace) -> int:
         return _erase(args)
     if args.command == "invite":
         return _invite(args)
+    if args.command == "pilot":
+        return _pilot(args)
     return _demo(args)
+
+
+def _pilot(args: argparse.Namespace) -> int:
+    from bot.errors import SystemSetupError
+
+    simulator = None
+    if args.simulator == "openai":
+        if not args.simulator_url:
+            raise SystemSetupError(
+                "--simulator openai needs --simulator-url (an OpenAI-compatible server, e.g. "
+                "http://127.0.0.1:8000 for vLLM or http://127.0.0.1:11434 for Ollama)"
+            )
+        from pydantic import ValidationError
+
+        from bot.pilot import simulator_spec
+
+        try:
+            simulator = simulator_spec(
+                args.simulator_url, args.simulator_model, args.simulator_key_env
+            )
+        except ValidationError as error:
+            first = error.errors()[0]
+            raise SystemSetupError(f"--simulator-url: {first['msg']}") from None
+    bundle = _load(args.study)
+    from bot.demo import clear_demo_database
+    from bot.logging_setup import setup_logging
+    from bot.pilot import pilot_study
+
+    setup_logging(logging.WARNING, [])
+    clear_demo_database(args.db)
+    played = asyncio.run(
+        pilot_study(
+            bundle,
+            args.db,
+            participants=args.participants,
+            seed=args.seed,
+            simulator=simulator,
+            env=os.environ,
+        )
+    )
+    finished = sum(p.finished for p in played)
+    print(f"Study {bundle.study.id!r}: {len(played)} simulated participants, {finished} finished")
+    print(f"Database: {args.db.resolve()}")
+    print(f"Where it breaks: ozlab report --db {args.db} --pilot")
+    return 0
 
 
 def _new(args: argparse.Namespace) -> int:
@@ -296,6 +367,11 @@ def _invite(args: argparse.Namespace) -> int:
     from bot.store.sqlite import open_store
 
     bot = bot_username(args.bot)
+    if args.annotators is not None:
+        return _invite_annotators(args, bot)
+    if args.job or args.study:
+        raise StudyDataError("--job and --study go with --annotators")
+    args.out = args.out or Path("invitations.csv")
     check_out(args.out, args.n)
 
     async def make() -> list[str]:
@@ -309,6 +385,31 @@ def _invite(args: argparse.Namespace) -> int:
     write_invitations(codes, bot, args.out)
     print(f"{len(codes)} single-use invitations in {args.out} (code, link): each lets one")
     print("participant in; a used or unknown code is refused politely.")
+    return 0
+
+
+def _invite_annotators(args: argparse.Namespace, bot: str) -> int:
+    from bot.annotator_invitations import Invited, invite_annotators, write_annotators
+    from bot.invitations import check_out
+    from bot.store.sqlite import open_store
+
+    if not args.job:
+        raise StudyDataError("--annotators needs --job: the annotation job they rate for")
+    out = args.out or Path("annotators.csv")
+    check_out(out, args.annotators)
+
+    async def make() -> Invited:
+        store = await open_store(args.db)
+        try:
+            return await invite_annotators(store, args.study, args.job, args.annotators)
+        finally:
+            await store.close()
+
+    invited = asyncio.run(make())
+    write_annotators(invited, bot, out)
+    print(f"{len(invited.annotators)} annotators of job {invited.job!r} in {out} (annotator,")
+    print(f"job, code, link); the job has {invited.targets} targets ({invited.new_targets} new).")
+    print("Annotators are not participants: each link lets one annotator in, once.")
     return 0
 
 

@@ -84,27 +84,18 @@ class Adjudication(_Model):
 
 class ExtraInformation(_Model):
     """Information an annotator needs for some items and must not see before them (XRec:
-    questions 11-13 after checking the recommended movie's information). Shown just before
+    questions 11-13 after checking the recommended movie's information), shown just before
     the first of ``items``.
 
-    ``from``: ``demo_catalogue``: the demo shop's catalogue entries of the games the system
-    reply names; ``reply_event_data``: what the system reported with its reply under
-    ``event`` (the ``event_data`` of an http or python system)."""
+    ``from: demo_catalogue``: the demo shop's catalogue entries of the games the rated
+    system reply names. (A system's own per-reply data is not stored with each reply yet,
+    so no other source is offered.)"""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     items: tuple[str, ...] = Field(min_length=1)
-    source: Literal["demo_catalogue", "reply_event_data"] = Field(alias="from")
-    event: str | None = None
+    source: Literal["demo_catalogue"] = Field(alias="from")
     heading: str = Field(min_length=1)
-
-    @model_validator(mode="after")
-    def _event_named(self) -> ExtraInformation:
-        if self.source == "reply_event_data" and not self.event:
-            raise ValueError("from: reply_event_data needs the event whose data is shown")
-        if self.source != "reply_event_data" and self.event is not None:
-            raise ValueError("event is only for from: reply_event_data")
-        return self
 
 
 class Example(_Model):
@@ -138,6 +129,9 @@ class AnnotationJob(_Model):
     adjudication: Adjudication | None = None
     seen_once_in_order: bool = False
     """Each exchange shown once, in order, never revisited (no /back): HRI CUES."""
+    with_next_message: bool = False
+    """An exchange is shown with the participant's next message: HRI CUES rates "the robot's
+    response and the participant's subsequent input"."""
     drop_out_after: Seconds | None = None
     """An annotator silent this long with targets open counts as dropped out: their open
     targets go to someone else. None: only an annotator declared dropped loses them."""

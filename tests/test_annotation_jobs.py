@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.annotation_information import NOTHING_FOUND, extra_text, information_for
 from bot.privacy import Privacy
+from bot.store.model import TranscriptExchange
 from scenarios.loading import StudyError, load_study
 from scenarios.models import StudyBundle
 
@@ -87,7 +89,7 @@ def test_a_job_named_by_path_is_found_beside_the_study(tmp_path: Path) -> None:
         (("systems: [shop-v1]", "systems: [shop-v9]"), 3, "sessions.systems[0]",
          "the study runs no system 'shop-v9'"),
         (("from: demo_catalogue", "from: a_database"), 11, "extra_information[0].from",
-         "'demo_catalogue' or 'reply_event_data'"),
+         "'demo_catalogue'"),
         (("{choice_differs: true, scale_differs_by_more_than: 1}", "{}"), 8,
          "adjudication.third_annotator_when", "say when annotators disagree"),
         (("rate:\n  exchange: [xrec-exchange]", "rate: {}"), 4, "rate",
@@ -122,6 +124,7 @@ def test_a_job_whose_id_is_not_its_file_name_is_told(tmp_path: Path) -> None:
 def test_the_shipped_jobs_follow_their_protocols() -> None:
     cues = load_study("hri-cues").jobs["hri-cues"]
     assert (cues.annotators, cues.seen_once_in_order, cues.adjudication) == (3, True, None)
+    assert cues.with_next_message and not load_study("xrec").jobs["xrec"].with_next_message
     assert (cues.rate.exchange, cues.rate.session) == (("hri-cues",), ("hri-cues-overall",))
     assert "Use the full scale" in cues.brief.guidelines and len(cues.brief.examples) == 3
     xrec_bundle = load_study("xrec")
@@ -147,3 +150,18 @@ def test_an_annotators_chat_is_a_keyed_hash_unlinkable_to_a_participant() -> Non
     assert chat == privacy.annotator_chat(4242) != privacy.annotator_chat(4243)
     assert chat != other.annotator_chat(4242)
     assert "4242" not in chat and privacy.pseudonym(4242)[1:] not in chat
+
+
+def test_xrec_questions_11_to_13_show_the_recommended_games_entries() -> None:
+    job = load_study("xrec").jobs["xrec"]
+    [extra] = job.extra_information
+    assert information_for(job, "xrec-exchange.q11_representativeness") == extra
+    assert information_for(job, "xrec-exchange.q12_effectiveness") is None  # shown once
+    assert information_for(job, "xrec-exchange.q1_recommendation_rate") is None
+    reply = "I found 2 adventure games for Linux:\n1. lantern road\n2. Moss Hollow\nMore?"
+    said = extra_text(extra, [TranscriptExchange(1, 1, "adventure on linux?", 1.0, 1, reply)])
+    assert said.startswith(extra.heading)
+    assert said.index("Lantern Road (2020)") < said.index("Moss Hollow (2019)")
+    assert "Platforms: Windows, Mac, Linux, Switch. Price: €17.99." in said
+    nothing = extra_text(extra, [TranscriptExchange(1, 1, "hi", 1.0, 1, "What do you like?")])
+    assert nothing.endswith(NOTHING_FOUND)

@@ -4,62 +4,29 @@ job, target and level with the session's system and scenario kept."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 
 from analytics.cli import main
 from analytics.importing_annotations import import_annotations
-from bot.engine import effects as fx
-from bot.store.definition import definition_json
-from bot.store.model import AnnotationRating, ParticipantStatus, StepCommit
-from bot.store.sqlite import open_store
-from bot.vocabulary import Consent, SessionState, Stage
-from scenarios.loading import load_study
+from bot.store.model import AnnotationRating
+from bot.store.sqlite import open_existing
+from tests.annotation_support import read, stored_study
+from tests.test_store import old_database
 
 ONE = "p0123456789abcde-1"  # a session with the companion, 3 exchanges
 TWO = "pfedcba987654321-1"  # a session with another system, 2 exchanges
 
 
-async def _stored(db: Path) -> None:
-    store = await open_store(db, lambda: 100.0)
-    try:
-        await store.record_definition("hri-cues", definition_json(load_study("hri-cues")))
-        for sid, system, turns in ((ONE, "companion", 3), (TWO, "other", 2)):
-            person = sid.removesuffix("-1")
-            records: list[fx.Record] = [
-                fx.RecordConsent(Consent.ACCEPTED),
-                fx.OpenSession(sid, "hri-cues-chat", system, 0, "random", "1"),
-            ]
-            for turn in range(1, turns + 1):
-                records += [
-                    fx.RecordUserTurn(sid, turn, f"hello {turn}"),
-                    fx.RecordSystemTurn(sid, turn, f"hi {turn}", 3.0),
-                ]
-            records.append(fx.SetSessionState(sid, SessionState.ENDED))
-            status = ParticipantStatus(Stage.FINISHED, 1.0)
-            await store.commit_step(StepCommit("hri-cues", person, "{}", status, None, records))
-    finally:
-        await store.close()
-
-
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
-    path = tmp_path / "study.sqlite"
-    asyncio.run(_stored(path))
-    return path
+    sessions = [(ONE, "companion", 3), (TWO, "other", 2)]
+    return stored_study(tmp_path / "study.sqlite", "hri-cues", "hri-cues-chat", sessions)
 
 
 def ratings(db: Path) -> list[AnnotationRating]:
-    async def read() -> list[AnnotationRating]:
-        store = await open_store(db)
-        try:
-            return await store.annotation_ratings()
-        finally:
-            await store.close()
-
-    return asyncio.run(read())
+    return read(db, lambda store: store.annotation_ratings())
 
 
 def csv_file(tmp_path: Path, text: str, name: str = "ratings.csv") -> Path:
@@ -181,3 +148,14 @@ def test_the_command_line_imports_once_and_refuses_it_again(
     path = str(Path(__file__).parents[1] / "questionnaires" / "library" / "hri-cues.yaml")
     file2 = csv_file(tmp_path, f"target,annotator,item,value\n{ONE}#2,A1,exchange,3\n", "b.csv")
     assert main(["import", "annotations", str(file2), "--db", str(db), "--instrument", path]) == 0
+
+
+async def test_a_database_from_before_annotations_has_no_ratings(tmp_path: Path) -> None:
+    """Analytics opens older files read-only, as they are: no annotations table, no ratings."""
+    path = tmp_path / "old.sqlite"
+    old_database(path, 4)
+    store = await open_existing(path, read_only=True)
+    try:
+        assert await store.annotation_ratings() == []
+    finally:
+        await store.close()

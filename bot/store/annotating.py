@@ -1,12 +1,14 @@
-"""Annotation jobs, annotators, targets, assignments and ratings, inside the writer's or
-the reader's transaction (migration 10).
+"""Annotation jobs, annotators, targets and assignments, inside the writer's or the
+reader's transaction (the annotations migration); the annotator's flow is in
+``annotation_flow``, ratings for analytics and imports in ``annotation_ratings``.
 
 The store enforces what must hold whoever writes: a rating only for a target assigned to
 that annotator (an old button is refused), once per annotator, target, item and round (a
-double tap changes nothing), never changed once a seen-once target is done; an invitation
-code taken by one chat only. Who is assigned what is planned outside the store
-(``scenarios.annotation_assignment``, pure) from one ``AnnotationState`` and applied here
-only if nothing changed since that state was read (its ``version``).
+double tap changes nothing), never changed once the target is done (unless reopened where
+the job allows revisiting); an invitation code taken by one chat only. Who is assigned
+what is planned outside the store (``scenarios.annotation_assignment``, pure) from one
+``AnnotationState`` and applied here only if nothing changed since that state was read
+(its ``version``).
 """
 
 from __future__ import annotations

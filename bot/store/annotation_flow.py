@@ -36,12 +36,15 @@ def _task(conn: sqlite3.Connection, annotator_id: str, target_id: int, rnd: str)
         if (session or name) == unit and level == AnnotationLevel.EXCHANGE.value
     ]
     conversation: tuple[TranscriptExchange, ...] = ()
+    following: str | None = None
     if target.session_id is not None:
         transcript = reads.transcript(conn, target.session_id)
         if transcript is not None:
             conversation = tuple(
                 x for x in transcript.exchanges if target.turn is None or x.turn <= target.turn
             )
+            later = [x for x in transcript.exchanges if target.turn and x.turn > target.turn]
+            following = later[0].user_text if later else None
     answers = {
         str(item): stored_value(value, text)
         for item, value, text in conn.execute(
@@ -59,6 +62,7 @@ def _task(conn: sqlite3.Connection, annotator_id: str, target_id: int, rnd: str)
         exchanges=len(exchanges),
         conversation_number=conversations.index(unit) + 1,
         conversations=len(conversations),
+        next_message=following,
     )
 
 
@@ -104,7 +108,7 @@ def record_rating(
     found = _assignment(conn, annotator_id, job, target, level)
     if found is None:
         return RatingOutcome.NOT_ASSIGNED
-    target_id, rnd, done_at, seen_once = found
+    target_id, rnd, done_at, _ = found
     value, label, text = answer
     before = conn.execute(
         "SELECT value, label, text FROM annotations WHERE target_id = ? AND annotator = ?"
@@ -113,7 +117,7 @@ def record_rating(
     ).fetchone()
     if before is not None and tuple(before) == (value, label, text):
         return RatingOutcome.UNCHANGED
-    if done_at is not None and seen_once:
+    if done_at is not None:  # an old button: only /back (where the job allows) reopens it
         return RatingOutcome.LOCKED
     conn.execute(
         "INSERT INTO annotations (target_id, annotator, instrument_id, item_id, value, label,"

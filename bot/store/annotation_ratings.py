@@ -25,6 +25,13 @@ from bot.store.model import (
 from bot.vocabulary import Origin, SessionState
 
 
+def has_annotations(conn: sqlite3.Connection) -> bool:
+    found = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'annotations'"
+    ).fetchone()
+    return found is not None
+
+
 def _iso(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).isoformat()
 
@@ -33,6 +40,11 @@ def _iso(at: float) -> str:
 
 
 def ratings(conn: sqlite3.Connection) -> list[AnnotationRating]:
+    """Every rating, but those of a target given to someone else before it was finished
+    (the annotator dropped out: their partial ratings would add a rater); none from a file
+    of an ozlab before annotations (read-only analytics opens older files as they are)."""
+    if not has_annotations(conn):
+        return []
     return [
         AnnotationRating(
             job=str(job),
@@ -70,6 +82,9 @@ def ratings(conn: sqlite3.Connection) -> list[AnnotationRating]:
             "SELECT t.job, t.level, t.target, t.session_id, t.turn, t.system_id, t.scenario_id,"
             " r.annotator, r.instrument_id, r.item_id, r.value, r.text, r.round, r.origin,"
             " r.recorded_at FROM annotations r JOIN annotation_targets t ON t.id = r.target_id"
+            " LEFT JOIN annotation_assignments a"
+            "  ON a.target_id = r.target_id AND a.annotator = r.annotator"
+            " WHERE a.released_at IS NULL"  # imported ratings have no assignment
             " ORDER BY t.job, t.position, t.id, r.round, r.annotator, r.item_id"
         )
     ]

@@ -214,6 +214,13 @@ class StudyStore(Protocol):
         """Participants of a study last active before ``before`` (retention)."""
         ...
 
+    # --- pilots (issue 14) -------------------------------------------------------------
+
+    async def mark_simulated(self, participant_ids: Sequence[str]) -> int:
+        """Mark participants as played by a simulation (``ozlab demo``, ``ozlab pilot``),
+        so reports tell them from people; how many were found."""
+        ...
+
     async def backup(self, target: Path) -> None:
         """A copy of the whole study as it stood at one instant, taken while the bot runs
         (``ozlab backup``, from cron) and opened like the original. ``target`` is replaced
@@ -305,7 +312,7 @@ class StudyStore(Protocol):
     ) -> RatingOutcome:
         """One item's rating, in the round the target is assigned in: once per annotator,
         target, item and round (the same again changes nothing); refused for a target not
-        assigned to the annotator, and for a seen-once target already done."""
+        assigned to the annotator, and (locked) for a target done, until it is reopened."""
         ...
 
     async def finish_annotation_target(
@@ -325,7 +332,8 @@ class StudyStore(Protocol):
 
     async def annotation_ratings(self) -> list[AnnotationRating]:
         """Every rating of every job, each with its job, target, level, session, turn,
-        system and scenario: what analytics reads."""
+        system and scenario: what analytics reads (not the partial ratings of a target
+        that was given to someone else when its annotator dropped out)."""
         ...
 
     async def import_annotations(

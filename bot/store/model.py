@@ -263,6 +263,7 @@ SNAPSHOT_COLUMNS: Mapping[str, tuple[str, ...]] = {
     "events": ("event_id", "at", "participant_id", "session_id", "kind", "data"),
     "participants": (
         "participant_id", "study_id", "consent", "consent_at", "created_at", "updated_at",
+        "simulated",
     ),
     "commands": (
         "command_id", "at", "wizard", "kind", "session_id", "payload", "applied_at", "outcome",
@@ -476,6 +477,9 @@ class AnnotationTask:
     exchanges: int
     conversation_number: int
     conversations: int
+    next_message: str | None = None
+    """The participant's next message after the exchange (HRI CUES rates "the robot's
+    response and the participant's subsequent input"); None for the last one."""
 
 
 @dataclass(frozen=True)

@@ -276,7 +276,12 @@ MIGRATIONS: tuple[str, ...] = (
         UPDATE invitations SET used_by = '' WHERE used_by = OLD.id;
     END;
     """,
-    # annotations (issue 11): annotators are not participants. An annotation job (its
+    # 10: pilots (issue 14): participants played by ``ozlab demo`` or ``ozlab pilot`` are
+    # marked, so reports tell simulated sessions from people's.
+    """
+    ALTER TABLE participants ADD COLUMN simulated INTEGER NOT NULL DEFAULT 0;  -- 1: simulated
+    """,
+    # 11: annotations (issue 11): annotators are not participants. An annotation job (its
     # definition as JSON), the targets it rates (an exchange 'SESSION#TURN' or a whole
     # session, or material from outside the study), who is to rate which target in which
     # round, and the ratings. A target is keyed by job, target and level, with its session,

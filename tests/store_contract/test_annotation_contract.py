@@ -159,6 +159,7 @@ async def test_the_next_target_comes_with_its_conversation_and_progress(
     assert [x.turn for x in task.conversation] == [1]
     assert (task.exchange_number, task.exchanges) == (1, 3)
     assert (task.conversation_number, task.conversations, task.round) == (1, 1, FIRST)
+    assert task.next_message == "user 2"  # what the participant said to the reply
     assert await store.finish_annotation_target("A-1", "hri", f"{sid}#1", EXCHANGE)
     assert not await store.finish_annotation_target("A-1", "hri", f"{sid}#1", EXCHANGE)
     task = await store.next_annotation_target("A-1")
@@ -169,6 +170,7 @@ async def test_the_next_target_comes_with_its_conversation_and_progress(
         await store.finish_annotation_target("A-1", "hri", f"{sid}#{turn}", EXCHANGE)
     task = await store.next_annotation_target("A-1")
     assert task is not None and task.target.level is SESSION and len(task.conversation) == 3
+    assert task.next_message is None
     assert task.exchange_number == 0
     await store.finish_annotation_target("A-1", "hri", sid, SESSION)
     assert await store.next_annotation_target("A-1") is None
@@ -215,6 +217,7 @@ async def test_a_revisitable_target_can_be_reopened_and_changed(store: StudyStor
     args = ("A-1", "xrec", f"{sid}#1", EXCHANGE, "x", "x.q1")
     await store.record_annotation(*args, value=1)
     await store.finish_annotation_target("A-1", "xrec", f"{sid}#1", EXCHANGE)
+    assert await store.record_annotation(*args, value=0) is RatingOutcome.LOCKED  # old button
     back = await store.reopen_annotation_target("A-1")
     assert back is not None and back.target.target == f"{sid}#1"
     assert dict(back.answers) == {"x.q1": "1"}
@@ -248,6 +251,8 @@ async def test_an_adjudication_round_is_kept_apart(store: StudyStore) -> None:
 async def test_a_released_target_is_no_longer_the_annotators(store: StudyStore) -> None:
     sid = await ready(store)
     await give(store, "hri", (f"{sid}#1", EXCHANGE, "A-2"))
+    half = await store.record_annotation("A-2", "hri", f"{sid}#1", EXCHANGE, "c", "c.i", 2)
+    assert half is RatingOutcome.RECORDED  # then A-2 drops out before finishing
     state = await store.annotation_state("hri")
     assert state is not None
     released = AssignmentPlan(
@@ -259,6 +264,9 @@ async def test_a_released_target_is_no_longer_the_annotators(store: StudyStore) 
     assert outcome is RatingOutcome.NOT_ASSIGNED
     task = await store.next_annotation_target("A-1")
     assert task is not None and task.target.target == f"{sid}#1"
+    assert await store.annotation_ratings() == []  # A-2's partial rating does not count
+    await store.record_annotation("A-1", "hri", f"{sid}#1", EXCHANGE, "c", "c.i", 4)
+    assert [r.annotator for r in await store.annotation_ratings()] == ["A-1"]
 
 
 async def test_progress_counts_targets_and_conversations(store: StudyStore) -> None:
@@ -312,3 +320,11 @@ async def test_imported_ratings_are_all_or_nothing(open_store: OpenStore) -> Non
     assert (again.written, again.duplicates) == (False, (2, 3))
     assert len(await store.annotation_ratings()) == 2
     assert [a.annotator_id for a in await store.annotators("imported")] == ["R1", "R2"]
+
+
+async def test_a_closed_study_forgets_annotators_chats_too(store: StudyStore) -> None:
+    await ready(store)  # A-1 joined with a sealed chat id
+    assert await store.drop_chat_keys() == 2  # the participant's and the annotator's
+    [one, _] = await store.annotators("hri")
+    assert one.chat_key is None
+    assert (await store.annotator_for_chat("hash-1")) is not None  # still who they are
