@@ -58,6 +58,12 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="validate a study file and everything it names")
     check.add_argument("study", help="a shipped study's name (e.g. hmd) or a YAML file")
+    check.add_argument(
+        "--ping",
+        action="store_true",
+        help="also send one message to every http, openai and rasa system: latency, and"
+        " whether the reply parses (status 4 when one fails)",
+    )
 
     run = commands.add_parser("run", help="run a study on Telegram")
     run.add_argument("study", help="a shipped study's name (e.g. hmd) or a YAML file")
@@ -127,6 +133,15 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--study", default="hmd")
     demo.add_argument("--seed", type=int, default=1)
 
+    chat = commands.add_parser(
+        "chat",
+        help="play the participant yourself, in the terminal: the real bot on a local"
+        " Telegram emulator (no token, loopback only)",
+    )
+    chat.add_argument("study", help="a shipped study's name (e.g. hmd) or a YAML file")
+    chat.add_argument("--db", type=Path, help="study database (default: a new scratch one)")
+    chat.add_argument("--lang", default="en", help="your Telegram language, e.g. it")
+
     pilot = commands.add_parser(
         "pilot",
         help="pilot a study with simulated participants a language model drives, then see "
@@ -182,10 +197,12 @@ def _command(args: argparse.Namespace) -> int:
         from scenarios.check import check
 
         _adapters_beside(args.study)
-        check(args.study)
+        check(args.study, ping=args.ping)
         return 0
     if args.command == "run":
         return _run(args)
+    if args.command == "chat":
+        return _chat(args)
     if args.command == "serve-demo":
         return _serve_demo(args)
     if args.command == "schema":
@@ -332,6 +349,15 @@ def _run(args: argparse.Namespace) -> int:
         report_crash(error)
         return 1
     return 0
+
+
+def _chat(args: argparse.Namespace) -> int:
+    bundle = _load(args.study)
+    from bot.chatting import run_chat, scratch_database
+    from bot.logging_setup import setup_logging
+
+    setup_logging(logging.WARNING, [])
+    return run_chat(bundle, args.db or scratch_database(), args.lang)
 
 
 def _backup(args: argparse.Namespace) -> int:

@@ -63,11 +63,17 @@ class StudyStore(Protocol):
         ...
 
     async def remember_updates(self, updates: Sequence[tuple[int, str]]) -> set[int]:
-        """Store sealed updates before Telegram forgets them; the ids that were new."""
+        """Store sealed updates before Telegram forgets them; the ids that were new (an id
+        handled more than Telegram's 24 hours of redelivery ago is new again)."""
         ...
 
     async def pending_updates(self) -> list[tuple[int, str]]:
         """Updates stored but not yet handled (after a crash), in order."""
+        ...
+
+    async def highest_update_id(self) -> int:
+        """The highest update id the inbox has seen (0 for none): a local Bot API emulator
+        started on this database numbers its updates after it."""
         ...
 
     async def load_participants(self, study_id: str) -> list[StoredParticipant]:

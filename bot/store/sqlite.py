@@ -96,6 +96,9 @@ T = TypeVar("T")
 Job = Callable[[Tx], Any]
 """A write: plain, synchronous SQL on the writer's connection, inside its transaction."""
 _BATCH = 500
+REDELIVERY_WINDOW = 24 * 3600.0
+"""Seconds Telegram keeps an update the bot has not confirmed: only within them can an id
+come again as a redelivery (the Bot API documents "not kept longer than 24 hours")."""
 
 
 async def open_store(
@@ -292,15 +295,22 @@ class SqliteStore:
         return await self._write(job)
 
     async def remember_updates(self, updates: Sequence[tuple[int, str]]) -> set[int]:
-        """Store sealed updates; returns the ids that were new (a redelivery is not)."""
+        """Store sealed updates; returns the ids that were new (a redelivery is not).
+
+        A redelivery is an id seen within Telegram's retention of unconfirmed updates; an
+        id handled longer ago than that is a new update (Telegram numbers on at random
+        after a week without updates), which takes the old row's place."""
         now = self._clock()
 
         def job(tx: Tx) -> set[int]:
             new: set[int] = set()
             for update_id, payload in updates:
                 cursor = tx.conn.execute(
-                    "INSERT OR IGNORE INTO inbox (update_id, received_at, payload) VALUES (?,?,?)",
-                    (update_id, now, payload),
+                    "INSERT INTO inbox (update_id, received_at, payload) VALUES (?,?,?)"
+                    " ON CONFLICT (update_id) DO UPDATE SET received_at = excluded.received_at,"
+                    " payload = excluded.payload, handled_at = NULL"
+                    " WHERE inbox.handled_at IS NOT NULL AND inbox.received_at < ?",
+                    (update_id, now, payload, now - REDELIVERY_WINDOW),
                 )
                 if cursor.rowcount:
                     new.add(update_id)
@@ -317,6 +327,13 @@ class SqliteStore:
                     " ORDER BY update_id"
                 ).fetchall()
             ]
+
+        return await self._read(query)
+
+    async def highest_update_id(self) -> int:
+        def query(conn: sqlite3.Connection) -> int:
+            row = conn.execute("SELECT max(update_id) FROM inbox").fetchone()
+            return int(row[0]) if row and row[0] is not None else 0
 
         return await self._read(query)
 
