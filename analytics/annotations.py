@@ -146,11 +146,12 @@ TRAJECTORY_COLUMNS = [
     "mean",
 ]
 ADJUDICATION_RULE = (
-    "Final value of a target: where a third annotator was asked (the first two differed), "
-    "the third annotator's rating, which sides with one of the first two or breaks the tie; "
-    "otherwise the value more than half of the annotators gave, and for a scale item without "
-    "such a majority the median of the ratings; a yes/no or choice item without a majority "
-    "and without a third rating stays unresolved."
+    "Final value of a target: the value every annotator of the first round gave, when they "
+    "agree; where they differ and a third annotator was asked, the value most of the three "
+    "gave (the third sides with one of the first two), or the third annotator's own when all "
+    "three differ; without a third annotator, the value more than half of the annotators "
+    "gave, and for a scale item without such a majority the median of the ratings; a yes/no "
+    "or choice item without a majority and without a third rating stays unresolved."
 )
 ICC_QUESTION = (
     "ICC(1) asks how reliable ratings are when each target may have had other annotators; "
@@ -593,12 +594,8 @@ def _adjudication(
     targets["distinct"] = grouped["value"].nunique()
     targets["n_first"] = grouped["value"].size()
     targets["median"] = grouped["code"].median()
-    # The most frequent first-round value, ties broken by the value (for the same output).
-    counts = first.groupby([*keys, "value"], sort=False).size().rename("count").reset_index()
-    counts = counts.sort_values([*keys, "count", "value"], ascending=[True] * 5 + [False, True])
-    top = counts.drop_duplicates(keys).set_index(keys)
-    targets["top"] = top["value"]
-    targets["top_count"] = top["count"]
+    targets["top"], targets["top_count"] = _most_given(first, keys)
+    everyone, everyone_count = (c.reindex(targets.index) for c in _most_given(ratings, keys))
     targets["third"] = third.groupby(keys, sort=False)["value"].last()
     numeric = np.array(
         [scales[(str(i), str(t))].kind == "scale" for i, t in
@@ -610,13 +607,16 @@ def _adjudication(
     agreed = (targets["distinct"] == 1).to_numpy()
     majority = (targets["top_count"] > targets["n_first"] / 2).to_numpy()
     median = targets["median"].map(lambda m: _number_text(m) if pd.notna(m) else None)
-    conditions = [adjudicated, agreed, majority, numeric & targets["median"].notna().to_numpy()]
+    # With the third annotator: the value most of all annotators gave, else the third's.
+    sides = (everyone_count > targets["n_ratings"] / 2).to_numpy()
+    decided = pd.Series(np.where(sides, everyone, targets["third"]), index=targets.index)
+    conditions = [agreed, adjudicated, majority, numeric & targets["median"].notna().to_numpy()]
     targets["how"] = np.select(
-        conditions, ["third annotator", "agreed", "majority", "median"], "unresolved"
+        conditions, ["agreed", "third annotator", "majority", "median"], "unresolved"
     )
     by_how = {
-        "third annotator": targets["third"],
         "agreed": targets["top"],
+        "third annotator": decided,
         "majority": targets["top"],
         "median": median,
     }
@@ -647,6 +647,16 @@ def _adjudication(
     )
     summary["share_adjudicated"] = summary["n_adjudicated"] / summary["n_targets"]
     return summary[ADJUDICATION_COLUMNS], final
+
+
+def _most_given(ratings: pd.DataFrame, keys: list[str]) -> tuple[pd.Series, pd.Series]:
+    """Per target, the value given most often and how often (ties: the smaller value as
+    text, so that every run picks the same)."""
+    counts = ratings.groupby([*keys, "value"], sort=False).size().rename("count").reset_index()
+    order = [True] * len(keys) + [False, True]
+    counts = counts.sort_values([*keys, "count", "value"], ascending=order)
+    top = counts.drop_duplicates(keys).set_index(keys)
+    return top["value"], top["count"]
 
 
 def _final_by_system(

@@ -279,3 +279,15 @@ def test_free_text_ratings_are_kept_out_of_agreement() -> None:
     assert set(result.final_values["item"]) == {"judge.score"}
     only_words = analyse(words, item_scales([rationale]))
     assert only_words is None
+
+
+def test_the_third_annotator_breaks_ties_and_never_overrides_agreement() -> None:
+    choice = ItemScale("x", "x.q1", "choice", ("a", "b", "c"), (0.0, 1.0, 2.0), "nominal")
+    first = {"a": ["a", "a", "a", "a"], "b": ["a", "b", "b", "c"]}
+    result = analyse(_xrec(first, {1: "c", 2: "b", 3: "c"}), {("x", "x.q1"): choice})
+    assert result is not None
+    final = result.final_values.set_index("target")
+    assert list(final["value"]) == ["a", "b", "c", None]
+    assert list(final["how"]) == ["agreed", "third annotator", "third annotator", "unresolved"]
+    (summary,) = result.adjudication.to_dict("records")
+    assert (summary["n_disagreed"], summary["n_adjudicated"], summary["n_unresolved"]) == (3, 3, 1)

@@ -15,6 +15,7 @@ import pytest
 from analytics.data import ANNOTATION_COLUMNS, StudyData, load_study_data
 from analytics.figures import write_report_figures
 from analytics.present import document
+from analytics.quality import exclude_flagged
 from analytics.render_html import render_html
 from analytics.render_json import render_json
 from analytics.render_md import render_markdown
@@ -138,9 +139,11 @@ def test_no_annotations_no_section(study: StudyData, monkeypatch: pytest.MonkeyP
 
 def test_annotations_of_excluded_participants_go_with_them(study: StudyData) -> None:
     annotated = replace(study, annotations=hri_cues_ratings(study))
-    excluded = build_report(annotated, exclude_flagged=True)
-    flagged = excluded.quality.participants["participant_id"].astype(str)
-    gone = set(study.sessions.loc[study.sessions["participant_id"].astype(str).isin(flagged),
+    person = str(study.sessions["participant_id"].iloc[0])
+    flags = pd.DataFrame([{"participant_id": person, "flag": "abandoned", "count": 1, "out_of": 1,
+                           "detail": ""}])  # fmt: skip
+    kept, _ = exclude_flagged(annotated, flags)
+    gone = set(study.sessions.loc[study.sessions["participant_id"].astype(str) == person,
                                   "session_id"])  # fmt: skip
-    assert excluded.annotations is not None
-    assert not gone & set(excluded.annotations.final_values["session_id"])
+    assert gone and not gone & set(kept.annotations["session_id"])
+    assert len(kept.annotations) == len(annotated.annotations) - 6 * 3 * len(gone)
