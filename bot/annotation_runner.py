@@ -83,29 +83,27 @@ class AnnotationRunner:
         chat = self._privacy.annotator_chat(delivery.chat_id)
         code = event.code if isinstance(event, ev.StartCommand) else None
         claiming = code is not None and code.lower().startswith(ANNOTATOR_CODE_PREFIX)
-        first: AnnotatorEvent | ev.Event = event
-        if chat in self._states:
-            pass
-        elif participant:
+        if participant and chat not in self._states:
             if not claiming:
                 return False
             language = event.language if isinstance(event, ev.StartCommand) else None
-            texts = self._bundle.texts_for(language)
-            await self._answer_only(delivery, texts.ann_participant_chat)
+            await self._answer_only(delivery, self._bundle.texts_for(language).ann_participant_chat)
             return True
-        elif claiming:
-            pass
-        elif not self._bundle.jobs:
+        if not (chat in self._states or claiming or await self._known(chat)):
             return False
-        else:
-            known = await self._store.annotator_for_chat(chat)
-            if known is None or known.job not in self._bundle.jobs:
-                return False
+        first: AnnotatorEvent | ev.Event = event
         async with self._lock(chat):
             if claiming and isinstance(event, ev.StartCommand) and code is not None:
                 first = await self._claim(code, chat, delivery.chat_id, event.language)
             await self._delivered(chat, delivery, first)
         return True
+
+    async def _known(self, chat: str) -> bool:
+        """Whether a chat the bot holds nothing of is an annotator's (after a restart)."""
+        if not self._bundle.jobs:
+            return False  # a study without annotation jobs: no look-up for anyone
+        known = await self._store.annotator_for_chat(chat)
+        return known is not None and known.job in self._bundle.jobs
 
     # --- one delivery -------------------------------------------------------------------
 
@@ -113,13 +111,15 @@ class AnnotationRunner:
         return self._locks.setdefault(chat, asyncio.Lock())
 
     async def _claim(self, code: str, chat: str, chat_id: int, language: str | None) -> Claimed:
+        elsewhere = [a for a in await self._store.annotators() if a.code == code]
+        if any(a.job not in self._bundle.jobs for a in elsewhere):
+            # A code of a job another study of this database runs: not taken from here.
+            return Claimed(AnnotatorClaim.UNKNOWN, language=language)
         claim, annotator = await self._store.claim_annotator(
             code, chat, self._privacy.seal(str(chat_id))
         )
         if claim not in (AnnotatorClaim.JOINED, AnnotatorClaim.RETURNING) or annotator is None:
             return Claimed(claim, language=language)
-        if annotator.job not in self._bundle.jobs:  # a code of a job this study does not run
-            return Claimed(AnnotatorClaim.UNKNOWN, language=language)
         self._chats[annotator.annotator_id] = chat_id
         task = await self._store.next_annotation_target(annotator.annotator_id)
         return Claimed(
