@@ -38,6 +38,7 @@ from bot.engine.annotating.model import (
     Reopened,
     ReopenLast,
     SetPaused,
+    TargetGone,
     TargetLoaded,
 )
 from bot.privacy import Privacy
@@ -73,6 +74,7 @@ class AnnotationRunner:
         self._chats: dict[str, int] = {}  # annotator id -> chat id, in memory only
         self._locks: dict[str, asyncio.Lock] = {}
         self._pushes: set[asyncio.Task[None]] = set()
+        self._dropped: set[str] = set()  # chats of annotators dropped while the bot ran
 
     async def takes(self, delivery: Delivery, participant: bool) -> bool:
         """Handle the delivery when it is an annotator's (True); ``participant``: the chat
@@ -83,6 +85,9 @@ class AnnotationRunner:
         chat = self._privacy.annotator_chat(delivery.chat_id)
         code = event.code if isinstance(event, ev.StartCommand) else None
         claiming = code is not None and code.lower().startswith(ANNOTATOR_CODE_PREFIX)
+        if chat in self._dropped and not claiming:
+            await self._answer_only(delivery, self._bundle.study.texts.ann_code_dropped)
+            return True
         if participant and chat not in self._states:
             if not claiming:
                 return False
@@ -121,6 +126,7 @@ class AnnotationRunner:
         if claim not in (AnnotatorClaim.JOINED, AnnotatorClaim.RETURNING) or annotator is None:
             return Claimed(claim, language=language)
         self._chats[annotator.annotator_id] = chat_id
+        self._dropped.discard(chat)
         task = await self._store.next_annotation_target(annotator.annotator_id)
         return Claimed(
             claim, annotator.annotator_id, annotator.job, annotator.paused, task, language
@@ -168,11 +174,18 @@ class AnnotationRunner:
                 if new is not None:
                     self._states[chat] = new
                     self._chats[new.annotator] = chat_id
+                refused = False
                 for effect in effects:
                     if isinstance(effect, _STORE_EFFECTS):
                         follow_up = await self._write(effect)
+                        if isinstance(follow_up, _Refused):
+                            refused = True
+                            break
                         if follow_up is not None:
                             queue.append(follow_up)
+                if refused:  # their target went to someone else: nothing of this step is said
+                    queue = await self._elsewhere(chat, chat_id)
+                    effects = []
                 if update_id is not None:
                     await self._handled(chat, update_id)
                     update_id = None
@@ -201,6 +214,21 @@ class AnnotationRunner:
                 with contextlib.suppress(Exception):
                     await self._outbox.toast(toast_owed)
 
+    async def _elsewhere(self, chat: str, chat_id: int) -> list[AnnotatorEvent | ev.Event]:
+        """A rating refused as not theirs: the annotator was dropped (told so, forgotten),
+        or their open target went to someone else (their next one, explained)."""
+        known = await self._store.annotator_for_chat(chat)
+        if known is None:
+            self._states.pop(chat, None)
+            self._dropped.add(chat)
+            state = None
+            refusal = Claimed(AnnotatorClaim.DROPPED)
+            _, said = step(self._bundle, state, refusal, self._clock())
+            for effect in said:
+                await self._say(chat_id, effect)
+            return []
+        return [TargetGone(await self._store.next_annotation_target(known.annotator_id))]
+
     async def _answer_only(self, delivery: Delivery, text: str) -> None:
         try:
             if delivery.update_id is not None:
@@ -217,7 +245,7 @@ class AnnotationRunner:
             StepCommit(self._bundle.study.id, chat, None, None, None, (), update_id)
         )
 
-    async def _write(self, effect: AnnotatorEffect) -> AnnotatorEvent | None:
+    async def _write(self, effect: AnnotatorEffect) -> AnnotatorEvent | _Refused | None:
         """A store effect, carried out; the event it leads to, if any."""
         match effect:
             case RecordRating():
@@ -232,8 +260,10 @@ class AnnotationRunner:
                     effect.label,
                     effect.text,
                 )
-                if outcome not in (RatingOutcome.RECORDED, RatingOutcome.UNCHANGED):
-                    log.info("an annotator's rating was not kept: %s", outcome.value)
+                if outcome is RatingOutcome.NOT_ASSIGNED:
+                    return _Refused()
+                if outcome is RatingOutcome.LOCKED:
+                    log.info("an annotator's rating of a target seen once and done: not kept")
             case SetPaused(annotator=annotator, paused=paused):
                 await self._store.set_annotator_paused(annotator, paused)
             case FinishTarget():
@@ -310,6 +340,10 @@ class AnnotationRunner:
         """Wait for the writes to annotators still under way (tests, a clean stop)."""
         while self._pushes:
             await asyncio.gather(*self._pushes, return_exceptions=True)
+
+
+class _Refused:
+    """The store refused a rating: the target is not the annotator's any more."""
 
 
 def _asks_for_work(event: AnnotatorEvent | ev.Event) -> bool:

@@ -279,6 +279,7 @@ class Texts(_Model):
     ann_back_nothing: str = _EN["ann_back_nothing"]
     ann_back_done: str = _EN["ann_back_done"]
     ann_target_done: str = _EN["ann_target_done"]
+    ann_target_moved: str = _EN["ann_target_moved"]
     ann_all_done: str = _EN["ann_all_done"]
     ann_nothing_yet: str = _EN["ann_nothing_yet"]
     ann_new_work: str = _EN["ann_new_work"]

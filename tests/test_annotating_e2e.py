@@ -12,7 +12,16 @@ import pytest
 from bot.emulator import BotApiEmulator, BotMessage, Participant
 from bot.vocabulary import AnnotationRound
 from scenarios.loading import load_study
-from tests.annotating_support import by_exchange, invite, json_report, play, point, rate_all, stored
+from tests.annotating_support import (
+    by_exchange,
+    current_item,
+    invite,
+    json_report,
+    play,
+    point,
+    rate_all,
+    stored,
+)
 from tests.conftest import StartBot
 
 pytestmark = pytest.mark.slow
@@ -121,3 +130,43 @@ async def test_xrec_disagreement_brings_in_the_third_annotator_for_exactly_those
     adjudication = [r for r in report["annotations"]["adjudication"] if r["job"] == "xrec"]
     q1 = next(r for r in adjudication if r["item"] == "xrec-exchange.q1_recommendation_rate")
     assert (q1["n_disagreed"], q1["n_adjudicated"]) == (len(odd), len(odd))
+
+
+async def test_a_dropped_annotators_targets_reach_the_third_who_waits(
+    emulator: BotApiEmulator, start_bot: StartBot, tmp_path: Path
+) -> None:
+    bundle = load_study("xrec")
+    db = tmp_path / "xrec.sqlite"
+    await start_bot(bundle, db=db)
+    await play(emulator, bundle, participants=1)
+    codes = dict(await invite(db, "xrec", 3))
+    people = {}
+    for i, (pseudonym, code) in enumerate(codes.items()):
+        p = people[pseudonym] = emulator.participant(7400 + i, first_name=f"Ann{i}")
+        await p.send_text(f"/start {code}")
+        await p.wait_for(_waiting, timeout=15)
+    state = await stored(db, lambda s: s.annotation_state("xrec"))
+    assert state is not None
+    leaving, staying = sorted({a.annotator for a in state.assignments})
+    [third] = set(codes) - {leaving, staying}
+    theirs = {a.target for a in state.assignments if a.annotator == leaving}
+
+    assert await stored(db, lambda s: s.drop_annotator(leaving))
+    await rate_all(people[staying], point(1))  # each finished target plans the job again
+    await people[third].wait_for_text("There is more to rate", timeout=15)
+    await rate_all(people[third], point(1))
+    after = await stored(db, lambda s: s.annotation_state("xrec"))
+    assert after is not None
+    assert {a.target for a in after.assignments if a.annotator == third} == theirs
+    assert not any(a.annotator == leaving for a in after.assignments)
+
+    # The dropped annotator taps the item still in front of them: told, nothing kept.
+    gone = people[leaving]
+    item = current_item(gone)
+    assert item is not None
+    await gone.tap(text="Yes", message_id=item.message_id)
+    await gone.wait_for_text("no longer active")
+    ratings = await stored(db, lambda s: s.annotation_ratings())
+    assert not any(r.annotator == leaving for r in ratings)
+    await gone.send_text("hello?")
+    await gone.wait_for_text("no longer active")

@@ -18,6 +18,7 @@ from bot.engine.annotating.model import (
     Reloaded,
     ReopenLast,
     SetPaused,
+    TargetGone,
     TargetLoaded,
 )
 from bot.engine.callbacks import MAX_BYTES, Channel, SurveyTap, TapAction, encode
@@ -239,3 +240,15 @@ def test_buttons_fit_telegrams_64_bytes(position: int) -> None:
         for row in item_of(step(XREC, state, ev.StartCommand(), 0.0)[1]).buttons
         for _, data in row
     )
+
+
+def test_a_target_given_to_someone_else_is_explained_and_the_next_one_shown() -> None:
+    state, _ = joined(XREC, "xrec", task("xrec", 1))
+    after, effects = step(XREC, state, TargetGone(task("xrec", 2, position=1)), 1.0)
+    said = texts(effects)
+    assert said[0].startswith("That one was given to another annotator")
+    assert said[-1].startswith("Exchange 2 of 3")
+    assert after is not None and after.task is not None and after.task.target.turn == 2
+    idle, effects = step(XREC, state, TargetGone(None), 1.0)
+    assert idle is not None and idle.task is None
+    assert "rated everything" in texts(effects)[-1]

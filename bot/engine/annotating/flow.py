@@ -30,6 +30,7 @@ from bot.engine.annotating.model import (
     Reopened,
     ReopenLast,
     SetPaused,
+    TargetGone,
     TargetLoaded,
 )
 from bot.engine.asking import Asked, Survey
@@ -76,11 +77,18 @@ def step(
         case Reopened(task=task):
             if task is None:
                 return state, [fx.Send(texts.ann_back_nothing)]
-            gone: list[AnnotatorEffect] = []
+            left: list[AnnotatorEffect] = []
             if state.survey is not None and state.survey.message_id is not None:
-                gone.append(fx.RemoveButtons(state.survey.message_id))
+                left.append(fx.RemoveButtons(state.survey.message_id))
             shown, effects = _present(bundle, job, texts, state, task, now, [texts.ann_back_done])
-            return shown, gone + effects
+            return shown, left + effects
+        case TargetGone(task=task):
+            gone: list[AnnotatorEffect] = [fx.Send(texts.ann_target_moved)]
+            if task is None:
+                idle = replace(state, task=None, survey=None)
+                return idle, [*gone, fx.Send(texts.ann_all_done)]
+            moved, effects = _present(bundle, job, texts, state, task, now, [])
+            return moved, gone + effects
         case ev.ButtonTapped():
             return _tapped(bundle, job, texts, state, event, now)
         case ev.TextReceived(text=text):

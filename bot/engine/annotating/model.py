@@ -69,7 +69,15 @@ class Reopened:
     task: AnnotationTask | None
 
 
-AnnotatorEvent = Claimed | Reloaded | TargetLoaded | Reopened
+@dataclass(frozen=True)
+class TargetGone:
+    """The target in front of the annotator is no longer theirs (they were silent past the
+    job's deadline and it went to someone else): their next one instead, or None."""
+
+    task: AnnotationTask | None
+
+
+AnnotatorEvent = Claimed | Reloaded | TargetLoaded | Reopened | TargetGone
 
 
 # --- effects --------------------------------------------------------------------------------
