@@ -61,6 +61,9 @@ async def test_three_annotators_rate_hri_cues_conversations(
     assert one == two and one != three
     assert {r.value for r in ratings if r.item_id == RATIONALE} == {TYPED}
 
+    participants = await stored(db, lambda s: s.load_participants("hri-cues"))
+    assert len(participants) == 2  # annotators are never participants
+
     report = await json_report(db, tmp_path / "report.json")
     rows = [r for r in report["reliability"] if r["job"] == "hri-cues"]
     assert {r["level"] for r in rows} == {"exchange", "session"}
