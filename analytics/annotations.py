@@ -341,7 +341,9 @@ def analyse(
         else:
             resolved[key] = inferred_scale(*key, part["value"])
             notes.append(
-                f"No definition describes {key[0]}: {key[1]}; its ratings are taken as "
+                f"No definition describes {key[0]}: {key[1]} (neither the stored study nor "
+                "ozlab's shipped instruments have it; an instrument file given to ozlab import "
+                "annotations is not stored): its ratings are taken as "
                 + (
                     "an ordinal scale of the values given."
                     if resolved[key].kind == "scale"
