@@ -244,11 +244,14 @@ def test_buttons_fit_telegrams_64_bytes(position: int) -> None:
 
 def test_a_target_given_to_someone_else_is_explained_and_the_next_one_shown() -> None:
     state, _ = joined(XREC, "xrec", task("xrec", 1))
+    state = sent(state, XREC, message_id=77)
     after, effects = step(XREC, state, TargetGone(task("xrec", 2, position=1)), 1.0)
     said = texts(effects)
     assert said[0].startswith("That one was given to another annotator")
     assert said[-1].startswith("Exchange 2 of 3")
     assert after is not None and after.task is not None and after.task.target.turn == 2
+    assert fx.RemoveButtons(77) in effects  # the item no longer theirs keeps no buttons
     idle, effects = step(XREC, state, TargetGone(None), 1.0)
     assert idle is not None and idle.task is None
     assert "rated everything" in texts(effects)[-1]
+    assert fx.RemoveButtons(77) in effects

@@ -84,6 +84,8 @@ def step(
             return shown, left + effects
         case TargetGone(task=task):
             gone: list[AnnotatorEffect] = [fx.Send(texts.ann_target_moved)]
+            if state.survey is not None and state.survey.message_id is not None:
+                gone.insert(0, fx.RemoveButtons(state.survey.message_id))  # no longer theirs
             if task is None:
                 idle = replace(state, task=None, survey=None)
                 return idle, [*gone, fx.Send(texts.ann_all_done)]
