@@ -3,7 +3,8 @@ sessions stored so far, and who rates what (``scenarios.annotation_assignment`` 
 store applies the plan only if nothing changed meanwhile; else it is planned again).
 
 Run when annotators are invited (``ozlab invite --annotators``), and by the annotators' flow
-whenever a target is finished or someone drops out: adjudication and reassignment follow.
+whenever a target is finished or, on the bot's clock, someone drops out: adjudication and
+reassignment follow.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from bot.errors import StudyDataError
 from bot.store.interface import StudyStore
 from bot.store.model import AnnotationJobRecord, AssignmentPlan
-from scenarios.annotation_assignment import item_kinds, plan, rules_of
+from scenarios.annotation_assignment import item_kinds, next_drop_out, plan, rules_of
 from scenarios.annotation_targets import build_targets
 from scenarios.jobs import AnnotationJob
 from scenarios.models import StudyBundle
@@ -66,3 +67,10 @@ async def assign(
         if await store.apply_assignment_plan(job.id, decided, state.version):
             return decided
     raise StudyDataError(f"annotation job {job.id!r} kept changing while it was planned")
+
+
+async def drop_out_deadline(store: StudyStore, job: AnnotationJob) -> float | None:
+    """When the job's next silent annotator drops out, as the store stands now (None: nobody
+    can, or the job is not in this database yet)."""
+    state = await store.annotation_state(job.id)
+    return None if state is None else next_drop_out(state, rules_of(job))

@@ -4,8 +4,10 @@ carries the flow's effects out: store writes first, then what is said.
 
 After every finished target the job's assignment is planned again
 (``bot.annotation_jobs.assign``): where two annotators disagree a third one is asked, and a
-dropped annotator's open targets go to someone else. Whoever got new work while waiting is
-written to at once (in a task of its own, so two chats never wait on each other).
+dropped annotator's open targets go to someone else. So it is on the bot's clock when a
+silent annotator's deadline passes (``bot.annotation_deadlines``), even when everyone else
+waits and nobody finishes anything. Whoever got new work while waiting is written to at
+once (in a task of its own, so two chats never wait on each other).
 
 Annotators' chats are known by a keyed hash of their own (``Privacy.annotator_chat``),
 never by the participants' pseudonym; their state lives in memory and is rebuilt from the
@@ -18,10 +20,11 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, assert_never
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, assert_never
 
-from bot.annotation_jobs import assign
+from bot.annotation_deadlines import RECHECK, DropOutWatch
+from bot.annotation_jobs import assign, drop_out_deadline
 from bot.annotator_invitations import ANNOTATOR_CODE_PREFIX
 from bot.delivery import Delivery
 from bot.engine import effects as fx
@@ -41,6 +44,7 @@ from bot.engine.annotating.model import (
     TargetGone,
     TargetLoaded,
 )
+from bot.errors import StudyDataError
 from bot.privacy import Privacy
 from bot.store.interface import StudyStore
 from bot.store.model import StepCommit
@@ -74,6 +78,8 @@ class AnnotationRunner:
         self._chats: dict[str, int] = {}  # annotator id -> chat id, in memory only
         self._locks: dict[str, asyncio.Lock] = {}
         self._pushes: set[asyncio.Task[None]] = set()
+        self._watch = DropOutWatch(bundle.jobs)
+        self._replanning: asyncio.Task[None] | None = None
         self._dropped: set[str] = set()  # chats of annotators dropped while the bot ran
 
     async def takes(self, delivery: Delivery, participant: bool) -> bool:
@@ -270,7 +276,7 @@ class AnnotationRunner:
                 await self._store.finish_annotation_target(
                     effect.annotator, effect.job, effect.target, effect.level
                 )
-                await self._plan(effect.job, effect.annotator)
+                await self._plan(effect.job, self._clock(), effect.annotator)
                 return TargetLoaded(await self._store.next_annotation_target(effect.annotator))
             case ReopenLast(annotator=annotator):
                 return Reopened(await self._store.reopen_annotation_target(annotator))
@@ -300,14 +306,43 @@ class AnnotationRunner:
 
     # --- planning, and work that reaches a waiting annotator ----------------------------
 
-    async def _plan(self, job_id: str, finished_by: str) -> None:
+    async def _plan(self, job_id: str, now: float, finished_by: str | None = None) -> None:
         job = self._bundle.jobs[job_id]
-        plan = await assign(self._store, self._bundle, job, self._clock())
+        plan = await assign(self._store, self._bundle, job, now)
+        if plan.assign:
+            self._watch.assigned(job_id, now)
         others = {annotator for *_, annotator, _ in plan.assign} - {finished_by}
         for annotator in sorted(others):
-            task = asyncio.create_task(self._push(job_id, annotator))
-            self._pushes.add(task)
-            task.add_done_callback(self._pushes.discard)
+            self._spawn(self._push(job_id, annotator))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.create_task(work)
+        self._pushes.add(task)
+        task.add_done_callback(self._pushes.discard)
+        return task
+
+    def on_clock(self, now: float) -> None:
+        """The bot's tick: the jobs whose drop-out deadline passed are planned again (in a
+        task of their own, one look at a time), so a silent annotator's open targets go to
+        someone else even while nobody finishes anything."""
+        if self._replanning is not None and not self._replanning.done():
+            return
+        due = self._watch.due(now)
+        if due:
+            self._replanning = self._spawn(self._replan(due, now))
+
+    async def _replan(self, jobs: list[str], now: float) -> None:
+        for job_id in jobs:
+            try:
+                await self._plan(job_id, now)
+                deadline = await drop_out_deadline(self._store, self._bundle.jobs[job_id])
+            except StudyDataError as error:  # not invited yet, or changing under the plan
+                log.info("annotation job %r not planned on the clock: %s", job_id, error)
+                deadline = now + RECHECK
+            except Exception:
+                log.exception("planning annotation job %r on the clock failed", job_id)
+                deadline = now + RECHECK
+            self._watch.planned(job_id, now, deadline)
 
     async def _push(self, job_id: str, annotator_id: str) -> None:
         """New targets for an annotator: shown at once when they are waiting for work."""
