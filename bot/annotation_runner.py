@@ -47,7 +47,7 @@ from bot.engine.annotating.model import (
 from bot.errors import StudyDataError
 from bot.privacy import Privacy
 from bot.store.interface import StudyStore
-from bot.store.model import StepCommit
+from bot.store.model import Annotator, StepCommit
 from bot.telegram.outbox import ParticipantUnreachable
 from bot.vocabulary import AnnotatorClaim, RatingOutcome
 from scenarios.models import StudyBundle
@@ -100,8 +100,14 @@ class AnnotationRunner:
             language = event.language if isinstance(event, ev.StartCommand) else None
             await self._answer_only(delivery, self._bundle.texts_for(language).ann_participant_chat)
             return True
-        if not (chat in self._states or claiming or await self._known(chat)):
-            return False
+        if not (chat in self._states or claiming):
+            known = await self._known(chat)
+            if known is None:
+                return False
+            if known.dropped:  # after a restart: told as while the bot ran
+                self._dropped.add(chat)
+                await self._answer_only(delivery, self._bundle.study.texts.ann_code_dropped)
+                return True
         first: AnnotatorEvent | ev.Event = event
         async with self._lock(chat):
             if claiming and isinstance(event, ev.StartCommand) and code is not None:
@@ -109,12 +115,13 @@ class AnnotationRunner:
             await self._delivered(chat, delivery, first)
         return True
 
-    async def _known(self, chat: str) -> bool:
-        """Whether a chat the bot holds nothing of is an annotator's (after a restart)."""
+    async def _known(self, chat: str) -> Annotator | None:
+        """The annotator (dropped ones too) a chat the bot holds nothing of is (after a
+        restart); None: a participant's chat, or an annotator of another study."""
         if not self._bundle.jobs:
-            return False  # a study without annotation jobs: no look-up for anyone
+            return None  # a study without annotation jobs: no look-up for anyone
         known = await self._store.annotator_for_chat(chat)
-        return known is not None and known.job in self._bundle.jobs
+        return known if known is not None and known.job in self._bundle.jobs else None
 
     # --- one delivery -------------------------------------------------------------------
 
@@ -140,7 +147,7 @@ class AnnotationRunner:
 
     async def _reloaded(self, chat: str) -> Reloaded | None:
         known = await self._store.annotator_for_chat(chat)
-        if known is None or known.job not in self._bundle.jobs:
+        if known is None or known.dropped or known.job not in self._bundle.jobs:
             return None
         task = await self._store.next_annotation_target(known.annotator_id)
         return Reloaded(known.annotator_id, known.job, known.paused, task)
@@ -224,7 +231,7 @@ class AnnotationRunner:
         """A rating refused as not theirs: the annotator was dropped (told so, forgotten),
         or their open target went to someone else (their next one, explained)."""
         known = await self._store.annotator_for_chat(chat)
-        if known is None:
+        if known is None or known.dropped:
             self._states.pop(chat, None)
             self._dropped.add(chat)
             state = None
@@ -241,6 +248,8 @@ class AnnotationRunner:
                 await self._handled(
                     self._privacy.annotator_chat(delivery.chat_id), delivery.update_id
                 )
+            if delivery.callback_id is not None:  # a tap is answered, or its spinner stays
+                await self._outbox.toast(delivery.callback_id)
             await self._outbox.send(delivery.chat_id, text)
         except ParticipantUnreachable as error:
             log.info("a chat cannot be reached: %s", error)

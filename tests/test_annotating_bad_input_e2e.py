@@ -151,3 +151,32 @@ async def _finish_target(ann: Participant) -> None:
         await ann.wait_for(
             lambda q, m=message, b=before, n=count: tuple(data_of(m)) != b or len(q.messages) > n
         )
+
+
+async def test_a_dropped_annotator_is_told_so_after_a_restart_too(
+    emulator: BotApiEmulator, start_bot: StartBot, tmp_path: Path
+) -> None:
+    bundle = load_study("xrec")
+    db = tmp_path / "xrec.sqlite"
+    bot = await start_bot(bundle, db=db)
+    await play(emulator, bundle, participants=1)
+    [(pseudonym, code)] = await invite(db, "xrec", 1)
+    ann = emulator.participant(7310, first_name="Ann")
+    await ann.send_text(f"/start {code}")
+    await ann.wait_for_text("Exchange 1 of")
+    item = current_item(ann)
+    assert item is not None
+    await bot.stop()
+    assert await stored(db, lambda s: s.drop_annotator(pseudonym))
+
+    await start_bot(bundle, db=db)  # the bot holds nothing of them in memory now
+    await ann.send_text("hello?")
+    await ann.wait_for_text("no longer active. Please contact the researcher")
+    await ann.send_text("/start")
+    await ann.wait_for_text("no longer active")
+    await ann.tap(text="Yes", message_id=item.message_id)
+    await ann.wait_for_text("no longer active")
+    assert not any("Privacy" in m.text for m in ann.messages)  # never taken for a newcomer
+    participants = await stored(db, lambda s: s.load_participants("xrec"))
+    assert len(participants) == 1  # the one who played, not the annotator
+    assert await _ratings(db, pseudonym) == []
