@@ -40,6 +40,7 @@ from bot.engine.annotating.model import (
     Reloaded,
     Reopened,
     ReopenLast,
+    SetCommands,
     SetPaused,
     TargetGone,
     TargetLoaded,
@@ -289,7 +290,7 @@ class AnnotationRunner:
                 return TargetLoaded(await self._store.next_annotation_target(effect.annotator))
             case ReopenLast(annotator=annotator):
                 return Reopened(await self._store.reopen_annotation_target(annotator))
-            case fx.Send() | fx.Edit() | fx.Toast() | fx.RemoveButtons():
+            case fx.Send() | fx.Edit() | fx.Toast() | fx.RemoveButtons() | SetCommands():
                 raise AssertionError(f"{type(effect).__name__} is said, not written")
             case _:
                 assert_never(effect)
@@ -307,6 +308,8 @@ class AnnotationRunner:
                 await self._outbox.remove_buttons(chat_id, message_id)
             case fx.Toast():
                 pass  # answered by ``_run``, which holds the tap's id
+            case SetCommands(commands=commands):
+                await self._outbox.chat_commands(chat_id, commands)
             case RecordRating() | SetPaused() | FinishTarget() | ReopenLast():
                 raise AssertionError(f"{type(effect).__name__} is written, not said")
             case _:
