@@ -527,7 +527,7 @@ def _why_no_icc(rated: np.ndarray, full: int) -> str:
     if rated.shape[0] < 2:
         return "fewer than two annotators"
     if full < 2 or full * rated.shape[0] < 5:
-        return f"ICC needs targets rated by every annotator (five ratings at least); {full} are"
+        return f"needs targets every annotator rated (5 ratings at least): {full}"
     return "every rating is the same"
 
 
@@ -535,8 +535,8 @@ def _why_not(rated: np.ndarray, targets: int) -> str:
     if rated.shape[0] < 2:
         return "fewer than two annotators"
     if targets < 2:
-        return f"{targets} targets with two ratings or more; at least two needed"
-    return "every rating is the same: agreement by chance cannot be told apart"
+        return f"targets with two ratings: {targets} (2 needed)"
+    return "every rating the same: nothing to tell from chance"
 
 
 def _annotators(ratings: pd.DataFrame, scales: Mapping[tuple[str, str], ItemScale]) -> pd.DataFrame:
