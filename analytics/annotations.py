@@ -297,12 +297,13 @@ def from_study(
 
 
 def instruments_for(ids: Iterable[str], data: StudyData) -> list[Questionnaire]:
-    """The definitions of the instruments ``ids``: as the study stored them, else ozlab's
-    shipped instrument of that id; an id neither knows is left out (its items are then
-    taken from the ratings, and the report says so)."""
+    """The definitions of the instruments ``ids``: as the study stored them, else as an
+    import stored them with its job, else ozlab's shipped instrument of that id; an id none
+    knows is left out (its items are then taken from the ratings, and the report says so)."""
     from scenarios.loading import StudyError, load_questionnaire
 
     stored = {q_id: q for b in data.bundles.values() for q_id, q in b.questionnaires.items()}
+    stored = {**data.imported_instruments, **stored}  # a study's own definition wins
     found: list[Questionnaire] = []
     for instrument_id in sorted(set(ids)):
         if instrument_id in stored:
@@ -341,9 +342,8 @@ def analyse(
         else:
             resolved[key] = inferred_scale(*key, part["value"])
             notes.append(
-                f"No definition describes {key[0]}: {key[1]} (neither the stored study nor "
-                "ozlab's shipped instruments have it; an instrument file given to ozlab import "
-                "annotations is not stored): its ratings are taken as "
+                f"No definition describes {key[0]}: {key[1]} (neither the stored study, nor an "
+                "import's job, nor ozlab's shipped instruments have it): its ratings are taken as "
                 + (
                     "an ordinal scale of the values given."
                     if resolved[key].kind == "scale"
