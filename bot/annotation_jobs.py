@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from bot.errors import StudyDataError
 from bot.store.interface import StudyStore
-from bot.store.model import AnnotationJobRecord, AssignmentPlan
+from bot.store.model import AnnotationJobRecord, AnnotationState, AssignmentPlan
 from scenarios.annotation_assignment import item_kinds, next_drop_out, plan, rules_of
 from scenarios.annotation_targets import build_targets
 from scenarios.jobs import AnnotationJob
@@ -55,6 +55,25 @@ async def assign(
     store: StudyStore, bundle: StudyBundle, job: AnnotationJob, now: float
 ) -> AssignmentPlan:
     """Plan and apply who rates what; the plan that was applied (empty: nothing to do)."""
+    decided, _ = await _assigned(store, bundle, job, now)
+    return decided
+
+
+async def assign_on_the_clock(
+    store: StudyStore, bundle: StudyBundle, job: AnnotationJob, now: float
+) -> tuple[AssignmentPlan, float | None]:
+    """``assign``, and when the job's next silent annotator drops out after it (None: nobody
+    can): from the state the plan was made from when there was nothing to do (the usual
+    case, one read), else from the state read again."""
+    decided, state = await _assigned(store, bundle, job, now)
+    if decided.assign or decided.release:
+        state = await store.annotation_state(job.id) or state
+    return decided, next_drop_out(state, rules_of(job))
+
+
+async def _assigned(
+    store: StudyStore, bundle: StudyBundle, job: AnnotationJob, now: float
+) -> tuple[AssignmentPlan, AnnotationState]:
     rules = rules_of(job)
     kinds = item_kinds(bundle.questionnaires[q] for q in job.instruments())
     for _ in range(_ATTEMPTS):
@@ -63,14 +82,7 @@ async def assign(
             raise StudyDataError(f"annotation job {job.id!r} is not in this database yet")
         decided = plan(state, rules, kinds, now)
         if not decided.assign and not decided.release:
-            return decided
+            return decided, state
         if await store.apply_assignment_plan(job.id, decided, state.version):
-            return decided
+            return decided, state
     raise StudyDataError(f"annotation job {job.id!r} kept changing while it was planned")
-
-
-async def drop_out_deadline(store: StudyStore, job: AnnotationJob) -> float | None:
-    """When the job's next silent annotator drops out, as the store stands now (None: nobody
-    can, or the job is not in this database yet)."""
-    state = await store.annotation_state(job.id)
-    return None if state is None else next_drop_out(state, rules_of(job))

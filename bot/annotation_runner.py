@@ -24,7 +24,7 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, assert_never
 
 from bot.annotation_deadlines import RECHECK, DropOutWatch
-from bot.annotation_jobs import assign, drop_out_deadline
+from bot.annotation_jobs import assign, assign_on_the_clock
 from bot.annotator_invitations import ANNOTATOR_CODE_PREFIX
 from bot.delivery import Delivery
 from bot.engine import effects as fx
@@ -48,7 +48,7 @@ from bot.engine.annotating.model import (
 from bot.errors import StudyDataError
 from bot.privacy import Privacy
 from bot.store.interface import StudyStore
-from bot.store.model import Annotator, StepCommit
+from bot.store.model import Annotator, AssignmentPlan, StepCommit
 from bot.telegram.outbox import ParticipantUnreachable
 from bot.vocabulary import AnnotatorClaim, RatingOutcome
 from scenarios.models import StudyBundle
@@ -318,9 +318,14 @@ class AnnotationRunner:
 
     # --- planning, and work that reaches a waiting annotator ----------------------------
 
-    async def _plan(self, job_id: str, now: float, finished_by: str | None = None) -> None:
-        job = self._bundle.jobs[job_id]
-        plan = await assign(self._store, self._bundle, job, now)
+    async def _plan(self, job_id: str, now: float, finished_by: str) -> None:
+        plan = await assign(self._store, self._bundle, self._bundle.jobs[job_id], now)
+        self._hand_out(job_id, plan, now, finished_by)
+
+    def _hand_out(
+        self, job_id: str, plan: AssignmentPlan, now: float, finished_by: str | None = None
+    ) -> None:
+        """New work, written at once to whoever got it while waiting."""
         if plan.assign:
             self._watch.assigned(job_id, now)
         others = {annotator for *_, annotator, _ in plan.assign} - {finished_by}
@@ -346,8 +351,9 @@ class AnnotationRunner:
     async def _replan(self, jobs: list[str], now: float) -> None:
         for job_id in jobs:
             try:
-                await self._plan(job_id, now)
-                deadline = await drop_out_deadline(self._store, self._bundle.jobs[job_id])
+                job = self._bundle.jobs[job_id]
+                plan, deadline = await assign_on_the_clock(self._store, self._bundle, job, now)
+                self._hand_out(job_id, plan, now)
             except StudyDataError as error:  # not invited yet, or changing under the plan
                 log.info("annotation job %r not planned on the clock: %s", job_id, error)
                 deadline = now + RECHECK
