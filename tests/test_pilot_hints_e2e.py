@@ -98,7 +98,30 @@ async def test_the_pilot_report_lists_where_people_typed_instead_of_tapping(
     await _take_part(emulator.participant(801), ("Olive Tree", "the olive one"))
     await _take_part(emulator.participant(802), ("Verde",))
     await _take_part(emulator.participant(803), ())
+    # Typed at the agreement (nothing of it is kept), then at the question, then withdrew:
+    # their hints go with the rest of their data.
+    gone = emulator.participant(804)
+    await gone.send_text("/start")
+    await gone.wait_for_text("Privacy agreement")
+    await gone.send_text("I'm Anna Rossi, what is this?")
+    await gone.wait_for_text("button")
+    await gone.tap(text="I agree")
+    await gone.tap(
+        text="Finish task", message_id=(await gone.wait_for_text("Your task")).message_id
+    )
+    await gone.wait_for_text("Which restaurant would you book?")
+    await gone.send_text("Olive Tree, Anna")
+    await gone.wait_for_text("tap one of the buttons")
+    stored = json.dumps(bot.tables()["events"])
+    assert "Olive Tree, Anna" in stored and "consent_pending" in stored
+    assert "Anna Rossi" not in stored
+    await gone.send_text("/withdraw")
+    await gone.wait_for_text("Do you want to withdraw")
+    await gone.tap(text="Yes, withdraw and erase")
+    await gone.wait_for_text("You have withdrawn")
     await bot.stop()
+    stored = json.dumps(bot.tables()["events"])
+    assert "Anna" not in stored and "consent_pending" not in stored
 
     report = json.loads(_report(bot.db, "json"))["pilot"]
     assert report["hint_places"] == [
