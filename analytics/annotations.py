@@ -297,12 +297,13 @@ def from_study(
 
 
 def instruments_for(ids: Iterable[str], data: StudyData) -> list[Questionnaire]:
-    """The definitions of the instruments ``ids``: as the study stored them, else ozlab's
-    shipped instrument of that id; an id neither knows is left out (its items are then
-    taken from the ratings, and the report says so)."""
+    """The definitions of the instruments ``ids``: as the study stored them, else as an
+    import stored them with its job, else ozlab's shipped instrument of that id; an id none
+    knows is left out (its items are then taken from the ratings, and the report says so)."""
     from scenarios.loading import StudyError, load_questionnaire
 
     stored = {q_id: q for b in data.bundles.values() for q_id, q in b.questionnaires.items()}
+    stored = {**data.imported_instruments, **stored}  # a study's own definition wins
     found: list[Questionnaire] = []
     for instrument_id in sorted(set(ids)):
         if instrument_id in stored:
@@ -341,9 +342,8 @@ def analyse(
         else:
             resolved[key] = inferred_scale(*key, part["value"])
             notes.append(
-                f"No definition describes {key[0]}: {key[1]} (neither the stored study nor "
-                "ozlab's shipped instruments have it; an instrument file given to ozlab import "
-                "annotations is not stored): its ratings are taken as "
+                f"No definition describes {key[0]}: {key[1]} (neither the stored study, nor an "
+                "import's job, nor ozlab's shipped instruments have it): its ratings are taken as "
                 + (
                     "an ordinal scale of the values given."
                     if resolved[key].kind == "scale"
@@ -527,7 +527,7 @@ def _why_no_icc(rated: np.ndarray, full: int) -> str:
     if rated.shape[0] < 2:
         return "fewer than two annotators"
     if full < 2 or full * rated.shape[0] < 5:
-        return f"ICC needs targets rated by every annotator (five ratings at least); {full} are"
+        return f"needs targets every annotator rated (5 ratings at least): {full}"
     return "every rating is the same"
 
 
@@ -535,8 +535,8 @@ def _why_not(rated: np.ndarray, targets: int) -> str:
     if rated.shape[0] < 2:
         return "fewer than two annotators"
     if targets < 2:
-        return f"{targets} targets with two ratings or more; at least two needed"
-    return "every rating is the same: agreement by chance cannot be told apart"
+        return f"targets with two ratings: {targets} (2 needed)"
+    return "every rating the same: nothing to tell from chance"
 
 
 def _annotators(ratings: pd.DataFrame, scales: Mapping[tuple[str, str], ItemScale]) -> pd.DataFrame:
