@@ -68,7 +68,7 @@ async def assign_on_the_clock(
     decided, state = await _assigned(store, bundle, job, now)
     if decided.assign or decided.release:
         state = await store.annotation_state(job.id) or state
-    return decided, next_drop_out(state, rules_of(job))
+    return decided, next_drop_out(state, rules_of(job), now)
 
 
 async def _assigned(

@@ -8,7 +8,9 @@ the job's rules, ``plan`` decides what to change, and only that:
   annotator rates every exchange of a conversation, in order), and the load is balanced:
   the least loaded annotator is chosen, ties broken in an order drawn from the job's seed;
 - an annotator who dropped out (declared, or silent past the job's deadline with targets
-  open) gets nothing new, and their open targets go to someone else;
+  open) gets nothing new, and their open targets go to someone else: a silent one's only
+  where someone else can take them (else they stay theirs, never released and handed back
+  in a loop), a declared one's in any case (they wait for an annotator);
 - where the first annotators of a target all finished and the adjudication rule fires on
   their ratings, one more annotator is asked (once).
 
@@ -143,14 +145,17 @@ def _open_since(state: AnnotationState) -> dict[str, float]:
     return since
 
 
-def next_drop_out(state: AnnotationState, rules: Rules) -> float | None:
+def next_drop_out(state: AnnotationState, rules: Rules, now: float | None = None) -> float | None:
     """The earliest moment an annotator still counted in, silent with open targets,
-    drops out (the job is to be planned again just after it); None: nobody can."""
+    drops out (the job is to be planned again just after it); None: nobody can. With
+    ``now``, a deadline already passed does not count: the plan made at ``now`` released
+    what someone else could take, and the rest waits for a newcomer (whose invitation or
+    joining plans the job again), not for the clock."""
     since = _open_since(state)
     deadlines = [
         _deadline(a, since.get(a.annotator_id), rules) for a in state.annotators if not a.dropped
     ]
-    return min((d for d in deadlines if d is not None), default=None)
+    return min((d for d in deadlines if d is not None and (now is None or d >= now)), default=None)
 
 
 def _unit(target: AnnotationTarget) -> str:
@@ -188,11 +193,23 @@ class _Planner:
             )
 
     def release_the_gone(self) -> None:
+        """Open targets of the gone go to others. A silent annotator's target is released
+        only when someone else can take it: else it would come straight back to them at
+        the next plan, again and again (they keep it, and may still finish it). A declared
+        drop-out's targets are released anyway and wait for an annotator."""
+        declared = {a.annotator_id for a in self.state.annotators if a.dropped}
         for a in self.state.assignments:
             if a.annotator in self.gone and a.done_at is None:
+                if a.annotator not in declared and not self.someone_else(a.target, a.level):
+                    continue
                 self.release.append((a.target, a.level, a.annotator))
                 del self.on[(a.target, a.level)][a.annotator]
                 self.load[a.annotator] -= 1
+
+    def someone_else(self, target: str, level: AnnotationLevel) -> bool:
+        """Whether an annotator still in, and not on the target yet, could take it."""
+        taken = self.on.get((target, level), {})
+        return any(who not in self.gone and who not in taken for who in self.tie)
 
     def choose(self, target: AnnotationTarget, prefer: set[str]) -> str | None:
         taken = self.on.get((target.target, target.level), {})

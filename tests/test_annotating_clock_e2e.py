@@ -107,3 +107,59 @@ async def test_a_silent_annotators_targets_go_on_the_clock_to_one_who_waits_and_
     await rate_all(back, point(1))
     ratings = await stored(db, lambda s: s.annotation_ratings())
     assert {r.target for r in ratings if r.annotator == silent} == later[silent]
+
+
+class CountingClock(FakeClock):
+    """A fake clock that counts how often it was read at the present time: the bot reads it
+    at every tick, so many reads after a move mean the bot's clock looked at the jobs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads = 0
+
+    def __call__(self) -> float:
+        self.reads += 1
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        super().advance(seconds)
+        self.reads = 0
+
+
+async def _version(db: Path, job: str) -> int:
+    async def read(store: StudyStore) -> int:
+        state = await store.annotation_state(job)
+        assert state is not None
+        return state.version
+
+    return await stored(db, read)
+
+
+async def test_a_release_nobody_can_take_is_not_made_on_the_clock_and_nobody_hears_of_it(
+    emulator: BotApiEmulator, start_bot: StartBot, tmp_path: Path
+) -> None:
+    """Two annotators, two per target: the silent one's targets have nowhere to go, so the
+    clock changes nothing, deadline after deadline, and writes to nobody."""
+    clock = CountingClock()
+    bundle = _with_drop_out(load_study("xrec"), "xrec", DROP_OUT_AFTER)
+    db = tmp_path / "xrec.sqlite"
+    await start_bot(bundle, db=db, clock=clock)
+    await play(emulator, bundle, participants=1)
+    codes = dict(await invite(db, "xrec", 2, clock))
+    people = {}
+    for i, (pseudonym, code) in enumerate(codes.items()):
+        p = people[pseudonym] = emulator.participant(7700 + i, first_name=f"Ann{i}")
+        await p.send_text(f"/start {code}")
+        await p.wait_for(_waiting, timeout=15)
+    silent, staying = sorted(codes)
+    await rate_all(people[staying], point(1))
+    before = await _assigned(db, "xrec")
+    assert before[silent]  # their open targets, nobody else to take them
+    version = await _version(db, "xrec")
+    said = {who: len(p.messages) for who, p in people.items()}
+    for _ in range(3):  # past the deadline, then past the clock's next looks
+        clock.advance(DROP_OUT_AFTER + 1)
+        await people[staying].wait_for(lambda _: clock.reads > 100, timeout=30)
+    assert await _version(db, "xrec") == version
+    assert await _assigned(db, "xrec") == before
+    assert {who: len(p.messages) for who, p in people.items()} == said

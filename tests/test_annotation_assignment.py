@@ -240,6 +240,45 @@ def test_the_next_drop_out_is_when_the_first_silent_annotator_with_open_work_is_
     assert next_drop_out(sim.state(), Rules(annotators=2)) is None  # no deadline in the job
 
 
+def test_a_release_nobody_can_take_is_not_made_and_nothing_churns_over_time() -> None:
+    """Two annotators, two per target: a silent one's targets cannot go to anyone else, so
+    they stay theirs; no release, no reassignment, at every moment for hours, and the clock
+    is not asked to look again for a deadline that passed (only a newcomer changes it)."""
+    sim = Simulation(conversations(2, 2), ["A-1", "A-2"])
+    rules = Rules(annotators=2, seed=3, drop_out_after=100.0)
+    sim.apply(plan(sim.state(), rules, KINDS, 0.0), now=0.0)
+    sim.work("A-2", {"q.scale": 3}, now=5.0)
+    sim.people["A-2"] = replace(sim.people["A-2"], last_active_at=5.0)
+    held = dict(sim.assignments)
+    for now in [50.0 * n for n in range(1, 200)]:  # A-1 silent for almost three hours
+        decided = plan(sim.state(), rules, KINDS, now)
+        assert decided == AssignmentPlan(), now
+        sim.apply(decided, now=now)
+        due = next_drop_out(sim.state(), rules, now)
+        assert due is None or due >= now, (now, due)
+    assert sim.assignments == held
+    sim.people["A-3"] = Annotator("A-3", "j", Origin.TELEGRAM)  # someone who can take them
+    decided = plan(sim.state(), rules, KINDS, 10_000.0)
+    assert {w for _, _, w in decided.release} == {"A-1"}
+    assert {w for _, _, w, _ in decided.assign} == {"A-3"}
+
+
+def test_only_what_someone_else_can_take_is_released() -> None:
+    """Two per target; A-2 (invited late) is on one of silent A-1's targets and not on the
+    other: only that other one moves to A-2, the first stays with A-1."""
+    targets = conversations(2, 1, with_session=False)
+    sim = Simulation(targets, ["A-1", "A-2"])
+    rules = Rules(annotators=2, seed=3, drop_out_after=100.0)
+    for t, who in [("s0#1", "A-1"), ("s1#1", "A-1"), ("s1#1", "A-2")]:
+        sim.assignments[(t, EXCHANGE, who)] = AnnotationAssignment(t, EXCHANGE, who, FIRST, 0.0)
+    sim.people["A-2"] = replace(sim.people["A-2"], last_active_at=150.0)
+    decided = plan(sim.state(), rules, KINDS, 200.0)
+    assert decided.release == (("s0#1", EXCHANGE, "A-1"),)
+    assert decided.assign == (("s0#1", EXCHANGE, "A-2", FIRST),)
+    sim.apply(decided, now=200.0)
+    assert plan(sim.state(), rules, KINDS, 400.0) == AssignmentPlan()
+
+
 def test_nobody_is_asked_when_there_are_not_enough_annotators() -> None:
     sim = Simulation(conversations(1, 2), ["A-1"])
     sim.apply(plan(sim.state(), Rules(annotators=3), KINDS, 0.0))
