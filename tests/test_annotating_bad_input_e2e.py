@@ -194,3 +194,45 @@ async def test_a_dropped_annotator_is_told_so_after_a_restart_too(
     participants = await stored(db, lambda s: s.load_participants("xrec"))
     assert len(participants) == 1  # the one who played, not the annotator
     assert await _ratings(db, pseudonym) == []
+
+
+async def test_a_dropped_annotator_with_a_new_code_from_the_researcher_is_back_as_themselves(
+    emulator: BotApiEmulator, start_bot: StartBot, tmp_path: Path
+) -> None:
+    """Told "no longer active, contact the researcher", they get a new code and use it from
+    the same account: they annotate again under their old pseudonym, what they rated before
+    stays theirs; the same code from another account is still refused as taken."""
+    bundle = load_study("xrec")
+    db = tmp_path / "xrec.sqlite"
+    bot = await start_bot(bundle, db=db)
+    await play(emulator, bundle, participants=1)
+    [(pseudonym, code)] = await invite(db, "xrec", 1)
+    ann = emulator.participant(7320, first_name="Ann")
+    await ann.send_text(f"/start {code}")
+    await ann.wait_for_text("Exchange 1 of")
+    item = current_item(ann)
+    assert item is not None
+    shown = tuple(data_of(item))
+    await ann.tap(text="Yes", message_id=item.message_id)
+    await ann.wait_for(lambda _: tuple(data_of(item)) != shown, timeout=15)  # the next item
+    rated = await _ratings(db, pseudonym)
+    assert len(rated) == 1
+    await bot.stop()
+    assert await stored(db, lambda s: s.drop_annotator(pseudonym))
+    await start_bot(bundle, db=db)
+    await ann.send_text("hello?")
+    await ann.wait_for_text("no longer active. Please contact the researcher")
+
+    [(fresh, new_code)] = await invite(db, "xrec", 1)  # what the researcher does
+    said = len(ann.messages)
+    await ann.send_text(f"/start {new_code}")
+    await ann.wait_for(lambda p: current_item(p) is not None and len(p.messages) > said + 1, 15)
+    assert not any("already in use" in m.text for m in ann.messages)
+    annotators = await stored(db, lambda s: s.annotators("xrec"))
+    assert [(a.annotator_id, a.dropped) for a in annotators] == [(pseudonym, False)]
+    assert fresh != pseudonym
+    assert await _ratings(db, pseudonym) == rated  # kept, and theirs
+
+    other = emulator.participant(7321, first_name="Other")
+    await other.send_text(f"/start {new_code}")
+    await other.wait_for_text("already in use from another Telegram account")

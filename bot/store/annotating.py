@@ -186,15 +186,22 @@ def claim_annotator(
 ) -> tuple[AnnotatorClaim, Annotator | None]:
     """``/start ann-CODE`` from the chat ``chat_hash``: a free code becomes this chat's."""
     row = conn.execute(
-        "SELECT chat_hash, dropped_at, id FROM annotators WHERE code = ?", (code,)
+        "SELECT chat_hash, dropped_at, id, job FROM annotators WHERE code = ?", (code,)
     ).fetchone()
     if row is None:
         return AnnotatorClaim.UNKNOWN, None
-    holder, dropped, ident = row
+    holder, dropped, ident, job = row
     if dropped is not None:
         return AnnotatorClaim.DROPPED, None
     if holder is not None and holder != chat_hash:
         return AnnotatorClaim.TAKEN, None
+    if holder is None:
+        before = conn.execute(
+            "SELECT id FROM annotators WHERE job = ? AND chat_hash = ? AND dropped_at IS NOT NULL",
+            (job, chat_hash),
+        ).fetchone()
+        if before is not None:
+            return rejoin(conn, str(before[0]), str(ident), code, chat_key, now)
     claim = AnnotatorClaim.RETURNING if holder == chat_hash else AnnotatorClaim.JOINED
     try:
         conn.execute(
@@ -207,6 +214,45 @@ def claim_annotator(
     found = annotator(conn, str(ident))
     assert found is not None
     return claim, found
+
+
+def rejoin(
+    conn: sqlite3.Connection,
+    annotator_id: str,
+    unused: str,
+    code: str,
+    chat_key: str | None,
+    now: float,
+) -> tuple[AnnotatorClaim, Annotator | None]:
+    """A dropped annotator's chat claims a new, unused code of the same job (the researcher
+    gave them one): they are their old pseudonym again, so that one person stays one
+    annotator (their finished ratings theirs, never a target rated twice by them under two
+    names). The code's own pseudonym, never used, goes; its open targets move to them
+    (one released from them is theirs again, with what they had rated of it), except
+    those they finished (the next planning gives those to someone else)."""
+    conn.execute(
+        "UPDATE annotation_assignments SET released_at = NULL, assigned_at = ?"
+        " WHERE annotator = ? AND released_at IS NOT NULL AND done_at IS NULL AND target_id IN"
+        " (SELECT target_id FROM annotation_assignments WHERE annotator = ? AND done_at IS NULL)",
+        (now, annotator_id, unused),
+    )
+    conn.execute(
+        "UPDATE annotation_assignments SET annotator = ? WHERE annotator = ?"
+        " AND done_at IS NULL AND target_id NOT IN"
+        " (SELECT target_id FROM annotation_assignments WHERE annotator = ?)",
+        (annotator_id, unused, annotator_id),
+    )
+    conn.execute("DELETE FROM annotation_assignments WHERE annotator = ?", (unused,))
+    conn.execute("DELETE FROM annotators WHERE id = ?", (unused,))
+    conn.execute(
+        "UPDATE annotators SET code = ?, dropped_at = NULL, paused = 0,"
+        " chat_key = coalesce(?, chat_key), last_active_at = ? WHERE id = ?",
+        (code, chat_key, now, annotator_id),
+    )
+    found = annotator(conn, annotator_id)
+    assert found is not None
+    bump(conn, found.job)
+    return AnnotatorClaim.JOINED, found
 
 
 def annotator(conn: sqlite3.Connection, annotator_id: str) -> Annotator | None:

@@ -139,6 +139,55 @@ async def test_a_chat_is_known_as_its_annotator_after_they_are_dropped_too(
     assert gone is not None and gone.dropped and gone.chat_key is None
 
 
+async def test_a_dropped_annotator_back_from_their_chat_with_a_new_code_is_themselves_again(
+    store: StudyStore,
+) -> None:
+    """The researcher gives a dropped annotator a new code (the bot told them to ask): from
+    the same chat it makes them their old pseudonym again, their finished ratings theirs,
+    never a second annotator who could rate what they rated; the new code's unused
+    pseudonym goes, its open work moves to them. From another chat the code is a newcomer's."""
+    sid = await ready(store)
+    await give(store, "hri", (f"{sid}#1", EXCHANGE, "A-1"), (f"{sid}#2", EXCHANGE, "A-1"))
+    await store.record_annotation("A-1", "hri", f"{sid}#1", EXCHANGE, "cues", "cues.x", 4)
+    assert await store.finish_annotation_target("A-1", "hri", f"{sid}#1", EXCHANGE)
+    await store.record_annotation("A-1", "hri", f"{sid}#2", EXCHANGE, "cues", "cues.x", 2)
+    assert await store.drop_annotator("A-1")
+    assert await store.add_annotators("hri", [("A-3", "ann-NEW"), ("A-4", "ann-FOUR")]) == [
+        "A-3",
+        "A-4",
+    ]
+    state = await store.annotation_state("hri")
+    assert state is not None  # #2 released from A-1 (it had a rating), given to A-3
+    released = AssignmentPlan(release=((f"{sid}#2", EXCHANGE, "A-1"),))
+    assert await store.apply_assignment_plan("hri", released, state.version)
+    await give(
+        store,
+        "hri",
+        (f"{sid}#1", EXCHANGE, "A-3"),
+        (f"{sid}#2", EXCHANGE, "A-3"),
+        (f"{sid}#3", EXCHANGE, "A-3"),
+    )
+
+    claim, back = await store.claim_annotator("ann-NEW", "hash-1", "sealed-again")
+    assert claim is AnnotatorClaim.JOINED and back is not None
+    assert (back.annotator_id, back.dropped, back.chat_key) == ("A-1", False, "sealed-again")
+    assert [a.annotator_id for a in await store.annotators("hri")] == ["A-1", "A-2", "A-4"]
+    state = await store.annotation_state("hri")
+    assert state is not None
+    mine = {(a.target, a.done_at is not None) for a in state.assignments}
+    # #1 done and never again; #2 theirs again (its rating too); #3 moved from A-3
+    assert mine == {(f"{sid}#1", True), (f"{sid}#2", False), (f"{sid}#3", False)}
+    ratings = {(r.annotator, r.target, r.value) for r in await store.annotation_ratings()}
+    assert ratings == {("A-1", f"{sid}#1", "4"), ("A-1", f"{sid}#2", "2")}
+    task = await store.next_annotation_target("A-1")
+    assert task is not None and task.target.target == f"{sid}#2"
+    assert task.answers == {"cues.x": "2"}
+    again = await store.claim_annotator("ann-NEW", "hash-1")
+    assert again[0] is AnnotatorClaim.RETURNING
+    assert (await store.claim_annotator("ann-NEW", "hash-other"))[0] is AnnotatorClaim.TAKEN
+    assert (await store.claim_annotator("ann-FOUR", "hash-other"))[0] is AnnotatorClaim.JOINED
+
+
 async def test_annotators_are_never_participants(store: StudyStore) -> None:
     await ready(store)
     assert [p.participant_id for p in await store.live_participants()] == ["p"]
