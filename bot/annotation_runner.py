@@ -81,7 +81,8 @@ class AnnotationRunner:
         self._pushes: set[asyncio.Task[None]] = set()
         self._watch = DropOutWatch(bundle.jobs)
         self._replanning: asyncio.Task[None] | None = None
-        self._dropped: set[str] = set()  # chats of annotators dropped while the bot ran
+        # chats of annotators dropped while the bot ran -> their Telegram's language
+        self._dropped: dict[str, str | None] = {}
 
     async def takes(self, delivery: Delivery, participant: bool) -> bool:
         """Handle the delivery when it is an annotator's (True); ``participant``: the chat
@@ -92,13 +93,14 @@ class AnnotationRunner:
         chat = self._privacy.annotator_chat(delivery.chat_id)
         code = event.code if isinstance(event, ev.StartCommand) else None
         claiming = code is not None and code.lower().startswith(ANNOTATOR_CODE_PREFIX)
+        language = event.language if isinstance(event, ev.StartCommand) else None
         if chat in self._dropped and not claiming:
-            await self._answer_only(delivery, self._bundle.study.texts.ann_code_dropped)
+            told = self._bundle.texts_for(language or self._dropped[chat])
+            await self._answer_only(delivery, told.ann_code_dropped)
             return True
         if participant and chat not in self._states:
             if not claiming:
                 return False
-            language = event.language if isinstance(event, ev.StartCommand) else None
             await self._answer_only(delivery, self._bundle.texts_for(language).ann_participant_chat)
             return True
         if not (chat in self._states or claiming):
@@ -106,8 +108,8 @@ class AnnotationRunner:
             if known is None:
                 return False
             if known.dropped:  # after a restart: told as while the bot ran
-                self._dropped.add(chat)
-                await self._answer_only(delivery, self._bundle.study.texts.ann_code_dropped)
+                self._dropped[chat] = language
+                await self._answer_only(delivery, self._bundle.texts_for(language).ann_code_dropped)
                 return True
         first: AnnotatorEvent | ev.Event = event
         async with self._lock(chat):
@@ -140,7 +142,7 @@ class AnnotationRunner:
         if claim not in (AnnotatorClaim.JOINED, AnnotatorClaim.RETURNING) or annotator is None:
             return Claimed(claim, language=language)
         self._chats[annotator.annotator_id] = chat_id
-        self._dropped.discard(chat)
+        self._dropped.pop(chat, None)
         task = await self._store.next_annotation_target(annotator.annotator_id)
         return Claimed(
             claim, annotator.annotator_id, annotator.job, annotator.paused, task, language
@@ -171,6 +173,18 @@ class AnnotationRunner:
         if state is not None and state.task is None and _asks_for_work(first):
             task = await self._store.next_annotation_target(state.annotator)
             queue[-1] = TargetLoaded(task)
+        if state is not None and state.task is not None and _returns(first):
+            target = state.task.target
+            if not await self._store.holds_annotation_target(
+                state.annotator, state.job, target.target, target.level
+            ):  # it went to someone else while they were away: said once, not resumed
+                moved = await self._elsewhere(chat, delivery.chat_id)
+                if not moved:  # dropped: told so
+                    if delivery.update_id is not None:
+                        await self._handled(chat, delivery.update_id)
+                    return
+                # a command still does what it says, after; a message was only a return
+                queue = moved if _asks_for_work(first) else [*moved, first]
         await self._run(chat, delivery.chat_id, queue, delivery.update_id, delivery.callback_id)
 
     async def _run(
@@ -233,11 +247,11 @@ class AnnotationRunner:
         or their open target went to someone else (their next one, explained)."""
         known = await self._store.annotator_for_chat(chat)
         if known is None or known.dropped:
-            self._states.pop(chat, None)
-            self._dropped.add(chat)
-            state = None
-            refusal = Claimed(AnnotatorClaim.DROPPED)
-            _, said = step(self._bundle, state, refusal, self._clock())
+            held = self._states.pop(chat, None)
+            language = held.language if held is not None else None
+            self._dropped[chat] = language
+            refusal = Claimed(AnnotatorClaim.DROPPED, language=language)
+            _, said = step(self._bundle, None, refusal, self._clock())
             for effect in said:
                 await self._say(chat_id, effect)
             return []
@@ -397,6 +411,14 @@ class AnnotationRunner:
 
 class _Refused:
     """The store refused a rating: the target is not the annotator's any more."""
+
+
+def _returns(event: AnnotatorEvent | ev.Event) -> bool:
+    """A message or command (not a tap, whose rating the store refuses when the target is
+    not theirs): what a silent annotator comes back with."""
+    return _asks_for_work(event) or isinstance(
+        event, ev.UnknownCommand | ev.HelpCommand | ev.DoneCommand | ev.WithdrawCommand
+    )
 
 
 def _asks_for_work(event: AnnotatorEvent | ev.Event) -> bool:

@@ -12,7 +12,16 @@ import pytest
 
 from bot.emulator import BotApiEmulator, Participant
 from scenarios.loading import load_study
-from tests.annotating_support import asks, current_item, data_of, invite, play, point, stored
+from tests.annotating_support import (
+    asks,
+    current_item,
+    data_of,
+    first_point,
+    invite,
+    play,
+    point,
+    stored,
+)
 from tests.conftest import StartBot
 
 pytestmark = pytest.mark.slow
@@ -236,3 +245,34 @@ async def test_a_dropped_annotator_with_a_new_code_from_the_researcher_is_back_a
     other = emulator.participant(7321, first_name="Other")
     await other.send_text(f"/start {new_code}")
     await other.wait_for_text("already in use from another Telegram account")
+
+
+async def test_no_longer_active_is_said_in_the_annotators_language(
+    emulator: BotApiEmulator, start_bot: StartBot, tmp_path: Path
+) -> None:
+    """An annotator whose Telegram is in Italian, dropped, hears it in Italian: when their
+    rating is refused while the bot runs, and after a restart when they ``/start`` again."""
+    xrec = load_study("xrec")
+    study = xrec.study.model_copy(update={"languages": ("it",)})  # offered in Italian too
+    bundle = xrec.model_copy(update={"study": study})
+    db = tmp_path / "xrec.sqlite"
+    bot = await start_bot(bundle, db=db)
+    await play(emulator, bundle, participants=1)
+    [(pseudonym, code), _] = await invite(db, "xrec", 2)
+    ann = emulator.participant(7330, first_name="Ann", language_code="it")
+    await ann.send_text(f"/start {code}")
+    await ann.wait_for(lambda p: current_item(p) is not None, timeout=15)
+    item = current_item(ann)
+    assert item is not None
+    assert await stored(db, lambda s: s.drop_annotator(pseudonym))
+    await invite(db, "xrec", 1)  # planned again: their open targets go to the others
+    await ann.tap(text=first_point(item), message_id=item.message_id)
+    await ann.wait_for_text("non è più attivo", timeout=15)
+    await ann.send_text("ciao?")
+    await ann.wait_for_text("non è più attivo", timeout=15)
+
+    await bot.stop()
+    await start_bot(bundle, db=db)
+    await ann.send_text("/start")
+    await ann.wait_for_text("non è più attivo", timeout=15)
+    assert not any("no longer active" in m.text for m in ann.messages)

@@ -163,3 +163,40 @@ async def test_a_release_nobody_can_take_is_not_made_on_the_clock_and_nobody_hea
     assert await _version(db, "xrec") == version
     assert await _assigned(db, "xrec") == before
     assert {who: len(p.messages) for who, p in people.items()} == said
+
+
+@pytest.mark.parametrize("comes_back_with", ["/start", "Hi, I am back"])
+async def test_a_silent_annotator_back_by_typing_hears_once_that_their_target_moved(
+    emulator: BotApiEmulator, start_bot: StartBot, tmp_path: Path, comes_back_with: str
+) -> None:
+    """Back by ``/start`` or a message (not a tap), they are not welcomed to the target
+    that went to someone else: the store is asked first, they are told once, and shown
+    what is theirs now."""
+    clock = FakeClock()
+    bundle = _with_drop_out(load_study("xrec"), "xrec", DROP_OUT_AFTER)
+    db = tmp_path / "xrec.sqlite"
+    await start_bot(bundle, db=db, clock=clock)
+    await play(emulator, bundle, participants=1)
+    codes = dict(await invite(db, "xrec", 3, clock))
+    people = {}
+    for i, (pseudonym, code) in enumerate(codes.items()):
+        p = people[pseudonym] = emulator.participant(7800 + i, first_name=f"Ann{i}")
+        await p.send_text(f"/start {code}")
+        await p.wait_for(_waiting, timeout=15)
+    silent, staying = sorted(await _assigned(db, "xrec"))
+    [third] = set(codes) - {silent, staying}
+    await rate_all(people[staying], point(1))
+    clock.advance(DROP_OUT_AFTER + 1)
+    await people[third].wait_for_text("There is more to rate", timeout=15)
+    assert silent not in await _assigned(db, "xrec")
+
+    back = people[silent]
+    said = len(back.messages)
+    await back.send_text(comes_back_with)
+    await back.wait_for_text(MOVED, timeout=15)
+    await back.wait_for_text("You have rated everything assigned to you", timeout=15)
+    await back.send_text("/help")
+    await back.wait_for_text("/pause", timeout=15)
+    after = [m.text for m in back.messages[said:]]
+    assert not any("Welcome back" in text for text in after), after
+    assert sum(MOVED in text for text in after) == 1, after

@@ -77,6 +77,18 @@ def next_target(conn: sqlite3.Connection, annotator_id: str) -> AnnotationTask |
     return None if row is None else _task(conn, annotator_id, int(row[0]), str(row[1]))
 
 
+def holds_target(
+    conn: sqlite3.Connection, annotator_id: str, job: str, target: str, level: AnnotationLevel
+) -> bool:
+    """The target is the annotator's, open, and they are not dropped."""
+    found = _assignment(conn, annotator_id, job, target, level)
+    if found is None or found[2] is not None:
+        return False
+    row = conn.execute("SELECT dropped_at FROM annotators WHERE id = ?", (annotator_id,))
+    dropped = row.fetchone()
+    return dropped is not None and dropped[0] is None
+
+
 def _assignment(
     conn: sqlite3.Connection, annotator_id: str, job: str, target: str, level: AnnotationLevel
 ) -> tuple[int, str, float | None, bool] | None:

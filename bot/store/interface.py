@@ -305,6 +305,13 @@ class StudyStore(Protocol):
         exchange, their earlier answers and their progress; None when nothing is open."""
         ...
 
+    async def holds_annotation_target(
+        self, annotator_id: str, job: str, target: str, level: AnnotationLevel
+    ) -> bool:
+        """Whether the target is still the annotator's to rate: assigned, not released, not
+        done, and they are not dropped (asked when a silent annotator comes back)."""
+        ...
+
     async def record_annotation(
         self,
         annotator_id: str,

@@ -629,6 +629,13 @@ class SqliteStore:
     async def next_annotation_target(self, annotator_id: str) -> AnnotationTask | None:
         return await self._read(lambda c: annotation_flow.next_target(c, annotator_id))
 
+    async def holds_annotation_target(
+        self, annotator_id: str, job: str, target: str, level: AnnotationLevel
+    ) -> bool:
+        return await self._read(
+            lambda c: annotation_flow.holds_target(c, annotator_id, job, target, level)
+        )
+
     async def record_annotation(
         self,
         annotator_id: str,

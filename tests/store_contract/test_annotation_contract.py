@@ -392,3 +392,22 @@ async def test_a_closed_study_forgets_annotators_chats_too(store: StudyStore) ->
     [one, _] = await store.annotators("hri")
     assert one.chat_key is None
     assert (await store.annotator_for_chat("hash-1")) is not None  # still who they are
+
+
+async def test_whether_a_target_is_still_the_annotators_to_rate(store: StudyStore) -> None:
+    sid = await ready(store)
+    await give(store, "hri", (f"{sid}#1", EXCHANGE, "A-1"), (f"{sid}#2", EXCHANGE, "A-1"))
+    assert await store.holds_annotation_target("A-1", "hri", f"{sid}#1", EXCHANGE)
+    assert not await store.holds_annotation_target("A-2", "hri", f"{sid}#1", EXCHANGE)
+    assert not await store.holds_annotation_target("A-1", "hri", f"{sid}#3", EXCHANGE)
+    assert await store.finish_annotation_target("A-1", "hri", f"{sid}#1", EXCHANGE)
+    assert not await store.holds_annotation_target("A-1", "hri", f"{sid}#1", EXCHANGE)  # done
+    state = await store.annotation_state("hri")
+    assert state is not None
+    released = AssignmentPlan(release=((f"{sid}#2", EXCHANGE, "A-1"),))
+    assert await store.apply_assignment_plan("hri", released, state.version)
+    assert not await store.holds_annotation_target("A-1", "hri", f"{sid}#2", EXCHANGE)
+    await give(store, "hri", (f"{sid}#3", EXCHANGE, "A-1"))
+    assert await store.holds_annotation_target("A-1", "hri", f"{sid}#3", EXCHANGE)
+    assert await store.drop_annotator("A-1")
+    assert not await store.holds_annotation_target("A-1", "hri", f"{sid}#3", EXCHANGE)

@@ -84,7 +84,8 @@ def step(
             shown, effects = _present(bundle, job, texts, state, task, now, [texts.ann_back_done])
             return shown, left + effects
         case TargetGone(task=task):
-            gone: list[AnnotatorEffect] = [fx.Send(texts.ann_target_moved)]
+            state, unpaused = _unpaused(state)  # they are back: whatever brought them resumes
+            gone: list[AnnotatorEffect] = [*unpaused, fx.Send(texts.ann_target_moved)]
             if state.survey is not None and state.survey.message_id is not None:
                 gone.insert(0, fx.RemoveButtons(state.survey.message_id))  # no longer theirs
             if task is None:
