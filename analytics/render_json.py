@@ -24,7 +24,9 @@ every row (a value that cannot be computed is ``null``, never NaN)::
                     (tables)
     comparisons:    design, method, family (measures in the Holm family), table [...]
     comments:       [...]
-    quality:        flags [...], participants [...], rules {flag: rule},
+    quality:        flags [...], participants [... with simulated true|false],
+                    rules {flag: rule}, simulated (how many participants a simulation
+                    played: not a flag), simulated_participants [...],
                     exclusion null | {participants_before, excluded, by_flag [...],
                     participant_ids [...], kinds [...]}
     reliability:    [...] agreement between annotators, one object per job, item, level,
@@ -111,6 +113,8 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
             "flags": records(report.quality.flags),
             "participants": records(report.quality.participants),
             "rules": dict(report.quality.rules),
+            "simulated": len(report.quality.simulated),
+            "simulated_participants": list(report.quality.simulated),
             "exclusion": None
             if exclusion is None
             else {
