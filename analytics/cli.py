@@ -320,6 +320,7 @@ def _refuse_problems(file: Path, problems: Sequence[Problem]) -> None:
 def import_responses(
     file: Path, db: Path, *, study: str | None = None, dry_run: bool = False
 ) -> int:
+    from analytics.document import plural
     from analytics.importing import import_responses as run_import
 
     result = run_import(file, db, study=study, dry_run=dry_run)
@@ -328,8 +329,9 @@ def import_responses(
     _refuse_problems(file, result.problems)
     verb = "would be imported (dry run)" if dry_run else "imported"
     print(
-        f"{result.rows} answers of {result.participants} participants {verb} "
-        f"({result.new_participants} new participants) into study {result.study_id!r}."
+        f"{plural(result.rows, 'answer')} of {plural(result.participants, 'participant')} "
+        f"{verb} ({plural(result.new_participants, 'new participant')}) into study "
+        f"{result.study_id!r}."
     )
     return 0
 
@@ -337,14 +339,16 @@ def import_responses(
 def import_annotations(
     file: Path, db: Path, *, instrument: str, job: str | None = None, dry_run: bool = False
 ) -> int:
+    from analytics.document import plural
     from analytics.importing_annotations import import_annotations as run_import
 
     result = run_import(file, db, instrument=instrument, job=job, dry_run=dry_run)
     _refuse_problems(file, result.problems)
     verb = "would be imported (dry run)" if dry_run else "imported"
     print(
-        f"{result.ratings} ratings of {result.annotators} annotators on {result.targets} "
-        f"targets {verb} ({result.new_annotators} new annotators) into job {result.job!r}."
+        f"{plural(result.ratings, 'rating')} of {plural(result.annotators, 'annotator')} on "
+        f"{plural(result.targets, 'target')} {verb} "
+        f"({plural(result.new_annotators, 'new annotator')}) into job {result.job!r}."
     )
     return 0
 

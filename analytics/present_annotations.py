@@ -278,14 +278,16 @@ def _self_report_table(table: pd.DataFrame) -> d.Table:
             rho += f" ({d.num(r['ci_low'])}, {d.num(r['ci_high'])})"
         rows.append(
             (str(r["item"]), f"{r['questionnaire_id']}: {r['measure']} ({kind})",
-             d.count(r["n"]), rho, _p(r), "" if d.missing(r["note"]) else str(r["note"]))
+             _system(r.get("system")), d.count(r["n"]), rho, _p(r),
+             "" if d.missing(r["note"]) else str(r["note"]))
         )  # fmt: skip
     return d.table(
-        ("Annotators' overall rating", "Self-report", "Conversations", "Spearman's ρ (95% CI)",
-         "p", "Note"),
+        ("Annotators' overall rating", "Self-report", "System", "Conversations",
+         "Spearman's ρ (95% CI)", "p", "Note"),
         rows,
         caption="The annotators' mean overall rating of a conversation against what its "
-        "participant reported (Spearman's ρ; Fisher-z interval)",
-        numeric=(False, False, True, True, True, False),
+        "participant reported, over all systems and per system (Spearman's ρ; Fisher-z "
+        "interval; at least 4 conversations)",
+        numeric=(False, False, False, True, True, True, False),
         group_by=0,
     )  # fmt: skip
