@@ -3,10 +3,12 @@ real database where one annotator has started and another has not joined yet."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from textual.widgets import DataTable
 
+from bot.annotation_jobs import assign
 from bot.store.definition import definition_json
 from bot.store.sqlite import open_store
 from scenarios.loading import load_study
@@ -58,8 +60,39 @@ async def test_the_console_shows_annotation_progress_per_job_and_annotator(
         assert rows[first][2:5] == ["1/3", "0/1", "rating"]
         assert rows[second][2:5] == ["0/3", "0/1", "not joined"]
         assert rows["all"][2] == "1/6"
+        assert rows["all"][4] == "3 waiting for an annotator"  # three per target, two invited
         await pilot.press("escape")
         assert not isinstance(pilot.app.screen, AnnotationScreen)
+
+
+async def test_a_dropped_annotators_targets_wait_visibly_for_an_annotator(
+    tmp_path: Path,
+) -> None:
+    """Two per target, two annotators, one declared dropped: their open targets are
+    released with nobody to take them, and the console says they wait."""
+    db = tmp_path / "xrec.sqlite"
+    bundle = load_study("xrec")
+    store = await open_store(db)
+    try:
+        await store.record_definition("xrec", definition_json(bundle))
+        await store_conversations(store, "xrec", "xrec-chat", [("p1-1", "xrec", 2)])
+    finally:
+        await store.close()
+    [_, (second, _)] = await invite(db, "xrec", 2)
+    store = await open_store(db)
+    try:
+        assert await store.drop_annotator(second)
+        released = await assign(store, bundle, bundle.jobs["xrec"], time.time())
+        assert {who for *_, who in released.release} == {second} and not released.assign
+    finally:
+        await store.close()
+    async with console(db) as pilot:
+        await pilot.press("o")
+        await pilot.pause()
+        table = pilot.app.screen.query_one(DataTable)
+        rows = {str(table.get_row_at(i)[1]): table.get_row_at(i) for i in range(table.row_count)}
+        assert rows[second][4] == "dropped"
+        assert rows["all"][4] == "2 waiting for an annotator"
 
 
 async def test_no_annotators_yet_is_said(tmp_path: Path) -> None:

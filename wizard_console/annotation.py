@@ -1,12 +1,15 @@
 """The annotators' progress, per job and annotator (key ``o``): how many targets and
 conversations each has rated of those assigned, and whether they joined, paused or dropped
-out. Read from the store's ``annotation_progress`` and refreshed while open; it shows no
-rating, only counts."""
+out, and per job how many targets wait for an annotator (fewer first-round annotators than
+the job asks for: a drop-out's targets nobody else could take, or too few invited). Read
+from the store's ``annotation_progress`` and ``annotation_state``, refreshed while open; it
+shows no rating, only counts."""
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -16,7 +19,8 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label
 
 from bot.store.interface import StudyStore
-from bot.store.model import AnnotationProgress
+from bot.store.model import AnnotationProgress, AnnotationState
+from bot.vocabulary import AnnotationRound
 
 COLUMNS = ("job", "annotator", "targets", "conversations", "state", "last active")
 
@@ -44,8 +48,23 @@ def ago(at: float | None, now: float) -> str:
     return f"{seconds // 3600} h ago"
 
 
-def rows_of(progress: Sequence[AnnotationProgress], now: float) -> list[tuple[str, ...]]:
-    """One row per job and annotator, with a total row per job."""
+def waiting_for_an_annotator(state: AnnotationState) -> int:
+    """How many of the job's targets have fewer first-round annotators than it asks for."""
+    wanted = json.loads(state.job.definition).get("annotators")
+    if not isinstance(wanted, int):
+        return 0  # an imported job: nobody is assigned anything
+    have: dict[tuple[str, str], int] = {}
+    for a in state.assignments:
+        if a.round is AnnotationRound.FIRST:
+            have[(a.target, a.level)] = have.get((a.target, a.level), 0) + 1
+    return sum(1 for t in state.targets if have.get((t.target, t.level), 0) < wanted)
+
+
+def rows_of(
+    progress: Sequence[AnnotationProgress], now: float, waiting: Mapping[str, int] | None = None
+) -> list[tuple[str, ...]]:
+    """One row per job and annotator, with a total row per job (and its targets waiting for
+    an annotator)."""
     rows: list[tuple[str, ...]] = []
     for job in dict.fromkeys(p.job for p in progress):
         mine = [p for p in progress if p.job == job]
@@ -61,7 +80,9 @@ def rows_of(progress: Sequence[AnnotationProgress], now: float) -> list[tuple[st
                 )
             )
         done, assigned = sum(p.done for p in mine), sum(p.assigned for p in mine)
-        rows.append((job, "all", f"{done}/{assigned}", "", "", ""))
+        short = (waiting or {}).get(job, 0)
+        state = f"{short} waiting for an annotator" if short else ""
+        rows.append((job, "all", f"{done}/{assigned}", "", state, ""))
     return rows
 
 
@@ -91,9 +112,13 @@ class AnnotationScreen(ModalScreen[None]):
 
     async def refresh_rows(self) -> None:
         progress = await self.store.annotation_progress()
+        waiting: dict[str, int] = {}
+        for job in dict.fromkeys(p.job for p in progress):
+            state = await self.store.annotation_state(job)
+            waiting[job] = 0 if state is None else waiting_for_an_annotator(state)
         table = self.query_one(DataTable)
         table.clear()
-        table.add_rows(rows_of(progress, time.time()))
+        table.add_rows(rows_of(progress, time.time(), waiting))
         empty = "" if progress else "No annotators yet: ozlab invite --annotators N --job NAME"
         self.query_one("#annotation-empty", Label).update(empty)
 
