@@ -1,0 +1,1 @@
+"""Linguistic stress tests (IDIAL): the eleven phenomena and the perturbations made of them."""
