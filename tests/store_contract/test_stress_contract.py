@@ -69,7 +69,7 @@ async def test_a_test_is_stored_once_and_reviewed(store: StudyStore) -> None:
     again = await store.add_stress_tests([typo()], Review.PENDING)
     assert again == first[:1] and len(set(first)) == 2
     stored = await store.stress_tests()
-    assert [(t.id, t.perturbation, t.review) for t in stored][0] == (
+    assert (stored[0].id, stored[0].perturbation, stored[0].review) == (
         first[0],
         typo(),
         Review.ACCEPTED,
