@@ -27,6 +27,7 @@ from bot.errors import StoreError
 from bot.store.blocking import run_blocking
 from bot.store.model import SNAPSHOT_COLUMNS, SnapshotInfo
 from bot.store.sqlite import open_existing
+from bot.store.stress_records import StressResult
 from bot.vocabulary import Moment, Origin
 from scenarios.models import StudyBundle
 
@@ -80,6 +81,9 @@ class StudyData:
     )
     """The experimenters' commands from the console, as written, with what the bot made of
     them (applied, expired, rejected; none yet): the log behind the wizard's actions."""
+    stress: tuple[StressResult, ...] = ()
+    """Replayed linguistic stress tests with their verdicts (``ozlab stress``); none when
+    no test was run."""
 
     @property
     def bundle(self) -> StudyBundle | None:
@@ -119,6 +123,7 @@ async def _read_all(path: Path) -> dict[str, Any]:
     store = await open_existing(path, read_only=True)
     try:
         info: SnapshotInfo = await store.read_snapshot(frames)
+        stress = tuple(await store.stress_results())
     finally:
         await store.close()
     notes: list[str] = []
@@ -131,6 +136,7 @@ async def _read_all(path: Path) -> dict[str, Any]:
         "version": info.schema_version,
         "notes": notes,
         "has_source": info.schema_version >= 5,  # who wrote each reply: since the console
+        "stress": stress,
     }
 
 
@@ -349,6 +355,7 @@ def _assemble(
     version: int,
     notes: list[str],
     has_source: bool,
+    stress: tuple[StressResult, ...] = (),
 ) -> StudyData:
     found = _bundles(definitions, notes)
     bundles: dict[str, StudyBundle] = found["bundles"]
@@ -387,4 +394,5 @@ def _assemble(
         },
         withdrawals=withdrawals,
         commands=commands,
+        stress=stress,
     )

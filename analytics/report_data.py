@@ -29,6 +29,7 @@ from analytics.quality import (
 from analytics.quality import (
     exclude_flagged as drop_flagged,
 )
+from analytics.stress_report import StressSection, stress_section
 from analytics.system_reliability import SystemReliability, system_reliability
 from bot.vocabulary import Moment
 
@@ -117,6 +118,8 @@ class Report:
     notes: tuple[str, ...]
     system_reliability: SystemReliability
     provenance: Provenance
+    stress: StressSection | None = None
+    """Linguistic stress tests (IDIAL), when any were replayed."""
 
     def for_system(self, system_id: str) -> dict[str, pd.DataFrame]:
         """Every table's rows about one system, by table name."""
@@ -199,6 +202,7 @@ def build_report(
             data.exchanges, data.events, data.sessions, has_source=data.has_wizard_source
         ),
         provenance=provenance(data, exclusion, info.design, info.systems),
+        stress=stress_section(data.stress, data.sessions["session_id"]) if data.stress else None,
     )
 
 
