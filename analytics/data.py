@@ -40,7 +40,7 @@ NUMERIC_TYPES = ("scale", "yes_no", "thumbs")
 # fmt: off
 _CATEGORIES = [
     "participant_id", "session_id", "questionnaire_id", "item_id", "status", "label",
-    "system_id", "scenario_id", "kind",
+    "system_id", "scenario_id", "kind", "moment", "origin",
 ]
 ITEM_COLUMNS = [
     "questionnaire_id", "item_id", "position", "type", "text", "min", "max", "reverse",

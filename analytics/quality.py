@@ -93,10 +93,11 @@ def _straight_lining(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFra
     with_reverse = set(items.loc[items["reverse"].astype(bool), "questionnaire_id"])
     attention = items.loc[items["attention"].notna(), ["questionnaire_id", "item_id"]]
     attention_keys = set(zip(attention["questionnaire_id"], attention["item_id"], strict=True))
-    scale = responses[
+    scale = responses.loc[
         (responses["type"] == "scale")
         & (responses["status"] == "answered")
-        & responses["questionnaire_id"].isin(with_reverse)
+        & responses["questionnaire_id"].isin(with_reverse),
+        ["participant_id", "scope", "questionnaire_id", "item_id", "value", "min", "max"],
     ]
     maybe = scale["item_id"].isin({i for _, i in attention_keys})
     if maybe.any():
@@ -136,11 +137,12 @@ def reading_times(
     responses: pd.DataFrame, items: pd.DataFrame, reading: ReadingTime = READING
 ) -> pd.DataFrame:
     """Each closed answer's time from showing to answering, beside its plausible minimum."""
-    asked = responses[
+    asked = responses.loc[
         (responses["status"] == "answered")
         & responses["type"].isin([*NUMERIC_TYPES, "choice", "multi_choice"])
         & (responses["moment"] != Moment.EXCHANGE.value)
-        & responses["shown_at"].notna()  # imported answers may have no timing
+        & responses["shown_at"].notna(),  # imported answers may have no timing
+        ["participant_id", "scope", "questionnaire_id", "item_id", "shown_at", "answered_at"],
     ]
     with_length = items.assign(chars=items["text"].fillna("").str.len())
     length = with_length.set_index(["questionnaire_id", "item_id"])["chars"]

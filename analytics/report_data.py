@@ -238,7 +238,7 @@ def _questionnaires(data: StudyData, scores: pd.DataFrame) -> Questionnaires:
     return Questionnaires(
         items=stats.describe_items(responses, choices=data.choices, distribution=distribution),
         items_by_scenario=stats.describe_items(
-            responses[responses["scenario_id"].notna()],
+            responses,  # answers outside a scenario drop out: groups never have a NaN key
             by=("system_id", "scenario_id"),
             choices=data.choices,
         ),

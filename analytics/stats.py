@@ -65,8 +65,13 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def _answered(responses: pd.DataFrame) -> pd.DataFrame:
-    return responses[(responses["status"] == "answered") & (responses["type"] != "text")]
+_DESCRIBED = ["type", "reverse", "construct", "status", "value", "text", "min", "max", "label"]
+"""The columns answer tables read: a filter copies only these, not all of a million rows'."""
+
+
+def _answered(responses: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    answered = (responses["status"] == "answered") & (responses["type"] != "text")
+    return responses.loc[answered, [*by, *_ITEM_KEYS, *_DESCRIBED]]
 
 
 def answer_distribution(
@@ -78,7 +83,7 @@ def answer_distribution(
     (zero counts included, so that stacked bars line up across systems). A multiple-choice
     item counts each ticked option: its shares are of the participants who answered."""
     keys = [*by, *_ITEM_KEYS]
-    answered = _answered(responses)
+    answered = _answered(responses, by)
     numbers = answered[answered["value"].notna()]
     counted = (
         numbers.groupby([*keys, "value"], observed=True)
@@ -145,7 +150,7 @@ def describe_items(
     Pass ``distribution`` (from ``answer_distribution`` with the same ``by``) to reuse it."""
     by = list(by)
     keys = [*by, *_ITEM_KEYS]
-    answered = _answered(responses)
+    answered = _answered(responses, by)
     grouped = answered.groupby(keys, observed=True)
     table = grouped.agg(
         type=("type", "first"),
@@ -186,8 +191,9 @@ def construct_scores(responses: pd.DataFrame) -> pd.DataFrame:
     """One score per participant and answer set (a session, one of its turns, the study)
     and construct: the mean of the construct's answered items, reverse items recoded.
     ``n_items`` says how many items it rests on, ``k_items`` how many the construct has."""
-    scored = responses[responses["construct"].notna() & responses["score"].notna()]
     keys = ["participant_id", "scope", "questionnaire_id", "construct"]
+    kept = [*keys, "score", "item_id", "system_id", "scenario_id", "session_id", "moment", "turn"]
+    scored = responses.loc[responses["construct"].notna() & responses["score"].notna(), kept]
     scores = scored.groupby(keys, observed=True, sort=False).agg(
         score=("score", "mean"),
         n_items=("score", "size"),
@@ -225,7 +231,8 @@ def construct_reliability(
     variance but would count in k). Where alpha cannot be computed the row says why in
     ``note``; ``warning`` says when a number stands on too few items to lean on.
     """
-    scored = responses[responses["construct"].notna() & responses["score"].notna()]
+    kept = ["questionnaire_id", "construct", "participant_id", "scope", by, "item_id", "score"]
+    scored = responses.loc[responses["construct"].notna() & responses["score"].notna(), kept]
     rows: list[dict[str, object]] = []
     for (q_id, construct), part in scored.groupby(["questionnaire_id", "construct"], observed=True):
         wide = (

@@ -1,4 +1,8 @@
-"""What a stress test is made of: a logged utterance and its one perturbation."""
+"""What the stress tests work on: logged utterances in, perturbations out.
+
+Plain frozen dataclasses: the store (owned by the ``ozlab stress`` commands) turns its rows
+into :class:`Utterance` and keeps every :class:`Perturbation` it is given.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,9 @@ from bot.stress.phenomena import StressType
 
 
 class Source(StrEnum):
+    """Who made a stress test: the offline generator, a language model (then a person
+    accepted or edited it: see :func:`bot.stress.propose.review`), or a person."""
+
     GENERATED = "generated"
     PROPOSED = "proposed"
     AUTHORED = "authored"
@@ -16,7 +23,8 @@ class Source(StrEnum):
 
 @dataclass(frozen=True)
 class Utterance:
-    """A participant's logged line and the system reply it answered."""
+    """A logged participant message, with the system's message just before it
+    (``previous_reply``; ST-10 needs the choice the system offered)."""
 
     session_id: str
     turn: int
@@ -28,7 +36,12 @@ class Utterance:
 
 @dataclass(frozen=True)
 class Perturbation:
-    """One logged utterance minimally changed by one phenomenon."""
+    """One stress test: the utterance of ``(session_id, turn)`` changed by one phenomenon.
+
+    ``ad_hoc``: written by a person where no logged utterance fitted (IDIAL allows it);
+    ``original`` is then the person's own unperturbed text. ``change`` says in words what
+    changed (``"don't → dont"``), for reports and reviews.
+    """
 
     session_id: str
     turn: int
