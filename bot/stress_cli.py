@@ -67,6 +67,33 @@ def add_stress_commands(commands: Any) -> None:
 def _add_making_commands(command: Any, types: Any) -> None:
     """generate, suggest, propose and import: the tests' making (``bot.stress``)."""
 
+    def language(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--lang", choices=["en", "it"], help="default: the study's language")
+
+    generate = command("generate", "ST-1 to ST-4 made offline from the logged utterances")
+    types(generate)
+    language(generate)
+    generate.add_argument("--seed", type=int, default=1, help="the same seed, the same tests")
+    generate.add_argument("--per-type", type=int, default=20, help="tests of each type at most")
+
+    suggest = command("suggest", "for each type, the logged utterances it applies to")
+    types(suggest)
+    language(suggest)
+
+    propose = command(
+        "propose", "the study's stress_model proposes tests; you accept, edit or reject each"
+    )
+    types(propose)
+    language(propose)
+    propose.add_argument("--per-type", type=int, default=10, help="proposals of each type")
+    propose.add_argument("--study", help="take stress_model from this study file")
+    propose.add_argument(
+        "--review-only", action="store_true", help="only review proposals stored earlier"
+    )
+
+    imported = command("import", "authored tests from a YAML or CSV file")
+    imported.add_argument("file", type=Path, help="session, turn, type, perturbed (and more)")
+
 
 def run_stress(args: argparse.Namespace) -> int:
     """The ``ozlab stress`` command named in ``args``."""
@@ -79,14 +106,16 @@ def run_stress(args: argparse.Namespace) -> int:
 
 
 def _run_making(args: argparse.Namespace) -> int:
-    raise StudyDataError(f"unknown stress command {args.stress_command!r}")
+    from bot.stress_making import making_command
+
+    return asyncio.run(making_command(args))
 
 
 def _names(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-async def _open(db: Path) -> SqliteStore:
+async def open_study_db(db: Path) -> SqliteStore:
     """The study database, brought up to this ozlab's schema (the stress tables are the
     newest); never created: a missing file is a wrong --db."""
     from bot.errors import StoreError
@@ -97,7 +126,7 @@ async def _open(db: Path) -> SqliteStore:
     return await open_store(db)
 
 
-def _study_parts(
+def study_parts(
     definitions: Mapping[str, str], study: str | None
 ) -> tuple[dict[str, Any], dict[str, Mapping[str, object]], Any]:
     """(systems by id, scenarios by id, the stress model) from the study file if given,
@@ -132,9 +161,9 @@ async def _run(args: argparse.Namespace) -> int:
 
     if args.concurrency < 1 or args.rate < 0 or args.timeout <= 0:
         raise StudyDataError("--concurrency must be at least 1, --rate and --timeout positive")
-    store = await _open(args.db)
+    store = await open_study_db(args.db)
     try:
-        specs, scenarios, _ = _study_parts(await store.latest_definitions(), args.study)
+        specs, scenarios, _ = study_parts(await store.latest_definitions(), args.study)
         wanted = _names(args.systems)
         unknown = [s for s in wanted if s not in specs]
         if unknown:
@@ -177,13 +206,13 @@ async def _run(args: argparse.Namespace) -> int:
 async def _judge(args: argparse.Namespace) -> int:
     from bot.replay.judges import judge_at_terminal, judge_with_model, model_agreement
 
-    store = await _open(args.db)
+    store = await open_study_db(args.db)
     try:
         if not args.model:
             given = await judge_at_terminal(store, args.person, sys.stdin.readline, sys.stdout)
             print(_counted(given, "verdicts given"))
             return 0
-        _, _, spec = _study_parts(await store.latest_definitions(), args.study)
+        _, _, spec = study_parts(await store.latest_definitions(), args.study)
         if spec is None:
             raise SystemSetupError(
                 "the study names no stress_model (an OpenAI-compatible endpoint) to judge with",

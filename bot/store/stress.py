@@ -88,9 +88,13 @@ def review_test(
         )
     else:
         cursor = conn.execute(
-            "UPDATE stress_tests SET review = ?, perturbed = ? WHERE id = ?",
+            "UPDATE OR IGNORE stress_tests SET review = ?, perturbed = ? WHERE id = ?",
             (review.value, perturbed, test_id),
         )
+        if not cursor.rowcount:  # the edit is a test stored already: this one is not needed
+            cursor = conn.execute(
+                "UPDATE stress_tests SET review = ? WHERE id = ?", (Review.REJECTED.value, test_id)
+            )
     return cursor.rowcount > 0
 
 
