@@ -93,6 +93,8 @@ def _row(system: str, level: str, name: str, states: Iterable[str]) -> dict[str,
     applied = counts["passed"] + counts["failed"]
     low, high = wilson_interval(counts["passed"], applied)
     rate = counts["passed"] / applied if applied else float("nan")
+    if applied:  # at 0 or 1 the interval's end is the rate itself, not a rounding below it
+        low, high = min(low, rate), max(high, rate)
     return {
         "system_id": system,
         "level": level,

@@ -27,6 +27,7 @@ from bot.errors import StudyDataError, SystemSetupError
 
 if TYPE_CHECKING:
     from bot.store.sqlite import SqliteStore
+    from bot.stress.phenomena import StressType
 
 
 def add_stress_commands(commands: Any) -> None:
@@ -111,6 +112,13 @@ def _run_making(args: argparse.Namespace) -> int:
     return asyncio.run(making_command(args))
 
 
+def types_given(text: str) -> list[StressType]:
+    """The types of ``--types``; none given: every type (an empty list)."""
+    from bot.stress.phenomena import parse_types
+
+    return parse_types(text) if text.strip() else []
+
+
 def _names(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
@@ -156,7 +164,6 @@ def study_parts(
 async def _run(args: argparse.Namespace) -> int:
     from bot.replay.dialogue import replayable
     from bot.replay.runner import Limits, run_stress_tests
-    from bot.stress.phenomena import parse_types
     from bot.systems.registry import build_systems, close_systems
 
     if args.concurrency < 1 or args.rate < 0 or args.timeout <= 0:
@@ -184,7 +191,7 @@ async def _run(args: argparse.Namespace) -> int:
                 store,
                 systems,
                 scenarios,
-                types=parse_types(args.types),
+                types=types_given(args.types),
                 only_systems=wanted,
                 default=limit,
                 progress=sys.stderr,

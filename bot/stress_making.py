@@ -17,9 +17,9 @@ from bot.store.interface import StudyStore
 from bot.store.stress_records import Review
 from bot.stress.generate import GENERATED_TYPES
 from bot.stress.model import Perturbation
-from bot.stress.phenomena import StressType, parse_types
+from bot.stress.phenomena import StressType
 from bot.stress.propose import PROPOSED_TYPES, ReviewDecision, review
-from bot.stress_cli import open_study_db, study_parts
+from bot.stress_cli import open_study_db, study_parts, types_given
 
 
 async def making_command(args: argparse.Namespace) -> int:
@@ -50,7 +50,7 @@ def _study_language(definitions: Mapping[str, str]) -> str:
 
 
 def _types(text: str, default: frozenset[StressType]) -> list[StressType]:
-    return parse_types(text) or [t for t in StressType if t in default]
+    return types_given(text) or [t for t in StressType if t in default]
 
 
 def _by_type(made: list[Perturbation]) -> str:
@@ -80,7 +80,7 @@ async def _suggest(store: StudyStore, args: argparse.Namespace, lang: str) -> in
     from bot.stress.suggest import suggest
 
     utterances = await store.stress_utterances()
-    wanted = parse_types(args.types) or list(StressType)
+    wanted = types_given(args.types) or list(StressType)
     found = suggest(utterances, wanted, lang)
     for kind in wanted:
         mine = [s for s in found if s.stress_type is kind]

@@ -99,6 +99,7 @@ class Relay:
             site = web.TCPSite(runner, "127.0.0.1", 0)
             await site.start()
             self.url = f"http://127.0.0.1:{runner.addresses[0][1]}"
+            self._loop = asyncio.get_running_loop()
             self._stop = asyncio.Event()
             ready.set()
             await self._stop.wait()
@@ -108,14 +109,9 @@ class Relay:
         self._thread = threading.Thread(target=lambda: asyncio.run(main()), daemon=True)
         self._thread.start()
         assert ready.wait(10), "the relay did not start"
-        self._loop_stop = lambda: None
 
     def stop(self) -> None:
-        loop_event = self._stop
-        # set the event from its own loop's thread
-        for task_loop in [getattr(loop_event, "_loop", None)]:
-            if task_loop is not None:
-                task_loop.call_soon_threadsafe(loop_event.set)
+        self._loop.call_soon_threadsafe(self._stop.set)  # from the relay's own thread
         self._thread.join(10)
 
 
@@ -157,6 +153,8 @@ def start_shops(folder: Path, participants: int = 8) -> Iterator[Shops]:
         for process in processes:
             process.kill()
             process.wait()
+            if process.stdout is not None:
+                process.stdout.close()
 
 
 def copy_study(shops: Shops, target: Path) -> Path:
