@@ -90,6 +90,9 @@ async def test_the_weaker_shop_scores_lower_in_the_spelling_group(
     failure = stress["shop-v0"]["failures"][0]
     assert failure["original"] != failure["perturbed"] and failure["perturbed_reply"]
 
+    untested = ozlab("report", "--db", str(shops.played), "--format", "json")
+    assert "stress" not in json.loads(untested.stdout)  # no section without stress tests
+
     page = tmp_path / "report.html"
     html = ozlab("report", "--db", str(db), "--format", "html", "--out", str(page))
     assert html.returncode == 0, html.stderr
