@@ -48,7 +48,7 @@ def add_stress_commands(commands: Any) -> None:
     run = command("run", "replay the accepted tests against their systems (resumable)")
     types(run)
     run.add_argument("--systems", default="", help="only these systems, e.g. shop-v0,shop-v1")
-    run.add_argument("--concurrency", type=int, default=8, help="calls at once per system")
+    run.add_argument("--concurrency", type=int, default=8, help="replays at once per system")
     run.add_argument(
         "--rate", type=float, default=0.0, help="calls a second per system (0: no limit)"
     )

@@ -16,7 +16,7 @@ from bot.replay.agreement import cohen_kappa
 from bot.replay.dialogue import logged_dialogue
 from bot.replay.judges import judge_at_terminal, judge_with_model, llm_verdict, model_agreement
 from bot.replay.judging import automatic_verdict, reaches_logged
-from bot.replay.pacing import Pace
+from bot.replay.pacing import TokenBucket
 from bot.store.model import SessionRecord, Transcript, TranscriptEvent, TranscriptExchange
 from bot.store.sqlite import SqliteStore, open_store
 from bot.store.stress_records import (
@@ -104,25 +104,15 @@ def test_logged_events_belong_to_the_turn_that_reported_them() -> None:
 # --- pacing and agreement ------------------------------------------------------------------
 
 
-async def test_a_pace_never_lets_more_calls_in_than_its_concurrency() -> None:
-    pace, inside, most = Pace(3), 0, 0
-    release, full = asyncio.Event(), asyncio.Event()
-
-    async def call() -> None:
-        nonlocal inside, most
-        async with pace.call():
-            inside += 1
-            most = max(most, inside)
-            if inside == 3:
-                full.set()
-            await release.wait()
-            inside -= 1
-
-    calls = [asyncio.create_task(call()) for _ in range(10)]
-    await asyncio.wait_for(full.wait(), 5)
-    release.set()
-    await asyncio.gather(*calls)
-    assert most == 3
+async def test_a_token_bucket_lets_a_burst_through_then_waits_for_time() -> None:
+    now = [0.0]
+    bucket = TokenBucket(rate=5, clock=lambda: now[0])
+    for _ in range(5):  # one second's worth at once
+        await asyncio.wait_for(bucket.take(), 1)
+    with pytest.raises(TimeoutError):  # the clock stands still: no token comes back
+        await asyncio.wait_for(bucket.take(), 0.05)
+    now[0] += 0.2  # a fifth of a second: one token
+    await asyncio.wait_for(bucket.take(), 1)
 
 
 def test_cohen_kappa_by_hand() -> None:

@@ -1,5 +1,6 @@
-"""How hard a run may press a system: at most ``concurrency`` calls at once and, with a
-rate, at most that many calls a second (a token bucket, bursts up to one second's worth)."""
+"""How hard a run may press a system: with a rate, at most that many calls a second (a
+token bucket, bursts up to one second's worth), and no call longer than a limit. How many
+replays run at once is the runner's number of workers per system."""
 
 from __future__ import annotations
 
@@ -39,19 +40,14 @@ class TokenBucket:
 
 
 class Pace:
-    """One system's limits."""
+    """One system's limits on calls."""
 
-    def __init__(self, concurrency: int, rate: float | None = None, limit: float = 60.0) -> None:
-        if concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
-        self.concurrency = concurrency
+    def __init__(self, rate: float | None = None, limit: float = 60.0) -> None:
         self.limit = limit  # seconds one call may take, retries included
-        self._slots = asyncio.Semaphore(concurrency)
         self._bucket = TokenBucket(rate) if rate else None
 
     @asynccontextmanager
     async def call(self) -> AsyncIterator[None]:
-        async with self._slots:
-            if self._bucket is not None:
-                await self._bucket.take()
-            yield
+        if self._bucket is not None:
+            await self._bucket.take()
+        yield

@@ -1,12 +1,14 @@
 """``ozlab stress run``: every accepted test replayed against its system, once.
 
 For each test, the logged prefix of its session goes to the system again in a fresh
-conversation (a new conversation id, the replay's own replies as history), first with the
-logged utterance unchanged, then, when the system reached the logged behaviour, with the
-one perturbation. A replay is stored whole when both conversations are done: the store is
-the record of what is done, so a run killed at any moment resumes where it stood and never
-replays a finished test. Systems get at most ``concurrency`` calls at once each, and at
-most ``rate`` calls a second when one is given.
+conversation (a new conversation id, the replay's own replies as history), once with the
+logged utterance unchanged and once with the one perturbation. Both conversations run at
+the same time; the perturbed one counts only when the unchanged one reached the logged
+behaviour (otherwise the test is not applicable, as IDIAL checks first). A replay is
+stored whole when both conversations are done: the store is the record of what is done, so
+a run killed at any moment resumes where it stood and never replays a finished test. Each
+system gets at most ``concurrency`` replays at once, and at most ``rate`` calls a second
+when one is given.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from bot.systems.base import Conversation, System, SystemFailure, SystemReply, T
 class Limits:
     """How hard a run may press each system."""
 
-    concurrency: int = 8
+    concurrency: int = 8  # replays at once (each holds its two conversations)
     rate: float | None = None  # calls a second; None: as fast as the system answers
     timeout: float = 60.0  # one call, retries included; a slower one is a failure
 
@@ -97,7 +99,7 @@ async def run_stress_tests(
         queue: asyncio.Queue[_Job] = asyncio.Queue()
         for job in todo:
             queue.put_nowait(job)
-        pace = Pace(limit.concurrency, limit.rate, limit.timeout)
+        pace = Pace(limit.rate, limit.timeout)
         workers += [
             asyncio.create_task(work(system_id, queue, pace))
             for _ in range(min(limit.concurrency, len(todo)))
@@ -169,19 +171,19 @@ async def _replay(
     started = clock()
     prefix = [t.user for t in dialogue.prefix(test.turn)]
     conversation = f"stress-{job.test.id}-{run}"
-    baseline, _ = await _converse(
-        system, pace, dialogue, f"{conversation}-a", [*prefix, test.original]
+    # Two independent fresh conversations, at the same time: the perturbed one counts only
+    # when the unchanged one reached the logged behaviour (IDIAL checks that first).
+    (baseline, _), (perturbed, in_prefix) = await asyncio.gather(
+        _converse(system, pace, dialogue, f"{conversation}-a", [*prefix, test.original]),
+        _converse(system, pace, dialogue, f"{conversation}-b", [*prefix, test.perturbed]),
     )
     logged = dialogue.at(test.turn)
     applicable = reaches_logged(baseline, logged.events if logged is not None else {})
-    perturbed = ReplyTaken()
     verdict: tuple[Verdict, str] | None
     if not applicable:
+        perturbed = ReplyTaken()  # says nothing about the perturbation: not kept
         verdict = (Verdict.NOT_APPLICABLE, _why_not(baseline))
     else:
-        perturbed, in_prefix = await _converse(
-            system, pace, dialogue, f"{conversation}-b", [*prefix, test.perturbed]
-        )
         if in_prefix:
             verdict = (Verdict.UNSURE, "the system failed before the perturbed turn")
         else:
