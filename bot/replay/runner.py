@@ -14,6 +14,7 @@ when one is given.
 from __future__ import annotations
 
 import asyncio
+import functools
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +26,7 @@ from bot.replay.judging import automatic_verdict, reaches_logged
 from bot.replay.pacing import Pace
 from bot.replay.progress import ProgressBar
 from bot.store.interface import StudyStore
+from bot.store.model import SessionRecord
 from bot.store.stress_records import (
     Judge,
     Judgement,
@@ -63,7 +65,7 @@ class RunSummary:
 @dataclass(frozen=True)
 class _Job:
     test: StressTest
-    dialogue: LoggedDialogue
+    session: SessionRecord
 
 
 async def run_stress_tests(
@@ -80,18 +82,58 @@ async def run_stress_tests(
 ) -> RunSummary:
     """Replay what is not done yet; returns how it went."""
     summary = RunSummary()
-    jobs = await _jobs(store, systems, scenarios, types, only_systems, summary)
+    jobs = await _jobs(store, systems, types, only_systems, summary)
     bar = ProgressBar(sum(len(j) for j in jobs.values()), progress) if progress else None
     run = secrets.token_hex(4)  # a resumed run never continues a conversation of a killed one
+    dialogues: dict[str, asyncio.Future[LoggedDialogue | None]] = {}
+    writes: set[asyncio.Task[bool]] = set()
+
+    async def dialogue_of(session: SessionRecord) -> LoggedDialogue | None:
+        """The session as a replay sees it, read once however many tests it has (and
+        while other replays run, rather than all before the first)."""
+        found = dialogues.get(session.session_id)
+        if found is None:
+            found = dialogues[session.session_id] = asyncio.get_running_loop().create_future()
+            try:
+                transcript = await store.transcript(session.session_id)
+            except BaseException as error:  # the others waiting on it hear of it too
+                found.set_exception(error)
+                raise
+            scenario = scenarios.get(session.scenario_id, {})
+            found.set_result(
+                None if transcript is None else logged_dialogue(session, transcript, scenario)
+            )
+        return await found
 
     async def work(system_id: str, queue: asyncio.Queue[_Job], pace: Pace) -> None:
         system = systems[system_id]
         while not queue.empty():
             job = queue.get_nowait()
-            outcome = await _replay(store, system, system_id, pace, job, run, clock)
-            summary.outcomes[outcome] = summary.outcomes.get(outcome, 0) + 1
-            if bar is not None:
-                bar.advance(outcome)
+            dialogue = await dialogue_of(job.session)
+            if dialogue is None:
+                outcome = "skipped"
+                summary.skipped["its session has no transcript"] = (
+                    summary.skipped.get("its session has no transcript", 0) + 1
+                )
+                if bar is not None:
+                    bar.advance(outcome)
+                continue
+            replay, verdict, outcome = await _replay(
+                store, system, system_id, pace, job.test, dialogue, run, clock
+            )
+            # Stored while the next replay starts: a replay is done once it is durable, and
+            # the progress bar and the summary count it only then.
+            writing = asyncio.create_task(store.record_replay(replay, verdict))
+            writes.add(writing)
+            writing.add_done_callback(functools.partial(stored, outcome=outcome))
+
+    def stored(done: asyncio.Task[bool], outcome: str) -> None:
+        writes.discard(done)
+        if done.cancelled() or done.exception() is not None:
+            return
+        summary.outcomes[outcome] = summary.outcomes.get(outcome, 0) + 1
+        if bar is not None:
+            bar.advance(outcome)
 
     workers: list[asyncio.Task[None]] = []
     for system_id, todo in jobs.items():
@@ -106,6 +148,7 @@ async def run_stress_tests(
         ]
     try:
         await asyncio.gather(*workers)
+        await asyncio.gather(*writes)  # a failed write (the disk) is told, not swallowed
     finally:
         for worker in workers:
             worker.cancel()
@@ -117,17 +160,17 @@ async def run_stress_tests(
 async def _jobs(
     store: StudyStore,
     systems: Mapping[str, System],
-    scenarios: Mapping[str, Mapping[str, object]],
     types: Sequence[StressType],
     only_systems: Sequence[str],
     summary: RunSummary,
 ) -> dict[str, list[_Job]]:
+    """The (test, session) pairs to replay, by system: what is not done yet."""
+
     def skip(reason: str) -> None:
         summary.skipped[reason] = summary.skipped.get(reason, 0) + 1
 
     done = await store.replayed_stress_tests()
     sessions = {s.session_id: s for s in await store.sessions()}
-    dialogues: dict[str, LoggedDialogue | None] = {}
     jobs: dict[str, list[_Job]] = {}
     for test in await store.stress_tests(types, Review.ACCEPTED):
         session = sessions.get(test.perturbation.session_id)
@@ -142,18 +185,7 @@ async def _jobs(
         if session.system_id not in systems:
             skip(f"system {session.system_id} cannot be replayed")
             continue
-        if session.session_id not in dialogues:
-            transcript = await store.transcript(session.session_id)
-            dialogues[session.session_id] = (
-                None
-                if transcript is None
-                else logged_dialogue(session, transcript, scenarios.get(session.scenario_id, {}))
-            )
-        dialogue = dialogues[session.session_id]
-        if dialogue is None:
-            skip("its session has no transcript")
-            continue
-        jobs.setdefault(session.system_id, []).append(_Job(test, dialogue))
+        jobs.setdefault(session.system_id, []).append(_Job(test, session))
     return jobs
 
 
@@ -162,15 +194,17 @@ async def _replay(
     system: System,
     system_id: str,
     pace: Pace,
-    job: _Job,
+    stress_test: StressTest,
+    dialogue: LoggedDialogue,
     run: str,
     clock: Callable[[], float],
-) -> str:
-    """One test against one system, stored; the outcome's name for the progress bar."""
-    test, dialogue = job.test.perturbation, job.dialogue
+) -> tuple[Replay, Judgement | None, str]:
+    """One test against one system: the replay, its automatic verdict, and the outcome's
+    name for the progress bar."""
+    test = stress_test.perturbation
     started = clock()
     prefix = [t.user for t in dialogue.prefix(test.turn)]
-    conversation = f"stress-{job.test.id}-{run}"
+    conversation = f"stress-{stress_test.id}-{run}"
     # Two independent fresh conversations, at the same time: the perturbed one counts only
     # when the unchanged one reached the logged behaviour (IDIAL checks that first).
     (baseline, _), (perturbed, in_prefix) = await asyncio.gather(
@@ -189,14 +223,13 @@ async def _replay(
         else:
             verdict = automatic_verdict(baseline, perturbed)
     finished = clock()
-    replay = Replay(job.test.id, system_id, started, finished, baseline, perturbed, applicable)
+    replay = Replay(stress_test.id, system_id, started, finished, baseline, perturbed, applicable)
     judgement = (
         None
         if verdict is None
-        else Judgement(job.test.id, system_id, Judge.AUTO, verdict[0], "", verdict[1], finished)
+        else Judgement(stress_test.id, system_id, Judge.AUTO, verdict[0], "", verdict[1], finished)
     )
-    await store.record_replay(replay, judgement)
-    return _OUTCOME[verdict[0]] if verdict is not None else "to judge"
+    return replay, judgement, _OUTCOME[verdict[0]] if verdict is not None else "to judge"
 
 
 _OUTCOME = {
