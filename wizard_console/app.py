@@ -36,6 +36,7 @@ class WizardApp(Actions):
         Binding("j", "next_waiting", "Next waiting", show=False),
         Binding("f", "filter", "Filter", show=False),
         Binding("h", "toggle_ended", "Ended"),
+        Binding("v", "stress", "Stress tests", show=False),
         Binding("q", "quit", "Quit"),
     ]
     KEY_HELP: ClassVar[dict[str, str]] = {
@@ -56,8 +57,15 @@ class WizardApp(Actions):
         "next_waiting": "go to the oldest waiting",
         "filter": "filter study/system/state",
         "toggle_ended": "show / hide ended",
+        "stress": "judge stress-test replays",
         "quit": "quit",
     }
+
+    def action_stress(self) -> None:
+        """Stress tests (issue 12): judge the replays that need a person."""
+        from wizard_console.stress_screen import StressJudgeScreen
+
+        self.push_screen(StressJudgeScreen(self.desk.store, self.desk.wizard))
 
 
 def run_console(db: Path, wizard: str) -> int:
