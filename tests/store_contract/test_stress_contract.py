@@ -144,3 +144,18 @@ async def test_an_erased_participant_takes_their_stress_tests_along(store: Study
     await store.erase_participant("p")
     assert [t.perturbation.session_id for t in await store.stress_tests()] == ["q-1"]
     assert [r.test.id for r in await store.stress_results()] == tids[1:]
+
+
+async def test_an_edit_into_a_test_stored_already_rejects_the_proposal(
+    store: StudyStore,
+) -> None:
+    await logged(store)
+    [kept] = await store.add_stress_tests([typo()], Review.ACCEPTED)
+    [proposed] = await store.add_stress_tests(
+        [typo(perturbed="adventure gmaes for linux")], Review.PENDING
+    )
+    assert await store.review_stress_test(proposed, Review.ACCEPTED, typo().perturbed)
+    found = {t.id: t for t in await store.stress_tests()}
+    assert found[kept].review is Review.ACCEPTED
+    assert found[proposed].review is Review.REJECTED  # the same test twice would run twice
+    assert found[proposed].perturbation.perturbed == "adventure gmaes for linux"
