@@ -100,7 +100,11 @@ def run_stress(args: argparse.Namespace) -> int:
     """The ``ozlab stress`` command named in ``args``."""
     match args.stress_command:
         case "run":
-            return asyncio.run(_run(args))
+            try:
+                return asyncio.run(_run(args))
+            except KeyboardInterrupt:  # every replay stored so far stays done
+                print("Stopped. Run the same command again to go on.", file=sys.stderr)
+                return 130
         case "judge":
             return asyncio.run(_judge(args))
     return _run_making(args)
