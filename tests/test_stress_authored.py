@@ -142,9 +142,10 @@ tests:
         "(session, turn, type, perturbed are needed)",
         f"{path}:10: tests[2].turn: Input should be greater than or equal to 1",
         f"{path}:12: tests[2].perturbed: the perturbed utterance is empty",
-        f"{path}:13: tests[3]: an ad hoc test needs its 'original' (no logged utterance has it)",
+        f"{path}:13: tests[3].original: an ad hoc test needs its original "
+        "(no logged utterance has it)",
         f"{path}:22: tests[4].colour: unknown field 'colour' (allowed: session, turn, type, "
-        "perturbed, original, ad_hoc, change)",
+        "perturbed, ad_hoc, original, change)",
     ]
 
 
@@ -152,20 +153,22 @@ def test_csv_mistakes_with_file_line_and_column(tmp_path: Path) -> None:
     path = write(
         tmp_path,
         "bad.csv",
-        "session,turn,type,perturbed\n"
-        "s-1,two,ST-1,foo\n"
-        "s-1,3,ST-99,foo\n"
-        "s-1,4,ST-2,\n"
+        "session,turn,type,perturbed,original\n"
+        "s-1,two,ST-1,foo,\n"
+        "s-1,3,ST-99,foo,\n"
+        "s-1,4,ST-2,,\n"
         "s-1,5,ST-2\n"
         "\n"
-        "s-1,6,ST-2,same\n",
+        "s-1,6,ST-2,fine,\n"
+        "s-1,7,ST-5,same,same\n",
     )
     assert problems(path) == [
         f"{path}:2: turn: Input should be a valid integer, unable to parse string as an integer",
         f"{path}:3: type: unknown stress test type 'ST-99' (known: ST-1 … ST-11)",
         f"{path}:4: perturbed: the perturbed utterance is empty",
-        f"{path}:5: this row has 3 values but the header has 4 columns "
+        f"{path}:5: this row has 3 values but the header has 5 columns "
         '(a value with a comma needs "quotes")',
+        f"{path}:8: original: the perturbed utterance is the same as the original",
     ]
     header = write(tmp_path, "h.csv", "session,turn,kind,text\n")
     assert problems(header) == [

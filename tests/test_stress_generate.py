@@ -304,3 +304,13 @@ def test_types_not_generated_offline_and_unknown_languages_are_refused() -> None
 def test_an_utterance_listed_twice_is_tested_once() -> None:
     log = _shop_log()[:1] * 3
     assert len(generate(log, [ST3], "en", 1, 10)) == 1
+
+
+@pytest.mark.parametrize("lang", ["en", "it"])
+def test_the_shipped_misspellings_are_not_real_words_of_the_lists(lang: str) -> None:
+    """A "misspelling" that is a listed correct word or a confusable (lose → loose) would
+    be an ST-1 test counted as ST-2."""
+    lists = lexicon(lang)
+    real = set(lists.misspelled) | set(confusions(lang))
+    assert not {wrong for wrong in lists.misspelled.values() if wrong in real}
+    assert len(lists.misspelled) >= 30 and len(lists.confused) >= 15

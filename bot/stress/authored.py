@@ -33,7 +33,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from bot.stress.model import Perturbation, Source, Utterance
 from bot.stress.phenomena import StressType, parse_types
@@ -54,8 +61,8 @@ class AuthoredRow(BaseModel):
     turn: int = Field(ge=1)
     type: StressType
     perturbed: str
-    original: str | None = None
     ad_hoc: bool = False
+    original: str | None = Field(default=None, validate_default=True)
     change: str = ""
 
     @field_validator("type", mode="before")
@@ -76,13 +83,15 @@ class AuthoredRow(BaseModel):
             raise ValueError("the perturbed utterance is empty")
         return value
 
-    @model_validator(mode="after")
-    def _original(self) -> AuthoredRow:
-        if self.ad_hoc and not (self.original or "").strip():
-            raise ValueError("an ad hoc test needs its 'original' (no logged utterance has it)")
-        if self.original is not None and self.original.strip() == self.perturbed.strip():
+    @field_validator("original")
+    @classmethod
+    def _original(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if info.data.get("ad_hoc") and not (value or "").strip():
+            raise ValueError("an ad hoc test needs its original (no logged utterance has it)")
+        perturbed = info.data.get("perturbed")
+        if value is not None and perturbed is not None and value.strip() == perturbed.strip():
             raise ValueError("the perturbed utterance is the same as the original")
-        return self
+        return value
 
     def perturbation(self) -> Perturbation:
         return Perturbation(

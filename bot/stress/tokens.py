@@ -57,10 +57,6 @@ def words(text: str, lang: str) -> list[Word]:
     return found
 
 
-def replace(text: str, start: int, end: int, new: str) -> str:
-    return text[:start] + new + text[end:]
-
-
 def match_case(model: str, word: str) -> str:
     """``word`` in the case of ``model``: ``Their`` → ``There``, ``THEIR`` → ``THERE``."""
     letters = [c for c in model if c.isalpha()]
