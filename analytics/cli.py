@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, TextIO
 from bot.errors import OzlabError, StudyDataError, explain
 
 if TYPE_CHECKING:
+    from analytics.pilot import PilotFindings
     from analytics.progress import Steps
     from analytics.report_data import Report
 
@@ -46,6 +47,12 @@ def parser(prog: str = "analytics") -> argparse.ArgumentParser:
         help="leave out participants flagged by data-quality checks, and say how many and why",
     )
     report.add_argument("--study", help="the study to report on, when the database holds several")
+    report.add_argument(
+        "--pilot",
+        action="store_true",
+        help="add the pilot section: drop-offs, time per phase, unanswered items, system "
+        "errors and latency, messages that got a hint (for demo, pilot and first sessions)",
+    )
     report.add_argument(
         "--figures",
         type=Path,
@@ -138,6 +145,7 @@ def main(argv: list[str] | None = None, prog: str = "analytics") -> int:
                 exclude_flagged=args.exclude_flagged,
                 study=args.study,
                 figures=args.figures,
+                pilot=args.pilot,
             )
         if args.command == "export":
             return export(args.db, args.out, fmt=args.format, study=args.study, wide=args.wide)
@@ -171,6 +179,7 @@ def report(
     study: str | None = None,
     stdout: TextIO | None = None,
     figures: Path | None = None,
+    pilot: bool = False,
 ) -> int:
     """Read ``db``, compute the report and write it in ``fmt`` to ``out`` (or stdout);
     with ``figures``, every figure as files for a paper too."""
@@ -188,7 +197,14 @@ def report(
 
         built = build_report(data, exclude_flagged=exclude_flagged)
         step(f"writing {fmt}")
-        text = _render(built, fmt, source, step, terminal=out is None and fmt == "terminal")
+        found = None
+        if pilot:
+            from analytics.pilot import pilot_findings
+
+            found = pilot_findings(data)
+        text = _render(
+            built, fmt, source, step, terminal=out is None and fmt == "terminal", pilot=found
+        )
         if figures is not None:
             from analytics.figures import write_report_figures
 
@@ -206,14 +222,34 @@ def report(
     return 0
 
 
-def _render(built: Report, fmt: str, source: str, step: Steps, *, terminal: bool) -> str | None:
+def _render(
+    built: Report,
+    fmt: str,
+    source: str,
+    step: Steps,
+    *,
+    terminal: bool,
+    pilot: PilotFindings | None = None,
+) -> str | None:
     if fmt == "json":
         from analytics.render_json import render_json
 
-        return render_json(built, source=source) + "\n"
+        if pilot is None:
+            return render_json(built, source=source) + "\n"
+        import json
+
+        from analytics.present_pilot import pilot_json
+
+        whole = json.loads(render_json(built, source=source)) | {"pilot": pilot_json(pilot)}
+        return json.dumps(whole, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
     from analytics.present import document
 
-    blocks = document(built, limit=15 if fmt == "terminal" else None, source=source)
+    limit = 15 if fmt == "terminal" else None
+    blocks = document(built, limit=limit, source=source)
+    if pilot is not None:
+        from analytics.present_pilot import pilot_blocks
+
+        blocks = [*blocks, *pilot_blocks(pilot, limit=limit)]
     if fmt == "md":
         from analytics.render_md import render_markdown
 

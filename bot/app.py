@@ -76,11 +76,13 @@ async def run_bot(
     systems: Mapping[str, System] | None = None,
     store: StudyStore | None = None,
     clock: Callable[[], float] = time.time,
+    timer: Callable[[], float] = time.perf_counter,
 ) -> None:
     """Run the study until ``stop`` is set; safe to start again on the same database.
 
     The composition root: ``store``, ``systems`` and ``clock`` are the real ones unless
-    given (a store given is closed here too, as the bot owns it while it runs). Whatever
+    given (a store given is closed here too, as the bot owns it while it runs); ``timer``
+    measures system latency (a simulation gives its simulated clock for both). Whatever
     cannot start fails before anything is opened, or closes what was: a supervisor sees
     the process exit, never hang."""
     privacy = Privacy(config.secret)
@@ -95,7 +97,7 @@ async def run_bot(
         opened.push_async_callback(store.close)
         if await store.record_definition(bundle.study.id, definition_json(bundle)):
             log.info("study %r: definition stored with its data", bundle.study.id)
-        await _serve(bundle, config, store, privacy, built, clock, stop, ready)
+        await _serve(bundle, config, store, privacy, built, (clock, timer), stop, ready)
 
 
 async def _serve(
@@ -104,10 +106,11 @@ async def _serve(
     store: StudyStore,
     privacy: Privacy,
     systems: Mapping[str, System],
-    clock: Callable[[], float],
+    clocks: tuple[Callable[[], float], Callable[[], float]],
     stop: asyncio.Event,
     ready: asyncio.Event | None,
 ) -> None:
+    clock, timer = clocks
     requests = (
         AiohttpRequest(connection_pool_size=config.max_concurrent_updates),
         AiohttpRequest(connection_pool_size=2),
@@ -134,6 +137,7 @@ async def _serve(
         ),
         clock=clock,
         timeouts={spec.id: spec.timeout for spec in bundle.study.systems},
+        timer=timer,
     )
 
     async def on_delivery(delivery: Delivery, _: ContextTypes.DEFAULT_TYPE) -> None:

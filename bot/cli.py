@@ -123,6 +123,26 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--study", default="hmd")
     demo.add_argument("--seed", type=int, default=1)
 
+    pilot = commands.add_parser(
+        "pilot",
+        help="pilot a study with simulated participants a language model drives, then see "
+        "where it breaks: ozlab report --pilot",
+    )
+    pilot.add_argument("study", help="the study file (or a shipped study's id)")
+    pilot.add_argument("-n", "--participants", type=int, default=20)
+    pilot.add_argument("--db", type=Path, default=Path("ozlab-pilot.sqlite"))
+    pilot.add_argument("--seed", type=int, default=1)
+    pilot.add_argument(
+        "--simulator",
+        choices=("openai", "scripted"),
+        default="openai",
+        help="openai: a language model on an OpenAI-compatible server plays each participant; "
+        "scripted: the scenarios' simulation: blocks (as ozlab demo)",
+    )
+    pilot.add_argument("--simulator-url", help="the server, e.g. http://127.0.0.1:8000 (vLLM)")
+    pilot.add_argument("--simulator-model", default="default", help="the model name it serves")
+    pilot.add_argument("--simulator-key-env", help="environment variable with its API key")
+
     from wizard_console.cli import add_wizard_commands  # standard library only, no Textual
 
     add_wizard_commands(commands)
@@ -190,7 +210,54 @@ def _command(args: argparse.Namespace) -> int:
         from bot.stress_cli import run_stress
 
         return run_stress(args)
+    if args.command == "pilot":
+        return _pilot(args)
     return _demo(args)
+
+
+def _pilot(args: argparse.Namespace) -> int:
+    from bot.errors import SystemSetupError
+
+    simulator = None
+    if args.simulator == "openai":
+        if not args.simulator_url:
+            raise SystemSetupError(
+                "--simulator openai needs --simulator-url (an OpenAI-compatible server, e.g. "
+                "http://127.0.0.1:8000 for vLLM or http://127.0.0.1:11434 for Ollama)"
+            )
+        from pydantic import ValidationError
+
+        from bot.pilot import simulator_spec
+
+        try:
+            simulator = simulator_spec(
+                args.simulator_url, args.simulator_model, args.simulator_key_env
+            )
+        except ValidationError as error:
+            first = error.errors()[0]
+            raise SystemSetupError(f"--simulator-url: {first['msg']}") from None
+    bundle = _load(args.study)
+    from bot.demo import clear_demo_database
+    from bot.logging_setup import setup_logging
+    from bot.pilot import pilot_study
+
+    setup_logging(logging.WARNING, [])
+    clear_demo_database(args.db)
+    played = asyncio.run(
+        pilot_study(
+            bundle,
+            args.db,
+            participants=args.participants,
+            seed=args.seed,
+            simulator=simulator,
+            env=os.environ,
+        )
+    )
+    finished = sum(p.finished for p in played)
+    print(f"Study {bundle.study.id!r}: {len(played)} simulated participants, {finished} finished")
+    print(f"Database: {args.db.resolve()}")
+    print(f"Where it breaks: ozlab report --db {args.db} --pilot")
+    return 0
 
 
 def _new(args: argparse.Namespace) -> int:

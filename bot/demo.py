@@ -1,25 +1,38 @@
-"""``ozlab demo``: a whole study played offline by simulated participants.
+"""``ozlab demo`` and ``ozlab pilot``: a whole study played offline by simulated participants.
 
 The emulator stands in for Telegram, the real bot runs against it over loopback HTTP, and
 each simulated participant reads and taps like a person. Nothing is mocked: what the demo
-leaves in the database is what a real study would leave.
+leaves in the database is what a real study would leave, with two differences a report
+shows: the participants are marked simulated, and time is simulated (each participant
+moves the bot's clock on at a person's pace, one participant after another), so the same
+seed writes the same database, row for row.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import os
 import random
-import secrets
+from collections.abc import Callable
 from pathlib import Path
 
 from bot.app import BotConfig, run_bot
 from bot.emulator import BotApiEmulator
 from bot.errors import StoreError
-from bot.simulation.play import Played, StudyPlayer
-from bot.store.sqlite import is_study_database
+from bot.privacy import Privacy
+from bot.simulation.lookout import StoreLookout
+from bot.simulation.pace import DEMO_EPOCH, Pace, SimulatedClock
+from bot.simulation.play import Mind, Played, ScriptedMind, StudyPlayer
+from bot.store.sqlite import is_study_database, open_store
+from bot.systems.base import Conversation, System, SystemReply
+from bot.systems.registry import build_systems, close_systems
 from scenarios.models import StudyBundle
 
 _FIRST_USER_ID = 700_000_000
+
+MindFor = Callable[[int, random.Random], Mind]
+"""The mind of participant ``i`` (scripted by default; a language model in ``ozlab pilot``)."""
 
 
 def clear_demo_database(db: Path) -> None:
@@ -32,40 +45,103 @@ def clear_demo_database(db: Path) -> None:
         Path(f"{db}{suffix}").unlink(missing_ok=True)
 
 
+class PacedSystem:
+    """A system whose replies take simulated time: a local demo system answers at once,
+    so the demo lets it think for as long as a served one might (seeded, hence the same
+    every run)."""
+
+    def __init__(self, system: System, clock: SimulatedClock, rng: random.Random) -> None:
+        self.system = system
+        self.clock = clock
+        self.rng = rng
+
+    async def respond(self, conversation: Conversation) -> SystemReply:
+        reply = await self.system.respond(conversation)
+        size = sum(len(text) for text in reply.texts)
+        self.clock.advance(0.4 + 0.002 * size + self.rng.random() * 0.8)
+        return reply
+
+    async def close(self) -> None:
+        """Nothing: the systems it wraps are closed together (they share one client)."""
+
+
 async def play_study(
-    bundle: StudyBundle, db: Path, *, participants: int, seed: int = 1
+    bundle: StudyBundle,
+    db: Path,
+    *,
+    participants: int,
+    seed: int = 1,
+    mind_for: MindFor | None = None,
+    paced_systems: bool = True,
 ) -> list[Played]:
-    token = f"{random.Random(seed).randrange(10**9)}:demo-{secrets.token_hex(8)}"
+    """Play the study with ``participants`` simulated participants, one after another.
+
+    ``paced_systems``: the systems' latency is simulated too (demo systems, for a demo
+    that replays exactly); False measures the real latency (``ozlab pilot`` against a
+    served system)."""
+    token = f"{random.Random(seed).randrange(10**9)}:demo-{seed}"
+    secret = hashlib.sha256(f"ozlab demo secret {seed}".encode()).hexdigest()
+    clock = SimulatedClock(DEMO_EPOCH)
+    built = build_systems(bundle.study.systems, env=os.environ)
+    systems: dict[str, System] = dict(built)
+    if paced_systems:
+        latency = random.Random(f"{seed}:latency")
+        systems = {name: PacedSystem(s, clock, latency) for name, s in systems.items()}
+    privacy = Privacy(secret)
+    store = await open_store(db, clock)
+    played: list[Played] = []
+    marked: list[str] = []
     async with BotApiEmulator(token) as emulator:
         stop, ready = asyncio.Event(), asyncio.Event()
         config = BotConfig(
             db=db,
             token=token,
-            secret=secrets.token_urlsafe(32),
+            secret=secret,
             bot_api_url=emulator.server_url,
             poll_timeout=1,
             tick_interval=0.5,
             pacing=None,  # the emulator is not Telegram: no flood limits to keep
         )
-        bot = asyncio.create_task(run_bot(bundle, config, stop=stop, ready=ready))
+        timer = clock if paced_systems else None
+        bot = asyncio.create_task(
+            run_bot(
+                bundle,
+                config,
+                stop=stop,
+                ready=ready,
+                systems=systems,
+                store=store,
+                clock=clock,
+                **({"timer": timer} if timer is not None else {}),
+            )
+        )
         started = asyncio.create_task(ready.wait())
         await asyncio.wait({bot, started}, return_when=asyncio.FIRST_COMPLETED)
         if bot.done():
             started.cancel()
             bot.result()
         try:
-            return list(
-                await asyncio.gather(
-                    *(
-                        StudyPlayer(
-                            emulator.participant(_FIRST_USER_ID + i, first_name=f"Sim{i}"),
-                            bundle,
-                            random.Random(seed * 10_007 + i),
-                        ).play()
-                        for i in range(participants)
-                    )
+            for i in range(participants):
+                user = _FIRST_USER_ID + i
+                pseudonym = privacy.pseudonym(user)
+                marked.append(pseudonym)
+                rng = random.Random(seed * 10_007 + i)
+                player = StudyPlayer(
+                    emulator.participant(user, first_name=f"Sim{i}"),
+                    bundle,
+                    rng,
+                    mind=mind_for(i, rng) if mind_for is not None else ScriptedMind(rng),
+                    pace=Pace(clock, random.Random(f"{seed}:pace:{i}")),
+                    lookout=StoreLookout(store, pseudonym),
                 )
-            )
+                played.append(await player.play())
         finally:
+            if not bot.done():
+                await store.mark_simulated(marked)
             stop.set()
-            await bot
+            try:
+                await bot
+            finally:
+                if paced_systems:
+                    await close_systems(built)
+    return played

@@ -71,8 +71,10 @@ class StudyRunner:
         *,
         clock: Callable[[], float] = time.time,
         timeouts: Mapping[str, float] | None = None,
+        timer: Callable[[], float] = time.perf_counter,
     ) -> None:
         self._bundle = bundle
+        self._timer = timer  # measures system latency (a simulation's clock in a demo)
         self._store = store
         self._privacy = privacy
         self._systems = systems
@@ -360,7 +362,7 @@ class StudyRunner:
         """Never raises: a slow, failing or broken system becomes ``SystemFailed``."""
         system = self._systems[call.system_id]
         limit = self._timeouts.get(call.system_id, _DEFAULT_TIMEOUT)
-        started = time.perf_counter()
+        started = self._timer()
         typing = asyncio.create_task(self._keep_typing(chat_id))
         slow = False
         reply: Any = None
@@ -377,7 +379,7 @@ class StudyRunner:
             problem = f"{type(error).__name__}: {error}"
         finally:
             typing.cancel()
-        latency_ms = (time.perf_counter() - started) * 1000
+        latency_ms = (self._timer() - started) * 1000
         system_id = call.system_id
         if problem is not None:
             unavailable = self._health.failed(system_id)

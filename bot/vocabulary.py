@@ -147,6 +147,22 @@ class EventKind(StrEnum):
     SYSTEM_AVAILABLE = "system_available"
     # outside Telegram
     RESPONSES_IMPORTED = "responses_imported"
+    # pilots (issue 14): a message that got a hint instead of progress
+    HINTED = "hinted"
+
+
+class Hint(StrEnum):
+    """Why a participant's message got a hint instead of moving the study on: the places
+    a study confuses people (``ozlab report --pilot``)."""
+
+    TAP_A_BUTTON = "tap_a_button"  # typed something that names no button
+    PICK_OPTIONS = "pick_options"  # typed where options are to be ticked
+    TEXT_TOO_LONG = "text_too_long"
+    QUESTION_PENDING = "question_pending"  # /done while a question waits
+    TEXT_ONLY = "text_only"  # a sticker, photo or voice message
+    EDIT_IGNORED = "edit_ignored"  # edited a message already sent
+    CONSENT_PENDING = "consent_pending"  # wrote instead of answering the agreement
+    UNKNOWN_COMMAND = "unknown_command"
 
 
 class GateLevel(StrEnum):

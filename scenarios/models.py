@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 from questionnaires.models import Questionnaire, error_at, repeated_ids
 from scenarios.durations import Seconds
 from scenarios.sentences import SOURCE, catalogue, code_of
+from scenarios.simulation import Simulation
 from scenarios.systems import OpenAISystem, SystemSpec
 
 _EN = catalogue(SOURCE)
@@ -103,6 +104,9 @@ class Scenario(_Model):
     rate_with: tuple[str, ...] = ()
     """Rating tasks: the questionnaires answered for every row."""
     translations: dict[str, ScenarioText] = {}
+    simulation: Simulation | None = Field(default=None, exclude=True)
+    """How simulated participants (``ozlab demo``, ``ozlab pilot``) play this task; left
+    out of the definition stored with the data (participants never see it)."""
 
 
 class Design(_Model):

@@ -37,8 +37,8 @@ def test_shipped_study_is_ok(capsys: pytest.CaptureFixture[str]) -> None:
     assert err == ""
     assert out.splitlines() == [
         "OK: study 'hmd' — 2 systems (shop-v1, shop-v0), 1 scenario (hmd-gift), "
-        "1 questionnaire (hmd: 5 items, 4 scale, 1 text), random design",
-        "  design: random (seed 20241); each participant: 1 scenario; systems between subjects",
+        "1 questionnaire (hmd: 5 items, 4 scale, 1 text), balanced design",
+        "  design: balanced (seed 20241); each participant: 1 scenario; systems between subjects",
         "  scenario hmd-gift: dialogue, at most 10 exchanges; after the task: hmd",
     ]
 

@@ -39,4 +39,4 @@ def test_assignment_is_reproducible_from_its_seed() -> None:
     study = load_study("hmd").study
     first = assign_scenarios(study, "p-42")
     assert first == assign_scenarios(study, "p-42")
-    assert first.seed == f"{study.design.seed}:p-42" and first.design == "random/between"
+    assert first.seed == f"{study.design.seed}:p-42" and first.design == "balanced/between"

@@ -17,6 +17,7 @@ from bot.engine import events as ev
 from bot.engine import helping, progression, withdrawal, wizard
 from bot.engine.common import Doing, PhaseOver, Result, drop_keyboards, texts_of
 from bot.engine.context import Context
+from bot.engine.hints import hinted
 from bot.engine.journey import Journey, Stage
 from bot.engine.phases import (
     assignment,
@@ -28,7 +29,7 @@ from bot.engine.phases import (
     rating,
     screening,
 )
-from bot.vocabulary import CommandOutcome, EventKind, Moment, SessionState
+from bot.vocabulary import CommandOutcome, EventKind, Hint, Moment, SessionState
 from scenarios.models import StudyBundle
 
 Handler = Callable[[Context, Journey, ev.Event, float], Result]
@@ -71,8 +72,11 @@ def step(
         if journey.stage is Stage.DIALOGUE and bundle.study.systems_take_commands:
             event = ev.TextReceived(event.text)
         else:
-            answer = fx.Send(texts_of(bundle, journey).unknown_command)
-            return Step(journey.touched(now), (answer,))
+            sentence = texts_of(bundle, journey).unknown_command
+            answer = hinted(
+                Hint.UNKNOWN_COMMAND, sentence, journey.current_session, text=event.text
+            )
+            return Step(journey.touched(now), tuple(answer))
     resumed: list[Doing] = []
     if isinstance(event, ev.PARTICIPANT_EVENTS):
         if journey.abandoned and journey.stage in (Stage.DIALOGUE, Stage.QUESTIONNAIRE):

@@ -15,8 +15,9 @@ from bot.engine import events as ev
 from bot.engine.asking import Asked, Survey
 from bot.engine.callbacks import Channel, SurveyTap, TapAction, encode
 from bot.engine.common import Doing, Result, silence, stale_tap, texts_of
+from bot.engine.hints import hinted
 from bot.engine.journey import Journey, Stage
-from bot.vocabulary import AnswerStatus, Moment, SessionState
+from bot.vocabulary import AnswerStatus, Hint, Moment, SessionState
 from questionnaires.models import MultiChoiceItem, TextItem
 from scenarios.models import StudyBundle
 
@@ -208,17 +209,24 @@ def on_event(
         case ev.TextReceived(text=text):
             if isinstance(item, TextItem):
                 if len(text) > item.max_length:
-                    return journey, [fx.Send(texts.text_too_long.format(limit=item.max_length))]
+                    too_long = texts.text_too_long.format(limit=item.max_length)
+                    return journey, [
+                        *hinted(Hint.TEXT_TOO_LONG, too_long, journey.session_id, item=item.id)
+                    ]
                 asked = asking.answer(bundle, survey, now, text=text)
                 return _continue(bundle, journey, asked, now, after, in_place=False)
             if isinstance(item, MultiChoiceItem):
-                return journey, [fx.Send(texts.pick_options)]
+                return journey, [
+                    *hinted(Hint.PICK_OPTIONS, texts.pick_options, journey.session_id, item=item.id)
+                ]
             index = asking.typed_choice(item, text)
             options = asking.choices(item)
             if index is None:
                 numbers = [v for v, _ in options] if hasattr(item, "labels") else [1, len(options)]
                 hint = texts.tap_a_button.format(low=numbers[0], high=numbers[-1])
-                return journey, [fx.Send(hint)]
+                return journey, [
+                    *hinted(Hint.TAP_A_BUTTON, hint, journey.session_id, item=item.id, text=text)
+                ]
             value, label = options[index]
             asked = asking.answer(bundle, survey, now, value=value, label=label)
             return _continue(bundle, journey, asked, now, after, in_place=False)
@@ -228,11 +236,12 @@ def on_event(
             again = replace(journey, survey=replace(survey, message_id=None))
             return again, [fx.Send(texts.resumed), show(bundle, again, in_place=False)]
         case ev.DoneCommand():
-            return journey, [fx.Send(texts.question_pending)]
+            pending = texts.question_pending
+            return journey, [*hinted(Hint.QUESTION_PENDING, pending, journey.session_id)]
         case ev.UnsupportedReceived():
-            return journey, [fx.Send(texts.text_only)]
+            return journey, [*hinted(Hint.TEXT_ONLY, texts.text_only, journey.session_id)]
         case ev.MessageEdited():
-            return journey, [fx.Send(texts.edit_ignored)]
+            return journey, [*hinted(Hint.EDIT_IGNORED, texts.edit_ignored, journey.session_id)]
         case ev.Tick():
             return silence(bundle, journey, now)
     return journey, []

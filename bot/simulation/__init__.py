@@ -1,5 +1,2 @@
-"""Simulated participants that let ``ozlab demo`` run a whole study without people."""
-
-from bot.simulation.policy import Experience, GiftSeeker
-
-__all__ = ["Experience", "GiftSeeker"]
+"""Simulated participants that let ``ozlab demo`` and ``ozlab pilot`` play a whole study
+without people, with words from the study's own ``simulation:`` blocks."""

@@ -239,6 +239,13 @@ class StudyStore(Protocol):
         """Participants of a study last active before ``before`` (retention)."""
         ...
 
+    # --- pilots (issue 14) -------------------------------------------------------------
+
+    async def mark_simulated(self, participant_ids: Sequence[str]) -> int:
+        """Mark participants as played by a simulation (``ozlab demo``, ``ozlab pilot``),
+        so reports tell them from people; how many were found."""
+        ...
+
     async def backup(self, target: Path) -> None:
         """A copy of the whole study as it stood at one instant, taken while the bot runs
         (``ozlab backup``, from cron) and opened like the original. ``target`` is replaced

@@ -260,6 +260,7 @@ SNAPSHOT_COLUMNS: Mapping[str, tuple[str, ...]] = {
     "events": ("event_id", "at", "participant_id", "session_id", "kind", "data"),
     "participants": (
         "participant_id", "study_id", "consent", "consent_at", "created_at", "updated_at",
+        "simulated",
     ),
     "commands": (
         "command_id", "at", "wizard", "kind", "session_id", "payload", "applied_at", "outcome",

@@ -276,7 +276,12 @@ MIGRATIONS: tuple[str, ...] = (
         UPDATE invitations SET used_by = '' WHERE used_by = OLD.id;
     END;
     """,
-    # 10: linguistic stress tests (issue 12, IDIAL): a logged utterance changed by one
+    # 10: pilots (issue 14): participants played by ``ozlab demo`` or ``ozlab pilot`` are
+    # marked, so reports tell simulated sessions from people's.
+    """
+    ALTER TABLE participants ADD COLUMN simulated INTEGER NOT NULL DEFAULT 0;  -- 1: simulated
+    """,
+    # 11: linguistic stress tests (issue 12, IDIAL): a logged utterance changed by one
     # phenomenon, and per test and system the replay of the logged prefix, unchanged and
     # perturbed, in a fresh conversation; verdicts by judge (auto, human, llm). Only these
     # tables are written by a run: live sessions are never touched. A session's erasure

@@ -524,6 +524,22 @@ class SqliteStore:
         await self._checkpoint()
         return dropped
 
+    # --- pilots (issue 14) -------------------------------------------------------------
+
+    async def mark_simulated(self, participant_ids: Sequence[str]) -> int:
+        ids = list(participant_ids)
+
+        def job(tx: Tx) -> int:
+            marked = 0
+            for participant in ids:
+                cursor = tx.conn.execute(
+                    "UPDATE participants SET simulated = 1 WHERE id = ?", (participant,)
+                )
+                marked += cursor.rowcount
+            return marked
+
+        return await self._write(job)
+
     async def inactive_since(self, study_id: str, before: float) -> list[str]:
         return await self._read(lambda c: erasure.expired_participants(c, study_id, before))
 

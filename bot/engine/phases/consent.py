@@ -23,8 +23,9 @@ from bot.engine.common import (
     texts_of,
 )
 from bot.engine.context import Context
+from bot.engine.hints import hinted
 from bot.engine.journey import Journey, Stage
-from bot.vocabulary import Consent, Invitation, PaymentStatus
+from bot.vocabulary import Consent, Hint, Invitation, PaymentStatus
 from scenarios.models import StudyBundle
 
 DECLINED = "declined"
@@ -100,7 +101,8 @@ def _on_consent(bundle: StudyBundle, journey: Journey, event: ev.Event) -> Resul
     if isinstance(event, ev.StartCommand):
         return journey, _agreement(bundle, journey)
     if isinstance(event, ev.PARTICIPANT_EVENTS):
-        return journey, [fx.Send(texts.consent_pending)]
+        text = event.text if isinstance(event, ev.TextReceived) else None
+        return journey, [*hinted(Hint.CONSENT_PENDING, texts.consent_pending, text=text)]
     return journey, []
 
 

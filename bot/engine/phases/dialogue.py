@@ -22,6 +22,7 @@ from bot.engine.common import (
     time_is_up,
 )
 from bot.engine.context import Context
+from bot.engine.hints import hinted
 from bot.engine.journey import Journey, Waiting
 from bot.systems.base import Conversation, SystemReply, Turn
 from bot.vocabulary import (
@@ -30,6 +31,7 @@ from bot.vocabulary import (
     Gate,
     GateLevel,
     GateScope,
+    Hint,
     ReplySource,
     effective_gate,
 )
@@ -294,9 +296,9 @@ def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Res
         case ev.StartCommand():
             return journey, [fx.Send(texts.resumed), task.brief(bundle, journey)]
         case ev.UnsupportedReceived():
-            return journey, [fx.Send(texts.text_only)]
+            return journey, [*hinted(Hint.TEXT_ONLY, texts.text_only, session)]
         case ev.MessageEdited():
-            return journey, [fx.Send(texts.edit_ignored)]
+            return journey, [*hinted(Hint.EDIT_IGNORED, texts.edit_ignored, session)]
         case ev.Recovered() if journey.pending_message is not None and journey.waiting is None:
             new, effects = _ask_system(bundle, journey, now)
             return new, [fx.RecordEvent(EventKind.SYSTEM_CALL_RETRIED, session), *effects]
