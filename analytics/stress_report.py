@@ -280,6 +280,10 @@ def stress_blocks(section: StressSection | None, limit: int | None = None) -> li
     if len(failures):
         blocks.append(Heading("Failed stress tests", 3))
         shown = failures if limit is None else failures.head(limit)
+
+        def cut(text: str) -> str:  # a terminal gets the start of a long reply
+            return text if limit is None else d.shorten(text, 160)
+
         blocks.append(
             d.table(
                 (
@@ -296,8 +300,8 @@ def stress_blocks(section: StressSection | None, limit: int | None = None) -> li
                         f"{f['stress_type']} #{f['test_id']}",
                         f["original"],
                         f["perturbed"],
-                        f["unchanged_reply"],
-                        f["perturbed_reply"],
+                        cut(f["unchanged_reply"]),
+                        cut(f["perturbed_reply"]),
                     )
                     for f in shown.to_dict("records")
                 ],

@@ -18,6 +18,7 @@ import pytest
 from bot.replay.judges import awaiting
 from bot.store.sqlite import open_existing
 from bot.store.stress_records import Judge, StressResult
+from tests.store_reads import read_tables
 from tests.stress_support import OZLAB, Shops, copy_study, ozlab, start_shops
 
 pytestmark = pytest.mark.slow
@@ -54,6 +55,7 @@ async def test_the_weaker_shop_scores_lower_in_the_spelling_group(
     shops: Shops, tmp_path: Path
 ) -> None:
     db = copy_study(shops, tmp_path)
+    live = await read_tables(db)  # the study as the bot left it
     said = generated(db)
     assert re.search(r"\d+ ST-1, \d+ ST-2, \d+ ST-3, \d+ ST-4", said), said
     ran = ozlab("stress", "run", "--db", str(db), "--concurrency", "16")
@@ -75,6 +77,7 @@ async def test_the_weaker_shop_scores_lower_in_the_spelling_group(
     assert awaiting(await results(db), Judge.HUMAN) == []
     again = ozlab("stress", "run", "--db", str(db))
     assert "Replayed 0 tests" in again.stdout  # the store is the record of what is done
+    assert await read_tables(db) == live  # replays are new conversations: no live row changed
 
     report = ozlab("report", "--db", str(db), "--format", "json")
     assert report.returncode == 0, report.stderr
