@@ -45,6 +45,7 @@ def add_stress_commands(commands: Any) -> None:
     def types(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--types", default="", help="e.g. ST-1,ST-2 (default: all)")
 
+    _add_making_commands(command, types)  # listed first: the tests are made before they run
     run = command("run", "replay the accepted tests against their systems (resumable)")
     types(run)
     run.add_argument("--systems", default="", help="only these systems, e.g. shop-v0,shop-v1")
@@ -61,8 +62,6 @@ def add_stress_commands(commands: Any) -> None:
         "--model", action="store_true", help="let the study's stress_model judge instead"
     )
     judge.add_argument("--study", help="take stress_model from this study file")
-
-    _add_making_commands(command, types)
 
 
 def _add_making_commands(command: Any, types: Any) -> None:
