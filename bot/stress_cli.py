@@ -153,8 +153,10 @@ def study_parts(
             if found:
                 model = OpenAISystem.model_validate(found)
         return stored.systems, stored.scenarios, model
+    from bot.cli import _adapters_beside  # a study's own adapters (type: python) beside it
     from scenarios.loading import load_study
 
+    _adapters_beside(study)
     bundle = load_study(study)
     scenarios = {k: v.model_dump() for k, v in bundle.scenarios.items()}
     return (
