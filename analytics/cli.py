@@ -1,4 +1,5 @@
-"""``analytics report | export | power | import responses``: the researcher's analysis commands.
+"""``analytics report | export | power | import responses | import annotations``: the
+researcher's analysis commands.
 
 Also reached as ``ozlab report``, ``ozlab export``, ``ozlab power`` and ``ozlab import
 responses``: the bot's command line hands these arguments to ``main`` here, imported only
@@ -116,6 +117,21 @@ def parser(prog: str = "analytics") -> argparse.ArgumentParser:
         "shipped study's name / YAML file to store in a database that has no definition yet",
     )
     responses.add_argument("--dry-run", action="store_true", help="check every row, write nothing")
+    annotations = kinds.add_parser(
+        "annotations",
+        help="annotators' ratings made elsewhere: columns target, annotator, item, value",
+    )
+    annotations.add_argument("file", type=Path, help="CSV file (UTF-8, header row)")
+    annotations.add_argument("--db", type=Path, required=True, help="study database")
+    annotations.add_argument(
+        "--instrument", required=True, help="the questionnaire rated with: its id or YAML file"
+    )
+    annotations.add_argument(
+        "--job", help="the annotation job the ratings belong to (default: imported)"
+    )
+    annotations.add_argument(
+        "--dry-run", action="store_true", help="check every row, write nothing"
+    )
     return top
 
 
@@ -164,6 +180,10 @@ def main(argv: list[str] | None = None, prog: str = "analytics") -> int:
                 end="",
             )
             return 0
+        if args.kind == "annotations":
+            return import_annotations(
+                args.file, args.db, instrument=args.instrument, job=args.job, dry_run=args.dry_run
+            )
         return import_responses(args.file, args.db, study=args.study, dry_run=args.dry_run)
     except OzlabError as error:
         print(explain(error, prog), file=sys.stderr)
@@ -300,6 +320,26 @@ def import_responses(
     print(
         f"{result.rows} answers of {result.participants} participants {verb} "
         f"({result.new_participants} new participants) into study {result.study_id!r}."
+    )
+    return 0
+
+
+def import_annotations(
+    file: Path, db: Path, *, instrument: str, job: str | None = None, dry_run: bool = False
+) -> int:
+    from analytics.importing_annotations import import_annotations as run_import
+
+    result = run_import(file, db, instrument=instrument, job=job, dry_run=dry_run)
+    for problem in result.problems[:_SHOWN]:
+        print(f"{file}:{problem.line}: {problem.message}", file=sys.stderr)
+    if len(result.problems) > _SHOWN:
+        print(f"… and {len(result.problems) - _SHOWN} more problems", file=sys.stderr)
+    if result.problems:
+        raise StudyDataError(f"{len(result.problems)} problems: nothing was imported.")
+    verb = "would be imported (dry run)" if dry_run else "imported"
+    print(
+        f"{result.ratings} ratings of {result.annotators} annotators on {result.targets} "
+        f"targets {verb} ({result.new_annotators} new annotators) into job {result.job!r}."
     )
     return 0
 

@@ -80,7 +80,7 @@ class RowChecker:
             return [f"status {status!r} is not one of {', '.join(STATUSES)}"], None
         answer: tuple[Any, Any, Any, Any] = (None, None, None, None)
         if status == "answered":
-            answer, problem = _answer(item, get("value"), get("label"), get("text"))
+            answer, problem = checked_answer(item, get("value"), get("label"), get("text"))
             if problem:
                 return [f"{item_id}: {problem}"], None
         elif get("value") or get("text"):
@@ -92,13 +92,14 @@ class RowChecker:
         turn, problem = _whole(get("turn"), "turn")
         if problem:
             return [problem], None
-        if turn is not None and not get("scope"):
-            scope += f"#turn{turn}"
+        stimulus = get("stimulus_id") or None
+        if not get("scope"):  # one answer per turn and per row rated, as the bot keys them
+            scope += f"#turn{turn}" if turn is not None else ""
+            scope += f"#{stimulus}" if stimulus is not None else ""
         (shown, answered), problem = self._times(get("shown_at"), get("answered_at"))
         if problem:
             return [problem], None
         value, label, text, ok = answer
-        stimulus = get("stimulus_id") or None
         return [], ImportedAnswer(
             line=line,
             participant_id=person,
@@ -195,7 +196,9 @@ def _whole(raw: str, name: str) -> tuple[int | None, str | None]:
     return int(number), None
 
 
-def _answer(item: Any, value: str, label: str, text: str) -> tuple[tuple[Any, ...], str | None]:
+def checked_answer(
+    item: Any, value: str, label: str, text: str
+) -> tuple[tuple[Any, ...], str | None]:
     """(value, label, text, attention_ok) as the bot stores them, or the problem."""
     if isinstance(item, TextItem):
         text = text or value

@@ -395,10 +395,11 @@ def rater_agreement(responses: pd.DataFrame, *, min_raters: int = 2) -> pd.DataF
     import krippendorff
 
     rated = responses[(responses["moment"] == Moment.RATING.value) & responses["score"].notna()]
+    rated = rated.assign(target=_rated_target(rated))
     rows = []
     for (q_id, item_id), part in rated.groupby(_ITEM_KEYS, observed=True):
         matrix = part.pivot_table(
-            index="participant_id", columns="stimulus_id", values="score", observed=True
+            index="participant_id", columns="target", values="score", observed=True
         )
         row: dict[str, object] = {"questionnaire_id": q_id, "item_id": item_id}
         row |= {"n_raters": matrix.shape[0], "n_stimuli": matrix.shape[1]}
@@ -421,6 +422,22 @@ def rater_agreement(responses: pd.DataFrame, *, min_raters: int = 2) -> pd.DataF
     return pd.DataFrame(rows, columns=[*columns, "note"])
 
 
+def _rated_target(rated: pd.DataFrame) -> pd.Series:
+    """What was rated: a stimulus of one system in one scenario. Rows with the same id in
+    two systems or scenarios are different targets (pooling them counted six as three)."""
+    parts = [
+        rated[column].astype(object).where(rated[column].notna(), "").astype(str)
+        for column in ("system_id", "scenario_id", "stimulus_id")
+        if column in rated
+    ]
+    if not parts:
+        return pd.Series([], index=rated.index, dtype=object)
+    target = parts[0]
+    for part in parts[1:]:
+        target = target + "|" + part
+    return target
+
+
 def _icc(matrix: pd.DataFrame) -> dict[str, float]:
     """ICC(2,1) and ICC(2,k) (pingouin's ICC(A,1), ICC(A,k)) with unrounded intervals."""
     # Flat columns stack to a Series (pandas-stubs allows a DataFrame too).
@@ -433,7 +450,7 @@ def _icc(matrix: pd.DataFrame) -> dict[str, float]:
             deprecation = getattr(pd.errors, "Pandas4Warning", DeprecationWarning)
             warnings.filterwarnings("ignore", "The inplace keyword", deprecation)
             table = pg.intraclass_corr(
-                long, targets="stimulus_id", raters="participant_id", ratings="rating"
+                long, targets="target", raters="participant_id", ratings="rating"
             )
     finally:
         pg.options["round.column.CI95"] = rounding

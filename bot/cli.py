@@ -33,7 +33,7 @@ ANALYTICS_COMMANDS = {
     "report": "the per-system evaluation report: terminal, --format md|html|json",
     "export": "tidy long-format CSV (or Parquet) and a codebook, for R or SPSS;"
     " export payments: platform ids, statuses and time given",
-    "import": "add answers collected outside Telegram: import responses FILE.csv",
+    "import": "add data collected outside Telegram: import responses|annotations FILE.csv",
     "power": "participants needed per system for an effect size (pingouin's power tests)",
 }
 
@@ -58,6 +58,12 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="validate a study file and everything it names")
     check.add_argument("study", help="a shipped study's name (e.g. hmd) or a YAML file")
+    check.add_argument(
+        "--ping",
+        action="store_true",
+        help="also send one message to every http, openai and rasa system: latency, and"
+        " whether the reply parses (status 4 when one fails)",
+    )
 
     run = commands.add_parser("run", help="run a study on Telegram")
     run.add_argument("study", help="a shipped study's name (e.g. hmd) or a YAML file")
@@ -113,15 +119,28 @@ def _parser() -> argparse.ArgumentParser:
         "invite", help="single-use invitation links (https://t.me/BOT?start=CODE) and a CSV"
     )
     invite.add_argument("--db", type=Path, required=True, help="the study database")
-    invite.add_argument("--n", type=int, required=True, help="how many invitations")
+    who = invite.add_mutually_exclusive_group(required=True)
+    who.add_argument("--n", type=int, help="how many participant invitations")
+    who.add_argument("--annotators", type=int, help="how many annotators of --job to invite")
+    invite.add_argument("--job", help="the annotation job the annotators rate for")
+    invite.add_argument("--study", help="the study of --job, when the database holds none")
     invite.add_argument("--bot", required=True, help="the bot's username, e.g. my_study_bot")
-    invite.add_argument("--out", type=Path, default=Path("invitations.csv"), help="the CSV")
+    invite.add_argument("--out", type=Path, help="the CSV (invitations.csv, annotators.csv)")
 
     demo = commands.add_parser("demo", help="play a study offline with simulated participants")
     demo.add_argument("-n", "--participants", type=int, default=12)
     demo.add_argument("--db", type=Path, default=Path("ozlab-demo.sqlite"))
     demo.add_argument("--study", default="hmd")
     demo.add_argument("--seed", type=int, default=1)
+
+    chat = commands.add_parser(
+        "chat",
+        help="play the participant yourself, in the terminal: the real bot on a local"
+        " Telegram emulator (no token, loopback only)",
+    )
+    chat.add_argument("study", help="a shipped study's name (e.g. hmd) or a YAML file")
+    chat.add_argument("--db", type=Path, help="study database (default: a new scratch one)")
+    chat.add_argument("--lang", default="en", help="your Telegram language, e.g. it")
 
     pilot = commands.add_parser(
         "pilot",
@@ -182,10 +201,12 @@ def _command(args: argparse.Namespace) -> int:
         from scenarios.check import check
 
         _adapters_beside(args.study)
-        check(args.study)
+        check(args.study, ping=args.ping)
         return 0
     if args.command == "run":
         return _run(args)
+    if args.command == "chat":
+        return _chat(args)
     if args.command == "serve-demo":
         return _serve_demo(args)
     if args.command == "schema":
@@ -338,6 +359,15 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _chat(args: argparse.Namespace) -> int:
+    bundle = _load(args.study)
+    from bot.chatting import run_chat, scratch_database
+    from bot.logging_setup import setup_logging
+
+    setup_logging(logging.WARNING, [])
+    return run_chat(bundle, args.db or scratch_database(), args.lang)
+
+
 def _backup(args: argparse.Namespace) -> int:
     """Quiet when it worked, as cron likes it: cron mails only a failure's one line."""
     from bot.store.sqlite import open_existing
@@ -371,6 +401,11 @@ def _invite(args: argparse.Namespace) -> int:
     from bot.store.sqlite import open_store
 
     bot = bot_username(args.bot)
+    if args.annotators is not None:
+        return _invite_annotators(args, bot)
+    if args.job or args.study:
+        raise StudyDataError("--job and --study go with --annotators")
+    args.out = args.out or Path("invitations.csv")
     check_out(args.out, args.n)
 
     async def make() -> list[str]:
@@ -384,6 +419,31 @@ def _invite(args: argparse.Namespace) -> int:
     write_invitations(codes, bot, args.out)
     print(f"{len(codes)} single-use invitations in {args.out} (code, link): each lets one")
     print("participant in; a used or unknown code is refused politely.")
+    return 0
+
+
+def _invite_annotators(args: argparse.Namespace, bot: str) -> int:
+    from bot.annotator_invitations import Invited, invite_annotators, write_annotators
+    from bot.invitations import check_out
+    from bot.store.sqlite import open_store
+
+    if not args.job:
+        raise StudyDataError("--annotators needs --job: the annotation job they rate for")
+    out = args.out or Path("annotators.csv")
+    check_out(out, args.annotators)
+
+    async def make() -> Invited:
+        store = await open_store(args.db)
+        try:
+            return await invite_annotators(store, args.study, args.job, args.annotators)
+        finally:
+            await store.close()
+
+    invited = asyncio.run(make())
+    write_annotators(invited, bot, out)
+    print(f"{len(invited.annotators)} annotators of job {invited.job!r} in {out} (annotator,")
+    print(f"job, code, link); the job has {invited.targets} targets ({invited.new_targets} new).")
+    print("Annotators are not participants: each link lets one annotator in, once.")
     return 0
 
 

@@ -26,12 +26,19 @@ class Privacy:
             raise StudyDataError(f"{SECRET_ENV} must be at least 16 characters long")
         key = secret.encode()
         self._pseudonym_key = hmac.digest(key, b"ozlab pseudonym", "sha256")
+        self._annotator_key = hmac.digest(key, b"ozlab annotator chat", "sha256")
         fernet_key = hmac.digest(key, b"ozlab chat id", "sha256")
         self._fernet = Fernet(base64.urlsafe_b64encode(fernet_key))
 
     def pseudonym(self, telegram_id: int) -> str:
         digest = hmac.new(self._pseudonym_key, str(telegram_id).encode(), hashlib.sha256)
         return "p" + digest.hexdigest()[:15]
+
+    def annotator_chat(self, telegram_id: int) -> str:
+        """The keyed hash an annotator's chat is known by: under a key of its own, so that
+        an annotator who also took part as a participant cannot be linked to their answers."""
+        digest = hmac.new(self._annotator_key, str(telegram_id).encode(), hashlib.sha256)
+        return "c" + digest.hexdigest()[:31]
 
     def seal(self, data: str) -> str:
         return self._fernet.encrypt(data.encode()).decode()

@@ -248,3 +248,39 @@ class PaymentStatus(StrEnum):
     DECLINED = "declined"
     TIMED_OUT = "timed_out"  # abandoned, and the study closed their session
     WITHDRAWN = "withdrawn"  # erased: only the platform id and the time given remain
+
+
+# --- annotation (issue 11): annotators rate stored conversations afterwards ----------------
+
+
+class AnnotationLevel(StrEnum):
+    """What one annotation target is."""
+
+    EXCHANGE = "exchange"  # one system reply, with the conversation up to it
+    SESSION = "session"  # a whole conversation (overall ratings)
+
+
+class AnnotationRound(StrEnum):
+    """Why an annotator rates a target."""
+
+    FIRST = "first"  # one of the annotators every target gets
+    ADJUDICATION = "adjudication"  # one more, because the first ones disagreed
+
+
+class AnnotatorClaim(StrEnum):
+    """What the store says of an annotator's invitation code (``/start ann-CODE``)."""
+
+    JOINED = "joined"  # a free code: this chat is now that annotator
+    RETURNING = "returning"  # the same chat with its own code again
+    TAKEN = "taken"  # another chat holds the code: refused
+    UNKNOWN = "unknown"  # no annotator has this code
+    DROPPED = "dropped"  # the annotator was declared dropped: the code is spent
+
+
+class RatingOutcome(StrEnum):
+    """What became of one annotation the flow recorded."""
+
+    RECORDED = "recorded"
+    UNCHANGED = "unchanged"  # the same rating again (a double tap): nothing written
+    NOT_ASSIGNED = "not_assigned"  # not a target of this annotator (an old button)
+    LOCKED = "locked"  # the target is done: a rating changes only once it is reopened (/back)

@@ -193,6 +193,22 @@ def _balanced(
     return [(sc, system_of[sc]) for sc in _in_order(study, list(system_of), rng)]
 
 
+def balance_holds(scenarios: int, systems: int, tasks: int, *, between: bool) -> bool:
+    """Whether ``balanced`` keeps every cell within one session of every other (see
+    ``_balanced``): the participants' blocks of ``tasks`` cells tile the rings."""
+    rings = _rings(scenarios, systems, between)
+    return len(rings) == 1 or all(len(ring) % tasks == 0 for ring in rings)
+
+
+def balancing_tasks(scenarios: int, systems: int, *, between: bool) -> list[int]:
+    """The numbers of tasks per participant for which ``balance_holds``."""
+    return [
+        tasks
+        for tasks in range(1, scenarios + 1)
+        if balance_holds(scenarios, systems, tasks, between=between)
+    ]
+
+
 def _rings(scenarios: int, systems: int, between: bool) -> list[list[tuple[int, int]]]:
     """Cycles of (scenario, system) index pairs that together hold every cell once.
 

@@ -11,13 +11,17 @@ stops the check.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
+from bot.errors import SystemSetupError
 from questionnaires.models import Condition, Questionnaire
+from scenarios.check_design import design_warnings
 from scenarios.check_systems import system_problems
+from scenarios.jobs import AnnotationJob
 from scenarios.loading import StudyError, load_study, study_document
 from scenarios.models import Scenario, ScenarioText, StudyBundle, Texts
 from scenarios.sentences import catalogue
@@ -92,6 +96,22 @@ def _scenario(bundle: StudyBundle, scenario: Scenario) -> str:
     return f"scenario {scenario.id}: " + "; ".join(parts)
 
 
+def _job(job: AnnotationJob) -> str:
+    rated = [
+        f"each {level} ({', '.join(ids)})"
+        for level, ids in (("exchange", job.rate.exchange), ("session", job.rate.session))
+        if ids
+    ]
+    rule = job.adjudication.third_annotator_when if job.adjudication else None
+    parts = [" and ".join(rated), _count(job.annotators, "annotator")]
+    if rule is not None:
+        parts.append("one more where they disagree")
+    parts.append("each seen once, in order" if job.seen_once_in_order else "revisitable")
+    if job.sessions.sample is not None:
+        parts.append(f"a sample of {job.sessions.sample.n} sessions by system")
+    return f"annotation job {job.id}: " + ", ".join(parts)
+
+
 def summary(bundle: StudyBundle) -> str:
     """What was loaded, so that a researcher sees the study they meant."""
     study = bundle.study
@@ -111,6 +131,7 @@ def summary(bundle: StudyBundle) -> str:
     lines.extend(_scenario(bundle, bundle.scenario(s)) for s in study.scenarios)
     if study.post_study:
         lines.append(f"after the study: {', '.join(study.post_study)}")
+    lines.extend(_job(job) for job in bundle.jobs.values())
     languages = bundle.languages()
     if len(languages) > 1:
         lines.append(f"languages: {', '.join(languages)}")
@@ -169,13 +190,35 @@ def missing_translations(bundle: StudyBundle) -> dict[str, list[str]]:
     return found
 
 
-def check(ref: str | Path, env: Mapping[str, str] | None = None) -> None:
+def check(ref: str | Path, env: Mapping[str, str] | None = None, *, ping: bool = False) -> None:
     """Validate the study ``ref`` (a path or a shipped name), build its systems with ``env``
-    (the process's environment unless given) and print its summary; a broken study raises
-    :class:`~scenarios.loading.StudyError`, which the CLI prints."""
+    (the process's environment unless given) and print its summary and the warnings about
+    its design; a broken study raises :class:`~scenarios.loading.StudyError`, which the CLI
+    prints. ``ping`` then sends every networked system one message (``bot.systems.ping``):
+    one that fails raises :class:`~bot.errors.SystemSetupError`, finding it is the point."""
     bundle = load_study(ref)
     environment = os.environ if env is None else env
-    problems = system_problems(study_document(ref), bundle.study.systems, environment)
+    document = study_document(ref)
+    problems = system_problems(document, bundle.study.systems, environment)
     if problems:
         raise StudyError(problems)
     print(summary(bundle))
+    for warning in design_warnings(bundle.study):
+        line, field = document.where(warning.loc)
+        print(f"{document.file}:{line}: warning: {field}: {warning.message}")
+    if ping:
+        _ping(bundle, environment)
+
+
+def _ping(bundle: StudyBundle, env: Mapping[str, str]) -> None:
+    from bot.systems.ping import ping_lines, ping_systems  # aiohttp: only when asked
+
+    pings = asyncio.run(ping_systems(bundle, env))
+    for line in ping_lines(pings):
+        print(line, flush=True)
+    failed = [ping.system_id for ping in pings if not ping.up]
+    if failed:
+        raise SystemSetupError(
+            f"{len(failed)} of {len(pings)} systems did not answer the ping with a reply the"
+            f" bot can use: {', '.join(failed)} (see above)"
+        )

@@ -22,7 +22,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from questionnaires.models import Questionnaire
+from scenarios import loading_jobs
 from scenarios import loading_rules as rules
+from scenarios.jobs import AnnotationJob
 from scenarios.loading_stimuli import (
     STIMULI_SUFFIXES,
     check_template,
@@ -81,6 +83,7 @@ class _Shelf:
 _STUDIES = _Shelf("study", "studies", "scenarios", ("library", "studies"))
 _SCENARIOS = _Shelf("scenario", "scenarios", "scenarios", ("library", "scenarios"))
 _QUESTIONNAIRES = _Shelf("questionnaire", "questionnaires", "questionnaires", ("library",))
+_JOBS = _Shelf("annotation job", "jobs", "scenarios", ("library", "jobs"))
 
 
 def _resource(package: str, *parts: str) -> Traversable:
@@ -114,6 +117,7 @@ class _StudyLoader:
         self.documents: dict[tuple[str, str], Document] = {}
         self.uses: list[rules.Use] = []
         self.stimuli: dict[str, tuple[Stimulus, ...]] = {}
+        self.jobs: dict[str, AnnotationJob] = {}
         self.language = "en"
 
     def open(
@@ -223,6 +227,71 @@ class _StudyLoader:
                 return
             check_template(table, columns, self.problems)
 
+    def follow_jobs(self, document: Document) -> None:
+        """Load the annotation jobs the study names (an id, or a path beside the study),
+        the instruments each names, and check them against the study."""
+        refs = document.data.get("annotation_jobs")
+        if not isinstance(refs, list):
+            return  # missing or not a list: validation already says so
+        seen: dict[str, int] = {}
+        for index, ref in enumerate(refs):
+            if not isinstance(ref, str):
+                continue
+            found = self.find_job(ref)
+            message = None
+            if ref in seen:
+                message = (
+                    f"annotation job {ref!r} is listed twice (also annotation_jobs[{seen[ref]}])"
+                )
+            elif isinstance(found, str):
+                message = found
+            seen.setdefault(ref, index)
+            if message or isinstance(found, str):
+                self.problems.append(document.problem(("annotation_jobs", index), message or ""))
+                continue
+            file, resource = found
+            job_document, job = self.open(file, resource, AnnotationJob)
+            if job_document is None:
+                continue
+            if not _looks_like_path(ref):
+                self.check_id(job_document, ref)
+            for ref_id, loc in loading_jobs.instrument_refs(job_document):
+                if _ID.fullmatch(ref_id) and not self.load(ref_id, _QUESTIONNAIRES):
+                    local = self.local(ref_id, _QUESTIONNAIRES)
+                    message = (
+                        f"no questionnaire {ref_id!r}: neither {local} nor the shipped"
+                        f" {_QUESTIONNAIRES.shipped_name(ref_id)} exists"
+                    )
+                    self.problems.append(job_document.problem(loc, message))
+                elif not _ID.fullmatch(ref_id):
+                    message = f"{ref_id!r} is not a questionnaire id"
+                    self.problems.append(job_document.problem(loc, message))
+            self.problems += loading_jobs.job_problems(
+                job_document, self.questionnaires, document.data
+            )
+            if job is not None:
+                if job.id in self.jobs:
+                    message = f"two annotation jobs have the id {job.id!r}"
+                    self.problems.append(job_document.problem(("id",), message))
+                self.jobs[job.id] = job
+
+    def find_job(self, ref: str) -> tuple[Path, Resource] | str:
+        """A job file by id (beside the study, then shipped) or path; else the problem."""
+        if _looks_like_path(ref):
+            path = Path(ref) if Path(ref).is_absolute() else self.study_dir / ref
+            return (path, path) if path.is_file() else f"no annotation job file {path}"
+        if not _ID.fullmatch(ref):
+            return f"{ref!r} is not an annotation job id or a path to a .yaml file"
+        local, shipped = self.local(ref, _JOBS), _JOBS.shipped(ref)
+        if local.is_file():
+            return local, local
+        if shipped.is_file():
+            return Path(str(shipped)), shipped
+        return (
+            f"no annotation job {ref!r}: neither {local} nor the shipped "
+            f"{_JOBS.shipped_name(ref)} exists"
+        )
+
     def check_study(self, document: Document) -> None:
         """The rules that need the whole study: design size, where questionnaires are used,
         shared item ids."""
@@ -277,6 +346,7 @@ def load_study(ref: str | Path) -> StudyBundle:
         loader.follow(document, "scenarios", _SCENARIOS)
         for key in _QUESTIONNAIRE_KEYS["study"]:
             loader.follow(document, key, _QUESTIONNAIRES)
+        loader.follow_jobs(document)
         loader.check_study(document)
     if loader.problems or study is None:
         raise StudyError(_in_file_order(loader.problems, loader.files))
@@ -287,6 +357,7 @@ def load_study(ref: str | Path) -> StudyBundle:
             key: value for key, value in loader.questionnaires.items() if value is not None
         },
         stimuli=loader.stimuli,
+        jobs=loader.jobs,
     )
 
 

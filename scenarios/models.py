@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from questionnaires.models import Questionnaire, error_at, repeated_ids
 from scenarios.durations import Seconds
+from scenarios.jobs import AnnotationJob
 from scenarios.sentences import SOURCE, catalogue, code_of
 from scenarios.simulation import Simulation
 from scenarios.systems import OpenAISystem, SystemSpec
@@ -282,6 +283,9 @@ class Study(_Model):
     ``ozlab erase --expired`` erases those past it. None: kept until erased by hand."""
     withdrawals_by_system: bool = False
     """Count withdrawals per system as well as per study (the report shows both)."""
+    annotation_jobs: tuple[str, ...] = ()
+    """Annotation jobs rating this study's sessions afterwards: ids of files in
+    ``<study dir>/jobs/`` or shipped, or paths relative to the study file."""
     language: str = "en"
     """The language of ``texts``; participants whose Telegram is set to another language
     get its ``translations`` where given."""
@@ -349,6 +353,8 @@ class StudyBundle(_Model):
     questionnaires: dict[str, Questionnaire]
     stimuli: dict[str, tuple[Stimulus, ...]] = {}
     """Rating tasks' rows, by scenario id."""
+    jobs: dict[str, AnnotationJob] = {}
+    """The study's annotation jobs, by job id (their instruments are in questionnaires)."""
     _made: dict[object, tuple[StudyBundle, object]] = PrivateAttr(default_factory=dict)
     """What the engine asks on every step (the languages offered, translated scenarios),
     made once; each entry names its bundle, as ``model_copy`` shares this dict."""

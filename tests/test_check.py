@@ -111,7 +111,10 @@ def test_summary_tells_the_new_parts(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert check(str(study)) == 0
     out, err = capsys.readouterr()
     assert err == ""
-    lines = out.splitlines()
+    *lines, warning = out.splitlines()
+    # Two of three scenarios between subjects cannot stay balanced (tests/test_check_design).
+    assert warning.startswith(f"{study}:{line_of(text.splitlines(), 'tasks_per_participant: 2')}:")
+    assert "warning: design.tasks_per_participant: a balanced design cannot" in warning
     assert lines[0].startswith("OK: study 'pilot' — 2 systems (shop-v1, shop-v0), 3 scenarios")
     assert lines[1:-1] == [
         "  design: balanced (seed 1); each participant: 2 of 3 scenarios in random order; "

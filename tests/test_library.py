@@ -27,6 +27,7 @@ from tests.store_reads import pick
 LIBRARY = Path(str(files("scenarios") / "library"))
 SCENARIOS = LIBRARY / "scenarios"
 STUDIES = LIBRARY / "studies"
+JOBS = LIBRARY / "jobs"
 QUESTIONNAIRES = Path(str(files("questionnaires") / "library"))
 
 PROTOCOL_STUDIES = {"hmd", "idial", "hri-cues", "e2e-nlg", "xrec"}
@@ -77,6 +78,9 @@ def _questionnaires_named(study: str) -> set[str]:
         scenario_data = _raw(SCENARIOS / f"{scenario}.yaml")
         for key in ("post_task", "exchange", "rate_with"):
             names |= set(scenario_data.get(key, []))
+    for job in data.get("annotation_jobs", []):
+        rate = _raw(JOBS / f"{job}.yaml")["rate"]
+        names |= set(rate.get("exchange", [])) | set(rate.get("session", []))
     return names
 
 
@@ -311,7 +315,11 @@ async def test_the_chat_companion_answers_the_scripted_opening_line() -> None:
 def test_the_hri_cues_study_loads() -> None:
     bundle = _loaded("hri-cues")
     assert bundle.study.systems[0].id == "companion"
-    assert set(bundle.questionnaires) == {"hri-cues-self-report"}
+    # the participants answer the self-report; the annotators' job brings the two others
+    assert set(bundle.questionnaires) == {"hri-cues-self-report", "hri-cues", "hri-cues-overall"}
+    job = bundle.jobs["hri-cues"]
+    assert (job.rate.exchange, job.rate.session) == (("hri-cues",), ("hri-cues-overall",))
+    assert (job.annotators, job.seen_once_in_order, job.adjudication) == (3, True, None)
 
 
 async def test_the_hri_cues_study_is_played_with_the_chat_companion(

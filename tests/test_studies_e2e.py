@@ -104,4 +104,11 @@ async def test_a_shipped_study_stores_what_participants_gave(
     played_scenarios = {s["scenario_id"] for s in sessions}
     assert played_scenarios == set(bundle.study.scenarios)  # every scenario was played
     asked = {r["questionnaire_id"] for r in stored["responses"]}
-    assert asked == set(bundle.questionnaires)  # and every instrument was asked
+    study = bundle.study
+    for_participants = {*study.screening, *study.post_study} | {
+        q
+        for scenario in bundle.scenarios.values()
+        for q in (*scenario.post_task, *scenario.exchange, *scenario.rate_with)
+    }
+    assert for_participants <= set(bundle.questionnaires)  # the rest are annotators'
+    assert asked == for_participants  # and every instrument was asked

@@ -56,9 +56,13 @@ class BotApiEmulator:
         bot_first_name: str = "Ozlab Test",
         call_log_size: int = 10_000,
         flood: FloodRules | None = None,
+        first_update_id: int = 1,
     ) -> None:
         """``flood`` answers messages beyond Telegram's flood limits with 429, as Telegram
-        does; without it every message is accepted at once."""
+        does; without it every message is accepted at once. ``first_update_id``: where the
+        update ids begin; on a study database that a bot has run on, after the highest it
+        has seen (``StudyStore.highest_update_id``), or the bot takes the new updates for
+        ones it has already handled."""
         self.token = token
         self.host = host
         self._wanted_port = port
@@ -80,7 +84,7 @@ class BotApiEmulator:
         self.flood = FloodControl(flood) if flood is not None else None
         """The flood limits enforced (``flood.refused`` counts the 429s), or None."""
         self._state_waiters = Waiters()
-        self.queue = UpdateQueue(on_park=self._state_waiters.wake)
+        self.queue = UpdateQueue(on_park=self._state_waiters.wake, first_id=first_update_id)
         self._chats: dict[int, ChatLog] = {}
         self._participants: dict[int, Participant] = {}
         self._queries: dict[str, Participant] = {}

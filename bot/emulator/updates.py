@@ -55,7 +55,11 @@ _CONFLICT = (
 class UpdateQueue:
     """Pending updates, offsets, long polls and delivery timing."""
 
-    def __init__(self, on_park: Callable[[], None] | None = None) -> None:
+    def __init__(self, on_park: Callable[[], None] | None = None, *, first_id: int = 1) -> None:
+        """``first_id``: the id of the first update, as Telegram's go on from the bot's
+        last one (never from 1 again for a bot that already had updates)."""
+        if first_id < 1:
+            raise ValueError(f"update ids start at 1 or more, not {first_id}")
         self.delivery_times: dict[int, float] = {}
         """update_id -> ``time.monotonic()`` when ``getUpdates`` first handed it out."""
         self.created_times: dict[int, float] = {}
@@ -70,7 +74,7 @@ class UpdateQueue:
         self._updates: dict[int, dict[str, Any]] = {}
         self._pending: list[int] = []  # sorted
         self._redelivered: set[int] = set()  # re-queued by redeliver(), not yet handed out
-        self._next_id = 1
+        self._next_id = first_id
         self._polls = Waiters()
         self._poll_seq = 0
 

@@ -94,10 +94,15 @@ def erase_participant(
 
 
 def drop_chat_keys(conn: sqlite3.Connection) -> int:
-    """Every encrypted chat id (a study is closed: nobody is to be written to again)."""
-    return conn.execute(
+    """Every encrypted chat id, annotators' too (a study is closed: nobody is to be written
+    to again)."""
+    participants = conn.execute(
         "UPDATE participants SET chat_key = NULL WHERE chat_key IS NOT NULL"
     ).rowcount
+    annotators = conn.execute(
+        "UPDATE annotators SET chat_key = NULL WHERE chat_key IS NOT NULL"
+    ).rowcount
+    return participants + annotators
 
 
 def expired_participants(conn: sqlite3.Connection, study_id: str, before: float) -> list[str]:

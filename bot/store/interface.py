@@ -11,14 +11,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from bot.store.model import (
+    AnnotatableSession,
+    AnnotationJobRecord,
+    AnnotationProgress,
+    AnnotationRating,
+    AnnotationState,
+    AnnotationTarget,
+    AnnotationTask,
+    Annotator,
+    AssignmentPlan,
     BulkRows,
     Command,
     Erased,
     ImportContext,
     ImportedAnswer,
+    ImportedRating,
     ImportOutcome,
     LiveParticipant,
     PaymentRecord,
+    RatingsImported,
     SessionRecord,
     SnapshotInfo,
     SnapshotSink,
@@ -27,7 +38,16 @@ from bot.store.model import (
     SystemSummary,
     Transcript,
 )
-from bot.vocabulary import CommandKind, CommandOutcome, Gate, GateScope, Invitation
+from bot.vocabulary import (
+    AnnotationLevel,
+    AnnotatorClaim,
+    CommandKind,
+    CommandOutcome,
+    Gate,
+    GateScope,
+    Invitation,
+    RatingOutcome,
+)
 
 if TYPE_CHECKING:
     from bot.engine.effects import Record
@@ -46,11 +66,17 @@ class StudyStore(Protocol):
         ...
 
     async def remember_updates(self, updates: Sequence[tuple[int, str]]) -> set[int]:
-        """Store sealed updates before Telegram forgets them; the ids that were new."""
+        """Store sealed updates before Telegram forgets them; the ids that were new (an id
+        handled more than Telegram's 24 hours of redelivery ago is new again)."""
         ...
 
     async def pending_updates(self) -> list[tuple[int, str]]:
         """Updates stored but not yet handled (after a crash), in order."""
+        ...
+
+    async def highest_update_id(self) -> int:
+        """The highest update id the inbox has seen (0 for none): a local Bot API emulator
+        started on this database numbers its updates after it."""
         ...
 
     async def load_participants(self, study_id: str) -> list[StoredParticipant]:
@@ -250,4 +276,120 @@ class StudyStore(Protocol):
         """A copy of the whole study as it stood at one instant, taken while the bot runs
         (``ozlab backup``, from cron) and opened like the original. ``target`` is replaced
         only by a complete, checked copy; the live database itself is refused."""
+        ...
+
+    # --- annotation (issue 11): annotators rate stored conversations ---------------------
+    # Annotators are not participants: never in the participant tables or counts. Who rates
+    # what is planned outside the store (``scenarios.annotation_assignment``) from
+    # ``annotation_state`` and applied with ``apply_assignment_plan``.
+
+    async def save_annotation_job(self, job: AnnotationJobRecord) -> None:
+        """Keep an annotation job as its file now says (targets and ratings stay)."""
+        ...
+
+    async def annotation_jobs(self) -> list[AnnotationJobRecord]:
+        """Every annotation job stored, oldest first."""
+        ...
+
+    async def annotatable_sessions(self) -> list[AnnotatableSession]:
+        """Every session with the turns the system answered: what targets are built from."""
+        ...
+
+    async def add_annotation_targets(self, job: str, targets: Sequence[AnnotationTarget]) -> int:
+        """Targets new to a stored job (one stored already stays as it is); how many."""
+        ...
+
+    async def annotation_targets(self, job: str) -> list[AnnotationTarget]:
+        """A job's targets in the order they are shown."""
+        ...
+
+    async def add_annotators(
+        self, job: str, annotators: Sequence[tuple[str, str | None]]
+    ) -> list[str]:
+        """Annotators (pseudonym, invitation code) of a stored job; the pseudonyms that
+        were new (a pseudonym or code stored already is left as it is)."""
+        ...
+
+    async def annotators(self, job: str | None = None) -> list[Annotator]:
+        """The annotators of a job (of every job without one), in the order they were made."""
+        ...
+
+    async def claim_annotator(
+        self, code: str, chat_hash: str, chat_key: str | None = None
+    ) -> tuple[AnnotatorClaim, Annotator | None]:
+        """``/start ann-CODE`` from a chat (its keyed hash; its id sealed, to write to it
+        after a restart): a free code becomes that chat's annotator; the same chat again is
+        returning; another chat is refused."""
+        ...
+
+    async def annotator_for_chat(self, chat_hash: str) -> Annotator | None:
+        """The annotator a chat is (the one it joined last, unless dropped)."""
+        ...
+
+    async def set_annotator_paused(self, annotator_id: str, paused: bool) -> bool:
+        """An annotator paused or resumed; False for an unknown annotator."""
+        ...
+
+    async def drop_annotator(self, annotator_id: str) -> bool:
+        """Declared dropped: open targets go to others at the next planning, finished
+        ratings stay; False when unknown or dropped already."""
+        ...
+
+    async def annotation_state(self, job: str) -> AnnotationState | None:
+        """What a job's assignment is planned from, read at one instant; None: no such job."""
+        ...
+
+    async def apply_assignment_plan(self, job: str, plan: AssignmentPlan, version: int) -> bool:
+        """The plan, when the job is still at ``version`` (the state it was made from);
+        False: something changed, plan again from a fresh state."""
+        ...
+
+    async def next_annotation_target(self, annotator_id: str) -> AnnotationTask | None:
+        """The annotator's first open target with its conversation up to and including the
+        exchange, their earlier answers and their progress; None when nothing is open."""
+        ...
+
+    async def record_annotation(
+        self,
+        annotator_id: str,
+        job: str,
+        target: str,
+        level: AnnotationLevel,
+        instrument_id: str,
+        item_id: str,
+        value: int | None = None,
+        label: str | None = None,
+        text: str | None = None,
+    ) -> RatingOutcome:
+        """One item's rating, in the round the target is assigned in: once per annotator,
+        target, item and round (the same again changes nothing); refused for a target not
+        assigned to the annotator, and (locked) for a target done, until it is reopened."""
+        ...
+
+    async def finish_annotation_target(
+        self, annotator_id: str, job: str, target: str, level: AnnotationLevel
+    ) -> bool:
+        """The annotator is done with the target; False when not theirs or done already."""
+        ...
+
+    async def reopen_annotation_target(self, annotator_id: str) -> AnnotationTask | None:
+        """``/back``: the target the annotator finished last, open again; None when the
+        job is seen-once, nothing is done yet, or its adjudication has started."""
+        ...
+
+    async def annotation_progress(self) -> list[AnnotationProgress]:
+        """Per job and annotator: targets and conversations assigned and done (console)."""
+        ...
+
+    async def annotation_ratings(self) -> list[AnnotationRating]:
+        """Every rating of every job, each with its job, target, level, session, turn,
+        system and scenario: what analytics reads (not the partial ratings of a target
+        that was given to someone else when its annotator dropped out)."""
+        ...
+
+    async def import_annotations(
+        self, job: AnnotationJobRecord, ratings: Sequence[ImportedRating], *, dry_run: bool = False
+    ) -> RatingsImported:
+        """Ratings from a file: all or none (never on a dry run), with the job, targets and
+        annotators they need; ratings stored already refuse the whole import."""
         ...

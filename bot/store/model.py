@@ -12,11 +12,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from bot.vocabulary import (
+    AnnotationLevel,
+    AnnotationRound,
     AnswerStatus,
     CommandKind,
     EndReason,
     EventKind,
     Moment,
+    Origin,
     PaymentStatus,
     ReplySource,
     SessionState,
@@ -319,3 +322,204 @@ class PaymentRecord:
     def seconds(self) -> float:
         """The time they gave the study."""
         return max(0.0, self.last_at - self.arrived_at)
+
+
+# --- annotation (issue 11): annotators are not participants ------------------------------
+
+
+@dataclass(frozen=True)
+class AnnotationRating:
+    """One rating of one item by one annotator: what analytics reads (``annotation_ratings``).
+
+    ``level`` is ``exchange`` or ``session``; ``target`` is ``SESSION#TURN`` for an
+    exchange, the session id for a session, or an outside id (imported); ``round`` is
+    ``first`` or ``adjudication``; ``origin`` is ``telegram`` or ``import``; ``value`` is
+    the answer as stored (the point of a scale, 1/0 for yes/no, the text of free text);
+    ``recorded_at`` is ISO 8601 in UTC."""
+
+    job: str
+    level: str
+    target: str
+    session_id: str | None
+    turn: int | None
+    system: str | None
+    scenario: str | None
+    annotator: str
+    instrument_id: str
+    item_id: str
+    value: str
+    round: str
+    origin: str
+    recorded_at: str
+
+
+@dataclass(frozen=True)
+class AnnotatableSession:
+    """A stored session as a job's targets are built from it: the turns the system
+    answered (an exchange without a reply has nothing to rate)."""
+
+    session_id: str
+    study_id: str
+    system: str
+    scenario: str
+    state: SessionState
+    turns: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class AnnotationJobRecord:
+    """An annotation job as the store keeps it: its file as JSON, and what the store
+    itself enforces (no revisiting; when silence counts as dropping out)."""
+
+    job: str
+    study_id: str
+    definition: str
+    seen_once: bool
+    drop_out_after: float | None = None
+    version: int = 0
+
+
+@dataclass(frozen=True)
+class Annotator:
+    """An annotator of one job: a pseudonym, never a participant."""
+
+    annotator_id: str
+    job: str
+    origin: Origin
+    code: str | None = None
+    chat_key: str | None = None  # the chat id, encrypted (to write to them after a restart)
+    joined_at: float | None = None
+    last_active_at: float | None = None
+    paused: bool = False
+    dropped: bool = False
+
+
+@dataclass(frozen=True)
+class AnnotationTarget:
+    """One thing to rate: an exchange or a session (or outside material, imported), with
+    the session's system and scenario kept so nothing is pooled across them."""
+
+    job: str
+    target: str
+    level: AnnotationLevel
+    position: int
+    session_id: str | None = None
+    turn: int | None = None
+    system: str | None = None
+    scenario: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, AnnotationLevel]:
+        return (self.job, self.target, self.level)
+
+
+@dataclass(frozen=True)
+class AnnotationAssignment:
+    """Who is to rate a target, in which round, and whether they finished it."""
+
+    target: str
+    level: AnnotationLevel
+    annotator: str
+    round: AnnotationRound
+    assigned_at: float
+    done_at: float | None = None
+
+
+@dataclass(frozen=True)
+class FirstRating:
+    """A finished first-round rating, as the adjudication rule reads it."""
+
+    target: str
+    level: AnnotationLevel
+    annotator: str
+    item_id: str
+    value: int | None
+    text: str | None
+
+
+@dataclass(frozen=True)
+class AnnotationState:
+    """Everything the assignment of one job is planned from, read at one instant;
+    ``version`` is handed back with the plan so that a plan made from a stale state is
+    refused."""
+
+    job: AnnotationJobRecord
+    targets: tuple[AnnotationTarget, ...]
+    annotators: tuple[Annotator, ...]
+    assignments: tuple[AnnotationAssignment, ...]  # those not released
+    first_ratings: tuple[FirstRating, ...]
+    version: int
+
+
+@dataclass(frozen=True)
+class AssignmentPlan:
+    """What the planner decided: new assignments, and open ones given up (released)."""
+
+    assign: tuple[tuple[str, AnnotationLevel, str, AnnotationRound], ...] = ()
+    release: tuple[tuple[str, AnnotationLevel, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class AnnotationTask:
+    """The next target an annotator rates: the conversation up to and including the
+    exchange (all of it for a session), what they answered already, and where they stand
+    (exchange ``exchange_number`` of ``exchanges`` · conversation ``conversation_number`` of
+    ``conversations``; exchange numbers are 0 for a session-level target)."""
+
+    target: AnnotationTarget
+    round: AnnotationRound
+    conversation: tuple[TranscriptExchange, ...]
+    answers: Mapping[str, str]  # item id -> value as stored, for a target rated before
+    exchange_number: int
+    exchanges: int
+    conversation_number: int
+    conversations: int
+    next_message: str | None = None
+    """The participant's next message after the exchange (HRI CUES rates "the robot's
+    response and the participant's subsequent input"); None for the last one."""
+
+
+@dataclass(frozen=True)
+class AnnotationProgress:
+    """One annotator's progress in one job (the console)."""
+
+    job: str
+    annotator: str
+    assigned: int
+    done: int
+    conversations: int
+    conversations_done: int
+    joined: bool
+    paused: bool
+    dropped: bool
+    last_active_at: float | None
+
+
+@dataclass(frozen=True)
+class ImportedRating:
+    """One rating from a file (``ozlab import annotations``), checked against its
+    instrument, as the store keeps it."""
+
+    line: int
+    target: AnnotationTarget
+    annotator: str
+    instrument_id: str
+    item_id: str
+    value: int | None = None
+    label: str | None = None
+    text: str | None = None
+    round: AnnotationRound = AnnotationRound.FIRST
+    recorded_at: float | None = None
+
+
+@dataclass(frozen=True)
+class RatingsImported:
+    """What an import of ratings did: written, or not (a dry run, or ratings already
+    stored: the lines of those)."""
+
+    written: bool
+    ratings: int
+    targets: int
+    annotators: int
+    new_annotators: int
+    duplicates: tuple[int, ...] = ()

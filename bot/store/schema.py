@@ -281,7 +281,85 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE participants ADD COLUMN simulated INTEGER NOT NULL DEFAULT 0;  -- 1: simulated
     """,
-    # 11: linguistic stress tests (issue 12, IDIAL): a logged utterance changed by one
+    # 11: annotations (issue 11): annotators are not participants. An annotation job (its
+    # definition as JSON), the targets it rates (an exchange 'SESSION#TURN' or a whole
+    # session, or material from outside the study), who is to rate which target in which
+    # round, and the ratings. A target is keyed by job, target and level, with its session,
+    # system and scenario kept, so nothing is pooled across them. Annotators are known by a
+    # pseudonym ('A-xxxx') and, once they joined in Telegram, by a keyed hash of their chat
+    # (never the Telegram id). Erasing a participant deletes their sessions: the triggers
+    # take the annotations of those sessions with them; an annotator's ratings are kept.
+    """
+    CREATE TABLE annotation_jobs (
+        job            TEXT PRIMARY KEY,
+        study_id       TEXT NOT NULL,
+        definition     TEXT NOT NULL,      -- the job file, as JSON
+        seen_once      INTEGER NOT NULL,   -- 1: in order, never revisited
+        drop_out_after REAL,               -- seconds of silence that count as dropping out
+        version        INTEGER NOT NULL DEFAULT 0,  -- grows with every change (planning)
+        created_at     REAL NOT NULL
+    );
+    CREATE TABLE annotators (
+        id             TEXT PRIMARY KEY,   -- pseudonym 'A-xxxx'
+        job            TEXT NOT NULL REFERENCES annotation_jobs(job),
+        code           TEXT UNIQUE,        -- 'ann-CODE'; NULL for imported annotators
+        chat_hash      TEXT,               -- keyed hash of the Telegram id, once joined
+        chat_key       TEXT,               -- the chat id, encrypted; NULL once dropped
+        origin         TEXT NOT NULL,      -- telegram | import
+        created_at     REAL NOT NULL,
+        joined_at      REAL,
+        last_active_at REAL,
+        paused         INTEGER NOT NULL DEFAULT 0,
+        dropped_at     REAL,
+        UNIQUE (job, chat_hash)
+    );
+    CREATE INDEX annotators_by_chat ON annotators(chat_hash);
+    CREATE TABLE annotation_targets (
+        id          INTEGER PRIMARY KEY,
+        job         TEXT NOT NULL REFERENCES annotation_jobs(job),
+        target      TEXT NOT NULL,         -- 'SESSION#TURN', 'SESSION', or an outside id
+        level       TEXT NOT NULL,         -- exchange | session
+        session_id  TEXT,
+        turn        INTEGER,
+        system_id   TEXT,
+        scenario_id TEXT,
+        position    INTEGER NOT NULL,      -- the order targets are shown in
+        UNIQUE (job, target, level)
+    );
+    CREATE INDEX annotation_targets_by_session ON annotation_targets(session_id);
+    CREATE TABLE annotation_assignments (
+        target_id   INTEGER NOT NULL REFERENCES annotation_targets(id),
+        annotator   TEXT NOT NULL REFERENCES annotators(id),
+        round       TEXT NOT NULL,         -- first | adjudication
+        assigned_at REAL NOT NULL,
+        done_at     REAL,
+        released_at REAL,                  -- given to someone else (the annotator dropped out)
+        PRIMARY KEY (target_id, annotator)
+    );
+    CREATE INDEX annotation_assignments_by_annotator ON annotation_assignments(annotator);
+    CREATE TABLE annotations (
+        id            INTEGER PRIMARY KEY,
+        target_id     INTEGER NOT NULL REFERENCES annotation_targets(id),
+        annotator     TEXT NOT NULL REFERENCES annotators(id),
+        instrument_id TEXT NOT NULL,
+        item_id       TEXT NOT NULL,
+        value         INTEGER,             -- as answers: the point of a scale, 1/0 for yes/no
+        label         TEXT,
+        text          TEXT,                -- free text, or options coded as words
+        round         TEXT NOT NULL,       -- first | adjudication
+        origin        TEXT NOT NULL,       -- telegram | import
+        recorded_at   REAL NOT NULL,
+        UNIQUE (target_id, annotator, item_id, round)
+    );
+    CREATE TRIGGER annotations_go_with_their_session AFTER DELETE ON sessions BEGIN
+        DELETE FROM annotations WHERE target_id IN
+            (SELECT id FROM annotation_targets WHERE session_id = OLD.id);
+        DELETE FROM annotation_assignments WHERE target_id IN
+            (SELECT id FROM annotation_targets WHERE session_id = OLD.id);
+        DELETE FROM annotation_targets WHERE session_id = OLD.id;
+    END;
+    """,
+    # 12: linguistic stress tests (issue 12, IDIAL): a logged utterance changed by one
     # phenomenon, and per test and system the replay of the logged prefix, unchanged and
     # perturbed, in a fresh conversation; verdicts by judge (auto, human, llm). Only these
     # tables are written by a run: live sessions are never touched. A session's erasure

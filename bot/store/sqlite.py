@@ -28,7 +28,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from bot.engine import effects as fx
 from bot.errors import StoreError
-from bot.store import applying, erasure, loading, reads, recruiting, stress
+from bot.store import (
+    annotating,
+    annotation_flow,
+    annotation_ratings,
+    applying,
+    erasure,
+    loading,
+    reads,
+    recruiting,
+    stress,
+)
 from bot.store.applying import Tx
 from bot.store.backup import take_backup
 from bot.store.connection import (
@@ -41,14 +51,25 @@ from bot.store.connection import (
 )
 from bot.store.definition import masked_definition
 from bot.store.model import (
+    AnnotatableSession,
+    AnnotationJobRecord,
+    AnnotationProgress,
+    AnnotationRating,
+    AnnotationState,
+    AnnotationTarget,
+    AnnotationTask,
+    Annotator,
+    AssignmentPlan,
     BulkRows,
     Command,
     Erased,
     ImportContext,
     ImportedAnswer,
+    ImportedRating,
     ImportOutcome,
     LiveParticipant,
     PaymentRecord,
+    RatingsImported,
     SessionRecord,
     SnapshotInfo,
     SnapshotSink,
@@ -59,7 +80,17 @@ from bot.store.model import (
 )
 from bot.store.snapshot import read_snapshot
 from bot.store.stress_records import Judgement, Replay, Review, StressResult, StressTest
-from bot.vocabulary import CommandKind, CommandOutcome, Gate, GateScope, Invitation, Origin
+from bot.vocabulary import (
+    AnnotationLevel,
+    AnnotatorClaim,
+    CommandKind,
+    CommandOutcome,
+    Gate,
+    GateScope,
+    Invitation,
+    Origin,
+    RatingOutcome,
+)
 
 if TYPE_CHECKING:
     from bot.stress.model import Perturbation, Utterance
@@ -71,6 +102,9 @@ T = TypeVar("T")
 Job = Callable[[Tx], Any]
 """A write: plain, synchronous SQL on the writer's connection, inside its transaction."""
 _BATCH = 500
+REDELIVERY_WINDOW = 24 * 3600.0
+"""Seconds Telegram keeps an update the bot has not confirmed: only within them can an id
+come again as a redelivery (the Bot API documents "not kept longer than 24 hours")."""
 
 
 async def open_store(
@@ -267,15 +301,22 @@ class SqliteStore:
         return await self._write(job)
 
     async def remember_updates(self, updates: Sequence[tuple[int, str]]) -> set[int]:
-        """Store sealed updates; returns the ids that were new (a redelivery is not)."""
+        """Store sealed updates; returns the ids that were new (a redelivery is not).
+
+        A redelivery is an id seen within Telegram's retention of unconfirmed updates; an
+        id handled longer ago than that is a new update (Telegram numbers on at random
+        after a week without updates), which takes the old row's place."""
         now = self._clock()
 
         def job(tx: Tx) -> set[int]:
             new: set[int] = set()
             for update_id, payload in updates:
                 cursor = tx.conn.execute(
-                    "INSERT OR IGNORE INTO inbox (update_id, received_at, payload) VALUES (?,?,?)",
-                    (update_id, now, payload),
+                    "INSERT INTO inbox (update_id, received_at, payload) VALUES (?,?,?)"
+                    " ON CONFLICT (update_id) DO UPDATE SET received_at = excluded.received_at,"
+                    " payload = excluded.payload, handled_at = NULL"
+                    " WHERE inbox.handled_at IS NOT NULL AND inbox.received_at < ?",
+                    (update_id, now, payload, now - REDELIVERY_WINDOW),
                 )
                 if cursor.rowcount:
                     new.add(update_id)
@@ -292,6 +333,13 @@ class SqliteStore:
                     " ORDER BY update_id"
                 ).fetchall()
             ]
+
+        return await self._read(query)
+
+    async def highest_update_id(self) -> int:
+        def query(conn: sqlite3.Connection) -> int:
+            row = conn.execute("SELECT max(update_id) FROM inbox").fetchone()
+            return int(row[0]) if row and row[0] is not None else 0
 
         return await self._read(query)
 
@@ -561,6 +609,113 @@ class SqliteStore:
         the reader's connection: the bot's writer is never held up."""
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._reads, take_backup, self._reader, self.path, target)
+
+    # --- annotation (issue 11): the SQL is in bot.store.annotating ------------------------
+
+    async def save_annotation_job(self, job: AnnotationJobRecord) -> None:
+        now = self._clock()
+        await self._write(lambda tx: annotating.save_job(tx.conn, job, now))
+
+    async def annotation_jobs(self) -> list[AnnotationJobRecord]:
+        return await self._read(annotating.annotation_jobs)
+
+    async def annotatable_sessions(self) -> list[AnnotatableSession]:
+        return await self._read(annotation_ratings.annotatable_sessions)
+
+    async def add_annotation_targets(self, job: str, targets: Sequence[AnnotationTarget]) -> int:
+        return await self._write(lambda tx: annotating.add_targets(tx.conn, job, targets))
+
+    async def annotation_targets(self, job: str) -> list[AnnotationTarget]:
+        return await self._read(lambda c: annotating.targets(c, job))
+
+    async def add_annotators(
+        self, job: str, annotators: Sequence[tuple[str, str | None]]
+    ) -> list[str]:
+        now = self._clock()
+        return await self._write(
+            lambda tx: annotating.add_annotators(tx.conn, job, annotators, Origin.TELEGRAM, now)
+        )
+
+    async def annotators(self, job: str | None = None) -> list[Annotator]:
+        return await self._read(lambda c: annotating.annotators(c, job))
+
+    async def claim_annotator(
+        self, code: str, chat_hash: str, chat_key: str | None = None
+    ) -> tuple[AnnotatorClaim, Annotator | None]:
+        now = self._clock()
+        return await self._write(
+            lambda tx: annotating.claim_annotator(tx.conn, code, chat_hash, chat_key, now)
+        )
+
+    async def annotator_for_chat(self, chat_hash: str) -> Annotator | None:
+        return await self._read(lambda c: annotating.annotator_for_chat(c, chat_hash))
+
+    async def set_annotator_paused(self, annotator_id: str, paused: bool) -> bool:
+        now = self._clock()
+        return await self._write(
+            lambda tx: annotating.set_paused(tx.conn, annotator_id, paused, now)
+        )
+
+    async def drop_annotator(self, annotator_id: str) -> bool:
+        now = self._clock()
+        return await self._write(lambda tx: annotating.drop_annotator(tx.conn, annotator_id, now))
+
+    async def annotation_state(self, job: str) -> AnnotationState | None:
+        return await self._read(lambda c: annotating.annotation_state(c, job))
+
+    async def apply_assignment_plan(self, job: str, plan: AssignmentPlan, version: int) -> bool:
+        now = self._clock()
+        return await self._write(lambda tx: annotating.apply_plan(tx.conn, job, plan, version, now))
+
+    async def next_annotation_target(self, annotator_id: str) -> AnnotationTask | None:
+        return await self._read(lambda c: annotation_flow.next_target(c, annotator_id))
+
+    async def record_annotation(
+        self,
+        annotator_id: str,
+        job: str,
+        target: str,
+        level: AnnotationLevel,
+        instrument_id: str,
+        item_id: str,
+        value: int | None = None,
+        label: str | None = None,
+        text: str | None = None,
+    ) -> RatingOutcome:
+        now, answer = self._clock(), (value, label, text)
+        return await self._write(
+            lambda tx: annotation_flow.record_rating(
+                tx.conn, annotator_id, job, target, level, instrument_id, item_id, answer, now
+            )
+        )
+
+    async def finish_annotation_target(
+        self, annotator_id: str, job: str, target: str, level: AnnotationLevel
+    ) -> bool:
+        now = self._clock()
+        return await self._write(
+            lambda tx: annotation_flow.finish_target(tx.conn, annotator_id, job, target, level, now)
+        )
+
+    async def reopen_annotation_target(self, annotator_id: str) -> AnnotationTask | None:
+        now = self._clock()
+        return await self._write(lambda tx: annotation_flow.reopen_last(tx.conn, annotator_id, now))
+
+    async def annotation_progress(self) -> list[AnnotationProgress]:
+        return await self._read(annotation_flow.progress)
+
+    async def annotation_ratings(self) -> list[AnnotationRating]:
+        return await self._read(annotation_ratings.ratings)
+
+    async def import_annotations(
+        self, job: AnnotationJobRecord, ratings: Sequence[ImportedRating], *, dry_run: bool = False
+    ) -> RatingsImported:
+        now = self._clock()
+        return await self._write(
+            lambda tx: annotation_ratings.import_ratings(
+                tx.conn, job, ratings, now, dry_run=dry_run
+            )
+        )
 
 
 if TYPE_CHECKING:

@@ -1,0 +1,332 @@
+"""Annotation jobs, annotators, targets and assignments, inside the writer's or the
+reader's transaction (the annotations migration); the annotator's flow is in
+``annotation_flow``, ratings for analytics and imports in ``annotation_ratings``.
+
+The store enforces what must hold whoever writes: a rating only for a target assigned to
+that annotator (an old button is refused), once per annotator, target, item and round (a
+double tap changes nothing), never changed once the target is done (unless reopened where
+the job allows revisiting); an invitation code taken by one chat only. Who is assigned
+what is planned outside the store (``scenarios.annotation_assignment``, pure) from one
+``AnnotationState`` and applied here only if nothing changed since that state was read
+(its ``version``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from bot.errors import StoreError
+from bot.store.model import (
+    AnnotationAssignment,
+    AnnotationJobRecord,
+    AnnotationState,
+    AnnotationTarget,
+    Annotator,
+    AssignmentPlan,
+    FirstRating,
+)
+from bot.vocabulary import (
+    AnnotationLevel,
+    AnnotationRound,
+    AnnotatorClaim,
+    Origin,
+)
+
+_ANNOTATOR_COLUMNS = (
+    "id, job, origin, code, chat_key, joined_at, last_active_at, paused, dropped_at"
+)
+TARGET_COLUMNS = "job, target, level, position, session_id, turn, system_id, scenario_id"
+
+
+def bump(conn: sqlite3.Connection, job: str) -> None:
+    conn.execute("UPDATE annotation_jobs SET version = version + 1 WHERE job = ?", (job,))
+
+
+def _annotator(row: Sequence[object]) -> Annotator:
+    ident, job, origin, code, key, joined, active, paused, dropped = row
+    return Annotator(
+        annotator_id=str(ident),
+        job=str(job),
+        origin=Origin(str(origin)),
+        code=None if code is None else str(code),
+        chat_key=None if key is None else str(key),
+        joined_at=None if joined is None else float(str(joined)),
+        last_active_at=None if active is None else float(str(active)),
+        paused=bool(paused),
+        dropped=dropped is not None,
+    )
+
+
+def target_of(row: Sequence[object]) -> AnnotationTarget:
+    job, target, level, position, session, turn, system, scenario = row
+    return AnnotationTarget(
+        job=str(job),
+        target=str(target),
+        level=AnnotationLevel(str(level)),
+        position=int(str(position)),
+        session_id=None if session is None else str(session),
+        turn=None if turn is None else int(str(turn)),
+        system=None if system is None else str(system),
+        scenario=None if scenario is None else str(scenario),
+    )
+
+
+def stored_value(value: object, text: object) -> str:
+    """A rating's value as analytics reads it: the number, else the text."""
+    if value is not None:
+        return str(value)
+    return "" if text is None else str(text)
+
+
+# --- jobs, targets, annotators ----------------------------------------------------------------
+
+
+def save_job(conn: sqlite3.Connection, job: AnnotationJobRecord, now: float) -> None:
+    """The job as its file now says (a changed file updates it; targets stay)."""
+    conn.execute(
+        "INSERT INTO annotation_jobs (job, study_id, definition, seen_once, drop_out_after,"
+        " created_at) VALUES (?,?,?,?,?,?) ON CONFLICT(job) DO UPDATE SET"
+        " study_id = excluded.study_id, definition = excluded.definition,"
+        " seen_once = excluded.seen_once, drop_out_after = excluded.drop_out_after,"
+        " version = version + 1",
+        (job.job, job.study_id, job.definition, int(job.seen_once), job.drop_out_after, now),
+    )
+
+
+def require_job(conn: sqlite3.Connection, job: str) -> None:
+    if conn.execute("SELECT 1 FROM annotation_jobs WHERE job = ?", (job,)).fetchone() is None:
+        raise StoreError(f"no annotation job {job!r} in this database")
+
+
+def annotation_jobs(conn: sqlite3.Connection) -> list[AnnotationJobRecord]:
+    return [
+        AnnotationJobRecord(str(job), str(study), str(definition), bool(once), drop, int(version))
+        for job, study, definition, once, drop, version in conn.execute(
+            "SELECT job, study_id, definition, seen_once, drop_out_after, version"
+            " FROM annotation_jobs ORDER BY created_at, job"
+        )
+    ]
+
+
+def add_targets(conn: sqlite3.Connection, job: str, targets: Sequence[AnnotationTarget]) -> int:
+    """Targets new to the job (one stored already is left as it is); how many."""
+    require_job(conn, job)
+    added = 0
+    for t in targets:
+        if t.job != job:
+            raise StoreError(f"target {t.target!r} belongs to job {t.job!r}, not {job!r}")
+        added += conn.execute(
+            f"INSERT OR IGNORE INTO annotation_targets ({TARGET_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+            (
+                t.job,
+                t.target,
+                t.level.value,
+                t.position,
+                t.session_id,
+                t.turn,
+                t.system,
+                t.scenario,
+            ),
+        ).rowcount
+    if added:
+        bump(conn, job)
+    return added
+
+
+def targets(conn: sqlite3.Connection, job: str) -> list[AnnotationTarget]:
+    return [
+        target_of(row)
+        for row in conn.execute(
+            f"SELECT {TARGET_COLUMNS} FROM annotation_targets WHERE job = ? ORDER BY position, id",
+            (job,),
+        )
+    ]
+
+
+def add_annotators(
+    conn: sqlite3.Connection,
+    job: str,
+    annotators: Sequence[tuple[str, str | None]],
+    origin: Origin,
+    now: float,
+) -> list[str]:
+    """Annotators (pseudonym, invitation code) new to the store; their pseudonyms."""
+    require_job(conn, job)
+    added: list[str] = []
+    for pseudonym, code in annotators:
+        taken = conn.execute(
+            "SELECT 1 FROM annotators WHERE id = ? OR (? IS NOT NULL AND code = ?)",
+            (pseudonym, code, code),
+        ).fetchone()
+        if taken is not None:
+            continue
+        conn.execute(
+            "INSERT INTO annotators (id, job, code, origin, created_at) VALUES (?,?,?,?,?)",
+            (pseudonym, job, code, origin.value, now),
+        )
+        added.append(pseudonym)
+    if added:
+        bump(conn, job)
+    return added
+
+
+def annotators(conn: sqlite3.Connection, job: str | None) -> list[Annotator]:
+    where, params = ("WHERE job = ?", (job,)) if job is not None else ("", ())
+    return [
+        _annotator(row)
+        for row in conn.execute(
+            f"SELECT {_ANNOTATOR_COLUMNS} FROM annotators {where} ORDER BY created_at, id", params
+        )
+    ]
+
+
+def claim_annotator(
+    conn: sqlite3.Connection, code: str, chat_hash: str, chat_key: str | None, now: float
+) -> tuple[AnnotatorClaim, Annotator | None]:
+    """``/start ann-CODE`` from the chat ``chat_hash``: a free code becomes this chat's."""
+    row = conn.execute(
+        "SELECT chat_hash, dropped_at, id FROM annotators WHERE code = ?", (code,)
+    ).fetchone()
+    if row is None:
+        return AnnotatorClaim.UNKNOWN, None
+    holder, dropped, ident = row
+    if dropped is not None:
+        return AnnotatorClaim.DROPPED, None
+    if holder is not None and holder != chat_hash:
+        return AnnotatorClaim.TAKEN, None
+    claim = AnnotatorClaim.RETURNING if holder == chat_hash else AnnotatorClaim.JOINED
+    try:
+        conn.execute(
+            "UPDATE annotators SET chat_hash = ?, chat_key = coalesce(?, chat_key),"
+            " joined_at = coalesce(joined_at, ?), last_active_at = ? WHERE id = ?",
+            (chat_hash, chat_key, now, now, ident),
+        )
+    except sqlite3.IntegrityError:  # this chat already holds another code of the same job
+        return AnnotatorClaim.TAKEN, None
+    found = annotator(conn, str(ident))
+    assert found is not None
+    return claim, found
+
+
+def annotator(conn: sqlite3.Connection, annotator_id: str) -> Annotator | None:
+    row = conn.execute(
+        f"SELECT {_ANNOTATOR_COLUMNS} FROM annotators WHERE id = ?", (annotator_id,)
+    ).fetchone()
+    return None if row is None else _annotator(row)
+
+
+def annotator_for_chat(conn: sqlite3.Connection, chat_hash: str) -> Annotator | None:
+    """The annotator this chat is (the one it joined last, while not dropped)."""
+    row = conn.execute(
+        f"SELECT {_ANNOTATOR_COLUMNS} FROM annotators WHERE chat_hash = ? AND dropped_at IS NULL"
+        " ORDER BY joined_at DESC, id DESC LIMIT 1",
+        (chat_hash,),
+    ).fetchone()
+    return None if row is None else _annotator(row)
+
+
+def set_paused(conn: sqlite3.Connection, annotator_id: str, paused: bool, now: float) -> bool:
+    return bool(
+        conn.execute(
+            "UPDATE annotators SET paused = ?, last_active_at = ? WHERE id = ?",
+            (int(paused), now, annotator_id),
+        ).rowcount
+    )
+
+
+def drop_annotator(conn: sqlite3.Connection, annotator_id: str, now: float) -> bool:
+    """Declared dropped: their open targets go to others at the next planning; their
+    finished ratings stay (research data); their sealed chat id is forgotten."""
+    row = conn.execute(
+        "SELECT job FROM annotators WHERE id = ? AND dropped_at IS NULL", (annotator_id,)
+    ).fetchone()
+    if row is None:
+        return False
+    conn.execute(
+        "UPDATE annotators SET dropped_at = ?, chat_key = NULL, paused = 0 WHERE id = ?",
+        (now, annotator_id),
+    )
+    bump(conn, str(row[0]))
+    return True
+
+
+# --- planning ---------------------------------------------------------------------------------
+
+
+def annotation_state(conn: sqlite3.Connection, job: str) -> AnnotationState | None:
+    found = [j for j in annotation_jobs(conn) if j.job == job]
+    if not found:
+        return None
+    assignments = tuple(
+        AnnotationAssignment(
+            str(target),
+            AnnotationLevel(level),
+            str(who),
+            AnnotationRound(rnd),
+            float(at),
+            None if done is None else float(done),
+        )
+        for target, level, who, rnd, at, done in conn.execute(
+            "SELECT t.target, t.level, a.annotator, a.round, a.assigned_at, a.done_at"
+            " FROM annotation_assignments a JOIN annotation_targets t ON t.id = a.target_id"
+            " WHERE t.job = ? AND a.released_at IS NULL ORDER BY t.position, a.assigned_at",
+            (job,),
+        )
+    )
+    first = tuple(
+        FirstRating(str(target), AnnotationLevel(level), str(who), str(item), value, text)
+        for target, level, who, item, value, text in conn.execute(
+            "SELECT t.target, t.level, r.annotator, r.item_id, r.value, r.text"
+            " FROM annotations r JOIN annotation_targets t ON t.id = r.target_id"
+            " JOIN annotation_assignments a ON a.target_id = r.target_id"
+            "  AND a.annotator = r.annotator"
+            " WHERE t.job = ? AND r.round = ? AND a.done_at IS NOT NULL"
+            " AND a.released_at IS NULL ORDER BY t.position, r.annotator, r.item_id",
+            (job, AnnotationRound.FIRST.value),
+        )
+    )
+    return AnnotationState(
+        job=found[0],
+        targets=tuple(targets(conn, job)),
+        annotators=tuple(annotators(conn, job)),
+        assignments=assignments,
+        first_ratings=first,
+        version=found[0].version,
+    )
+
+
+def target_id_of(conn: sqlite3.Connection, job: str, target: str, level: AnnotationLevel) -> int:
+    row = conn.execute(
+        "SELECT id FROM annotation_targets WHERE job = ? AND target = ? AND level = ?",
+        (job, target, level.value),
+    ).fetchone()
+    if row is None:
+        raise StoreError(f"no target {target!r} ({level.value}) in annotation job {job!r}")
+    return int(row[0])
+
+
+def apply_plan(
+    conn: sqlite3.Connection, job: str, plan: AssignmentPlan, version: int, now: float
+) -> bool:
+    """The plan, if the job is as it was when its state was read; else False (plan again)."""
+    row = conn.execute("SELECT version FROM annotation_jobs WHERE job = ?", (job,)).fetchone()
+    if row is None or int(row[0]) != version:
+        return False
+    for target, level, who in plan.release:
+        conn.execute(
+            "UPDATE annotation_assignments SET released_at = ? WHERE target_id = ?"
+            " AND annotator = ? AND done_at IS NULL AND released_at IS NULL",
+            (now, target_id_of(conn, job, target, level), who),
+        )
+    for target, level, who, rnd in plan.assign:
+        conn.execute(
+            "INSERT INTO annotation_assignments (target_id, annotator, round, assigned_at)"
+            " VALUES (?,?,?,?) ON CONFLICT(target_id, annotator) DO UPDATE SET"
+            " round = excluded.round, assigned_at = excluded.assigned_at, released_at = NULL"
+            " WHERE released_at IS NOT NULL",
+            (target_id_of(conn, job, target, level), who, rnd.value, now),
+        )
+    if plan.assign or plan.release:
+        bump(conn, job)
+    return True

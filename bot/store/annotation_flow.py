@@ -1,0 +1,239 @@
+"""An annotator's way through their targets, inside the writer's or the reader's
+transaction: the next open target with its conversation, one rating per item (refused for a
+target that is not theirs, unchanged on a double tap, locked once a seen-once target is
+done), a target finished or reopened (``/back``), and everyone's progress."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from bot.store import reads
+from bot.store.annotating import TARGET_COLUMNS, bump, stored_value, target_of
+from bot.store.model import AnnotationProgress, AnnotationTask, TranscriptExchange
+from bot.vocabulary import AnnotationLevel, AnnotationRound, Origin, RatingOutcome
+
+# --- the annotator's flow ---------------------------------------------------------------------
+
+_OPEN = "a.done_at IS NULL AND a.released_at IS NULL"
+
+
+def _task(conn: sqlite3.Connection, annotator_id: str, target_id: int, rnd: str) -> AnnotationTask:
+    row = conn.execute(
+        f"SELECT {TARGET_COLUMNS} FROM annotation_targets WHERE id = ?", (target_id,)
+    ).fetchone()
+    target = target_of(row)
+    mine = conn.execute(
+        "SELECT t.id, t.session_id, t.target, t.level, t.turn, t.position"
+        " FROM annotation_assignments a JOIN annotation_targets t ON t.id = a.target_id"
+        " WHERE a.annotator = ? AND a.released_at IS NULL ORDER BY t.position, t.id",
+        (annotator_id,),
+    ).fetchall()
+    conversations = list(dict.fromkeys(session or name for _, session, name, *_ in mine))
+    unit = target.session_id or target.target
+    exchanges = [
+        ident
+        for ident, session, name, level, *_ in mine
+        if (session or name) == unit and level == AnnotationLevel.EXCHANGE.value
+    ]
+    conversation: tuple[TranscriptExchange, ...] = ()
+    following: str | None = None
+    if target.session_id is not None:
+        transcript = reads.transcript(conn, target.session_id)
+        if transcript is not None:
+            conversation = tuple(
+                x for x in transcript.exchanges if target.turn is None or x.turn <= target.turn
+            )
+            later = [x for x in transcript.exchanges if target.turn and x.turn > target.turn]
+            following = later[0].user_text if later else None
+    answers = {
+        str(item): stored_value(value, text)
+        for item, value, text in conn.execute(
+            "SELECT item_id, value, text FROM annotations WHERE target_id = ? AND annotator = ?"
+            " AND round = ?",
+            (target_id, annotator_id, rnd),
+        )
+    }
+    return AnnotationTask(
+        target=target,
+        round=AnnotationRound(rnd),
+        conversation=conversation,
+        answers=answers,
+        exchange_number=exchanges.index(target_id) + 1 if target_id in exchanges else 0,
+        exchanges=len(exchanges),
+        conversation_number=conversations.index(unit) + 1,
+        conversations=len(conversations),
+        next_message=following,
+    )
+
+
+def next_target(conn: sqlite3.Connection, annotator_id: str) -> AnnotationTask | None:
+    """The annotator's first open target in the job's order; None when all are done."""
+    row = conn.execute(
+        "SELECT a.target_id, a.round FROM annotation_assignments a"
+        " JOIN annotation_targets t ON t.id = a.target_id"
+        f" WHERE a.annotator = ? AND {_OPEN} ORDER BY t.position, t.id LIMIT 1",
+        (annotator_id,),
+    ).fetchone()
+    return None if row is None else _task(conn, annotator_id, int(row[0]), str(row[1]))
+
+
+def _assignment(
+    conn: sqlite3.Connection, annotator_id: str, job: str, target: str, level: AnnotationLevel
+) -> tuple[int, str, float | None, bool] | None:
+    """(target id, round, done_at, seen once) of an assignment not released, or None."""
+    row = conn.execute(
+        "SELECT t.id, a.round, a.done_at, j.seen_once FROM annotation_assignments a"
+        " JOIN annotation_targets t ON t.id = a.target_id JOIN annotation_jobs j ON j.job = t.job"
+        " WHERE a.annotator = ? AND t.job = ? AND t.target = ? AND t.level = ?"
+        " AND a.released_at IS NULL",
+        (annotator_id, job, target, level.value),
+    ).fetchone()
+    if row is None:
+        return None
+    return int(row[0]), str(row[1]), None if row[2] is None else float(row[2]), bool(row[3])
+
+
+def record_rating(
+    conn: sqlite3.Connection,
+    annotator_id: str,
+    job: str,
+    target: str,
+    level: AnnotationLevel,
+    instrument_id: str,
+    item_id: str,
+    answer: tuple[int | None, str | None, str | None],
+    now: float,
+) -> RatingOutcome:
+    """One item's rating (value, label, text) by the annotator the target is assigned to."""
+    found = _assignment(conn, annotator_id, job, target, level)
+    if found is None:
+        return RatingOutcome.NOT_ASSIGNED
+    target_id, rnd, done_at, _ = found
+    value, label, text = answer
+    before = conn.execute(
+        "SELECT value, label, text FROM annotations WHERE target_id = ? AND annotator = ?"
+        " AND item_id = ? AND round = ?",
+        (target_id, annotator_id, item_id, rnd),
+    ).fetchone()
+    if before is not None and tuple(before) == (value, label, text):
+        return RatingOutcome.UNCHANGED
+    if done_at is not None:  # an old button: only /back (where the job allows) reopens it
+        return RatingOutcome.LOCKED
+    conn.execute(
+        "INSERT INTO annotations (target_id, annotator, instrument_id, item_id, value, label,"
+        " text, round, origin, recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?)"
+        " ON CONFLICT(target_id, annotator, item_id, round) DO UPDATE SET"
+        " instrument_id = excluded.instrument_id, value = excluded.value,"
+        " label = excluded.label, text = excluded.text, recorded_at = excluded.recorded_at",
+        (
+            target_id,
+            annotator_id,
+            instrument_id,
+            item_id,
+            value,
+            label,
+            text,
+            rnd,
+            Origin.TELEGRAM.value,
+            now,
+        ),
+    )
+    conn.execute("UPDATE annotators SET last_active_at = ? WHERE id = ?", (now, annotator_id))
+    bump(conn, job)
+    return RatingOutcome.RECORDED
+
+
+def finish_target(
+    conn: sqlite3.Connection,
+    annotator_id: str,
+    job: str,
+    target: str,
+    level: AnnotationLevel,
+    now: float,
+) -> bool:
+    """The annotator is done with the target; False when it is not theirs or done already."""
+    found = _assignment(conn, annotator_id, job, target, level)
+    if found is None or found[2] is not None:
+        return False
+    conn.execute(
+        "UPDATE annotation_assignments SET done_at = ? WHERE target_id = ? AND annotator = ?",
+        (now, found[0], annotator_id),
+    )
+    conn.execute("UPDATE annotators SET last_active_at = ? WHERE id = ?", (now, annotator_id))
+    bump(conn, job)
+    return True
+
+
+def reopen_last(conn: sqlite3.Connection, annotator_id: str, now: float) -> AnnotationTask | None:
+    """``/back``: the target the annotator finished last, open again (where the job allows
+    revisiting and no adjudication started from it); None otherwise."""
+    row = conn.execute(
+        "SELECT a.target_id, a.round, j.seen_once, t.job FROM annotation_assignments a"
+        " JOIN annotation_targets t ON t.id = a.target_id JOIN annotation_jobs j ON j.job = t.job"
+        " WHERE a.annotator = ? AND a.done_at IS NOT NULL AND a.released_at IS NULL"
+        " ORDER BY a.done_at DESC, t.position DESC LIMIT 1",
+        (annotator_id,),
+    ).fetchone()
+    if row is None or row[2]:
+        return None
+    target_id, rnd, _, job = row
+    adjudicated = conn.execute(
+        "SELECT 1 FROM annotation_assignments WHERE target_id = ? AND round = ?",
+        (target_id, AnnotationRound.ADJUDICATION.value),
+    ).fetchone()
+    if adjudicated is not None and rnd == AnnotationRound.FIRST.value:
+        return None
+    conn.execute(
+        "UPDATE annotation_assignments SET done_at = NULL WHERE target_id = ? AND annotator = ?",
+        (target_id, annotator_id),
+    )
+    conn.execute("UPDATE annotators SET last_active_at = ? WHERE id = ?", (now, annotator_id))
+    bump(conn, str(job))
+    return _task(conn, annotator_id, int(target_id), str(rnd))
+
+
+def progress(conn: sqlite3.Connection) -> list[AnnotationProgress]:
+    rows = conn.execute(
+        "SELECT n.job, n.id, n.joined_at, n.paused, n.dropped_at, n.last_active_at,"
+        " coalesce(t.session_id, t.target), a.done_at"
+        " FROM annotators n LEFT JOIN annotation_assignments a"
+        "  ON a.annotator = n.id AND a.released_at IS NULL"
+        " LEFT JOIN annotation_targets t ON t.id = a.target_id"
+        " ORDER BY n.job, n.created_at, n.id"
+    ).fetchall()
+    found: dict[tuple[str, str], dict[str, object]] = {}
+    units: dict[tuple[str, str], dict[str, bool]] = {}
+    for job, ident, joined, paused, dropped, active, unit, done in rows:
+        key = (str(job), str(ident))
+        entry = found.setdefault(
+            key,
+            {
+                "assigned": 0,
+                "done": 0,
+                "joined": joined is not None,
+                "paused": bool(paused),
+                "dropped": dropped is not None,
+                "active": active,
+            },
+        )
+        if unit is None:
+            continue
+        entry["assigned"] = int(str(entry["assigned"])) + 1
+        entry["done"] = int(str(entry["done"])) + (done is not None)
+        mine = units.setdefault(key, {})
+        mine[str(unit)] = mine.get(str(unit), True) and done is not None
+    return [
+        AnnotationProgress(
+            job=job,
+            annotator=ident,
+            assigned=int(str(entry["assigned"])),
+            done=int(str(entry["done"])),
+            conversations=len(units.get((job, ident), {})),
+            conversations_done=sum(units.get((job, ident), {}).values()),
+            joined=bool(entry["joined"]),
+            paused=bool(entry["paused"]),
+            dropped=bool(entry["dropped"]),
+            last_active_at=None if entry["active"] is None else float(str(entry["active"])),
+        )
+        for (job, ident), entry in found.items()
+    ]

@@ -1,0 +1,108 @@
+"""``ozlab check --ping``: one small message to every system reached over the network.
+
+A study file can be valid and every adapter buildable while the server behind a system is
+down, on another port, or answers in a shape the adapter cannot read. The ping sends each
+``http``, ``openai`` and ``rasa`` system one message through its own adapter, exactly as the
+bot will (the same request, headers and parsing; one attempt, no retries) and tells the
+latency and whether the reply parses. Built-in, ``python`` and ``wizard`` systems have no
+server to reach and are not pinged.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from bot.systems.base import Conversation, SystemFailure, SystemTimeout
+from bot.systems.http_json import JsonClient, describe_url, excerpt
+from bot.systems.registry import build_systems, close_systems
+from scenarios.models import StudyBundle
+from scenarios.systems import HttpSystem, OpenAISystem, RasaSystem
+
+PING_MESSAGE = "Hello"
+NETWORKED = (HttpSystem, OpenAISystem, RasaSystem)
+
+
+@dataclass(frozen=True)
+class Ping:
+    """How one system answered the ping."""
+
+    system_id: str
+    kind: str
+    address: str
+    latency: float
+    """Seconds from sending to the reply (or to the failure)."""
+    reply: str | None
+    """The reply's first text when it parsed; None when the system failed."""
+    problem: str | None = None
+    timed_out: bool = False
+
+    @property
+    def up(self) -> bool:
+        return self.problem is None
+
+
+async def ping_systems(bundle: StudyBundle, env: Mapping[str, str]) -> list[Ping]:
+    """Ping every networked system of the study, one after the other."""
+    specs = [
+        spec.model_copy(update={"retries": 0})
+        for spec in bundle.study.systems
+        if isinstance(spec, NETWORKED)
+    ]
+    if not specs:
+        return []
+    scenario = bundle.scenario(bundle.study.scenarios[0])
+    conversation = Conversation(
+        session_id="ozlab-check-ping",
+        scenario_id=scenario.id,
+        brief=scenario.brief,
+        history=(),
+        message=PING_MESSAGE,
+        system_prompt=scenario.system_prompt,
+    )
+    client = JsonClient()
+    systems = build_systems(specs, env=env, client=client)
+    try:
+        pings = []
+        for spec in specs:
+            started = time.perf_counter()
+            address = describe_url(spec.url)
+            try:
+                reply = await systems[spec.id].respond(conversation)
+            except SystemFailure as failure:
+                pings.append(
+                    Ping(
+                        spec.id,
+                        spec.type,
+                        address,
+                        time.perf_counter() - started,
+                        None,
+                        str(failure),
+                        isinstance(failure, SystemTimeout),
+                    )
+                )
+                continue
+            first = reply.texts[0] if reply.texts else ""
+            pings.append(Ping(spec.id, spec.type, address, time.perf_counter() - started, first))
+        return pings
+    finally:
+        await close_systems(systems)
+        await client.close()
+
+
+def ping_lines(pings: Sequence[Ping]) -> list[str]:
+    """One line per system: up with its latency and the start of its reply, or what failed."""
+    if not pings:
+        return ["ping: no http, openai or rasa system to ping"]
+    lines = []
+    for ping in pings:
+        head = f"ping {ping.system_id} ({ping.kind}, {ping.address}):"
+        took = f"{ping.latency * 1000:.0f} ms"
+        if ping.up:
+            lines.append(f"{head} up, {took}, the reply parses: {excerpt(ping.reply or '', 60)}")
+        elif ping.timed_out:
+            lines.append(f"{head} DOWN: {ping.problem}")
+        else:
+            lines.append(f"{head} FAILED after {took}: {ping.problem}")
+    return lines

@@ -1,0 +1,147 @@
+"""Annotation jobs as data: who rates which stored conversations afterwards, with what.
+
+An annotation job is a YAML file beside the study (``<study dir>/jobs/<id>.yaml``, then the
+jobs ozlab ships); a study names its jobs under ``annotation_jobs``. Annotators are not
+participants: they rate what participants and systems said, from outside the conversation
+(HRI CUES, the explainable-recommendation questionnaire). The file says which sessions are
+rated, at which level (each exchange, the whole session), with which instruments, by how
+many annotators, when a further annotator adjudicates, whether an exchange may be seen
+again, and what extra information an item shows. ``scenarios.loading`` loads and checks it
+with file, line and field like every other file.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from scenarios.durations import Seconds
+
+_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Sample(_Model):
+    """A seeded random sample of sessions, stratified by system: each system gets a share
+    proportional to its sessions, so a sample never over-represents one system."""
+
+    n: int = Field(ge=1)
+    seed: int = 0
+
+
+class SessionChoice(_Model):
+    """Which stored sessions are rated: every ended session of the named studies (none: the
+    study that names the job), narrowed to the named systems and scenarios, then sampled."""
+
+    studies: tuple[str, ...] = ()
+    systems: tuple[str, ...] = ()
+    scenarios: tuple[str, ...] = ()
+    sample: Sample | None = None
+
+
+class Instruments(_Model):
+    """The questionnaires (ids from the study's or the shipped library) asked per level:
+    ``exchange`` after each system reply of a conversation, ``session`` once per
+    conversation, after its last exchange."""
+
+    exchange: tuple[str, ...] = ()
+    session: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _something_rated(self) -> Instruments:
+        if not self.exchange and not self.session:
+            raise ValueError("name the instruments of at least one level: exchange or session")
+        return self
+
+
+class Disagreement(_Model):
+    """When two annotators' first ratings of a target call for one more annotator: a
+    yes/no or choice item answered differently, or a scale item rated more than so many
+    points apart. Free text never counts."""
+
+    choice_differs: bool = False
+    scale_differs_by_more_than: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _some_rule(self) -> Disagreement:
+        if not self.choice_differs and self.scale_differs_by_more_than is None:
+            raise ValueError(
+                "say when annotators disagree: choice_differs: true, "
+                "scale_differs_by_more_than: N, or both"
+            )
+        return self
+
+
+class Adjudication(_Model):
+    """One more annotator for the targets where the first ones disagree."""
+
+    third_annotator_when: Disagreement
+
+
+class ExtraInformation(_Model):
+    """Information an annotator needs for some items and must not see before them (XRec:
+    questions 11-13 after checking the recommended movie's information), shown just before
+    the first of ``items``.
+
+    ``from: demo_catalogue``: the demo shop's catalogue entries of the games the rated
+    system reply names. (A system's own per-reply data is not stored with each reply yet,
+    so no other source is offered.)"""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    items: tuple[str, ...] = Field(min_length=1)
+    source: Literal["demo_catalogue"] = Field(alias="from")
+    heading: str = Field(min_length=1)
+
+
+class Example(_Model):
+    """A worked example in the brief: an exchange and the rating it deserves, and why."""
+
+    exchange: str = Field(min_length=1)
+    rating: str = Field(min_length=1)
+    why: str = Field(min_length=1)
+
+
+class Brief(_Model):
+    """What an annotator reads before the first target: the protocol's guidelines, with
+    examples (shown again on request)."""
+
+    guidelines: str = Field(min_length=1)
+    examples: tuple[Example, ...] = ()
+
+
+class AnnotationJob(_Model):
+    """One annotation job: its id equals its file name and names it everywhere (the
+    database, ``ozlab invite --job``, ``ozlab import annotations --job``)."""
+
+    id: str = Field(pattern=_ID_PATTERN)
+    title: str = Field(min_length=1)
+    sessions: SessionChoice = SessionChoice()
+    rate: Instruments
+    annotators: int = Field(ge=1, le=50)
+    """How many annotators rate every target in the first round."""
+    seed: int = 0
+    """Who gets which conversation is drawn from it: the same seed, the same assignment."""
+    adjudication: Adjudication | None = None
+    seen_once_in_order: bool = False
+    """Each exchange shown once, in order, never revisited (no /back): HRI CUES."""
+    with_next_message: bool = False
+    """An exchange is shown with the participant's next message: HRI CUES rates "the robot's
+    response and the participant's subsequent input"."""
+    drop_out_after: Seconds | None = None
+    """An annotator silent this long with targets open counts as dropped out: their open
+    targets go to someone else. None: only an annotator declared dropped loses them."""
+    extra_information: tuple[ExtraInformation, ...] = ()
+    brief: Brief
+
+    def instruments(self) -> tuple[str, ...]:
+        """Every instrument the job uses, exchange level first."""
+        return tuple(dict.fromkeys((*self.rate.exchange, *self.rate.session)))
+
+    def annotators_needed(self) -> int:
+        """Annotators a job needs at least: the first round's, plus one to adjudicate."""
+        return self.annotators + (1 if self.adjudication is not None else 0)

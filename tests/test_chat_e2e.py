@@ -1,0 +1,155 @@
+"""``ozlab chat``: the researcher plays the participant in a terminal (a pseudo-terminal
+here), through the real bot on the local emulator, on a real database."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot import running
+from bot.privacy import SECRET_ENV
+from bot.systems.demo import ALEX_WISHLIST
+from tests.store_reads import pick, tables
+from tests.terminal_support import Terminal
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = {k: v for k, v in os.environ.items() if k != SECRET_ENV}
+TITLE = re.compile(r"^    \d+\. (.+?), €", re.MULTILINE)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "pilot.sqlite"
+
+
+@pytest.fixture
+def chat(db: Path) -> Iterator[Terminal]:
+    with Terminal(
+        [sys.executable, "-m", "bot.cli", "chat", "hmd", "--db", str(db)], cwd=ROOT, env=ENV
+    ) as terminal:
+        yield terminal
+
+
+def ozlab(*args: str) -> str:
+    """An ``ozlab`` command in a terminal of its own; its output (it must succeed)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", *args],
+        cwd=ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_researcher_plays_the_hmd_study_in_a_terminal(chat: Terminal, db: Path) -> None:
+    chat.expect(r"ozlab wizard --db ")
+    chat.expect(r"^bot #2: Privacy agreement")
+    chat.expect(r"^    \[1\] I agree\n    \[2\] I do not agree$")
+    chat.type("1")
+    chat.expect(r"^you tap: I agree$")
+    chat.expect(r"^bot #\d+: Your task")
+    chat.expect(r"\[1\] Finish task")
+
+    # The database is shared while the chat runs: a wizard in a second terminal reads it
+    # and writes as the system; the chat's bot applies the command.
+    sessions = ozlab("wizard", "sessions", "--db", str(db))
+    [session] = [line.split()[0] for line in sessions.splitlines() if "hmd-gift" in line]
+    ozlab("wizard", "say", session, "Hello from the wizard", "--db", str(db))
+    chat.expect(r"^bot #\d+: Hello from the wizard$")
+
+    chat.type("Hi! I need adventure games for Linux")
+    listing = chat.expect(r"^bot #\d+: .*\n((?:    .*\n)+?)    Would you like to know more")
+    titles = TITLE.findall(listing.group(1))
+    assert titles, listing.group(0)
+    chat.type("2")  # the newest message has no buttons: a number is a message, as on a phone
+    chat.expect(r"^bot #\d+: ")
+    gift = next(t for t in titles if t not in ALEX_WISHLIST)
+    chat.type(f"add {gift} to my wishlist")
+    item = chat.expect(r"^bot #(\d+): [^\n]*1/5")
+    number = item.group(1)
+    chat.expect(r"\[4\] 4 · Agree")
+    chat.type("4")
+    chat.expect(rf"^bot #{number} \(edited\): [^\n]*2/5")  # one message, edited in place
+    chat.type("3 · Neutral")  # a label taps its button too
+    chat.expect(rf"^bot #{number} \(edited\): [^\n]*3/5")
+    chat.type("5")
+    chat.expect(rf"^bot #{number} \(edited\): [^\n]*4/5")
+    chat.type("4")
+    chat.expect("Additional comments")
+    chat.type("Quick and clear.")
+    chat.expect("Thank you for taking part")
+
+    chat.type("/restart")
+    chat.expect("you are a new participant")
+    chat.expect(r"^bot #2: Privacy agreement")
+    chat.press(b"\x04")  # Ctrl-D: the end of input
+    assert chat.wait() == 0
+    assert "Goodbye" in chat.output and "Traceback" not in chat.output
+
+    stored = tables(db)
+    assert len(stored["participants"]) == 2
+    [session] = stored["sessions"]
+    assert (session["state"], session["end_reason"]) == ("ended", "success")
+    said = [e["user_text"] for e in stored["exchanges"]]
+    assert said == ["Hi! I need adventure games for Linux", "2", f"add {gift} to my wishlist"]
+    assert pick(stored["responses"], "item_id", "value", "text") == [
+        ("hmd.understanding", 4, None),
+        ("hmd.management", 3, None),
+        ("hmd.generation", 5, None),
+        ("hmd.usefulness", 4, None),
+        ("hmd.comment", None, "Quick and clear."),
+    ]
+
+
+def test_ctrl_c_ends_the_chat_cleanly(chat: Terminal) -> None:
+    chat.expect(r"\[1\] I agree")
+    chat.press(b"\x03")
+    assert chat.wait() == 0
+    assert "Goodbye" in chat.output and "Traceback" not in chat.output
+
+
+def test_quit_ends_and_an_italian_participant_reads_italian(tmp_path: Path) -> None:
+    argv = [
+        sys.executable,
+        "-m",
+        "bot.cli",
+        "chat",
+        "idial",
+        "--lang",
+        "it",
+        "--db",
+        str(tmp_path / "it.sqlite"),
+    ]
+    with Terminal(argv, cwd=ROOT, env=ENV) as chat:
+        chat.expect(r"Ciao, e grazie per aiutarci")
+        chat.expect(r"Prima di iniziare")
+        chat.type("/quit")
+        assert chat.wait() == 0
+
+
+def test_no_chat_on_a_database_a_bot_runs_on(db: Path) -> None:
+    held = running.hold(db)  # as ``ozlab run`` holds it
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "bot.cli", "chat", "hmd", "--db", str(db)],
+            cwd=ROOT,
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(held)
+    assert done.returncode == 5
+    assert done.stderr.strip().startswith(f"ozlab: a bot already runs on {db}")

@@ -1,0 +1,92 @@
+"""``ozlab check --ping``: one message to every networked system, as a researcher runs it
+(a process of its own) against local servers: one up, one down, one that answers garbage."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from scenarios.starter import write_starter
+from tests.fake_servers import FakeHttp, FakeOpenAI, FakeRasa, Mode, closed_port_url
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_V0 = "  - type: demo\n    id: shop-v0\n    variant: v0\n"
+
+
+def study_with(tmp_path: Path, systems: str) -> Path:
+    write_starter(tmp_path / "pilot")
+    study = tmp_path / "pilot" / "study.yaml"
+    text = study.read_text(encoding="utf-8")
+    assert DEMO_V0 in text
+    study.write_text(text.replace(DEMO_V0, systems), encoding="utf-8")
+    return study
+
+
+async def ozlab_check(*args: str) -> tuple[int, list[str], str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot.cli",
+        "check",
+        *args,
+        cwd=ROOT,
+        env=dict(os.environ),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode is not None
+    return process.returncode, out.decode().splitlines(), err.decode()
+
+
+async def test_ping_tells_up_down_and_garbled_systems(tmp_path: Path) -> None:
+    down = closed_port_url()
+    async with FakeHttp({"text": "Hello, how can I help?"}) as up, FakeOpenAI() as llm:
+        llm.behave(Mode.MALFORMED)
+        study = study_with(
+            tmp_path,
+            f"  - {{type: http, id: mine, url: '{up.endpoint}', timeout: 5}}\n"
+            f"  - {{type: rasa, id: gone, url: '{down}', timeout: 5}}\n"
+            f"  - {{type: openai, id: llm, url: '{llm.url}', model: m, timeout: 5}}\n",
+        )
+        status, out, err = await ozlab_check(str(study), "--ping")
+        [request] = up.requests
+    assert '"Hello"' in json.dumps(request.json)  # the one small message
+    pings = [line for line in out if line.startswith("ping ")]
+    assert len(pings) == 3, out
+    mine, gone, garbled = pings
+    assert mine.startswith(f"ping mine (http, {up.endpoint}): up, ")
+    assert " ms, the reply parses: Hello, how can I help?" in mine
+    assert gone.startswith(f"ping gone (rasa, {down}): FAILED after ")
+    assert "connection refused" in gone
+    assert garbled.startswith(f"ping llm (openai, {llm.url}): FAILED after ")
+    assert "JSON" in garbled
+    assert status == 4
+    assert err.strip() == (
+        "ozlab: 2 of 3 systems did not answer the ping with a reply the bot can use: gone, llm"
+        " (see above)"
+    )
+
+
+async def test_ping_passes_when_every_system_answers(tmp_path: Path) -> None:
+    async with FakeRasa() as rasa:
+        study = study_with(tmp_path, f"  - {{type: rasa, id: rasa, url: '{rasa.url}'}}\n")
+        status, out, err = await ozlab_check(str(study), "--ping")
+        assert len(rasa.requests) == 1  # one small request, nothing more
+    assert status == 0, err
+    assert out[0].startswith("OK: study 'pilot'")
+    [ping] = [line for line in out if line.startswith("ping ")]
+    assert ping.startswith(f"ping rasa (rasa, {rasa.url}): up, ")
+
+
+async def test_without_networked_systems_the_ping_says_so(tmp_path: Path) -> None:
+    status, out, _ = await ozlab_check("hmd", "--ping")
+    assert status == 0
+    assert out[-1] == "ping: no http, openai or rasa system to ping"
