@@ -10,14 +10,12 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from bot.engine.phases.dialogue import END_EVENT, SUCCESS_EVENT
 from bot.errors import StudyDataError, SystemSetupError
 from bot.store.definition import MASK
 from bot.store.model import SessionRecord, Transcript
 from bot.vocabulary import EndReason, EventKind
 from scenarios.systems import SystemSpec
-
-SUCCESS_EVENT = "task_success"
-END_EVENT = "end_dialogue"
 
 _SPECS: TypeAdapter[Any] = TypeAdapter(SystemSpec)
 

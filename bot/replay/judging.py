@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from bot.engine.phases.dialogue import END_EVENT, SUCCESS_EVENT
 from bot.store.stress_records import ReplyTaken, Verdict
 
 Events = Mapping[str, Mapping[str, object]]
+
+_LOGGED = frozenset({SUCCESS_EVENT, END_EVENT})
+"""The events the bot logs with a session: only these can be compared with the log."""
 
 
 def _same_events(one: Events, other: Events) -> bool:
@@ -22,10 +26,6 @@ def reaches_logged(baseline: ReplyTaken, logged: Events) -> bool:
         return False
     shown = {name: data for name, data in baseline.events.items() if name in _LOGGED}
     return _same_events(shown, logged)
-
-
-_LOGGED = frozenset({"task_success", "end_dialogue"})
-"""The events the bot logs with a session: only these can be compared with the log."""
 
 
 def automatic_verdict(baseline: ReplyTaken, perturbed: ReplyTaken) -> tuple[Verdict, str] | None:
