@@ -15,7 +15,7 @@ import contextlib
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from bot.errors import StoreError
 from bot.store.blocking import run_blocking
-from bot.store.model import SNAPSHOT_COLUMNS, SnapshotInfo
+from bot.store.model import SNAPSHOT_COLUMNS, AnnotationRating, SnapshotInfo
 from bot.store.sqlite import open_existing
 from bot.store.stress_records import StressResult
 from bot.vocabulary import Moment, Origin
@@ -47,7 +47,17 @@ ITEM_COLUMNS = [
     "construct", "attention", "required",
 ]
 CHOICE_COLUMNS = ["questionnaire_id", "item_id", "position", "value", "label"]
+ANNOTATION_COLUMNS = [
+    "job", "level", "target", "session_id", "turn", "system", "scenario", "annotator",
+    "instrument_id", "item_id", "value", "round", "origin", "recorded_at",
+]
+"""Annotators' ratings: the fields of the store's ``AnnotationRating``, in its order."""
 # fmt: on
+
+
+def no_annotations() -> pd.DataFrame:
+    """The annotation ratings of a study without annotation jobs: no rows, every column."""
+    return pd.DataFrame({name: pd.Series(dtype=object) for name in ANNOTATION_COLUMNS})
 
 
 @dataclass(frozen=True)
@@ -84,6 +94,9 @@ class StudyData:
     stress: tuple[StressResult, ...] = ()
     """Replayed linguistic stress tests with their verdicts (``ozlab stress``); none when
     no test was run."""
+    annotations: pd.DataFrame = field(default_factory=no_annotations)
+    """Annotators' ratings of sessions, exchanges or outside material (``ANNOTATION_COLUMNS``,
+    one row per rating, as ``StudyStore.annotation_ratings()`` gives them)."""
 
     @property
     def bundle(self) -> StudyBundle | None:
@@ -133,6 +146,7 @@ async def _read_all(path: Path) -> dict[str, Any]:
         **{table: frames.frame(table) for table in SNAPSHOT_COLUMNS},
         "definitions": list(info.definitions),
         "withdrawals": info.withdrawals,
+        "annotations": _annotations(info.annotations),
         "version": info.schema_version,
         "notes": notes,
         "has_source": info.schema_version >= 5,  # who wrote each reply: since the console
@@ -352,6 +366,7 @@ def _assemble(
     commands: pd.DataFrame,
     definitions: list[tuple[str, str]],
     withdrawals: tuple[tuple[str, str, int], ...],
+    annotations: pd.DataFrame,
     version: int,
     notes: list[str],
     has_source: bool,
@@ -395,4 +410,14 @@ def _assemble(
         withdrawals=withdrawals,
         commands=commands,
         stress=stress,
+        annotations=annotations,
+    )
+
+
+def _annotations(ratings: Sequence[AnnotationRating]) -> pd.DataFrame:
+    """The store's annotation ratings as a frame (``ANNOTATION_COLUMNS``, plain objects)."""
+    if not ratings:
+        return no_annotations()
+    return pd.DataFrame(
+        [astuple(rating) for rating in ratings], columns=ANNOTATION_COLUMNS, dtype=object
     )

@@ -54,7 +54,8 @@ class Table:
 @dataclass(frozen=True)
 class Figure:
     kind: str
-    """``likert``, ``proportions``, ``completion`` or ``by_turn``: which chart is drawn
+    """``likert``, ``proportions``, ``completion``, ``by_turn`` or ``trajectories`` (the
+    annotators' ratings of each conversation turn by turn): which chart is drawn
     (``analytics.figures.charts``) in the HTML and for ``--figures``."""
     key: str = ""
     """What it shows (a questionnaire id); empty for the study-wide plots."""

@@ -58,6 +58,12 @@ def charts(report: Report, block: Figure) -> list[Chart]:
 
         stress = stress_chart(report.stress, systems, block.caption)
         return [stress] if stress else []
+    if block.kind == "trajectories" and report.annotations is not None:
+        paths = report.annotations.trajectories
+        chart = plots.trajectory_chart(
+            paths[paths["job"] == block.key], systems, name, block.caption
+        )
+        return [chart] if chart else []
     raise ValueError(f"no chart for figures of kind {block.kind!r}")
 
 

@@ -429,3 +429,58 @@ def by_turn_chart(
         "later turns rest on fewer ratings.",
         figure,
     )
+
+
+# --- annotators' ratings of each conversation, turn by turn --------------------------------
+
+
+def trajectory_chart(
+    frame: pd.DataFrame, systems: Sequence[str], name: str, caption: str
+) -> Chart | None:
+    """One panel per item rated per exchange, one line per conversation (the mean of its
+    annotators at each turn), coloured and marked by system: where conversations rise or
+    fall, and whether one system's conversations fall apart."""
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import MaxNLocator
+
+    if frame.empty:
+        return None
+    items = list(dict.fromkeys(zip(frame["instrument_id"], frame["item"], strict=True)))[:6]
+    columns = min(len(items), 2)
+    lines = (len(items) + columns - 1) // columns
+    figure = _figure(0.9 + 2.6 * lines)
+    grid = figure.subplots(lines, columns, squeeze=False, sharex=True)
+    found = {str(s) for s in frame["system"].dropna()}
+    present = _ordered(systems, found)
+    for index, (instrument, item) in enumerate(items):
+        axes = grid[index // columns][index % columns]
+        part = frame[(frame["instrument_id"] == instrument) & (frame["item"] == item)]
+        for _session, path in part.groupby("session_id", sort=True):
+            system = path["system"].iloc[0]
+            k = present.index(str(system)) if str(system) in present else len(present)
+            path = path.sort_values("turn")
+            axes.plot(path["turn"], path["mean"], marker=MARKERS[k % len(MARKERS)],
+                      markersize=2.5, linewidth=1.0, alpha=0.7,
+                      color=system_colour(k) if str(system) in present else "#777777")  # fmt: skip
+        axes.set_title(str(item), fontsize=9, loc="left")
+        axes.grid(color="#e5e5e5", linewidth=0.6)
+        axes.spines[["top", "right"]].set_visible(False)
+        axes.tick_params(labelsize=8)
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes.set_xlabel("Turn", fontsize=8)
+        axes.set_ylabel("Mean of annotators", fontsize=8)
+    for index in range(len(items), lines * columns):
+        grid[index // columns][index % columns].set_visible(False)
+    handles = [
+        Line2D([], [], color=system_colour(k), marker=MARKERS[k % len(MARKERS)], label=system)
+        for k, system in enumerate(present)
+    ]
+    if handles:
+        figure.legend(handles=handles, loc="outside lower center", ncol=len(handles),
+                      fontsize=8, frameon=False)  # fmt: skip
+    conversations = frame["session_id"].nunique()
+    return Chart(
+        name,
+        f"{caption}: {conversations} conversations, one line each, coloured by system.",
+        figure,
+    )

@@ -11,6 +11,7 @@ import pandas as pd
 
 from analytics import document as d
 from analytics.document import Block, Bullets, Figure, Heading, Paragraph
+from analytics.present_annotations import annotation_blocks
 from analytics.present_questionnaires import questionnaire_blocks
 from analytics.present_systems import provenance_blocks, reliability_blocks
 from analytics.report_data import Report
@@ -55,6 +56,7 @@ def document(report: Report, *, limit: int | None = None, source: str | None = N
     blocks += reliability_blocks(report)
     blocks += _wizard(report)
     blocks += questionnaire_blocks(report)
+    blocks += annotation_blocks(report)
     blocks += _comparisons(report)
     blocks += stress_blocks(report.stress, limit)
     blocks += _comments(report, limit)

@@ -228,9 +228,13 @@ def exclude_flagged(
     def keep(frame: pd.DataFrame) -> pd.DataFrame:
         return frame[~frame["participant_id"].astype(object).isin(gone)].reset_index(drop=True)
 
+    sessions = keep(data.sessions)
+    annotated = data.annotations["session_id"]
+    ours = annotated.isna() | annotated.isin(set(sessions["session_id"].astype(object)))
     kept = replace(
         data,
-        sessions=keep(data.sessions),
+        annotations=data.annotations[ours | data.sessions.empty].reset_index(drop=True),
+        sessions=sessions,
         exchanges=keep(data.exchanges),
         responses=keep(data.responses),
         events=keep(data.events),

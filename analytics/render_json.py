@@ -31,9 +31,30 @@ every row (a value that cannot be computed is ``null``, never NaN)::
     quality:        flags [...], participants [...], rules {flag: rule},
                     exclusion null | {participants_before, excluded, by_flag [...],
                     participant_ids [...], kinds [...]}
+    reliability:    [...] agreement between annotators, one object per job, item, level,
+                    system and statistic: job, instrument_id, item, level ("exchange" |
+                    "session"), system (null: all systems pooled), n_targets,
+                    n_annotators, statistic (ICC1 ICC2 ICC3 ICC1k ICC2k ICC3k,
+                    alpha_nominal alpha_ordinal alpha_interval alpha_ratio, cohen_kappa
+                    cohen_kappa_linear cohen_kappa_quadratic, fleiss_kappa,
+                    percent_agreement), value, ci_low, ci_high, f, df1, df2, p (ICC only),
+                    reported (the alpha that fits the item), note; [] without annotations
+    annotations:    null without annotation ratings, else {method, adjudication_rule,
+                    leave_one_out [... as reliability, with left_out: the annotator left
+                    out], annotators [job, instrument_id, item, level, annotator, n,
+                    n_adjudication, mean, sd, distribution], adjudication [job,
+                    instrument_id, item, level, n_targets, n_disagreed, n_adjudicated,
+                    share_adjudicated, n_unresolved], final_values [job, instrument_id,
+                    item, level, target, session_id, turn, system, scenario, value, score,
+                    n_ratings, how], final_by_system [job, instrument_id, item, level,
+                    system, n_targets, n_resolved, mean, sd, distribution], self_report
+                    [job, instrument_id, item, questionnaire_id, measure, measure_kind, n,
+                    rho, ci_low, ci_high, p, note], trajectories [job, instrument_id, item,
+                    session_id, system, turn, n_annotators, mean], notes [...]}
 
-Dict cells: ``items[].distribution`` becomes ``[{"answer": a, "count": n}, ...]`` in scale
-order (answers may be numbers or codes, which JSON object keys could not keep apart);
+Dict cells: ``items[].distribution`` (and the annotators' and final values' distributions)
+becomes ``[{"answer": a, "count": n}, ...]`` in scale order (answers may be numbers or
+codes, which JSON object keys could not keep apart);
 other dict cells (``comparisons.table[].n_per_group``) become objects keyed by system.
 """
 
@@ -103,6 +124,28 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
                 "kinds": list(exclusion.kinds),
             },
         },
+        "reliability": []
+        if report.annotations is None
+        else records(report.annotations.reliability),
+        "annotations": _annotations(report),
+    }
+
+
+def _annotations(report: Report) -> dict[str, Any] | None:
+    found = report.annotations
+    if found is None:
+        return None
+    from analytics.annotations import ADJUDICATION_RULE, ICC_QUESTION
+
+    tables = [
+        "leave_one_out", "annotators", "adjudication", "final_values", "final_by_system",
+        "self_report",
+    ]  # fmt: skip
+    return {
+        "method": ICC_QUESTION,
+        "adjudication_rule": ADJUDICATION_RULE,
+        **{name: records(getattr(found, name)) for name in (*tables, "trajectories")},
+        "notes": list(found.notes),
     }
     return _with_stress(whole, report)
 

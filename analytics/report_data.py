@@ -15,6 +15,8 @@ import pandas as pd
 
 from analytics import completion as tasks
 from analytics import stats
+from analytics.annotations import Annotations
+from analytics.annotations import from_study as annotation_section
 from analytics.compare import family_holm
 from analytics.data import NO_SYSTEM, SEVERAL_SYSTEMS, StudyData
 from analytics.proportions import compare_proportions
@@ -120,6 +122,9 @@ class Report:
     provenance: Provenance
     stress: StressSection | None = None
     """Linguistic stress tests (IDIAL), when any were replayed."""
+    annotations: Annotations | None = None
+    """Annotators' agreement, adjudication and self-report correlations; None (and no
+    section) when the study has no annotation ratings."""
 
     def for_system(self, system_id: str) -> dict[str, pd.DataFrame]:
         """Every table's rows about one system, by table name."""
@@ -203,6 +208,7 @@ def build_report(
         ),
         provenance=provenance(data, exclusion, info.design, info.systems),
         stress=stress_section(data.stress, data.sessions["session_id"]) if data.stress else None,
+        annotations=annotation_section(data, scores, info.systems),
     )
 
 

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-import warnings
 from collections.abc import Callable, Sequence
-from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -391,8 +389,11 @@ def rater_agreement(responses: pd.DataFrame, *, min_raters: int = 2) -> pd.DataF
     stimulus rated by several people), per item: Krippendorff's alpha (interval), which
     copes with missing ratings, and ICC(2,1) and ICC(2,k) with 95% intervals (HRI CUES
     reports both) when every rater rated every stimulus, as ``intraclass_corr`` needs
-    complete ratings (with missing ones it would drop whole stimuli)."""
-    import krippendorff
+    complete ratings (with missing ones it would drop whole stimuli). A stimulus is keyed by
+    system, scenario and its id (``_rated_target``): the same id under two systems is two.
+    Annotators' ratings (``analytics.annotations``) get the full set of coefficients; both
+    use ``analytics.agreement``."""
+    from analytics import agreement
 
     rated = responses[(responses["moment"] == Moment.RATING.value) & responses["score"].notna()]
     rated = rated.assign(target=_rated_target(rated))
@@ -406,16 +407,21 @@ def rater_agreement(responses: pd.DataFrame, *, min_raters: int = 2) -> pd.DataF
         row |= dict.fromkeys(["krippendorff_alpha", "icc2_1", "icc2_k"], math.nan)
         row |= dict.fromkeys([f"icc2_{k}_ci_{e}" for k in "1k" for e in ("low", "high")], math.nan)
         row["note"] = None
+        data = matrix.to_numpy(dtype=float)
         if matrix.shape[0] < min_raters or matrix.shape[1] < 2:
             row["note"] = "fewer than two raters or stimuli"
-        elif np.nanvar(matrix.to_numpy()) == 0:
+        elif np.nanvar(data) == 0:
             row["note"] = "every rating is the same"
         else:
-            row["krippendorff_alpha"] = krippendorff.alpha(
-                reliability_data=matrix.to_numpy(), level_of_measurement="interval"
-            )
+            values = sorted(set(data[~np.isnan(data)].tolist()))
+            row["krippendorff_alpha"] = agreement.alpha(data, "interval", values)
             if not matrix.isna().any().any():
-                row |= _icc(matrix)
+                forms = agreement.icc_forms(data)
+                for name, form in (("icc2_1", "ICC2"), ("icc2_k", "ICC2k")):
+                    if form in forms:
+                        row[name] = forms[form]["value"]
+                        row[f"{name}_ci_low"] = forms[form]["ci_low"]
+                        row[f"{name}_ci_high"] = forms[form]["ci_high"]
         rows.append(row)
     columns = ["questionnaire_id", "item_id", "n_raters", "n_stimuli", "krippendorff_alpha"]
     columns += [f"icc2_{k}{s}" for k in ("1", "k") for s in ("", "_ci_low", "_ci_high")]
@@ -436,28 +442,3 @@ def _rated_target(rated: pd.DataFrame) -> pd.Series:
     for part in parts[1:]:
         target = target + "|" + part
     return target
-
-
-def _icc(matrix: pd.DataFrame) -> dict[str, float]:
-    """ICC(2,1) and ICC(2,k) (pingouin's ICC(A,1), ICC(A,k)) with unrounded intervals."""
-    # Flat columns stack to a Series (pandas-stubs allows a DataFrame too).
-    long = cast(pd.Series, matrix.stack()).rename("rating").reset_index()
-    rounding = pg.options.get("round.column.CI95")
-    pg.options["round.column.CI95"] = None  # pingouin rounds intervals to 2 dp by default
-    try:
-        with warnings.catch_warnings():
-            # pingouin 0.7.0 calls dropna(inplace=True), deprecated in pandas 3.1: that only.
-            deprecation = getattr(pd.errors, "Pandas4Warning", DeprecationWarning)
-            warnings.filterwarnings("ignore", "The inplace keyword", deprecation)
-            table = pg.intraclass_corr(
-                long, targets="target", raters="participant_id", ratings="rating"
-            )
-    finally:
-        pg.options["round.column.CI95"] = rounding
-    table = table.set_index("Type")
-    result: dict[str, float] = {}
-    for name, kind in (("icc2_1", "ICC(A,1)"), ("icc2_k", "ICC(A,k)")):
-        low, high = table.loc[kind, "CI95"]
-        result |= {name: float(table.loc[kind, "ICC"]), f"{name}_ci_low": float(low)}
-        result[f"{name}_ci_high"] = float(high)
-    return result

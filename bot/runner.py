@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol, assert_never
 
+from bot.annotation_runner import AnnotationRunner
 from bot.delivery import Delivery
 from bot.engine import effects as fx
 from bot.engine import events as ev
@@ -93,6 +94,8 @@ class StudyRunner:
         self._sealed: dict[str, str] = {}  # pseudonym -> encrypted chat id, once computed
         self._undelivered: dict[str, list[fx.Send | fx.Edit]] = {}  # found at start-up
         self._claims: dict[str, str] = {}  # invitation code -> the participant who took it
+        # Annotators (issue 11) rate stored conversations: chats of their own, never participants.
+        self.annotation = AnnotationRunner(bundle, store, privacy, outbox, clock)
 
     # --- start-up ------------------------------------------------------------------
 
@@ -180,6 +183,8 @@ class StudyRunner:
 
     async def handle(self, delivery: Delivery) -> None:
         participant = self._privacy.pseudonym(delivery.chat_id)
+        if await self.annotation.takes(delivery, participant in self._journeys):
+            return  # an annotator's chat (issue 11)
         if isinstance(delivery.event, ev.Tick):
             self._ticking.discard(participant)
         elif isinstance(delivery.event, ev.PARTICIPANT_EVENTS):

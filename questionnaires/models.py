@@ -83,6 +83,11 @@ class Condition(_Model):
         return answer is not None and answer in accepted
 
 
+Measurement = Literal["ordinal", "interval", "ratio"]
+"""What the distance between two points of a scale means: only their order (ordinal), equal
+steps (interval), or equal steps from a true zero (ratio)."""
+
+
 class _Item(_Model):
     id: str = Field(min_length=1, max_length=64)
     text: str = Field(min_length=1)
@@ -111,6 +116,9 @@ class ScaleItem(_Item):
     """Scored as min + max − answer in analysis; shown as asked."""
     attention: int | None = None
     """An instructed-response check: the answer a reading participant gives."""
+    measurement: Measurement | None = None
+    """The level of measurement agreement between annotators is reported at (Krippendorff's
+    alpha); unset, the instrument's ``measurement`` holds."""
 
     @model_validator(mode="after")
     def _labels_cover_scale(self) -> ScaleItem:
@@ -329,6 +337,10 @@ class Questionnaire(_Model):
     keep their place after the item they depend on."""
     eligible_if: tuple[Condition, ...] = ()
     """For screening: every condition must hold, or the participant is thanked and released."""
+    measurement: Measurement = "ordinal"
+    """The level of measurement of its scale items, for the agreement between annotators:
+    ordinal unless the instrument declares its scales interval or ratio (an item may say
+    otherwise for itself)."""
 
     @model_validator(mode="after")
     def _unique_item_ids(self) -> Questionnaire:

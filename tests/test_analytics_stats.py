@@ -425,6 +425,35 @@ async def test_rater_agreement_matches_shrout_and_fleiss(tmp_path: Path) -> None
     assert -1 <= row["krippendorff_alpha"] <= 1 and row["note"] is None
 
 
+async def test_rater_agreement_keeps_the_same_stimulus_id_under_two_systems_apart(
+    tmp_path: Path,
+) -> None:
+    """Issue 11: six real stimuli, shown as t1-t3 under system s1 and again as t1-t3 under
+    s2, were counted as three (with a wrong alpha and ICC)."""
+    bundle = _bundle(
+        {"judge": {"id": "judge", "title": "J", "items": [_scale("judge.score", None, 1, 10)]}},
+        systems=("s1", "s2"),
+    )
+    steps = []
+    for judge, ratings in SHROUT_FLEISS.items():
+        records: list[fx.Record] = []
+        for task, system in enumerate(("s1", "s2")):
+            session = f"{judge}-{system}"
+            records.append(fx.OpenSession(session, "task", system, task, "random", "0"))
+            for index, value in enumerate(ratings[3 * task : 3 * task + 3], start=1):
+                records += _answers(
+                    session, "judge", {"judge.score": value},
+                    scope=f"{session}#t{index}", stimulus_id=f"t{index}",
+                )  # fmt: skip
+        steps.append((judge, records))
+    await _write(tmp_path / "study.sqlite", bundle, steps)
+    (row,) = rater_agreement(load_study_data(tmp_path / "study.sqlite").responses).to_dict(
+        "records"
+    )
+    assert (row["n_raters"], row["n_stimuli"]) == (4, 6)
+    assert round(row["icc2_1"], 2) == 0.29 and round(row["icc2_k"], 2) == 0.62
+
+
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C: 4 observers,
 # 12 units, missing values; interval alpha = 0.849 (nominal 0.743).
 KRIPPENDORFF = {

@@ -9,6 +9,7 @@ from typing import ClassVar
 from textual.binding import Binding, BindingType
 
 from wizard_console.actions import Actions
+from wizard_console.annotation import AnnotationScreen
 from wizard_console.desk import Desk
 
 
@@ -37,6 +38,7 @@ class WizardApp(Actions):
         Binding("f", "filter", "Filter", show=False),
         Binding("h", "toggle_ended", "Ended"),
         Binding("v", "stress", "Stress tests", show=False),
+        Binding("o", "annotation", "Annotators", show=False),
         Binding("q", "quit", "Quit"),
     ]
     KEY_HELP: ClassVar[dict[str, str]] = {
@@ -58,6 +60,7 @@ class WizardApp(Actions):
         "filter": "filter study/system/state",
         "toggle_ended": "show / hide ended",
         "stress": "judge stress-test replays",
+        "annotation": "annotators' progress",
         "quit": "quit",
     }
 
@@ -66,6 +69,10 @@ class WizardApp(Actions):
         from wizard_console.stress_screen import StressJudgeScreen
 
         self.push_screen(StressJudgeScreen(self.desk.store, self.desk.wizard))
+
+    def action_annotation(self) -> None:
+        """The annotators' progress per job (issue 11), over the sessions."""
+        self.push_screen(AnnotationScreen(self.desk.store))
 
 
 def run_console(db: Path, wizard: str) -> int:

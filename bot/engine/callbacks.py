@@ -26,6 +26,7 @@ class Channel(StrEnum):
 
     FRONT = ""  # the questionnaire in front of the participant
     EXCHANGE = "x"  # the rating of a system reply, beside the chat
+    ANNOTATION = "n"  # an annotator's rating of a stored exchange or conversation
 
 
 class TapAction(StrEnum):

@@ -19,7 +19,7 @@ from bot.engine.hints import hinted
 from bot.engine.journey import Journey, Stage
 from bot.vocabulary import AnswerStatus, Hint, Moment, SessionState
 from questionnaires.models import MultiChoiceItem, TextItem
-from scenarios.models import StudyBundle
+from scenarios.models import StudyBundle, Texts
 
 After = Callable[[Journey, bool], Result]
 """What follows the last item: ``after(journey, ineligible)``."""
@@ -111,7 +111,13 @@ class TapOutcome:
 def apply_tap(
     bundle: StudyBundle, journey: Journey, survey: Survey, tap: SurveyTap, now: float
 ) -> TapOutcome:
-    texts = texts_of(bundle, journey)
+    return tap_with(bundle, texts_of(bundle, journey), survey, tap, now)
+
+
+def tap_with(
+    bundle: StudyBundle, texts: Texts, survey: Survey, tap: SurveyTap, now: float
+) -> TapOutcome:
+    """A tap on the survey's current item, in the given words (an annotator has no journey)."""
     if encode(tap) not in asking.offered(bundle, survey, texts, tap.channel):
         # Only what the message offered: a forged or outdated tap changes nothing.
         return TapOutcome(survey, [fx.Toast(texts.already_recorded)])

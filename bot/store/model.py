@@ -284,6 +284,9 @@ class SnapshotInfo:
     has_tables: bool  # False: the bot has never run on this file
     definitions: tuple[tuple[str, str], ...] = ()  # (study id, definition JSON), oldest first
     withdrawals: tuple[tuple[str, str, int], ...] = ()  # (study, system or '', count)
+    annotations: tuple[AnnotationRating, ...] = ()
+    """Every annotator's rating, as ``annotation_ratings()`` gives them, from the same
+    snapshot as the rows (issue 11)."""
 
 
 @dataclass(frozen=True)

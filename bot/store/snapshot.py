@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from bot.store.annotation_ratings import ratings
 from bot.store.connection import SCHEMA_VERSION, migrate, schema_version, too_new
 from bot.store.erasure import withdrawals
 from bot.store.model import SNAPSHOT_COLUMNS, SnapshotInfo, SnapshotSink
@@ -73,4 +74,5 @@ def _read(
         finally:
             cursor.close()
     definitions = conn.execute("SELECT study_id, definition FROM studies ORDER BY id").fetchall()
-    return SnapshotInfo(version, has_tables, tuple(definitions), withdrawals(conn))
+    annotations = tuple(ratings(conn))
+    return SnapshotInfo(version, has_tables, tuple(definitions), withdrawals(conn), annotations)

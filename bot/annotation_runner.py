@@ -1,0 +1,352 @@
+"""The driver of the annotators' flow (``bot.engine.annotating``): it tells annotators'
+chats from participants', reads the store into events (a claimed code, the next target) and
+carries the flow's effects out: store writes first, then what is said.
+
+After every finished target the job's assignment is planned again
+(``bot.annotation_jobs.assign``): where two annotators disagree a third one is asked, and a
+dropped annotator's open targets go to someone else. Whoever got new work while waiting is
+written to at once (in a task of its own, so two chats never wait on each other).
+
+Annotators' chats are known by a keyed hash of their own (``Privacy.annotator_chat``),
+never by the participants' pseudonym; their state lives in memory and is rebuilt from the
+store (the open target and the items answered) after a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, assert_never
+
+from bot.annotation_jobs import assign
+from bot.annotator_invitations import ANNOTATOR_CODE_PREFIX
+from bot.delivery import Delivery
+from bot.engine import effects as fx
+from bot.engine import events as ev
+from bot.engine.annotating.flow import step
+from bot.engine.annotating.model import (
+    Annotating,
+    AnnotatorEffect,
+    AnnotatorEvent,
+    Claimed,
+    FinishTarget,
+    RecordRating,
+    Reloaded,
+    Reopened,
+    ReopenLast,
+    SetPaused,
+    TargetGone,
+    TargetLoaded,
+)
+from bot.privacy import Privacy
+from bot.store.interface import StudyStore
+from bot.store.model import StepCommit
+from bot.telegram.outbox import ParticipantUnreachable
+from bot.vocabulary import AnnotatorClaim, RatingOutcome
+from scenarios.models import StudyBundle
+
+if TYPE_CHECKING:
+    from bot.runner import Outbox
+
+log = logging.getLogger(__name__)
+
+_STORE_EFFECTS = (RecordRating, SetPaused, FinishTarget, ReopenLast)
+
+
+class AnnotationRunner:
+    def __init__(
+        self,
+        bundle: StudyBundle,
+        store: StudyStore,
+        privacy: Privacy,
+        outbox: Outbox,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._bundle = bundle
+        self._store = store
+        self._privacy = privacy
+        self._outbox = outbox
+        self._clock = clock
+        self._states: dict[str, Annotating] = {}  # annotator chat hash -> state
+        self._chats: dict[str, int] = {}  # annotator id -> chat id, in memory only
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._pushes: set[asyncio.Task[None]] = set()
+        self._dropped: set[str] = set()  # chats of annotators dropped while the bot ran
+
+    async def takes(self, delivery: Delivery, participant: bool) -> bool:
+        """Handle the delivery when it is an annotator's (True); ``participant``: the chat
+        is a participant's, who cannot annotate from the same account."""
+        event = delivery.event
+        if not isinstance(event, ev.PARTICIPANT_EVENTS):
+            return False
+        chat = self._privacy.annotator_chat(delivery.chat_id)
+        code = event.code if isinstance(event, ev.StartCommand) else None
+        claiming = code is not None and code.lower().startswith(ANNOTATOR_CODE_PREFIX)
+        if chat in self._dropped and not claiming:
+            await self._answer_only(delivery, self._bundle.study.texts.ann_code_dropped)
+            return True
+        if participant and chat not in self._states:
+            if not claiming:
+                return False
+            language = event.language if isinstance(event, ev.StartCommand) else None
+            await self._answer_only(delivery, self._bundle.texts_for(language).ann_participant_chat)
+            return True
+        if not (chat in self._states or claiming or await self._known(chat)):
+            return False
+        first: AnnotatorEvent | ev.Event = event
+        async with self._lock(chat):
+            if claiming and isinstance(event, ev.StartCommand) and code is not None:
+                first = await self._claim(code, chat, delivery.chat_id, event.language)
+            await self._delivered(chat, delivery, first)
+        return True
+
+    async def _known(self, chat: str) -> bool:
+        """Whether a chat the bot holds nothing of is an annotator's (after a restart)."""
+        if not self._bundle.jobs:
+            return False  # a study without annotation jobs: no look-up for anyone
+        known = await self._store.annotator_for_chat(chat)
+        return known is not None and known.job in self._bundle.jobs
+
+    # --- one delivery -------------------------------------------------------------------
+
+    def _lock(self, chat: str) -> asyncio.Lock:
+        return self._locks.setdefault(chat, asyncio.Lock())
+
+    async def _claim(self, code: str, chat: str, chat_id: int, language: str | None) -> Claimed:
+        elsewhere = [a for a in await self._store.annotators() if a.code == code]
+        if any(a.job not in self._bundle.jobs for a in elsewhere):
+            # A code of a job another study of this database runs: not taken from here.
+            return Claimed(AnnotatorClaim.UNKNOWN, language=language)
+        claim, annotator = await self._store.claim_annotator(
+            code, chat, self._privacy.seal(str(chat_id))
+        )
+        if claim not in (AnnotatorClaim.JOINED, AnnotatorClaim.RETURNING) or annotator is None:
+            return Claimed(claim, language=language)
+        self._chats[annotator.annotator_id] = chat_id
+        self._dropped.discard(chat)
+        task = await self._store.next_annotation_target(annotator.annotator_id)
+        return Claimed(
+            claim, annotator.annotator_id, annotator.job, annotator.paused, task, language
+        )
+
+    async def _reloaded(self, chat: str) -> Reloaded | None:
+        known = await self._store.annotator_for_chat(chat)
+        if known is None or known.job not in self._bundle.jobs:
+            return None
+        task = await self._store.next_annotation_target(known.annotator_id)
+        return Reloaded(known.annotator_id, known.job, known.paused, task)
+
+    async def _delivered(
+        self, chat: str, delivery: Delivery, first: AnnotatorEvent | ev.Event
+    ) -> None:
+        """One delivery of an annotator's chat: their state rebuilt first when the bot does
+        not hold it (a restart); when they wait for work, a message is a look for it."""
+        queue: list[AnnotatorEvent | ev.Event] = [first]
+        if chat not in self._states and not isinstance(first, Claimed):
+            reloaded = await self._reloaded(chat)
+            if reloaded is not None:
+                queue.insert(0, reloaded)
+                if reloaded.task is None and _asks_for_work(first):
+                    queue[-1] = TargetLoaded(None)
+                elif isinstance(first, ev.TextReceived):
+                    queue[-1] = ev.StartCommand()  # after a restart: the item shown again
+        state = self._states.get(chat)
+        if state is not None and state.task is None and _asks_for_work(first):
+            task = await self._store.next_annotation_target(state.annotator)
+            queue[-1] = TargetLoaded(task)
+        await self._run(chat, delivery.chat_id, queue, delivery.update_id, delivery.callback_id)
+
+    async def _run(
+        self,
+        chat: str,
+        chat_id: int,
+        queue: list[AnnotatorEvent | ev.Event],
+        update_id: int | None = None,
+        toast_owed: str | None = None,
+    ) -> None:
+        try:
+            while queue:
+                event = queue.pop(0)
+                new, effects = step(self._bundle, self._states.get(chat), event, self._clock())
+                if new is not None:
+                    self._states[chat] = new
+                    self._chats[new.annotator] = chat_id
+                refused = False
+                for effect in effects:
+                    if isinstance(effect, _STORE_EFFECTS):
+                        follow_up = await self._write(effect)
+                        if isinstance(follow_up, _Refused):
+                            refused = True
+                            break
+                        if follow_up is not None:
+                            queue.append(follow_up)
+                if refused:  # their target went to someone else: nothing of this step is said
+                    queue = await self._elsewhere(chat, chat_id)
+                    effects = []
+                if update_id is not None:
+                    await self._handled(chat, update_id)
+                    update_id = None
+                said = [e for e in effects if not isinstance(e, _STORE_EFFECTS)]
+                said.sort(key=lambda e: not isinstance(e, fx.Toast))
+                for effect in said:
+                    if isinstance(effect, fx.Toast):
+                        if toast_owed is not None:
+                            await self._outbox.toast(toast_owed, effect.text)
+                            toast_owed = None
+                        continue
+                    sent = await self._say(chat_id, effect)
+                    if sent is not None:
+                        queue.insert(0, ev.MessageSent(sent))
+        except ParticipantUnreachable as error:
+            log.info("an annotator cannot be reached: %s", error)
+        except Exception:
+            log.exception("handling an annotator's update failed")
+            if update_id is not None:
+                await self._handled(chat, update_id)
+            with contextlib.suppress(Exception):
+                texts = self._bundle.study.texts
+                await self._outbox.send(chat_id, texts.system_error)
+        finally:
+            if toast_owed is not None:
+                with contextlib.suppress(Exception):
+                    await self._outbox.toast(toast_owed)
+
+    async def _elsewhere(self, chat: str, chat_id: int) -> list[AnnotatorEvent | ev.Event]:
+        """A rating refused as not theirs: the annotator was dropped (told so, forgotten),
+        or their open target went to someone else (their next one, explained)."""
+        known = await self._store.annotator_for_chat(chat)
+        if known is None:
+            self._states.pop(chat, None)
+            self._dropped.add(chat)
+            state = None
+            refusal = Claimed(AnnotatorClaim.DROPPED)
+            _, said = step(self._bundle, state, refusal, self._clock())
+            for effect in said:
+                await self._say(chat_id, effect)
+            return []
+        return [TargetGone(await self._store.next_annotation_target(known.annotator_id))]
+
+    async def _answer_only(self, delivery: Delivery, text: str) -> None:
+        try:
+            if delivery.update_id is not None:
+                await self._handled(
+                    self._privacy.annotator_chat(delivery.chat_id), delivery.update_id
+                )
+            await self._outbox.send(delivery.chat_id, text)
+        except ParticipantUnreachable as error:
+            log.info("a chat cannot be reached: %s", error)
+
+    async def _handled(self, chat: str, update_id: int) -> None:
+        """The Telegram update is consumed (an annotator has no participant row)."""
+        await self._store.commit_step(
+            StepCommit(self._bundle.study.id, chat, None, None, None, (), update_id)
+        )
+
+    async def _write(self, effect: AnnotatorEffect) -> AnnotatorEvent | _Refused | None:
+        """A store effect, carried out; the event it leads to, if any."""
+        match effect:
+            case RecordRating():
+                outcome = await self._store.record_annotation(
+                    effect.annotator,
+                    effect.job,
+                    effect.target,
+                    effect.level,
+                    effect.instrument_id,
+                    effect.item_id,
+                    effect.value,
+                    effect.label,
+                    effect.text,
+                )
+                if outcome is RatingOutcome.NOT_ASSIGNED:
+                    return _Refused()
+                if outcome is RatingOutcome.LOCKED:
+                    log.info("an annotator's rating of a target seen once and done: not kept")
+            case SetPaused(annotator=annotator, paused=paused):
+                await self._store.set_annotator_paused(annotator, paused)
+            case FinishTarget():
+                await self._store.finish_annotation_target(
+                    effect.annotator, effect.job, effect.target, effect.level
+                )
+                await self._plan(effect.job, effect.annotator)
+                return TargetLoaded(await self._store.next_annotation_target(effect.annotator))
+            case ReopenLast(annotator=annotator):
+                return Reopened(await self._store.reopen_annotation_target(annotator))
+            case fx.Send() | fx.Edit() | fx.Toast() | fx.RemoveButtons():
+                raise AssertionError(f"{type(effect).__name__} is said, not written")
+            case _:
+                assert_never(effect)
+        return None
+
+    async def _say(self, chat_id: int, effect: AnnotatorEffect) -> int | None:
+        """An outbound effect; the message id when the flow asked to remember it."""
+        match effect:
+            case fx.Send(text=text, buttons=buttons, remember=remember, format=form):
+                message_id = await self._outbox.send(chat_id, text, buttons, form)
+                return message_id if remember else None
+            case fx.Edit(message_id=message_id, text=text, buttons=buttons):
+                await self._outbox.edit(chat_id, message_id, text, buttons)
+            case fx.RemoveButtons(message_id=message_id):
+                await self._outbox.remove_buttons(chat_id, message_id)
+            case fx.Toast():
+                pass  # answered by ``_run``, which holds the tap's id
+            case RecordRating() | SetPaused() | FinishTarget() | ReopenLast():
+                raise AssertionError(f"{type(effect).__name__} is written, not said")
+            case _:
+                assert_never(effect)
+        return None
+
+    # --- planning, and work that reaches a waiting annotator ----------------------------
+
+    async def _plan(self, job_id: str, finished_by: str) -> None:
+        job = self._bundle.jobs[job_id]
+        plan = await assign(self._store, self._bundle, job, self._clock())
+        others = {annotator for *_, annotator, _ in plan.assign} - {finished_by}
+        for annotator in sorted(others):
+            task = asyncio.create_task(self._push(job_id, annotator))
+            self._pushes.add(task)
+            task.add_done_callback(self._pushes.discard)
+
+    async def _push(self, job_id: str, annotator_id: str) -> None:
+        """New targets for an annotator: shown at once when they are waiting for work."""
+        found = [a for a in await self._store.annotators(job_id) if a.annotator_id == annotator_id]
+        if not found or found[0].dropped or found[0].paused:
+            return  # paused or gone: the work waits for them
+        chat_id = self._chats.get(annotator_id)
+        if chat_id is None and found[0].chat_key is not None:
+            chat_id = int(self._privacy.unseal(found[0].chat_key))
+        if chat_id is None:
+            return  # not joined yet: the work is there when they start
+        chat = self._privacy.annotator_chat(chat_id)
+        try:
+            async with self._lock(chat):
+                state = self._states.get(chat)
+                if state is not None and state.task is not None:
+                    return  # busy: they reach it after the target in front of them
+                queue: list[AnnotatorEvent | ev.Event] = []
+                if state is None:
+                    queue.append(Reloaded(annotator_id, job_id, False, None))
+                task = await self._store.next_annotation_target(annotator_id)
+                if task is None:
+                    return
+                queue.append(TargetLoaded(task, pushed=True))
+                await self._run(chat, chat_id, queue)
+        except Exception:
+            log.exception("new work could not reach an annotator")
+
+    async def settled(self) -> None:
+        """Wait for the writes to annotators still under way (tests, a clean stop)."""
+        while self._pushes:
+            await asyncio.gather(*self._pushes, return_exceptions=True)
+
+
+class _Refused:
+    """The store refused a rating: the target is not the annotator's any more."""
+
+
+def _asks_for_work(event: AnnotatorEvent | ev.Event) -> bool:
+    return isinstance(event, ev.TextReceived) or (
+        isinstance(event, ev.StartCommand) and event.code is None
+    )

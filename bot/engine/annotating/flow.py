@@ -1,0 +1,419 @@
+"""The annotator's flow: ``step(bundle, state, event, now) -> (state, effects)``, pure.
+
+One target at a time: the part of its conversation the chat does not show yet, then its
+items one by one in one message edited in place (the questionnaires' own asking, help and
+examples included). Every answer is recorded as it is given, so a restart, a pause or a
+``/back`` loses nothing: the survey is rebuilt from the answers the store holds. Buttons
+carry a showing number made from the target's position and the item's, so a tap on an old
+target's buttons is told "that one is done" and changes nothing, even after a restart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from bot.annotation_information import extra_text, information_for
+from bot.engine import asking
+from bot.engine import effects as fx
+from bot.engine import events as ev
+from bot.engine.annotating import view
+from bot.engine.annotating.model import (
+    Annotating,
+    AnnotatorEffect,
+    AnnotatorEvent,
+    Claimed,
+    FinishTarget,
+    RecordRating,
+    Reloaded,
+    Reopened,
+    ReopenLast,
+    SetPaused,
+    TargetGone,
+    TargetLoaded,
+)
+from bot.engine.asking import Asked, Survey
+from bot.engine.callbacks import Channel, SurveyTap
+from bot.engine.questionnaire import tap_with
+from bot.store.model import AnnotationTask
+from bot.vocabulary import AnnotationLevel, AnnotatorClaim, AnswerStatus, Moment
+from questionnaires.models import Item, MultiChoiceItem, TextItem
+from scenarios.jobs import AnnotationJob
+from scenarios.models import StudyBundle, Texts
+
+Result = tuple[Annotating | None, list[AnnotatorEffect]]
+
+_PER_TARGET = 1000  # showing numbers: target position x 1000 + questionnaire x 100 + item
+_PER_QUESTIONNAIRE = 100
+
+
+def step(
+    bundle: StudyBundle, state: Annotating | None, event: AnnotatorEvent | ev.Event, now: float
+) -> Result:
+    if isinstance(event, Claimed):
+        return _claimed(bundle, state, event, now)
+    if isinstance(event, Reloaded):
+        job = bundle.jobs[event.job]
+        survey = resume_survey(bundle, job, event.task, now, None) if event.task else None
+        return Annotating(event.annotator, event.job, None, event.task, survey, event.paused), []
+    if state is None:  # the runner always says who the annotator is first
+        return None, []
+    texts = bundle.texts_for(state.language)
+    job = bundle.jobs[state.job]
+    match event:
+        case TargetLoaded(task=task, pushed=pushed):
+            if pushed and state.task is not None:
+                return state, []  # busy: they reach it after the target in front of them
+            if state.paused and not pushed:  # a message while paused and idle: resumed
+                state, unpaused = _unpaused(state)
+                shown, effects = step(bundle, state, event, now)
+                return shown, unpaused + effects
+            if task is None:
+                idle = replace(state, task=None, survey=None)
+                return idle, [] if pushed else [fx.Send(texts.ann_all_done)]
+            intro = [texts.ann_new_work] if pushed else []
+            return _present(bundle, job, texts, state, task, now, intro)
+        case Reopened(task=task):
+            if task is None:
+                return state, [fx.Send(texts.ann_back_nothing)]
+            left: list[AnnotatorEffect] = []
+            if state.survey is not None and state.survey.message_id is not None:
+                left.append(fx.RemoveButtons(state.survey.message_id))
+            shown, effects = _present(bundle, job, texts, state, task, now, [texts.ann_back_done])
+            return shown, left + effects
+        case TargetGone(task=task):
+            gone: list[AnnotatorEffect] = [fx.Send(texts.ann_target_moved)]
+            if task is None:
+                idle = replace(state, task=None, survey=None)
+                return idle, [*gone, fx.Send(texts.ann_all_done)]
+            moved, effects = _present(bundle, job, texts, state, task, now, [])
+            return moved, gone + effects
+        case ev.ButtonTapped():
+            return _tapped(bundle, job, texts, state, event, now)
+        case ev.TextReceived(text=text):
+            if state.paused:
+                return _resume(bundle, job, texts, state, now)
+            return _typed(bundle, job, texts, state, text, now)
+        case ev.UnknownCommand(text=text):
+            return _command(bundle, job, texts, state, text, now)
+        case ev.StartCommand(code=code):
+            if code is not None:  # a participant's code in an annotator's chat
+                return state, [fx.Send(texts.ann_annotator_chat)]
+            return _resume(bundle, job, texts, state, now)
+        case ev.HelpCommand() | ev.DoneCommand() | ev.WithdrawCommand():
+            return state, [fx.Send(_commands(job, texts))]
+        case ev.UnsupportedReceived():
+            return state, [fx.Send(texts.text_only)]
+        case ev.MessageEdited():
+            return state, [fx.Send(texts.edit_ignored)]
+        case ev.MessageSent(message_id=message_id):
+            if state.survey is None:
+                return state, []
+            return replace(state, survey=replace(state.survey, message_id=message_id)), []
+    return state, []  # the participants' own events (a system's reply, a tick) never come
+
+
+def _claimed(bundle: StudyBundle, state: Annotating | None, event: Claimed, now: float) -> Result:
+    texts = bundle.texts_for(event.language or (state.language if state else None))
+    refusals = {
+        AnnotatorClaim.TAKEN: texts.ann_code_taken,
+        AnnotatorClaim.UNKNOWN: texts.ann_code_unknown,
+        AnnotatorClaim.DROPPED: texts.ann_code_dropped,
+    }
+    if event.claim in refusals or event.annotator is None or event.job is None:
+        return state, [fx.Send(refusals.get(event.claim, texts.ann_code_unknown))]
+    job = bundle.jobs[event.job]
+    same = state is not None and state.annotator == event.annotator
+    fresh = Annotating(event.annotator, event.job, event.language, shown=None)
+    current = state if same and state is not None else fresh
+    effects: list[AnnotatorEffect] = []
+    if current.paused or event.paused:
+        effects.append(SetPaused(current.annotator, False))
+        current = replace(current, paused=False)
+    if event.claim is AnnotatorClaim.JOINED:
+        welcome = texts.ann_welcome.format(annotator=event.annotator, title=job.title)
+        effects += [fx.Send(text) for text in [welcome, *view.brief(job, texts)]]
+    else:
+        effects.append(fx.Send(texts.ann_resumed))
+    if event.task is None:
+        return replace(current, task=None, survey=None), [*effects, fx.Send(texts.ann_nothing_yet)]
+    if current.survey is not None and current.survey.message_id is not None:
+        effects.append(fx.RemoveButtons(current.survey.message_id))
+    new, shown = _present(bundle, job, texts, current, event.task, now, [])
+    return new, effects + shown
+
+
+def _unpaused(state: Annotating) -> tuple[Annotating, list[AnnotatorEffect]]:
+    if not state.paused:
+        return state, []
+    return replace(state, paused=False), [SetPaused(state.annotator, False)]
+
+
+def _resume(
+    bundle: StudyBundle, job: AnnotationJob, texts: Texts, state: Annotating, now: float
+) -> Result:
+    """Back after a pause, ``/start`` again, or a message after a restart: the target in
+    front of them, from the item they were at."""
+    state, effects = _unpaused(state)
+    effects.append(fx.Send(texts.ann_resumed))
+    if state.task is None:
+        return state, [*effects, fx.Send(texts.ann_all_done)]
+    if state.survey is not None and state.survey.message_id is not None:
+        effects.append(fx.RemoveButtons(state.survey.message_id))
+    new, shown = _present(bundle, job, texts, state, state.task, now, [])
+    return new, effects + shown
+
+
+def _commands(job: AnnotationJob, texts: Texts) -> str:
+    return texts.ann_commands_seen_once if job.seen_once_in_order else texts.ann_commands_back
+
+
+def _command(
+    bundle: StudyBundle,
+    job: AnnotationJob,
+    texts: Texts,
+    state: Annotating,
+    text: str,
+    now: float,
+) -> Result:
+    name = text.split(" ", 1)[0][1:].split("@", 1)[0].lower()
+    if name == "pause":
+        if state.paused:
+            return state, [fx.Send(texts.ann_paused)]
+        return replace(state, paused=True), [
+            SetPaused(state.annotator, True),
+            fx.Send(texts.ann_paused),
+        ]
+    if name == "back":
+        if job.seen_once_in_order:
+            return state, [fx.Send(texts.ann_back_refused)]
+        return state, [ReopenLast(state.annotator)]
+    if name == "brief":
+        return state, [fx.Send(part) for part in view.brief(job, texts)]
+    if state.paused:
+        return _resume(bundle, job, texts, state, now)
+    return state, [fx.Send(_commands(job, texts))]
+
+
+# --- one target -------------------------------------------------------------------------------
+
+
+def _instruments(job: AnnotationJob, task: AnnotationTask) -> tuple[str, ...]:
+    if task.target.level is AnnotationLevel.EXCHANGE:
+        return job.rate.exchange
+    return job.rate.session
+
+
+def numbered(survey: Survey, task: AnnotationTask) -> Survey:
+    """The showing number of the survey's current item: the same for the same target and
+    item whenever it is shown (after a restart too), different for every other."""
+    asked = (
+        task.target.position * _PER_TARGET
+        + survey.questionnaire_index * _PER_QUESTIONNAIRE
+        + survey.position
+        + 1
+    )
+    return replace(survey, asked=asked)
+
+
+def _stored_answer(item: Item, stored: str) -> dict[str, Any] | None:
+    """How an answer the store holds is given again (None: it cannot be: ask again)."""
+    if isinstance(item, TextItem):
+        return {"text": stored}
+    options = asking.choices(item)
+    if isinstance(item, MultiChoiceItem):
+        codes = stored.split(",") if stored else []
+        labels = [label for value, label in options if str(value) in codes]
+        return {"text": stored or None, "label": "; ".join(labels) or None}
+    for value, label in options:
+        if str(value) == stored:
+            return {"value": value, "label": label}
+    return None
+
+
+def resume_survey(
+    bundle: StudyBundle,
+    job: AnnotationJob,
+    task: AnnotationTask,
+    now: float,
+    language: str | None,
+) -> Survey | None:
+    """The target's survey at its first item not answered yet (None: all are)."""
+    started = asking.start(
+        bundle,
+        moment=Moment.RATING,  # asked like a row of a rating task: text items included
+        questionnaires=_instruments(job, task),
+        session_id=task.target.session_id,
+        seed=f"{job.id}:{task.target.target}",
+        asked=0,
+        now=now,
+        turn=task.target.turn,
+        language=language,
+    )
+    survey = started.survey
+    while survey is not None:
+        item = asking.current_item(bundle, survey)
+        stored = task.answers.get(item.id)
+        given = None if stored is None else _stored_answer(item, stored)
+        if given is None:
+            break
+        survey = asking.answer(bundle, survey, now, **given).survey
+    return None if survey is None else numbered(survey, task)
+
+
+def _extra(
+    job: AnnotationJob, task: AnnotationTask, item_id: str, *, first_only: bool
+) -> list[AnnotatorEffect]:
+    """The extra information an item needs (XRec 11-13), before the first item needing it,
+    or before any of them when the target is shown afresh (after a pause or restart)."""
+    for extra in job.extra_information:
+        if (information_for(job, item_id) is extra) or (not first_only and item_id in extra.items):
+            return [fx.Send(extra_text(extra, task.conversation))]
+    return []
+
+
+def _item(
+    bundle: StudyBundle, texts: Texts, task: AnnotationTask, survey: Survey, *, in_place: bool
+) -> fx.Send | fx.Edit:
+    text, buttons = asking.render(bundle, survey, texts, Channel.ANNOTATION)
+    text = f"{view.progress(task, texts)}\n\n{text}"
+    if in_place and survey.message_id is not None:
+        return fx.Edit(survey.message_id, text, buttons)
+    return fx.Send(text, buttons, remember=True)
+
+
+def _present(
+    bundle: StudyBundle,
+    job: AnnotationJob,
+    texts: Texts,
+    state: Annotating,
+    task: AnnotationTask,
+    now: float,
+    intro: Sequence[str],
+) -> Result:
+    """A target shown afresh: what of its conversation is new to the chat, then its item."""
+    effects: list[AnnotatorEffect] = [fx.Send(text) for text in intro]
+    said, shown = view.conversation(task, state.shown, texts, with_next=job.with_next_message)
+    if said:
+        effects.append(fx.Send(said))
+    survey = resume_survey(bundle, job, task, now, state.language)
+    state = replace(state, task=task, shown=shown, survey=survey)
+    if survey is None:  # every item answered before a restart: only the finish was missing
+        return replace(state, task=None), [*effects, _finish(state, task)]
+    item = asking.current_item(bundle, survey)
+    effects += _extra(job, task, item.id, first_only=False)
+    effects.append(_item(bundle, texts, task, survey, in_place=False))
+    return state, effects
+
+
+def _finish(state: Annotating, task: AnnotationTask) -> FinishTarget:
+    return FinishTarget(state.annotator, state.job, task.target.target, task.target.level)
+
+
+def _ratings(state: Annotating, task: AnnotationTask, asked: Asked) -> list[AnnotatorEffect]:
+    """The answers among the rows asking produced (items skipped or not asked: none)."""
+    return [
+        RecordRating(
+            state.annotator,
+            state.job,
+            task.target.target,
+            task.target.level,
+            row.questionnaire_id,
+            row.item_id,
+            row.value,
+            row.label,
+            row.text,
+        )
+        for row in asked.records
+        if isinstance(row, fx.RecordResponse) and row.status is AnswerStatus.ANSWERED
+    ]
+
+
+def _advance(
+    bundle: StudyBundle,
+    job: AnnotationJob,
+    texts: Texts,
+    state: Annotating,
+    asked: Asked,
+    *,
+    in_place: bool,
+) -> Result:
+    task, survey = state.task, state.survey
+    assert task is not None and survey is not None
+    effects = _ratings(state, task, asked)
+    done = f"{view.progress(task, texts)} ✓"
+    if asked.survey is None:
+        if survey.message_id is not None:  # the last item stays, with nothing to tap
+            effects.append(fx.Edit(survey.message_id, done))
+        return replace(state, task=None, survey=None), [*effects, _finish(state, task)]
+    following = numbered(asked.survey, task)
+    item = asking.current_item(bundle, following)
+    extra = _extra(job, task, item.id, first_only=True)
+    if extra or not in_place:
+        if survey.message_id is not None:
+            effects.append(fx.RemoveButtons(survey.message_id))
+        following = replace(following, message_id=None)
+        in_place = False
+    state = replace(state, survey=following)
+    return state, [*effects, *extra, _item(bundle, texts, task, following, in_place=in_place)]
+
+
+def _tapped(
+    bundle: StudyBundle,
+    job: AnnotationJob,
+    texts: Texts,
+    state: Annotating,
+    event: ev.ButtonTapped,
+    now: float,
+) -> Result:
+    tap, survey = event.tap, state.survey
+    if (
+        survey is None
+        or not isinstance(tap, SurveyTap)
+        or tap.channel is not Channel.ANNOTATION
+        or tap.asked != survey.asked
+    ):
+        return state, [fx.Toast(texts.ann_target_done)]
+    unpause: list[AnnotatorEffect] = []
+    if state.paused:  # a tap is a message too: it resumes
+        unpause.append(SetPaused(state.annotator, False))
+        state = replace(state, paused=False)
+    outcome = tap_with(bundle, texts, survey, tap, now)
+    said: list[AnnotatorEffect] = [
+        e for e in outcome.effects if isinstance(e, fx.Toast | fx.Send | fx.Edit)
+    ]
+    state = replace(state, survey=outcome.survey)
+    if outcome.asked is None:
+        return state, unpause + said
+    new, more = _advance(bundle, job, texts, state, outcome.asked, in_place=True)
+    return new, unpause + said + more
+
+
+def _typed(
+    bundle: StudyBundle,
+    job: AnnotationJob,
+    texts: Texts,
+    state: Annotating,
+    text: str,
+    now: float,
+) -> Result:
+    survey = state.survey
+    if survey is None:
+        return state, [fx.Send(texts.ann_all_done)]
+    item = asking.current_item(bundle, survey)
+    if isinstance(item, TextItem):
+        if len(text) > item.max_length:
+            return state, [fx.Send(texts.text_too_long.format(limit=item.max_length))]
+        asked = asking.answer(bundle, survey, now, text=text)
+        return _advance(bundle, job, texts, state, asked, in_place=False)
+    if isinstance(item, MultiChoiceItem):
+        return state, [fx.Send(texts.pick_options)]
+    index = asking.typed_choice(item, text)
+    options = asking.choices(item)
+    if index is None:
+        numbers = [v for v, _ in options] if hasattr(item, "labels") else [1, len(options)]
+        return state, [fx.Send(texts.tap_a_button.format(low=numbers[0], high=numbers[-1]))]
+    value, label = options[index]
+    asked = asking.answer(bundle, survey, now, value=value, label=label)
+    return _advance(bundle, job, texts, state, asked, in_place=False)

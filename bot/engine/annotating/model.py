@@ -1,0 +1,134 @@
+"""An annotator's state, what happens to them (events) and what the flow asks for
+(effects). The participants' events (a text, a tap, ``/start``) come as they are
+(``bot.engine.events``); these are the ones only annotators have."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.engine import effects as fx
+from bot.engine.asking import Survey
+from bot.store.model import AnnotationTask
+from bot.vocabulary import AnnotationLevel, AnnotatorClaim
+
+
+@dataclass(frozen=True)
+class Annotating:
+    """Where one annotator stands: the target in front of them (None: nothing open), the
+    survey of its items, and what of its conversation the chat shows already."""
+
+    annotator: str
+    job: str
+    language: str | None = None
+    task: AnnotationTask | None = None
+    survey: Survey | None = None
+    paused: bool = False
+    shown: tuple[str, int] | None = None  # (conversation, last turn shown in the chat)
+
+
+# --- events ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """``/start ann-CODE``, as the store answered it; ``task`` is the annotator's next open
+    target (None: nothing open, or the code was refused)."""
+
+    claim: AnnotatorClaim
+    annotator: str | None = None
+    job: str | None = None
+    paused: bool = False
+    task: AnnotationTask | None = None
+    language: str | None = None
+
+
+@dataclass(frozen=True)
+class Reloaded:
+    """The bot does not hold this annotator's state (it restarted): rebuilt from the store
+    before the event that follows is handled."""
+
+    annotator: str
+    job: str
+    paused: bool
+    task: AnnotationTask | None
+
+
+@dataclass(frozen=True)
+class TargetLoaded:
+    """The annotator's next open target after one was finished (None: all done);
+    ``pushed``: work that arrived while they waited (an adjudication, a reassignment)."""
+
+    task: AnnotationTask | None
+    pushed: bool = False
+
+
+@dataclass(frozen=True)
+class Reopened:
+    """The answer to ``/back``: the target open again, or None when nothing can be."""
+
+    task: AnnotationTask | None
+
+
+@dataclass(frozen=True)
+class TargetGone:
+    """The target in front of the annotator is no longer theirs (they were silent past the
+    job's deadline and it went to someone else): their next one instead, or None."""
+
+    task: AnnotationTask | None
+
+
+AnnotatorEvent = Claimed | Reloaded | TargetLoaded | Reopened | TargetGone
+
+
+# --- effects --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecordRating:
+    """One item's answer, kept by the store (once per annotator, target, item and round)."""
+
+    annotator: str
+    job: str
+    target: str
+    level: AnnotationLevel
+    instrument_id: str
+    item_id: str
+    value: int | None
+    label: str | None
+    text: str | None
+
+
+@dataclass(frozen=True)
+class FinishTarget:
+    """The annotator answered every item of the target: done; then who rates what is
+    planned again (adjudication, reassignment), and ``TargetLoaded`` follows."""
+
+    annotator: str
+    job: str
+    target: str
+    level: AnnotationLevel
+
+
+@dataclass(frozen=True)
+class ReopenLast:
+    """``/back`` where the job allows it: ``Reopened`` follows."""
+
+    annotator: str
+
+
+@dataclass(frozen=True)
+class SetPaused:
+    annotator: str
+    paused: bool
+
+
+AnnotatorEffect = (
+    RecordRating
+    | FinishTarget
+    | ReopenLast
+    | SetPaused
+    | fx.Send
+    | fx.Edit
+    | fx.Toast
+    | fx.RemoveButtons
+)

@@ -1,0 +1,153 @@
+"""Annotators acting in Telegram through the emulator: they read the bot's messages and tap
+the buttons of the item in front of them, as a person would."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from bot.annotator_invitations import invite_annotators
+from bot.emulator import BotApiEmulator, BotMessage, Participant
+from bot.simulation.play import StudyPlayer
+from bot.store.interface import StudyStore
+from bot.store.sqlite import open_store
+from scenarios.models import StudyBundle
+
+T = TypeVar("T")
+
+ALL_DONE = "You have rated everything assigned to you"
+Choose = Callable[[BotMessage], str | None]
+"""Which button of an item to tap (its label), or None to type ``typed`` instead."""
+
+
+def data_of(message: BotMessage) -> list[str]:
+    return [data for row in message.keyboard for _, data in row if data]
+
+
+def asks(message: BotMessage) -> bool:
+    """An annotation item with buttons (an answer, a skip, its examples)."""
+    return not message.deleted and any(d[:1] == "n" and d[2:3] == ":" for d in data_of(message))
+
+
+def current_item(p: Participant) -> BotMessage | None:
+    return next((m for m in reversed(p.messages) if asks(m)), None)
+
+
+async def invite(db: Path, job: str, count: int) -> list[tuple[str, str]]:
+    """``count`` annotators of ``job`` (pseudonym, code), the work assigned."""
+    store = await open_store(db)
+    try:
+        invited = await invite_annotators(store, None, job, count)
+    finally:
+        await store.close()
+    return list(invited.annotators)
+
+
+async def rate_all(
+    p: Participant, choose: Choose, *, typed: str = "Smooth, and they laughed twice."
+) -> int:
+    """Answer every item until the bot says all is rated; how many answers were given."""
+    given = 0
+    while True:
+        await p.wait_for(lambda q: current_item(q) is not None or _done(q), timeout=15)
+        message = current_item(p)
+        if message is None:
+            return given
+        before, count = tuple(data_of(message)), len(p.messages)
+        label = choose(message)
+        if label is None:
+            await p.send_text(typed)
+        else:
+            await p.tap(text=label, message_id=message.message_id)
+        given += 1
+
+        def moved(
+            q: Participant, m: BotMessage = message, was: tuple[str, ...] = before, n: int = count
+        ) -> bool:
+            return tuple(data_of(m)) != was or len(q.messages) > n
+
+        await p.wait_for(moved, timeout=15)
+
+
+def _done(p: Participant) -> bool:
+    last = p.messages[-1] if p.messages else None
+    return last is not None and ALL_DONE in last.text
+
+
+def first_point(message: BotMessage) -> str:
+    """The first answer button ("1 · ..." or "Yes")."""
+    return next(text for row in message.keyboard for text, d in row if d and d[1:2] == "a")
+
+
+def point(value: int) -> Choose:
+    """A scale point when the item is a scale, else the first option (Skip a text)."""
+
+    def choose(message: BotMessage) -> str | None:
+        answers = [t for row in message.keyboard for t, d in row if d and d[1:2] == "a"]
+        if not answers:
+            return None  # a text item: type
+        wanted = (t for t in answers if t == str(value) or t.startswith(f"{value} ·"))
+        return next(wanted, answers[0])
+
+    return choose
+
+
+async def stored(db: Path, query: Callable[[StudyStore], Awaitable[T]]) -> T:
+    """What the store holds now (a connection of its own, beside the running bot)."""
+    store = await open_store(db)
+    try:
+        return await query(store)
+    finally:
+        await store.close()
+
+
+async def play(emulator: BotApiEmulator, bundle: StudyBundle, *, participants: int) -> None:
+    """Simulated participants play the study through to its end (``ozlab demo``'s players):
+    the conversations the annotators then rate."""
+    players = [
+        StudyPlayer(
+            emulator.participant(5000 + i, first_name=f"Sim{i}"), bundle, random.Random(i)
+        ).play()
+        for i in range(participants)
+    ]
+    played = await asyncio.gather(*players)
+    assert all(p.finished for p in played)
+
+
+def by_exchange(shift: int) -> Choose:
+    """A scale point that follows the exchange's number (annotators who see the same
+    thing rate alike; ``shift`` makes one of them differ), the first option elsewhere."""
+
+    def choose(message: BotMessage) -> str | None:
+        found = re.search(r"Exchange (\d+) of", message.text)
+        number = int(found.group(1)) if found else 3
+        return point((number + shift) % 5 + 1)(message)
+
+    return choose
+
+
+async def json_report(db: Path, out: Path) -> dict[str, Any]:
+    """``ozlab report --format json`` as a researcher runs it (its own process)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot.cli",
+        "report",
+        "--db",
+        str(db),
+        "--format",
+        "json",
+        "--out",
+        str(out),
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await process.communicate()
+    assert process.returncode == 0, err.decode()
+    loaded: dict[str, Any] = json.loads(await asyncio.to_thread(out.read_text, "utf-8"))
+    return loaded

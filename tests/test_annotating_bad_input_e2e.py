@@ -1,0 +1,153 @@
+"""Annotators' bad input gets a clear answer and loses nothing: a code used twice, an old
+target's buttons, text where a button is expected, a restart mid-target, a participant's
+code in an annotator's chat and the other way round, ``/back`` where the job forbids it,
+``/pause`` and any message resuming."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.emulator import BotApiEmulator, Participant
+from scenarios.loading import load_study
+from tests.annotating_support import asks, current_item, data_of, invite, play, point, stored
+from tests.conftest import StartBot
+
+pytestmark = pytest.mark.slow
+
+
+async def _ratings(db: Path, annotator: str) -> list[tuple[str, str, str]]:
+    rows = await stored(db, lambda s: s.annotation_ratings())
+    return sorted((r.target, r.item_id, r.value) for r in rows if r.annotator == annotator)
+
+
+async def test_codes_old_buttons_typing_and_mix_ups_on_hri_cues(
+    emulator: BotApiEmulator, start_bot: StartBot, tmp_path: Path
+) -> None:
+    bundle = load_study("hri-cues")
+    db = tmp_path / "cues.sqlite"
+    await start_bot(bundle, db=db)
+    await play(emulator, bundle, participants=1)
+    [(pseudonym, code)] = await invite(db, "hri-cues", 1)
+    ann = emulator.participant(7200, first_name="Ann")
+    await ann.send_text(f"/start {code}")
+    await ann.wait_for_text("Exchange 1 of")
+
+    # The same code from another account: refused; a made-up code: not known.
+    other = emulator.participant(7201, first_name="Other")
+    await other.send_text(f"/start {code}")
+    await other.wait_for_text("already in use from another Telegram account")
+    await other.send_text("/start ann-NOSUCHCODE1")
+    await other.wait_for_text("That annotator code is not known")
+
+    # A participant (the one who played) cannot annotate from the same account.
+    participant = emulator.participants[0]
+    await participant.send_text(f"/start {code}")
+    await participant.wait_for_text("takes part in the study as a participant")
+
+    # Text where a button is expected: a hint, nothing recorded; a typed number counts.
+    await ann.send_text("great")
+    await ann.wait_for_text("tap one of the buttons")
+    assert await _ratings(db, pseudonym) == []
+    first = current_item(ann)
+    assert first is not None
+    stale = next(d for row in first.keyboard for t, d in row if t == "1" and d)
+    await ann.tap(text="4", message_id=first.message_id)
+    await ann.wait_for_text("Exchange 2 of")
+    kept = await _ratings(db, pseudonym)
+    assert [value for *_, value in kept] == ["4"]
+
+    # The first exchange's button again (as a client holding the old keyboard would send
+    # it): "done", nothing changes.
+    await ann.send_callback(stale, message_id=first.message_id)
+    await ann.wait_for_toast("That one is done")
+    assert await _ratings(db, pseudonym) == kept
+
+    # /back: HRI CUES sees each exchange once; a participant's code here: refused.
+    await ann.send_text("/back")
+    await ann.wait_for_text("/back is not available")
+    await ann.send_text("/start SOMEPARTICIPANTCODE")
+    await ann.wait_for_text("participant codes do not work here")
+
+    # The same code from the same chat: resumes at the same item.
+    before = len(ann.messages)
+    await ann.send_text(f"/start {code}")
+    await ann.wait_for_text("Welcome back")
+    await ann.wait_for(lambda q, n=before: any(asks(m) for m in q.messages[n:]))
+    resumed = current_item(ann)
+    assert resumed is not None and "Exchange 2 of" in resumed.text
+    assert await _ratings(db, pseudonym) == kept
+
+
+async def test_restart_mid_target_pause_and_back_on_xrec(
+    emulator: BotApiEmulator, start_bot: StartBot, tmp_path: Path
+) -> None:
+    bundle = load_study("xrec")
+    db = tmp_path / "xrec.sqlite"
+    bot = await start_bot(bundle, db=db)
+    await play(emulator, bundle, participants=1)
+    pairs = await invite(db, "xrec", 2)
+    ann = emulator.participant(7300, first_name="Ann")
+    pseudonym, code = pairs[0]
+    await ann.send_text(f"/start {code}")
+    await ann.wait_for_text("Exchange 1 of")
+    item = current_item(ann)
+    assert item is not None
+    for _ in range(2):  # Q1 and Q2: yes
+        message = current_item(ann)
+        assert message is not None
+        before = tuple(data_of(message))
+        await ann.tap(text="Yes", message_id=message.message_id)
+        await ann.wait_for(lambda q, m=message, b=before: tuple(data_of(m)) != b)
+    at = current_item(ann)
+    assert at is not None
+    asked_before = at.text
+    kept = await _ratings(db, pseudonym)
+    assert len(kept) == 2
+
+    # Restart mid-target: any message brings back the same item; nothing lost.
+    await bot.stop()
+    await start_bot(bundle, db=db)
+    count = len(ann.messages)
+    await ann.send_text("hello?")
+    await ann.wait_for_text("Welcome back")
+    await ann.wait_for(lambda q, n=count: any(asks(m) for m in q.messages[n:]))
+    again = current_item(ann)
+    assert again is not None and again.message_id != at.message_id
+    assert again.text == asked_before
+    assert await _ratings(db, pseudonym) == kept
+
+    # /pause, then any message resumes at the same item.
+    await ann.send_text("/pause")
+    await ann.wait_for_text("Paused")
+    progress = await stored(db, lambda s: s.annotation_progress())
+    assert [p.paused for p in progress if p.annotator == pseudonym] == [True]
+    count = len(ann.messages)
+    await ann.send_text("back again")
+    await ann.wait_for(lambda q, n=count: any(asks(m) for m in q.messages[n:]))
+    resumed = current_item(ann)
+    assert resumed is not None and resumed.text == asked_before
+
+    # Finish this exchange, then /back (XRec allows it): the same exchange, to answer again.
+    await _finish_target(ann)
+    await ann.send_text("/back")
+    await ann.wait_for_text("Back to your previous rating")
+    back = current_item(ann)
+    assert back is not None and "Exchange 1 of" in back.text
+
+
+async def _finish_target(ann: Participant) -> None:
+    choose = point(1)
+    while True:
+        message = current_item(ann)
+        assert message is not None
+        if "Exchange 2 of" in message.text:
+            return
+        before, count = tuple(data_of(message)), len(ann.messages)
+        label = choose(message)
+        assert label is not None
+        await ann.tap(text=label, message_id=message.message_id)
+        await ann.wait_for(
+            lambda q, m=message, b=before, n=count: tuple(data_of(m)) != b or len(q.messages) > n
+        )

@@ -1,0 +1,74 @@
+"""The console's annotation progress (key ``o``) through Textual's headless harness, on a
+real database where one annotator has started and another has not joined yet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import DataTable
+
+from bot.store.definition import definition_json
+from bot.store.sqlite import open_store
+from scenarios.loading import load_study
+from tests.annotating_support import invite
+from tests.annotation_support import store_conversations
+from tests.test_wizard_app import console
+from wizard_console.annotation import AnnotationScreen
+
+
+async def _study(db: Path) -> list[tuple[str, str]]:
+    store = await open_store(db)
+    try:
+        await store.record_definition("hri-cues", definition_json(load_study("hri-cues")))
+        await store_conversations(store, "hri-cues", "hri-cues-chat", [("p1-1", "companion", 2)])
+    finally:
+        await store.close()
+    codes = await invite(db, "hri-cues", 2)
+    store = await open_store(db)
+    try:  # the first annotator joins and rates the first exchange
+        _, first = await store.claim_annotator(codes[0][1], "c-first-chat")
+        assert first is not None
+        task = await store.next_annotation_target(first.annotator_id)
+        assert task is not None
+        target, level = task.target.target, task.target.level
+        who = first.annotator_id
+        await store.record_annotation(who, "hri-cues", target, level, "hri-cues", "x", 4)
+        await store.finish_annotation_target(who, "hri-cues", target, level)
+    finally:
+        await store.close()
+    return codes
+
+
+async def test_the_console_shows_annotation_progress_per_job_and_annotator(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "cues.sqlite"
+    (first, _), (second, _) = await _study(db)
+    async with console(db) as pilot:
+        await pilot.press("o")
+        screen = pilot.app.screen
+        assert isinstance(screen, AnnotationScreen)
+        table = screen.query_one(DataTable)
+        await pilot.pause()
+        rows = {
+            str(row[1]): [str(cell) for cell in row]
+            for row in (table.get_row_at(i) for i in range(table.row_count))
+        }
+        # Two exchanges and the conversation overall: three targets each.
+        assert rows[first][2:5] == ["1/3", "0/1", "rating"]
+        assert rows[second][2:5] == ["0/3", "0/1", "not joined"]
+        assert rows["all"][2] == "1/6"
+        await pilot.press("escape")
+        assert not isinstance(pilot.app.screen, AnnotationScreen)
+
+
+async def test_no_annotators_yet_is_said(tmp_path: Path) -> None:
+    db = tmp_path / "empty.sqlite"
+    store = await open_store(db)
+    await store.record_definition("hri-cues", definition_json(load_study("hri-cues")))
+    await store.close()
+    async with console(db) as pilot:
+        await pilot.press("o")
+        await pilot.pause()
+        hint = str(pilot.app.screen.query_one("#annotation-empty").render())
+        assert "ozlab invite --annotators" in hint

@@ -1,0 +1,101 @@
+"""The annotators' progress, per job and annotator (key ``o``): how many targets and
+conversations each has rated of those assigned, and whether they joined, paused or dropped
+out. Read from the store's ``annotation_progress`` and refreshed while open; it shows no
+rating, only counts."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Label
+
+from bot.store.interface import StudyStore
+from bot.store.model import AnnotationProgress
+
+COLUMNS = ("job", "annotator", "targets", "conversations", "state", "last active")
+
+
+def state_of(row: AnnotationProgress) -> str:
+    if row.dropped:
+        return "dropped"
+    if not row.joined:
+        return "not joined"
+    if row.paused:
+        return "paused"
+    if row.assigned and row.done == row.assigned:
+        return "done"
+    return "rating"
+
+
+def ago(at: float | None, now: float) -> str:
+    if at is None:
+        return "—"
+    seconds = max(0, int(now - at))
+    if seconds < 60:
+        return f"{seconds} s ago"
+    if seconds < 3600:
+        return f"{seconds // 60} min ago"
+    return f"{seconds // 3600} h ago"
+
+
+def rows_of(progress: Sequence[AnnotationProgress], now: float) -> list[tuple[str, ...]]:
+    """One row per job and annotator, with a total row per job."""
+    rows: list[tuple[str, ...]] = []
+    for job in dict.fromkeys(p.job for p in progress):
+        mine = [p for p in progress if p.job == job]
+        for p in mine:
+            rows.append(
+                (
+                    job,
+                    p.annotator,
+                    f"{p.done}/{p.assigned}",
+                    f"{p.conversations_done}/{p.conversations}",
+                    state_of(p),
+                    ago(p.last_active_at, now),
+                )
+            )
+        done, assigned = sum(p.done for p in mine), sum(p.assigned for p in mine)
+        rows.append((job, "all", f"{done}/{assigned}", "", "", ""))
+    return rows
+
+
+class AnnotationScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close"),
+        Binding("o", "close", "Close", show=False),
+        Binding("q", "close", "Close", show=False),
+    ]
+
+    def __init__(self, store: StudyStore, *, interval: float = 1.0) -> None:
+        super().__init__()
+        self.store = store
+        self.interval = interval
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="annotation"):
+            yield Label("Annotation progress: rated / assigned", id="annotation-title")
+            yield DataTable(id="annotation-table", cursor_type="row")
+            yield Label("", id="annotation-empty", classes="hint")
+            yield Label("Esc, o or q: close", classes="hint")
+
+    async def on_mount(self) -> None:
+        self.query_one(DataTable).add_columns(*COLUMNS)
+        await self.refresh_rows()
+        self.set_interval(self.interval, self.refresh_rows)
+
+    async def refresh_rows(self) -> None:
+        progress = await self.store.annotation_progress()
+        table = self.query_one(DataTable)
+        table.clear()
+        table.add_rows(rows_of(progress, time.time()))
+        empty = "" if progress else "No annotators yet: ozlab invite --annotators N --job NAME"
+        self.query_one("#annotation-empty", Label).update(empty)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
