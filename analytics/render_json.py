@@ -129,6 +129,7 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
         else records(report.annotations.reliability),
         "annotations": _annotations(report),
     }
+    return _with_stress(whole, report)
 
 
 def _annotations(report: Report) -> dict[str, Any] | None:
@@ -147,7 +148,6 @@ def _annotations(report: Report) -> dict[str, Any] | None:
         **{name: records(getattr(found, name)) for name in (*tables, "trajectories")},
         "notes": list(found.notes),
     }
-    return _with_stress(whole, report)
 
 
 def _with_stress(out: dict[str, Any], report: Report) -> dict[str, Any]:
