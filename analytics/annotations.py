@@ -14,6 +14,7 @@ what the rest of the report uses.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
@@ -125,6 +126,7 @@ SELF_REPORT_COLUMNS = [
     "job",
     "instrument_id",
     "item",
+    "system",
     "questionnaire_id",
     "measure",
     "measure_kind",
@@ -297,12 +299,13 @@ def from_study(
 
 
 def instruments_for(ids: Iterable[str], data: StudyData) -> list[Questionnaire]:
-    """The definitions of the instruments ``ids``: as the study stored them, else ozlab's
-    shipped instrument of that id; an id neither knows is left out (its items are then
-    taken from the ratings, and the report says so)."""
+    """The definitions of the instruments ``ids``: as the study stored them, else as an
+    import stored them with its job, else ozlab's shipped instrument of that id; an id none
+    knows is left out (its items are then taken from the ratings, and the report says so)."""
     from scenarios.loading import StudyError, load_questionnaire
 
     stored = {q_id: q for b in data.bundles.values() for q_id, q in b.questionnaires.items()}
+    stored = {**data.imported_instruments, **stored}  # a study's own definition wins
     found: list[Questionnaire] = []
     for instrument_id in sorted(set(ids)):
         if instrument_id in stored:
@@ -329,6 +332,36 @@ def analyse(
     """Everything the report says about ``ratings``; None when there are none (the report
     then has no annotation section and costs nothing more). ``scores`` (construct scores),
     ``responses`` and ``sessions`` give the participants' self-reports to correlate with."""
+    checked = _checked(ratings, scales)
+    if checked is None:
+        return None
+    ratings, resolved, notes = checked
+    first = ratings[ratings["round"] == "first"]
+    reliability, leave_one_out = _reliability(first, resolved, system_order)
+    annotators = _annotators(ratings, resolved)
+    adjudication, final = _adjudication(ratings, resolved)
+    trajectories = _trajectories(first, resolved)
+    self_report = _self_report(first, resolved, scores, responses, sessions, system_order)
+    return Annotations(
+        reliability=reliability,
+        leave_one_out=leave_one_out,
+        annotators=annotators,
+        adjudication=adjudication,
+        final_values=final,
+        final_by_system=_final_by_system(final, resolved, system_order),
+        self_report=self_report,
+        trajectories=trajectories,
+        jobs=tuple(sorted(set(ratings["job"].astype(str)))),
+        notes=tuple(notes),
+    )
+
+
+def _checked(
+    ratings: pd.DataFrame, scales: Mapping[tuple[str, str], ItemScale]
+) -> tuple[pd.DataFrame, dict[tuple[str, str], ItemScale], list[str]] | None:
+    """The ratings of closed items whose values are among their item's answers, each with
+    its ``code``, in item and level order; every item's scale (taken from the data where no
+    definition describes it); and notes on what was inferred or left out. None without any."""
     if ratings.empty:
         return None
     ratings = _prepared(ratings)
@@ -341,9 +374,8 @@ def analyse(
         else:
             resolved[key] = inferred_scale(*key, part["value"])
             notes.append(
-                f"No definition describes {key[0]}: {key[1]} (neither the stored study nor "
-                "ozlab's shipped instruments have it; an instrument file given to ozlab import "
-                "annotations is not stored): its ratings are taken as "
+                f"No definition describes {key[0]}: {key[1]} (neither the stored study, nor an "
+                "import's job, nor ozlab's shipped instruments have it): its ratings are taken as "
                 + (
                     "an ordinal scale of the values given."
                     if resolved[key].kind == "scale"
@@ -382,24 +414,18 @@ def analyse(
     )
     ratings = ratings.sort_values(["job", "_item", "_level", "target"], kind="stable")
     ratings = ratings.drop(columns=["_item", "_level"]).reset_index(drop=True)
-    first = ratings[ratings["round"] == "first"]
-    reliability, leave_one_out = _reliability(first, resolved, system_order)
-    annotators = _annotators(ratings, resolved)
-    adjudication, final = _adjudication(ratings, resolved)
-    trajectories = _trajectories(first, resolved)
-    self_report = _self_report(first, resolved, scores, responses, sessions)
-    return Annotations(
-        reliability=reliability,
-        leave_one_out=leave_one_out,
-        annotators=annotators,
-        adjudication=adjudication,
-        final_values=final,
-        final_by_system=_final_by_system(final, resolved, system_order),
-        self_report=self_report,
-        trajectories=trajectories,
-        jobs=tuple(sorted(set(ratings["job"].astype(str)))),
-        notes=tuple(notes),
-    )
+    return ratings, resolved, notes
+
+
+def final_values(data: StudyData) -> pd.DataFrame:
+    """Every target's final (adjudicated) value per item (``FINAL_COLUMNS``), as the report
+    computes it, without the rest of the section (``ozlab export``)."""
+    ratings = data.annotations
+    named = {str(i) for i in ratings["instrument_id"].dropna().unique()}
+    checked = _checked(ratings, item_scales(instruments_for(named, data)))
+    if checked is None:
+        return pd.DataFrame(columns=FINAL_COLUMNS)
+    return _adjudication(*checked[:2])[1]
 
 
 def _prepared(ratings: pd.DataFrame) -> pd.DataFrame:
@@ -527,7 +553,7 @@ def _why_no_icc(rated: np.ndarray, full: int) -> str:
     if rated.shape[0] < 2:
         return "fewer than two annotators"
     if full < 2 or full * rated.shape[0] < 5:
-        return f"ICC needs targets rated by every annotator (five ratings at least); {full} are"
+        return f"needs targets every annotator rated (5 ratings at least): {full}"
     return "every rating is the same"
 
 
@@ -535,8 +561,8 @@ def _why_not(rated: np.ndarray, targets: int) -> str:
     if rated.shape[0] < 2:
         return "fewer than two annotators"
     if targets < 2:
-        return f"{targets} targets with two ratings or more; at least two needed"
-    return "every rating is the same: agreement by chance cannot be told apart"
+        return f"targets with two ratings: {targets} (2 needed)"
+    return "every rating the same: nothing to tell from chance"
 
 
 def _annotators(ratings: pd.DataFrame, scales: Mapping[tuple[str, str], ItemScale]) -> pd.DataFrame:
@@ -733,18 +759,19 @@ def _self_report(
     scores: pd.DataFrame | None,
     responses: pd.DataFrame | None,
     sessions: pd.DataFrame | None,
+    system_order: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Spearman's rho between the annotators' mean session-level rating of a conversation
-    and the participant's self-reported constructs and scale items about it."""
+    and the participant's self-reported constructs and scale items about it: over all
+    systems (``system`` None), then per system when conversations of several were rated."""
     overall = first[(first["level"] == "session") & first["session_id"].notna()]
     overall = _scale_rows(overall, scales)
     reports = _self_reports(scores, responses, sessions)
     if overall.empty or reports.empty:
         return pd.DataFrame(columns=SELF_REPORT_COLUMNS)
     means = (
-        overall.groupby(["job", "instrument_id", "item_id", "session_id"], sort=False)["code"]
-        .mean()
-        .rename("rating")
+        overall.groupby(["job", "instrument_id", "item_id", "session_id"], sort=False)
+        .agg(rating=("code", "mean"), system=("system", "first"))
         .reset_index()
     )
     rows = []
@@ -755,36 +782,53 @@ def _self_report(
             ["questionnaire_id", "measure", "measure_kind"], sort=False
         ):
             both = mine.merge(reported, on="session_id")
-            row = {
-                "job": job,
-                "instrument_id": instrument,
-                "item": item,
-                "questionnaire_id": q_id,
-                "measure": measure,
-                "measure_kind": kind,
-                "n": len(both),
-                "rho": math.nan,
-                "ci_low": math.nan,
-                "ci_high": math.nan,
-                "p": math.nan,
-                "note": None,
-            }
-            if len(both) < 4:
-                row["note"] = f"{len(both)} conversations with both; at least 4 needed"
-            elif both["rating"].nunique() < 2 or both["score"].nunique() < 2:
-                row["note"] = "one side never varies"
-            else:
-                with ag.unrounded():
-                    result = pg.corr(both["rating"], both["score"], method="spearman")
-                low, high = result["CI95"].iloc[0]
-                row |= {
-                    "rho": float(result["r"].iloc[0]),
-                    "ci_low": float(low),
-                    "ci_high": float(high),
-                    "p": float(result["p_val"].iloc[0]),
-                }
-            rows.append(row)
+            for system, rated in _groups(mine, system_order):
+                pairs = (
+                    both if system is None else both[both["session_id"].isin(rated["session_id"])]
+                )
+                rows.append(
+                    {
+                        "job": job,
+                        "instrument_id": instrument,
+                        "item": item,
+                        "system": system,
+                        "questionnaire_id": q_id,
+                        "measure": measure,
+                        "measure_kind": kind,
+                    }
+                    | _spearman(pairs)
+                )
     return pd.DataFrame(rows, columns=SELF_REPORT_COLUMNS)
+
+
+def _spearman(both: pd.DataFrame) -> dict[str, Any]:
+    """Spearman's rho of ``rating`` and ``score`` with its Fisher-z 95% interval and p
+    (pingouin), or the reason there is none: fewer than 4 pairs, or a side that never varies."""
+    row: dict[str, Any] = {
+        "n": len(both),
+        "rho": math.nan,
+        "ci_low": math.nan,
+        "ci_high": math.nan,
+        "p": math.nan,
+        "note": None,
+    }
+    if len(both) < 4:
+        row["note"] = f"{len(both)} conversations with both; at least 4 needed"
+    elif both["rating"].nunique() < 2 or both["score"].nunique() < 2:
+        row["note"] = "one side never varies"
+    else:
+        with ag.unrounded(), warnings.catch_warnings():
+            # pingouin also estimates power, which it cannot for 4 pairs; it is not used
+            warnings.filterwarnings("ignore", "Sample size is too small", UserWarning)
+            result = pg.corr(both["rating"], both["score"], method="spearman")
+        low, high = result["CI95"].iloc[0]
+        row |= {
+            "rho": float(result["r"].iloc[0]),
+            "ci_low": float(low),
+            "ci_high": float(high),
+            "p": float(result["p_val"].iloc[0]),
+        }
+    return row
 
 
 _SELF = (Moment.POST_TASK.value, Moment.POST_STUDY.value)

@@ -20,6 +20,9 @@ from typing import TYPE_CHECKING, TextIO
 from bot.errors import OzlabError, StudyDataError, explain
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from analytics.import_rows import Problem
     from analytics.pilot import PilotFindings
     from analytics.progress import Steps
     from analytics.report_data import Report
@@ -302,24 +305,33 @@ def export(
     return 0
 
 
+def _refuse_problems(file: Path, problems: Sequence[Problem]) -> None:
+    """A file with problems is imported not at all: each problem with its line, then why."""
+    from analytics.document import plural
+
+    for problem in problems[:_SHOWN]:
+        print(f"{file}:{problem.line}: {problem.message}", file=sys.stderr)
+    if len(problems) > _SHOWN:
+        print(f"… and {plural(len(problems) - _SHOWN, 'more problem')}", file=sys.stderr)
+    if problems:
+        raise StudyDataError(f"{plural(len(problems), 'problem')}: nothing was imported.")
+
+
 def import_responses(
     file: Path, db: Path, *, study: str | None = None, dry_run: bool = False
 ) -> int:
+    from analytics.document import plural
     from analytics.importing import import_responses as run_import
 
     result = run_import(file, db, study=study, dry_run=dry_run)
-    for problem in result.problems[:_SHOWN]:
-        print(f"{file}:{problem.line}: {problem.message}", file=sys.stderr)
-    if len(result.problems) > _SHOWN:
-        print(f"… and {len(result.problems) - _SHOWN} more problems", file=sys.stderr)
     for note in result.notes:
         print(note, file=sys.stderr)
-    if result.problems:
-        raise StudyDataError(f"{len(result.problems)} problems: nothing was imported.")
+    _refuse_problems(file, result.problems)
     verb = "would be imported (dry run)" if dry_run else "imported"
     print(
-        f"{result.rows} answers of {result.participants} participants {verb} "
-        f"({result.new_participants} new participants) into study {result.study_id!r}."
+        f"{plural(result.rows, 'answer')} of {plural(result.participants, 'participant')} "
+        f"{verb} ({plural(result.new_participants, 'new participant')}) into study "
+        f"{result.study_id!r}."
     )
     return 0
 
@@ -327,19 +339,16 @@ def import_responses(
 def import_annotations(
     file: Path, db: Path, *, instrument: str, job: str | None = None, dry_run: bool = False
 ) -> int:
+    from analytics.document import plural
     from analytics.importing_annotations import import_annotations as run_import
 
     result = run_import(file, db, instrument=instrument, job=job, dry_run=dry_run)
-    for problem in result.problems[:_SHOWN]:
-        print(f"{file}:{problem.line}: {problem.message}", file=sys.stderr)
-    if len(result.problems) > _SHOWN:
-        print(f"… and {len(result.problems) - _SHOWN} more problems", file=sys.stderr)
-    if result.problems:
-        raise StudyDataError(f"{len(result.problems)} problems: nothing was imported.")
+    _refuse_problems(file, result.problems)
     verb = "would be imported (dry run)" if dry_run else "imported"
     print(
-        f"{result.ratings} ratings of {result.annotators} annotators on {result.targets} "
-        f"targets {verb} ({result.new_annotators} new annotators) into job {result.job!r}."
+        f"{plural(result.ratings, 'rating')} of {plural(result.annotators, 'annotator')} on "
+        f"{plural(result.targets, 'target')} {verb} "
+        f"({plural(result.new_annotators, 'new annotator')}) into job {result.job!r}."
     )
     return 0
 

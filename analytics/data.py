@@ -25,10 +25,16 @@ from pydantic import ValidationError
 
 from bot.errors import StoreError
 from bot.store.blocking import run_blocking
-from bot.store.model import SNAPSHOT_COLUMNS, AnnotationRating, SnapshotInfo
+from bot.store.model import (
+    SNAPSHOT_COLUMNS,
+    AnnotationJobRecord,
+    AnnotationRating,
+    SnapshotInfo,
+)
 from bot.store.sqlite import open_existing
 from bot.store.stress_records import StressResult
 from bot.vocabulary import Moment, Origin
+from questionnaires.models import Questionnaire
 from scenarios.models import StudyBundle
 
 NO_SYSTEM = "(no system)"
@@ -97,6 +103,9 @@ class StudyData:
     annotations: pd.DataFrame = field(default_factory=no_annotations)
     """Annotators' ratings of sessions, exchanges or outside material (``ANNOTATION_COLUMNS``,
     one row per rating, as ``StudyStore.annotation_ratings()`` gives them)."""
+    imported_instruments: dict[str, Questionnaire] = field(default_factory=dict)
+    """Instruments that imported ratings were checked against (``ozlab import annotations
+    --instrument FILE``), as their jobs stored them, by id: no study names them."""
 
     @property
     def bundle(self) -> StudyBundle | None:
@@ -147,6 +156,7 @@ async def _read_all(path: Path) -> dict[str, Any]:
         "definitions": list(info.definitions),
         "withdrawals": info.withdrawals,
         "annotations": _annotations(info.annotations),
+        "imported_instruments": _imported_instruments(info.annotation_jobs),
         "version": info.schema_version,
         "notes": notes,
         "has_source": info.schema_version >= 5,  # who wrote each reply: since the console
@@ -367,6 +377,7 @@ def _assemble(
     definitions: list[tuple[str, str]],
     withdrawals: tuple[tuple[str, str, int], ...],
     annotations: pd.DataFrame,
+    imported_instruments: dict[str, Questionnaire],
     version: int,
     notes: list[str],
     has_source: bool,
@@ -411,7 +422,24 @@ def _assemble(
         commands=commands,
         stress=stress,
         annotations=annotations,
+        imported_instruments=imported_instruments,
     )
+
+
+def _imported_instruments(jobs: Sequence[AnnotationJobRecord]) -> dict[str, Questionnaire]:
+    """The instruments imported jobs keep in their definition (``{"imported": true,
+    "instruments": {id: questionnaire}}``); one that no longer validates is left out."""
+    found: dict[str, Questionnaire] = {}
+    for job in jobs:
+        try:
+            definition = json.loads(job.definition)
+        except ValueError:
+            continue
+        kept = definition.get("instruments") if isinstance(definition, dict) else None
+        for instrument_id, instrument in (kept if isinstance(kept, dict) else {}).items():
+            with contextlib.suppress(ValidationError):
+                found.setdefault(str(instrument_id), Questionnaire.model_validate(instrument))
+    return found
 
 
 def _annotations(ratings: Sequence[AnnotationRating]) -> pd.DataFrame:

@@ -10,7 +10,8 @@ Every column has one declared type, also when it is empty (an ``error`` column w
 errors is still text), and a meaning in ``columns``; the codebook says what each item asked,
 on which scale, with which labels, whether it is reverse-worded, to which construct it
 belongs and which wide column holds it. The responses file is also what ``ozlab import
-responses`` reads back.
+responses`` reads back. A study with annotation ratings also gets the annotators' tables
+(``analytics.export_annotations``).
 
 The same database gives the same bytes: rows and columns come in a fixed order, and the
 one time a format writes of its own (the ``.sav`` header's creation time) is
@@ -333,8 +334,10 @@ def export_study(
     with steps(10 if wide else 9, "Export") as step:
         step("reading the database")
         data = select_study(load_study_data(db), study)
+        found = tables(data, wide=wide)
+        step.add(len(found) - (9 if wide else 8))  # the annotators' tables, when rated
         written = []
-        for name, table in tables(data, wide=wide).items():
+        for name, table in found.items():
             step(name)
             written.append(_write(table, out / f"{name}.{fmt}", fmt))
     return written
@@ -359,6 +362,10 @@ def tables(data: StudyData, *, wide: bool = False) -> dict[str, Table]:
     }
     if wide:
         found["responses_wide"] = wide_responses(data)
+    # The annotators' ratings and final values (only a study with ratings has them)
+    from analytics.export_annotations import annotation_tables  # it imports this module
+
+    found |= annotation_tables(data, wide=wide)
     typed = {
         name: Table(_typed(t.frame, t.columns), t.columns, f"ozlab {study}: {name}")
         for name, t in found.items()

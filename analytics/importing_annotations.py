@@ -20,10 +20,11 @@ duplicates of each other.
 from __future__ import annotations
 
 import csv
+import json
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from importlib.resources import files
 from pathlib import Path
@@ -101,7 +102,7 @@ async def _run(
     questionnaire, problem = _instrument(ref, bundles)
     if questionnaire is None:
         return _failed(name, 0, problem)
-    record, levels, problem = await _job(store, name, questionnaire.id, bundles)
+    record, levels, problem = await _job(store, name, questionnaire, bundles)
     if record is None:
         return _failed(name, 0, problem)
     try:
@@ -146,6 +147,11 @@ async def _run(
     if outcome.duplicates:
         lines = [Problem(n, "this rating is already in the database") for n in outcome.duplicates]
         return RatingsResult(name, 0, 0, 0, 0, tuple(lines))
+    if outcome.written and _imported(record) and questionnaire.id not in _instruments(record):
+        # A job imported into before, now with another instrument: keep its scales too.
+        await store.save_annotation_job(
+            replace(record, definition=_with_instrument(record.definition, questionnaire))
+        )
     return RatingsResult(
         name, outcome.ratings, outcome.targets, outcome.annotators, outcome.new_annotators, ()
     )
@@ -173,10 +179,13 @@ def _instrument(ref: str, bundles: list[StudyBundle]) -> tuple[Questionnaire | N
 
 
 async def _job(
-    store: StudyStore, name: str, instrument: str, bundles: list[StudyBundle]
+    store: StudyStore, name: str, questionnaire: Questionnaire, bundles: list[StudyBundle]
 ) -> tuple[AnnotationJobRecord | None, tuple[AnnotationLevel, ...], str]:
     """The job the ratings join (a study's job, one stored already, or a new one), and the
-    levels the instrument is used at in it (none known: told by each target)."""
+    levels the instrument is used at in it (none known: told by each target). An imported
+    job keeps the instruments its ratings were checked against (the report reads their
+    scales from it); a study's job has them in the study."""
+    instrument = questionnaire.id
     for bundle in bundles:
         job = bundle.jobs.get(name)
         if job is None:
@@ -199,7 +208,34 @@ async def _job(
     if name in stored:
         return stored[name], (), ""
     study = bundles[0].study.id if len(bundles) == 1 else ""
-    return AnnotationJobRecord(name, study, '{"imported": true}', False), (), ""
+    return AnnotationJobRecord(name, study, _with_instrument("{}", questionnaire), False), (), ""
+
+
+def _imported(record: AnnotationJobRecord) -> bool:
+    try:
+        found = json.loads(record.definition)
+    except ValueError:
+        return False
+    return isinstance(found, dict) and found.get("imported") is True
+
+
+def _instruments(record: AnnotationJobRecord) -> set[str]:
+    found = json.loads(record.definition)
+    kept = found.get("instruments") if isinstance(found, dict) else None
+    return set(kept) if isinstance(kept, dict) else set()
+
+
+def _with_instrument(definition: str, questionnaire: Questionnaire) -> str:
+    """An imported job's definition with ``questionnaire`` among its instruments."""
+    try:
+        found = json.loads(definition)
+    except ValueError:
+        found = {}
+    found = found if isinstance(found, dict) else {}
+    earlier = found.get("instruments")
+    kept: dict[str, Any] = dict(earlier) if isinstance(earlier, dict) else {}
+    kept[questionnaire.id] = questionnaire.model_dump(mode="json", by_alias=True)
+    return json.dumps({**found, "imported": True, "instruments": kept}, sort_keys=True)
 
 
 class _Rows:

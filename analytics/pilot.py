@@ -9,7 +9,8 @@ and ``ozlab pilot`` and for a study's first real participants alike:
 - items left unanswered (skipped, or where people stopped) or answered too fast to read;
 - system errors and latency per system;
 - hints: every message that got "please tap a button" (or another hint) instead of
-  progress, as the bot recorded it (``hinted`` events), with what the participant sent.
+  progress, as the bot recorded it (``hinted`` events), with what the participant sent,
+  and the places that needed them, counted.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class PilotFindings:
     items: pd.DataFrame  # questionnaire_id, item_id, shown, unanswered, too_fast
     systems: pd.DataFrame  # system_id, exchanges, errors, latency_median_ms, latency_p90_ms
     hints: pd.DataFrame  # participant_id, session_id, hint, where, sent
+    hint_places: pd.DataFrame  # hint, where, messages, participants
 
 
 def pilot_findings(data: StudyData) -> PilotFindings:
@@ -60,6 +62,7 @@ def pilot_findings(data: StudyData) -> PilotFindings:
         ]
     )
     drops = _drop_offs(data, done)
+    hints = _hints(data)
     return PilotFindings(
         participants=len(participants),
         simulated=simulated,
@@ -68,7 +71,8 @@ def pilot_findings(data: StudyData) -> PilotFindings:
         phases=_phases(data),
         items=_items(data, drops),
         systems=_systems(data),
-        hints=_hints(data),
+        hints=hints,
+        hint_places=hint_places(hints),
     )
 
 
@@ -224,18 +228,55 @@ def _hints(data: StudyData) -> pd.DataFrame:
     columns = ["participant_id", "session_id", "hint", "where", "sent"]
     events = data.events.astype({"kind": object, "participant_id": object, "session_id": object})
     hinted = events[events["kind"] == EventKind.HINTED.value]
+    scenario_of = dict(
+        zip(
+            data.sessions["session_id"].astype(object),
+            data.sessions["scenario_id"].astype(object),
+            strict=True,
+        )
+    )
     rows = []
     for participant, session, raw in zip(
         hinted["participant_id"], hinted["session_id"], hinted["data"], strict=True
     ):
         found = json.loads(raw) if isinstance(raw, str) and raw else {}
-        rows.append(
-            (
-                participant,
-                session,
-                str(found.get("hint", "")),
-                str(found.get("item", "")),
-                str(found.get("text", "")),
-            )
-        )
+        hint, where = str(found.get("hint", "")), _place(found, session, scenario_of)
+        rows.append((participant, session, hint, where, _sent(found)))
     return pd.DataFrame(rows, columns=columns)
+
+
+def _place(found: dict[str, object], session: object, scenario_of: dict[object, object]) -> str:
+    """Where the hint was given: the question open (``questionnaire / item``), else the
+    chat of the session's scenario, else nothing (the agreement, or between tasks)."""
+    if found.get("item"):
+        asked = found.get("questionnaire")
+        return f"{asked} / {found['item']}" if asked else str(found["item"])
+    if isinstance(session, str) and session in scenario_of:
+        return f"the chat ({scenario_of[session]})"
+    return ""
+
+
+def _sent(found: dict[str, object]) -> str:
+    """What the participant sent, as far as it was kept (see ``bot.engine.hints``)."""
+    if found.get("text") is not None:
+        return str(found["text"])
+    if found.get("sent") is not None:
+        return f"({found['sent']})"
+    if found.get("length") is not None:
+        return f"({found['length']} characters)"
+    return ""
+
+
+def hint_places(hints: pd.DataFrame) -> pd.DataFrame:
+    """Each place that needed hints, most hinted first: how many messages and how many
+    participants got which hint there (the places a study confuses people)."""
+    columns = ["hint", "where", "messages", "participants"]
+    if hints.empty:
+        return pd.DataFrame(columns=columns)
+    places = hints.groupby(["hint", "where"], sort=False).agg(
+        messages=("participant_id", "size"), participants=("participant_id", "nunique")
+    )
+    places = places.reset_index().sort_values(
+        ["messages", "participants", "hint", "where"], ascending=[False, False, True, True]
+    )
+    return places[columns].reset_index(drop=True)

@@ -397,6 +397,15 @@ def _quality(report: Report, limit: int | None) -> list[Block]:
         Paragraph("A participant is flagged when they:", "method"),
         Bullets(tuple(f"{kind}: {rule}" for kind, rule in quality.rules.items())),
     ]
+    if quality.simulated:
+        blocks.append(
+            Paragraph(
+                f"Simulated: {len(quality.simulated)} of {quality.participants_in_data} "
+                "participants (ozlab demo or ozlab pilot), not people. Being simulated is not "
+                "a flag: they are left out only for a flag of their own.",
+                "note",
+            )
+        )
     exclusion = quality.exclusion
     if exclusion is not None:
         reasons = ", ".join(
@@ -418,7 +427,9 @@ def _quality(report: Report, limit: int | None) -> list[Block]:
         return blocks
     counts = quality.flags.groupby("flag")["participant_id"].nunique()
     summary = ", ".join(f"{flag} {n}" for flag, n in counts.items())
-    blocks.append(Paragraph(f"{len(flagged)} participants flagged ({summary}).", "text"))
+    among = int(flagged["simulated"].sum())
+    simulated = f", {among} of them simulated" if among else ""
+    blocks.append(Paragraph(f"{len(flagged)} participants flagged ({summary}){simulated}.", "text"))
     if exclusion is None:
         blocks.append(
             Paragraph(
@@ -429,7 +440,10 @@ def _quality(report: Report, limit: int | None) -> list[Block]:
     blocks.append(
         d.table(
             ("Participant", "Flags", "Details"),
-            [(r.participant_id, r.flags, r.details) for r in flagged.itertuples()],
+            [
+                (f"{r.participant_id}{' (simulated)' if r.simulated else ''}", r.flags, r.details)
+                for r in flagged.itertuples()
+            ],
             caption="Flagged participants" + (" (excluded)" if exclusion else ""),
             limit=limit,
         )

@@ -61,7 +61,7 @@ def _method() -> list[Block]:
             "asked where the first two differed sees only disagreements. "
             f"{ICC_QUESTION} ICC (pingouin, with its F test) uses the targets every "
             "annotator rated; Krippendorff's α takes missing ratings as they come, at every "
-            "level of measurement the item allows, and the one marked 'to report' fits the "
+            "level of measurement the item allows, and the one marked * (to report) fits the "
             "item (ordinal for scales unless the instrument declares otherwise, nominal for "
             "yes/no and choice items). Cohen's κ for two annotators (for scales weighted "
             "linearly, |i − j|, and quadratically, (i − j)²), Fleiss' κ for more (targets "
@@ -81,9 +81,15 @@ def _where(table: pd.DataFrame, job: str) -> pd.DataFrame:
 
 def _job(found: Annotations, job: str) -> list[Block]:
     blocks: list[Block] = [Heading(f"Job {job}", 3)]
+    rated = _where(found.annotators, job)
+    instruments = ", ".join(dict.fromkeys(rated["instrument_id"].astype(str)))
+    if instruments:
+        blocks.append(
+            Paragraph(f"Rated with {instruments}; items are named without their prefix.", "method")
+        )
     reliability = _where(found.reliability, job)
     if len(reliability):
-        blocks.append(_reliability_table(reliability))
+        blocks += _reliability_tables(reliability)
     without = _where(found.leave_one_out, job)
     if len(without):
         blocks.append(_leave_one_out_table(reliability, without))
@@ -111,7 +117,11 @@ def _job(found: Annotations, job: str) -> list[Block]:
 
 
 def _what(row: dict) -> str:
-    return f"{row['item']} · {LEVEL_NAMES.get(str(row['level']), str(row['level']))}"
+    """``q1_recommendation_rate · per exchange``: the item without its instrument's prefix
+    (the instrument is named in the job), and the level."""
+    item, prefix = str(row["item"]), f"{row['instrument_id']}."
+    short = item.removeprefix(prefix) if item.startswith(prefix) and item != prefix else item
+    return f"{short} · {LEVEL_NAMES.get(str(row['level']), str(row['level']))}"
 
 
 def _system(value: object) -> str:
@@ -137,31 +147,49 @@ def _p(row: dict) -> str:
     return "" if d.missing(row["p"]) else d.p_value(row["p"])
 
 
-def _reliability_table(table: pd.DataFrame) -> d.Table:
-    rows = []
-    for r in table.to_dict("records"):
-        name = STATISTIC_NAMES.get(str(r["statistic"]), str(r["statistic"]))
-        rows.append(
-            (
-                _what(r),
-                _system(r["system"]),
-                name + (" (to report)" if r["reported"] else ""),
-                _value(r),
-                _f_test(r),
-                _p(r),
-                d.count(r["n_targets"]),
-                d.count(r["n_annotators"]),
-                "" if d.missing(r["note"]) else str(r["note"]),
+def _reliability_tables(table: pd.DataFrame) -> list[Block]:
+    """The ICC forms with their F tests (scale items), then every other coefficient."""
+    icc = table["statistic"].astype(str).str.startswith("ICC")
+    blocks: list[Block] = []
+    if icc.any():
+        forms = [
+            (_what(r), _system(r["system"]), STATISTIC_NAMES[str(r["statistic"])], _value(r),
+             _f_test(r), _p(r), d.count(r["n_targets"]), _note(r))
+            for r in table[icc].to_dict("records")
+        ]  # fmt: skip
+        blocks.append(
+            d.table(
+                ("Item · level", "System", "Form", "ICC (95% CI)", "F test", "p", "Targets",
+                 "Note"),
+                forms,
+                caption="Intraclass correlations (first round, targets every annotator rated)",
+                numeric=(False, False, False, True, True, True, True, False),
+                group_by=0,
             )
-        )
-    return d.table(
-        ("Item · level", "System", "Statistic", "Value (95% CI)", "F test", "p", "Targets",
-         "Annotators", "Note"),
-        rows,
-        caption="Agreement between annotators (first round)",
-        numeric=(False, False, False, True, True, True, True, True, False),
-        group_by=0,
-    )  # fmt: skip
+        )  # fmt: skip
+    rows = [
+        (_what(r), _system(r["system"]),
+         STATISTIC_NAMES.get(str(r["statistic"]), str(r["statistic"]))
+         + (" *" if r["reported"] else ""),
+         _value(r), d.count(r["n_targets"]), d.count(r["n_annotators"]), _note(r))
+        for r in table[~icc].to_dict("records")
+    ]  # fmt: skip
+    if rows:
+        blocks.append(
+            d.table(
+                ("Item · level", "System", "Statistic", "Value (95% CI)", "Targets", "Annotators",
+                 "Note"),
+                rows,
+                caption="Agreement between annotators (first round; * the α to report)",
+                numeric=(False, False, False, True, True, True, False),
+                group_by=0,
+            )
+        )  # fmt: skip
+    return blocks
+
+
+def _note(row: dict) -> str:
+    return "" if d.missing(row["note"]) else str(row["note"])
 
 
 def _leave_one_out_table(reliability: pd.DataFrame, without: pd.DataFrame) -> d.Table:
@@ -250,14 +278,16 @@ def _self_report_table(table: pd.DataFrame) -> d.Table:
             rho += f" ({d.num(r['ci_low'])}, {d.num(r['ci_high'])})"
         rows.append(
             (str(r["item"]), f"{r['questionnaire_id']}: {r['measure']} ({kind})",
-             d.count(r["n"]), rho, _p(r), "" if d.missing(r["note"]) else str(r["note"]))
+             _system(r.get("system")), d.count(r["n"]), rho, _p(r),
+             "" if d.missing(r["note"]) else str(r["note"]))
         )  # fmt: skip
     return d.table(
-        ("Annotators' overall rating", "Self-report", "Conversations", "Spearman's ρ (95% CI)",
-         "p", "Note"),
+        ("Annotators' overall rating", "Self-report", "System", "Conversations",
+         "Spearman's ρ (95% CI)", "p", "Note"),
         rows,
         caption="The annotators' mean overall rating of a conversation against what its "
-        "participant reported (Spearman's ρ; Fisher-z interval)",
-        numeric=(False, False, True, True, True, False),
+        "participant reported, over all systems and per system (Spearman's ρ; Fisher-z "
+        "interval; at least 4 conversations)",
+        numeric=(False, False, False, True, True, True, False),
         group_by=0,
     )  # fmt: skip

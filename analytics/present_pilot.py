@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from analytics.document import DASH, Block, Bullets, Heading, Paragraph, table
+from analytics.document import DASH, Block, Heading, Paragraph, table
 from analytics.pilot import HINT_WORDS, PilotFindings
 from analytics.render_json import records
 
@@ -91,14 +91,14 @@ def pilot_blocks(found: PilotFindings, *, limit: int | None = None) -> list[Bloc
     if found.hints.empty:
         blocks.append(Paragraph("No participant needed a hint."))
     else:
-        counts = found.hints.groupby(["hint", "where"]).size().sort_values(ascending=False)
         blocks.append(
-            Bullets(
-                tuple(
-                    f"{HINT_WORDS.get(str(key[0]), str(key[0]))}"  # type: ignore[index]
-                    f"{f' at {key[1]}' if key[1] else ''}: {n}×"  # type: ignore[index]
-                    for key, n in counts.items()
-                )
+            table(
+                ("hint", "at", "messages", "participants"),
+                (
+                    (HINT_WORDS.get(h, h), where or DASH, n, people)
+                    for h, where, n, people in found.hint_places.itertuples(index=False)
+                ),
+                numeric=(False, False, True, True),
             )
         )
         blocks.append(
@@ -124,4 +124,5 @@ def pilot_json(found: PilotFindings) -> dict[str, Any]:
         "items": records(found.items),
         "systems": records(found.systems),
         "hints": records(found.hints),
+        "hint_places": records(found.hint_places),
     }

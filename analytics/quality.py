@@ -16,6 +16,10 @@ Flags (one row per participant and kind, with the evidence in ``detail``):
   left out (typing takes longer anyway); so are exchange ratings, which sit beside the chat
   and may be tapped whenever.
 - ``abandoned``: sessions left unfinished (state ``abandoned``).
+
+Simulated participants (``ozlab demo``, ``ozlab pilot``: ``participants.simulated``) are not a
+flag: the report names how many there are beside the flags, so that a demo's data are never
+taken for people's, and excludes them only for a flag of theirs, never for being simulated.
 """
 
 from __future__ import annotations
@@ -189,17 +193,26 @@ def _abandoned(sessions: pd.DataFrame) -> pd.DataFrame:
     return table.reset_index().assign(flag="abandoned")
 
 
-def flagged_participants(flags: pd.DataFrame) -> pd.DataFrame:
-    """One row per flagged participant: their flags, in words."""
+def simulated_participants(participants: pd.DataFrame) -> tuple[str, ...]:
+    """The participants a simulation played (sorted): data of no person."""
+    marked = participants["simulated"].fillna(0).astype(int) == 1
+    return tuple(sorted(participants.loc[marked, "participant_id"].astype(str)))
+
+
+def flagged_participants(flags: pd.DataFrame, simulated: Iterable[str] = ()) -> pd.DataFrame:
+    """One row per flagged participant: their flags, in words, and whether a simulation
+    played them."""
     if flags.empty:
-        return pd.DataFrame(columns=["participant_id", "flags", "details"])
+        return pd.DataFrame(columns=["participant_id", "flags", "details", "simulated"])
     grouped = flags.groupby("participant_id")
-    return pd.DataFrame(
+    table = pd.DataFrame(
         {
             "flags": grouped["flag"].agg(lambda s: ", ".join(s)),
             "details": grouped["detail"].agg(lambda s: "; ".join(s)),
         }
     ).reset_index()
+    table["simulated"] = table["participant_id"].astype(str).isin(set(simulated))
+    return table
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,9 @@ every row (a value that cannot be computed is ``null``, never NaN)::
                     {spelling, lexical, syntactic}, types {ST-1, ...}: each {applied,
                     passed, failed, unsure, awaiting, not_applicable, pass_rate, ci_low,
                     ci_high}, mean_of_groups, failures [...], model_agreement}}
-    quality:        flags [...], participants [...], rules {flag: rule},
+    quality:        flags [...], participants [... with simulated true|false],
+                    rules {flag: rule}, simulated (how many participants a simulation
+                    played: not a flag), simulated_participants [...],
                     exclusion null | {participants_before, excluded, by_flag [...],
                     participant_ids [...], kinds [...]}
     reliability:    [...] agreement between annotators, one object per job, item, level,
@@ -48,8 +50,9 @@ every row (a value that cannot be computed is ``null``, never NaN)::
                     item, level, target, session_id, turn, system, scenario, value, score,
                     n_ratings, how], final_by_system [job, instrument_id, item, level,
                     system, n_targets, n_resolved, mean, sd, distribution], self_report
-                    [job, instrument_id, item, questionnaire_id, measure, measure_kind, n,
-                    rho, ci_low, ci_high, p, note], trajectories [job, instrument_id, item,
+                    [job, instrument_id, item, system (null: all systems pooled),
+                    questionnaire_id, measure, measure_kind, n, rho, ci_low, ci_high, p,
+                    note], trajectories [job, instrument_id, item,
                     session_id, system, turn, n_annotators, mean], notes [...]}
 
 Dict cells: ``items[].distribution`` (and the annotators' and final values' distributions)
@@ -114,6 +117,8 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
             "flags": records(report.quality.flags),
             "participants": records(report.quality.participants),
             "rules": dict(report.quality.rules),
+            "simulated": len(report.quality.simulated),
+            "simulated_participants": list(report.quality.simulated),
             "exclusion": None
             if exclusion is None
             else {

@@ -27,6 +27,7 @@ from analytics.quality import (
     ReadingTime,
     flagged_participants,
     quality_flags,
+    simulated_participants,
 )
 from analytics.quality import (
     exclude_flagged as drop_flagged,
@@ -105,6 +106,11 @@ class Quality:
     participants: pd.DataFrame
     rules: dict[str, str]
     exclusion: Exclusion | None
+    simulated: tuple[str, ...] = ()
+    """Participants a simulation played (``ozlab demo``, ``ozlab pilot``), whether or not
+    flagged: excluded only for a flag, never for being simulated."""
+    participants_in_data: int = 0
+    """Every participant in the data, before any exclusion (what ``simulated`` is out of)."""
 
 
 @dataclass(frozen=True)
@@ -159,12 +165,23 @@ RULES = {
 }
 
 
+def simulated_note(simulated: int, everyone: int) -> str:
+    """What a report of simulated participants says, so it is never taken for people's data."""
+    every = "All" if simulated == everyone else f"{simulated} of"
+    return (
+        f"{every} {everyone} participants were simulated (ozlab demo or ozlab pilot), not "
+        "people: their answers and flags describe the simulation, not a study's participants."
+    )
+
+
 def build_report(
     data: StudyData, *, exclude_flagged: bool = False, reading: ReadingTime = READING
 ) -> Report:
     """The whole report; with ``exclude_flagged`` every number is computed without the
     participants that data-quality checks flagged, and the report says how many and why."""
     flags = quality_flags(data, reading)
+    simulated = simulated_participants(data.participants)
+    everyone = len(data.participants)
     exclusion = None
     if exclude_flagged:
         data, exclusion = drop_flagged(data, flags)
@@ -173,6 +190,8 @@ def build_report(
     wizard_table, wizard_note = tasks.wizard_share(data.exchanges, data.has_wizard_source)
     scores = stats.construct_scores(data.responses)
     comparisons = _comparisons(data, info, scores)
+    if simulated:
+        notes.append(simulated_note(len(simulated), everyone))
     if exclusion is not None:
         notes.append(
             f"{exclusion.excluded} of {exclusion.participants_before} participants were "
@@ -198,9 +217,11 @@ def build_report(
         comments=tasks.comments(data.responses, data.items),
         quality=Quality(
             flags=flags,
-            participants=flagged_participants(flags),
+            participants=flagged_participants(flags, simulated),
             rules={**RULES, "too_fast": reading.describe()},
             exclusion=exclusion,
+            simulated=simulated,
+            participants_in_data=everyone,
         ),
         notes=tuple(notes),
         system_reliability=system_reliability(

@@ -64,6 +64,9 @@ def select_study(data: StudyData, study_id: str | None) -> StudyData:
     about = data.commands["session_id"].astype(object)
     # A command about no session gates a system or a whole study: kept with every study.
     commands = data.commands[about.isin(session_ids) | about.isna()]
+    # Ratings follow the conversations they rate; material from outside the study is rated
+    # in a job of its own (imported), which belongs to no one study: left out of a choice.
+    rated = data.annotations["session_id"].astype(object).isin(session_ids)
     return replace(
         data,
         sessions=sessions.reset_index(drop=True),
@@ -75,4 +78,5 @@ def select_study(data: StudyData, study_id: str | None) -> StudyData:
         items=items,
         choices=choices,
         bundles={study_id: bundle} if bundle is not None else {},
+        annotations=data.annotations[rated].reset_index(drop=True),
     )

@@ -1,6 +1,7 @@
 """What one finished target costs the bot in the annotators' flow: the store writes it,
 plans the job again (``bot.annotation_jobs.assign``: the whole job's state read, planned,
-applied) and reads the annotator's next target, on a real SQLite file of the given size.
+applied) and reads the annotator's next target, on a real SQLite file of the given size;
+then what the bot's clock costs when it plans the job because silent annotators dropped out.
 
     python bench/annotating.py                                  # 25 conversations of 27
     python bench/annotating.py --conversations 200 --turns 30
@@ -21,11 +22,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.annotation_jobs import assign
+from bot.annotation_jobs import assign, assign_on_the_clock
 from bot.annotator_invitations import invite_annotators
 from bot.store.definition import definition_json
+from bot.store.interface import StudyStore
 from bot.store.sqlite import open_store
+from scenarios.jobs import AnnotationJob
 from scenarios.loading import load_study
+from scenarios.models import StudyBundle
 from tests.annotation_support import store_conversations
 
 
@@ -57,6 +61,7 @@ async def run(conversations: int, turns: int, targets: int) -> None:
                 await assign(store, bundle, job, time.time())
                 await store.next_annotation_target(who)
                 took.append((time.perf_counter() - started) * 1000)
+            looks = await _on_the_clock(store, bundle, job)
         finally:
             await store.close()
     print(
@@ -65,6 +70,28 @@ async def run(conversations: int, turns: int, targets: int) -> None:
         f"median {statistics.median(took):.1f} ms, worst {max(took):.1f} ms "
         f"over {len(took)} targets"
     )
+    released, quiet = looks
+    print(
+        f"on the clock: a look with nothing due median {statistics.median(quiet):.1f} ms; "
+        f"every silent annotator's open targets released {released:.1f} ms"
+    )
+
+
+async def _on_the_clock(
+    store: StudyStore, bundle: StudyBundle, job: AnnotationJob
+) -> tuple[float, list[float]]:
+    """What the bot's clock costs (``AnnotationRunner.on_clock``): the job planned again and
+    its next drop-out read, when nobody's deadline has passed (ten times), then once when
+    every annotator's has (all their open targets released)."""
+
+    async def look(now: float) -> float:
+        started = time.perf_counter()
+        await assign_on_the_clock(store, bundle, job, now)
+        return (time.perf_counter() - started) * 1000
+
+    quiet = [await look(time.time()) for _ in range(10)]
+    released = await look(time.time() + 2 * (job.drop_out_after or 0.0) + 1)
+    return released, quiet
 
 
 def main() -> None:

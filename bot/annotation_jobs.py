@@ -3,15 +3,16 @@ sessions stored so far, and who rates what (``scenarios.annotation_assignment`` 
 store applies the plan only if nothing changed meanwhile; else it is planned again).
 
 Run when annotators are invited (``ozlab invite --annotators``), and by the annotators' flow
-whenever a target is finished or someone drops out: adjudication and reassignment follow.
+whenever a target is finished or, on the bot's clock, someone drops out: adjudication and
+reassignment follow.
 """
 
 from __future__ import annotations
 
 from bot.errors import StudyDataError
 from bot.store.interface import StudyStore
-from bot.store.model import AnnotationJobRecord, AssignmentPlan
-from scenarios.annotation_assignment import item_kinds, plan, rules_of
+from bot.store.model import AnnotationJobRecord, AnnotationState, AssignmentPlan
+from scenarios.annotation_assignment import item_kinds, next_drop_out, plan, rules_of
 from scenarios.annotation_targets import build_targets
 from scenarios.jobs import AnnotationJob
 from scenarios.models import StudyBundle
@@ -54,6 +55,25 @@ async def assign(
     store: StudyStore, bundle: StudyBundle, job: AnnotationJob, now: float
 ) -> AssignmentPlan:
     """Plan and apply who rates what; the plan that was applied (empty: nothing to do)."""
+    decided, _ = await _assigned(store, bundle, job, now)
+    return decided
+
+
+async def assign_on_the_clock(
+    store: StudyStore, bundle: StudyBundle, job: AnnotationJob, now: float
+) -> tuple[AssignmentPlan, float | None]:
+    """``assign``, and when the job's next silent annotator drops out after it (None: nobody
+    can): from the state the plan was made from when there was nothing to do (the usual
+    case, one read), else from the state read again."""
+    decided, state = await _assigned(store, bundle, job, now)
+    if decided.assign or decided.release:
+        state = await store.annotation_state(job.id) or state
+    return decided, next_drop_out(state, rules_of(job))
+
+
+async def _assigned(
+    store: StudyStore, bundle: StudyBundle, job: AnnotationJob, now: float
+) -> tuple[AssignmentPlan, AnnotationState]:
     rules = rules_of(job)
     kinds = item_kinds(bundle.questionnaires[q] for q in job.instruments())
     for _ in range(_ATTEMPTS):
@@ -62,7 +82,7 @@ async def assign(
             raise StudyDataError(f"annotation job {job.id!r} is not in this database yet")
         decided = plan(state, rules, kinds, now)
         if not decided.assign and not decided.release:
-            return decided
+            return decided, state
         if await store.apply_assignment_plan(job.id, decided, state.version):
-            return decided
+            return decided, state
     raise StudyDataError(f"annotation job {job.id!r} kept changing while it was planned")

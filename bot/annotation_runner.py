@@ -4,8 +4,10 @@ carries the flow's effects out: store writes first, then what is said.
 
 After every finished target the job's assignment is planned again
 (``bot.annotation_jobs.assign``): where two annotators disagree a third one is asked, and a
-dropped annotator's open targets go to someone else. Whoever got new work while waiting is
-written to at once (in a task of its own, so two chats never wait on each other).
+dropped annotator's open targets go to someone else. So it is on the bot's clock when a
+silent annotator's deadline passes (``bot.annotation_deadlines``), even when everyone else
+waits and nobody finishes anything. Whoever got new work while waiting is written to at
+once (in a task of its own, so two chats never wait on each other).
 
 Annotators' chats are known by a keyed hash of their own (``Privacy.annotator_chat``),
 never by the participants' pseudonym; their state lives in memory and is rebuilt from the
@@ -18,10 +20,11 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, assert_never
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, assert_never
 
-from bot.annotation_jobs import assign
+from bot.annotation_deadlines import RECHECK, DropOutWatch
+from bot.annotation_jobs import assign, assign_on_the_clock
 from bot.annotator_invitations import ANNOTATOR_CODE_PREFIX
 from bot.delivery import Delivery
 from bot.engine import effects as fx
@@ -37,13 +40,15 @@ from bot.engine.annotating.model import (
     Reloaded,
     Reopened,
     ReopenLast,
+    SetCommands,
     SetPaused,
     TargetGone,
     TargetLoaded,
 )
+from bot.errors import StudyDataError
 from bot.privacy import Privacy
 from bot.store.interface import StudyStore
-from bot.store.model import StepCommit
+from bot.store.model import Annotator, AssignmentPlan, StepCommit
 from bot.telegram.outbox import ParticipantUnreachable
 from bot.vocabulary import AnnotatorClaim, RatingOutcome
 from scenarios.models import StudyBundle
@@ -74,6 +79,8 @@ class AnnotationRunner:
         self._chats: dict[str, int] = {}  # annotator id -> chat id, in memory only
         self._locks: dict[str, asyncio.Lock] = {}
         self._pushes: set[asyncio.Task[None]] = set()
+        self._watch = DropOutWatch(bundle.jobs)
+        self._replanning: asyncio.Task[None] | None = None
         self._dropped: set[str] = set()  # chats of annotators dropped while the bot ran
 
     async def takes(self, delivery: Delivery, participant: bool) -> bool:
@@ -94,8 +101,14 @@ class AnnotationRunner:
             language = event.language if isinstance(event, ev.StartCommand) else None
             await self._answer_only(delivery, self._bundle.texts_for(language).ann_participant_chat)
             return True
-        if not (chat in self._states or claiming or await self._known(chat)):
-            return False
+        if not (chat in self._states or claiming):
+            known = await self._known(chat)
+            if known is None:
+                return False
+            if known.dropped:  # after a restart: told as while the bot ran
+                self._dropped.add(chat)
+                await self._answer_only(delivery, self._bundle.study.texts.ann_code_dropped)
+                return True
         first: AnnotatorEvent | ev.Event = event
         async with self._lock(chat):
             if claiming and isinstance(event, ev.StartCommand) and code is not None:
@@ -103,12 +116,13 @@ class AnnotationRunner:
             await self._delivered(chat, delivery, first)
         return True
 
-    async def _known(self, chat: str) -> bool:
-        """Whether a chat the bot holds nothing of is an annotator's (after a restart)."""
+    async def _known(self, chat: str) -> Annotator | None:
+        """The annotator (dropped ones too) a chat the bot holds nothing of is (after a
+        restart); None: a participant's chat, or an annotator of another study."""
         if not self._bundle.jobs:
-            return False  # a study without annotation jobs: no look-up for anyone
+            return None  # a study without annotation jobs: no look-up for anyone
         known = await self._store.annotator_for_chat(chat)
-        return known is not None and known.job in self._bundle.jobs
+        return known if known is not None and known.job in self._bundle.jobs else None
 
     # --- one delivery -------------------------------------------------------------------
 
@@ -134,7 +148,7 @@ class AnnotationRunner:
 
     async def _reloaded(self, chat: str) -> Reloaded | None:
         known = await self._store.annotator_for_chat(chat)
-        if known is None or known.job not in self._bundle.jobs:
+        if known is None or known.dropped or known.job not in self._bundle.jobs:
             return None
         task = await self._store.next_annotation_target(known.annotator_id)
         return Reloaded(known.annotator_id, known.job, known.paused, task)
@@ -218,7 +232,7 @@ class AnnotationRunner:
         """A rating refused as not theirs: the annotator was dropped (told so, forgotten),
         or their open target went to someone else (their next one, explained)."""
         known = await self._store.annotator_for_chat(chat)
-        if known is None:
+        if known is None or known.dropped:
             self._states.pop(chat, None)
             self._dropped.add(chat)
             state = None
@@ -235,6 +249,8 @@ class AnnotationRunner:
                 await self._handled(
                     self._privacy.annotator_chat(delivery.chat_id), delivery.update_id
                 )
+            if delivery.callback_id is not None:  # a tap is answered, or its spinner stays
+                await self._outbox.toast(delivery.callback_id)
             await self._outbox.send(delivery.chat_id, text)
         except ParticipantUnreachable as error:
             log.info("a chat cannot be reached: %s", error)
@@ -270,11 +286,11 @@ class AnnotationRunner:
                 await self._store.finish_annotation_target(
                     effect.annotator, effect.job, effect.target, effect.level
                 )
-                await self._plan(effect.job, effect.annotator)
+                await self._plan(effect.job, self._clock(), effect.annotator)
                 return TargetLoaded(await self._store.next_annotation_target(effect.annotator))
             case ReopenLast(annotator=annotator):
                 return Reopened(await self._store.reopen_annotation_target(annotator))
-            case fx.Send() | fx.Edit() | fx.Toast() | fx.RemoveButtons():
+            case fx.Send() | fx.Edit() | fx.Toast() | fx.RemoveButtons() | SetCommands():
                 raise AssertionError(f"{type(effect).__name__} is said, not written")
             case _:
                 assert_never(effect)
@@ -292,6 +308,8 @@ class AnnotationRunner:
                 await self._outbox.remove_buttons(chat_id, message_id)
             case fx.Toast():
                 pass  # answered by ``_run``, which holds the tap's id
+            case SetCommands(commands=commands):
+                await self._outbox.chat_commands(chat_id, commands)
             case RecordRating() | SetPaused() | FinishTarget() | ReopenLast():
                 raise AssertionError(f"{type(effect).__name__} is written, not said")
             case _:
@@ -300,14 +318,49 @@ class AnnotationRunner:
 
     # --- planning, and work that reaches a waiting annotator ----------------------------
 
-    async def _plan(self, job_id: str, finished_by: str) -> None:
-        job = self._bundle.jobs[job_id]
-        plan = await assign(self._store, self._bundle, job, self._clock())
+    async def _plan(self, job_id: str, now: float, finished_by: str) -> None:
+        plan = await assign(self._store, self._bundle, self._bundle.jobs[job_id], now)
+        self._hand_out(job_id, plan, now, finished_by)
+
+    def _hand_out(
+        self, job_id: str, plan: AssignmentPlan, now: float, finished_by: str | None = None
+    ) -> None:
+        """New work, written at once to whoever got it while waiting."""
+        if plan.assign:
+            self._watch.assigned(job_id, now)
         others = {annotator for *_, annotator, _ in plan.assign} - {finished_by}
         for annotator in sorted(others):
-            task = asyncio.create_task(self._push(job_id, annotator))
-            self._pushes.add(task)
-            task.add_done_callback(self._pushes.discard)
+            self._spawn(self._push(job_id, annotator))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.create_task(work)
+        self._pushes.add(task)
+        task.add_done_callback(self._pushes.discard)
+        return task
+
+    def on_clock(self, now: float) -> None:
+        """The bot's tick: the jobs whose drop-out deadline passed are planned again (in a
+        task of their own, one look at a time), so a silent annotator's open targets go to
+        someone else even while nobody finishes anything."""
+        if self._replanning is not None and not self._replanning.done():
+            return
+        due = self._watch.due(now)
+        if due:
+            self._replanning = self._spawn(self._replan(due, now))
+
+    async def _replan(self, jobs: list[str], now: float) -> None:
+        for job_id in jobs:
+            try:
+                job = self._bundle.jobs[job_id]
+                plan, deadline = await assign_on_the_clock(self._store, self._bundle, job, now)
+                self._hand_out(job_id, plan, now)
+            except StudyDataError as error:  # not invited yet, or changing under the plan
+                log.info("annotation job %r not planned on the clock: %s", job_id, error)
+                deadline = now + RECHECK
+            except Exception:
+                log.exception("planning annotation job %r on the clock failed", job_id)
+                deadline = now + RECHECK
+            self._watch.planned(job_id, now, deadline)
 
     async def _push(self, job_id: str, annotator_id: str) -> None:
         """New targets for an annotator: shown at once when they are waiting for work."""

@@ -155,8 +155,10 @@ async def _serve(
     )
 
     async def tick(_: ContextTypes.DEFAULT_TYPE) -> None:
-        for delivery in runner.due(clock()):
+        now = clock()
+        for delivery in runner.due(now):
             deliver(delivery)
+        runner.annotation.on_clock(now)  # silent annotators' targets go to others (issue 11)
 
     async def commands(_: ContextTypes.DEFAULT_TYPE) -> None:
         for delivery in await runner.poll_commands():
@@ -202,6 +204,7 @@ async def _serve(
                 with contextlib.suppress(asyncio.CancelledError):
                     await polling
                 await application.update_queue.join()
+                await runner.annotation.settled()  # writes to annotators under way
                 await poller.confirm()
             finally:
                 # Also when cancelled: stop PTB's own tasks before the store closes under them.

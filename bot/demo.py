@@ -10,15 +10,14 @@ seed writes the same database, row for row.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import os
 import random
+import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bot.app import BotConfig, run_bot
-from bot.emulator import BotApiEmulator
+from bot.emulated import emulated_study
 from bot.errors import StoreError
 from bot.privacy import Privacy
 from bot.simulation.lookout import StoreLookout
@@ -91,57 +90,35 @@ async def play_study(
     store = await open_store(db, clock)
     played: list[Played] = []
     marked: list[str] = []
-    async with BotApiEmulator(token) as emulator:
-        stop, ready = asyncio.Event(), asyncio.Event()
-        config = BotConfig(
-            db=db,
-            token=token,
+    try:
+        async with emulated_study(
+            bundle,
+            db,
             secret=secret,
-            bot_api_url=emulator.server_url,
-            poll_timeout=1,
-            tick_interval=0.5,
-            pacing=None,  # the emulator is not Telegram: no flood limits to keep
-        )
-        timer = clock if paced_systems else None
-        bot = asyncio.create_task(
-            run_bot(
-                bundle,
-                config,
-                stop=stop,
-                ready=ready,
-                systems=systems,
-                store=store,
-                clock=clock,
-                **({"timer": timer} if timer is not None else {}),
-            )
-        )
-        started = asyncio.create_task(ready.wait())
-        await asyncio.wait({bot, started}, return_when=asyncio.FIRST_COMPLETED)
-        if bot.done():
-            started.cancel()
-            bot.result()
-        try:
-            for i in range(participants):
-                user = _FIRST_USER_ID + i
-                pseudonym = privacy.pseudonym(user)
-                marked.append(pseudonym)
-                rng = random.Random(seed * 10_007 + i)
-                player = StudyPlayer(
-                    emulator.participant(user, first_name=f"Sim{i}"),
-                    bundle,
-                    rng,
-                    mind=mind_for(i, rng) if mind_for is not None else ScriptedMind(rng),
-                    pace=Pace(clock, random.Random(f"{seed}:pace:{i}")),
-                    lookout=StoreLookout(store, pseudonym),
-                )
-                played.append(await player.play())
-        finally:
-            if not bot.done():
-                await store.mark_simulated(marked)
-            stop.set()
+            token=token,
+            store=store,
+            systems=systems,
+            clock=clock,
+            timer=clock if paced_systems else time.perf_counter,
+        ) as emulator:
             try:
-                await bot
+                for i in range(participants):
+                    user = _FIRST_USER_ID + i
+                    pseudonym = privacy.pseudonym(user)
+                    marked.append(pseudonym)
+                    rng = random.Random(seed * 10_007 + i)
+                    player = StudyPlayer(
+                        emulator.participant(user, first_name=f"Sim{i}"),
+                        bundle,
+                        rng,
+                        mind=mind_for(i, rng) if mind_for is not None else ScriptedMind(rng),
+                        pace=Pace(clock, random.Random(f"{seed}:pace:{i}")),
+                        lookout=StoreLookout(store, pseudonym),
+                    )
+                    played.append(await player.play())
             finally:
-                if paced_systems:
-                    await close_systems(built)
+                await store.mark_simulated(marked)  # while the bot (and its store) still run
+    finally:
+        if paced_systems:
+            await close_systems(built)
     return played

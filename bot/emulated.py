@@ -1,7 +1,8 @@
 """The real bot on a study database with the local Bot API emulator in place of Telegram.
 
-``ozlab chat`` (and the tests that restart it) start both here, over loopback HTTP, with no
-token from @BotFather: whatever the bot does is what it would do on Telegram.
+``ozlab chat``, ``ozlab demo`` and ``ozlab pilot`` (and the tests that restart it) start both
+here, over loopback HTTP, with no token from @BotFather: whatever the bot does is what it
+would do on Telegram.
 """
 
 from __future__ import annotations
@@ -9,12 +10,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 
 from bot.app import BotConfig, run_bot
 from bot.emulator import BotApiEmulator
+from bot.store.interface import StudyStore
 from bot.store.sqlite import open_store
+from bot.systems.base import System
 from scenarios.models import StudyBundle
 
 _START_TIMEOUT = 30.0
@@ -22,11 +26,25 @@ _START_TIMEOUT = 30.0
 
 @contextlib.asynccontextmanager
 async def emulated_study(
-    bundle: StudyBundle, db: Path, *, secret: str, tick_interval: float = 0.5
+    bundle: StudyBundle,
+    db: Path,
+    *,
+    secret: str,
+    tick_interval: float = 0.5,
+    token: str | None = None,
+    store: StudyStore | None = None,
+    systems: Mapping[str, System] | None = None,
+    clock: Callable[[], float] = time.time,
+    timer: Callable[[], float] = time.perf_counter,
 ) -> AsyncIterator[BotApiEmulator]:
-    """The emulator and the bot running on ``db`` until the block ends (then both stop)."""
-    token = f"{secrets.randbelow(10**9) + 10**9}:emulated-{secrets.token_hex(8)}"
-    store = await open_store(db)
+    """The emulator and the bot running on ``db`` until the block ends (then both stop).
+
+    A simulation gives its own ``token`` (the same every run), ``store`` (opened on its
+    simulated ``clock``; the bot closes it), ``systems`` and ``timer``; otherwise the bot's
+    own are used, as ``ozlab run`` would."""
+    token = token or f"{secrets.randbelow(10**9) + 10**9}:emulated-{secrets.token_hex(8)}"
+    if store is None:
+        store = await open_store(db, clock)
     try:
         # Telegram never numbers a bot's updates from 1 again: neither does the emulator.
         emulator = BotApiEmulator(token, first_update_id=await store.highest_update_id() + 1)
@@ -44,7 +62,18 @@ async def emulated_study(
         tick_interval=tick_interval,
         pacing=None,  # the emulator is not Telegram: no flood limits to keep
     )
-    bot = asyncio.create_task(run_bot(bundle, config, stop=stop, ready=ready, store=store))
+    bot = asyncio.create_task(
+        run_bot(
+            bundle,
+            config,
+            stop=stop,
+            ready=ready,
+            systems=systems,
+            store=store,
+            clock=clock,
+            timer=timer,
+        )
+    )
     try:
         started = asyncio.create_task(ready.wait())
         await asyncio.wait(

@@ -16,7 +16,7 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol, assert_never
 
@@ -59,6 +59,7 @@ class Outbox(Protocol):
     async def remove_buttons(self, chat_id: int, message_id: int) -> None: ...
     async def toast(self, callback_id: str, text: str | None = None) -> None: ...
     async def typing(self, chat_id: int) -> None: ...
+    async def chat_commands(self, chat_id: int, commands: Sequence[tuple[str, str]]) -> None: ...
 
 
 class StudyRunner:

@@ -123,10 +123,34 @@ def out_of_work(annotator: Annotator, open_since: float | None, rules: Rules, no
     (silence counts from their last activity, or from when the open work was given)."""
     if annotator.dropped:
         return True
+    deadline = _deadline(annotator, open_since, rules)
+    return deadline is not None and now > deadline
+
+
+def _deadline(annotator: Annotator, open_since: float | None, rules: Rules) -> float | None:
+    """When a silent annotator holding open targets counts as dropped out (just after)."""
     if rules.drop_out_after is None or open_since is None:
-        return False
-    since = max(annotator.last_active_at or 0.0, open_since)
-    return now - since > rules.drop_out_after
+        return None
+    return max(annotator.last_active_at or 0.0, open_since) + rules.drop_out_after
+
+
+def _open_since(state: AnnotationState) -> dict[str, float]:
+    """Per annotator with open targets: when the oldest of them was given."""
+    since: dict[str, float] = {}
+    for a in state.assignments:
+        if a.done_at is None:
+            since[a.annotator] = min(since.get(a.annotator, a.assigned_at), a.assigned_at)
+    return since
+
+
+def next_drop_out(state: AnnotationState, rules: Rules) -> float | None:
+    """The earliest moment an annotator still counted in, silent with open targets,
+    drops out (the job is to be planned again just after it); None: nobody can."""
+    since = _open_since(state)
+    deadlines = [
+        _deadline(a, since.get(a.annotator_id), rules) for a in state.annotators if not a.dropped
+    ]
+    return min((d for d in deadlines if d is not None), default=None)
 
 
 def _unit(target: AnnotationTarget) -> str:
@@ -143,17 +167,13 @@ class _Planner:
         self.on: dict[TargetKey, dict[str, AnnotationRound]] = {}
         self.done: dict[TargetKey, set[str]] = {}
         self.load: dict[str, int] = dict.fromkeys(ids, 0)
-        open_since: dict[str, float] = {}
         for a in state.assignments:
             key = (a.target, a.level)
             self.on.setdefault(key, {})[a.annotator] = a.round
             self.load[a.annotator] = self.load.get(a.annotator, 0) + 1
-            if a.done_at is None:
-                open_since[a.annotator] = min(
-                    open_since.get(a.annotator, a.assigned_at), a.assigned_at
-                )
-            else:
+            if a.done_at is not None:
                 self.done.setdefault(key, set()).add(a.annotator)
+        open_since = _open_since(state)
         self.gone = {
             a.annotator_id
             for a in state.annotators

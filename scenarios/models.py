@@ -254,6 +254,9 @@ class Texts(_Model):
     command_help: str = _EN["command_help"]
     command_done: str = _EN["command_done"]
     command_withdraw: str = _EN["command_withdraw"]
+    command_pause: str = _EN["command_pause"]
+    command_brief: str = _EN["command_brief"]
+    command_back: str = _EN["command_back"]
     # annotators (issue 11): they rate stored conversations, never participants
     ann_welcome: str = _EN["ann_welcome"]
     ann_brief_heading: str = _EN["ann_brief_heading"]
@@ -283,6 +286,9 @@ class Texts(_Model):
     ann_all_done: str = _EN["ann_all_done"]
     ann_nothing_yet: str = _EN["ann_nothing_yet"]
     ann_new_work: str = _EN["ann_new_work"]
+    ann_help_rating: str = _EN["ann_help_rating"]
+    ann_help_paused: str = _EN["ann_help_paused"]
+    ann_help_idle: str = _EN["ann_help_idle"]
 
 
 class Study(_Model):

@@ -8,6 +8,7 @@ import json
 import random
 import re
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,11 +40,14 @@ def current_item(p: Participant) -> BotMessage | None:
     return next((m for m in reversed(p.messages) if asks(m)), None)
 
 
-async def invite(db: Path, job: str, count: int) -> list[tuple[str, str]]:
-    """``count`` annotators of ``job`` (pseudonym, code), the work assigned."""
-    store = await open_store(db)
+async def invite(
+    db: Path, job: str, count: int, clock: Callable[[], float] = time.time
+) -> list[tuple[str, str]]:
+    """``count`` annotators of ``job`` (pseudonym, code), the work assigned (on the bot's
+    clock, when the test gives it one)."""
+    store = await open_store(db, clock)
     try:
-        invited = await invite_annotators(store, None, job, count)
+        invited = await invite_annotators(store, None, job, count, clock)
     finally:
         await store.close()
     return list(invited.annotators)
@@ -107,14 +111,17 @@ async def stored(db: Path, query: Callable[[StudyStore], Awaitable[T]]) -> T:
         await store.close()
 
 
-async def play(emulator: BotApiEmulator, bundle: StudyBundle, *, participants: int) -> None:
+async def play(
+    emulator: BotApiEmulator, bundle: StudyBundle, *, participants: int, first: int = 0
+) -> None:
     """Simulated participants play the study through to its end (``ozlab demo``'s players):
-    the conversations the annotators then rate."""
+    the conversations the annotators then rate (``first``: the first one's number, to
+    bring more of them later)."""
     players = [
         StudyPlayer(
             emulator.participant(5000 + i, first_name=f"Sim{i}"), bundle, random.Random(i)
         ).play()
-        for i in range(participants)
+        for i in range(first, first + participants)
     ]
     played = await asyncio.gather(*players)
     assert all(p.finished for p in played)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +65,7 @@ async def start_bot(
         *,
         systems: Mapping[str, System] | None = None,
         db: Path | None = None,
+        clock: Callable[[], float] = time.time,
         **config: Any,
     ) -> RunningBot:
         # No pacing unless a test asks for it: the emulator keeps no flood limits by default.
@@ -75,7 +77,7 @@ async def start_bot(
         )
         stop, ready = asyncio.Event(), asyncio.Event()
         task = asyncio.create_task(
-            run_bot(bundle or hmd, bot_config, stop=stop, ready=ready, systems=systems)
+            run_bot(bundle or hmd, bot_config, stop=stop, ready=ready, systems=systems, clock=clock)
         )
         waiting = asyncio.create_task(ready.wait())
         await asyncio.wait({task, waiting}, timeout=15, return_when=asyncio.FIRST_COMPLETED)

@@ -21,6 +21,7 @@ from analytics.render_json import render_json
 from analytics.render_md import render_markdown
 from analytics.render_terminal import render_terminal
 from analytics.report_data import Report, build_report
+from analytics.selecting import select_study
 from analytics.synthetic import write_synthetic_study
 
 RELIABILITY_KEYS = {
@@ -147,3 +148,28 @@ def test_annotations_of_excluded_participants_go_with_them(study: StudyData) -> 
                                   "session_id"])  # fmt: skip
     assert gone and not gone & set(kept.annotations["session_id"])
     assert len(kept.annotations) == len(annotated.annotations) - 6 * 3 * len(gone)
+
+
+def test_choosing_one_study_keeps_only_its_ratings(study: StudyData) -> None:
+    """``--study`` in a database of two studies: the other study's conversations' ratings go
+    with them (and ratings of material from outside any study stay only with no choice)."""
+    people = sorted(set(study.participants["participant_id"].astype(str)))
+    others = set(people[::2])
+
+    def moved(frame: pd.DataFrame) -> pd.DataFrame:
+        frame = frame.copy()
+        other = frame["participant_id"].astype(str).isin(others)
+        frame["study_id"] = np.where(other, "other", frame["study_id"].astype(object))
+        return frame
+
+    two = replace(
+        study,
+        participants=moved(study.participants),
+        sessions=moved(study.sessions),
+        annotations=hri_cues_ratings(study),
+    )
+    chosen = select_study(two, "synthetic")
+    kept = set(chosen.sessions["session_id"].astype(str))
+    assert kept and kept < set(study.sessions["session_id"].astype(str))
+    assert set(chosen.annotations["session_id"]) == kept
+    assert len(chosen.annotations) == 6 * 3 * len(kept)

@@ -5,6 +5,7 @@ code in an annotator's chat and the other way round, ``/back`` where the job for
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,12 @@ from tests.annotating_support import asks, current_item, data_of, invite, play, 
 from tests.conftest import StartBot
 
 pytestmark = pytest.mark.slow
+
+
+def _menu(emulator: BotApiEmulator, scope: dict[str, object]) -> list[str]:
+    """The commands the bot set for a scope (``setMyCommands``), in the default language."""
+    listed = emulator.commands.get((json.dumps(scope, sort_keys=True), ""), [])
+    return [command["command"] for command in listed]
 
 
 async def _ratings(db: Path, annotator: str) -> list[tuple[str, str, str]]:
@@ -33,6 +40,13 @@ async def test_codes_old_buttons_typing_and_mix_ups_on_hri_cues(
     ann = emulator.participant(7200, first_name="Ann")
     await ann.send_text(f"/start {code}")
     await ann.wait_for_text("Exchange 1 of")
+
+    # Their own menu (HRI CUES: no /back) and /help; the participants' menu stays theirs.
+    assert _menu(emulator, {"type": "chat", "chat_id": 7200}) == ["help", "pause", "brief"]
+    assert _menu(emulator, {"type": "default"}) == ["help", "done", "withdraw"]
+    await ann.send_text("/help")
+    await ann.wait_for_text('You are rating for "HRI CUES')
+    assert "Exchange 1 of" in ann.messages[-1].text and "/pause" in ann.messages[-1].text
 
     # The same code from another account: refused; a made-up code: not known.
     other = emulator.participant(7201, first_name="Other")
@@ -151,3 +165,32 @@ async def _finish_target(ann: Participant) -> None:
         await ann.wait_for(
             lambda q, m=message, b=before, n=count: tuple(data_of(m)) != b or len(q.messages) > n
         )
+
+
+async def test_a_dropped_annotator_is_told_so_after_a_restart_too(
+    emulator: BotApiEmulator, start_bot: StartBot, tmp_path: Path
+) -> None:
+    bundle = load_study("xrec")
+    db = tmp_path / "xrec.sqlite"
+    bot = await start_bot(bundle, db=db)
+    await play(emulator, bundle, participants=1)
+    [(pseudonym, code)] = await invite(db, "xrec", 1)
+    ann = emulator.participant(7310, first_name="Ann")
+    await ann.send_text(f"/start {code}")
+    await ann.wait_for_text("Exchange 1 of")
+    item = current_item(ann)
+    assert item is not None
+    await bot.stop()
+    assert await stored(db, lambda s: s.drop_annotator(pseudonym))
+
+    await start_bot(bundle, db=db)  # the bot holds nothing of them in memory now
+    await ann.send_text("hello?")
+    await ann.wait_for_text("no longer active. Please contact the researcher")
+    await ann.send_text("/start")
+    await ann.wait_for_text("no longer active")
+    await ann.tap(text="Yes", message_id=item.message_id)
+    await ann.wait_for_text("no longer active")
+    assert not any("Privacy" in m.text for m in ann.messages)  # never taken for a newcomer
+    participants = await stored(db, lambda s: s.load_participants("xrec"))
+    assert len(participants) == 1  # the one who played, not the annotator
+    assert await _ratings(db, pseudonym) == []

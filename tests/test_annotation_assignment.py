@@ -24,7 +24,7 @@ from bot.store.model import (
     FirstRating,
 )
 from bot.vocabulary import AnnotationLevel, AnnotationRound, Origin, SessionState
-from scenarios.annotation_assignment import ItemKind, Rules, disagree, plan
+from scenarios.annotation_assignment import ItemKind, Rules, disagree, next_drop_out, plan
 from scenarios.annotation_targets import build_targets, stratified_sample
 from scenarios.jobs import AnnotationJob
 
@@ -219,6 +219,25 @@ def test_silence_past_the_deadline_counts_as_dropping_out() -> None:
     decided = plan(sim.state(), rules, KINDS, 220.0)
     assert decided.release and {who for _, _, who in decided.release} == {silent}
     assert silent not in {who for _, _, who, _ in decided.assign}
+
+
+def test_the_next_drop_out_is_when_the_first_silent_annotator_with_open_work_is_out() -> None:
+    sim = Simulation(conversations(2, 2), ["A-1", "A-2", "A-3"])
+    rules = Rules(annotators=2, seed=3, drop_out_after=100.0)
+    assert next_drop_out(sim.state(), rules) is None  # nothing open: nobody can drop out
+    sim.apply(plan(sim.state(), rules, KINDS, 10.0), now=10.0)
+    busy = sorted({a.annotator for a in sim.assignments.values()})
+    assert next_drop_out(sim.state(), rules) == 110.0  # silent since the work was given
+    sim.people[busy[0]] = replace(sim.people[busy[0]], last_active_at=60.0)
+    others = busy[1:]
+    for who in others:
+        sim.people[who] = replace(sim.people[who], last_active_at=80.0)
+    assert next_drop_out(sim.state(), rules) == 160.0
+    assert plan(sim.state(), rules, KINDS, 160.0) == AssignmentPlan()  # at it: still in time
+    assert {w for _, _, w in plan(sim.state(), rules, KINDS, 160.5).release} == {busy[0]}
+    sim.people[busy[0]] = replace(sim.people[busy[0]], dropped=True)  # out already
+    assert next_drop_out(sim.state(), rules) == 180.0
+    assert next_drop_out(sim.state(), Rules(annotators=2)) is None  # no deadline in the job
 
 
 def test_nobody_is_asked_when_there_are_not_enough_annotators() -> None:

@@ -133,14 +133,42 @@ def test_shrout_and_fleiss_six_forms_and_both_f_tests(reliability: list[dict]) -
             assert (rows[form]["df1"], rows[form]["df2"]) == (df1, df2)
 
 
-def test_the_stored_instruments_say_which_alpha_to_report(report: dict) -> None:
+def test_the_instruments_say_which_alpha_to_report(report: dict) -> None:
     reported = {(r["job"], r["statistic"]) for r in report["reliability"] if r["reported"]}
     assert reported == {
         ("shrout", "alpha_interval"), ("kripp", "alpha_ordinal"), ("fleiss", "alpha_ordinal"),
     }  # fmt: skip
-    # The instrument file given to the import is not stored: the report says how it read it.
-    (note,) = report["annotations"]["notes"]
-    assert "raters: raters.score" in note and "ordinal scale of the values given" in note
+    assert report["annotations"]["notes"] == []  # every item's scale known, files included
+
+
+def test_an_instrument_file_s_yes_no_item_is_reported_as_categories(tmp_path: Path) -> None:
+    """The import keeps the instrument file it checked against with its job: a 1/0 item
+    is yes/no for the report, not a scale of two points (no ICC)."""
+    db = tmp_path / "study.sqlite"
+    yes_no = tmp_path / "helpful.yaml"
+    yes_no.write_text(
+        "id: helpful\ntitle: H\nitems:\n  - {type: yes_no, id: helpful.ok, text: Helpful}\n",
+        encoding="utf-8",
+    )
+    answers = {"R1": [1, 0, 1, 1, 0, 1], "R2": [1, 0, 0, 1, 0, 1]}
+    lines = ["target,annotator,item,value"]
+    lines += [f"clip{i},{who},ok,{v}" for who, vs in answers.items() for i, v in enumerate(vs)]
+    (tmp_path / "helpful.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _import(db, tmp_path / "helpful.csv", yes_no, "clips")
+    # A second instrument file into the same job: its scale is kept beside the first.
+    _import(db, _csv(tmp_path, "judged", {"R1": [1, 2, 3], "R2": [1, 2, 2]}),
+            _instrument(tmp_path, "graded", 3, "interval"), "clips")  # fmt: skip
+    out = tmp_path / "report.json"
+    assert main(["report", "--db", str(db), "--format", "json", "--out", str(out)]) == 0
+    found = json.loads(out.read_text(encoding="utf-8"))
+    statistics = {r["item"]: set() for r in found["reliability"]}
+    for r in found["reliability"]:
+        statistics[r["item"]].add(r["statistic"])
+    assert statistics["helpful.ok"] == {"alpha_nominal", "cohen_kappa", "percent_agreement"}
+    assert "ICC2" in statistics["graded.score"]
+    reported = {r["item"]: r["statistic"] for r in found["reliability"] if r["reported"]}
+    assert reported == {"helpful.ok": "alpha_nominal", "graded.score": "alpha_interval"}
+    assert found["annotations"]["notes"] == []
 
 
 def test_krippendorff_alpha_at_four_levels_with_missing_data(reliability: list[dict]) -> None:

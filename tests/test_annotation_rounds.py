@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.annotation_jobs import assign, prepare_job
+from bot.annotation_jobs import assign, assign_on_the_clock, prepare_job
 from bot.store.interface import StudyStore
+from bot.store.model import AssignmentPlan
 from bot.store.sqlite import open_store
 from bot.vocabulary import AnnotationRound, RatingOutcome
 from scenarios.loading import load_study
@@ -104,5 +105,32 @@ async def test_a_dropped_annotators_open_targets_go_to_someone_else(tmp_path: Pa
         assert (taken_over.exchange_number, taken_over.exchanges) == (1, 2)
         [kept] = await store.annotation_ratings()
         assert kept.annotator == quitter  # their finished rating stays: research data
+    finally:
+        await store.close()
+
+
+async def test_on_the_clock_a_silent_annotators_targets_move_and_the_next_deadline_follows(
+    tmp_path: Path,
+) -> None:
+    bundle = load_study("xrec")
+    job = bundle.jobs["xrec"].model_copy(update={"drop_out_after": 100.0})
+    now = [10.0]
+    store = await open_store(tmp_path / "xrec.sqlite", lambda: now[0])
+    try:
+        await store_study(store, "xrec", "xrec-recommend", XREC)
+        await prepare_job(store, bundle, job)
+        await store.add_annotators("xrec", [("A-1", "ann-1"), ("A-2", "ann-2"), ("A-3", "ann-3")])
+        given, deadline = await assign_on_the_clock(store, bundle, job, 10.0)
+        assert len(given.assign) == 6 and deadline == 110.0  # silent since the work was given
+        assert await assign_on_the_clock(store, bundle, job, 110.0) == (AssignmentPlan(), 110.0)
+        busy = sorted({who for _, _, who, _ in given.assign})
+        for who in busy[1:]:  # all but one rate everything
+            await rate_all(store, who, {Q1: 1, Q2: 1})
+        silent = busy[0]
+        now[0] = 111.0
+        moved, deadline = await assign_on_the_clock(store, bundle, job, 111.0)
+        assert {who for *_, who in moved.release} == {silent}
+        assert silent not in {who for _, _, who, _ in moved.assign}
+        assert deadline == 211.0  # whoever took their targets is silent from now on
     finally:
         await store.close()

@@ -17,6 +17,7 @@ from bot.engine.annotating.model import (
     RecordRating,
     Reloaded,
     ReopenLast,
+    SetCommands,
     SetPaused,
     TargetGone,
     TargetLoaded,
@@ -244,11 +245,50 @@ def test_buttons_fit_telegrams_64_bytes(position: int) -> None:
 
 def test_a_target_given_to_someone_else_is_explained_and_the_next_one_shown() -> None:
     state, _ = joined(XREC, "xrec", task("xrec", 1))
+    state = sent(state, XREC, message_id=77)
     after, effects = step(XREC, state, TargetGone(task("xrec", 2, position=1)), 1.0)
     said = texts(effects)
     assert said[0].startswith("That one was given to another annotator")
     assert said[-1].startswith("Exchange 2 of 3")
     assert after is not None and after.task is not None and after.task.target.turn == 2
+    assert fx.RemoveButtons(77) in effects  # the item no longer theirs keeps no buttons
     idle, effects = step(XREC, state, TargetGone(None), 1.0)
     assert idle is not None and idle.task is None
     assert "rated everything" in texts(effects)[-1]
+    assert fx.RemoveButtons(77) in effects
+
+
+def test_help_says_which_job_where_they_are_and_what_they_can_do() -> None:
+    state, _ = joined(XREC, "xrec", task("xrec", 2, position=1))
+    [said] = texts(step(XREC, state, ev.HelpCommand(), 1.0)[1])
+    assert "Explainable recommendation" in said and "Exchange 2 of 3 · conversation 1 of 2" in said
+    assert "/pause" in said and "/brief" in said and "/back" in said
+    cues, _ = joined(CUES, "hri-cues", task("hri-cues", 1))
+    [said] = texts(step(CUES, cues, ev.HelpCommand(), 1.0)[1])
+    assert "HRI CUES" in said and "/back" not in said.replace("no going back", "")
+    paused, _ = step(XREC, state, ev.UnknownCommand("/pause"), 1.0)
+    assert paused is not None
+    after, effects = step(XREC, paused, ev.HelpCommand(), 2.0)
+    assert after == paused  # /help does not resume
+    assert "paused" in texts(effects)[0] and "Exchange 2 of 3" in texts(effects)[0]
+    idle, _ = step(XREC, state, TargetLoaded(None), 1.0)
+    assert idle is not None
+    [said] = texts(step(XREC, idle, ev.HelpCommand(), 1.0)[1])
+    assert "rated everything assigned to you" in said and "/brief" in said
+
+
+def test_help_and_the_menu_in_the_annotators_language() -> None:
+    italian = XREC.model_copy(update={"study": XREC.study.model_copy(update={"language": "it"})})
+    claimed = Claimed(AnnotatorClaim.JOINED, "A-1", "xrec", False, task("xrec", 1))
+    state, effects = step(italian, None, claimed, 0.0)
+    assert state is not None
+    [menu] = [e for e in effects if isinstance(e, SetCommands)]
+    assert [name for name, _ in menu.commands] == ["help", "pause", "brief", "back"]
+    assert menu.commands[0][1] == "Dove sei e cosa puoi fare"
+    [said] = texts(step(italian, state, ev.HelpCommand(), 1.0)[1])
+    assert "Stai annotando" in said and "Scambio 1 di 3" in said
+    _, effects = step(CUES, None, Claimed(AnnotatorClaim.RETURNING, "A-1", "hri-cues"), 0.0)
+    [menu] = [e for e in effects if isinstance(e, SetCommands)]
+    assert [name for name, _ in menu.commands] == ["help", "pause", "brief"]  # no /back
+    _, effects = step(CUES, None, Claimed(AnnotatorClaim.TAKEN), 0.0)
+    assert not any(isinstance(e, SetCommands) for e in effects)  # refused: no menu

@@ -141,7 +141,7 @@ def test_the_command_line_imports_once_and_refuses_it_again(
     assert main([*args, "--job", "hri-cues", "--dry-run"]) == 0
     assert "would be imported" in capsys.readouterr().out and ratings(db) == []
     assert main([*args, "--job", "hri-cues"]) == 0
-    assert "1 ratings of 1 annotators on 1 targets imported" in capsys.readouterr().out
+    assert "1 rating of 1 annotator on 1 target imported" in capsys.readouterr().out
     assert main([*args, "--job", "hri-cues"]) == 3
     assert "already in the database" in capsys.readouterr().err
     assert len(ratings(db)) == 1

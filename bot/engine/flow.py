@@ -17,7 +17,7 @@ from bot.engine import events as ev
 from bot.engine import helping, progression, withdrawal, wizard
 from bot.engine.common import Doing, PhaseOver, Result, drop_keyboards, texts_of
 from bot.engine.context import Context
-from bot.engine.hints import hinted
+from bot.engine.hints import asked_now, hinted
 from bot.engine.journey import Journey, Stage
 from bot.engine.phases import (
     assignment,
@@ -73,8 +73,13 @@ def step(
             event = ev.TextReceived(event.text)
         else:
             sentence = texts_of(bundle, journey).unknown_command
+            agreed = journey.stage not in (Stage.CONSENT, Stage.DECLINED)
             answer = hinted(
-                Hint.UNKNOWN_COMMAND, sentence, journey.current_session, text=event.text
+                Hint.UNKNOWN_COMMAND,
+                sentence,
+                journey.current_session,
+                **asked_now(bundle, journey),
+                text=event.text if agreed else None,  # kept only under their consent
             )
             return Step(journey.touched(now), tuple(answer))
     resumed: list[Doing] = []

@@ -15,7 +15,7 @@ from bot.engine import events as ev
 from bot.engine.asking import Asked, Survey
 from bot.engine.callbacks import Channel, SurveyTap, TapAction, encode
 from bot.engine.common import Doing, Result, silence, stale_tap, texts_of
-from bot.engine.hints import hinted
+from bot.engine.hints import asked_now, hinted
 from bot.engine.journey import Journey, Stage
 from bot.vocabulary import AnswerStatus, Hint, Moment, SessionState
 from questionnaires.models import MultiChoiceItem, TextItem
@@ -197,6 +197,7 @@ def on_event(
     survey = journey.survey
     assert survey is not None
     item = asking.current_item(bundle, survey)
+    session, where = journey.session_id, asked_now(bundle, journey)
     match event:
         case ev.ButtonTapped():
             tap = event.tap
@@ -217,22 +218,20 @@ def on_event(
                 if len(text) > item.max_length:
                     too_long = texts.text_too_long.format(limit=item.max_length)
                     return journey, [
-                        *hinted(Hint.TEXT_TOO_LONG, too_long, journey.session_id, item=item.id)
+                        *hinted(Hint.TEXT_TOO_LONG, too_long, session, **where, length=len(text))
                     ]
                 asked = asking.answer(bundle, survey, now, text=text)
                 return _continue(bundle, journey, asked, now, after, in_place=False)
             if isinstance(item, MultiChoiceItem):
                 return journey, [
-                    *hinted(Hint.PICK_OPTIONS, texts.pick_options, journey.session_id, item=item.id)
+                    *hinted(Hint.PICK_OPTIONS, texts.pick_options, session, **where, text=text)
                 ]
             index = asking.typed_choice(item, text)
             options = asking.choices(item)
             if index is None:
                 numbers = [v for v, _ in options] if hasattr(item, "labels") else [1, len(options)]
                 hint = texts.tap_a_button.format(low=numbers[0], high=numbers[-1])
-                return journey, [
-                    *hinted(Hint.TAP_A_BUTTON, hint, journey.session_id, item=item.id, text=text)
-                ]
+                return journey, [*hinted(Hint.TAP_A_BUTTON, hint, session, **where, text=text)]
             value, label = options[index]
             asked = asking.answer(bundle, survey, now, value=value, label=label)
             return _continue(bundle, journey, asked, now, after, in_place=False)
@@ -243,11 +242,11 @@ def on_event(
             return again, [fx.Send(texts.resumed), show(bundle, again, in_place=False)]
         case ev.DoneCommand():
             pending = texts.question_pending
-            return journey, [*hinted(Hint.QUESTION_PENDING, pending, journey.session_id)]
-        case ev.UnsupportedReceived():
-            return journey, [*hinted(Hint.TEXT_ONLY, texts.text_only, journey.session_id)]
+            return journey, [*hinted(Hint.QUESTION_PENDING, pending, session, **where)]
+        case ev.UnsupportedReceived(kind=kind):
+            return journey, [*hinted(Hint.TEXT_ONLY, texts.text_only, session, **where, sent=kind)]
         case ev.MessageEdited():
-            return journey, [*hinted(Hint.EDIT_IGNORED, texts.edit_ignored, journey.session_id)]
+            return journey, [*hinted(Hint.EDIT_IGNORED, texts.edit_ignored, session, **where)]
         case ev.Tick():
             return silence(bundle, journey, now)
     return journey, []

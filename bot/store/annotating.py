@@ -217,10 +217,11 @@ def annotator(conn: sqlite3.Connection, annotator_id: str) -> Annotator | None:
 
 
 def annotator_for_chat(conn: sqlite3.Connection, chat_hash: str) -> Annotator | None:
-    """The annotator this chat is (the one it joined last, while not dropped)."""
+    """The annotator this chat is: the one it joined last, one not dropped first (a dropped
+    one is known too, so that a restart does not take them for a newcomer)."""
     row = conn.execute(
-        f"SELECT {_ANNOTATOR_COLUMNS} FROM annotators WHERE chat_hash = ? AND dropped_at IS NULL"
-        " ORDER BY joined_at DESC, id DESC LIMIT 1",
+        f"SELECT {_ANNOTATOR_COLUMNS} FROM annotators WHERE chat_hash = ?"
+        " ORDER BY dropped_at IS NOT NULL, joined_at DESC, id DESC LIMIT 1",
         (chat_hash,),
     ).fetchone()
     return None if row is None else _annotator(row)

@@ -323,7 +323,8 @@ class StudyStore(Protocol):
         ...
 
     async def annotator_for_chat(self, chat_hash: str) -> Annotator | None:
-        """The annotator a chat is (the one it joined last, unless dropped)."""
+        """The annotator a chat is: the one it joined last, one not dropped first; a
+        dropped one too (``dropped``), so that they are told so after a restart."""
         ...
 
     async def set_annotator_paused(self, annotator_id: str, paused: bool) -> bool:

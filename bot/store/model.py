@@ -287,6 +287,9 @@ class SnapshotInfo:
     annotations: tuple[AnnotationRating, ...] = ()
     """Every annotator's rating, as ``annotation_ratings()`` gives them, from the same
     snapshot as the rows (issue 11)."""
+    annotation_jobs: tuple[AnnotationJobRecord, ...] = ()
+    """The jobs as stored (``annotation_jobs()``): an imported job's definition holds the
+    instruments its ratings were checked against, which no study may name."""
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from bot.store.annotating import annotation_jobs
 from bot.store.annotation_ratings import ratings
 from bot.store.connection import SCHEMA_VERSION, migrate, schema_version, too_new
 from bot.store.erasure import withdrawals
@@ -75,4 +76,7 @@ def _read(
             cursor.close()
     definitions = conn.execute("SELECT study_id, definition FROM studies ORDER BY id").fetchall()
     annotations = tuple(ratings(conn))
-    return SnapshotInfo(version, has_tables, tuple(definitions), withdrawals(conn), annotations)
+    jobs = tuple(annotation_jobs(conn))
+    return SnapshotInfo(
+        version, has_tables, tuple(definitions), withdrawals(conn), annotations, jobs
+    )

@@ -15,10 +15,16 @@ import datetime as dt
 import logging
 import math
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
+from telegram import (
+    Bot,
+    BotCommand,
+    BotCommandScopeChat,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+)
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError, TimedOut
 from telegram.warnings import PTBDeprecationWarning
@@ -189,6 +195,16 @@ class TelegramOutbox:
             self._bot.send_chat_action,
             chat_id=chat_id,
             action=ChatAction.TYPING,
+        )
+
+    async def chat_commands(self, chat_id: int, commands: Sequence[tuple[str, str]]) -> None:
+        """The command menu of one chat (an annotator's), in place of everyone's; best
+        effort: a menu Telegram refused leaves the commands working when typed."""
+        await self._call(
+            "setMyCommands",
+            self._bot.set_my_commands,
+            commands=[BotCommand(name, description) for name, description in commands],
+            scope=BotCommandScopeChat(chat_id),
         )
 
     async def _call(self, method: str, function, **kwargs):

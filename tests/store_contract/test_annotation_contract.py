@@ -124,6 +124,21 @@ async def test_an_annotator_code_belongs_to_the_first_chat_that_uses_it(
     assert (one.paused, one.dropped, two.dropped) == (True, False, True)
 
 
+async def test_a_chat_is_known_as_its_annotator_after_they_are_dropped_too(
+    store: StudyStore,
+) -> None:
+    await ready(store)
+    await store.save_annotation_job(job("other"))
+    assert await store.add_annotators("other", [("B-1", "ann-B-ONE")]) == ["B-1"]
+    assert (await store.claim_annotator("ann-B-ONE", "hash-1"))[0] is AnnotatorClaim.JOINED
+    assert await store.drop_annotator("B-1")  # joined last, but dropped: the other one first
+    found = await store.annotator_for_chat("hash-1")
+    assert found is not None and (found.annotator_id, found.dropped) == ("A-1", False)
+    assert await store.drop_annotator("A-1")
+    gone = await store.annotator_for_chat("hash-1")
+    assert gone is not None and gone.dropped and gone.chat_key is None
+
+
 async def test_annotators_are_never_participants(store: StudyStore) -> None:
     await ready(store)
     assert [p.participant_id for p in await store.live_participants()] == ["p"]

@@ -29,6 +29,7 @@ from bot.engine.annotating.model import (
     Reloaded,
     Reopened,
     ReopenLast,
+    SetCommands,
     SetPaused,
     TargetGone,
     TargetLoaded,
@@ -84,6 +85,8 @@ def step(
             return shown, left + effects
         case TargetGone(task=task):
             gone: list[AnnotatorEffect] = [fx.Send(texts.ann_target_moved)]
+            if state.survey is not None and state.survey.message_id is not None:
+                gone.insert(0, fx.RemoveButtons(state.survey.message_id))  # no longer theirs
             if task is None:
                 idle = replace(state, task=None, survey=None)
                 return idle, [*gone, fx.Send(texts.ann_all_done)]
@@ -101,7 +104,9 @@ def step(
             if code is not None:  # a participant's code in an annotator's chat
                 return state, [fx.Send(texts.ann_annotator_chat)]
             return _resume(bundle, job, texts, state, now)
-        case ev.HelpCommand() | ev.DoneCommand() | ev.WithdrawCommand():
+        case ev.HelpCommand():
+            return state, [fx.Send(view.where(job, texts, state.task, state.paused))]
+        case ev.DoneCommand() | ev.WithdrawCommand():
             return state, [fx.Send(_commands(job, texts))]
         case ev.UnsupportedReceived():
             return state, [fx.Send(texts.text_only)]
@@ -127,7 +132,7 @@ def _claimed(bundle: StudyBundle, state: Annotating | None, event: Claimed, now:
     same = state is not None and state.annotator == event.annotator
     fresh = Annotating(event.annotator, event.job, event.language, shown=None)
     current = state if same and state is not None else fresh
-    effects: list[AnnotatorEffect] = []
+    effects: list[AnnotatorEffect] = [SetCommands(view.menu(job, texts))]
     if current.paused or event.paused:
         effects.append(SetPaused(current.annotator, False))
         current = replace(current, paused=False)

@@ -122,11 +122,20 @@ class SetPaused:
     paused: bool
 
 
+@dataclass(frozen=True)
+class SetCommands:
+    """The annotator's own command menu in their chat (name, description), in place of the
+    participants' one."""
+
+    commands: tuple[tuple[str, str], ...]
+
+
 AnnotatorEffect = (
     RecordRating
     | FinishTarget
     | ReopenLast
     | SetPaused
+    | SetCommands
     | fx.Send
     | fx.Edit
     | fx.Toast

@@ -26,6 +26,29 @@ def brief(job: AnnotationJob, texts: Texts) -> list[str]:
     return parts
 
 
+def menu(job: AnnotationJob, texts: Texts) -> tuple[tuple[str, str], ...]:
+    """The annotator's commands for Telegram's menu: /back only where the job allows it."""
+    commands = [
+        ("help", texts.command_help),
+        ("pause", texts.command_pause),
+        ("brief", texts.command_brief),
+    ]
+    if not job.seen_once_in_order:
+        commands.append(("back", texts.command_back))
+    return tuple(commands)
+
+
+def where(job: AnnotationJob, texts: Texts, task: AnnotationTask | None, paused: bool) -> str:
+    """``/help``: the job, where the annotator stands in it, and what they can do."""
+    if task is None:
+        said = texts.ann_help_idle.format(title=job.title)
+    else:
+        wording = texts.ann_help_paused if paused else texts.ann_help_rating
+        said = wording.format(title=job.title, progress=progress(task, texts))
+    commands = texts.ann_commands_seen_once if job.seen_once_in_order else texts.ann_commands_back
+    return f"{said}\n\n{commands}"
+
+
 def unit_of(task: AnnotationTask) -> str:
     """The conversation a target belongs to (an outside target is its own)."""
     return task.target.session_id or task.target.target

@@ -101,8 +101,8 @@ def _on_consent(bundle: StudyBundle, journey: Journey, event: ev.Event) -> Resul
     if isinstance(event, ev.StartCommand):
         return journey, _agreement(bundle, journey)
     if isinstance(event, ev.PARTICIPANT_EVENTS):
-        text = event.text if isinstance(event, ev.TextReceived) else None
-        return journey, [*hinted(Hint.CONSENT_PENDING, texts.consent_pending, text=text)]
+        # Nothing of what they wrote: they have not agreed to anything being kept.
+        return journey, [*hinted(Hint.CONSENT_PENDING, texts.consent_pending)]
     return journey, []
 
 

@@ -295,8 +295,8 @@ def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Res
             return end(bundle, journey, EndReason.PARTICIPANT_DONE, False, now)
         case ev.StartCommand():
             return journey, [fx.Send(texts.resumed), task.brief(bundle, journey)]
-        case ev.UnsupportedReceived():
-            return journey, [*hinted(Hint.TEXT_ONLY, texts.text_only, session)]
+        case ev.UnsupportedReceived(kind=kind):
+            return journey, [*hinted(Hint.TEXT_ONLY, texts.text_only, session, sent=kind)]
         case ev.MessageEdited():
             return journey, [*hinted(Hint.EDIT_IGNORED, texts.edit_ignored, session)]
         case ev.Recovered() if journey.pending_message is not None and journey.waiting is None:
