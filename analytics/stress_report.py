@@ -387,8 +387,8 @@ def stress_chart(section: StressSection, systems: Sequence[str], caption: str) -
             r = mine[name]
             ys.append(i + (k - (len(order) - 1) / 2) * height)
             rates.append(float(r["pass_rate"]))
-            lows.append(max(0.0, float(r["pass_rate"] - r["ci_low"])))
-            highs.append(max(0.0, float(r["ci_high"] - r["pass_rate"])))
+            lows.append(float(r["pass_rate"] - r["ci_low"]))
+            highs.append(float(r["ci_high"] - r["pass_rate"]))
         axes.barh(ys, rates, height=height * 0.9, color=system_colour(k), label=system,
                   xerr=[lows, highs], error_kw={"elinewidth": 0.8, "capsize": 2})  # fmt: skip
     axes.set_yticks(range(len(names)), [f"{n} {StressType(n).title}" for n in names], fontsize=8)
