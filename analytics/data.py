@@ -32,6 +32,7 @@ from bot.store.model import (
     SnapshotInfo,
 )
 from bot.store.sqlite import open_existing
+from bot.store.stress_records import StressResult
 from bot.vocabulary import Moment, Origin
 from questionnaires.models import Questionnaire
 from scenarios.models import StudyBundle
@@ -96,6 +97,9 @@ class StudyData:
     )
     """The experimenters' commands from the console, as written, with what the bot made of
     them (applied, expired, rejected; none yet): the log behind the wizard's actions."""
+    stress: tuple[StressResult, ...] = ()
+    """Replayed linguistic stress tests with their verdicts (``ozlab stress``); none when
+    no test was run."""
     annotations: pd.DataFrame = field(default_factory=no_annotations)
     """Annotators' ratings of sessions, exchanges or outside material (``ANNOTATION_COLUMNS``,
     one row per rating, as ``StudyStore.annotation_ratings()`` gives them)."""
@@ -141,6 +145,7 @@ async def _read_all(path: Path) -> dict[str, Any]:
     store = await open_existing(path, read_only=True)
     try:
         info: SnapshotInfo = await store.read_snapshot(frames)
+        stress = tuple(await store.stress_results())
     finally:
         await store.close()
     notes: list[str] = []
@@ -155,6 +160,7 @@ async def _read_all(path: Path) -> dict[str, Any]:
         "version": info.schema_version,
         "notes": notes,
         "has_source": info.schema_version >= 5,  # who wrote each reply: since the console
+        "stress": stress,
     }
 
 
@@ -375,6 +381,7 @@ def _assemble(
     version: int,
     notes: list[str],
     has_source: bool,
+    stress: tuple[StressResult, ...] = (),
 ) -> StudyData:
     found = _bundles(definitions, notes)
     bundles: dict[str, StudyBundle] = found["bundles"]
@@ -413,6 +420,7 @@ def _assemble(
         },
         withdrawals=withdrawals,
         commands=commands,
+        stress=stress,
         annotations=annotations,
         imported_instruments=imported_instruments,
     )

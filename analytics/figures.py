@@ -53,6 +53,11 @@ def charts(report: Report, block: Figure) -> list[Chart]:
         frame, level = (constructs, "construct") if len(constructs) else (items, "item_id")
         chart = plots.by_turn_chart(frame, level, systems, name, block.caption)
         return [chart] if chart else []
+    if block.kind == "stress" and report.stress is not None:
+        from analytics.stress_report import stress_chart
+
+        stress = stress_chart(report.stress, systems, block.caption)
+        return [stress] if stress else []
     if block.kind == "trajectories" and report.annotations is not None:
         paths = report.annotations.trajectories
         chart = plots.trajectory_chart(

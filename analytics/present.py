@@ -15,6 +15,7 @@ from analytics.present_annotations import annotation_blocks
 from analytics.present_questionnaires import questionnaire_blocks
 from analytics.present_systems import provenance_blocks, reliability_blocks
 from analytics.report_data import Report
+from analytics.stress_report import stress_blocks
 
 _OVERALL = {
     "participants": "Participants",
@@ -57,6 +58,7 @@ def document(report: Report, *, limit: int | None = None, source: str | None = N
     blocks += questionnaire_blocks(report)
     blocks += annotation_blocks(report)
     blocks += _comparisons(report)
+    blocks += stress_blocks(report.stress, limit)
     blocks += _comments(report, limit)
     blocks += _quality(report, limit)
     blocks += provenance_blocks(report, source)

@@ -24,6 +24,10 @@ every row (a value that cannot be computed is ``null``, never NaN)::
                     (tables)
     comparisons:    design, method, family (measures in the Holm family), table [...]
     comments:       [...]
+    stress:         (only when stress tests were replayed) {system: {overall, groups
+                    {spelling, lexical, syntactic}, types {ST-1, ...}: each {applied,
+                    passed, failed, unsure, awaiting, not_applicable, pass_rate, ci_low,
+                    ci_high}, mean_of_groups, failures [...], model_agreement}}
     quality:        flags [...], participants [... with simulated true|false],
                     rules {flag: rule}, simulated (how many participants a simulation
                     played: not a flag), simulated_participants [...],
@@ -79,7 +83,7 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
     """The report as plain JSON-ready Python values (see the module docstring)."""
     q = report.questionnaires
     exclusion = report.quality.exclusion
-    return {
+    whole = {
         "format": FORMAT,
         "version": VERSION,
         "generated_at": report.provenance.generated_at,
@@ -130,6 +134,7 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
         else records(report.annotations.reliability),
         "annotations": _annotations(report),
     }
+    return _with_stress(whole, report)
 
 
 def _annotations(report: Report) -> dict[str, Any] | None:
@@ -148,6 +153,14 @@ def _annotations(report: Report) -> dict[str, Any] | None:
         **{name: records(getattr(found, name)) for name in (*tables, "trajectories")},
         "notes": list(found.notes),
     }
+
+
+def _with_stress(out: dict[str, Any], report: Report) -> dict[str, Any]:
+    if report.stress is not None:
+        from analytics.stress_report import stress_json
+
+        out["stress"] = stress_json(report.stress)
+    return out
 
 
 def render_json(report: Report, *, source: str | None = None, indent: int | None = 1) -> str:

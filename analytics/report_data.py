@@ -32,6 +32,7 @@ from analytics.quality import (
 from analytics.quality import (
     exclude_flagged as drop_flagged,
 )
+from analytics.stress_report import StressSection, stress_section
 from analytics.system_reliability import SystemReliability, system_reliability
 from bot.vocabulary import Moment
 
@@ -125,6 +126,8 @@ class Report:
     notes: tuple[str, ...]
     system_reliability: SystemReliability
     provenance: Provenance
+    stress: StressSection | None = None
+    """Linguistic stress tests (IDIAL), when any were replayed."""
     annotations: Annotations | None = None
     """Annotators' agreement, adjudication and self-report correlations; None (and no
     section) when the study has no annotation ratings."""
@@ -225,6 +228,7 @@ def build_report(
             data.exchanges, data.events, data.sessions, has_source=data.has_wizard_source
         ),
         provenance=provenance(data, exclusion, info.design, info.systems),
+        stress=stress_section(data.stress, data.sessions["session_id"]) if data.stress else None,
         annotations=annotation_section(data, scores, info.systems),
     )
 

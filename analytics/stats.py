@@ -60,7 +60,9 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # Exactly, the interval holds p (and reaches 0 or 1 at none or all); in floating point
+    # centre ± half can miss it by an ulp, which would draw a negative error bar.
+    return (min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half)))
 
 
 _DESCRIBED = ["type", "reverse", "construct", "status", "value", "text", "min", "max", "label"]

@@ -166,6 +166,10 @@ def _parser() -> argparse.ArgumentParser:
 
     add_wizard_commands(commands)
 
+    from bot.stress_cli import add_stress_commands  # linguistic stress tests (issue 12)
+
+    add_stress_commands(commands)
+
     # Handed to analytics.cli before parsing (see main): listed here for --help only.
     for name, text in ANALYTICS_COMMANDS.items():
         commands.add_parser(name, help=text, add_help=False)
@@ -223,6 +227,10 @@ def _command(args: argparse.Namespace) -> int:
         return _erase(args)
     if args.command == "invite":
         return _invite(args)
+    if args.command == "stress":
+        from bot.stress_cli import run_stress
+
+        return run_stress(args)
     if args.command == "pilot":
         return _pilot(args)
     return _demo(args)

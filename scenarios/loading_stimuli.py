@@ -14,13 +14,12 @@ what a participant is shown, and an id means nothing to them.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from string import Formatter
 
+from scenarios.csv_lines import csv_records
 from scenarios.models import Stimulus
 from scenarios.yaml_lines import Problem, Resource, read_text
 
@@ -103,35 +102,20 @@ def _unique_ids(table: Table, problems: list[Problem]) -> None:
 
 
 def _read_csv(file: Path, text: str, problems: list[Problem]) -> Table:
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    header: list[str] | None = None
-    header_line = None
+    header_line = 1
     rows: list[tuple[int, Stimulus]] = []
-    line = 1
-    try:
-        for row in reader:
-            start, line = line, reader.line_num + 1
-            if not row or row == [""]:
-                continue
-            if header is None:
-                header, header_line = [name.strip() for name in row], start
-                _check_header(file, start, header, problems)
-                continue
-            if len(row) != len(header):
-                message = (
-                    f"this row has {len(row)} values but the header has {len(header)} columns"
-                    ' (a value with a comma needs "quotes")'
-                )
-                problems.append(Problem(file, start, "", message))
-                continue
-            stimulus = _stimulus(
-                file, start, dict(zip(header, row, strict=True)), len(rows), problems
-            )
-            if stimulus is not None:
-                rows.append((start, stimulus))
-    except csv.Error as error:
-        problems.append(Problem(file, reader.line_num or line, "", f"CSV syntax error: {error}"))
-    return Table(file, tuple(rows), header_line or 1)
+
+    def header_ok(line: int, header: list[str]) -> bool:
+        nonlocal header_line
+        header_line = line
+        _check_header(file, line, header, problems)
+        return True
+
+    for line, fields in csv_records(file, text, problems, header_ok):
+        stimulus = _stimulus(file, line, fields, len(rows), problems)
+        if stimulus is not None:
+            rows.append((line, stimulus))
+    return Table(file, tuple(rows), header_line)
 
 
 def _stimulus(

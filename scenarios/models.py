@@ -12,7 +12,7 @@ from scenarios.durations import Seconds
 from scenarios.jobs import AnnotationJob
 from scenarios.sentences import SOURCE, catalogue, code_of
 from scenarios.simulation import Simulation
-from scenarios.systems import SystemSpec
+from scenarios.systems import OpenAISystem, SystemSpec
 
 _EN = catalogue(SOURCE)
 """The English default sentences (``scenarios/texts/en.yaml``): ``Texts`` defaults."""
@@ -330,6 +330,10 @@ class Study(_Model):
     """Further languages the study is offered in, even where nothing of it is translated
     yet: their participants get the bot's default sentences in them, and ``ozlab check``
     lists what is missing in each."""
+    stress_model: OpenAISystem | None = None
+    """An OpenAI-compatible endpoint (settings as for an ``openai`` system) that proposes
+    stress tests for a person to review and may judge replays (``ozlab stress``); never a
+    system under test."""
     _texts_in: dict[str, tuple[Study, Texts]] = PrivateAttr(default_factory=dict)
     """Texts per language, made once; each entry names its study, because ``model_copy``
     shares this dict between a study and its copies."""

@@ -43,7 +43,8 @@ def _check_env(name: str | None) -> str | None:
 
 class DemoSystem(_System):
     """The built-in demo systems: the shop assistant (``v1``, and ``v0`` which ignores the
-    platform and never asks for clarification) and the small-talk companion (``chat``)."""
+    platform, never asks for clarification and matches keywords exactly) and the small-talk
+    companion (``chat``)."""
 
     type: Literal["demo"]
     variant: Literal["v1", "v0", "chat"] = "v1"

@@ -62,6 +62,17 @@ def test_wilson_interval_edges() -> None:
         wilson_interval(3, 2)
 
 
+@pytest.mark.parametrize("n", range(1, 101))
+def test_wilson_interval_holds_its_rate_exactly(n: int) -> None:
+    """All or none: the bound at the rate is the rate itself, not a rounding error beside it
+    (10 of 10 gave 0.9999999999999999, and a negative error bar crashed matplotlib)."""
+    for successes in range(n + 1):
+        low, high = wilson_interval(successes, n)
+        assert low <= successes / n <= high
+    assert wilson_interval(n, n)[1] == 1.0
+    assert wilson_interval(0, n)[0] == 0.0
+
+
 # --- Comparisons ------------------------------------------------------------------------
 
 

@@ -37,6 +37,7 @@ class WizardApp(Actions):
         Binding("j", "next_waiting", "Next waiting", show=False),
         Binding("f", "filter", "Filter", show=False),
         Binding("h", "toggle_ended", "Ended"),
+        Binding("v", "stress", "Stress tests", show=False),
         Binding("o", "annotation", "Annotators", show=False),
         Binding("q", "quit", "Quit"),
     ]
@@ -58,9 +59,16 @@ class WizardApp(Actions):
         "next_waiting": "go to the oldest waiting",
         "filter": "filter study/system/state",
         "toggle_ended": "show / hide ended",
+        "stress": "judge stress-test replays",
         "annotation": "annotators' progress",
         "quit": "quit",
     }
+
+    def action_stress(self) -> None:
+        """Stress tests (issue 12): judge the replays that need a person."""
+        from wizard_console.stress_screen import StressJudgeScreen
+
+        self.push_screen(StressJudgeScreen(self.desk.store, self.desk.wizard))
 
     def action_annotation(self) -> None:
         """The annotators' progress per job (issue 11), over the sessions."""

@@ -51,6 +51,9 @@ from bot.vocabulary import (
 
 if TYPE_CHECKING:
     from bot.engine.effects import Record
+    from bot.store.stress_records import Judgement, Replay, Review, StressResult, StressTest
+    from bot.stress.model import Perturbation, Utterance
+    from bot.stress.phenomena import StressType
 
 
 class StudyStore(Protocol):
@@ -193,6 +196,48 @@ class StudyStore(Protocol):
 
     async def system_summaries(self) -> list[SystemSummary]:
         """Per system: sessions, successes, mean exchanges, item means (``ozlab demo``)."""
+        ...
+
+    # --- linguistic stress tests (issue 12): their own tables, never the live sessions ---
+
+    async def stress_utterances(self, session_ids: Sequence[str] = ()) -> list[Utterance]:
+        """Participants' logged lines a system answered (of ``session_ids``, or all), each
+        with the system reply before it, in session and turn order."""
+        ...
+
+    async def add_stress_tests(
+        self, perturbations: Sequence[Perturbation], review: Review
+    ) -> list[int]:
+        """Each perturbation's test id; a test stored already keeps its id and review."""
+        ...
+
+    async def review_stress_test(
+        self, test_id: int, review: Review, perturbed: str | None = None
+    ) -> bool:
+        """A person accepted, edited (``perturbed``) or rejected a test; False: no such test."""
+        ...
+
+    async def stress_tests(
+        self, types: Sequence[StressType] = (), review: Review | None = None
+    ) -> list[StressTest]:
+        """Stored tests of ``types`` (all when empty), by id."""
+        ...
+
+    async def replayed_stress_tests(self) -> set[tuple[int, str]]:
+        """(test, system) pairs whose replay is finished and stored: never run again."""
+        ...
+
+    async def record_replay(self, replay: Replay, verdict: Judgement | None = None) -> bool:
+        """A finished replay, stored once with its automatic verdict; False if it was
+        stored already."""
+        ...
+
+    async def record_stress_verdict(self, judgement: Judgement) -> None:
+        """A person's or a language model's verdict (replacing that judge's earlier one)."""
+        ...
+
+    async def stress_results(self) -> list[StressResult]:
+        """Every replayed test with its verdicts (the report, the judges)."""
         ...
 
     # --- the operator ----------------------------------------------------------------------

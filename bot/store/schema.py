@@ -359,4 +359,57 @@ MIGRATIONS: tuple[str, ...] = (
         DELETE FROM annotation_targets WHERE session_id = OLD.id;
     END;
     """,
+    # 12: linguistic stress tests (issue 12, IDIAL): a logged utterance changed by one
+    # phenomenon, and per test and system the replay of the logged prefix, unchanged and
+    # perturbed, in a fresh conversation; verdicts by judge (auto, human, llm). Only these
+    # tables are written by a run: live sessions are never touched. A session's erasure
+    # takes its tests, replays and verdicts with it (the triggers).
+    """
+    CREATE TABLE stress_tests (
+        id          INTEGER PRIMARY KEY,
+        session_id  TEXT NOT NULL,     -- the logged session whose prefix is replayed
+        turn        INTEGER NOT NULL,  -- the participant's line that is changed
+        stress_type TEXT NOT NULL,     -- ST-1 ... ST-11
+        original    TEXT NOT NULL,
+        perturbed   TEXT NOT NULL,
+        source      TEXT NOT NULL,     -- generated | proposed | authored
+        ad_hoc      INTEGER NOT NULL DEFAULT 0,  -- no logged utterance fitted: written for it
+        change      TEXT NOT NULL DEFAULT '',    -- what was changed, in words
+        review      TEXT NOT NULL,     -- accepted | pending | rejected (proposals wait)
+        created_at  REAL NOT NULL,
+        UNIQUE (session_id, turn, stress_type, perturbed)
+    );
+    CREATE TABLE stress_replays (
+        test_id          INTEGER NOT NULL REFERENCES stress_tests(id),
+        system_id        TEXT NOT NULL,
+        started_at       REAL NOT NULL,
+        finished_at      REAL NOT NULL,
+        baseline_texts   TEXT NOT NULL,   -- JSON list: the unchanged replay's reply
+        baseline_events  TEXT NOT NULL,   -- JSON object: event -> what the system did
+        baseline_error   TEXT,            -- the system failed on the unchanged replay
+        perturbed_texts  TEXT NOT NULL,
+        perturbed_events TEXT NOT NULL,
+        perturbed_error  TEXT,
+        applicable       INTEGER NOT NULL,  -- 0: the unchanged replay missed the logged outcome
+        PRIMARY KEY (test_id, system_id)
+    );
+    CREATE TABLE stress_verdicts (
+        test_id   INTEGER NOT NULL REFERENCES stress_tests(id),
+        system_id TEXT NOT NULL,
+        judge     TEXT NOT NULL,   -- auto | human | llm
+        verdict   TEXT NOT NULL,   -- pass | fail | unsure | not_applicable
+        judged_by TEXT NOT NULL DEFAULT '',  -- the person's pseudonym, or the model
+        reason    TEXT NOT NULL DEFAULT '',
+        at        REAL NOT NULL,
+        PRIMARY KEY (test_id, system_id, judge)
+    );
+    CREATE INDEX stress_tests_by_session ON stress_tests(session_id);
+    CREATE TRIGGER stress_tests_erased AFTER DELETE ON sessions BEGIN
+        DELETE FROM stress_verdicts
+            WHERE test_id IN (SELECT id FROM stress_tests WHERE session_id = OLD.id);
+        DELETE FROM stress_replays
+            WHERE test_id IN (SELECT id FROM stress_tests WHERE session_id = OLD.id);
+        DELETE FROM stress_tests WHERE session_id = OLD.id;
+    END;
+    """,
 )

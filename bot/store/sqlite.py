@@ -37,6 +37,7 @@ from bot.store import (
     loading,
     reads,
     recruiting,
+    stress,
 )
 from bot.store.applying import Tx
 from bot.store.backup import take_backup
@@ -78,6 +79,7 @@ from bot.store.model import (
     Transcript,
 )
 from bot.store.snapshot import read_snapshot
+from bot.store.stress_records import Judgement, Replay, Review, StressResult, StressTest
 from bot.vocabulary import (
     AnnotationLevel,
     AnnotatorClaim,
@@ -89,6 +91,10 @@ from bot.vocabulary import (
     Origin,
     RatingOutcome,
 )
+
+if TYPE_CHECKING:
+    from bot.stress.model import Perturbation, Utterance
+    from bot.stress.phenomena import StressType
 
 log = logging.getLogger(__name__)
 
@@ -499,6 +505,41 @@ class SqliteStore:
     async def system_summaries(self) -> list[SystemSummary]:
         """Per system: sessions, successes, mean exchanges and item means (``ozlab demo``)."""
         return await self._read(reads.system_summaries)
+
+    # --- linguistic stress tests (bot.store.stress) ----------------------------------
+
+    async def stress_utterances(self, session_ids: Sequence[str] = ()) -> list[Utterance]:
+        return await self._read(lambda c: stress.utterances(c, session_ids))
+
+    async def add_stress_tests(
+        self, perturbations: Sequence[Perturbation], review: Review
+    ) -> list[int]:
+        now = self._clock()
+        return await self._write(lambda tx: stress.add_tests(tx.conn, perturbations, review, now))
+
+    async def review_stress_test(
+        self, test_id: int, review: Review, perturbed: str | None = None
+    ) -> bool:
+        return await self._write(lambda tx: stress.review_test(tx.conn, test_id, review, perturbed))
+
+    async def stress_tests(
+        self, types: Sequence[StressType] = (), review: Review | None = None
+    ) -> list[StressTest]:
+        return await self._read(lambda c: stress.tests(c, types, review))
+
+    async def replayed_stress_tests(self) -> set[tuple[int, str]]:
+        return await self._read(stress.replayed)
+
+    async def record_replay(self, replay: Replay, verdict: Judgement | None = None) -> bool:
+        return await self._write(lambda tx: stress.record_replay(tx.conn, replay, verdict))
+
+    async def record_stress_verdict(self, judgement: Judgement) -> None:
+        await self._write(lambda tx: stress.record_judgement(tx.conn, judgement))
+
+    async def stress_results(self) -> list[StressResult]:
+        """Every replayed test with its verdicts; a file from before the stress tables
+        (analytics reads older schemas) has none."""
+        return await self._read(stress.results_if_any)
 
     # --- the operator -------------------------------------------------------------------
 

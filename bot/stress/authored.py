@@ -26,8 +26,6 @@ needs no logged utterance: its ``original`` is the author's.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -44,6 +42,7 @@ from pydantic import (
 
 from bot.stress.model import Perturbation, Source, Utterance
 from bot.stress.phenomena import StressType, parse_types
+from scenarios.csv_lines import csv_records
 from scenarios.yaml_lines import Problem, StudyError, parse, read_text, validate
 
 COLUMNS = ("session", "turn", "type", "perturbed", "original", "ad_hoc", "change")
@@ -152,50 +151,37 @@ def _flag(value: str) -> bool | str:
 
 
 def _from_csv(file: Path, text: str, problems: list[Problem]) -> list[AuthoredTest]:
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    header: list[str] | None = None
+    headed = False
+
+    def header_ok(line: int, header: list[str]) -> bool:
+        nonlocal headed
+        headed = True
+        unknown = [name for name in header if name not in COLUMNS]
+        missing = [name for name in REQUIRED if name not in header]
+        if unknown or missing:
+            said = [f"unknown column {name!r}" for name in unknown]
+            said += [f"missing column {name!r}" for name in missing]
+            message = f"{'; '.join(said)} (columns: {', '.join(COLUMNS)})"
+            problems.append(Problem(file, line, "", message))
+        return not (unknown or missing)
+
     tests: list[AuthoredTest] = []
-    line = 1
-    try:
-        for row in reader:
-            start, line = line, reader.line_num + 1
-            if not row or all(not cell.strip() for cell in row):
-                continue
-            if header is None:
-                header = [name.strip().lower() for name in row]
-                unknown = [name for name in header if name not in COLUMNS]
-                missing = [name for name in REQUIRED if name not in header]
-                if unknown or missing:
-                    said = [f"unknown column {name!r}" for name in unknown]
-                    said += [f"missing column {name!r}" for name in missing]
-                    message = f"{'; '.join(said)} (columns: {', '.join(COLUMNS)})"
-                    problems.append(Problem(file, start, "", message))
-                    return []
-                continue
-            if len(row) != len(header):
-                message = (
-                    f"this row has {len(row)} values but the header has {len(header)} columns"
-                    ' (a value with a comma needs "quotes")'
-                )
-                problems.append(Problem(file, start, "", message))
-                continue
-            values: dict[str, Any] = dict(zip(header, row, strict=True))
-            if "original" in values and not values["original"].strip():
-                values["original"] = None
-            if "ad_hoc" in values:
-                values["ad_hoc"] = _flag(values["ad_hoc"])
-            try:
-                authored = AuthoredRow.model_validate(values)
-            except ValidationError as error:
-                for detail in error.errors(include_url=False):
-                    field = ".".join(str(part) for part in detail["loc"])
-                    message = detail["msg"].removeprefix("Value error, ")
-                    problems.append(_reworded(Problem(file, start, field, message)))
-                continue
-            tests.append(AuthoredTest(authored.perturbation(), file, start))
-    except csv.Error as error:
-        problems.append(Problem(file, line, "", f"not valid CSV: {error}"))
-    if header is None:
+    for line, fields in csv_records(file, text, problems, header_ok, lower=True):
+        values: dict[str, Any] = dict(fields)
+        if "original" in values and not values["original"].strip():
+            values["original"] = None
+        if "ad_hoc" in values:
+            values["ad_hoc"] = _flag(values["ad_hoc"])
+        try:
+            authored = AuthoredRow.model_validate(values)
+        except ValidationError as error:
+            for detail in error.errors(include_url=False):
+                field = ".".join(str(part) for part in detail["loc"])
+                message = detail["msg"].removeprefix("Value error, ")
+                problems.append(_reworded(Problem(file, line, field, message)))
+            continue
+        tests.append(AuthoredTest(authored.perturbation(), file, line))
+    if not headed:
         problems.append(Problem(file, None, "", "the file is empty (no header, no tests)"))
     return tests
 

@@ -391,26 +391,28 @@ _TITLE_INDEX = FuzzyIndex(_TITLE_WORD_GAMES)
 
 
 @lru_cache(maxsize=8192)
-def canonical(token: str) -> str:
-    """The label of a word (``g:adventure``, ``add``, ``ord:2`` ...) or the word itself."""
+def canonical(token: str, fuzzy: bool = True) -> str:
+    """The label of a word (``g:adventure``, ``add``, ``ord:2`` ...) or the word itself;
+    ``fuzzy``: a misspelt keyword is recognised too (v1; v0 matches keywords exactly)."""
     label = _LEXICON.get(token)
     if label is not None:
         return label
     ordinal = re.fullmatch(r"(\d+)(?:st|nd|rd|th)", token)
     if ordinal:
         return f"ord:{int(ordinal.group(1))}"
-    if token in _COMMON or token in _TITLE_WORD_GAMES or not token.isalpha():
+    if token in _COMMON or token in _TITLE_WORD_GAMES or not token.isalpha() or not fuzzy:
         return token
     hit = _KEYWORD_INDEX.lookup(token)
     return _LEXICON[hit] if hit is not None else token
 
 
 @lru_cache(maxsize=8192)
-def _title_word(token: str) -> str | None:
-    """The catalogue title word a message word stands for, allowing typos in unknown words."""
+def _title_word(token: str, fuzzy: bool = True) -> str | None:
+    """The catalogue title word a message word stands for, allowing typos in unknown words
+    when ``fuzzy``."""
     if token in _TITLE_WORD_GAMES:
         return token
-    if token in _LEXICON or token in _COMMON or not token.isalpha():
+    if token in _LEXICON or token in _COMMON or not token.isalpha() or not fuzzy:
         return None
     return _TITLE_INDEX.lookup(token)
 
@@ -480,11 +482,13 @@ def _number(token: str) -> float | None:
     return float(_WORD_NUMBERS[token]) if token in _WORD_NUMBERS else None
 
 
-def _mentions(words: list[str]) -> tuple[list[tuple[int, tuple[int, ...]]], list[str]]:
+def _mentions(
+    words: list[str], fuzzy: bool = True
+) -> tuple[list[tuple[int, tuple[int, ...]]], list[str]]:
     """Title mentions as (first position, candidate games), plus the title words matched."""
     matched: dict[int, dict[str, int]] = {}
     for position, token in enumerate(words):
-        word = _title_word(token)
+        word = _title_word(token, fuzzy)
         if word is None:
             continue
         for game in _TITLE_WORD_GAMES[word]:
@@ -554,12 +558,13 @@ def _indefinite(words: list[str], labels: list[str]) -> bool:
 
 
 @lru_cache(maxsize=8192)
-def analyse(message: str) -> Analysis:
-    """Label a message: intents, constraints, references. Pure and memoised."""
+def analyse(message: str, fuzzy: bool = True) -> Analysis:
+    """Label a message: intents, constraints, references. Pure and memoised. Without
+    ``fuzzy`` (the demo's weaker v0) keywords and titles must be spelt exactly."""
     words = _tokens(message)
     if not words:
         return Analysis(blank=True, labels=frozenset())
-    labels = [canonical(w) for w in words]
+    labels = [canonical(w, fuzzy) for w in words]
     label_set = frozenset(labels)
     genres = tuple(dict.fromkeys(lb[2:] for lb in labels if lb.startswith("g:")))
     platforms = tuple(dict.fromkeys(lb[2:] for lb in labels if lb.startswith("p:")))
@@ -596,7 +601,7 @@ def analyse(message: str) -> Analysis:
     for i, label in enumerate(labels):
         if label.startswith("ord:") and _is_list_position(words, labels, i):
             refs.append(Ref(i, ordinal=int(label[4:])))
-    mentions, mention_words = _mentions(words)
+    mentions, mention_words = _mentions(words, fuzzy)
     refs.extend(Ref(position, games=games) for position, games in mentions)
     constrained = bool(genres or platforms or max_price is not None or min_price is not None)
     if sort is not None and not constrained and not mentions:
@@ -606,7 +611,7 @@ def analyse(message: str) -> Analysis:
     normalised = _normalise(message)
     found = (next(g for g in m.groups() if g) for m in _EXPLICIT_TITLE_RE.finditer(normalised))
     explicit = tuple(
-        w for w in dict.fromkeys(found) if canonical(w) not in ("game", "the", "something")
+        w for w in dict.fromkeys(found) if canonical(w, fuzzy) not in ("game", "the", "something")
     )
 
     owner: str | None = None

@@ -5,8 +5,10 @@ messages through a pure transition function (memoised, so a replay costs a few d
 look-ups) and then answers the new one. Same conversation in, same reply out.
 
 ``v1`` is the reference system. ``v0`` is the weaker baseline a study compares it with: it
-silently drops the platform constraint when searching and never asks for clarification, so
-an unclear request makes it guess.
+silently drops the platform constraint when searching, never asks for clarification, so
+an unclear request makes it guess, and it matches keywords and titles exactly, so a
+misspelt word is not understood (v1 forgives a typo or two: the stress tests' spelling
+group tells them apart).
 """
 
 from __future__ import annotations
@@ -698,7 +700,7 @@ class _Turn:
 @lru_cache(maxsize=16384)
 def _transition(variant: Variant, state: _State, message: str) -> tuple[_State, SystemReply]:
     """The shop's whole behaviour: pure, hence memoised across calls and conversations."""
-    outcome = _Turn(variant, state, analyse(message)).outcome()
+    outcome = _Turn(variant, state, analyse(message, fuzzy=variant == "v1")).outcome()
     if not outcome.success:
         return outcome.state, SystemReply(texts=outcome.texts)
     added = CATALOGUE[outcome.state.wishlist[-1]]  # what the task asked for: the game
