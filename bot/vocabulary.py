@@ -282,5 +282,6 @@ class RatingOutcome(StrEnum):
 
     RECORDED = "recorded"
     UNCHANGED = "unchanged"  # the same rating again (a double tap): nothing written
-    NOT_ASSIGNED = "not_assigned"  # not a target of this annotator (an old button)
+    # not a target of this annotator (an old button), or they were declared dropped
+    NOT_ASSIGNED = "not_assigned"
     LOCKED = "locked"  # the target is done: a rating changes only once it is reopened (/back)

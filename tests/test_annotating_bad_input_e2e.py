@@ -276,3 +276,28 @@ async def test_no_longer_active_is_said_in_the_annotators_language(
     await ann.send_text("/start")
     await ann.wait_for_text("non è più attivo", timeout=15)
     assert not any("no longer active" in m.text for m in ann.messages)
+
+
+async def test_a_tap_after_being_dropped_while_the_bot_runs_is_refused_and_not_kept(
+    emulator: BotApiEmulator, start_bot: StartBot, tmp_path: Path
+) -> None:
+    """Dropped by the researcher while the bot runs, before any planning released their
+    targets: their tap on the item in front of them is refused politely, nothing kept."""
+    bundle = load_study("xrec")
+    db = tmp_path / "xrec.sqlite"
+    await start_bot(bundle, db=db)
+    await play(emulator, bundle, participants=1)
+    [(pseudonym, code)] = await invite(db, "xrec", 1)
+    ann = emulator.participant(7340, first_name="Ann")
+    await ann.send_text(f"/start {code}")
+    await ann.wait_for(lambda p: current_item(p) is not None, timeout=15)
+    item = current_item(ann)
+    assert item is not None
+    assert await stored(db, lambda s: s.drop_annotator(pseudonym))
+    await ann.tap(text="Yes", message_id=item.message_id)
+    await ann.wait_for_text("no longer active. Please contact the researcher", timeout=15)
+    assert await _ratings(db, pseudonym) == []
+    await ann.send_text("hello?")
+    await ann.wait_for_text("no longer active", timeout=15)
+    assert await _ratings(db, pseudonym) == []
+

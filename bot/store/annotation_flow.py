@@ -82,22 +82,21 @@ def holds_target(
 ) -> bool:
     """The target is the annotator's, open, and they are not dropped."""
     found = _assignment(conn, annotator_id, job, target, level)
-    if found is None or found[2] is not None:
-        return False
-    row = conn.execute("SELECT dropped_at FROM annotators WHERE id = ?", (annotator_id,))
-    dropped = row.fetchone()
-    return dropped is not None and dropped[0] is None
+    return found is not None and found[2] is None
 
 
 def _assignment(
     conn: sqlite3.Connection, annotator_id: str, job: str, target: str, level: AnnotationLevel
 ) -> tuple[int, str, float | None, bool] | None:
-    """(target id, round, done_at, seen once) of an assignment not released, or None."""
+    """(target id, round, done_at, seen once) of an assignment not released, or None; None
+    too once the annotator is dropped (their open targets stay assigned until the next
+    planning releases them, but are no longer theirs to rate or finish)."""
     row = conn.execute(
         "SELECT t.id, a.round, a.done_at, j.seen_once FROM annotation_assignments a"
         " JOIN annotation_targets t ON t.id = a.target_id JOIN annotation_jobs j ON j.job = t.job"
+        " JOIN annotators n ON n.id = a.annotator"
         " WHERE a.annotator = ? AND t.job = ? AND t.target = ? AND t.level = ?"
-        " AND a.released_at IS NULL",
+        " AND a.released_at IS NULL AND n.dropped_at IS NULL",
         (annotator_id, job, target, level.value),
     ).fetchone()
     if row is None:
@@ -116,7 +115,8 @@ def record_rating(
     answer: tuple[int | None, str | None, str | None],
     now: float,
 ) -> RatingOutcome:
-    """One item's rating (value, label, text) by the annotator the target is assigned to."""
+    """One item's rating (value, label, text) by the annotator the target is assigned to,
+    while they are not dropped (refused as not assigned otherwise: the flow tells them)."""
     found = _assignment(conn, annotator_id, job, target, level)
     if found is None:
         return RatingOutcome.NOT_ASSIGNED

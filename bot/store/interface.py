@@ -371,7 +371,8 @@ class StudyStore(Protocol):
     ) -> RatingOutcome:
         """One item's rating, in the round the target is assigned in: once per annotator,
         target, item and round (the same again changes nothing); refused for a target not
-        assigned to the annotator, and (locked) for a target done, until it is reopened."""
+        assigned to the annotator or once they are dropped, and (locked) for a target
+        done, until it is reopened."""
         ...
 
     async def finish_annotation_target(

@@ -275,6 +275,25 @@ async def test_a_rating_is_kept_once_and_only_from_its_annotator(store: StudySto
     assert await store.reopen_annotation_target("A-1") is None  # seen once: no /back
 
 
+async def test_a_dropped_annotator_cannot_rate_or_finish_their_open_targets(
+    store: StudyStore,
+) -> None:
+    """Declared dropped while the bot runs: their targets stay assigned until the next
+    planning releases them, but a tap on one is refused and nothing is kept."""
+    sid = await ready(store)
+    target = f"{sid}#1"
+    await give(store, "hri", (target, EXCHANGE, "A-1"))
+    assert await store.drop_annotator("A-1")
+    outcome = await store.record_annotation("A-1", "hri", target, EXCHANGE, "cues", "c.i", 4)
+    assert outcome is RatingOutcome.NOT_ASSIGNED
+    assert not await store.finish_annotation_target("A-1", "hri", target, EXCHANGE)
+    assert await store.annotation_ratings() == []
+    state = await store.annotation_state("hri")
+    assert state is not None
+    [open_one] = [a for a in state.assignments if a.target == target]
+    assert open_one.done_at is None  # still theirs until released, but not finished by them
+
+
 async def test_a_revisitable_target_can_be_reopened_and_changed(store: StudyStore) -> None:
     sid = await ready(store, "xrec", seen_once=False)
     await give(store, "xrec", (f"{sid}#1", EXCHANGE, "A-1"), (f"{sid}#2", EXCHANGE, "A-1"))
