@@ -139,7 +139,8 @@ class AnnotationRunner:
         claim, annotator = await self._store.claim_annotator(
             code, chat, self._privacy.seal(str(chat_id))
         )
-        if claim not in (AnnotatorClaim.JOINED, AnnotatorClaim.RETURNING) or annotator is None:
+        resumed = (AnnotatorClaim.JOINED, AnnotatorClaim.RETURNING, AnnotatorClaim.ALREADY)
+        if claim not in resumed or annotator is None:
             return Claimed(claim, language=language)
         self._chats[annotator.annotator_id] = chat_id
         self._dropped.pop(chat, None)

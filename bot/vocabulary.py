@@ -275,6 +275,9 @@ class AnnotatorClaim(StrEnum):
     TAKEN = "taken"  # another chat holds the code: refused
     UNKNOWN = "unknown"  # no annotator has this code
     DROPPED = "dropped"  # the annotator was declared dropped: the code is spent
+    # the chat already is an active annotator of the code's job (under its own code): it
+    # goes on as that one; the second code stays unused
+    ALREADY = "already"
 
 
 class RatingOutcome(StrEnum):

@@ -267,6 +267,7 @@ class Texts(_Model):
     ann_code_taken: str = _EN["ann_code_taken"]
     ann_code_unknown: str = _EN["ann_code_unknown"]
     ann_code_dropped: str = _EN["ann_code_dropped"]
+    ann_code_already: str = _EN["ann_code_already"]
     ann_participant_chat: str = _EN["ann_participant_chat"]
     ann_annotator_chat: str = _EN["ann_annotator_chat"]
     ann_progress_exchange: str = _EN["ann_progress_exchange"]

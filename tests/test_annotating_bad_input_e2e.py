@@ -301,3 +301,48 @@ async def test_a_tap_after_being_dropped_while_the_bot_runs_is_refused_and_not_k
     await ann.wait_for_text("no longer active", timeout=15)
     assert await _ratings(db, pseudonym) == []
 
+
+async def test_a_second_code_of_the_same_job_from_an_annotators_chat(
+    emulator: BotApiEmulator, start_bot: StartBot, tmp_path: Path
+) -> None:
+    """An annotator opens another code of their own job: told they annotate it already
+    (not "in use from another account"), resumed at their item; the code stays free for
+    someone else. In Italian too."""
+    xrec = load_study("xrec")
+    study = xrec.study.model_copy(update={"languages": ("it",)})
+    bundle = xrec.model_copy(update={"study": study})
+    db = tmp_path / "xrec.sqlite"
+    await start_bot(bundle, db=db)
+    await play(emulator, bundle, participants=1)
+    [(pseudonym, code)] = await invite(db, "xrec", 1)
+    ann = emulator.participant(7350, first_name="Ann")
+    await ann.send_text(f"/start {code}")
+    await ann.wait_for(lambda p: current_item(p) is not None, timeout=15)
+    [(_, second), (_, third), (_, fourth)] = await invite(db, "xrec", 3)
+    item = current_item(ann)
+    assert item is not None
+    shown = item.text.split("\n", 1)[0]
+    said = len(ann.messages)
+    await ann.send_text(f"/start {second}")
+    await ann.wait_for_text("already an annotator of this job", timeout=15)
+    await ann.wait_for(lambda p, n=said: any(asks(m) for m in p.messages[n:]), timeout=15)
+    resumed = current_item(ann)
+    assert resumed is not None and resumed.text.split("\n", 1)[0] == shown
+    assert not any("already in use" in m.text for m in ann.messages)
+    annotators = await stored(db, lambda s: s.annotators("xrec"))
+    assert [a.annotator_id for a in annotators if a.joined_at is not None] == [pseudonym]
+    assert [a.joined_at for a in annotators if a.code == second] == [None]
+
+    other = emulator.participant(7351, first_name="Other")
+    await other.send_text(f"/start {second}")
+    await other.wait_for_text("Welcome! You are annotator", timeout=15)
+
+    italian = emulator.participant(7352, first_name="Ita", language_code="it")
+    await italian.send_text(f"/start {third}")
+    await italian.wait_for_text("Sei l'annotatore", timeout=15)
+    await italian.send_text(f"/start {code}")  # someone else's: in use from another account
+    await italian.wait_for_text("già in uso da un altro account", timeout=15)
+    await italian.send_text(f"/start {fourth}")
+    await italian.wait_for_text("Annoti già questo lavoro", timeout=15)
+    annotators = await stored(db, lambda s: s.annotators("xrec"))
+    assert [a.joined_at for a in annotators if a.code == fourth] == [None]  # still unused

@@ -197,20 +197,20 @@ def claim_annotator(
         return AnnotatorClaim.TAKEN, None
     if holder is None:
         before = conn.execute(
-            "SELECT id FROM annotators WHERE job = ? AND chat_hash = ? AND dropped_at IS NOT NULL",
+            "SELECT id, dropped_at FROM annotators WHERE job = ? AND chat_hash = ?",
             (job, chat_hash),
         ).fetchone()
-        if before is not None:
+        if before is not None and before[1] is not None:
             return rejoin(conn, str(before[0]), str(ident), code, chat_key, now)
+        if before is not None:  # already this job's annotator under their own code
+            conn.execute("UPDATE annotators SET last_active_at = ? WHERE id = ?", (now, before[0]))
+            return AnnotatorClaim.ALREADY, annotator(conn, str(before[0]))
     claim = AnnotatorClaim.RETURNING if holder == chat_hash else AnnotatorClaim.JOINED
-    try:
-        conn.execute(
-            "UPDATE annotators SET chat_hash = ?, chat_key = coalesce(?, chat_key),"
-            " joined_at = coalesce(joined_at, ?), last_active_at = ? WHERE id = ?",
-            (chat_hash, chat_key, now, now, ident),
-        )
-    except sqlite3.IntegrityError:  # this chat already holds another code of the same job
-        return AnnotatorClaim.TAKEN, None
+    conn.execute(
+        "UPDATE annotators SET chat_hash = ?, chat_key = coalesce(?, chat_key),"
+        " joined_at = coalesce(joined_at, ?), last_active_at = ? WHERE id = ?",
+        (chat_hash, chat_key, now, now, ident),
+    )
     found = annotator(conn, str(ident))
     assert found is not None
     return claim, found

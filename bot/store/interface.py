@@ -319,7 +319,8 @@ class StudyStore(Protocol):
     ) -> tuple[AnnotatorClaim, Annotator | None]:
         """``/start ann-CODE`` from a chat (its keyed hash; its id sealed, to write to it
         after a restart): a free code becomes that chat's annotator; the same chat again is
-        returning; another chat is refused."""
+        returning; another chat is refused; a chat already an active annotator of the
+        code's job is that one (``ALREADY``), the code left unused."""
         ...
 
     async def annotator_for_chat(self, chat_hash: str) -> Annotator | None:

@@ -294,6 +294,20 @@ async def test_a_dropped_annotator_cannot_rate_or_finish_their_open_targets(
     assert open_one.done_at is None  # still theirs until released, but not finished by them
 
 
+async def test_a_chat_claiming_a_second_code_of_its_job_is_told_it_is_their_annotator(
+    store: StudyStore,
+) -> None:
+    """The chat holding ann-ONE (A-1) claims ann-TWO of the same job: it is A-1 already;
+    ann-TWO stays unused (another chat can still take it)."""
+    await ready(store)
+    claim, found = await store.claim_annotator("ann-TWO", "hash-1", "sealed-1")
+    assert claim is AnnotatorClaim.ALREADY
+    assert found is not None and found.annotator_id == "A-1"
+    two = [a for a in await store.annotators("hri") if a.annotator_id == "A-2"]
+    assert two[0].joined_at is None and two[0].chat_key is None
+    assert (await store.claim_annotator("ann-TWO", "hash-2"))[0] is AnnotatorClaim.JOINED
+
+
 async def test_a_revisitable_target_can_be_reopened_and_changed(store: StudyStore) -> None:
     sid = await ready(store, "xrec", seen_once=False)
     await give(store, "xrec", (f"{sid}#1", EXCHANGE, "A-1"), (f"{sid}#2", EXCHANGE, "A-1"))

@@ -140,6 +140,8 @@ def _claimed(bundle: StudyBundle, state: Annotating | None, event: Claimed, now:
     if event.claim is AnnotatorClaim.JOINED:
         welcome = texts.ann_welcome.format(annotator=event.annotator, title=job.title)
         effects += [fx.Send(text) for text in [welcome, *view.brief(job, texts)]]
+    elif event.claim is AnnotatorClaim.ALREADY:  # a second code of their job: theirs stays
+        effects.append(fx.Send(texts.ann_code_already))
     else:
         effects.append(fx.Send(texts.ann_resumed))
     if event.task is None:
