@@ -221,6 +221,25 @@ def test_refused_codes_and_a_participant_code_in_an_annotator_chat() -> None:
     assert after == state and "participant codes do not work here" in texts(effects)[0]
 
 
+def test_a_second_code_of_their_job_resumes_them_where_they_are() -> None:
+    """The chat is already this job's annotator: said so (not "another account"), no
+    welcome or brief again, the item in front of them shown again, their answers kept."""
+    state, _ = joined(XREC, "xrec", task("xrec", 1))
+    state = sent(state, XREC)
+    answered, _ = step(XREC, state, tap(state, 0), 1.0)
+    assert answered is not None and answered.survey is not None
+    stored = task("xrec", 1, answers={"xrec-exchange.q1_recommendation_rate": "1"})
+    claimed = Claimed(AnnotatorClaim.ALREADY, "A-1", "xrec", False, stored)
+    after, effects = step(XREC, answered, claimed, 2.0)
+    said = texts(effects)
+    assert "already an annotator of this job" in said[0] and "unused" in said[0]
+    assert not any("annotator A-1" in t or "another Telegram account" in t for t in said)
+    assert after is not None and after.survey is not None
+    assert after.survey.answers == answered.survey.answers  # where they were
+    assert said[-1].startswith("Exchange 1 of 3") and "· 2/13" in said[-1]
+    assert not any(isinstance(e, RecordRating) for e in effects)
+
+
 def test_nothing_open_and_new_work_pushed() -> None:
     claimed = Claimed(AnnotatorClaim.JOINED, "A-3", "xrec", False, None)
     state, effects = step(XREC, None, claimed, 0.0)
