@@ -232,7 +232,7 @@ def _codebook(questionnaires: dict[str, dict[str, Any]]) -> tuple[pd.DataFrame, 
                     "required": item.get("required"),
                 }
             )
-            for index, (value, label) in enumerate(_item_choices(item)):
+            for index, (value, label) in enumerate(item_choices(item)):
                 choices.append([q_id, item.get("id"), index, value, label])
     items_frame = pd.DataFrame(items, columns=ITEM_COLUMNS)
     for name in ("min", "max"):
@@ -240,7 +240,7 @@ def _codebook(questionnaires: dict[str, dict[str, Any]]) -> tuple[pd.DataFrame, 
     return items_frame, pd.DataFrame(choices, columns=CHOICE_COLUMNS)
 
 
-def _item_choices(item: dict[str, Any]) -> list[tuple[Any, str]]:
+def item_choices(item: dict[str, Any]) -> list[tuple[Any, str]]:
     kind = item.get("type")
     if kind == "scale":
         labels = {int(k): v for k, v in item.get("labels", {}).items()}

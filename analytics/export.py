@@ -60,7 +60,7 @@ class Column:
     """Value labels (``.sav``): what each code means."""
 
 
-def _time(name: str, what: str) -> list[Column]:
+def timed_columns(name: str, what: str) -> list[Column]:
     return [
         Column(name, "number", f"{what}, in Unix seconds (UTC)"),
         Column(f"{name}_iso", "time", f"{what}, as an ISO 8601 UTC time"),
@@ -91,8 +91,8 @@ SESSIONS = [
     Column("design", "string", "the assignment design: random, balanced or latin_square"),
     Column("seed", "string", "the seed the assignment was drawn with (reproduces it)"),
     Column("state", "string", "dialogue, questionnaire, ended or abandoned"),
-    *_time("started_at", "when the task started"),
-    *_time("ended_at", "when the task ended (empty: not ended)"),
+    *timed_columns("started_at", "when the task started"),
+    *timed_columns("ended_at", "when the task ended (empty: not ended)"),
     Column("duration_s", "number", "seconds from the start of the task to its end"),
     Column("expected_duration_s", "number", "the scenario's expected duration in seconds"),
     Column(
@@ -125,9 +125,9 @@ EXCHANGES = [
     _SCENARIO,
     Column("turn", "integer", "the exchange's place in the session, from 1"),
     Column("user_text", "string", "what the participant wrote"),
-    *_time("user_at", "when the participant wrote"),
+    *timed_columns("user_at", "when the participant wrote"),
     Column("system_text", "string", "the reply the participant saw (empty: none came)"),
-    *_time("system_at", "when the reply was sent"),
+    *timed_columns("system_at", "when the reply was sent"),
     Column("latency_ms", "number", "milliseconds the system took to reply"),
     Column("error", "string", "why no reply came (timeout, the system's error); empty if one did"),
     Column(
@@ -200,8 +200,8 @@ RESPONSES = [
         "the answer came from a file (ozlab import responses), not over Telegram: 1 yes, 0 no",
         _YES_NO,
     ),
-    *_time("shown_at", "when the item was shown"),
-    *_time("answered_at", "when the item was answered"),
+    *timed_columns("shown_at", "when the item was shown"),
+    *timed_columns("answered_at", "when the item was answered"),
 ]
 WIZARD_KINDS = {
     EventKind.WIZARD_MESSAGE: "a wizard wrote to the participant as the system, unprompted",
@@ -215,12 +215,12 @@ WIZARD_KINDS = {
 }
 COMMANDS = [
     Column("command_id", "integer", "one command an experimenter wrote in the console"),
-    *_time("at", "when it was written"),
+    *timed_columns("at", "when it was written"),
     Column("wizard", "string", "the experimenter who wrote it"),
     Column("kind", "string", ", ".join(kind.value for kind in CommandKind)),
     _SESSION,
     Column("payload", "string", "what came with it, as JSON (a text, a reason, a gate)"),
-    *_time("applied_at", "when the bot dealt with it (empty: not yet)"),
+    *timed_columns("applied_at", "when the bot dealt with it (empty: not yet)"),
     Column(
         "outcome",
         "string",
@@ -234,7 +234,7 @@ WIZARD_ACTIONS = [
     _PARTICIPANT,
     _SESSION,
     _SYSTEM,
-    *_time("at", "when the bot applied it"),
+    *timed_columns("at", "when the bot applied it"),
     Column(
         "kind",
         "string",
@@ -456,7 +456,7 @@ def wide_responses(data: StudyData) -> Table:
         for suffix in sorted(set(group["_suffix"]), key=_suffix_order) or [""]:
             asked = group[group["_suffix"] == suffix]
             for column, values in _item_cells(item, asked, names[pair] + suffix, data, suffix):
-                column = replace(column, name=_unique(column.name, taken))
+                column = replace(column, name=unique_name(column.name, taken))
                 cells = pd.Series(values.to_numpy(), index=asked[key].to_numpy())
                 cells = cells[~cells.index.duplicated(keep="last")]  # the last answer counts
                 cells_by_column[column.name] = rows[key].map(cells).to_numpy()
@@ -478,7 +478,7 @@ def _wide_items(data: StudyData) -> pd.DataFrame:
     return pd.concat([known, unknown.assign(text="")], ignore_index=True)
 
 
-def _unique(name: str, taken: set[str]) -> str:
+def unique_name(name: str, taken: set[str]) -> str:
     """``name``, or ``name_2``, ``name_3``… when a column (ignoring case) already has it."""
     found, n = name, 1
     while found.lower() in taken:
@@ -515,7 +515,7 @@ def _repeat_suffix(answers: pd.DataFrame) -> np.ndarray:
     turn = pd.to_numeric(answers["turn"], errors="coerce")
     stimulus = answers["stimulus_id"].astype(object)
     by_turn = np.array([f"_t{int(t)}" if pd.notna(t) else "" for t in turn], dtype=object)
-    by_row = np.array([f"_{_clean(str(s))}" if pd.notna(s) else "" for s in stimulus])
+    by_row = np.array([f"_{spss_name(str(s))}" if pd.notna(s) else "" for s in stimulus])
     return np.where(by_row != "", by_row, by_turn)
 
 
@@ -553,11 +553,11 @@ def _item_cells(
     if pd.isna(kind):  # no definition: numbers if the answers have numbers, else text
         kind = "scale" if asked["value"].notna().any() else "text"
     if kind in NUMERIC_TYPES or (kind == "choice" and numeric_codes and pairs):
-        labels = {int(v): _short(label, 120) for v, label in pairs}
+        labels = {int(v): spss_label(label, 120) for v, label in pairs}
         column = Column(name, "integer", meaning, labels or None)
         yield column, pd.to_numeric(asked["value"], errors="coerce")
     elif kind == "choice":
-        labels_s = {str(v): _short(label, 120) for v, label in pairs}
+        labels_s = {str(v): spss_label(label, 120) for v, label in pairs}
         coded = asked["value"].astype("Float64").astype("Int64").astype(object)
         codes = np.where(asked["text"].notna(), asked["text"].astype(object), coded)
         yield Column(name, "string", meaning, labels_s), pd.Series(codes)
@@ -565,7 +565,7 @@ def _item_cells(
         chosen = [set(str(t).split(",")) if pd.notna(t) else set() for t in asked["text"]]
         for value, label in pairs:
             option = Column(
-                f"{name}_{_clean(str(value))}",
+                f"{name}_{spss_name(str(value))}",
                 "integer",
                 f"{meaning}; option {value} ({label}): 1 chosen, 0 not",
                 {1: "chosen", 0: "not chosen"},
@@ -581,11 +581,11 @@ def _variable_names(items: pd.DataFrame) -> dict[tuple[str, str], str]:
     taken = {c.name.lower() for c in _WIDE_KEYS}
     names: dict[tuple[str, str], str] = {}
     pairs = list(dict.fromkeys(zip(items["questionnaire_id"], items["item_id"], strict=True)))
-    counts = pd.Series([_clean(str(i)).lower() for _, i in pairs]).value_counts()
+    counts = pd.Series([spss_name(str(i)).lower() for _, i in pairs]).value_counts()
     for q_id, i_id in pairs:
-        base = _clean(str(i_id))
-        if counts[base.lower()] > 1 and not base.lower().startswith(_clean(str(q_id)).lower()):
-            base = _clean(f"{q_id}_{i_id}")
+        base = spss_name(str(i_id))
+        if counts[base.lower()] > 1 and not base.lower().startswith(spss_name(str(q_id)).lower()):
+            base = spss_name(f"{q_id}_{i_id}")
         name, n = base, 1
         while name.lower() in taken:
             n += 1
@@ -598,7 +598,7 @@ def _variable_names(items: pd.DataFrame) -> dict[tuple[str, str], str]:
 _RESERVED = {"all", "and", "by", "eq", "ge", "gt", "le", "lt", "ne", "not", "or", "to", "with"}
 
 
-def _clean(text: str) -> str:
+def spss_name(text: str) -> str:
     """Letters, digits, ``_`` and inner ``.``; starting with a letter; at most 48 characters
     (room for the suffixes of repeated items within SPSS's 64)."""
     name = re.sub(r"[^A-Za-z0-9_.]+", "_", text).strip("._")[:48].rstrip("._")
@@ -694,7 +694,7 @@ def _study_id(data: StudyData) -> str | None:
     return ids[0] if len(ids) == 1 else None
 
 
-def _short(text: str, limit: int) -> str:
+def spss_label(text: str, limit: int) -> str:
     """At most ``limit`` bytes of UTF-8, cut between characters (SPSS's label limits)."""
     encoded = text.encode("utf-8")
     return text if len(encoded) <= limit else encoded[:limit].decode("utf-8", "ignore")
@@ -722,8 +722,8 @@ def _write_sav(table: Table, path: Path) -> None:
     pyreadstat.write_sav(
         table.frame,
         str(path),
-        file_label=_short(table.label, 64),
-        column_labels={c.name: _short(c.meaning, 255) for c in table.columns},
+        file_label=spss_label(table.label, 64),
+        column_labels={c.name: spss_label(c.meaning, 255) for c in table.columns},
         variable_value_labels=_value_labels(table.columns),
         variable_format={name: "F8.0" for name in integers},
         note=f"Written by ozlab {version()}.",
@@ -736,7 +736,7 @@ def _write_sav(table: Table, path: Path) -> None:
 
 def _value_labels(columns: list[Column]) -> dict[str, dict[Any, str]]:
     return {
-        c.name: {code: _short(label, 120) for code, label in c.labels.items()}
+        c.name: {code: spss_label(label, 120) for code, label in c.labels.items()}
         for c in columns
         if c.labels
     }

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from analytics.annotations import final_values, instruments_for
-from analytics.data import StudyData, _item_choices
-from analytics.export import Column, Table, _clean, _short, _time, _unique
+from analytics.data import StudyData, item_choices
+from analytics.export import Column, Table, spss_label, spss_name, timed_columns, unique_name
 from questionnaires.models import Questionnaire
 
 _LEVEL = Column(
@@ -68,7 +68,7 @@ ANNOTATION_RATINGS = [
         "telegram (rated in the bot) or import (ozlab import annotations)",
         {"telegram": "rated in Telegram", "import": "imported from a file"},
     ),
-    *_time("recorded_at", "when the rating was recorded"),
+    *timed_columns("recorded_at", "when the rating was recorded"),
 ]
 ANNOTATION_FINAL = [
     *_KEYS,
@@ -124,7 +124,7 @@ def _answers(instruments: Iterable[Questionnaire]) -> dict[tuple[str, str], _Ans
     found = {}
     for instrument in instruments:
         for item in instrument.model_dump(by_alias=True)["items"]:
-            labels = {str(v): str(label) for v, label in _item_choices(item)}
+            labels = {str(v): str(label) for v, label in item_choices(item)}
             meaning = f"{instrument.id} / {item['id']}: {item.get('text', '')}"
             found[(instrument.id, str(item["id"]))] = _Answers(item["type"], meaning, labels)
     return found
@@ -169,22 +169,24 @@ def _wide(final: pd.DataFrame, answers: dict[tuple[str, str], _Answers]) -> Tabl
     cells: dict[str, np.ndarray] = {}
     for (instrument, item), part in frame.groupby(["instrument_id", "item_id"], sort=False):
         known = answers.get((str(instrument), str(item)))
-        name = _unique(_clean(str(item)), taken)
+        name = unique_name(spss_name(str(item)), taken)
         values = part.set_index(["job", "level", "target"])
         values.index = values.index.map(lambda key: tuple(map(str, key)))
         meaning = known.meaning if known else f"{instrument} / {item}: (no definition found)"
         meaning += " (final value)"
         if known is not None and known.kind == "scale":
-            labels = {int(v): _short(label, 120) for v, label in known.labels.items()}
+            labels = {int(v): spss_label(label, 120) for v, label in known.labels.items()}
             cells[name] = values["score"].reindex(index).to_numpy()
             columns.append(Column(name, "number", meaning, labels or None))
         elif known is not None and known.kind in _NUMERIC:
-            labels = {int(v): _short(label, 120) for v, label in known.labels.items()}
+            labels = {int(v): spss_label(label, 120) for v, label in known.labels.items()}
             numbers = pd.to_numeric(values["value"], errors="coerce")
             cells[name] = numbers.reindex(index).to_numpy()
             columns.append(Column(name, "integer", meaning, labels))
         else:
-            codes = {v: _short(label, 120) for v, label in known.labels.items()} if known else {}
+            codes = (
+                {v: spss_label(label, 120) for v, label in known.labels.items()} if known else {}
+            )
             cells[name] = values["value"].reindex(index).to_numpy()
             columns.append(Column(name, "string", meaning, codes or None))
     return Table(pd.concat([rows, pd.DataFrame(cells)], axis=1), columns)
