@@ -1,7 +1,8 @@
 """Annotators for an annotation job (``ozlab invite --annotators N --job NAME``): each gets a
-pseudonym (``A-XXXX``) and a single-use code (``ann-CODE``, a deep link ``/start ann-CODE``),
-stored in the annotators' own table, never among participants. The job is brought up to
-date first (its targets from the sessions stored so far) and the work is assigned, so a new
+pseudonym (``A-`` and four letters or digits, e.g. ``A-7K2Q``) and a single-use code
+(``ann-CODE``, a deep link ``/start ann-CODE``), stored in the annotators' own table, never
+among participants. The job is brought up to date first (its targets from the sessions stored
+so far) and the work is assigned, so a new
 annotator finds targets waiting.
 
 The job comes from the study definition the database holds (stored when the bot ran), or
