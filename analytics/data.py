@@ -46,7 +46,7 @@ NUMERIC_TYPES = ("scale", "yes_no", "thumbs")
 # fmt: off
 _CATEGORIES = [
     "participant_id", "session_id", "questionnaire_id", "item_id", "status", "label",
-    "system_id", "scenario_id", "kind", "moment", "origin",
+    "system_id", "scenario_id", "kind", "moment", "origin", "scope",
 ]
 ITEM_COLUMNS = [
     "questionnaire_id", "item_id", "position", "type", "text", "min", "max", "reverse",
@@ -179,7 +179,9 @@ def _concat(chunks: list[pd.DataFrame], columns: list[str], categorical: bool) -
         return chunks[0]
     kept = [c for c in columns if isinstance(chunks[0][c].dtype, pd.CategoricalDtype)]
     merged = {
-        c: pd.api.types.union_categoricals([chunk[c] for chunk in chunks], ignore_order=True)
+        c: pd.api.types.union_categoricals(
+            [chunk[c] for chunk in chunks], sort_categories=True, ignore_order=True
+        )
         for c in kept
     }
     frame = pd.concat([chunk.drop(columns=kept) for chunk in chunks], ignore_index=True)
@@ -294,16 +296,33 @@ def _sessions(sessions: pd.DataFrame, exchanges: pd.DataFrame, bundles: dict) ->
     return sessions
 
 
-def _take(keys: pd.Series, table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` (indexed by key) looked up for every key: once per distinct key, then
-    spread by category codes, which is what keeps a million answers fast."""
+def _take(keys: pd.Series, table: pd.DataFrame) -> dict[str, Any]:
+    """Every column of ``table`` (indexed by key) for every key: looked up once per distinct
+    key, then spread by category codes, which is what keeps a million answers fast. Numbers
+    come back as float arrays (NaN for a key not in ``table``), words as categoricals with
+    their sorted values as categories, so that a million strings are never made."""
     keys = keys if isinstance(keys.dtype, pd.CategoricalDtype) else keys.astype("category")
     table = table.set_axis(table.index.astype(object))
     small = table.reindex(pd.Index(keys.cat.categories, dtype=object))
-    small = pd.concat([small, table.iloc[:0].reindex([None])], ignore_index=True)
-    codes = keys.cat.codes.to_numpy().copy()
-    codes[codes < 0] = len(small) - 1
-    return small.iloc[codes].reset_index(drop=True)
+    codes = keys.cat.codes.to_numpy()  # -1 (no key) picks the appended "not found" entry
+    found: dict[str, Any] = {}
+    for name in small.columns:
+        column = small[name]
+        if pd.api.types.is_numeric_dtype(column):  # booleans too: True is 1.0
+            found[name] = np.append(column.to_numpy(dtype=float, na_value=np.nan), np.nan)[codes]
+            continue
+        words, categories = pd.factorize(column.to_numpy(dtype=object), sort=True)
+        spread = np.append(words, -1)[codes]
+        words_found = pd.Categorical.from_codes(spread, pd.Index(categories))
+        found[name] = words_found.remove_unused_categories()
+    return found
+
+
+def _sorted_categories(values: pd.Series) -> pd.Categorical:
+    """``values`` with only the categories they use, in sorted order: what
+    ``pd.Categorical(values.astype(object))`` gives, without making a million strings."""
+    used = values.cat.remove_unused_categories()
+    return pd.Categorical(used.array, pd.Index(sorted(used.cat.categories), dtype=object))
 
 
 def _responses(
@@ -314,12 +333,10 @@ def _responses(
     meta = items.assign(pair=items["questionnaire_id"] + "\x1f" + items["item_id"])
     meta = meta.drop_duplicates("pair", keep="last").set_index("pair")
     found = _take(_pairs(responses), meta[["type", "min", "max", "reverse", "construct"]])
-    for name in found.columns:
-        responses[name] = found[name].to_numpy()
-    responses["reverse"] = responses["reverse"].astype(object).fillna(False).astype(bool)
-    for name in ("type", "construct"):
-        responses[name] = responses[name].astype("category")
-    for name in ("value", "shown_at", "answered_at", "turn", "attention_ok", "min", "max"):
+    found["reverse"] = found["reverse"] == 1  # an item not in the codebook is scored as given
+    for name, column in found.items():
+        responses[name] = column
+    for name in ("value", "shown_at", "answered_at", "turn", "attention_ok"):
         responses[name] = pd.to_numeric(responses[name], errors="coerce").astype(float)
     type_known = responses["type"].notna()
     numeric = responses["type"].isin(NUMERIC_TYPES) | ~type_known
@@ -330,7 +347,7 @@ def _responses(
 
     has_session = responses["session_id"].notna()
     is_screening = (responses["moment"] == Moment.SCREENING.value).to_numpy(dtype=bool)
-    responses["moment"] = pd.Categorical(responses["moment"].astype(object))
+    responses["moment"] = _sorted_categories(responses["moment"])
 
     by_session = sessions.set_index("session_id")[["system_id", "scenario_id"]].astype(object)
     attached = _take(responses["session_id"], by_session)
@@ -339,8 +356,10 @@ def _responses(
     ]
     per_participant = met.first().where(met.nunique() == 1, SEVERAL_SYSTEMS)
     own = _take(responses["participant_id"], per_participant.to_frame())["system_id"]
-    system = np.where(has_session, attached["system_id"].to_numpy(), own.to_numpy())
-    imported = (responses.pop("origin").astype(object) == Origin.IMPORT.value).to_numpy(bool)
+    system = np.where(
+        has_session, np.asarray(attached["system_id"], object), np.asarray(own, object)
+    )
+    imported = (responses.pop("origin") == Origin.IMPORT.value).to_numpy(bool)
     named = responses.pop("system_id").astype(object).to_numpy(dtype=object)
     responses["imported"] = imported
     if imported.any():
@@ -351,15 +370,18 @@ def _responses(
         responses.loc[untimed, "shown_at"] = np.nan
     system = np.where(is_screening, NO_SYSTEM, system)
     responses["system_id"] = pd.Categorical(pd.Series(system).fillna(NO_SYSTEM))
-    responses["scenario_id"] = pd.Categorical(attached["scenario_id"].to_numpy())
+    responses["scenario_id"] = attached["scenario_id"]
     return responses
 
 
 def _pairs(responses: pd.DataFrame) -> pd.Series:
     """``questionnaire_id␟item_id`` as a categorical, built from the few distinct pairs."""
     q, i = responses["questionnaire_id"], responses["item_id"]
-    code = q.cat.codes.to_numpy().astype(np.int64) * (len(i.cat.categories) + 1) + i.cat.codes
-    unique, inverse = np.unique(code, return_inverse=True)
+    code = (
+        q.cat.codes.to_numpy().astype(np.int64) * (len(i.cat.categories) + 1)
+        + i.cat.codes.to_numpy()
+    )
+    inverse, unique = pd.factorize(code, sort=True)
     q_cat = np.asarray(q.cat.categories, dtype=object)
     i_cat = np.asarray(i.cat.categories, dtype=object)
     names = [f"{q_cat[c // (len(i_cat) + 1)]}\x1f{i_cat[c % (len(i_cat) + 1)]}" for c in unique]

@@ -97,17 +97,20 @@ def _straight_lining(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFra
     with_reverse = set(items.loc[items["reverse"].astype(bool), "questionnaire_id"])
     attention = items.loc[items["attention"].notna(), ["questionnaire_id", "item_id"]]
     attention_keys = set(zip(attention["questionnaire_id"], attention["item_id"], strict=True))
-    scale = responses.loc[
+    chosen = (
         (responses["type"] == "scale")
         & (responses["status"] == "answered")
-        & responses["questionnaire_id"].isin(with_reverse),
-        ["participant_id", "scope", "questionnaire_id", "item_id", "value", "min", "max"],
-    ]
-    maybe = scale["item_id"].isin({i for _, i in attention_keys})
+        & responses["questionnaire_id"].isin(with_reverse)
+    )
+    maybe = chosen & responses["item_id"].isin({i for _, i in attention_keys})
     if maybe.any():
-        pairs = zip(scale.loc[maybe, "questionnaire_id"], scale.loc[maybe, "item_id"], strict=True)
+        asked = responses.loc[maybe, ["questionnaire_id", "item_id"]].astype(object)
+        pairs = zip(asked["questionnaire_id"], asked["item_id"], strict=True)
         maybe[maybe] = np.array([k in attention_keys for k in pairs], dtype=bool)
-        scale = scale[~maybe]
+        chosen &= ~maybe
+    scale = responses.loc[
+        chosen, ["participant_id", "scope", "questionnaire_id", "item_id", "value", "min", "max"]
+    ]
     midpoint = (scale["min"] + scale["max"]) / 2
     sets = scale.assign(middle=scale["value"] == midpoint).groupby(
         ["participant_id", "scope", "questionnaire_id"], observed=True
@@ -125,11 +128,19 @@ def _straight_lining(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFra
     if lined.empty:
         return pd.DataFrame(columns=FLAG_COLUMNS)
     out_of = summary.groupby("participant_id", observed=True).size()
-    detail = lined.groupby("participant_id", observed=True).apply(
-        lambda g: "; ".join(
-            f"{q} ({s}): all {v:g}"
-            for q, s, v in zip(g["questionnaire_id"], g["scope"], g["value"], strict=True)
-        ),
+    said = lined.astype({"questionnaire_id": object, "scope": object})
+    detail = (
+        pd.Series(
+            [
+                f"{q} ({s}): all {v:g}"
+                for q, s, v in zip(
+                    said["questionnaire_id"], said["scope"], said["value"], strict=True
+                )
+            ],
+            index=lined.index,
+        )
+        .groupby(lined["participant_id"], observed=True)
+        .agg("; ".join)
     )
     table = lined.groupby("participant_id", observed=True).size().rename("count").to_frame()
     table["out_of"] = out_of.reindex(table.index).to_numpy()

@@ -254,7 +254,8 @@ def _study_info(data: StudyData) -> StudyInfo:
 
 def _questionnaires(data: StudyData, scores: pd.DataFrame) -> Questionnaires:
     responses = data.responses
-    distribution = stats.answer_distribution(responses, choices=data.choices)
+    answered = stats.answered_closed(responses, by=("system_id", "scenario_id"))
+    distribution = stats.answer_distribution(answered, choices=data.choices)
     constructs = scores.groupby(["system_id", "questionnaire_id", "construct"]).agg(
         n=("score", "size"),
         participants=("participant_id", "nunique"),
@@ -263,9 +264,9 @@ def _questionnaires(data: StudyData, scores: pd.DataFrame) -> Questionnaires:
         median=("score", "median"),
     )
     return Questionnaires(
-        items=stats.describe_items(responses, choices=data.choices, distribution=distribution),
+        items=stats.describe_items(answered, choices=data.choices, distribution=distribution),
         items_by_scenario=stats.describe_items(
-            responses,  # answers outside a scenario drop out: groups never have a NaN key
+            answered,  # answers outside a scenario drop out: groups never have a NaN key
             by=("system_id", "scenario_id"),
             choices=data.choices,
         ),

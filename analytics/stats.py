@@ -27,6 +27,7 @@ __all__ = [
     "COMPARE_COLUMNS",
     "IDIAL_ASPECTS",
     "answer_distribution",
+    "answered_closed",
     "compare_systems",
     "construct_reliability",
     "construct_scores",
@@ -69,9 +70,13 @@ _DESCRIBED = ["type", "reverse", "construct", "status", "value", "text", "min", 
 """The columns answer tables read: a filter copies only these, not all of a million rows'."""
 
 
-def _answered(responses: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+def answered_closed(responses: pd.DataFrame, by: Sequence[str] = ("system_id",)) -> pd.DataFrame:
+    """Answers to closed items, with the columns answer tables read: filter once and pass
+    the result to ``answer_distribution`` and ``describe_items`` (for every ``by`` within
+    the one given), which then use it as it is."""
     answered = (responses["status"] == "answered") & (responses["type"] != "text")
-    return responses.loc[answered, [*by, *_ITEM_KEYS, *_DESCRIBED]]
+    columns = [*by, *_ITEM_KEYS, *_DESCRIBED]
+    return responses[columns] if answered.all() else responses.loc[answered, columns]
 
 
 def answer_distribution(
@@ -83,7 +88,7 @@ def answer_distribution(
     (zero counts included, so that stacked bars line up across systems). A multiple-choice
     item counts each ticked option: its shares are of the participants who answered."""
     keys = [*by, *_ITEM_KEYS]
-    answered = _answered(responses, by)
+    answered = answered_closed(responses, by)
     numbers = answered[answered["value"].notna()]
     counted = (
         numbers.groupby([*keys, "value"], observed=True)
@@ -150,7 +155,7 @@ def describe_items(
     Pass ``distribution`` (from ``answer_distribution`` with the same ``by``) to reuse it."""
     by = list(by)
     keys = [*by, *_ITEM_KEYS]
-    answered = _answered(responses, by)
+    answered = answered_closed(responses, by)
     grouped = answered.groupby(keys, observed=True)
     table = grouped.agg(
         type=("type", "first"),
@@ -194,14 +199,13 @@ def construct_scores(responses: pd.DataFrame) -> pd.DataFrame:
     keys = ["participant_id", "scope", "questionnaire_id", "construct"]
     kept = [*keys, "score", "item_id", "system_id", "scenario_id", "session_id", "moment", "turn"]
     scored = responses.loc[responses["construct"].notna() & responses["score"].notna(), kept]
-    scores = scored.groupby(keys, observed=True, sort=False).agg(
-        score=("score", "mean"),
-        n_items=("score", "size"),
-        system_id=("system_id", "first"),
-        scenario_id=("scenario_id", "first"),
-        session_id=("session_id", "first"),
-        moment=("moment", "first"),
-        turn=("turn", "first"),
+    sets = scored.groupby(keys, observed=True, sort=False)
+    scores = pd.concat(  # one pass for the answer set's own columns, not one per column
+        [
+            sets["score"].agg(["mean", "size"]).set_axis(["score", "n_items"], axis=1),
+            sets[["system_id", "scenario_id", "session_id", "moment", "turn"]].first(),
+        ],
+        axis=1,
     )
     names = ("participant_id", "questionnaire_id", "construct", "system_id", "scenario_id")
     scores = scores.reset_index().astype(dict.fromkeys(names, object))
@@ -239,6 +243,7 @@ def construct_reliability(
             part.astype({"item_id": object, by: object})
             .set_index(["participant_id", "scope", by, "item_id"])["score"]
             .unstack("item_id")
+            .sort_index()  # answer sets in key order, whatever the order of the rows
         )
         systems = wide.index.get_level_values(by)
         groups = [(g, wide[systems == g].droplevel(by)) for g in sorted(systems.unique())]
@@ -312,11 +317,12 @@ def idial_summary(responses: pd.DataFrame, questionnaire_id: str = "idial") -> p
 
     Reverse statements count recoded (IDIAL statement 4), so that higher is better for all.
     """
-    part = responses[
+    part = responses.loc[
         (responses["questionnaire_id"] == questionnaire_id)
         & responses["construct"].notna()
         & responses["score"].notna()
-        & ~responses["system_id"].isin(_NOT_SYSTEMS)
+        & ~responses["system_id"].isin(_NOT_SYSTEMS),
+        ["system_id", "construct", "item_id", "max", "score", "participant_id"],
     ]
     columns = ["system_id", "aspect", "construct", "statements", "n_participants", "n_answers"]
     columns += ["mean", "sd", "scale_max", "summary"]
@@ -377,8 +383,8 @@ def ratings_by_turn(
         frame = scores
     else:
         exchange = responses["moment"] == Moment.EXCHANGE.value
-        frame = responses[exchange & responses["score"].notna()]
         keys, value = ["system_id", "questionnaire_id", "item_id", "turn"], "score"
+        frame = responses.loc[exchange & responses["score"].notna(), [*keys, value]]
     frame = frame[~frame["system_id"].isin(_NOT_SYSTEMS)]
     table = frame.groupby(keys, observed=True)[value].agg(["size", "mean", "std"])
     table = table.rename(columns={"size": "n", "std": "sd"}).reset_index()
