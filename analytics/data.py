@@ -312,17 +312,33 @@ def _take(keys: pd.Series, table: pd.DataFrame) -> dict[str, Any]:
             found[name] = np.append(column.to_numpy(dtype=float, na_value=np.nan), np.nan)[codes]
             continue
         words, categories = pd.factorize(column.to_numpy(dtype=object), sort=True)
-        spread = np.append(words, -1)[codes]
-        words_found = pd.Categorical.from_codes(spread, pd.Index(categories))
-        found[name] = words_found.remove_unused_categories()
+        found[name] = _categorical(np.append(words, -1)[codes], categories)
     return found
 
 
-def _sorted_categories(values: pd.Series) -> pd.Categorical:
-    """``values`` with only the categories they use, in sorted order: what
-    ``pd.Categorical(values.astype(object))`` gives, without making a million strings."""
-    used = values.cat.remove_unused_categories()
-    return pd.Categorical(used.array, pd.Index(sorted(used.cat.categories), dtype=object))
+def _categorical(
+    codes: np.ndarray, categories: pd.Index | np.ndarray, dtype: Any = None
+) -> pd.Categorical:
+    """``codes`` into ``categories`` (−1: missing), keeping only the categories used, in
+    their order: with sorted categories, what ``pd.Categorical`` of the values gives,
+    without hashing a million values."""
+    used = np.bincount(codes[codes >= 0], minlength=len(categories)) > 0
+    renumbered = np.append(np.cumsum(used) - 1, -1)[codes]
+    kept = np.asarray(categories, dtype=object)[used]
+    return pd.Categorical.from_codes(renumbered, pd.Index(kept, dtype=dtype))
+
+
+def _sorted_categories(values: pd.Series, dtype: Any = None) -> pd.Categorical:
+    """``values`` with the categories they use, sorted (as ``pd.Categorical`` makes them)."""
+    order = values.cat.categories.argsort()
+    place = np.append(np.argsort(order), -1)  # each category's place in sorted order
+    return _categorical(place[values.cat.codes.to_numpy()], values.cat.categories[order], dtype)
+
+
+def _codes(values: pd.Series | pd.Categorical, categories: pd.Index) -> np.ndarray:
+    """The codes of categorical ``values`` in ``categories`` (a superset), −1 for missing."""
+    values = pd.Categorical(values)
+    return np.append(categories.get_indexer(values.categories), -1)[values.codes]
 
 
 def _responses(
@@ -345,9 +361,9 @@ def _responses(
     recoded = responses["min"] + responses["max"] - value
     responses["score"] = value.where(~responses["reverse"], recoded)
 
-    has_session = responses["session_id"].notna()
+    has_session = responses["session_id"].notna().to_numpy()
     is_screening = (responses["moment"] == Moment.SCREENING.value).to_numpy(dtype=bool)
-    responses["moment"] = _sorted_categories(responses["moment"])
+    responses["moment"] = _sorted_categories(responses["moment"], dtype=object)
 
     by_session = sessions.set_index("session_id")[["system_id", "scenario_id"]].astype(object)
     attached = _take(responses["session_id"], by_session)
@@ -356,20 +372,24 @@ def _responses(
     ]
     per_participant = met.first().where(met.nunique() == 1, SEVERAL_SYSTEMS)
     own = _take(responses["participant_id"], per_participant.to_frame())["system_id"]
-    system = np.where(
-        has_session, np.asarray(attached["system_id"], object), np.asarray(own, object)
-    )
     imported = (responses.pop("origin") == Origin.IMPORT.value).to_numpy(bool)
-    named = responses.pop("system_id").astype(object).to_numpy(dtype=object)
+    named = responses.pop("system_id")
     responses["imported"] = imported
+    # The system of each answer, in codes: its session's, else its participant's.
+    sources = (attached["system_id"], own, named.array)
+    names = sorted({NO_SYSTEM, *(s for v in sources for s in v.categories)})
+    systems = pd.Index(names)
+    session_system, own_system, named_system = (_codes(v, systems) for v in sources)
+    system = np.where(has_session, session_system, own_system)
     if imported.any():
         # Imported answers without a session carry the system they rate; their timing may
         # be unknown (stored as shown = answered), which must not read as too fast.
-        system = np.where(imported & ~has_session.to_numpy() & pd.notna(named), named, system)
+        system = np.where(imported & ~has_session & (named_system >= 0), named_system, system)
         untimed = imported & (responses["shown_at"] == responses["answered_at"]).to_numpy()
         responses.loc[untimed, "shown_at"] = np.nan
-    system = np.where(is_screening, NO_SYSTEM, system)
-    responses["system_id"] = pd.Categorical(pd.Series(system).fillna(NO_SYSTEM))
+    no_system = names.index(NO_SYSTEM)
+    system = np.where(is_screening | (system < 0), no_system, system)
+    responses["system_id"] = _categorical(system, systems)
     responses["scenario_id"] = attached["scenario_id"]
     return responses
 
