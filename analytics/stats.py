@@ -239,14 +239,8 @@ def construct_reliability(
     scored = responses.loc[responses["construct"].notna() & responses["score"].notna(), kept]
     rows: list[dict[str, object]] = []
     for (q_id, construct), part in scored.groupby(["questionnaire_id", "construct"], observed=True):
-        wide = (
-            part.astype({"item_id": object, by: object})
-            .set_index(["participant_id", "scope", by, "item_id"])["score"]
-            .unstack("item_id")
-            .sort_index()  # answer sets in key order, whatever the order of the rows
-        )
-        systems = wide.index.get_level_values(by)
-        groups = [(g, wide[systems == g].droplevel(by)) for g in sorted(systems.unique())]
+        wide, systems = _answer_sets(part, by)
+        groups = [(g, wide[systems == g]) for g in sorted(set(systems))]
         for group, frame in [*groups, (ALL_SYSTEMS, wide)]:
             if group in _NOT_SYSTEMS:
                 continue
@@ -261,6 +255,29 @@ def construct_reliability(
     columns = ["questionnaire_id", "construct", by, "k_items", "n_cases", "n_incomplete"]
     columns += ["alpha", "ci_low", "ci_high", "dropped", "note", "warning"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def _answer_sets(part: pd.DataFrame, by: str) -> tuple[pd.DataFrame, np.ndarray]:
+    """One row per answer set (participant, scope, ``by``) in the order of their keys, one
+    column per item (sorted), NaN where an item has no score; and each row's ``by``. Built
+    from category codes: reshaping a million answers never makes a million keys."""
+    key = np.zeros(len(part), dtype=np.int64)
+    for name in ("participant_id", "scope", by):
+        values = pd.Categorical(part[name])
+        key = key * (len(values.categories) + 1) + values.codes.astype(np.int64) + 1
+    row, keys = pd.factorize(key, sort=True)
+    groups = pd.Categorical(part[by]).categories
+    named = np.asarray([*groups, None], dtype=object)  # code −1 (no value): the last
+    group = named[keys % (len(groups) + 1) - 1]
+    items = pd.Categorical(part["item_id"])
+    present = np.flatnonzero(np.bincount(items.codes, minlength=len(items.categories)))
+    names = np.asarray(items.categories, dtype=object)[present]
+    order = np.argsort(names, kind="stable")
+    column = np.empty(len(items.categories), dtype=np.int64)
+    column[present[order]] = np.arange(len(present))
+    values = np.full((len(present), len(keys)), np.nan)  # items × sets, as unstack lays it out
+    values[column[items.codes], row] = part["score"].to_numpy(dtype=float)
+    return pd.DataFrame(values.T, columns=pd.Index(names[order], dtype=object)), group
 
 
 FEW_ITEMS = 3
