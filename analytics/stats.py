@@ -263,8 +263,8 @@ def _answer_sets(part: pd.DataFrame, by: str) -> tuple[pd.DataFrame, np.ndarray]
     from category codes: reshaping a million answers never makes a million keys."""
     key = np.zeros(len(part), dtype=np.int64)
     for name in ("participant_id", "scope", by):
-        values = pd.Categorical(part[name])
-        key = key * (len(values.categories) + 1) + values.codes.astype(np.int64) + 1
+        level = pd.Categorical(part[name])
+        key = key * (len(level.categories) + 1) + level.codes.astype(np.int64) + 1
     row, keys = pd.factorize(key, sort=True)
     groups = pd.Categorical(part[by]).categories
     named = np.asarray([*groups, None], dtype=object)  # code −1 (no value): the last
