@@ -857,8 +857,8 @@ def _self_reports(
         )
     if responses is not None and len(responses):
         mine = responses[
-            responses["moment"].astype(object).isin(_SELF)
-            & (responses["type"].astype(object) == "scale")
+            responses["moment"].isin(_SELF)
+            & (responses["type"] == "scale")
             & responses["score"].notna()
         ]
         parts.append(

@@ -253,7 +253,7 @@ def comments(responses: pd.DataFrame, items: pd.DataFrame | None = None) -> pd.D
     """Free-text answers, per system, in the order they were given, with the question they
     answer (``question``: the item's wording from ``items``, the codebook, when known)."""
     text = responses[
-        (responses["type"].astype(object) == "text")
+        (responses["type"] == "text")
         & (responses["status"] == "answered")
         & responses["text"].notna()
     ]

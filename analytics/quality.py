@@ -80,17 +80,16 @@ def _attention(responses: pd.DataFrame) -> pd.DataFrame:
     if failed.empty:
         return pd.DataFrame(columns=FLAG_COLUMNS)
     out_of = checked.groupby("participant_id", observed=True).size()
-    table = failed.groupby("participant_id", observed=True).agg(
-        count=("item_id", "size"), detail=("item_id", _times)
+    table = failed.groupby("participant_id", observed=True).size().rename("count").to_frame()
+    times = failed.groupby(["participant_id", "item_id"], observed=True, sort=False).size()
+    items = times.index.get_level_values("item_id")
+    said = [f"{i} ×{n}" if n > 1 else str(i) for i, n in zip(items, times, strict=True)]
+    table["detail"] = (
+        pd.Series(said, index=times.index).groupby(level=0, observed=True).agg(", ".join)
     )
     table["out_of"] = out_of.reindex(table.index).to_numpy()
     table["detail"] = "failed " + table["detail"]
     return table.reset_index().assign(flag="attention_failed")
-
-
-def _times(items: pd.Series) -> str:
-    counts = items.astype(str).value_counts(sort=False)
-    return ", ".join(f"{i} ×{n}" if n > 1 else str(i) for i, n in counts.items())
 
 
 def _straight_lining(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:

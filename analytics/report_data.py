@@ -327,7 +327,7 @@ def _comparisons(data: StudyData, info: StudyInfo, scores: pd.DataFrame) -> Comp
         & (responses["moment"] != Moment.SCREENING.value)
         & ~responses["item_id"].isin(set(checks))
     ]
-    categorical = asked["type"].astype(object).isin(CATEGORICAL_TYPES)
+    categorical = asked["type"].isin(CATEGORICAL_TYPES)
     single = asked[~categorical & asked["score"].notna()]
     for (q_id, item_id), part in single.groupby(["questionnaire_id", "item_id"], observed=True):
         table = stats.compare_systems(part, within=within)
