@@ -255,7 +255,10 @@ def _study_info(data: StudyData) -> StudyInfo:
 def _questionnaires(data: StudyData, scores: pd.DataFrame) -> Questionnaires:
     responses = data.responses
     answered = stats.answered_closed(responses, by=("system_id", "scenario_id"))
-    distribution = stats.answer_distribution(answered, choices=data.choices)
+    labels = stats.answer_labels(answered, data.choices)
+    items, distribution = stats.item_tables(answered, labels=labels)
+    # answers outside a scenario drop out here: groups never have a NaN key
+    by_scenario, _ = stats.item_tables(answered, ("system_id", "scenario_id"), labels=labels)
     constructs = scores.groupby(["system_id", "questionnaire_id", "construct"]).agg(
         n=("score", "size"),
         participants=("participant_id", "nunique"),
@@ -264,12 +267,8 @@ def _questionnaires(data: StudyData, scores: pd.DataFrame) -> Questionnaires:
         median=("score", "median"),
     )
     return Questionnaires(
-        items=stats.describe_items(answered, choices=data.choices, distribution=distribution),
-        items_by_scenario=stats.describe_items(
-            answered,  # answers outside a scenario drop out: groups never have a NaN key
-            by=("system_id", "scenario_id"),
-            choices=data.choices,
-        ),
+        items=items,
+        items_by_scenario=by_scenario,
         distribution=distribution,
         constructs=constructs.reset_index(),
         reliability=stats.construct_reliability(responses),

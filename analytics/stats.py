@@ -11,10 +11,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import pingouin as pg
+from pandas.api.typing import DataFrameGroupBy
 from scipy.stats import norm
 
 from analytics.compare import COLUMNS as COMPARE_COLUMNS
@@ -27,6 +29,7 @@ __all__ = [
     "COMPARE_COLUMNS",
     "IDIAL_ASPECTS",
     "answer_distribution",
+    "answer_labels",
     "answered_closed",
     "compare_systems",
     "construct_reliability",
@@ -34,6 +37,7 @@ __all__ = [
     "describe_items",
     "detect_design",
     "idial_summary",
+    "item_tables",
     "rater_agreement",
     "ratings_by_turn",
     "wilson_interval",
@@ -87,8 +91,70 @@ def answer_distribution(
     """How often each answer was given, per group and item, with every point of a scale
     (zero counts included, so that stacked bars line up across systems). A multiple-choice
     item counts each ticked option: its shares are of the participants who answered."""
-    keys = [*by, *_ITEM_KEYS]
-    answered = answered_closed(responses, by)
+    return item_tables(responses, by, choices)[1]
+
+
+def describe_items(
+    responses: pd.DataFrame,
+    by: Sequence[str] = ("system_id",),
+    choices: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Per group and item: n, mean, SD, median, quartiles and IQR of the answers as given
+    (reverse items are not recoded here: a reader compares them with the wording), and the
+    distribution as ``{answer: count}``. Choice items get n and the distribution only."""
+    return item_tables(responses, by, choices)[0]
+
+
+def item_tables(
+    responses: pd.DataFrame,
+    by: Sequence[str] = ("system_id",),
+    choices: pd.DataFrame | None = None,
+    labels: pd.DataFrame | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``describe_items`` and ``answer_distribution`` of the same groups from one grouping.
+    ``labels`` (``answer_labels``, which no grouping changes) can be passed to reuse them."""
+    groups = _ItemGroups.of(responses, by)
+    labels = answer_labels(groups.answered, choices) if labels is None else labels
+    distribution = _distribution(groups, labels)
+    return _described(groups, distribution), distribution
+
+
+def answer_labels(responses: pd.DataFrame, choices: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The wording of each answer of each item: the codebook's (``choices``) first, else
+    the first an answer carried."""
+    answered = answered_closed(responses, ())
+    numbers = answered[answered["value"].notna()]
+    labels = numbers.groupby([*_ITEM_KEYS, "value"], observed=True)["label"].first().reset_index()
+    labels["answer"] = [int(v) if float(v).is_integer() else v for v in labels["value"]]
+    labels = labels.drop(columns="value")
+    if choices is not None and len(choices):
+        options = choices.rename(columns={"value": "answer"})[[*_ITEM_KEYS, "answer", "label"]]
+        labels = pd.concat([options, labels.astype(object)])
+    return labels.astype(object).drop_duplicates([*_ITEM_KEYS, "answer"])
+
+
+@dataclass(frozen=True)
+class _ItemGroups:
+    """Closed answers grouped by ``keys`` (the groups, then the item) once, with each
+    group's item attributes: item tables and distributions share the one grouping."""
+
+    answered: pd.DataFrame
+    keys: list[str]
+    grouped: DataFrameGroupBy
+    item: pd.DataFrame
+    """Per group: the item's type, reverse, construct, min and max."""
+
+    @classmethod
+    def of(cls, responses: pd.DataFrame, by: Sequence[str]) -> _ItemGroups:
+        keys = [*by, *_ITEM_KEYS]
+        answered = answered_closed(responses, by)
+        grouped = answered.groupby(keys, observed=True)
+        item = grouped[["type", "reverse", "construct", "min", "max"]].first()
+        return cls(answered, keys, grouped, item)
+
+
+def _distribution(groups: _ItemGroups, labels: pd.DataFrame) -> pd.DataFrame:
+    answered, keys = groups.answered, groups.keys
     numbers = answered[answered["value"].notna()]
     counted = (
         numbers.groupby([*keys, "value"], observed=True)
@@ -109,8 +175,8 @@ def answer_distribution(
         .rename(columns={"text": "answer"})
     )
     # Scale points nobody chose, so that every group shows the whole scale.
-    numeric = answered[answered["type"].isin(NUMERIC_TYPES)]
-    spans = numeric.groupby(keys, observed=True)[["min", "max"]].first().dropna().reset_index()
+    item = groups.item
+    spans = item.loc[item["type"].isin(NUMERIC_TYPES), ["min", "max"]].dropna().reset_index()
     spans["answer"] = pd.Series(
         [np.arange(a, b + 1.0) for a, b in zip(spans["min"], spans["max"], strict=True)],
         index=spans.index,
@@ -123,17 +189,10 @@ def answer_distribution(
         counted = points.astype({k: object for k in keys}).merge(counted, how="outer")
     counted["answer"] = [int(v) if float(v).is_integer() else v for v in counted["answer"]]
     counts = pd.concat([counted, coded.astype({k: object for k in keys})], ignore_index=True)
-    totals = answered.groupby(keys, observed=True).size().rename("n").reset_index()
+    totals = groups.grouped.size().rename("n").reset_index()
     counts = counts.merge(totals.astype({k: object for k in keys}), on=keys, how="left")
     counts["count"] = counts["count"].fillna(0).astype(int)
     counts["share"] = counts["count"] / counts["n"]
-    labels = numbers.groupby([*_ITEM_KEYS, "value"], observed=True)["label"].first().reset_index()
-    labels["answer"] = [int(v) if float(v).is_integer() else v for v in labels["value"]]
-    labels = labels.drop(columns="value")
-    if choices is not None and len(choices):
-        options = choices.rename(columns={"value": "answer"})[[*_ITEM_KEYS, "answer", "label"]]
-        labels = pd.concat([options, labels.astype(object)])
-    labels = labels.astype(object).drop_duplicates([*_ITEM_KEYS, "answer"])
     counts = counts.merge(labels, on=[*_ITEM_KEYS, "answer"], how="left")
     counts = counts.sort_values([*keys, "answer"], key=_sort_key, kind="stable")
     return counts[[*keys, "answer", "label", "count", "n", "share"]].reset_index(drop=True)
@@ -143,28 +202,11 @@ def _sort_key(column: pd.Series) -> pd.Series:
     return column.map(lambda v: (0, v, "") if isinstance(v, int | float) else (1, 0, str(v)))
 
 
-def describe_items(
-    responses: pd.DataFrame,
-    by: Sequence[str] = ("system_id",),
-    choices: pd.DataFrame | None = None,
-    distribution: pd.DataFrame | None = None,
-) -> pd.DataFrame:
-    """Per group and item: n, mean, SD, median, quartiles and IQR of the answers as given
-    (reverse items are not recoded here: a reader compares them with the wording), and the
-    distribution as ``{answer: count}``. Choice items get n and the distribution only.
-    Pass ``distribution`` (from ``answer_distribution`` with the same ``by``) to reuse it."""
-    by = list(by)
-    keys = [*by, *_ITEM_KEYS]
-    answered = answered_closed(responses, by)
-    grouped = answered.groupby(keys, observed=True)
-    table = grouped.agg(
-        type=("type", "first"),
-        reverse=("reverse", "first"),
-        construct=("construct", "first"),
-        n=("status", "size"),
-    )
-    numeric = answered[answered["type"].isin(NUMERIC_TYPES) | answered["type"].isna()]
-    values = numeric.groupby(keys, observed=True)["value"]
+def _described(groups: _ItemGroups, distribution: pd.DataFrame) -> pd.DataFrame:
+    keys, item = groups.keys, groups.item
+    table = item[["type", "reverse", "construct"]].assign(n=groups.grouped.size())
+    # Every group's numbers, kept where the item is numeric (or unknown): one grouping.
+    values = groups.grouped["value"]
     quartiles = values.quantile(np.array([0.25, 0.75])).unstack()
     stats = pd.DataFrame(
         {
@@ -175,12 +217,12 @@ def describe_items(
             "q3": quartiles.get(0.75),
         }
     )
+    stats = stats[item["type"].isin(NUMERIC_TYPES) | item["type"].isna()]
     stats["iqr"] = stats["q3"] - stats["q1"]
     table = table.join(stats).reset_index()
-    spread = answer_distribution(responses, by, choices) if distribution is None else distribution
     counts = {
         key: dict(zip(group["answer"], group["count"].astype(int), strict=True))
-        for key, group in spread.groupby(keys, sort=False)
+        for key, group in distribution.groupby(keys, sort=False)
     }
     table["distribution"] = pd.Series(
         [counts.get(tuple(row), {}) for row in table[keys].itertuples(index=False)],
