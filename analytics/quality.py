@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from analytics.data import NUMERIC_TYPES, StudyData
+from analytics.grouping import group_key
 from bot.vocabulary import Moment
 
 FLAG_KINDS = ("attention_failed", "straight_lining", "too_fast", "abandoned")
@@ -111,18 +112,19 @@ def _straight_lining(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFra
         chosen, ["participant_id", "scope", "questionnaire_id", "item_id", "value", "min", "max"]
     ]
     midpoint = (scale["min"] + scale["max"]) / 2
-    sets = scale.assign(middle=scale["value"] == midpoint).groupby(
-        ["participant_id", "scope", "questionnaire_id"], observed=True
-    )
+    keys = ["participant_id", "scope", "questionnaire_id"]
+    answer_set = pd.factorize(group_key(scale, keys), sort=True)[0]
+    sets = scale.assign(middle=scale["value"] == midpoint).groupby(answer_set)
     summary = pd.DataFrame(
         {
+            **{key: sets[key].first() for key in keys},
             "n": sets.size(),
             "distinct": sets["value"].nunique(),
             "value": sets["value"].first(),
             "middle": sets["middle"].all(),
         }
     )
-    summary = summary[summary["n"] >= 3].reset_index()
+    summary = summary[summary["n"] >= 3].reset_index(drop=True)
     lined = summary[(summary["distinct"] == 1) & ~summary["middle"]]
     if lined.empty:
         return pd.DataFrame(columns=FLAG_COLUMNS)

@@ -22,6 +22,7 @@ from scipy.stats import norm
 from analytics.compare import COLUMNS as COMPARE_COLUMNS
 from analytics.compare import compare_systems, detect_design
 from analytics.data import NO_SYSTEM, NUMERIC_TYPES, SEVERAL_SYSTEMS
+from analytics.grouping import group_key
 from bot.vocabulary import Moment
 
 __all__ = [
@@ -241,16 +242,17 @@ def construct_scores(responses: pd.DataFrame) -> pd.DataFrame:
     keys = ["participant_id", "scope", "questionnaire_id", "construct"]
     kept = [*keys, "score", "item_id", "system_id", "scenario_id", "session_id", "moment", "turn"]
     scored = responses.loc[responses["construct"].notna() & responses["score"].notna(), kept]
-    sets = scored.groupby(keys, observed=True, sort=False)
+    sets = scored.groupby(pd.factorize(group_key(scored, keys))[0])  # as first seen
     scores = pd.concat(  # one pass for the answer set's own columns, not one per column
         [
+            sets[keys].first(),
             sets["score"].agg(["mean", "size"]).set_axis(["score", "n_items"], axis=1),
             sets[["system_id", "scenario_id", "session_id", "moment", "turn"]].first(),
         ],
         axis=1,
     )
     names = ("participant_id", "questionnaire_id", "construct", "system_id", "scenario_id")
-    scores = scores.reset_index().astype(dict.fromkeys(names, object))
+    scores = scores.reset_index(drop=True).astype(dict.fromkeys(names, object))
     k = (
         scored.groupby(["questionnaire_id", "construct"], observed=True)["item_id"]
         .nunique()
@@ -303,11 +305,7 @@ def _answer_sets(part: pd.DataFrame, by: str) -> tuple[pd.DataFrame, np.ndarray]
     """One row per answer set (participant, scope, ``by``) in the order of their keys, one
     column per item (sorted), NaN where an item has no score; and each row's ``by``. Built
     from category codes: reshaping a million answers never makes a million keys."""
-    key = np.zeros(len(part), dtype=np.int64)
-    for name in ("participant_id", "scope", by):
-        level = pd.Categorical(part[name])
-        key = key * (len(level.categories) + 1) + level.codes.astype(np.int64) + 1
-    row, keys = pd.factorize(key, sort=True)
+    row, keys = pd.factorize(group_key(part, ("participant_id", "scope", by)), sort=True)
     groups = pd.Categorical(part[by]).categories
     named = np.asarray([*groups, None], dtype=object)  # code −1 (no value): the last
     group = named[keys % (len(groups) + 1) - 1]
