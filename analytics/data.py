@@ -184,7 +184,10 @@ def _concat(chunks: list[pd.DataFrame], columns: list[str], categorical: bool) -
         )
         for c in kept
     }
+    # A chunk where a column is all empty reads it as objects, the others as numbers or
+    # text: inferred again, a column's type does not depend on where the chunks fell.
     frame = pd.concat([chunk.drop(columns=kept) for chunk in chunks], ignore_index=True)
+    frame = frame.infer_objects()
     for name, values in merged.items():
         frame[name] = pd.Categorical(values)
     return frame[columns]
