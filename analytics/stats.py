@@ -77,8 +77,8 @@ _DESCRIBED = ["type", "reverse", "construct", "status", "value", "text", "min", 
 
 def answered_closed(responses: pd.DataFrame, by: Sequence[str] = ("system_id",)) -> pd.DataFrame:
     """Answers to closed items, with the columns answer tables read: filter once and pass
-    the result to ``answer_distribution`` and ``describe_items`` (for every ``by`` within
-    the one given), which then use it as it is."""
+    the result to ``item_tables`` (for any ``by`` within the one given), which then uses
+    it as it is."""
     answered = (responses["status"] == "answered") & (responses["type"] != "text")
     columns = [*by, *_ITEM_KEYS, *_DESCRIBED]
     return responses[columns] if answered.all() else responses.loc[answered, columns]
