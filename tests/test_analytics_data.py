@@ -296,6 +296,7 @@ def test_frames_and_report_do_not_depend_on_how_the_rows_were_chunked(
 ) -> None:
     # Rows arrive in chunks; a category first seen in a later chunk must not sort after the
     # earlier ones (answer sets in a different order change alpha in its last digits).
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")  # the same generated_at
     db = tmp_path / "synthetic.sqlite"
     write_synthetic_study(db, sessions=40, responses_per_session=30, seed=3, systems=2)
     whole = load_study_data(db)
