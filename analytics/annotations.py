@@ -843,36 +843,14 @@ def _self_reports(
     parts = []
     if scores is not None and len(scores):
         mine = scores[scores["moment"].astype(object).isin(_SELF)]
-        parts.append(
-            pd.DataFrame(
-                {
-                    "participant_id": mine["participant_id"].astype(object),
-                    "session_id": mine["session_id"].astype(object),
-                    "questionnaire_id": mine["questionnaire_id"].astype(object),
-                    "measure": mine["construct"].astype(object),
-                    "measure_kind": "construct",
-                    "score": mine["score"],
-                }
-            )
-        )
+        parts.append(_self_scores(mine, "construct"))
     if responses is not None and len(responses):
         mine = responses[
             responses["moment"].isin(_SELF)
             & (responses["type"] == "scale")
             & responses["score"].notna()
         ]
-        parts.append(
-            pd.DataFrame(
-                {
-                    "participant_id": mine["participant_id"].astype(object),
-                    "session_id": mine["session_id"].astype(object),
-                    "questionnaire_id": mine["questionnaire_id"].astype(object),
-                    "measure": mine["item_id"].astype(object),
-                    "measure_kind": "item",
-                    "score": mine["score"],
-                }
-            )
-        )
+        parts.append(_self_scores(mine, "item_id"))
     if not parts:
         return pd.DataFrame(columns=columns)
     frame = pd.concat(parts, ignore_index=True)
@@ -885,3 +863,18 @@ def _self_reports(
     frame = frame[frame["session_id"].notna()]
     frame = frame.groupby(columns[:-1], sort=False)["score"].mean().reset_index()
     return frame[columns]
+
+
+def _self_scores(mine: pd.DataFrame, measure: str) -> pd.DataFrame:
+    """One row per score a participant gave: a construct's (``measure="construct"``) or a
+    scale item's (``"item_id"``)."""
+    return pd.DataFrame(
+        {
+            "participant_id": mine["participant_id"].astype(object),
+            "session_id": mine["session_id"].astype(object),
+            "questionnaire_id": mine["questionnaire_id"].astype(object),
+            "measure": mine[measure].astype(object),
+            "measure_kind": "construct" if measure == "construct" else "item",
+            "score": mine["score"],
+        }
+    )
