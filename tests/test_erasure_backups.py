@@ -15,6 +15,7 @@ from bot.cli import main
 from bot.emulator import BotApiEmulator
 from bot.privacy import Privacy
 from bot.store.connection import SCHEMA_VERSION
+from bot.store.erasure import ledger_digest
 from tests.conftest import SECRET, RunningBot, StartBot, consent, say
 from tests.e2e_support import database_bytes
 from tests.storage_probe import integrity_check
@@ -66,7 +67,7 @@ async def test_a_backup_from_before_a_withdrawal_is_erased_of_them(
     erase = ("erase", "--db", str(bot.db), "--backups", str(folder))
     assert await asyncio.to_thread(ozlab, *erase) == 0
 
-    assert capsys.readouterr().out == f"{before}: erased 1 withdrawn participants\n"
+    assert capsys.readouterr().out == f"{before}: erased 1 withdrawn participant\n"
     blob = database_bytes(before)
     assert WORDS[LEAVING].encode() not in blob
     assert gone.encode() not in blob
@@ -128,7 +129,7 @@ async def test_a_backup_from_an_older_ozlab_is_brought_up_to_date_then_erased(
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"left alone: {folder / 'notes.txt'} is not an SQLite file")
     assert out[1] == (
-        f"{old}: erased 1 withdrawn participants; brought up from schema version"
+        f"{old}: erased 1 withdrawn participant; brought up from schema version"
         f" {SCHEMA_VERSION - 1}"
     )
     assert WORDS[LEAVING].encode() not in database_bytes(old)
@@ -160,3 +161,23 @@ async def test_a_backup_that_cannot_be_erased_stops_the_command_before_any_is_wr
     assert len(err) == 1 and str(newer) in err[0] and "upgrade ozlab" in err[0]
     assert first.read_bytes() == untouched
     await bot.stop()
+
+
+async def test_ozlab_backup_writes_no_one_the_ledger_names_even_if_the_live_file_holds_them(
+    start_bot: StartBot, emulator: BotApiEmulator, tmp_path: Path
+) -> None:
+    """A live file can hold someone its ledger names (one restored from an old backup, its
+    ledger brought up to date): the copy ``ozlab backup`` writes does not."""
+    bot = await study_with_a_backup(start_bot, emulator, tmp_path / "first.sqlite")
+    await bot.stop()
+    leaving = Privacy(SECRET).pseudonym(LEAVING)
+    with sqlite3.connect(bot.db) as conn:
+        conn.execute("INSERT INTO erasures VALUES ('hmd', ?, 1e12)", (ledger_digest(leaving),))
+    copy = tmp_path / "copy.sqlite"
+    assert await asyncio.to_thread(ozlab, "backup", "--db", str(bot.db), "--out", str(copy)) == 0
+    assert WORDS[LEAVING].encode() in database_bytes(bot.db)
+    blob = database_bytes(copy)
+    assert WORDS[LEAVING].encode() not in blob and leaving.encode() not in blob
+    assert WORDS[STAYING].encode() in blob
+    assert rows(copy, "SELECT * FROM withdrawals") == [("hmd", "", 1)]
+    assert integrity_check(copy) == ["ok"]

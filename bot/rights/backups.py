@@ -73,5 +73,6 @@ def _told(path: Path, done: BackupErased) -> str:
         else ""
     )
     if done.participants:
-        return f"{path}: erased {done.participants} withdrawn participants{upgraded}"
+        people = "participant" if done.participants == 1 else "participants"
+        return f"{path}: erased {done.participants} withdrawn {people}{upgraded}"
     return f"{path}: nobody to erase{upgraded}"
