@@ -114,6 +114,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     erase.add_argument("--expired", action="store_true", help="those past the study's retention")
     erase.add_argument("--chat-keys", action="store_true", help="drop every encrypted chat id")
+    erase.add_argument(
+        "--backups",
+        type=Path,
+        metavar="DIR",
+        help="erase everyone ever erased from --db from each backup in DIR too",
+    )
 
     invite = commands.add_parser(
         "invite", help="single-use invitation links (https://t.me/BOT?start=CODE) and a CSV"
@@ -384,13 +390,15 @@ def _backup(args: argparse.Namespace) -> int:
 
 
 def _erase(args: argparse.Namespace) -> int:
-    from bot.erasing import Request, erase, pseudonym_of
+    from bot.rights.erasure import Request, erase, pseudonym_of
 
     secret = os.environ.get(SECRET_ENV, "")
     people = [*args.pseudonym, *(pseudonym_of(t, secret) for t in args.telegram_id)]
-    if not (people or args.expired or args.chat_keys):
-        raise StudyDataError("name a pseudonym, --telegram-id, --expired or --chat-keys")
-    request = Request(args.db, people, chat_keys=args.chat_keys, expired=args.expired)
+    if not (people or args.expired or args.chat_keys or args.backups):
+        raise StudyDataError("name a pseudonym, --telegram-id, --expired, --chat-keys or --backups")
+    request = Request(
+        args.db, people, chat_keys=args.chat_keys, expired=args.expired, backups=args.backups
+    )
     for line in erase(request, secret):
         print(line)
     return 0

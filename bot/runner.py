@@ -31,6 +31,7 @@ from bot.engine.phases.assignment import cells_held
 from bot.engine.recruitment import platform_id
 from bot.engine.wizard import on_study_command
 from bot.privacy import Privacy
+from bot.rights import erasure
 from bot.store.interface import StudyStore
 from bot.store.model import StepCommit
 from bot.systems.base import System, SystemReply, SystemTimeout
@@ -330,25 +331,15 @@ class StudyRunner:
             case fx.CallSystem():
                 return await self._call_system(chat_id, effect)
             case fx.Erase(command_id=command_id):
-                await self._erase(participant, chat_id, command_id)
+                await self._erase(participant, command_id)
             case _:
                 assert_never(effect)
         return None
 
-    async def _erase(self, participant: str, chat_id: int | None, command_id: int | None) -> None:
+    async def _erase(self, participant: str, command_id: int | None) -> None:
         """The participant withdrew: their rows go in one transaction (with the updates of
         theirs still waiting in the inbox), then the bot forgets them."""
-        pending = [
-            update_id
-            for update_id, payload in await self._store.pending_updates()
-            if Inbound.from_json(self._privacy.unseal(payload)).chat_id == chat_id
-        ]
-        await self._store.erase_participant(
-            participant,
-            pending,
-            count_systems=self._bundle.study.withdrawals_by_system,
-            command_id=command_id,
-        )
+        await erasure.erase_participant(self._store, participant, self._privacy, command_id)
         self.forget(participant)
         log.info("a participant withdrew: their data is erased")
 
@@ -415,7 +406,7 @@ class StudyRunner:
                 if (chat_id := self._chats.get(erasing)) is not None:
                     todo.append(Delivery(chat_id, event))  # in turn with the chat's updates
                 else:  # no chat to wait for: nothing of theirs can be in flight
-                    await self._erase(erasing, None, command.id)
+                    await self._erase(erasing, command.id)
                 continue
             if command.session_id is None:
                 records = on_study_command(self._context(), event)

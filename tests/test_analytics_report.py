@@ -20,6 +20,7 @@ from analytics.synthetic import create_study_database, synthetic_bundle, write_s
 from bot.demo import play_study
 from bot.errors import StoreError, StudyDataError
 from bot.store.blocking import run_blocking
+from bot.store.definition import definition_json
 from bot.store.model import SNAPSHOT_COLUMNS, BulkRows
 from bot.store.sqlite import SqliteStore, open_store
 from scenarios.loading import load_study
@@ -245,9 +246,15 @@ def test_withdrawals_are_counted_per_study_and_per_system(
     people = sorted({p["participant_id"] for p in store_reads.tables(db)["participants"]})
     gone = people[:2]
 
+    bundle = study.bundle
+    asks = bundle.model_copy(
+        update={"study": bundle.study.model_copy(update={"withdrawals_by_system": True})}
+    )
+
     async def withdraw(store: SqliteStore) -> None:
+        await store.record_definition(asks.study.id, definition_json(asks))
         for participant in gone:
-            await store.erase_participant(participant, count_systems=True)
+            await store.erase_participant(participant)
 
     writing(db, withdraw)
     report = report_json(capsys, db)

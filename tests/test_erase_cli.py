@@ -12,9 +12,9 @@ import pytest
 
 from bot.cli import main
 from bot.emulator import BotApiEmulator
-from bot.erasing import Request, erase
 from bot.errors import StoreError
 from bot.privacy import Privacy
+from bot.rights.erasure import Request, erase
 from bot.store.sqlite import open_existing
 from scenarios.models import StudyBundle
 from tests.conftest import SECRET, StartBot, consent, say

@@ -4,7 +4,8 @@ SQLite's online backup API copies the pages as they stood at one instant: in WAL
 copy holds a read snapshot and never blocks the bot's writer (copying the file with ``cp``
 could catch a half-written page, or miss what still sits in the write-ahead log). The copy
 is written to a hidden file beside the target, switched to a plain rollback journal (one
-self-contained file to move elsewhere), checked with ``PRAGMA integrity_check``, flushed to
+self-contained file to move elsewhere), erased of everyone in the erasure ledger still in it
+(``bot.store.backup_erasure``), checked with ``PRAGMA integrity_check``, flushed to
 disk and only then renamed over the target: a job killed half-way, a full disk or a damaged
 source leaves the previous backup as it was.
 """
@@ -17,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from bot.errors import StoreError
+from bot.store.backup_erasure import erase_in_copy
 
 _BESIDE = ("-wal", "-shm", "-journal")
 """The files SQLite keeps beside a database while it is open."""
@@ -85,6 +87,7 @@ def _copy(source: sqlite3.Connection, partial: Path, target: Path) -> None:
     try:
         source.backup(copy)  # every page in one step: one snapshot, the bot keeps writing
         copy.execute("PRAGMA journal_mode=DELETE")
+        erase_in_copy(copy)
         found = [str(row[0]) for row in copy.execute("PRAGMA integrity_check").fetchall()]
     except sqlite3.Error as error:
         raise StoreError(f"cannot write the backup {target}: {error}") from error

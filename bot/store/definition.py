@@ -29,6 +29,18 @@ def masked_definition(definition: str) -> str:
     return _dumps(mask_headers(parsed))
 
 
+def withdrawals_by_system(definition: str | None) -> bool:
+    """Whether the study, as stored, asks for withdrawals counted per system: read from
+    the data itself, so every erasure of the file (the bot's, the command's, a backup's)
+    counts alike."""
+    try:
+        parsed = json.loads(definition) if definition else None
+    except ValueError:
+        return False
+    study = parsed.get("study") if isinstance(parsed, dict) else None
+    return isinstance(study, dict) and study.get("withdrawals_by_system") is True
+
+
 def mask_headers(definition: dict[str, Any]) -> dict[str, Any]:
     for system in _systems(definition):
         if system.get("headers"):

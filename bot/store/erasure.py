@@ -4,7 +4,9 @@ Every row that is theirs or names them goes in one transaction: their answers, e
 sessions, events, the commands and gates about their sessions, inbox payloads still pending,
 and the participant row itself (the state snapshot, undelivered messages, the encrypted chat
 id). Session ids carry the pseudonym, so anything keyed by a session goes too. What remains
-is an anonymous count of withdrawals per study (and per system when the study asks).
+is an anonymous count of withdrawals per study (and per system when the study, as stored in
+the file, asks), and a line in the erasure ledger: a digest of the pseudonym and the time,
+so that the same person can be erased from backups (:func:`apply_ledger`).
 
 The connection runs with ``secure_delete``: deleted content is overwritten in the file, and
 the caller checkpoints the WAL (TRUNCATE) once the transaction is committed.
@@ -12,10 +14,18 @@ the caller checkpoints the WAL (TRUNCATE) once the transaction is committed.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from bot.store.model import Erased
+from bot.store.definition import withdrawals_by_system
+from bot.store.model import Erased, ErasureRecord
+
+
+def ledger_digest(pseudonym: str) -> str:
+    """One-way: whoever holds a pseudonym (a backup does) can match it to the ledger; the
+    ledger alone names nobody."""
+    return hashlib.sha256(f"ozlab erasure ledger:{pseudonym}".encode()).hexdigest()
 
 
 def erase_participant(
@@ -23,14 +33,14 @@ def erase_participant(
     participant_id: str,
     update_ids: Sequence[int],
     *,
-    count_systems: bool,
     command_id: int | None = None,
     now: float = 0.0,
 ) -> Erased | None:
     """Delete everything of ``participant_id``; ``None`` when nothing of theirs was stored.
     ``update_ids``: their updates still pending in the inbox (only a holder of the secret
     can tell which those are: the payloads are sealed). ``command_id``: the operator's
-    erase command, settled here, in the same transaction."""
+    erase command, settled here, in the same transaction. ``now``: the time the ledger
+    keeps (a backup is given the live erasure's own)."""
     if command_id is not None:
         conn.execute(
             "UPDATE commands SET applied_at = ?, outcome = 'applied' WHERE id = ?",
@@ -44,15 +54,16 @@ def erase_participant(
         "SELECT study_id FROM participants WHERE id = ?", (participant_id,)
     ).fetchone()
     sessions = [
-        (str(row[0]), str(row[1]))
+        (str(row[0]), str(row[1]), str(row[2]))
         for row in conn.execute(
-            "SELECT id, system_id FROM sessions WHERE participant_id = ?", (participant_id,)
+            "SELECT id, system_id, study_id FROM sessions WHERE participant_id = ?",
+            (participant_id,),
         )
     ]
     if found is None and not sessions:
         return None
     study_id = str(found[0]) if found is not None else ""
-    ids = [session_id for session_id, _ in sessions]
+    ids = [session_id for session_id, _, _ in sessions]
     marks = ",".join("?" * len(ids))
     counts: dict[str, int] = {}
 
@@ -75,13 +86,18 @@ def erase_participant(
     delete("sessions", "participant_id = ?", [participant_id])
     delete("participants", "id = ?", [participant_id])
     if study_id:
-        systems = {""} | ({system for _, system in sessions} if count_systems else set())
+        per_system = withdrawals_by_system(_definition(conn, study_id))
+        systems = {""} | ({system for _, system, _ in sessions} if per_system else set())
         for system_id in sorted(systems):
             conn.execute(
                 "INSERT INTO withdrawals (study_id, system_id, count) VALUES (?,?,1)"
                 " ON CONFLICT(study_id, system_id) DO UPDATE SET count = count + 1",
                 (study_id, system_id),
             )
+    conn.execute(
+        "INSERT OR IGNORE INTO erasures (study_id, digest, erased_at) VALUES (?,?,?)",
+        (study_id or sessions[0][2], ledger_digest(participant_id), now),
+    )
     return Erased(
         study_id=study_id,
         sessions=len(ids),
@@ -91,6 +107,91 @@ def erase_participant(
         commands=counts.get("commands", 0),
         pending_updates=counts.get("inbox", 0),
     )
+
+
+def _definition(conn: sqlite3.Connection, study_id: str) -> str | None:
+    """The study as it ran last, as the file keeps it."""
+    row = conn.execute(
+        "SELECT definition FROM studies WHERE study_id = ? ORDER BY id DESC LIMIT 1", (study_id,)
+    ).fetchone()
+    return str(row[0]) if row is not None else None
+
+
+def ledger(conn: sqlite3.Connection) -> list[ErasureRecord]:
+    """Every erasure the file knows of, oldest first (none in a file from before the
+    ledger)."""
+    if not _has_ledger(conn):
+        return []
+    return [
+        ErasureRecord(str(study), str(digest), float(at))
+        for study, digest, at in conn.execute(
+            "SELECT study_id, digest, erased_at FROM erasures ORDER BY erased_at, digest"
+        )
+    ]
+
+
+def apply_ledger(
+    conn: sqlite3.Connection,
+    entries: Sequence[ErasureRecord],
+    owner: Callable[[str], str | None] | None = None,
+) -> tuple[int, int]:
+    """Inside the caller's transaction, on a copy of a study (a backup): erase everyone
+    ``entries`` names who was there before their erasure (the same pseudonym joining again
+    later is a new participant, and stays), as :func:`erase_participant` does; then add the
+    ledger lines the file lacks. ``owner``: whose a sealed inbox payload is (needs the
+    secret; without it pending updates stay, sealed). Returns (erased, lines added)."""
+    erased_at: dict[tuple[str, str], list[float]] = {}
+    for entry in entries:
+        erased_at.setdefault((entry.study_id, entry.digest), []).append(entry.erased_at)
+    before = len(ledger(conn))
+    erased = 0
+    for participant, study_id, joined in _present(conn):
+        times = [
+            at for at in erased_at.get((study_id, ledger_digest(participant)), []) if at >= joined
+        ]
+        if not times:
+            continue
+        pending = _pending_of(conn, participant, owner) if owner is not None else []
+        if erase_participant(conn, participant, pending, now=min(times)) is not None:
+            erased += 1
+    conn.executemany(
+        "INSERT OR IGNORE INTO erasures (study_id, digest, erased_at) VALUES (?,?,?)",
+        [(e.study_id, e.digest, e.erased_at) for e in entries],
+    )
+    return erased, len(ledger(conn)) - before
+
+
+def _present(conn: sqlite3.Connection) -> list[tuple[str, str, float]]:
+    """(pseudonym, study, since when) of everyone the file holds rows of."""
+    return [
+        (str(p), str(s), float(t))
+        for p, s, t in conn.execute(
+            "SELECT id, study_id, created_at FROM participants"
+            " UNION ALL"
+            " SELECT participant_id, study_id, min(started_at) FROM sessions"
+            " WHERE participant_id NOT IN (SELECT id FROM participants)"
+            " GROUP BY participant_id, study_id"
+        )
+    ]
+
+
+def _pending_of(
+    conn: sqlite3.Connection, participant: str, owner: Callable[[str], str | None]
+) -> list[int]:
+    return [
+        int(update_id)
+        for update_id, payload in conn.execute(
+            "SELECT update_id, payload FROM inbox WHERE handled_at IS NULL AND payload IS NOT NULL"
+        )
+        if owner(str(payload)) == participant
+    ]
+
+
+def _has_ledger(conn: sqlite3.Connection) -> bool:
+    found = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'erasures'"
+    ).fetchone()
+    return found is not None
 
 
 def drop_chat_keys(conn: sqlite3.Connection) -> int:

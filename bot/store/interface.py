@@ -23,6 +23,7 @@ from bot.store.model import (
     BulkRows,
     Command,
     Erased,
+    ErasureRecord,
     ImportContext,
     ImportedAnswer,
     ImportedRating,
@@ -247,14 +248,18 @@ class StudyStore(Protocol):
         participant_id: str,
         update_ids: Sequence[int] = (),
         *,
-        count_systems: bool = False,
         command_id: int | None = None,
     ) -> Erased | None:
         """Everything of one participant gone from the file, in one transaction (their
         sessions and all that hangs on them, their pending ``update_ids``); an anonymous
-        withdrawal is counted for the study (and each of their systems with
-        ``count_systems``); the erase command ``command_id`` is settled with it. None when
-        nothing of theirs was stored."""
+        withdrawal is counted for the study (and each of their systems when the study as
+        stored asks for it), and the erasure goes into the ledger (a digest of the
+        pseudonym, the time); the erase command ``command_id`` is settled with it. None
+        when nothing of theirs was stored. Callers go through ``bot.rights.erasure``."""
+        ...
+
+    async def erasure_ledger(self) -> list[ErasureRecord]:
+        """Every erasure of the study, oldest first: what backups are to be erased of."""
         ...
 
     async def drop_chat_keys(self) -> int:

@@ -98,6 +98,25 @@ class Erased:
 
 
 @dataclass(frozen=True)
+class ErasureRecord:
+    """One line of the erasure ledger: enough to erase the same person from a backup,
+    nothing of what they said. ``digest`` is a one-way digest of the pseudonym."""
+
+    study_id: str
+    digest: str
+    erased_at: float
+
+
+@dataclass(frozen=True)
+class BackupErased:
+    """What applying the ledger did to one backup file."""
+
+    participants: int  # erased from it now
+    recorded: int  # ledger lines it did not have yet
+    migrated_from: int | None = None  # its schema version before, when it was older
+
+
+@dataclass(frozen=True)
 class Command:
     """An experimenter's command, appended by a console and applied once by the bot."""
 

@@ -412,4 +412,15 @@ MIGRATIONS: tuple[str, ...] = (
         DELETE FROM stress_tests WHERE session_id = OLD.id;
     END;
     """,
+    # 13: the ledger of erasures, so that backups can be erased too: per erasure the study,
+    # a digest of the pseudonym (never the pseudonym, never content) and when. Written in
+    # the erasure's own transaction; carried into every backup it is applied to.
+    """
+    CREATE TABLE erasures (
+        study_id  TEXT NOT NULL,
+        digest    TEXT NOT NULL,   -- sha-256 of the pseudonym: who holds a row can match it
+        erased_at REAL NOT NULL,
+        PRIMARY KEY (digest, erased_at)
+    );
+    """,
 )

@@ -63,6 +63,7 @@ from bot.store.model import (
     BulkRows,
     Command,
     Erased,
+    ErasureRecord,
     ImportContext,
     ImportedAnswer,
     ImportedRating,
@@ -548,7 +549,6 @@ class SqliteStore:
         participant_id: str,
         update_ids: Sequence[int] = (),
         *,
-        count_systems: bool = False,
         command_id: int | None = None,
     ) -> Erased | None:
         """Everything of one participant, in one transaction, overwritten in the file and
@@ -556,16 +556,14 @@ class SqliteStore:
         now = self._clock()
         erased = await self._write(
             lambda tx: erasure.erase_participant(
-                tx.conn,
-                participant_id,
-                update_ids,
-                count_systems=count_systems,
-                command_id=command_id,
-                now=now,
+                tx.conn, participant_id, update_ids, command_id=command_id, now=now
             )
         )
         await self._checkpoint()
         return erased
+
+    async def erasure_ledger(self) -> list[ErasureRecord]:
+        return await self._read(erasure.ledger)
 
     async def drop_chat_keys(self) -> int:
         dropped = await self._write(lambda tx: erasure.drop_chat_keys(tx.conn))

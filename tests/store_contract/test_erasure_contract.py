@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from bot.engine import effects as fx
+from bot.store.erasure import ledger_digest
 from bot.store.interface import StudyStore
-from bot.store.model import StepCommit
+from bot.store.model import ErasureRecord, StepCommit
 from bot.vocabulary import AnswerStatus, CommandKind, EventKind, GateLevel, GateScope, Moment
 from tests.store_contract.test_contract import session, step
 
@@ -47,7 +48,8 @@ async def test_an_erasure_takes_all_of_one_participant_and_counts_a_withdrawal(
     await store.append_command("w", CommandKind.NOTE, "q-1", {"turn": 1, "text": "about q"})
     await store.settle([fx.RecordGate(GateScope(GateLevel.SESSION, "p-1"), True, None, "w")])
 
-    erased = await store.erase_participant("p", [7], count_systems=True)
+    await store.record_definition("s", '{"study": {"withdrawals_by_system": true}}')
+    erased = await store.erase_participant("p", [7])
 
     assert erased is not None
     assert (erased.sessions, erased.exchanges, erased.responses) == (1, 1, 2)
@@ -64,6 +66,19 @@ async def test_an_erasure_takes_all_of_one_participant_and_counts_a_withdrawal(
 
     assert await store.erase_participant("p") is None  # nothing left, nothing counted twice
     assert (await snapshot(store))[1].withdrawals == info.withdrawals
+
+
+async def test_the_erasure_ledger_keeps_a_digest_and_a_time_and_nothing_else(
+    store: StudyStore,
+) -> None:
+    await store.commit_step(everything("p"))
+    await store.commit_step(everything("q"))
+    assert await store.erasure_ledger() == []
+    await store.erase_participant("p")
+    await store.erase_participant("p")  # nothing left: no second line
+    (line,) = await store.erasure_ledger()
+    assert line == ErasureRecord("s", ledger_digest("p"), line.erased_at)
+    assert "p" not in (line.digest, line.study_id) and len(line.digest) == 64
 
 
 async def test_chat_keys_are_dropped_and_inactive_participants_found(store: StudyStore) -> None:

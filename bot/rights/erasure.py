@@ -1,11 +1,15 @@
-"""``ozlab erase``: a participant's erasure from the command line (a request by e-mail),
-the retention period applied, or every chat id dropped when a study is closed.
+"""A participant's erasure (GDPR art. 17): the one path every erasure takes, whoever asks
+for it (the participant's /withdraw, an erase command the running bot carries out, ``ozlab
+erase`` on a request by e-mail or after the retention), so that none counts or leaves out
+anything the others do not. The store erases in one transaction and writes the erasure
+ledger; ``bot.rights.backups`` carries the ledger into backups.
 
-The rule beside a running bot (which holds participants in memory): when no bot runs, the
-erasure is done here, holding the file so that no bot starts meanwhile (``bot.running``);
-when one runs, the erasure is appended as an ``erase`` command and the bot carries it out
-in turn with the participant's messages (then forgets them), and this waits until it has.
-Dropping every chat id is refused while a bot runs: it would seal them again.
+``ozlab erase`` beside a running bot (which holds participants in memory): when no bot runs,
+the erasure is done here, holding the file so that no bot starts meanwhile
+(``bot.running``); when one runs, the erasure is appended as an ``erase`` command and the
+bot carries it out in turn with the participant's messages (then forgets them), and this
+waits until it has. Dropping every chat id is refused while a bot runs: it would seal them
+again.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from pathlib import Path
 from bot import running
 from bot.errors import StoreError, StudyDataError
 from bot.privacy import Privacy
+from bot.rights.backups import erase_backups
+from bot.store.interface import StudyStore
 from bot.store.model import Erased
 from bot.store.sqlite import SqliteStore, open_existing
 from bot.telegram.inbound import Inbound
@@ -34,6 +40,28 @@ class Request:
     participants: Sequence[str] = ()  # pseudonyms
     chat_keys: bool = False
     expired: bool = False
+    backups: Path | None = None  # a folder of backups, erased of everyone in the ledger
+
+
+async def erase_participant(
+    store: StudyStore, participant: str, privacy: Privacy | None, command_id: int | None = None
+) -> Erased | None:
+    """Everything of ``participant`` gone, their pending updates too when ``privacy`` can
+    tell which are theirs, and the erasure in the ledger: what every caller does."""
+    pending = await _pending(store, participant, privacy)
+    return await store.erase_participant(participant, pending, command_id=command_id)
+
+
+def owner(privacy: Privacy) -> Callable[[str], str | None]:
+    """Whose a sealed inbox payload is; None for one sealed with another secret."""
+
+    def of(payload: str) -> str | None:
+        try:
+            return privacy.pseudonym(Inbound.from_json(privacy.unseal(payload)).chat_id)
+        except StoreError:
+            return None
+
+    return of
 
 
 def pseudonym_of(telegram_id: int, secret: str) -> str:
@@ -47,6 +75,8 @@ def erase(request: Request, secret: str = "", clock: Callable[[], float] = time.
     """Carry the request out; one line per thing done, for the operator."""
     if not request.db.is_file():
         raise StoreError(f"no study database at {request.db}")
+    if request.backups is not None and not request.backups.is_dir():
+        raise StoreError(f"no folder {request.backups}: --backups names the folder of backups")
     with running.alone_on(request.db) as alone:
         if request.chat_keys and not alone:
             raise StoreError(
@@ -59,6 +89,7 @@ def erase(request: Request, secret: str = "", clock: Callable[[], float] = time.
 async def _erase(
     request: Request, alone: bool, secret: str, clock: Callable[[], float]
 ) -> list[str]:
+    privacy = Privacy(secret) if len(secret) >= 16 else None
     store = await open_existing(request.db, clock)
     try:
         lines: list[str] = []
@@ -67,15 +98,19 @@ async def _erase(
             targets += await _expired(store, clock())
         for participant in targets:
             if alone:
-                erased = await store.erase_participant(
-                    participant, await _pending(store, participant, secret)
-                )
+                erased = await erase_participant(store, participant, privacy)
                 lines.append(_told(participant, erased))
             else:
                 lines.append(await _through_bot(store, participant, clock))
         if request.chat_keys:
             dropped = await store.drop_chat_keys()
             lines.append(f"dropped {dropped} encrypted chat ids: nobody can be written to now")
+        if request.backups is not None:
+            ledger = await store.erasure_ledger()
+            opener = owner(privacy) if privacy is not None else None
+            lines += await asyncio.to_thread(
+                erase_backups, request.backups, ledger, opener, request.db
+            )
         return lines
     finally:
         await store.close()
@@ -91,15 +126,15 @@ async def _expired(store: SqliteStore, now: float) -> list[str]:
     return found
 
 
-async def _pending(store: SqliteStore, participant: str, secret: str) -> list[int]:
+async def _pending(store: StudyStore, participant: str, privacy: Privacy | None) -> list[int]:
     """Their updates still waiting in the inbox: readable with the secret only."""
-    if len(secret) < 16:
+    if privacy is None:
         return []
-    privacy = Privacy(secret)
+    of = owner(privacy)
     return [
         update_id
         for update_id, payload in await store.pending_updates()
-        if privacy.pseudonym(Inbound.from_json(privacy.unseal(payload)).chat_id) == participant
+        if of(payload) == participant
     ]
 
 
