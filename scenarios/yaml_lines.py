@@ -143,13 +143,13 @@ class _Loader(yaml.SafeLoader):
         self.repeated = 0
         self._sizes: dict[yaml.Node, int] = {}
 
-    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
+            event = self.peek_event()  # type: ignore[no-untyped-call]
             node = self.anchors.get(event.anchor)
             if node is not None:  # an unknown anchor is PyYAML's own error
                 self._count(event.anchor, event.start_mark, node)
-        return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        return super().compose_node(parent, index)
 
     def _count(self, anchor: str, mark: yaml.Mark, node: yaml.Node) -> None:
         if node.end_mark is None:  # a collection not yet closed: the alias is inside it
