@@ -1,6 +1,10 @@
 """The report in a terminal: rich tables, section rules, notes in colour.
 
 Also writes plain text (``--out report.txt``): the same layout without colour codes.
+
+Every text of the document goes through :func:`_text`: participants' comments, systems'
+errors and names are shown with their control characters as escapes and their brackets
+and colons as written (no Rich markup, no emoji codes), in the terminal and the file alike.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table as RichTable
 
 from analytics.document import Block, Bullets, Figure, Heading, Paragraph, Table
+from bot.visible_text import visible
 
 _STYLES = {"note": "yellow", "method": "dim italic", "text": ""}
 
@@ -29,6 +34,7 @@ def render_terminal(
         width=width or (120 if plain else None),
         color_system=None if plain else "auto",
         highlight=False,
+        emoji=False,
         soft_wrap=False,
     )
     for block in blocks:
@@ -42,22 +48,27 @@ def _is_terminal(file: TextIO) -> bool:
         return False
 
 
+def _text(text: str) -> str:
+    """Markup that shows ``text`` as it is, and nothing a terminal would obey."""
+    return escape(visible(text))
+
+
 def _block(console: Console, block: Block) -> None:
     match block:
         case Heading(text=text, level=1):
-            console.print(f"[bold]{escape(text)}[/bold]")
+            console.print(f"[bold]{_text(text)}[/bold]")
         case Heading(text=text, level=2):
             console.print()
-            console.rule(f"[bold]{escape(text)}[/bold]", align="left")
+            console.rule(f"[bold]{_text(text)}[/bold]", align="left")
         case Heading(text=text):
             console.print()
-            console.print(f"[bold underline]{escape(text)}[/bold underline]")
+            console.print(f"[bold underline]{_text(text)}[/bold underline]")
         case Paragraph(text=text, kind=kind):
             style = _STYLES.get(kind, "")
-            console.print(f"[{style}]{escape(text)}[/{style}]" if style else escape(text))
+            console.print(f"[{style}]{_text(text)}[/{style}]" if style else _text(text))
         case Bullets(items=items, more=more):
             for item in items:
-                console.print(f" • {escape(item)}")
+                console.print(f" • {_text(item)}")
             if more:
                 console.print(
                     f"[dim]   … and {more} more (all of them in --format html, md or json)[/dim]"
@@ -73,7 +84,7 @@ def _table(block: Table) -> RichTable:
     if block.more:
         caption = f"… and {block.more} more rows (all of them in --format html, md or json)"
     table = RichTable(
-        title=block.caption,
+        title=None if block.caption is None else _text(block.caption),
         title_justify="left",
         title_style="bold",
         caption=caption,
@@ -90,7 +101,7 @@ def _table(block: Table) -> RichTable:
         longest = max((len(row[index]) for row in block.rows), default=0)
         word = max((len(w) for row in block.rows for w in row[index].split()), default=0)
         table.add_column(
-            escape(name),
+            _text(name),
             justify="right" if numeric else "left",
             overflow="fold",
             min_width=longest if numeric else min(word, 20),
@@ -99,5 +110,5 @@ def _table(block: Table) -> RichTable:
     for index, row in enumerate(block.rows):
         if index in breaks:
             table.add_section()
-        table.add_row(*(escape(cell) for cell in row))
+        table.add_row(*(_text(cell) for cell in row))
     return table

@@ -12,12 +12,16 @@ loop that talks to the emulator is ``bot.chatting``.
   chat, "2" answers a system's question); a typed label (any case) taps the newest button
   so labelled; ``/restart`` begins as a new participant, ``/quit`` ends; anything else is a
   message.
+- What the bot sends carries what systems wrote: every control character but the newline
+  is printed as its escape (``\\x1b``), so a reply cannot clear or retitle the terminal.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from bot.visible_text import visible
 
 Button = tuple[str, str | None]
 """(label, callback data); no data for a link button."""
@@ -89,7 +93,8 @@ def _buttons(message: Seen, numbered: bool) -> list[str]:
     lines, number = [], 0
     for row in message.rows:
         shown = []
-        for label, data in row:
+        for raw, data in row:
+            label = visible(raw)
             if data is None:
                 shown.append(f"(link) {label}")
             elif numbered:
@@ -102,7 +107,7 @@ def _buttons(message: Seen, numbered: bool) -> list[str]:
 
 
 def _message(head: str, message: Seen, numbered: bool) -> list[str]:
-    first, *rest = message.text.split("\n")
+    first, *rest = visible(message.text, lines=True).split("\n")
     body = [INDENT + line if line.strip() else "" for line in rest]
     return [f"{head}: {first}", *body, *_buttons(message, numbered)]
 
@@ -133,7 +138,7 @@ def news(before: Mapping[int, Seen], now: Sequence[Seen]) -> list[str]:
 
 def notice(text: str) -> str:
     """A toast (the short answer to a tap), which Telegram shows over the chat."""
-    return f"bot (notice): {text}"
+    return f"bot (notice): {visible(text)}"
 
 
 def understand(line: str, shown: Sequence[Seen]) -> Action:

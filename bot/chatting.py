@@ -27,6 +27,7 @@ from bot.emulated import emulated_study
 from bot.emulator import Participant
 from bot.errors import StoreError
 from bot.privacy import SECRET_ENV
+from bot.visible_text import visible
 from scenarios.models import StudyBundle
 
 PILOT_SECRET = "ozlab chat: emulated participants, no Telegram ids"
@@ -172,7 +173,7 @@ async def _converse(
                 case screen.Say(text):
                     await p.send_text(text)
                 case screen.Tap(message_id, data, label):
-                    write(f"you tap: {label}")
+                    write(f"you tap: {visible(label)}")
                     await p.send_callback(data, message_id=message_id)
                 case screen.Restart() | screen.Quit() as ending:
                     return ending

@@ -116,11 +116,82 @@ def _syntax_problem(file: Path, error: yaml.MarkedYAMLError) -> Problem:
     return Problem(file, None if mark is None else mark.line + 1, "", message)
 
 
+REPEATED_VALUES = 100_000
+"""How many values a file's aliases may repeat in all. Shared scale labels repeat a few
+hundred; a "billion laughs" file (lists of aliases to lists of aliases) repeats billions,
+and everything that walks the parsed values would walk every one of them."""
+
+
+class _AliasProblem(Exception):
+    """An alias ozlab will not follow, with the place of the alias."""
+
+    def __init__(self, mark: yaml.Mark, message: str) -> None:
+        super().__init__(message)
+        self.line = mark.line + 1
+        self.message = message
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, counting what each alias repeats as it composes the file.
+
+    An alias is composed as the anchored node itself, so the tree is small however many
+    values the aliases stand for; the count stops a file before anything walks it.
+    """
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.repeated = 0
+        self._sizes: dict[yaml.Node, int] = {}
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            node = self.anchors.get(event.anchor)
+            if node is not None:  # an unknown anchor is PyYAML's own error
+                self._count(event.anchor, event.start_mark, node)
+        return super().compose_node(parent, index)
+
+    def _count(self, anchor: str, mark: yaml.Mark, node: yaml.Node) -> None:
+        if node.end_mark is None:  # a collection not yet closed: the alias is inside it
+            raise _AliasProblem(
+                mark, f"the alias *{anchor} is inside its own anchor: it would repeat without end"
+            )
+        self.repeated += self._size(node)
+        if self.repeated > REPEATED_VALUES:
+            raise _AliasProblem(
+                mark,
+                f"the aliases up to *{anchor} here repeat more than {REPEATED_VALUES} values"
+                ' (a YAML "billion laughs" file?): ozlab reads no further',
+            )
+
+    def _size(self, node: yaml.Node) -> int:
+        """How many values ``node`` stands for, its aliases followed (each node once)."""
+        size = self._sizes.get(node)
+        if size is None:
+            if isinstance(node, yaml.MappingNode):
+                size = 1 + sum(self._size(k) + self._size(v) for k, v in node.value)
+            elif isinstance(node, yaml.SequenceNode):
+                size = 1 + sum(self._size(item) for item in node.value)
+            else:
+                size = 1
+            self._sizes[node] = size
+        return size
+
+
 def parse(file: Path, text: str, problems: list[Problem]) -> Document | None:
-    loader = yaml.SafeLoader(text)
+    loader = _Loader(text)
     try:
         root = loader.get_single_node()
+        # Before constructing: merging ``<<: *base`` writes the base's keys into the node.
+        duplicates = [] if root is None else _duplicate_keys(file, root, (), set())
         data = None if root is None else loader.construct_document(root)
+    except _AliasProblem as error:
+        problems.append(Problem(file, error.line, "", error.message))
+        return None
+    except RecursionError:  # PyYAML reads nested values by recursion
+        message = "values nested deeper than ozlab can read: a study needs a few levels"
+        problems.append(Problem(file, loader.get_mark().line + 1, "", message))
+        return None
     except yaml.MarkedYAMLError as error:
         problems.append(_syntax_problem(file, error))
         return None
@@ -137,13 +208,20 @@ def parse(file: Path, text: str, problems: list[Problem]) -> Document | None:
         message = f"the top level must be a mapping of fields such as 'id: ...', not {kind}"
         problems.append(Problem(file, line_of(root), "", message))
         return None
-    problems.extend(_duplicate_keys(file, root, ()))
+    problems.extend(duplicates)
     return Document(file, root, data)
 
 
-def _duplicate_keys(file: Path, node: yaml.Node, path: Loc) -> list[Problem]:
-    """PyYAML silently keeps the last of two equal keys; a researcher must hear of it."""
+def _duplicate_keys(file: Path, node: yaml.Node, path: Loc, seen: set[yaml.Node]) -> list[Problem]:
+    """PyYAML silently keeps the last of two equal keys; a researcher must hear of it.
+
+    A node an alias repeats is looked at once, where it is first met: its duplicates are
+    on the same lines wherever it is repeated.
+    """
     found: list[Problem] = []
+    if node in seen:
+        return found
+    seen.add(node)
     if isinstance(node, yaml.MappingNode):
         first_line: dict[str, int] = {}
         for key, value in node.value:
@@ -157,10 +235,10 @@ def _duplicate_keys(file: Path, node: yaml.Node, path: Loc) -> list[Problem]:
                         Problem(file, line_of(key), field_name((*path, key.value)), message)
                     )
                 first_line.setdefault(key.value, line_of(key))
-            found.extend(_duplicate_keys(file, value, (*path, str(key.value))))
+            found.extend(_duplicate_keys(file, value, (*path, str(key.value)), seen))
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            found.extend(_duplicate_keys(file, item, (*path, index)))
+            found.extend(_duplicate_keys(file, item, (*path, index), seen))
     return found
 
 

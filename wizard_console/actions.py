@@ -10,6 +10,7 @@ from textual import work
 from textual.binding import Binding
 
 from bot.errors import OzlabError
+from bot.visible_text import visible
 from bot.vocabulary import GateScope
 from wizard_console.console import Console
 from wizard_console.model import PAUSED, LiveSession, WaitingReply
@@ -83,7 +84,9 @@ class Actions(Console):
 
     def action_edit(self) -> None:
         if (found := self._waiting(proposal=True)) is not None:
-            sid, proposed = found[0].session_id, "\n\n".join(found[1].proposed)
+            # The wizard edits what they see: a control character as its escape.
+            proposed = "\n\n".join(visible(text, lines=True) for text in found[1].proposed)
+            sid = found[0].session_id
             self._ask(
                 f"Edit the system's reply to turn {found[1].turn} of {sid}",
                 lambda text: self.send("edited reply", "reply", sid, action="edit", text=text),
@@ -95,7 +98,7 @@ class Actions(Console):
         if (found := self._waiting()) is not None:
             sid = found[0].session_id
             self._ask(
-                f"Reply to {sid} instead of the system: {found[1].message[:40]}",
+                f"Reply to {sid} instead of the system: {visible(found[1].message)[:40]}",
                 lambda text: self.send("reply", "reply", sid, action="replace", text=text),
             )
 

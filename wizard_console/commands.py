@@ -16,6 +16,7 @@ import getpass
 from collections.abc import Awaitable, Callable
 
 from bot.errors import StudyDataError
+from bot.visible_text import visible
 from bot.vocabulary import CommandOutcome
 from wizard_console import formatting as fmt
 from wizard_console.desk import Desk
@@ -56,9 +57,10 @@ async def sessions(args: argparse.Namespace, desk: Desk) -> int:
 
 async def waiting(args: argparse.Namespace, desk: Desk) -> int:
     for w in await desk.waiting_replies():
-        proposed = " / ".join(w.proposed) or "(nothing: a wizard writes it)"
+        proposed = " / ".join(visible(text) for text in w.proposed)
         print(f"{w.session_id} turn={w.turn} since={fmt.clock(w.since)}")
-        print(f"  participant: {w.message}\n  system: {proposed}")
+        print(f"  participant: {visible(w.message)}")
+        print(f"  system: {proposed or '(nothing: a wizard writes it)'}")
     return APPLIED
 
 
@@ -66,10 +68,10 @@ async def transcript(args: argparse.Namespace, desk: Desk) -> int:
     if not await desk.knows(args.session):
         return _unknown(args.session)
     for line in await desk.transcript(args.session):
-        text = line.text.replace("\n", "\n" + " " * 26)
-        print(f"{fmt.clock(line.at)} {fmt.who(line):<16} {text}")
+        text = visible(line.text, lines=True).replace("\n", "\n" + " " * 26)
+        print(f"{fmt.clock(line.at)} {visible(fmt.who(line)):<16} {text}")
         if line.original is not None:
-            print(f"{'':25} (the system said: {line.original})")
+            print(f"{'':25} (the system said: {visible(line.original)})")
     return APPLIED
 
 

@@ -20,7 +20,8 @@ from wizard_console.formatting import LEGEND
 
 class PromptScreen(ModalScreen[str | None]):
     """Ask for one text: Enter sends it; with ``multiline`` (editing a reply that has
-    several paragraphs) Enter is a new line and Ctrl+S sends."""
+    several paragraphs) Enter is a new line and Ctrl+S sends. The title may quote a
+    participant: it is shown as text, never as markup."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel"),
@@ -35,7 +36,7 @@ class PromptScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(self.title_text, id="prompt-title")
+            yield Label(self.title_text, id="prompt-title", markup=False)
             if self.multiline:
                 yield TextArea(self.value, id="prompt-text", soft_wrap=True)
                 yield Label("Ctrl+S: send · Esc: cancel", classes="hint")

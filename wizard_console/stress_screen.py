@@ -1,7 +1,8 @@
 """The console's screen for stress tests: the replays no automatic comparison settled,
 one at a time, the reply to the unchanged and to the perturbed utterance side by side;
 p / f / u record a person's verdict (``ozlab stress judge`` does the same at a plain
-terminal), s skips, Escape goes back to the sessions."""
+terminal), s skips, Escape goes back to the sessions. Utterances and replies are shown as
+text: their control characters as escapes, their brackets as brackets."""
 
 from __future__ import annotations
 
@@ -18,13 +19,15 @@ from textual.widgets import Footer, Static
 from bot.replay.judges import awaiting
 from bot.store.interface import StudyStore
 from bot.store.stress_records import Judge, Judgement, ReplyTaken, StressResult, Verdict
+from bot.visible_text import visible
 
 
 def _said(taken: ReplyTaken) -> str:
     if taken.error is not None:
-        return f"(the system failed: {taken.error})"
-    text = "\n\n".join(taken.texts) or "(no reply)"
-    return text + (f"\n\nevents: {', '.join(sorted(taken.events))}" if taken.events else "")
+        return f"(the system failed: {visible(taken.error, lines=True)})"
+    text = "\n\n".join(visible(text, lines=True) for text in taken.texts) or "(no reply)"
+    events = visible(", ".join(sorted(taken.events)))
+    return text + (f"\n\nevents: {events}" if taken.events else "")
 
 
 class StressJudgeScreen(Screen[None]):
@@ -70,17 +73,18 @@ class StressJudgeScreen(Screen[None]):
                 Text.assemble(
                     (f"{len(self.todo)} to judge · ", "dim"),
                     f"test {result.test.id} · {test.stress_type.value} {test.stress_type.title}"
-                    f" · {replay.system_id} · session {test.session_id}, turn {test.turn}\n",
+                    f" · {visible(replay.system_id)} · session {visible(test.session_id)},"
+                    f" turn {test.turn}\n",
                     ("original:  ", "bold"),
-                    f"{test.original}\n",
+                    f"{visible(test.original)}\n",
                     ("perturbed: ", "bold"),
-                    test.perturbed,
+                    visible(test.perturbed),
                 )
             )
             left = "Reply to the unchanged utterance\n\n" + _said(replay.baseline)
             right = "Reply to the perturbed utterance\n\n" + _said(replay.perturbed)
-        self.query_one("#stress-unchanged", Static).update(left)
-        self.query_one("#stress-perturbed", Static).update(right)
+        self.query_one("#stress-unchanged", Static).update(Text(left))
+        self.query_one("#stress-perturbed", Static).update(Text(right))
 
     async def action_verdict(self, verdict: str) -> None:
         result = self.current

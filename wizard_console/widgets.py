@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import DataTable, RichLog, Static
 
+from bot.visible_text import visible
 from wizard_console import formatting as fmt
 from wizard_console.model import Line, LiveSession
 
@@ -57,7 +58,8 @@ def cells(s: LiveSession, now: float | None = None) -> tuple[str | Text, ...]:
 
 class TextLine(Static):
     """One line of plain text that repaints only when the text changes (the console
-    re-states it after every poll)."""
+    re-states it after every poll); what it quotes (an error, a name) shows its control
+    characters as escapes."""
 
     def __init__(self, **options: object) -> None:
         super().__init__("", markup=False, **options)  # type: ignore[arg-type]
@@ -66,7 +68,7 @@ class TextLine(Static):
     def show(self, text: str) -> None:
         if text != self.text:
             self.text = text
-            self.update(text)
+            self.update(visible(text))
 
 
 class SessionsTable(DataTable[str | Text]):
@@ -149,20 +151,23 @@ class TranscriptView(RichLog):
 
 def render(line: Line, marked: bool = False) -> Table:
     """``▸12:03:05 edited·ada    text``: the text wraps in its own column, and an edited
-    reply shows what the system said."""
+    reply shows what the system said. What participants, systems and wizards wrote keeps
+    its lines and shows any other control character as its escape (never markup)."""
     style = STYLES.get(line.who, "")
     who = fmt.who(line)
     prefix = Text.assemble(
         ("▸" if marked else " ", "bold"),
         (fmt.clock(line.at) + " ", "dim"),
-        (who[: WHO_WIDTH - 1], style),
+        (visible(who)[: WHO_WIDTH - 1], style),
     )
     body = Text()
     if line.who == "note" and line.turn is not None:
         body.append(f"[turn {line.turn}] ", "blue")
-    body.append(line.text, "" if line.who in ("participant", "system") else style)
+    body.append(
+        visible(line.text, lines=True), "" if line.who in ("participant", "system") else style
+    )
     if line.original is not None and line.who in ("edited", "wizard"):
-        body.append(f"\n(the system said: {line.original})", "dim italic")
+        body.append(f"\n(the system said: {visible(line.original, lines=True)})", "dim italic")
     grid = Table.grid(expand=True)
     grid.add_column(width=PREFIX_WIDTH, no_wrap=True)
     grid.add_column(ratio=1)

@@ -1,21 +1,26 @@
-"""Two replies side by side in a plain terminal, for a person to judge."""
+"""Two replies side by side in a plain terminal, for a person to judge.
+
+The utterances are participants' and the replies systems': shown with their control
+characters as escapes, so that what a terminal would obey is read instead.
+"""
 
 from __future__ import annotations
 
 import textwrap
 
 from bot.store.stress_records import ReplyTaken, StressResult
+from bot.visible_text import visible
 
 
 def _lines(taken: ReplyTaken, width: int) -> list[str]:
     if taken.error is not None:
-        return textwrap.wrap(f"(the system failed: {taken.error})", width) or [""]
+        return textwrap.wrap(f"(the system failed: {visible(taken.error)})", width) or [""]
     out: list[str] = []
     for text in taken.texts or ("(no reply)",):
-        for paragraph in text.splitlines() or [""]:
+        for paragraph in visible(text, lines=True).splitlines() or [""]:
             out += textwrap.wrap(paragraph, width) or [""]
     if taken.events:
-        out += textwrap.wrap("events: " + ", ".join(sorted(taken.events)), width)
+        out += textwrap.wrap("events: " + visible(", ".join(sorted(taken.events))), width)
     return out
 
 
@@ -30,13 +35,13 @@ def side_by_side(result: StressResult, width: int = 100) -> str:
     rule = "-" * column
     head = (
         f"test {result.test.id} · {test.stress_type.value} {test.stress_type.title}"
-        f" · {replay.system_id} · session {test.session_id}, turn {test.turn}"
+        f" · {visible(replay.system_id)} · session {visible(test.session_id)}, turn {test.turn}"
     )
     return "\n".join(
         [
             head,
-            f"  original : {test.original}",
-            f"  perturbed: {test.perturbed}",
+            f"  original : {visible(test.original)}",
+            f"  perturbed: {visible(test.perturbed)}",
             f"+-{rule}-+-{rule}-+",
             f"| {'unchanged':<{column}} | {'perturbed':<{column}} |",
             f"+-{rule}-+-{rule}-+",
