@@ -318,7 +318,7 @@ class StudyRunner:
                 if message_id is not None and remember:
                     return ev.MessageSent(message_id)
                 if message_id is not None and effect.until is not None:
-                    return ev.KeyboardShown(message_id, effect.until)
+                    return ev.KeyboardShown(message_id, effect.until, fx.callback_data(buttons))
             case fx.Edit(message_id=message_id, text=text, buttons=buttons):
                 await self._outbox.edit(chat_id, message_id, text, buttons)
             case fx.RemoveButtons(message_id=message_id):

@@ -61,8 +61,8 @@ def over(phase: Phase, *, ineligible: bool = False) -> list[Doing]:
 
 def drop_keyboards(journey: Journey, until: fx.Until | None = None) -> Result:
     """Take the buttons off messages whose moment has passed (all, or those ``until``)."""
-    gone = [m for u, m in journey.keyboards if until is None or u is until]
-    kept = tuple((u, m) for u, m in journey.keyboards if until is not None and u is not until)
+    gone = [k.message_id for k in journey.keyboards if until is None or k.until is until]
+    kept = tuple(k for k in journey.keyboards if until is not None and k.until is not until)
     return replace(journey, keyboards=kept), [fx.RemoveButtons(m) for m in gone]
 
 

@@ -25,6 +25,11 @@ Buttons = tuple[tuple[tuple[str, str], ...], ...]
 """Rows of (label, callback data) for an inline keyboard."""
 
 
+def callback_data(buttons: Buttons) -> tuple[str, ...]:
+    """What the keyboard's buttons carry, row by row."""
+    return tuple(data for row in buttons for _, data in row)
+
+
 # --- records: rows for the store -------------------------------------------------------
 
 

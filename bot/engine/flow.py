@@ -18,7 +18,7 @@ from bot.engine import helping, progression, withdrawal, wizard
 from bot.engine.common import Doing, PhaseOver, Result, drop_keyboards, texts_of
 from bot.engine.context import Context
 from bot.engine.hints import asked_now, hinted
-from bot.engine.journey import Journey, Stage
+from bot.engine.journey import Journey, Keyboard, Stage
 from bot.engine.phases import (
     assignment,
     closing,
@@ -66,7 +66,7 @@ def step(
     if isinstance(event, ev.WizardCommand):
         return _settle(ctx, *wizard.on_command(ctx, journey, event, now), now)
     if isinstance(event, ev.KeyboardShown):
-        shown = (*journey.keyboards, (event.until, event.message_id))
+        shown = (*journey.keyboards, Keyboard(event.until, event.message_id, event.data))
         return Step(replace(journey, keyboards=shown))
     if isinstance(event, ev.UnknownCommand):
         if journey.stage is Stage.DIALOGUE and bundle.study.systems_take_commands:
