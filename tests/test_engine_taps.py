@@ -17,7 +17,7 @@ from bot.systems.base import SystemReply
 from bot.vocabulary import Consent
 from scenarios.models import StudyBundle
 from tests.test_engine import BUNDLE, answer_data, of, run
-from tests.test_engine_annotating import CUES, joined, sent, task, tap
+from tests.test_engine_annotating import CUES, joined, sent, tap, task
 
 STALE = fx.Toast(BUNDLE.study.texts.already_recorded)
 FORGED = 999_999  # a message id the bot never sent
@@ -178,6 +178,7 @@ def test_a_journey_stored_before_taps_were_tied_to_messages_keeps_its_place() ->
     chat = Chat()
     chat.do(ev.StartCommand())
     assert chat.journey is not None
+    assert Journey.from_json(chat.journey.to_json()) == chat.journey  # with the buttons' data
     stored = json.loads(chat.journey.to_json())
     stored["keyboards"] = [[k[0], k[1]] for k in stored["keyboards"]]
     old = Journey.from_json(json.dumps(stored))
@@ -209,11 +210,12 @@ def test_after_a_restart_the_annotators_tap_names_the_item_message() -> None:
     """The store keeps no message ids: the item on screen before a restart is answered by
     its buttons (numbered by target and item) and edited in place from then on."""
     state, _ = annotator_step(
-        CUES, None, Reloaded("A-1", "hri-cues", False, task("hri-cues", 2, turns=4)), 0.0
+        CUES, None, Reloaded("A-1", "hri-cues", False, task("hri-cues", 2, position=1)), 0.0
     )
     assert isinstance(state, Annotating) and state.survey is not None
     assert state.survey.message_id is None
-    old = ev.ButtonTapped(encode(SurveyTap(Channel.ANNOTATION, TapAction.ANSWER, 1, 2)), 40)
+    earlier_target = SurveyTap(Channel.ANNOTATION, TapAction.ANSWER, 1, 2)
+    old = ev.ButtonTapped(encode(earlier_target), 40)
     assert annotator_step(CUES, state, old, 1.0)[1] == [
         fx.Toast("That one is done: your rating is recorded.")
     ]

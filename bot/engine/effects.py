@@ -178,6 +178,7 @@ class Until(StrEnum):
 
     PHASE_END = "phase_end"  # the agreement, the brief's "Finish task"
     NEXT_TURN = "next_turn"  # a system's buttons under its reply
+    ANSWERED = "answered"  # a question of its own ("withdraw?"), in any phase: until answered
 
 
 @dataclass(frozen=True)

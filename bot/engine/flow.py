@@ -15,7 +15,15 @@ from dataclasses import dataclass, replace
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine import helping, progression, withdrawal, wizard
-from bot.engine.common import Doing, PhaseOver, Result, drop_keyboards, texts_of
+from bot.engine.common import (
+    Doing,
+    PhaseOver,
+    Result,
+    drop_keyboards,
+    on_screen,
+    stale_tap,
+    texts_of,
+)
 from bot.engine.context import Context
 from bot.engine.hints import asked_now, hinted
 from bot.engine.journey import Journey, Keyboard, Stage
@@ -50,6 +58,9 @@ def step(
     context: Context | None = None,
 ) -> Step:
     ctx = context if context is not None else Context(bundle)
+    # An old or forged tap (not on a live message with that button): answered, no change.
+    if isinstance(event, ev.ButtonTapped) and journey and not on_screen(journey, event):
+        return Step(journey, tuple(_effects(stale_tap(bundle, journey)[1])))
     if withdrawal.concerns(event):  # in every phase, before the phase sees it
         after, effects = withdrawal.on_event(bundle, journey, event)
         return Step(after, tuple(effects))
