@@ -48,6 +48,7 @@ _TYPING_EVERY = 4.5  # Telegram shows "typing…" for about five seconds
 _TYPING_AFTER = 0.3  # a system that answers sooner needs no "typing…" (a request saved)
 _DEFAULT_TIMEOUT = 30.0
 _NO_CHAT_KEPT = (Stage.CONSENT, Stage.DECLINED)  # no consent yet: no chat id kept for long
+_MESSAGE_IDS = (ev.MessageSent, ev.KeyboardShown)  # what a sent message answers
 
 
 class Outbox(Protocol):
@@ -195,6 +196,7 @@ class StudyRunner:
         toast_owed = delivery.callback_id
         update_id = delivery.update_id
         queue: list[ev.Event] = []
+        sent = False  # messages went out: delivered once the ids they answered are committed
         try:
             # Messages committed before a crash but perhaps never sent go out first.
             if (undelivered := self._undelivered.pop(participant, None)) is not None:
@@ -202,7 +204,7 @@ class StudyRunner:
                     follow_up = await self._carry_out(participant, delivery.chat_id, message)
                     if follow_up is not None:
                         queue.append(follow_up)
-                self._delivered(participant)
+                sent = True
             first, invitation = delivery.event, Invitation.NONE_HELD
             if participant not in self._journeys and isinstance(first, ev.PARTICIPANT_EVENTS):
                 first, invitation = await self._newcomer(participant, first)
@@ -245,7 +247,12 @@ class StudyRunner:
                     if follow_up is not None:
                         queue.append(follow_up)
                 if committed and messages and result.journey is not None:
+                    sent = True
+                if sent and not any(isinstance(e, _MESSAGE_IDS) for e in queue):
+                    # A message whose id is not committed yet is sent again after a crash:
+                    # its buttons count only once the journey knows it.
                     self._delivered(participant)
+                    sent = False
         except ParticipantUnreachable as error:
             self._unreachable.add(participant)
             log.info("participant %s cannot be reached: %s", participant, error)
@@ -319,7 +326,7 @@ class StudyRunner:
                 if message_id is not None and remember:
                     return ev.MessageSent(message_id)
                 if message_id is not None and effect.until is not None:
-                    return ev.KeyboardShown(message_id, effect.until)
+                    return ev.KeyboardShown(message_id, effect.until, fx.callback_data(buttons))
             case fx.Edit(message_id=message_id, text=text, buttons=buttons):
                 await self._outbox.edit(chat_id, message_id, text, buttons)
             case fx.RemoveButtons(message_id=message_id):

@@ -56,7 +56,7 @@ CASES: list[tuple[str, dict[str, Any], Inbound | None]] = [
                 "message": message(text="Agree?"),
             }
         },
-        Inbound(42, InboundKind.CALLBACK, "c:y", 1, "q1"),
+        Inbound(42, InboundKind.CALLBACK, "c:y", 1, "q1", message_id=5),
     ),
     (
         "edited",
@@ -142,6 +142,10 @@ def test_nothing_that_names_a_person_is_kept() -> None:
         {"update_id": 1, "message": {**message(text="x"), "chat": "private"}},
         {"update_id": 1, "message": {**message(text="x"), "chat": {"type": "private", "id": "42"}}},
         {"update_id": 1, "callback_query": {"from": ADA, "message": message(text="x")}},  # no id
+        {
+            "update_id": 1,
+            "callback_query": {"id": "q", "from": ADA, "message": {**message(), "message_id": "5"}},
+        },
     ],
 )
 def test_what_is_not_an_update_is_refused(raw: object) -> None:
@@ -152,6 +156,17 @@ def test_what_is_not_an_update_is_refused(raw: object) -> None:
 def test_the_inbox_form_round_trips() -> None:
     read = read_update({"update_id": 3, "message": message(text="/done")})
     assert read is not None and Inbound.from_json(read.to_json()) == read
+
+
+def test_a_tap_reaches_the_engine_with_the_message_it_was_on() -> None:
+    """A button counts only on the message that offered it: the engine must know which."""
+    raw = {"id": "q1", "from": ADA, "data": "w:y", "message": message(text="Withdraw?")}
+    read = read_update({"update_id": 4, "callback_query": raw})
+    assert read is not None and Inbound.from_json(read.to_json()) == read
+    assert read.to_event() == ev.ButtonTapped("w:y", 5)
+    # A tap kept in the inbox by an ozlab from before taps carried their message.
+    old = '{"chat_id":42,"kind":"callback","text":"w:y","update_id":4,"callback_id":"q1"}'
+    assert Inbound.from_json(old).to_event() == ev.ButtonTapped("w:y", None)
 
 
 def test_withdraw_and_help_are_commands_of_their_own() -> None:

@@ -83,7 +83,8 @@ def test_studies_whose_systems_take_commands_pass_them_on() -> None:
 def shown(journey, step_result, message_id: int):
     """The runner's answer to a Send(until=...): the keyboard is on screen."""
     [send] = [e for e in step_result.effects if isinstance(e, fx.Send) and e.until]
-    return run(BUNDLE, journey, ev.KeyboardShown(message_id, send.until)).journey
+    shown = ev.KeyboardShown(message_id, send.until, fx.callback_data(send.buttons))
+    return run(BUNDLE, journey, shown).journey
 
 
 def test_buttons_that_no_longer_apply_are_removed_as_the_flow_moves_on() -> None:

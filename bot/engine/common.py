@@ -8,9 +8,10 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from bot.engine import effects as fx
+from bot.engine import events as ev
 from bot.engine import recruitment
-from bot.engine.callbacks import ConsentTap, FinishTap, encode
-from bot.engine.journey import Journey, Stage
+from bot.engine.callbacks import Channel, ConsentTap, FinishTap, SurveyTap, WithdrawTap, encode
+from bot.engine.journey import Journey, Keyboard, Stage
 from bot.vocabulary import EndReason, EventKind, PaymentStatus, SessionState
 from scenarios.models import Scenario, StudyBundle, Texts
 
@@ -60,10 +61,38 @@ def over(phase: Phase, *, ineligible: bool = False) -> list[Doing]:
 
 
 def drop_keyboards(journey: Journey, until: fx.Until | None = None) -> Result:
-    """Take the buttons off messages whose moment has passed (all, or those ``until``)."""
-    gone = [m for u, m in journey.keyboards if until is None or u is until]
-    kept = tuple((u, m) for u, m in journey.keyboards if until is not None and u is not until)
+    """Take the buttons off messages whose moment has passed: the phase's (``None``: all
+    but a question still waiting for its answer), or those ``until``."""
+
+    def passed(keyboard: Keyboard) -> bool:
+        if until is None:
+            return keyboard.until is not fx.Until.ANSWERED
+        return keyboard.until is until
+
+    gone = [k.message_id for k in journey.keyboards if passed(k)]
+    kept = tuple(k for k in journey.keyboards if not passed(k))
     return replace(journey, keyboards=kept), [fx.RemoveButtons(m) for m in gone]
+
+
+def on_screen(journey: Journey, event: ev.ButtonTapped) -> bool:
+    """Whether the tap is on a message the bot sent to this chat with that button, and the
+    button still means something: the questionnaire's message, or a keyboard the journey
+    keeps. A tap whose message is not known (kept in the inbox by an ozlab from before taps
+    carried it) is left to the phase, as it was then; never a withdrawal."""
+    tap = event.tap
+    if event.message_id is None:
+        return not isinstance(tap, WithdrawTap)
+    if isinstance(tap, SurveyTap):
+        survey = {
+            Channel.FRONT: journey.survey,
+            Channel.EXCHANGE: journey.exchange_survey,
+        }.get(tap.channel)
+        return survey is not None and survey.message_id == event.message_id
+    return any(
+        k.message_id == event.message_id
+        and (event.data in k.data if k.data is not None else not isinstance(tap, WithdrawTap))
+        for k in journey.keyboards
+    )
 
 
 def texts_of(bundle: StudyBundle, journey: Journey | None) -> Texts:

@@ -25,6 +25,11 @@ Buttons = tuple[tuple[tuple[str, str], ...], ...]
 """Rows of (label, callback data) for an inline keyboard."""
 
 
+def callback_data(buttons: Buttons) -> tuple[str, ...]:
+    """What the keyboard's buttons carry, row by row."""
+    return tuple(data for row in buttons for _, data in row)
+
+
 # --- records: rows for the store -------------------------------------------------------
 
 
@@ -173,6 +178,7 @@ class Until(StrEnum):
 
     PHASE_END = "phase_end"  # the agreement, the brief's "Finish task"
     NEXT_TURN = "next_turn"  # a system's buttons under its reply
+    ANSWERED = "answered"  # a question of its own ("withdraw?"), in any phase: until answered
 
 
 @dataclass(frozen=True)

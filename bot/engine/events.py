@@ -66,9 +66,13 @@ class MessageEdited:
 
 @dataclass(frozen=True)
 class ButtonTapped:
-    """An inline button; ``data`` is what the engine put in the button (see ``callbacks``)."""
+    """An inline button; ``data`` is what the engine put in the button (see ``callbacks``),
+    ``message_id`` the message it was tapped on: a tap counts only on a message the bot sent
+    with that button, still live (``None``: not known, a tap kept in the inbox by an ozlab
+    from before taps carried their message)."""
 
     data: str
+    message_id: int | None = None
 
     @property
     def tap(self) -> Tap | None:
@@ -101,10 +105,12 @@ class MessageSent:
 
 @dataclass(frozen=True)
 class KeyboardShown:
-    """The answer to ``Send(until=...)``: which message's buttons to remove, and when."""
+    """The answer to ``Send(until=...)``: which message's buttons to remove, and when;
+    ``data``, what its buttons carry (the only taps the message can bring)."""
 
     message_id: int
     until: Until
+    data: tuple[str, ...]
 
 
 @dataclass(frozen=True)

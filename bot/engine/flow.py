@@ -15,10 +15,18 @@ from dataclasses import dataclass, replace
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine import helping, progression, withdrawal, wizard
-from bot.engine.common import Doing, PhaseOver, Result, drop_keyboards, texts_of
+from bot.engine.common import (
+    Doing,
+    PhaseOver,
+    Result,
+    drop_keyboards,
+    on_screen,
+    stale_tap,
+    texts_of,
+)
 from bot.engine.context import Context
 from bot.engine.hints import asked_now, hinted
-from bot.engine.journey import Journey, Stage
+from bot.engine.journey import Journey, Keyboard, Stage
 from bot.engine.phases import (
     assignment,
     closing,
@@ -50,6 +58,9 @@ def step(
     context: Context | None = None,
 ) -> Step:
     ctx = context if context is not None else Context(bundle)
+    # An old or forged tap (not on a live message with that button): answered, no change.
+    if isinstance(event, ev.ButtonTapped) and journey and not on_screen(journey, event):
+        return Step(journey, tuple(_effects(stale_tap(bundle, journey)[1])))
     if withdrawal.concerns(event):  # in every phase, before the phase sees it
         after, effects = withdrawal.on_event(bundle, journey, event)
         return Step(after, tuple(effects))
@@ -66,7 +77,7 @@ def step(
     if isinstance(event, ev.WizardCommand):
         return _settle(ctx, *wizard.on_command(ctx, journey, event, now), now)
     if isinstance(event, ev.KeyboardShown):
-        shown = (*journey.keyboards, (event.until, event.message_id))
+        shown = (*journey.keyboards, Keyboard(event.until, event.message_id, event.data))
         return Step(replace(journey, keyboards=shown))
     if isinstance(event, ev.UnknownCommand):
         if journey.stage is Stage.DIALOGUE and bundle.study.systems_take_commands:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from bot.engine.asking import Survey
 from bot.engine.effects import Until
@@ -17,13 +17,30 @@ from bot.store.model import HeldReply, ParticipantStatus
 from bot.systems.base import Turn
 from bot.vocabulary import Moment, Stage
 
-__all__ = ["Journey", "Stage", "Task", "Waiting"]
+__all__ = ["Journey", "Keyboard", "Stage", "Task", "Waiting"]
 
 
 @dataclass(frozen=True)
 class Task:
     scenario_id: str
     system_id: str
+
+
+class Keyboard(NamedTuple):
+    """A message of the chat whose buttons still mean something, until ``until``.
+
+    ``data``: what its buttons carry, the only taps it can bring (``None``: a keyboard kept
+    by an ozlab from before taps were tied to their messages, whose taps the phase judges)."""
+
+    until: Until
+    message_id: int
+    data: tuple[str, ...] | None = None
+
+    @classmethod
+    def from_list(cls, stored: list[Any]) -> Keyboard:
+        until, message_id, *data = stored
+        shown = data[0] if data else None
+        return cls(Until(until), message_id, None if shown is None else tuple(shown))
 
 
 @dataclass(frozen=True)
@@ -66,7 +83,7 @@ class Journey:
     paused: bool = False
     reminded: bool = False
     abandoned: bool = False
-    keyboards: tuple[tuple[Until, int], ...] = ()  # messages whose buttons go away later
+    keyboards: tuple[Keyboard, ...] = ()  # messages whose buttons go away later
 
     @property
     def task(self) -> Task:
@@ -129,7 +146,7 @@ class Journey:
                 "survey": _survey(data.get("survey")),
                 "exchange_survey": _survey(data.get("exchange_survey")),
                 "waiting": _waiting(data.get("waiting")),
-                "keyboards": tuple((Until(u), m) for u, m in data.get("keyboards", ())),
+                "keyboards": tuple(Keyboard.from_list(k) for k in data.get("keyboards", ())),
             }
         )
 

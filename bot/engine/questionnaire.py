@@ -237,9 +237,12 @@ def on_event(
             return _continue(bundle, journey, asked, now, after, in_place=False)
         case ev.MessageSent(message_id=message_id):
             return replace(journey, survey=replace(survey, message_id=message_id)), []
-        case ev.StartCommand():
+        case ev.StartCommand():  # the item again, below: only the new message takes taps
             again = replace(journey, survey=replace(survey, message_id=None))
-            return again, [fx.Send(texts.resumed), show(bundle, again, in_place=False)]
+            left: list[Doing] = []
+            if survey.message_id is not None:
+                left.append(fx.RemoveButtons(survey.message_id))
+            return again, [*left, fx.Send(texts.resumed), show(bundle, again, in_place=False)]
         case ev.DoneCommand():
             pending = texts.question_pending
             return journey, [*hinted(Hint.QUESTION_PENDING, pending, session, **where)]

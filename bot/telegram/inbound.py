@@ -55,6 +55,7 @@ class Inbound:
     update_id: int | None = None
     callback_id: str | None = None
     language: str | None = None  # Telegram's language code of the participant's app
+    message_id: int | None = None  # a tap: the message whose button it was
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), separators=(",", ":"))
@@ -84,7 +85,7 @@ class Inbound:
             case InboundKind.TEXT:
                 return ev.TextReceived(self.text)
             case InboundKind.CALLBACK:
-                return ev.ButtonTapped(self.text)
+                return ev.ButtonTapped(self.text, self.message_id)
             case InboundKind.EDITED:
                 return ev.MessageEdited()
             case InboundKind.UNSUPPORTED:
@@ -115,6 +116,7 @@ def read_update(raw: object) -> Inbound | None:
             data if isinstance(data, str) else "",
             update_id,
             _field(query, "id", str),
+            message_id=_field(_object(message, "message"), "message_id", int),
         )
     if (edited := update.get("edited_message")) is not None:
         edited = _object(edited, "edited_message")

@@ -381,8 +381,13 @@ def _tapped(
         or not isinstance(tap, SurveyTap)
         or tap.channel is not Channel.ANNOTATION
         or tap.asked != survey.asked
+        or not _on_item(survey, event)
     ):
         return state, [fx.Toast(texts.ann_target_done)]
+    if survey.message_id is None and event.message_id is not None:
+        # After a restart: the item's message is the one its buttons were tapped on.
+        survey = replace(survey, message_id=event.message_id)
+        state = replace(state, survey=survey)
     unpause: list[AnnotatorEffect] = []
     if state.paused:  # a tap is a message too: it resumes
         unpause.append(SetPaused(state.annotator, False))
@@ -396,6 +401,17 @@ def _tapped(
         return state, unpause + said
     new, more = _advance(bundle, job, texts, state, outcome.asked, in_place=True)
     return new, unpause + said + more
+
+
+def _on_item(survey: Survey, event: ev.ButtonTapped) -> bool:
+    """Whether the tap is on the message showing the item. The store keeps no message ids:
+    after a restart the item's buttons (numbered by target and item) say it alone, as does
+    a tap kept in the inbox from before taps carried their message."""
+    return (
+        survey.message_id is None
+        or event.message_id is None
+        or event.message_id == survey.message_id
+    )
 
 
 def _typed(
