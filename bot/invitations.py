@@ -4,12 +4,12 @@ hand out. The command runs without Telegram, so the bot's username is given."""
 
 from __future__ import annotations
 
-import csv
 import re
 import secrets
 from pathlib import Path
 
 from bot.errors import StudyDataError
+from bot.researcher_files import private_file, write_rows
 from bot.store.interface import StudyStore
 
 _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to misread on paper
@@ -54,7 +54,6 @@ async def new_invitations(store: StudyStore, count: int) -> list[str]:
 
 
 def write_invitations(codes: list[str], bot: str, out: Path) -> None:
-    with out.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["code", "link"])
-        writer.writerows((code, deep_link(bot, code)) for code in codes)
+    """The codes are live: whoever reads the file can take a participant's place."""
+    with private_file(out) as handle:
+        write_rows(handle, ["code", "link"], ((code, deep_link(bot, code)) for code in codes))
