@@ -43,6 +43,8 @@ def check_out(out: Path, count: int) -> None:
         raise StudyDataError(f"--n {count}: give how many invitations to make (1 or more)")
     if out.exists():
         raise StudyDataError(f"{out} exists already: give another --out")
+    if not out.parent.is_dir():
+        raise StudyDataError(f"there is no folder {out.parent}: give another --out")
 
 
 async def new_invitations(store: StudyStore, count: int) -> list[str]:

@@ -31,6 +31,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TextIO
 
+from bot.errors import StudyDataError
+
 FILE_MODE = 0o600
 FOLDER_MODE = 0o700
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -66,10 +68,15 @@ def write_rows(
 def private_folder(folder: Path) -> Path:
     """``folder``, made with every missing parent (each 0700) when it is not there yet."""
     missing = [p for p in (folder, *folder.parents) if not p.exists()]
-    for path in reversed(missing):
-        with contextlib.suppress(FileExistsError):  # made meanwhile: it keeps its mode
-            path.mkdir(mode=FOLDER_MODE)
-            path.chmod(FOLDER_MODE)  # the umask may have narrowed it further
+    try:
+        for path in reversed(missing):
+            with contextlib.suppress(FileExistsError):  # made meanwhile: it keeps its mode
+                path.mkdir(mode=FOLDER_MODE)
+                path.chmod(FOLDER_MODE)  # the umask may have narrowed it further
+    except OSError as error:
+        raise StudyDataError(f"cannot make the folder {folder}: {error.strerror}") from error
+    if not folder.is_dir():
+        raise StudyDataError(f"cannot write into {folder}: it is a file, not a folder")
     return folder
 
 
@@ -103,7 +110,10 @@ def write_private(path: Path, content: str | bytes) -> Path:
 def _opened(path: Path) -> int:
     """A descriptor on ``path``, emptied, mode 0600 (an older file may have been readable
     by others; a device such as ``/dev/null`` is left as it is)."""
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, FILE_MODE)
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, FILE_MODE)
+    except OSError as error:
+        raise StudyDataError(f"cannot write {path}: {error.strerror}") from error
     try:
         if stat.S_ISREG(os.fstat(descriptor).st_mode):
             os.fchmod(descriptor, FILE_MODE)

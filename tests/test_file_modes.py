@@ -116,3 +116,20 @@ def test_every_report_and_its_figures_are_their_owners_only(demo_db: Path, tmp_p
     assert len(figures) > 4 and figures == {".": 0o700} | {
         name: 0o600 for name in figures if name != "."
     }
+
+
+def test_a_file_that_cannot_be_written_is_one_line(demo_db: Path, tmp_path: Path) -> None:
+    taken = tmp_path / "taken"
+    taken.write_text("not a folder\n")
+    for args in (
+        ["export", "--db", str(demo_db), "--out", str(taken)],
+        ["report", "--db", str(demo_db), "--out", str(taken / "report.html")],
+        ["invite", "--db", str(tmp_path / "s.sqlite"), "--n", "1", "--bot", "lab_bot",
+         "--out", str(taken / "invitations.csv")],
+    ):  # fmt: skip
+        done = subprocess.run(
+            [OZLAB, *args], capture_output=True, text=True, timeout=300, check=False
+        )
+        assert done.returncode == 3, done.stderr
+        assert done.stderr.count("\n") == 1 and str(taken) in done.stderr
+    assert not (tmp_path / "s.sqlite").exists()  # no code stored that nobody holds
