@@ -64,6 +64,10 @@ def test_a_database_ozlab_creates_is_its_owners_only(demo_db: Path, tmp_path: Pa
     ozlab("invite", "--db", str(invited), "--n", "2", "--bot", "lab_bot", "--out", str(codes))
     beside = [p for p in tmp_path.iterdir() if p.name.startswith("invited.sqlite")]
     assert beside and {p.name: mode(p) for p in beside} == {p.name: 0o600 for p in beside}
+    copy = tmp_path / "backups" / "demo.sqlite"
+    copy.parent.mkdir()
+    ozlab("backup", "--db", str(demo_db), "--out", str(copy))
+    assert mode(copy) == 0o600
 
 
 def test_codes_and_payments_are_their_owners_only(tmp_path: Path) -> None:
