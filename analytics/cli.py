@@ -81,6 +81,13 @@ def parser(prog: str = "analytics") -> argparse.ArgumentParser:
         help="also write responses_wide: one row per participant × session, one column per item",
     )
     export.add_argument("--study", help="the study to export, when the database holds several")
+    export.add_argument(
+        "--raw-csv",
+        action="store_true",
+        help="CSV text exactly as written, formulas too: for R or pandas only, never a "
+        "spreadsheet (by default a text cell beginning with = + - @, a tab or a carriage "
+        "return starts with ')",
+    )
 
     power = commands.add_parser(
         "power", help="participants needed for the study's design (or a database's so far)"
@@ -167,7 +174,14 @@ def main(argv: list[str] | None = None, prog: str = "analytics") -> int:
                 pilot=args.pilot,
             )
         if args.command == "export":
-            return export(args.db, args.out, fmt=args.format, study=args.study, wide=args.wide)
+            return export(
+                args.db,
+                args.out,
+                fmt=args.format,
+                study=args.study,
+                wide=args.wide,
+                raw_csv=args.raw_csv,
+            )
         if args.command == "power":
             from analytics.power import power_report
 
@@ -239,8 +253,10 @@ def report(
         stdout.write(text)
         stdout.flush()
     else:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
+        from bot.researcher_files import private_folder, write_private
+
+        private_folder(out.parent)
+        write_private(out, text)  # its owner's only: it quotes participants
         print(f"Report written to {out}", file=sys.stderr)
     return 0
 
@@ -295,11 +311,17 @@ def _render(
 
 
 def export(
-    db: Path, out: Path, *, fmt: str = "csv", study: str | None = None, wide: bool = False
+    db: Path,
+    out: Path,
+    *,
+    fmt: str = "csv",
+    study: str | None = None,
+    wide: bool = False,
+    raw_csv: bool = False,
 ) -> int:
     from analytics.export import export_study
 
-    written = export_study(db, out, fmt=fmt, study=study, wide=wide)
+    written = export_study(db, out, fmt=fmt, study=study, wide=wide, raw_csv=raw_csv)
     for path in written:
         print(path)
     return 0

@@ -16,6 +16,11 @@ responses`` reads back. A study with annotation ratings also gets the annotators
 The same database gives the same bytes: rows and columns come in a fixed order, and the
 one time a format writes of its own (the ``.sav`` header's creation time) is
 ``SOURCE_DATE_EPOCH`` when that is set, as reproducible builds do.
+
+The files hold participants' words: each is its owner's only (0600, the folders made for them
+0700), and a CSV's text cell that a spreadsheet would evaluate as a formula (``=``, ``+``,
+``-``, ``@``, a tab or a carriage return first) starts with ``'`` (:mod:`bot.researcher_files`;
+numbers are never touched). Parquet, ``.sav`` and ``raw_csv`` keep every text as written.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from analytics.data import NUMERIC_TYPES, StudyData, load_study_data
 from analytics.progress import steps
 from analytics.selecting import select_study
 from bot.errors import StudyDataError
+from bot.researcher_files import neutralised, private_file, private_folder, private_path
 from bot.vocabulary import CommandKind, EventKind, Moment
 
 FORMATS = ("csv", "parquet", "sav")
@@ -279,8 +285,16 @@ CODEBOOK_VALUES = [
 ]
 COLUMNS = [
     Column("table", "string", "the exported file, without its suffix"),
-    Column("column", "string", "the column"),
-    Column("type", "string", "string, integer, number (decimal) or time (ISO 8601 UTC)"),
+    Column("column", "string", "the column, as the file's header names it"),
+    Column(
+        "type",
+        "string",
+        "string, integer, number (decimal) or time (ISO 8601 UTC). In CSV files a string "
+        "that a spreadsheet would run as a formula (one beginning with = + - @, a tab or a "
+        "carriage return, and not a plain number such as -3) starts with ' instead: shown "
+        "as text, never evaluated; the export's --raw-csv, Parquet and .sav keep the text "
+        "as written",
+    ),
     Column("meaning", "string", "what the column holds"),
 ]
 _WIDE_KEYS = [
@@ -319,18 +333,23 @@ def export_study(
     fmt: str = "csv",
     study: str | None = None,
     wide: bool = False,
+    raw_csv: bool = False,
 ) -> list[Path]:
     """Write every table (and ``responses_wide`` with ``wide``) into ``out`` in ``fmt``;
-    returns the files written."""
+    returns the files written. ``raw_csv``: text cells as written, formulas too (for R or
+    pandas, never a spreadsheet)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}: {', '.join(FORMATS)}")
+    if raw_csv and fmt != "csv":
+        raise StudyDataError(
+            f"--raw-csv goes with --format csv: {fmt} files keep every text as written already"
+        )
     if fmt == "parquet" and importlib.util.find_spec("pyarrow") is None:
         raise ParquetUnavailable(
             "Parquet needs pyarrow, which is not installed: pip install 'ozlab[parquet]' "
             "(or pip install pyarrow), or export CSV with --format csv."
         )
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = private_folder(Path(out))
     with steps(10 if wide else 9, "Export") as step:
         step("reading the database")
         data = select_study(load_study_data(db), study)
@@ -339,7 +358,7 @@ def export_study(
         written = []
         for name, table in found.items():
             step(name)
-            written.append(_write(table, out / f"{name}.{fmt}", fmt))
+            written.append(_write(table, out / f"{name}.{fmt}", fmt, raw_csv=raw_csv))
     return written
 
 
@@ -370,7 +389,7 @@ def tables(data: StudyData, *, wide: bool = False) -> dict[str, Table]:
         name: Table(_typed(t.frame, t.columns), t.columns, f"ozlab {study}: {name}")
         for name, t in found.items()
     }
-    described = [(name, t.columns) for name, t in typed.items()]
+    described = [*((name, t.columns) for name, t in typed.items()), ("columns", COLUMNS)]
     typed["columns"] = Table(_typed(_columns(described), COLUMNS), COLUMNS, f"ozlab {study}")
     return typed
 
@@ -700,15 +719,27 @@ def spss_label(text: str, limit: int) -> str:
     return text if len(encoded) <= limit else encoded[:limit].decode("utf-8", "ignore")
 
 
-def _write(table: Table, path: Path, fmt: str) -> Path:
-    frame = table.frame
+def _write(table: Table, path: Path, fmt: str, *, raw_csv: bool = False) -> Path:
+    """One table's file, its owner's only; a CSV's text cells neutralised unless ``raw_csv``."""
     if fmt == "parquet":
-        frame.to_parquet(path, index=False)
+        table.frame.to_parquet(private_path(path), index=False)
     elif fmt == "sav":
-        _write_sav(table, path)
+        _write_sav(table, private_path(path))
     else:
-        frame.to_csv(path, index=False, encoding="utf-8", lineterminator="\n", date_format=_ISO)
+        frame = table.frame if raw_csv else spreadsheet_safe(table)
+        with private_file(path) as handle:
+            frame.to_csv(handle, index=False, lineterminator="\n", date_format=_ISO)
     return path
+
+
+def spreadsheet_safe(table: Table) -> pd.DataFrame:
+    """The frame with every text cell a spreadsheet would evaluate neutralised; numbers and
+    times as they are."""
+    frame = table.frame.copy(deep=False)
+    for column in table.columns:
+        if column.kind == "string":
+            frame[column.name] = frame[column.name].map(neutralised, na_action="ignore")
+    return frame
 
 
 def _write_sav(table: Table, path: Path) -> None:

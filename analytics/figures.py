@@ -18,6 +18,7 @@ from analytics import plots
 from analytics.document import Block, Figure
 from analytics.plots import Chart
 from analytics.report_data import Report
+from bot.researcher_files import private_folder, write_private
 
 if TYPE_CHECKING:
     from analytics.progress import Steps
@@ -75,7 +76,7 @@ def write_figures(
 ) -> list[Path]:
     """Every figure as PDF, SVG and 300-dpi PNG plus ``name.txt`` with its caption; the
     paths written, in the report's order."""
-    directory.mkdir(parents=True, exist_ok=True)
+    private_folder(directory)  # figures show participants' data: their owner's only
     written: list[Path] = []
     for block in blocks:
         if not isinstance(block, Figure):
@@ -85,11 +86,8 @@ def write_figures(
         for chart in charts(report, block):
             for fmt in FORMATS:
                 path = directory / f"{chart.name}.{fmt}"
-                path.write_bytes(plots.encode(chart.figure, fmt))
-                written.append(path)
-            caption = directory / f"{chart.name}.txt"
-            caption.write_text(chart.caption + "\n", encoding="utf-8")
-            written.append(caption)
+                written.append(write_private(path, plots.encode(chart.figure, fmt)))
+            written.append(write_private(directory / f"{chart.name}.txt", chart.caption + "\n"))
     return written
 
 

@@ -14,7 +14,8 @@ Imported answers are stored with their origin (import), their moment and the sys
 rate (for answers that have no Telegram session), as columns; an event records each
 import (file name, SHA-256, counts). New participants get the pseudonym given in the
 file, which must look like one (letters and digits, at least one digit: ``P017``), never a
-name, and are stored as imported: the bot never resumes them.
+name, and are stored as imported: the bot never resumes them. A cell the export
+neutralised for spreadsheets (``'=…``) is read back as it was written (``=…``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analytics.import_rows import Problem, RowChecker
+from bot.researcher_files import restored
 from bot.store.blocking import run_blocking
 from bot.store.definition import definition_json
 from bot.store.interface import StudyStore
@@ -108,8 +110,9 @@ async def _run(
     new: dict[str, int] = {}
     first: dict[tuple[str, str, str, str], int] = {}
     line = 1
-    for record in reader:
+    for read in reader:
         start, line = line + 1, reader.line_num
+        record = {k: restored(v) if isinstance(v, str) else v for k, v in read.items()}
         if not any((v or "").strip() for v in record.values() if isinstance(v, str)):
             continue
         found, answer = checker.check(record, start)

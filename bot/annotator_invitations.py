@@ -11,7 +11,6 @@ from ``--study`` (a shipped study's name or a YAML file), which is then checked 
 
 from __future__ import annotations
 
-import csv
 import secrets
 import time
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from pathlib import Path
 from bot.annotation_jobs import assign, job_of, prepare_job
 from bot.errors import StudyDataError
 from bot.invitations import deep_link, new_code
+from bot.researcher_files import private_file, write_rows
 from bot.store.interface import StudyStore
 from scenarios.models import StudyBundle
 
@@ -87,10 +87,12 @@ async def invite_annotators(
 
 
 def write_annotators(invited: Invited, bot: str, out: Path) -> None:
-    with out.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["annotator", "job", "code", "link"])
-        writer.writerows(
-            (pseudonym, invited.job, code, deep_link(bot, code))
-            for pseudonym, code in invited.annotators
+    with private_file(out) as handle:
+        write_rows(
+            handle,
+            ["annotator", "job", "code", "link"],
+            (
+                (pseudonym, invited.job, code, deep_link(bot, code))
+                for pseudonym, code in invited.annotators
+            ),
         )

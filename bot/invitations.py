@@ -4,12 +4,12 @@ hand out. The command runs without Telegram, so the bot's username is given."""
 
 from __future__ import annotations
 
-import csv
 import re
 import secrets
 from pathlib import Path
 
 from bot.errors import StudyDataError
+from bot.researcher_files import private_file, write_rows
 from bot.store.interface import StudyStore
 
 _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to misread on paper
@@ -43,6 +43,8 @@ def check_out(out: Path, count: int) -> None:
         raise StudyDataError(f"--n {count}: give how many invitations to make (1 or more)")
     if out.exists():
         raise StudyDataError(f"{out} exists already: give another --out")
+    if not out.parent.is_dir():
+        raise StudyDataError(f"there is no folder {out.parent}: give another --out")
 
 
 async def new_invitations(store: StudyStore, count: int) -> list[str]:
@@ -54,7 +56,6 @@ async def new_invitations(store: StudyStore, count: int) -> list[str]:
 
 
 def write_invitations(codes: list[str], bot: str, out: Path) -> None:
-    with out.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["code", "link"])
-        writer.writerows((code, deep_link(bot, code)) for code in codes)
+    """The codes are live: whoever reads the file can take a participant's place."""
+    with private_file(out) as handle:
+        write_rows(handle, ["code", "link"], ((code, deep_link(bot, code)) for code in codes))

@@ -8,14 +8,13 @@ nothing else: their other rows are erased.
 
 from __future__ import annotations
 
-import csv
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
 
 from bot.privacy import Privacy
+from bot.researcher_files import private_file, write_rows
 from bot.store.model import PaymentRecord
 
 COLUMNS = ("study", "platform", "platform_id", "status", "minutes", "arrived_at", "last_active_at")
@@ -42,15 +41,9 @@ def payment_rows(records: Sequence[PaymentRecord], privacy: Privacy) -> list[tup
 
 
 def write_payments(rows: Sequence[tuple[str, ...]], out: Path | None) -> None:
-    """A CSV to ``out``, or to standard output."""
+    """A CSV to ``out`` (its owner's only: the ids are people's), or to standard output."""
     if out is None:
-        _write(rows, sys.stdout)
+        write_rows(sys.stdout, COLUMNS, rows)
         return
-    with out.open("w", newline="", encoding="utf-8") as handle:
-        _write(rows, handle)
-
-
-def _write(rows: Sequence[tuple[str, ...]], handle: TextIO) -> None:
-    writer = csv.writer(handle)
-    writer.writerow(COLUMNS)
-    writer.writerows(rows)
+    with private_file(out) as handle:
+        write_rows(handle, COLUMNS, rows)

@@ -12,6 +12,7 @@ import sqlite3
 from pathlib import Path
 
 from bot.errors import SchemaError, StoreError
+from bot.researcher_files import private_database
 from bot.store.schema import MIGRATIONS
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -40,9 +41,13 @@ def connect(
         raise StoreError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous!r}")
     target = f"{Path(path).resolve().as_uri()}?mode=ro" if read_only else str(path)
     try:
+        if not read_only and target != ":memory:":
+            private_database(path)  # owner-only, as every file with participants' data
         conn = sqlite3.connect(target, uri=read_only, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as error:
         raise StoreError(f"cannot open the study database {path}: {error}") from error
+    except OSError as error:
+        raise StoreError(f"cannot open the study database {path}: {error.strerror}") from error
     try:
         for pragma in pragmas(synchronous, read_only=read_only):
             conn.execute(f"PRAGMA {pragma}")

@@ -1,0 +1,139 @@
+"""Files with participants' data are their owner's only: the database, invitation and
+annotator codes, payments, every export, every report and its figures are written 0600 (the
+folders ozlab makes for them 0700), whatever a permissive umask would allow; a file written
+again over a readable one is tightened too. Each command runs as a researcher runs it, with
+the umask most systems give (022)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.privacy import SECRET_ENV
+from tests.annotation_support import stored_study
+from tests.conftest import SECRET
+from tests.e2e_support import PROJECT_ROOT
+
+OZLAB = str(Path(sys.executable).with_name("ozlab"))
+CUES = [("p0123456789abcde-1", "companion", 3), ("p1123456789abcde-1", "companion", 2)]
+
+
+def ozlab(*args: str) -> str:
+    """``ozlab ARGS`` under umask 022, as a researcher's shell runs it; its standard output."""
+    done = subprocess.run(
+        ["/bin/sh", "-c", 'umask 022 && exec "$0" "$@"', OZLAB, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=PROJECT_ROOT,
+        check=False,
+        env=os.environ | {SECRET_ENV: SECRET},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def everything(folder: Path) -> dict[str, int]:
+    """Every file and folder under ``folder`` (itself too) with its mode."""
+    found = {".": mode(folder)}
+    for path in folder.rglob("*"):
+        found[str(path.relative_to(folder))] = mode(path)
+    return found
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("modes") / "demo.sqlite"
+    ozlab("demo", "--db", str(db), "-n", "2", "--seed", "1")
+    return db
+
+
+def test_a_database_ozlab_creates_is_its_owners_only(demo_db: Path, tmp_path: Path) -> None:
+    assert mode(demo_db) == 0o600
+    invited = tmp_path / "invited.sqlite"
+    codes = tmp_path / "codes.csv"
+    ozlab("invite", "--db", str(invited), "--n", "2", "--bot", "lab_bot", "--out", str(codes))
+    beside = [p for p in tmp_path.iterdir() if p.name.startswith("invited.sqlite")]
+    assert beside and {p.name: mode(p) for p in beside} == {p.name: 0o600 for p in beside}
+    copy = tmp_path / "backups" / "demo.sqlite"
+    copy.parent.mkdir()
+    ozlab("backup", "--db", str(demo_db), "--out", str(copy))
+    assert mode(copy) == 0o600
+
+
+def test_codes_and_payments_are_their_owners_only(tmp_path: Path) -> None:
+    db = tmp_path / "study.sqlite"
+    invitations = tmp_path / "invitations.csv"
+    ozlab("invite", "--db", str(db), "--n", "3", "--bot", "lab_bot", "--out", str(invitations))
+    assert mode(invitations) == 0o600
+    payments = tmp_path / "payments.csv"
+    payments.write_text("an older list\n")
+    payments.chmod(0o644)
+    ozlab("export", "payments", "--db", str(db), "--out", str(payments))
+    assert mode(payments) == 0o600 and payments.read_text().startswith("study,platform")
+    cues = stored_study(tmp_path / "cues.sqlite", "hri-cues", "hri-cues-chat", CUES)
+    annotators = tmp_path / "annotators.csv"
+    ozlab("invite", "--db", str(cues), "--bot", "lab_bot", "--out", str(annotators),
+          "--annotators", "2", "--job", "hri-cues")  # fmt: skip
+    assert mode(annotators) == 0o600
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "sav"])
+def test_every_export_is_its_owners_only(demo_db: Path, tmp_path: Path, fmt: str) -> None:
+    out = tmp_path / "data" / "2026" / "export"
+    written = ozlab("export", "--db", str(demo_db), "--out", str(out), "--format", fmt, "--wide")
+    assert len(written.split()) >= 8
+    modes = everything(tmp_path / "data")
+    folders = {name for name in modes if (tmp_path / "data" / name).is_dir()}
+    assert folders == {".", "2026", "2026/export"}
+    assert modes == {name: 0o700 if name in folders else 0o600 for name in modes}
+    # A folder that was there keeps its mode: the files in it are private all the same.
+    again = tmp_path / "shared"
+    again.mkdir(mode=0o755)
+    again.chmod(0o755)
+    ozlab("export", "--db", str(demo_db), "--out", str(again), "--format", fmt)
+    assert mode(again) == 0o755
+    assert {mode(p) for p in again.iterdir()} == {0o600}
+
+
+def test_every_report_and_its_figures_are_their_owners_only(demo_db: Path, tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    for name in ("report.html", "report.md", "report.json", "report.txt"):
+        ozlab("report", "--db", str(demo_db), "--out", str(reports / name), "--pilot")
+    ozlab("report", "--db", str(demo_db), "--out", str(reports / "paper.md"), "--figures",
+          str(tmp_path / "figures"))  # fmt: skip
+    assert everything(reports) == {
+        ".": 0o700,
+        **{name: 0o600 for name in ("report.html", "report.md", "report.json", "report.txt")},
+        "paper.md": 0o600,
+    }
+    figures = everything(tmp_path / "figures")
+    assert len(figures) > 4 and figures == {".": 0o700} | {
+        name: 0o600 for name in figures if name != "."
+    }
+
+
+def test_a_file_that_cannot_be_written_is_one_line(demo_db: Path, tmp_path: Path) -> None:
+    taken = tmp_path / "taken"
+    taken.write_text("not a folder\n")
+    for args in (
+        ["export", "--db", str(demo_db), "--out", str(taken)],
+        ["report", "--db", str(demo_db), "--out", str(taken / "report.html")],
+        ["invite", "--db", str(tmp_path / "s.sqlite"), "--n", "1", "--bot", "lab_bot",
+         "--out", str(taken / "invitations.csv")],
+    ):  # fmt: skip
+        done = subprocess.run(
+            [OZLAB, *args], capture_output=True, text=True, timeout=300, check=False
+        )
+        assert done.returncode == 3, done.stderr
+        assert done.stderr.count("\n") == 1 and str(taken) in done.stderr
+    assert not (tmp_path / "s.sqlite").exists()  # no code stored that nobody holds
