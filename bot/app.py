@@ -98,7 +98,13 @@ async def run_bot(
     async with contextlib.AsyncExitStack() as opened:
         opened.push_async_callback(close_systems, built)
         if writer is None:
-            opened.callback(running.claim(config.db, "ozlab run").release)
+            try:
+                claimed = await asyncio.to_thread(running.claim, config.db, "ozlab run")
+            except BaseException:
+                if store is not None:  # given, hence the bot's to close
+                    await store.close()
+                raise
+            opened.callback(claimed.release)  # the last thing let go, after the store
         if store is None:
             store = await open_store(config.db, clock, synchronous=config.synchronous)
         opened.push_async_callback(store.close)

@@ -6,13 +6,16 @@ either shared or exclusive says "someone holds it", never "a writer holds it" be
 "readers hold it". So there are two locks, both BSD ``flock``, which the kernel drops when
 the process ends however it ends (``kill -9`` too): nothing stale remains to clean up.
 
-- **The writer's lock**: exclusive, on ``<db>-lock``, a small file beside the database that
-  ozlab creates (0600) and never deletes. ``ozlab run``, ``demo``, ``pilot`` and ``chat``
-  take it without waiting (:func:`claim`) and refuse to start, in one line, when another
-  process has it: two bots on one file would each hold its participants in memory. The
+- **The writer's lock**: on ``<db>-lock``, a small file beside the database that ozlab
+  creates (0600) and never deletes. ``ozlab run``, ``demo``, ``pilot`` and ``chat`` take it
+  exclusively without waiting (:func:`claim`) and refuse to start, in one line, when another
+  writer has it: two bots on one file would each hold its participants in memory. The
   holder writes who it is into the file for that line (a hint only; the lock is the truth).
-  ``ozlab erase`` tries it too (:func:`alone_on`): holding it, it erases here and no bot
-  starts meanwhile; not getting it, a bot runs and the erasure is handed to it.
+  ``ozlab erase`` takes it *shared* without waiting (:func:`alone_on`): getting it, no
+  writer runs, so it erases here, and none starts meanwhile; not getting it, a bot runs
+  and the erasure is handed to it as a command. Shared, so that a starting writer can tell
+  an erasure (the file can be had shared: it waits a moment) from a writer (it cannot: it
+  refuses), and two erasures do not keep each other out.
 - **Presence**: shared, on the database file itself, taken by every process that opens the
   store (:func:`announce`, called by ``bot.store.sqlite``'s opening functions only, so the
   bot, the console, report, export, backup and imports all announce themselves in one
@@ -40,6 +43,7 @@ import contextlib
 import fcntl
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -49,6 +53,7 @@ LOCK_SUFFIX = "-lock"
 """The writer's lock file is the database's name with this after it (``study.sqlite-lock``)."""
 
 _HOLDER_MAX = 200  # bytes of "who holds it" read back for the refusal
+_ERASURE_POLL = 0.1  # seconds between two looks while an erasure holds the file
 
 
 def lock_file(db: str | Path) -> Path:
@@ -74,38 +79,26 @@ class Writer:
         self.release()
 
 
-def try_claim(db: str | Path, who: str) -> Writer | None:
-    """The writer's lock, or None at once when another process (or descriptor) has it."""
-    taken = _try_claim(db, who)
-    return taken if isinstance(taken, Writer) else None
-
-
 def claim(db: str | Path, who: str) -> Writer:
     """The writer's lock for ``who`` (``ozlab run``...); refused at once, in one line, when
-    another writer has it."""
-    taken = _try_claim(db, who)
-    if isinstance(taken, Writer):
-        return taken
-    raise StoreError(
-        f"{db} is taken by another writer ({taken}): one study database, one writer;"
-        " stop it or choose another --db"
-    )
-
-
-def _try_claim(db: str | Path, who: str) -> Writer | str:
-    """The lock, or who holds it (as that holder wrote it)."""
+    another writer has it. An erasure done meanwhile (``ozlab erase``, a moment) is waited
+    for: a bot that a supervisor restarts while cron erases must start, not give up."""
     path = lock_file(db)
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except OSError as error:
-        raise StoreError(f"cannot open {path}, the study's lock file: {error.strerror}") from error
+        raise StoreError(
+            f"cannot open the study database {db} (its lock file {path.name}: {error.strerror})"
+        ) from error
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, _HOLDER_MAX, 0).decode(errors="replace").strip()
-            os.close(fd)
-            return "".join(c for c in holder if c.isprintable()) or "another ozlab process"
+        while not _locked(fd, fcntl.LOCK_EX):
+            if not _locked(fd, fcntl.LOCK_SH):  # not an erasure: a writer
+                raise StoreError(
+                    f"{db} is taken by another writer ({_holder(fd)}): one study database,"
+                    " one writer; stop it or choose another --db"
+                )
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            time.sleep(_ERASURE_POLL)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{who}, pid {os.getpid()}\n".encode(), 0)
     except BaseException:
@@ -114,16 +107,35 @@ def _try_claim(db: str | Path, who: str) -> Writer | str:
     return Writer(Path(db), fd)
 
 
-@contextlib.contextmanager
-def alone_on(db: str | Path, who: str = "ozlab erase") -> Iterator[bool]:
-    """True (and the writer's lock held, so that no bot starts) when no writer runs on
-    ``db``; False when one does."""
-    writer = try_claim(db, who)
+def _locked(fd: int, kind: int) -> bool:
     try:
-        yield writer is not None
+        fcntl.flock(fd, kind | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _holder(fd: int) -> str:
+    """Who holds the writer's lock, as the holder wrote it (printable characters only)."""
+    holder = os.pread(fd, _HOLDER_MAX, 0).decode(errors="replace").strip()
+    return "".join(c for c in holder if c.isprintable()) or "another ozlab process"
+
+
+@contextlib.contextmanager
+def alone_on(db: str | Path) -> Iterator[bool]:
+    """True when no writer runs on ``db``, with the writer's lock held shared meanwhile, so
+    that none starts (a starting one waits); False when a writer runs."""
+    path = lock_file(db)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as error:
+        raise StoreError(
+            f"cannot open the study database {db} (its lock file {path.name}: {error.strerror})"
+        ) from error
+    try:
+        yield _locked(fd, fcntl.LOCK_SH)
     finally:
-        if writer is not None:
-            writer.release()
+        os.close(fd)
 
 
 # --- presence ---------------------------------------------------------------------------

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from bot import running
 from bot.emulator import BotApiEmulator
 from bot.privacy import Privacy
-from bot.store.sqlite import open_existing
+from bot.store.sqlite import open_existing, open_store
 from tests.conftest import SECRET, StartBot, consent, say
 from tests.e2e_support import PROJECT_ROOT, SECRET_32, OzlabProcesses, database_bytes
 from tests.store_reads import reading, tables
@@ -209,3 +210,49 @@ async def test_one_writer_on_a_running_bots_database_and_readers_beside_it(
     assert {r["participant_id"] for r in tables(db)["sessions"]} == {
         Privacy(SECRET_32).pseudonym(user_id) for user_id in PEOPLE
     }
+
+
+async def test_a_bot_started_during_an_erasure_waits_for_it_then_runs(
+    start_bot: StartBot, emulator: BotApiEmulator, tmp_path: Path
+) -> None:
+    """A supervisor restarting the bot while cron erases: the bot waits, never gives up."""
+    db = tmp_path / "study.sqlite"
+    with running.alone_on(db) as alone:  # as ``ozlab erase`` holds it when no bot runs
+        assert alone
+        starting = asyncio.create_task(start_bot(db=db))
+        done, _ = await asyncio.wait({starting}, timeout=0.5)
+        assert not done  # it waits for the erasure instead of refusing
+    bot = await asyncio.wait_for(starting, 15)
+    with running.alone_on(db) as alone:
+        assert not alone  # now a bot runs: an erasure goes to it as a command
+    p = emulator.participant(next(iter(PEOPLE)))
+    await consent(p)
+    await bot.stop()
+
+
+async def test_a_store_closing_leaves_the_locks_of_another_store_in_its_process(
+    tmp_path: Path,
+) -> None:
+    """SQLite's own locks belong to the process: closing any descriptor of the file drops
+    them all. A second store on the file closing must not leave the first one unprotected
+    (another process would take the file for unused and delete its WAL)."""
+    db = tmp_path / "study.sqlite"
+    first = await open_store(db)
+    try:
+        second = await open_existing(db, read_only=True)
+        await second.highest_update_id()
+        await second.close()
+        probe = f"from bot.store.holdings import open_elsewhere; print(open_elsewhere({str(db)!r}))"
+        seen = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-c", probe],
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert seen.stdout.strip() == "True", seen.stderr
+    finally:
+        await first.close()
+    with running.unused(db) as unused:
+        assert unused
