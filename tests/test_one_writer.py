@@ -121,6 +121,26 @@ def test_a_database_with_real_data_but_no_participants_is_refused(tmp_path: Path
     assert stored_bytes(db) == before
 
 
+def test_annotators_and_their_imported_ratings_without_participants_are_refused(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "ratings.sqlite"
+    ratings = tmp_path / "ratings.csv"
+    ratings.write_text("target,annotator,item,value\nclip-7,R1,exchange,3\nclip-7,R2,exchange,1\n")
+    imported = command(
+        "import", "annotations", str(ratings), "--db", str(db), "--instrument", "hri-cues"
+    )
+    assert imported.returncode == 0, imported.stderr
+    before = stored_bytes(db)
+    done = command("pilot", "hmd", "--simulator", "scripted", "-n", "1", "--db", str(db))
+    assert done.returncode == REFUSED
+    assert one_line(done) == (
+        f"ozlab: {db} holds 1 annotation job, 2 annotators and 2 ratings by annotators:"
+        " choose another --db"
+    )
+    assert stored_bytes(db) == before
+
+
 def test_an_earlier_demos_database_is_replaced(tmp_path: Path) -> None:
     """``make demo`` twice: the second run starts afresh on the first one's file."""
     db = tmp_path / "ozlab-demo.sqlite"

@@ -34,6 +34,7 @@ _WORK = {
     "annotations": ("rating by annotators", "ratings by annotators"),
     "stress_tests": ("stress test", "stress tests"),
 }
+"""Somebody's work, in the order a refusal lists it (tables not known here come after)."""
 
 
 def _counted(n: int, words: tuple[str, str]) -> str:
@@ -94,7 +95,9 @@ def _holdings(conn: sqlite3.Connection, path: str | Path) -> list[str]:
             found.append(_counted(paid, ("payment record", "payment records")))
     known = {"participants", "withdrawals", "payments", *_BOOKKEEPING, *_ON_PARTICIPANTS}
     known |= _ON_THEIR_PARENT
-    for table in sorted(tables - known):
+    for table in sorted(
+        tables - known, key=lambda t: (list(_WORK).index(t) if t in _WORK else len(_WORK), t)
+    ):
         quoted = table.replace('"', '""')  # a name the file itself listed
         rows = _one(conn, f'SELECT count(*) FROM "{quoted}"')
         if rows:
