@@ -77,8 +77,14 @@ async def run_bot(
     store: StudyStore | None = None,
     clock: Callable[[], float] = time.time,
     timer: Callable[[], float] = time.perf_counter,
+    writer: running.Writer | None = None,
 ) -> None:
     """Run the study until ``stop`` is set; safe to start again on the same database.
+
+    One database, one writer (``bot.running``): the bot takes the writer's lock on
+    ``config.db`` before anything else and refuses at once when another process has it;
+    ``writer`` is that lock when the caller holds it already (a demo holds it from before
+    it replaces an earlier simulation's file), and is not let go here.
 
     The composition root: ``store``, ``systems`` and ``clock`` are the real ones unless
     given (a store given is closed here too, as the bot owns it while it runs); ``timer``
@@ -91,7 +97,14 @@ async def run_bot(
     built = dict(systems)
     async with contextlib.AsyncExitStack() as opened:
         opened.push_async_callback(close_systems, built)
-        opened.callback(os.close, await asyncio.to_thread(running.hold, config.db))
+        if writer is None:
+            try:
+                claimed = await asyncio.to_thread(running.claim, config.db, "ozlab run")
+            except BaseException:
+                if store is not None:  # given, hence the bot's to close
+                    await store.close()
+                raise
+            opened.callback(claimed.release)  # the last thing let go, after the store
         if store is None:
             store = await open_store(config.db, clock, synchronous=config.synchronous)
         opened.push_async_callback(store.close)

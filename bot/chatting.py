@@ -25,7 +25,6 @@ from bot import chat_screen as screen
 from bot import running
 from bot.emulated import emulated_study
 from bot.emulator import Participant
-from bot.errors import StoreError
 from bot.privacy import SECRET_ENV
 from bot.visible_text import visible
 from scenarios.models import StudyBundle
@@ -65,18 +64,15 @@ def run_chat(bundle: StudyBundle, db: Path, language: str, out: TextIO = sys.std
             loop.call_soon_threadsafe(lines.put_nowait, line)
 
         _read_lines(sys.stdin, put)
-        await chat(bundle, db, language=language, lines=lines, write=write, stop=stop)
+        await chat(
+            bundle, db, language=language, lines=lines, write=write, stop=stop, writer=writer
+        )
 
-    if db.exists():
-        with running.alone_on(db) as alone:
-            if not alone:
-                raise StoreError(
-                    f"a bot already runs on {db} (ozlab run, or another ozlab chat): two bots"
-                    " on one database would each hold its participants; chat on another --db"
-                )
-    write(f"Study {bundle.study.id!r} on {db}")
-    write(f"(watch and step in from another terminal: ozlab wizard --db {db})")
-    asyncio.run(main())
+    # Refused at once, before a word is printed, when a bot (or another chat) writes to it.
+    with running.claim(db, "ozlab chat") as writer:
+        write(f"Study {bundle.study.id!r} on {db}")
+        write(f"(watch and step in from another terminal: ozlab wizard --db {db})")
+        asyncio.run(main())
     write(f"Goodbye. The database stays at {db}")
     return 0
 
@@ -101,9 +97,11 @@ async def chat(
     lines: asyncio.Queue[str | None],
     write: Callable[[str], None],
     stop: asyncio.Event,
+    writer: running.Writer | None = None,
 ) -> None:
-    """One emulated participant after another (``/restart``) until the chat ends."""
-    async with emulated_study(bundle, db, secret=chat_secret()) as emulator:
+    """One emulated participant after another (``/restart``) until the chat ends;
+    ``writer``: the writer's lock on ``db`` when the caller holds it already."""
+    async with emulated_study(bundle, db, secret=chat_secret(), writer=writer) as emulator:
         write(screen.HELP)
         while True:
             user_id = 900_000_000 + secrets.randbelow(90_000_000)

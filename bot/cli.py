@@ -264,22 +264,25 @@ def _pilot(args: argparse.Namespace) -> int:
             first = error.errors()[0]
             raise SystemSetupError(f"--simulator-url: {first['msg']}") from None
     bundle = _load(args.study)
+    from bot import running
     from bot.demo import clear_demo_database
     from bot.logging_setup import setup_logging
     from bot.pilot import pilot_study
 
     setup_logging(logging.WARNING, [])
-    clear_demo_database(args.db)
-    played = asyncio.run(
-        pilot_study(
-            bundle,
-            args.db,
-            participants=args.participants,
-            seed=args.seed,
-            simulator=simulator,
-            env=os.environ,
+    with running.claim(args.db, "ozlab pilot") as writer:  # held from before the replacing
+        clear_demo_database(args.db)
+        played = asyncio.run(
+            pilot_study(
+                bundle,
+                args.db,
+                participants=args.participants,
+                seed=args.seed,
+                simulator=simulator,
+                env=os.environ,
+                writer=writer,
+            )
         )
-    )
     finished = sum(p.finished for p in played)
     print(f"Study {bundle.study.id!r}: {len(played)} simulated participants, {finished} finished")
     print(f"Database: {args.db.resolve()}")
@@ -489,17 +492,21 @@ def _payments(args: argparse.Namespace) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
     bundle = _load(args.study)
+    from bot import running
     from bot.demo import clear_demo_database, play_study
     from bot.logging_setup import setup_logging
     from bot.summary import format_summary, summarize
 
     setup_logging(logging.WARNING, [])
-    clear_demo_database(args.db)
-    started = time.perf_counter()
-    played = asyncio.run(
-        play_study(bundle, args.db, participants=args.participants, seed=args.seed)
-    )
-    elapsed = time.perf_counter() - started
+    with running.claim(args.db, "ozlab demo") as writer:  # held from before the replacing
+        clear_demo_database(args.db)
+        started = time.perf_counter()
+        played = asyncio.run(
+            play_study(
+                bundle, args.db, participants=args.participants, seed=args.seed, writer=writer
+            )
+        )
+        elapsed = time.perf_counter() - started
     print(f"Study {bundle.study.id!r}: {len(played)} simulated participants in {elapsed:.1f} s\n")
     print(format_summary(summarize(args.db)))
     print(f"\nDatabase: {args.db.resolve()}")

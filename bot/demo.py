@@ -17,13 +17,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bot import running
 from bot.emulated import emulated_study
 from bot.errors import StoreError
 from bot.privacy import Privacy
 from bot.simulation.lookout import StoreLookout
 from bot.simulation.pace import DEMO_EPOCH, Pace, SimulatedClock
 from bot.simulation.play import Mind, Played, ScriptedMind, StudyPlayer
-from bot.store.sqlite import is_study_database, open_store
+from bot.store import holdings
+from bot.store.sqlite import open_store
 from bot.systems.base import Conversation, System, SystemReply
 from bot.systems.registry import build_systems, close_systems
 from scenarios.models import StudyBundle
@@ -35,13 +37,38 @@ MindFor = Callable[[int, random.Random], Mind]
 
 
 def clear_demo_database(db: Path) -> None:
-    """Replace an earlier demo's database, but never a file that is not an ozlab database."""
+    """Make room for a simulation at ``db``: nothing is there, or an earlier simulation's
+    database that no process has open, removed with its ``-wal`` and ``-shm``. A file that is
+    not an ozlab database, one that holds anything besides simulated participants (people,
+    invitation codes, annotators, ratings...), or one a process has open is refused in one
+    line, and there is no ``--force``: a demo never deletes people's data. The caller holds
+    the writer's lock (``bot.running.claim``), so no bot starts on the file meanwhile."""
+    beside = [Path(f"{db}{suffix}") for suffix in ("-wal", "-shm")]
     if not db.exists():
+        stray = next((path for path in beside if path.exists()), None)
+        if stray is not None:
+            raise StoreError(
+                f"{stray} is there without {db}: what is left of a study that was moved or"
+                " deleted; move it away or choose another --db"
+            )
         return
-    if not is_study_database(db):
-        raise StoreError(f"{db} exists and is not an ozlab database; choose another --db")
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    if not db.is_file():
+        raise StoreError(f"{db} is not a file; choose another --db")
+    with running.unused(db) as unused:
+        held = holdings.not_simulated(db)  # a file that is not ozlab's is refused first
+        if held:
+            raise StoreError(f"{db} holds {_listed(held)}: choose another --db")
+        if not unused or holdings.open_elsewhere(db):
+            raise StoreError(
+                f"{db} is open in another process (a bot, a console, a report, a backup):"
+                " a simulation replaces only a database nobody has open; choose another --db"
+            )
+        for path in (db, *beside):
+            path.unlink(missing_ok=True)
+
+
+def _listed(things: list[str]) -> str:
+    return things[0] if len(things) == 1 else f"{', '.join(things[:-1])} and {things[-1]}"
 
 
 class PacedSystem:
@@ -72,12 +99,14 @@ async def play_study(
     seed: int = 1,
     mind_for: MindFor | None = None,
     paced_systems: bool = True,
+    writer: running.Writer | None = None,
 ) -> list[Played]:
     """Play the study with ``participants`` simulated participants, one after another.
 
     ``paced_systems``: the systems' latency is simulated too (demo systems, for a demo
     that replays exactly); False measures the real latency (``ozlab pilot`` against a
-    served system)."""
+    served system). ``writer``: the writer's lock the caller already holds on ``db``
+    (the bot takes its own otherwise)."""
     token = f"{random.Random(seed).randrange(10**9)}:demo-{seed}"
     secret = hashlib.sha256(f"ozlab demo secret {seed}".encode()).hexdigest()
     clock = SimulatedClock(DEMO_EPOCH)
@@ -100,6 +129,7 @@ async def play_study(
             systems=systems,
             clock=clock,
             timer=clock if paced_systems else time.perf_counter,
+            writer=writer,
         ) as emulator:
             try:
                 for i in range(participants):
@@ -116,6 +146,9 @@ async def play_study(
                         lookout=StoreLookout(store, pseudonym),
                     )
                     played.append(await player.play())
+                    # Marked as each one ends: a demo killed later leaves no one unmarked
+                    # but the participant it was playing.
+                    await store.mark_simulated([pseudonym])
             finally:
                 await store.mark_simulated(marked)  # while the bot (and its store) still run
     finally:

@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 
+from bot import running
 from bot.app import BotConfig, run_bot
 from bot.emulator import BotApiEmulator
 from bot.store.interface import StudyStore
@@ -36,12 +37,14 @@ async def emulated_study(
     systems: Mapping[str, System] | None = None,
     clock: Callable[[], float] = time.time,
     timer: Callable[[], float] = time.perf_counter,
+    writer: running.Writer | None = None,
 ) -> AsyncIterator[BotApiEmulator]:
     """The emulator and the bot running on ``db`` until the block ends (then both stop).
 
     A simulation gives its own ``token`` (the same every run), ``store`` (opened on its
     simulated ``clock``; the bot closes it), ``systems`` and ``timer``; otherwise the bot's
-    own are used, as ``ozlab run`` would."""
+    own are used, as ``ozlab run`` would. ``writer``: the writer's lock on ``db`` the caller
+    holds already (``bot.running``); without it the bot takes its own."""
     token = token or f"{secrets.randbelow(10**9) + 10**9}:emulated-{secrets.token_hex(8)}"
     if store is None:
         store = await open_store(db, clock)
@@ -72,6 +75,7 @@ async def emulated_study(
             store=store,
             clock=clock,
             timer=timer,
+            writer=writer,
         )
     )
     try:

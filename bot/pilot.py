@@ -8,6 +8,7 @@ import random
 from collections.abc import Mapping
 from pathlib import Path
 
+from bot import running
 from bot.demo import MindFor, play_study
 from bot.simulation.llm import PERSONAS, LanguageModelMind
 from bot.simulation.play import Mind, Played
@@ -39,11 +40,13 @@ async def pilot_study(
     seed: int,
     simulator: OpenAISystem | None,
     env: Mapping[str, str],
+    writer: running.Writer | None = None,
 ) -> list[Played]:
     """Play ``participants`` simulated participants; with ``simulator``, a language model
-    (one persona each, in turn) writes and taps for them; the systems' latency is real."""
+    (one persona each, in turn) writes and taps for them; the systems' latency is real.
+    ``writer``: the writer's lock on ``db`` when the caller holds it (``ozlab pilot``)."""
     if simulator is None:
-        return await play_study(bundle, db, participants=participants, seed=seed)
+        return await play_study(bundle, db, participants=participants, seed=seed, writer=writer)
     client = JsonClient()
     chat = OpenAIChat(simulator, client, env)
 
@@ -59,6 +62,7 @@ async def pilot_study(
             seed=seed,
             mind_for=minds,
             paced_systems=False,
+            writer=writer,
         )
     finally:
         await client.close()

@@ -139,8 +139,7 @@ def test_quit_ends_and_an_italian_participant_reads_italian(tmp_path: Path) -> N
 
 
 def test_no_chat_on_a_database_a_bot_runs_on(db: Path) -> None:
-    held = running.hold(db)  # as ``ozlab run`` holds it
-    try:
+    with running.claim(db, "ozlab run"):  # as ``ozlab run`` holds it
         done = subprocess.run(
             [sys.executable, "-m", "bot.cli", "chat", "hmd", "--db", str(db)],
             cwd=ROOT,
@@ -149,7 +148,8 @@ def test_no_chat_on_a_database_a_bot_runs_on(db: Path) -> None:
             text=True,
             timeout=60,
         )
-    finally:
-        os.close(held)
     assert done.returncode == 5
-    assert done.stderr.strip().startswith(f"ozlab: a bot already runs on {db}")
+    assert done.stderr.strip() == (
+        f"ozlab: {db} is taken by another writer (ozlab run, pid {os.getpid()}):"
+        " one study database, one writer; stop it or choose another --db"
+    )

@@ -10,7 +10,8 @@ transaction, fetched in full.
 
 Open with :func:`open_store` (the bot, importers: creates and upgrades the file) or
 :func:`open_existing` (the console: the file must be at this ozlab's schema; analytics:
-``read_only``, any older schema, never written).
+``read_only``, any older schema, never written). Both announce that this process has the file
+open (``bot.running``: a demo never replaces a file someone reads) until :meth:`close`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from bot import running
 from bot.engine import effects as fx
 from bot.errors import StoreError
 from bot.store import (
@@ -113,17 +115,23 @@ async def open_store(
 ) -> SqliteStore:
     """The store the bot runs on: the file is created or upgraded first."""
 
-    def opening() -> tuple[sqlite3.Connection, sqlite3.Connection]:
-        writer = connect(path, synchronous=synchronous)
+    def opening() -> tuple[sqlite3.Connection, sqlite3.Connection, running.Presence]:
+        presence = running.announce(path, create=True)  # the file is made 0600 here
+        try:
+            writer = connect(path, synchronous=synchronous)
+        except BaseException:
+            presence.release()
+            raise
         try:
             migrate(writer, path)
-            return writer, connect(path, synchronous=synchronous)
+            return writer, connect(path, synchronous=synchronous), presence
         except BaseException:
             writer.close()
+            presence.release()
             raise
 
-    writer, reader = await asyncio.to_thread(opening)
-    return SqliteStore(path, reader, writer, clock)
+    writer, reader, presence = await asyncio.to_thread(opening)
+    return SqliteStore(path, reader, writer, clock, presence)
 
 
 async def open_existing(
@@ -133,18 +141,25 @@ async def open_existing(
     commands): the schema must be this ozlab's. ``read_only`` (analytics): any schema up
     to this ozlab's, and nothing is written."""
 
-    def opening() -> tuple[sqlite3.Connection, sqlite3.Connection | None]:
+    def opening() -> tuple[sqlite3.Connection, sqlite3.Connection | None, running.Presence]:
         if not Path(path).is_file():
             raise StoreError(f"no study database at {path}: give the --db the bot runs with")
-        reader = connect(path, read_only=read_only)
-        version = schema_version(reader)
-        if version > SCHEMA_VERSION or (not read_only and version < SCHEMA_VERSION):
-            reader.close()
-            raise too_new(version, path) if version > SCHEMA_VERSION else too_old(version, path)
-        return reader, None if read_only else connect(path)
+        presence = running.announce(path)
+        reader: sqlite3.Connection | None = None
+        try:
+            reader = connect(path, read_only=read_only)
+            version = schema_version(reader)
+            if version > SCHEMA_VERSION or (not read_only and version < SCHEMA_VERSION):
+                raise too_new(version, path) if version > SCHEMA_VERSION else too_old(version, path)
+            return reader, None if read_only else connect(path), presence
+        except BaseException:
+            if reader is not None:
+                reader.close()
+            presence.release()
+            raise
 
-    reader, writer = await asyncio.to_thread(opening)
-    return SqliteStore(path, reader, writer, clock)
+    reader, writer, presence = await asyncio.to_thread(opening)
+    return SqliteStore(path, reader, writer, clock, presence)
 
 
 def is_study_database(path: str | Path) -> bool:
@@ -173,8 +188,10 @@ class SqliteStore:
         reader: sqlite3.Connection,
         writer: sqlite3.Connection | None,
         clock: Callable[[], float],
+        presence: running.Presence | None = None,
     ) -> None:
         self.path = str(path)
+        self._presence = presence
         self._reader = reader
         self._reads = ThreadPoolExecutor(1, thread_name_prefix="ozlab-store-reader")
         self._writer_conn = writer
@@ -197,6 +214,8 @@ class SqliteStore:
             await asyncio.to_thread(self._writer_conn.close)
         await asyncio.get_running_loop().run_in_executor(self._reads, self._reader.close)
         self._reads.shutdown(wait=True)
+        if self._presence is not None:  # only now: see bot.running on SQLite's own locks
+            self._presence.release()
 
     async def __aenter__(self) -> SqliteStore:
         return self

@@ -1,0 +1,132 @@
+"""What a study database holds that is not a simulation's, and whether a program that is not
+ozlab has it open: the two things a demo or a pilot asks before it replaces a file.
+
+Read without writing. Every table is accounted for: a simulation writes participants marked
+simulated and what hangs on them (sessions, exchanges, answers, events), the bot's own
+bookkeeping (inbox, definitions, commands, gates, the sequence), nothing else. Anything else
+is somebody's work (invitation codes, payments, annotation jobs, annotators and their
+ratings, stress tests, a count of withdrawals) and so is a table this ozlab does not know
+(a newer one's): its rows are counted as such.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from bot.errors import StoreError
+from bot.store.connection import SCHEMA_VERSION, connect, schema_version, too_new
+
+_BOOKKEEPING = {"studies", "inbox", "commands", "gates", "sequence", "sqlite_sequence"}
+_ON_PARTICIPANTS = {"sessions", "exchanges", "responses", "events"}
+"""Rows that hang on participants (counted through them: a foreign key, or erased with them)."""
+_ON_THEIR_PARENT = {
+    "annotation_targets",
+    "annotation_assignments",
+    "stress_replays",
+    "stress_verdicts",
+}
+"""Rows that cannot exist without a row of a table counted below (foreign keys)."""
+_WORK = {
+    "invitations": ("invitation code", "invitation codes"),
+    "annotation_jobs": ("annotation job", "annotation jobs"),
+    "annotators": ("annotator", "annotators"),
+    "annotations": ("rating by annotators", "ratings by annotators"),
+    "stress_tests": ("stress test", "stress tests"),
+}
+"""Somebody's work, in the order a refusal lists it (tables not known here come after)."""
+
+
+def _counted(n: int, words: tuple[str, str]) -> str:
+    return f"{n} {words[0] if n == 1 else words[1]}"
+
+
+def not_simulated(path: str | Path) -> list[str]:
+    """What ``path`` holds besides simulated participants, in words (``["14 participants
+    who are not simulated", "3 invitation codes"]``); empty when nothing. A file that is not
+    an ozlab database, or a newer ozlab's, is refused."""
+    try:
+        conn = connect(path, read_only=True)
+    except StoreError:
+        raise StoreError(
+            f"{path} exists and is not an ozlab database; choose another --db"
+        ) from None
+    try:
+        version = schema_version(conn)
+        if version > SCHEMA_VERSION:
+            raise too_new(version, path)
+        return _holdings(conn, path)
+    except sqlite3.DatabaseError as error:
+        raise StoreError(f"{path} cannot be read ({error}); choose another --db") from error
+    finally:
+        conn.close()
+
+
+def _holdings(conn: sqlite3.Connection, path: str | Path) -> list[str]:
+    tables = {
+        name
+        for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        if not name.startswith("sqlite_stat")
+    }
+    if "participants" not in tables:
+        raise StoreError(f"{path} exists and is not an ozlab database; choose another --db")
+    found: list[str] = []
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(participants)")}
+    real = "simulated = 0" if "simulated" in columns else "1"  # before pilots: all people
+    people = _one(conn, f"SELECT count(*) FROM participants WHERE {real}")
+    if people:
+        found.append(
+            f"{people} participant{'' if people == 1 else 's'}"
+            f" who {'is' if people == 1 else 'are'} not simulated"
+        )
+    if "withdrawals" in tables:
+        withdrew = _one(conn, "SELECT coalesce(sum(count), 0) FROM withdrawals")
+        if withdrew:
+            found.append(_counted(withdrew, ("withdrawal counted", "withdrawals counted")))
+    if "payments" in tables:
+        paid = _one(
+            conn,
+            "SELECT count(*) FROM payments WHERE participant_id IS NULL OR participant_id"
+            " NOT IN (SELECT id FROM participants WHERE simulated = 1)"
+            if "simulated" in columns
+            else "SELECT count(*) FROM payments",
+        )
+        if paid:
+            found.append(_counted(paid, ("payment record", "payment records")))
+    known = {"participants", "withdrawals", "payments", *_BOOKKEEPING, *_ON_PARTICIPANTS}
+    known |= _ON_THEIR_PARENT
+    for table in sorted(
+        tables - known, key=lambda t: (list(_WORK).index(t) if t in _WORK else len(_WORK), t)
+    ):
+        quoted = table.replace('"', '""')  # a name the file itself listed
+        rows = _one(conn, f'SELECT count(*) FROM "{quoted}"')
+        if rows:
+            found.append(_counted(rows, _WORK.get(table, (f"row in {table}", f"rows in {table}"))))
+    return found
+
+
+def _one(conn: sqlite3.Connection, query: str) -> int:
+    row = conn.execute(query).fetchone()
+    return int(row[0]) if row else 0
+
+
+def open_elsewhere(path: str | Path) -> bool:
+    """Whether a SQLite connection of another program has ``path`` open (the sqlite3
+    shell, a database browser, an older ozlab): in WAL mode an open connection keeps a
+    shared lock on the file, so an exclusive one cannot be had. Asked only of a file about
+    to be removed: the attempt writes nothing, but may checkpoint the WAL on closing."""
+    try:
+        conn = sqlite3.connect(path, isolation_level=None, timeout=0)
+    except sqlite3.Error:
+        return True
+    try:
+        conn.execute("PRAGMA busy_timeout = 0")
+        conn.execute("PRAGMA locking_mode = EXCLUSIVE")
+        conn.execute("BEGIN EXCLUSIVE")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        conn.execute("ROLLBACK")
+    except sqlite3.OperationalError:
+        return True
+    finally:
+        conn.close()
+    return False
