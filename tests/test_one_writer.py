@@ -155,6 +155,24 @@ def test_an_earlier_demos_database_is_replaced(tmp_path: Path) -> None:
     assert len(tables(db)["participants"]) == 3
 
 
+def test_a_simulation_with_erasures_in_its_ledger_is_refused(tmp_path: Path) -> None:
+    """The ledger is what carries an erasure into the backups of that file: replacing the
+    file would lose it, so a demo's file from which someone was erased stays."""
+    db = tmp_path / "ozlab-demo.sqlite"
+    assert command("demo", "-n", "2", "--db", str(db)).returncode == 0
+    someone = tables(db)["participants"][0]["participant_id"]
+    erased = command("erase", "--db", str(db), str(someone))
+    assert erased.returncode == 0, erased.stderr
+    before = stored_bytes(db)
+    done = command("demo", "-n", "1", "--db", str(db))
+    assert done.returncode == REFUSED
+    assert one_line(done) == (
+        f"ozlab: {db} holds 1 withdrawal counted and 1 erasure in its ledger:"
+        " choose another --db"
+    )
+    assert stored_bytes(db) == before
+
+
 async def test_a_demo_refuses_a_simulation_someone_has_open(tmp_path: Path) -> None:
     """Nothing but simulated participants, but a console or a report reads it: refused."""
     db = tmp_path / "ozlab-demo.sqlite"

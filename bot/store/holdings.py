@@ -5,8 +5,9 @@ Read without writing. Every table is accounted for: a simulation writes particip
 simulated and what hangs on them (sessions, exchanges, answers, events), the bot's own
 bookkeeping (inbox, definitions, commands, gates, the sequence), nothing else. Anything else
 is somebody's work (invitation codes, payments, annotation jobs, annotators and their
-ratings, stress tests, a count of withdrawals) and so is a table this ozlab does not know
-(a newer one's): its rows are counted as such.
+ratings, stress tests, a count of withdrawals, the ledger of erasures that backups still
+need) and so is a table this ozlab does not know (a newer one's): its rows are counted as
+such.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ _WORK = {
     "annotators": ("annotator", "annotators"),
     "annotations": ("rating by annotators", "ratings by annotators"),
     "stress_tests": ("stress test", "stress tests"),
+    "erasures": ("erasure in its ledger", "erasures in its ledger"),
 }
 """Somebody's work, in the order a refusal lists it (tables not known here come after)."""
 
