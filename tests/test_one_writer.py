@@ -167,8 +167,7 @@ def test_a_simulation_with_erasures_in_its_ledger_is_refused(tmp_path: Path) -> 
     done = command("demo", "-n", "1", "--db", str(db))
     assert done.returncode == REFUSED
     assert one_line(done) == (
-        f"ozlab: {db} holds 1 withdrawal counted and 1 erasure in its ledger:"
-        " choose another --db"
+        f"ozlab: {db} holds 1 withdrawal counted and 1 erasure in its ledger: choose another --db"
     )
     assert stored_bytes(db) == before
 
