@@ -330,7 +330,12 @@ def export_study(
             "(or pip install pyarrow), or export CSV with --format csv."
         )
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():  # refused before anything is read or written
+        raise StudyDataError(f"{out} is a file: give --out a folder to write the tables into")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # a file on the way, no permission
+        raise StudyDataError(f"cannot make the folder {out}: {error.strerror}") from None
     with steps(10 if wide else 9, "Export") as step:
         step("reading the database")
         data = select_study(load_study_data(db), study)
