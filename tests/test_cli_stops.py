@@ -25,7 +25,9 @@ def environment() -> dict[str, str]:
     return env
 
 
-def ozlab(*args: str | Path, cwd: Path, module: str = "bot.cli") -> subprocess.CompletedProcess[str]:
+def ozlab(
+    *args: str | Path, cwd: Path, module: str = "bot.cli"
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", module, *map(str, args)],
         cwd=cwd,
