@@ -14,7 +14,7 @@ import pytest
 
 from analytics.synthetic import write_synthetic_study
 from bot.errors import StudyDataError
-from tests.e2e_support import PROJECT_ROOT
+from tests.e2e_support import PROJECT_ROOT, OzlabProcesses
 
 USAGE_ERROR = 2  # argparse's own status for a wrong argument
 
@@ -64,6 +64,17 @@ async def test_ctrl_c_stops_a_demo_with_one_line_and_130(tmp_path: Path) -> None
     assert demo.returncode == 130  # the shell's status for Ctrl-C
     assert err.decode().splitlines() == ["ozlab: stopped by Ctrl-C"]
     assert b"Database:" not in out  # no summary of a study played half-way
+
+
+@pytest.mark.slow
+async def test_ctrl_c_stops_a_running_bot_cleanly_with_130(ozlab: OzlabProcesses) -> None:
+    """Its stop is the clean one SIGTERM gives (a service manager's: status 0), and the
+    shell's status for Ctrl-C."""
+    bot = await ozlab.start()
+    bot.process.send_signal(signal.SIGINT)
+    assert await asyncio.wait_for(bot.finish(), 30) == 130
+    assert bot.stderr.splitlines()[-1] == "ozlab: stopped by Ctrl-C"
+    assert "Traceback" not in bot.stderr and " ERROR " not in bot.stderr
 
 
 def test_export_into_a_file_is_one_line_and_3_and_the_file_stays(tmp_path: Path) -> None:
