@@ -332,10 +332,7 @@ def export_study(
     out = Path(out)
     if out.exists() and not out.is_dir():  # refused before anything is read or written
         raise StudyDataError(f"{out} is a file: give --out a folder to write the tables into")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as error:  # a file on the way, no permission
-        raise StudyDataError(f"cannot make the folder {out}: {error.strerror}") from None
+    out.mkdir(parents=True, exist_ok=True)
     with steps(10 if wide else 9, "Export") as step:
         step("reading the database")
         data = select_study(load_study_data(db), study)

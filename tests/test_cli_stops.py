@@ -90,8 +90,31 @@ def test_export_into_a_file_is_one_line_and_3_and_the_file_stays(tmp_path: Path)
     ]
     assert kept.read_bytes() == b"an earlier export, kept\n"
     below = ozlab("export", "--db", db, "--out", kept / "tables", cwd=tmp_path)
-    assert below.returncode == 3 and len(below.stderr.splitlines()) == 1, below.stderr
-    assert below.stderr.startswith(f"ozlab: cannot make the folder {kept / 'tables'}: ")
+    assert below.returncode == 3
+    assert below.stderr.splitlines() == [f"ozlab: {kept / 'tables'}: Not a directory"]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("report", "--db", "study.sqlite", "--out", "afile/report.md"), "afile: File exists"),
+        (("report", "--db", "study.sqlite", "--figures", "afile"), "afile: File exists"),
+        (("import", "responses", "gone.csv", "--db", "study.sqlite"), "gone.csv: No such file"),
+        (("schema", "--out", "afile"), "afile: File exists"),
+        (("new", "afile"), "afile: File exists"),
+    ],
+)
+def test_a_file_that_cannot_be_read_or_written_is_one_line_and_3(
+    tmp_path: Path, args: tuple[str, ...], said: str
+) -> None:
+    """Each raised FileExistsError or FileNotFoundError: some twenty lines of traceback, 1."""
+    write_synthetic_study(tmp_path / "study.sqlite", sessions=2, responses_per_session=2, seed=1)
+    (tmp_path / "afile").write_text("kept")
+    done = ozlab(*args, cwd=tmp_path)
+    assert done.returncode == StudyDataError.exit_code == 3
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"ozlab: {said}"), line
+    assert (tmp_path / "afile").read_text() == "kept"
 
 
 @pytest.mark.parametrize(
