@@ -75,3 +75,33 @@ async def test_a_bot_started_without_network_answers_once_it_is_back(tmp_path: P
     assert TOKEN not in bot.stderr
     assert " INFO bot.telegram.outage: Telegram reached again after " in bot.stderr
     assert "(failed tries: 3)" in bot.stderr  # refused once, 502 twice: one warning for all
+
+
+async def test_a_bot_that_loses_the_network_while_running_goes_on_when_it_is_back(
+    tmp_path: Path,
+) -> None:
+    """It logged a warning at every try (every 1, 2, 4 … 30 s, for as long as it lasted)."""
+    began = time.monotonic()
+    first = BotApiEmulator(TOKEN)
+    await first.start()
+    processes = OzlabProcesses(first, tmp_path)
+    again = TelegramDown(TOKEN, port=first.port)
+    try:
+        bot = await processes.start()  # polling the first server
+        await first.stop()  # the network goes: the long poll is cut, nothing listens
+        await bot.wait_for_log(" WARNING ", timeout=30)
+        await again.start()  # a gateway answers, its Telegram still down: 502, twice
+        await again.wait_until(lambda t: t.refused >= 2, timeout=30)
+        again.down = False
+        await again.wait_until(lambda t: t.requests["getUpdates"] > 0, timeout=30)
+        p = again.participant(5252)
+        await p.send_text("/start")
+        await p.wait_for_text("Privacy agreement", timeout=15)
+        assert await bot.terminate() == 0
+    finally:
+        await processes.close()
+        await again.stop()
+    minutes = int((time.monotonic() - began) // 60) + 1
+    assert 1 <= len(WARNING.findall(bot.stderr)) <= minutes, bot.stderr
+    assert "Traceback" not in bot.stderr and " ERROR " not in bot.stderr
+    assert " INFO bot.telegram.outage: Telegram reached again after " in bot.stderr
