@@ -6,8 +6,8 @@ responses``: the bot's command line hands these arguments to ``main`` here, impo
 when such a command is run, so that the bot never loads pandas. Every error raised on purpose is an
 :class:`~bot.errors.OzlabError`, caught once in :func:`main`: one line on stderr and its exit
 status (3: an import file with problems, nothing was written; an unknown or missing
-``--study``; no pyarrow for Parquet. 5: no database, or not an ozlab one. 6: a database
-of an older or newer ozlab).
+``--study``; no pyarrow for Parquet; an export's ``--out`` that is a file. 5: no database, or
+not an ozlab one. 6: a database of an older or newer ozlab). Ctrl-C: one line and 130.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from bot.errors import OzlabError, StudyDataError, explain
+from bot.arguments import positive, probability
+from bot.errors import StudyDataError, told
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -99,12 +100,12 @@ def parser(prog: str = "analytics") -> argparse.ArgumentParser:
     )
     power.add_argument(
         "--effect",
-        type=_positive,
+        type=positive,
         help="Cohen's d for two systems (d_z within), Cohen's f for more; "
         "default 0.5 or 0.25 (Cohen's medium)",
     )
-    power.add_argument("--alpha", type=_probability, default=0.05, help="default 0.05")
-    power.add_argument("--power", type=_probability, default=0.8, help="default 0.8")
+    power.add_argument("--alpha", type=probability, default=0.05, help="default 0.05")
+    power.add_argument("--power", type=probability, default=0.8, help="default 0.8")
     power.add_argument(
         "--corr",
         type=float,
@@ -145,66 +146,52 @@ def parser(prog: str = "analytics") -> argparse.ArgumentParser:
     return top
 
 
-def _positive(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
-    return value
-
-
-def _probability(text: str) -> float:
-    value = float(text)
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1, not {text}")
-    return value
-
-
 def main(argv: list[str] | None = None, prog: str = "analytics") -> int:
     args = parser(prog).parse_args(argv)
-    try:
-        if args.command == "report":
-            return report(
-                args.db,
-                fmt=args.format
-                or _SUFFIXES.get(args.out.suffix.lower() if args.out else "", "terminal"),
-                out=args.out,
-                exclude_flagged=args.exclude_flagged,
-                study=args.study,
-                figures=args.figures,
-                pilot=args.pilot,
-            )
-        if args.command == "export":
-            return export(
-                args.db,
-                args.out,
-                fmt=args.format,
-                study=args.study,
-                wide=args.wide,
-                raw_csv=args.raw_csv,
-            )
-        if args.command == "power":
-            from analytics.power import power_report
+    return told(lambda: _command(args), prog)
 
-            print(
-                power_report(
-                    args.study,
-                    effect=args.effect,
-                    alpha=args.alpha,
-                    power=args.power,
-                    corr=args.corr,
-                    study=args.study_id,
-                ),
-                end="",
-            )
-            return 0
-        if args.kind == "annotations":
-            return import_annotations(
-                args.file, args.db, instrument=args.instrument, job=args.job, dry_run=args.dry_run
-            )
-        return import_responses(args.file, args.db, study=args.study, dry_run=args.dry_run)
-    except OzlabError as error:
-        print(explain(error, prog), file=sys.stderr)
-        return error.exit_code
+
+def _command(args: argparse.Namespace) -> int:
+    if args.command == "report":
+        return report(
+            args.db,
+            fmt=args.format
+            or _SUFFIXES.get(args.out.suffix.lower() if args.out else "", "terminal"),
+            out=args.out,
+            exclude_flagged=args.exclude_flagged,
+            study=args.study,
+            figures=args.figures,
+            pilot=args.pilot,
+        )
+    if args.command == "export":
+        return export(
+            args.db,
+            args.out,
+            fmt=args.format,
+            study=args.study,
+            wide=args.wide,
+            raw_csv=args.raw_csv,
+        )
+    if args.command == "power":
+        from analytics.power import power_report
+
+        print(
+            power_report(
+                args.study,
+                effect=args.effect,
+                alpha=args.alpha,
+                power=args.power,
+                corr=args.corr,
+                study=args.study_id,
+            ),
+            end="",
+        )
+        return 0
+    if args.kind == "annotations":
+        return import_annotations(
+            args.file, args.db, instrument=args.instrument, job=args.job, dry_run=args.dry_run
+        )
+    return import_responses(args.file, args.db, study=args.study, dry_run=args.dry_run)
 
 
 def report(

@@ -349,7 +349,10 @@ def export_study(
             "Parquet needs pyarrow, which is not installed: pip install 'ozlab[parquet]' "
             "(or pip install pyarrow), or export CSV with --format csv."
         )
-    out = private_folder(Path(out))
+    out = Path(out)
+    if out.exists() and not out.is_dir():  # refused before anything is read or written
+        raise StudyDataError(f"{out} is a file: give --out a folder to write the tables into")
+    out = private_folder(out)
     with steps(10 if wide else 9, "Export") as step:
         step("reading the database")
         data = select_study(load_study_data(db), study)

@@ -8,9 +8,10 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from telegram.error import InvalidToken
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
@@ -29,6 +30,7 @@ from bot.systems.registry import build_systems, close_systems
 from bot.telegram.flood import TELEGRAM_LIMITS, FloodLimits, FloodPacer
 from bot.telegram.menu import publish_commands
 from bot.telegram.ordering import ChatOrderedProcessor
+from bot.telegram.outage import Outage, reach
 from bot.telegram.outbox import FLOOD_WAIT_LIMIT, TelegramOutbox
 from bot.telegram.poller import DurablePoller
 from bot.telegram.request import AiohttpRequest
@@ -59,6 +61,24 @@ class BotConfig:
     flood_wait_limit: float = FLOOD_WAIT_LIMIT
     """Seconds of Telegram's "retry after" one message may wait out before it is given up
     (and lost); none by default: delayed, never lost."""
+
+
+async def _unless_stopped(work: Coroutine[Any, Any, None], stop: asyncio.Event) -> bool:
+    """True once ``work`` is done; False (and ``work`` cancelled) when ``stop`` came first."""
+    task = asyncio.ensure_future(work)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({task, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiting in (task, stopped):
+            if not waiting.done():
+                waiting.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await waiting
+    if task.done() and not task.cancelled():
+        task.result()  # its error, if it failed for good (a token refused)
+        return True
+    return False
 
 
 def api_base_url(url: str) -> str:
@@ -159,12 +179,14 @@ async def _serve(
     application.add_handler(TypeHandler(Delivery, on_delivery))
     deliver = application.update_queue.put_nowait
     heartbeat = Heartbeat(bundle.study.id, store, clock)
+    outage = Outage()  # one for start-up and polling: one warning a minute, whoever tries
     poller = DurablePoller(
         application.bot,
         store,
         privacy,
         heartbeat.counting(deliver),
         poll_timeout=config.poll_timeout,
+        outage=outage,
     )
 
     async def tick(_: ContextTypes.DEFAULT_TYPE) -> None:
@@ -182,6 +204,10 @@ async def _serve(
 
     polling: asyncio.Task[None] | None = None
     try:
+        # getMe until Telegram answers (the network may be down as the bot starts); a stop
+        # meanwhile ends the bot before anything began.
+        if not await _unless_stopped(reach(application.bot.initialize, outage), stop):
+            return
         async with application:
             for delivery in await runner.load():
                 deliver(delivery)

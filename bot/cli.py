@@ -2,26 +2,26 @@
 
 Every error ozlab raises on purpose is an :class:`~bot.errors.OzlabError`, caught once in
 :func:`main`: one line on stderr (a study file's problems: one line each), no traceback, and
-the error's own exit status (``bot/errors.py`` lists them). Anything else is a bug: its
-traceback goes through the redacting log handler and the status is 1.
+the error's own exit status (``bot/errors.py`` lists them); Ctrl-C is one line and 130, a
+wrong argument argparse's usage error and 2. Anything else is a bug: its traceback goes
+through the redacting log handler and the status is 1.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import os
 import signal
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.errors import OzlabError, StudyDataError, TelegramSetupError, explain
+from bot.arguments import count, port
+from bot.errors import OzlabError, StudyDataError, TelegramSetupError, told
 from bot.privacy import SECRET_ENV
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ def _parser() -> argparse.ArgumentParser:
         "serve-demo", help="serve the demo shop over HTTP, to try the http adapter against it"
     )
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--port", type=port, default=8080)
     serve.add_argument("--variant", choices=["v1", "v0"], default="v1")
 
     backup = commands.add_parser(
@@ -126,15 +126,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     invite.add_argument("--db", type=Path, required=True, help="the study database")
     who = invite.add_mutually_exclusive_group(required=True)
-    who.add_argument("--n", type=int, help="how many participant invitations")
-    who.add_argument("--annotators", type=int, help="how many annotators of --job to invite")
+    who.add_argument("--n", type=count, help="how many participant invitations")
+    who.add_argument("--annotators", type=count, help="how many annotators of --job to invite")
     invite.add_argument("--job", help="the annotation job the annotators rate for")
     invite.add_argument("--study", help="the study of --job, when the database holds none")
     invite.add_argument("--bot", required=True, help="the bot's username, e.g. my_study_bot")
     invite.add_argument("--out", type=Path, help="the CSV (invitations.csv, annotators.csv)")
 
     demo = commands.add_parser("demo", help="play a study offline with simulated participants")
-    demo.add_argument("-n", "--participants", type=int, default=12)
+    demo.add_argument("-n", "--participants", type=count, default=12)
     demo.add_argument("--db", type=Path, default=Path("ozlab-demo.sqlite"))
     demo.add_argument("--study", default="hmd")
     demo.add_argument("--seed", type=int, default=1)
@@ -154,7 +154,7 @@ def _parser() -> argparse.ArgumentParser:
         "where it breaks: ozlab report --pilot",
     )
     pilot.add_argument("study", help="the study file (or a shipped study's id)")
-    pilot.add_argument("-n", "--participants", type=int, default=20)
+    pilot.add_argument("-n", "--participants", type=count, default=20)
     pilot.add_argument("--db", type=Path, default=Path("ozlab-pilot.sqlite"))
     pilot.add_argument("--seed", type=int, default=1)
     pilot.add_argument(
@@ -185,21 +185,15 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:2] == ["export", "payments"]:  # the bot's own: no pandas for a list of ids
-        return _guarded(_payments, _payments_parser().parse_args(argv[2:]))
+        args = _payments_parser().parse_args(argv[2:])
+        return told(lambda: _payments(args), "ozlab")
     if argv and argv[0] in ANALYTICS_COMMANDS:
         # pandas, pingouin and matplotlib are loaded for these commands only, never by the bot
         from analytics.cli import main as analytics_main
 
         return analytics_main(argv, prog="ozlab")
-    return _guarded(_command, _parser().parse_args(argv))
-
-
-def _guarded(command: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
-    try:
-        return command(args)
-    except OzlabError as error:
-        print(explain(error, "ozlab"), file=sys.stderr)
-        return error.exit_code
+    args = _parser().parse_args(argv)
+    return told(lambda: _command(args), "ozlab")
 
 
 def _command(args: argparse.Namespace) -> int:
@@ -312,8 +306,7 @@ def _serve_demo(args: argparse.Namespace) -> int:
             flush=True,
         )
 
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve_demo(args.host, args.port, args.variant, started=started))
+    asyncio.run(serve_demo(args.host, args.port, args.variant, started=started))
     return 0
 
 
@@ -351,11 +344,18 @@ def _run(args: argparse.Namespace) -> int:
     if args.no_pacing:
         config = replace(config, pacing=None)
 
+    received: list[signal.Signals] = []
+
     async def serve() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+
+        def stopping(signum: signal.Signals) -> None:
+            received.append(signum)
+            stop.set()
+
         for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
+            loop.add_signal_handler(signum, stopping, signum)
         await run_bot(bundle, config, stop=stop)
 
     try:
@@ -365,6 +365,8 @@ def _run(args: argparse.Namespace) -> int:
     except Exception as error:
         report_crash(error)
         return 1
+    if signal.SIGINT in received:  # a clean stop all the same; a service manager sends SIGTERM
+        raise KeyboardInterrupt
     return 0
 
 
@@ -495,17 +497,22 @@ def _demo(args: argparse.Namespace) -> int:
     from bot import running
     from bot.demo import clear_demo_database, play_study
     from bot.logging_setup import setup_logging
+    from bot.simulation.play import Played
     from bot.summary import format_summary, summarize
 
     setup_logging(logging.WARNING, [])
     with running.claim(args.db, "ozlab demo") as writer:  # held from before the replacing
         clear_demo_database(args.db)
-        started = time.perf_counter()
-        played = asyncio.run(
-            play_study(
+
+        async def play() -> list[Played]:
+            print(f"Playing {bundle.study.id!r} with {args.participants} simulated participants")
+            sys.stdout.flush()
+            return await play_study(
                 bundle, args.db, participants=args.participants, seed=args.seed, writer=writer
             )
-        )
+
+        started = time.perf_counter()
+        played = asyncio.run(play())
         elapsed = time.perf_counter() - started
     print(f"Study {bundle.study.id!r}: {len(played)} simulated participants in {elapsed:.1f} s\n")
     print(format_summary(summarize(args.db)))

@@ -15,8 +15,13 @@
 
 Each class has its exit status for the command line (``exit_code``): a supervisor or a
 script can tell a broken study file from an unreachable Telegram; :func:`explain` is what
-every command line prints for one. A participant never sees any of these: the runner
-answers them politely and logs the traceback.
+every command line prints for one, and :func:`told` runs a command so that each of these,
+a file it cannot read or write (3, as a wrong value) and Ctrl-C (130, :data:`INTERRUPTED`)
+end it with one line on stderr. A mistake in
+the arguments themselves is argparse's: its usage line, one line of error, status 2.
+
+A participant never sees any of these: the runner answers them politely and logs the
+traceback.
 
 Outside the tree on purpose: ``bot.systems.base.SystemFailure`` (and its ``SystemTimeout``),
 a system under test failing *during* a session (down, slow, garbage). It is part of the
@@ -27,6 +32,12 @@ logs their traceback (through the redacting log handler) and exits with 1.
 """
 
 from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+INTERRUPTED = 130
+"""The status of a command stopped by Ctrl-C: the shell's own for SIGINT (128 + 2)."""
 
 
 class OzlabError(Exception):
@@ -73,3 +84,24 @@ def explain(error: OzlabError, prog: str) -> str:
     study file's problems as they are (``file:line: field: message``), the form editors and
     terminals jump to."""
     return str(error) if isinstance(error, StudyFileError) else f"{prog}: {error}"
+
+
+def told(command: Callable[[], int], prog: str) -> int:
+    """Run ``command``; its own errors, a file it cannot read or write and Ctrl-C end it with
+    one line on stderr and their status, never a traceback (what was written before stays
+    written)."""
+    try:
+        return command()
+    except OzlabError as error:
+        print(explain(error, prog), file=sys.stderr)
+        return error.exit_code
+    except OSError as error:
+        if error.filename is None:  # not a file named on the command line: a crash
+            raise
+        # A file or folder given that cannot be read or written (missing, a file where a
+        # folder goes, no permission): a wrong value, said the way Unix tools say it.
+        print(f"{prog}: {error.filename}: {error.strerror}", file=sys.stderr)
+        return StudyDataError.exit_code
+    except KeyboardInterrupt:
+        print(f"{prog}: stopped by Ctrl-C", file=sys.stderr)
+        return INTERRUPTED

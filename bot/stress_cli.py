@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bot.arguments import count, positive, rate
 from bot.errors import StudyDataError, SystemSetupError
 
 if TYPE_CHECKING:
@@ -49,11 +50,11 @@ def add_stress_commands(commands: Any) -> None:
     run = command("run", "replay the accepted tests against their systems (resumable)")
     types(run)
     run.add_argument("--systems", default="", help="only these systems, e.g. shop-v0,shop-v1")
-    run.add_argument("--concurrency", type=int, default=8, help="replays at once per system")
+    run.add_argument("--concurrency", type=count, default=8, help="replays at once per system")
     run.add_argument(
-        "--rate", type=float, default=0.0, help="calls a second per system (0: no limit)"
+        "--rate", type=rate, default=0.0, help="calls a second per system (0: no limit)"
     )
-    run.add_argument("--timeout", type=float, default=60.0, help="seconds one call may take")
+    run.add_argument("--timeout", type=positive, default=60.0, help="seconds one call may take")
     run.add_argument("--study", help="take the systems from this study file, not the database")
 
     judge = command("judge", "judge the replays no automatic comparison settled")
@@ -74,7 +75,7 @@ def _add_making_commands(command: Any, types: Any) -> None:
     types(generate)
     language(generate)
     generate.add_argument("--seed", type=int, default=1, help="the same seed, the same tests")
-    generate.add_argument("--per-type", type=int, default=20, help="tests of each type at most")
+    generate.add_argument("--per-type", type=count, default=20, help="tests of each type at most")
 
     suggest = command("suggest", "for each type, the logged utterances it applies to")
     types(suggest)
@@ -85,7 +86,7 @@ def _add_making_commands(command: Any, types: Any) -> None:
     )
     types(propose)
     language(propose)
-    propose.add_argument("--per-type", type=int, default=10, help="proposals of each type")
+    propose.add_argument("--per-type", type=count, default=10, help="proposals of each type")
     propose.add_argument("--study", help="take stress_model from this study file")
     propose.add_argument(
         "--review-only", action="store_true", help="only review proposals stored earlier"
@@ -171,8 +172,6 @@ async def _run(args: argparse.Namespace) -> int:
     from bot.replay.runner import Limits, run_stress_tests
     from bot.systems.registry import build_systems, close_systems
 
-    if args.concurrency < 1 or args.rate < 0 or args.timeout <= 0:
-        raise StudyDataError("--concurrency must be at least 1, --rate and --timeout positive")
     store = await open_study_db(args.db)
     try:
         specs, scenarios, _ = study_parts(await store.latest_definitions(), args.study)

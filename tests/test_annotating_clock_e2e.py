@@ -5,6 +5,7 @@ back later, is told and gets their next target."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -111,19 +112,36 @@ async def test_a_silent_annotators_targets_go_on_the_clock_to_one_who_waits_and_
 
 class CountingClock(FakeClock):
     """A fake clock that counts how often it was read at the present time: the bot reads it
-    at every tick, so many reads after a move mean the bot's clock looked at the jobs."""
+    at every tick, so many reads after a move mean the bot's clock looked at the jobs.
+    :meth:`looked` waits for them (woken by the reads, the store's thread's too)."""
+
+    LOOKS = 100
 
     def __init__(self) -> None:
         super().__init__()
         self.reads = 0
+        self._move = 0
+        self._loop = asyncio.get_running_loop()
+        self._looked = asyncio.Event()
 
     def __call__(self) -> float:
         self.reads += 1
+        if self.reads == self.LOOKS:
+            self._loop.call_soon_threadsafe(self._mark, self._move)
         return self.now
+
+    def _mark(self, move: int) -> None:
+        if move == self._move:  # not a count of the time before the last move
+            self._looked.set()
 
     def advance(self, seconds: float) -> None:
         super().advance(seconds)
-        self.reads = 0
+        self.reads, self._move = 0, self._move + 1
+        self._looked.clear()
+
+    async def looked(self) -> None:
+        """Return once the bot read the clock :attr:`LOOKS` times since the last move."""
+        await self._looked.wait()
 
 
 async def _version(db: Path, job: str) -> int:
@@ -159,7 +177,8 @@ async def test_a_release_nobody_can_take_is_not_made_on_the_clock_and_nobody_hea
     said = {who: len(p.messages) for who, p in people.items()}
     for _ in range(3):  # past the deadline, then past the clock's next looks
         clock.advance(DROP_OUT_AFTER + 1)
-        await people[staying].wait_for(lambda _: clock.reads > 100, timeout=30)
+        async with asyncio.timeout(30):
+            await clock.looked()
     assert await _version(db, "xrec") == version
     assert await _assigned(db, "xrec") == before
     assert {who: len(p.messages) for who, p in people.items()} == said

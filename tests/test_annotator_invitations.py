@@ -79,7 +79,7 @@ def test_xrec_annotators_share_the_targets_two_each(tmp_path: Path) -> None:
     [
         (["--annotators", "2"], "--annotators needs --job"),
         (["--annotators", "2", "--job", "nope"], "has no annotation job 'nope'"),
-        (["--annotators", "0", "--job", "hri-cues"], "give how many"),
+        # --annotators 0 is argparse's usage error (status 2): tests/test_cli_stops.py
         (["--n", "2", "--job", "hri-cues"], "--job and --study go with --annotators"),
     ],
 )

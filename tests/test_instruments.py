@@ -1,9 +1,9 @@
 """The shipped instruments say what their protocols say: items, scales, labels, reverse items,
 constructs and skip logic.
 
-The expected wording is hard-coded here, copied from the protocol texts, so that these tests
-run anywhere. Where the protocols themselves are at hand (``../shared/protocols`` beside the
-clone), a further test checks that every copied string really is in its protocol.
+The expected wording is hard-coded here, copied from the protocol texts; a further test checks
+that every copied string really is in its protocol, read from the verbatim excerpts the
+repository ships (``tests/fixtures/protocols``), so that it runs on every clone.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from questionnaires.models import (
 from scenarios.loading import load_questionnaire
 
 LIBRARY = Path(str(files("questionnaires") / "library"))
-PROTOCOLS = Path(__file__).resolve().parents[2] / "shared" / "protocols"
+PROTOCOLS = Path(__file__).resolve().parent / "fixtures" / "protocols"
 
 SHIPPED = {
     "hmd",
@@ -451,10 +451,9 @@ def test_e2e_nlg_screening_admits_only_native_speakers() -> None:
     assert condition.holds(1) and not condition.holds(0)
 
 
-# --- against the protocols themselves, where they are at hand ---------------------------------
+# --- against the protocols themselves (their excerpts in tests/fixtures/protocols) -------------
 
 
-@pytest.mark.skipif(not PROTOCOLS.is_dir(), reason="../shared/protocols is not beside the clone")
 @pytest.mark.parametrize("protocol", sorted(VERBATIM))
 def test_the_copied_wording_is_in_the_protocol(protocol: str) -> None:
     text = _plain((PROTOCOLS / protocol).read_text(encoding="utf-8"))

@@ -72,19 +72,20 @@ async def test_updates_numbered_beyond_any_integer_are_skipped_and_the_bot_runs_
     assert [e["kind"] for e in processes.events("update_unreadable")] == ["update_unreadable"]
 
 
-class GatewayDown(BotApiEmulator):
-    """A Bot API server behind a proxy that fails: the bot's first call is answered 502."""
+class NotAnApi(BotApiEmulator):
+    """A Bot API server behind a proxy that answers its first call with a web page (a lost
+    network, a 502, is waited out instead: tests/test_network_loss_e2e.py)."""
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         if request.match_info.get("method", "").lower() == "deletewebhook":
-            return web.Response(status=502, text="Bad Gateway")
+            return web.Response(status=200, text="<html>Welcome to nginx!</html>")
         return await super()._handle(request)
 
 
 async def test_a_crash_while_running_ends_the_bot_with_1_and_a_redacted_traceback(
     tmp_path: Path,
 ) -> None:
-    async with GatewayDown(TOKEN) as emulator:
+    async with NotAnApi(TOKEN) as emulator:
         processes = OzlabProcesses(emulator, tmp_path)
         try:
             bot = await processes.start(wait_ready=False)

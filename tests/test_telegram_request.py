@@ -1,4 +1,5 @@
-"""AiohttpRequest with real python-telegram-bot objects, and aiogram, against the emulator.
+"""AiohttpRequest with real python-telegram-bot objects, and aiogram (in the test extra),
+against the emulator.
 
 Everything runs on 127.0.0.1: the emulator for Bot API behaviour, and two tiny aiohttp
 servers for what the emulator cannot show (a server that never answers, and one that records
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dtm
-import importlib.util
 import json
 import socket
 import time
@@ -33,9 +33,6 @@ KEYBOARD = InlineKeyboardMarkup(
             InlineKeyboardButton("No", callback_data="n"),
         ]
     ]
-)
-requires_aiogram = pytest.mark.skipif(
-    importlib.util.find_spec("aiogram") is None, reason="aiogram is not installed"
 )
 
 
@@ -305,7 +302,6 @@ async def test_application_polls_and_shuts_down_fast(emu: BotApiEmulator) -> Non
 # -- aiogram --------------------------------------------------------------------------------------
 
 
-@requires_aiogram
 async def test_aiogram_get_me_send_and_get_updates(emu: BotApiEmulator) -> None:
     from aiogram import Bot as AiogramBot
     from aiogram.client.session.aiohttp import AiohttpSession
@@ -341,7 +337,6 @@ async def test_aiogram_get_me_send_and_get_updates(emu: BotApiEmulator) -> None:
         await session.close()
 
 
-@requires_aiogram
 async def test_aiogram_dispatcher_polls(emu: BotApiEmulator) -> None:
     from aiogram import Bot as AiogramBot
     from aiogram import Dispatcher

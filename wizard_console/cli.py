@@ -1,8 +1,8 @@
 """``ozlab wizard``: the console, and the same actions as plain commands for scripts.
 
 ``bot/cli.py`` only calls :func:`add_wizard_commands` and :func:`run_wizard`. This module
-imports nothing but the standard library: the bot process never loads Textual, and the
-plain commands load only the desk.
+imports nothing but the standard library (and ``bot.arguments``, which imports nothing
+else): the bot process never loads Textual, and the plain commands load only the desk.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 from typing import Any
+
+from bot.arguments import seconds
 
 DEFAULT_DB = Path("ozlab.sqlite")
 
@@ -49,7 +51,7 @@ def add_wizard_commands(subparsers: Any) -> argparse.ArgumentParser:
         if wait:
             parser.add_argument(
                 "--wait",
-                type=float,
+                type=seconds,
                 default=10.0,
                 metavar="SECONDS",
                 help="how long to wait for the bot to apply it (0: do not wait; default 10)",
@@ -88,7 +90,7 @@ def add_wizard_commands(subparsers: Any) -> argparse.ArgumentParser:
     gate.add_argument("session", help="a session id, system:<id> or study:<id>")
     gate.add_argument("state", choices=("on", "off"))
     gate.add_argument(
-        "--auto-send", type=float, metavar="SECONDS", help="send a held reply by itself after"
+        "--auto-send", type=seconds, metavar="SECONDS", help="send a held reply by itself after"
     )
     note = action("note", "attach a note to an exchange")
     note.add_argument("session")

@@ -14,19 +14,19 @@ skipped; the rest of its batch is handled.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from telegram import Bot, Update
-from telegram.error import InvalidToken, NetworkError, TelegramError, TimedOut
+from telegram.error import TelegramError
 
 from bot.delivery import Delivery
 from bot.engine import effects as fx
 from bot.privacy import Privacy
 from bot.store.interface import StudyStore
 from bot.telegram.inbound import Inbound, UnreadableUpdate, read_update
+from bot.telegram.outage import Outage, reach
 from bot.vocabulary import EventKind
 
 log = logging.getLogger(__name__)
@@ -45,6 +45,7 @@ class DurablePoller:
         deliver: Callable[[Delivery], None],
         *,
         poll_timeout: int = 20,
+        outage: Outage | None = None,
     ) -> None:
         self._bot = bot
         self._store = store
@@ -52,22 +53,15 @@ class DurablePoller:
         self._deliver = deliver
         self._poll_timeout = poll_timeout
         self._offset: int | None = None
+        self._outage = outage or Outage()
 
     async def run(self) -> None:
-        await self._bot.delete_webhook()
-        failures = 0
+        """Poll until cancelled; a lost network is waited out (``bot.telegram.outage``), a
+        token Telegram refuses ends it."""
+        await reach(self._bot.delete_webhook, self._outage)
         while True:
-            try:
-                updates = await self._get_updates()
-            except InvalidToken:
-                raise
-            except (TimedOut, NetworkError, TelegramError) as error:
-                failures += 1
-                delay = min(30.0, 0.5 * 2 ** min(failures, 6))
-                log.warning("getUpdates failed (%s); retrying in %.1f s", error, delay)
-                await asyncio.sleep(delay)
-                continue
-            failures = 0
+            # Any error of Telegram's is tried again here: the bot is known to work by now.
+            updates = await reach(self._get_updates, self._outage, only_network=False)
             if updates:
                 await self._accept(updates)
 

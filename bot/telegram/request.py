@@ -13,16 +13,17 @@ and one for everything else; :func:`request_pair` and :func:`use_aiohttp` build 
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 import aiohttp
 from telegram._utils.defaultvalue import DefaultValue
-from telegram.error import NetworkError, TimedOut
+from telegram.error import NetworkError, TelegramError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
 if TYPE_CHECKING:
-    from telegram._utils.types import ODVInput
+    from telegram._utils.types import JSONDict, ODVInput
     from telegram.ext import ApplicationBuilder
 
 __all__ = ["AiohttpRequest", "request_pair", "use_aiohttp"]
@@ -101,6 +102,19 @@ class AiohttpRequest(BaseRequest):
             timeout=aiohttp.ClientTimeout(total=None),
         )
         self._slots = asyncio.Semaphore(self._pool_size)
+
+    @staticmethod
+    def parse_json_payload(payload: bytes) -> JSONDict:
+        """As PTB's, but quiet: PTB logs a body that is not JSON as an ERROR with a traceback
+        and the whole body (a gateway's 502 page, at every try while Telegram is down); the
+        error raised says it once, to whoever tries again (``bot.telegram.outage``)."""
+        try:
+            parsed = json.loads(payload.decode("utf-8", "replace"))
+        except ValueError as exc:
+            raise TelegramError("Invalid server response") from exc
+        if not isinstance(parsed, dict):
+            raise TelegramError("Invalid server response")
+        return parsed
 
     async def shutdown(self) -> None:
         """Close the session; safe to call twice or before :meth:`initialize`."""

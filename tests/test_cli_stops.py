@@ -1,0 +1,152 @@
+"""A command that cannot go on says one line: Ctrl-C, a file where a folder goes, a count of
+-3. Each as a researcher meets it, in a process of its own, with its documented status."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from analytics.synthetic import write_synthetic_study
+from bot.errors import StudyDataError
+from tests.e2e_support import PROJECT_ROOT, OzlabProcesses
+
+USAGE_ERROR = 2  # argparse's own status for a wrong argument
+
+
+def environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OZLAB_", "TELEGRAM_"))}
+    env["PYTHONPATH"] = str(PROJECT_ROOT)
+    return env
+
+
+def ozlab(
+    *args: str | Path, cwd: Path, module: str = "bot.cli"
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", module, *map(str, args)],
+        cwd=cwd,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.slow
+async def test_ctrl_c_stops_a_demo_with_one_line_and_130(tmp_path: Path) -> None:
+    """It printed some forty lines of traceback (the simulation's coroutines, asyncio's
+    runner) and died of the signal."""
+    db = tmp_path / "demo.sqlite"
+    demo = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "bot.cli", "demo", "-n", "2000", "--db", str(db)),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=tmp_path,
+        env=environment(),
+    )
+    try:
+        assert demo.stdout is not None
+        started = await asyncio.wait_for(demo.stdout.readline(), 60)
+        assert b"2000 simulated participants" in started
+        demo.send_signal(signal.SIGINT)
+        out, err = await asyncio.wait_for(demo.communicate(), 60)
+    finally:
+        if demo.returncode is None:
+            demo.kill()
+            await demo.wait()
+    assert demo.returncode == 130  # the shell's status for Ctrl-C
+    assert err.decode().splitlines() == ["ozlab: stopped by Ctrl-C"]
+    assert b"Database:" not in out  # no summary of a study played half-way
+
+
+@pytest.mark.slow
+async def test_ctrl_c_stops_a_running_bot_cleanly_with_130(ozlab: OzlabProcesses) -> None:
+    """Its stop is the clean one SIGTERM gives (a service manager's: status 0), and the
+    shell's status for Ctrl-C."""
+    bot = await ozlab.start()
+    bot.process.send_signal(signal.SIGINT)
+    assert await asyncio.wait_for(bot.finish(), 30) == 130
+    assert bot.stderr.splitlines()[-1] == "ozlab: stopped by Ctrl-C"
+    assert "Traceback" not in bot.stderr and " ERROR " not in bot.stderr
+
+
+def test_export_into_a_file_is_one_line_and_3_and_the_file_stays(tmp_path: Path) -> None:
+    """It raised FileExistsError from deep in the export (a traceback, status 1)."""
+    db = tmp_path / "study.sqlite"
+    write_synthetic_study(db, sessions=4, responses_per_session=3, seed=1, systems=2)
+    kept = tmp_path / "exchanges.csv"
+    kept.write_bytes(b"an earlier export, kept\n")
+    done = ozlab("export", "--db", db, "--out", kept, cwd=tmp_path)
+    assert done.returncode == StudyDataError.exit_code == 3
+    assert done.stderr.splitlines() == [
+        f"ozlab: {kept} is a file: give --out a folder to write the tables into"
+    ]
+    assert kept.read_bytes() == b"an earlier export, kept\n"
+    below = ozlab("export", "--db", db, "--out", kept / "tables", cwd=tmp_path)
+    assert below.returncode == 3
+    assert below.stderr.splitlines() == [f"ozlab: {kept / 'tables'}: Not a directory"]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("report", "--db", "study.sqlite", "--out", "afile/report.md"), "afile: File exists"),
+        (("report", "--db", "study.sqlite", "--figures", "afile"), "afile: File exists"),
+        (("import", "responses", "gone.csv", "--db", "study.sqlite"), "gone.csv: No such file"),
+        (("schema", "--out", "afile"), "afile: File exists"),
+        (("new", "afile"), "afile: File exists"),
+    ],
+)
+def test_a_file_that_cannot_be_read_or_written_is_one_line_and_3(
+    tmp_path: Path, args: tuple[str, ...], said: str
+) -> None:
+    """Each raised FileExistsError or FileNotFoundError: some twenty lines of traceback, 1."""
+    write_synthetic_study(tmp_path / "study.sqlite", sessions=2, responses_per_session=2, seed=1)
+    (tmp_path / "afile").write_text("kept")
+    done = ozlab(*args, cwd=tmp_path)
+    assert done.returncode == StudyDataError.exit_code == 3
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"ozlab: {said}"), line
+    assert (tmp_path / "afile").read_text() == "kept"
+
+
+@pytest.mark.parametrize(
+    ("args", "option", "value"),
+    [
+        (("demo", "-n", "-3"), "-n/--participants", "-3"),
+        (("demo", "--participants", "0"), "-n/--participants", "0"),
+        (("pilot", "hmd", "-n", "0", "--simulator", "scripted"), "-n/--participants", "0"),
+        (("invite", "--db", "x.sqlite", "--bot", "b", "--n", "-1"), "--n", "-1"),
+        (("invite", "--db", "x.sqlite", "--bot", "b", "--annotators", "0"), "--annotators", "0"),
+        (("serve-demo", "--port", "70000"), "--port", "70000"),
+        (("stress", "run", "--db", "x.sqlite", "--concurrency", "0"), "--concurrency", "0"),
+        (("stress", "generate", "--db", "x.sqlite", "--per-type", "-2"), "--per-type", "-2"),
+        (("wizard", "say", "s1", "hello", "--wait", "-1"), "--wait", "-1"),
+        (("power", "hmd", "--effect", "-0.5"), "--effect", "-0.5"),
+    ],
+)
+def test_a_count_below_one_is_a_usage_error(
+    tmp_path: Path, args: tuple[str, ...], option: str, value: str
+) -> None:
+    """``-n -3`` was taken: the demo played no one and printed an empty summary."""
+    done = ozlab(*args, cwd=tmp_path)
+    assert done.returncode == USAGE_ERROR, done.stderr
+    assert done.stderr.startswith("usage: ozlab ")
+    assert f"error: argument {option}: must be " in done.stderr.splitlines()[-1]
+    assert value in done.stderr.splitlines()[-1]
+    assert list(tmp_path.iterdir()) == []  # nothing opened, nothing written
+
+
+def test_a_word_where_a_count_goes_says_what_kind_of_value(tmp_path: Path) -> None:
+    done = ozlab("demo", "-n", "many", cwd=tmp_path)
+    assert done.returncode == USAGE_ERROR
+    assert done.stderr.splitlines()[-1] == (
+        "ozlab demo: error: argument -n/--participants: invalid count value: 'many'"
+    )

@@ -1,0 +1,69 @@
+"""What ``pip install -e '.[test]'`` installs is what the suite imports, and what ozlab declares
+it needs is what its code imports: a fresh clone's ``pytest`` must not fail at collection
+(pyarrow used to be only in the ``parquet`` extra), and no package is installed for nothing
+(aiosqlite was declared and never imported)."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import tomllib
+from importlib.metadata import packages_distributions
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CODE = ("bot", "analytics", "scenarios", "questionnaires", "wizard_console")
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+OURS = {"bot", "analytics", "scenarios", "questionnaires", "wizard_console", "tests", "bench"}
+
+
+def _name(requirement: str) -> str:
+    """The distribution a requirement names, normalised as PyPI does."""
+    bare = re.split(r"[\[<>=!~ ;]", requirement, maxsplit=1)[0]
+    return re.sub(r"[-_.]+", "-", bare).lower()
+
+
+def _imported(folders: tuple[str, ...]) -> dict[str, set[str]]:
+    """Top-level modules imported by the files under ``folders``, outside the standard
+    library and ozlab itself, each with the files that import it."""
+    found: dict[str, set[str]] = {}
+    for folder in folders:
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module]
+                else:
+                    continue
+                for name in names:
+                    top = name.split(".")[0]
+                    if top not in sys.stdlib_module_names and top not in OURS:
+                        found.setdefault(top, set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+INSTALLED = packages_distributions()  # module -> the distributions that provide it
+
+
+def _distributions(module: str) -> set[str]:
+    return {_name(d) for d in INSTALLED.get(module, [module])}
+
+
+def test_the_test_extra_has_everything_the_tests_import() -> None:
+    declared = {
+        _name(r) for r in [*PROJECT["dependencies"], *PROJECT["optional-dependencies"]["test"]]
+    }
+    undeclared = {
+        module: sorted(files)[:3]
+        for module, files in _imported(("tests",)).items()
+        if not _distributions(module) & declared
+    }
+    assert undeclared == {}
+
+
+def test_every_declared_dependency_is_imported_by_ozlab() -> None:
+    imported = set().union(*(_distributions(m) for m in _imported(CODE)))
+    unused = {_name(r) for r in PROJECT["dependencies"]} - imported
+    assert unused == set()
