@@ -91,14 +91,22 @@ def test_export_into_a_file_is_one_line_and_3_and_the_file_stays(tmp_path: Path)
     assert kept.read_bytes() == b"an earlier export, kept\n"
     below = ozlab("export", "--db", db, "--out", kept / "tables", cwd=tmp_path)
     assert below.returncode == 3
-    assert below.stderr.splitlines() == [f"ozlab: {kept / 'tables'}: Not a directory"]
+    assert below.stderr.splitlines() == [
+        f"ozlab: cannot make the folder {kept / 'tables'}: Not a directory"
+    ]
 
 
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (("report", "--db", "study.sqlite", "--out", "afile/report.md"), "afile: File exists"),
-        (("report", "--db", "study.sqlite", "--figures", "afile"), "afile: File exists"),
+        (
+            ("report", "--db", "study.sqlite", "--out", "afile/report.md"),
+            "cannot write into afile: it is a file, not a folder",
+        ),
+        (
+            ("report", "--db", "study.sqlite", "--figures", "afile"),
+            "cannot write into afile: it is a file, not a folder",
+        ),
         (("import", "responses", "gone.csv", "--db", "study.sqlite"), "gone.csv: No such file"),
         (("schema", "--out", "afile"), "afile: File exists"),
         (("new", "afile"), "afile: File exists"),
