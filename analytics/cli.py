@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from bot.arguments import positive, probability
 from bot.errors import StudyDataError, told
+from bot.visible_text import visible
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -319,7 +320,7 @@ def _refuse_problems(file: Path, problems: Sequence[Problem]) -> None:
     from analytics.document import plural
 
     for problem in problems[:_SHOWN]:
-        print(f"{file}:{problem.line}: {problem.message}", file=sys.stderr)
+        print(f"{file}:{problem.line}: {visible(problem.message)}", file=sys.stderr)
     if len(problems) > _SHOWN:
         print(f"… and {plural(len(problems) - _SHOWN, 'more problem')}", file=sys.stderr)
     if problems:
@@ -334,7 +335,7 @@ def import_responses(
 
     result = run_import(file, db, study=study, dry_run=dry_run)
     for note in result.notes:
-        print(note, file=sys.stderr)
+        print(visible(note), file=sys.stderr)
     _refuse_problems(file, result.problems)
     verb = "would be imported (dry run)" if dry_run else "imported"
     print(

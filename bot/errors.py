@@ -33,10 +33,14 @@ logs their traceback (through the redacting log handler) and exits with 1.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 
+from bot.visible_text import visible
+
 INTERRUPTED = 130
+READER_GONE = 141  # 128 + SIGPIPE, as the shell reports a pipeline cut short
 """The status of a command stopped by Ctrl-C: the shell's own for SIGINT (128 + 2)."""
 
 
@@ -83,7 +87,8 @@ def explain(error: OzlabError, prog: str) -> str:
     """What a command line prints for ``error``: the message after the program's name, but a
     study file's problems as they are (``file:line: field: message``), the form editors and
     terminals jump to."""
-    return str(error) if isinstance(error, StudyFileError) else f"{prog}: {error}"
+    said = visible(str(error), lines=True)  # it may quote a file's or a system's text
+    return said if isinstance(error, StudyFileError) else f"{prog}: {said}"
 
 
 def told(command: Callable[[], int], prog: str) -> int:
@@ -95,6 +100,9 @@ def told(command: Callable[[], int], prog: str) -> int:
     except OzlabError as error:
         print(explain(error, prog), file=sys.stderr)
         return error.exit_code
+    except BrokenPipeError:  # ``ozlab report | head``: the reader took what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
+        return READER_GONE
     except OSError as error:
         if error.filename is None:  # not a file named on the command line: a crash
             raise

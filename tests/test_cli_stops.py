@@ -158,3 +158,38 @@ def test_a_word_where_a_count_goes_says_what_kind_of_value(tmp_path: Path) -> No
     assert done.stderr.splitlines()[-1] == (
         "ozlab demo: error: argument -n/--participants: invalid count value: 'many'"
     )
+
+
+def test_a_report_piped_into_a_reader_that_stops_ends_quietly_with_141(tmp_path: Path) -> None:
+    """``ozlab report | head -1``: the reader goes away; the report says nothing more (no
+    BrokenPipeError traceback) and exits as the shell says of a cut pipe."""
+    db = tmp_path / "study.sqlite"
+    write_synthetic_study(db, sessions=40, responses_per_session=20, seed=1, systems=2)
+    report = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "report", "--db", str(db), "--format", "md"],
+        cwd=tmp_path,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert report.stdout is not None and report.stderr is not None
+    report.stdout.close()  # the reader is gone before the report is written
+    with report.stderr:
+        assert report.wait(timeout=120) == 141
+        assert report.stderr.read() == b""
+
+
+def test_an_import_problem_quoting_the_files_text_shows_its_control_characters(
+    tmp_path: Path,
+) -> None:
+    """An import file is text from outside: its header named in a problem line brought an
+    escape sequence (retitling the terminal) straight to the researcher's screen."""
+    ratings = tmp_path / "ratings.csv"
+    ratings.write_text("target,annot\x1b]0;TITLE\x07\n")
+    done = ozlab(
+        "import", "annotations", ratings, "--db", tmp_path / "r.sqlite", "--instrument",
+        "hri-cues", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr
+    assert "annot\\x1b]0;title\\x07" in done.stderr  # headers are read lower-cased

@@ -96,7 +96,7 @@ async def test_5xx_beyond_retries_reports_status_and_excerpt(
     server.behave(Mode.STATUS, status=500, body="database\x00 is\n\n down")
     message = await failure(client, server.endpoint, retries=1)
     assert message == (
-        f"{server.endpoint} answered HTTP 500 Internal Server Error: database is down "
+        f"{server.endpoint} answered HTTP 500 Internal Server Error: database\\x00 is down "
         "(after 2 attempts)"
     )
     assert len(server.requests) == 2
@@ -286,6 +286,7 @@ async def test_concurrent_calls_share_the_client(client: JsonClient, server: Fak
 def test_helpers() -> None:
     assert describe_url("https://u:p@h.example:8443/v1/x?key=1#f") == "https://h.example:8443/v1/x"
     assert describe_url("not a url") == "the system's address"
-    assert excerpt(b"a\x00b\n\n c") == "ab c"
+    assert excerpt(b"a\x00b\n\n c") == "a\\x00b c"  # controls visible, space folded
+    assert excerpt("\x9b2J\u202eevil") == "\\x9b2J\\u202eevil"  # C1 and bidi overrides too
     redact = Redactor({"Authorization": "Bearer abcdefgh", "X-Short": "abc"})
     assert redact("Bearer abcdefgh and abcdefgh, abc") == "*** and ***, abc"

@@ -33,6 +33,7 @@ from yarl import URL
 
 from bot.errors import SystemSetupError
 from bot.systems.base import SystemFailure, SystemTimeout
+from bot.visible_text import visible
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,6 @@ _EXCERPT_CHARS = 200  # show at most this much of it
 _CHUNK = 65536
 _MIN_SECRET = 6  # shorter header values are not worth redacting (and would over-redact)
 _JSON_TYPE = re.compile(r"^application/(?:[\w.+-]+\+)?json$")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _SPACES = re.compile(r"\s+")
 _OWN_HEADERS = {"content-type", "accept", "user-agent"}
 _USER_AGENT = "ozlab (human evaluation of dialogue systems)"
@@ -100,7 +100,7 @@ class Redactor:
 def excerpt(data: bytes | str, limit: int = _EXCERPT_CHARS) -> str:
     """A short, printable, one-line excerpt of a body, for an error message."""
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
-    text = _SPACES.sub(" ", _CONTROL.sub("", text)).strip()
+    text = visible(_SPACES.sub(" ", text).strip())  # a body is outside text, for terminals
     if len(text) > limit:
         text = text[:limit].rstrip() + "…"
     return text
