@@ -23,7 +23,6 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
-from bot.errors import StoreError
 from bot.store import Access, open_store
 from bot.store.blocking import run_blocking
 from bot.store.interface import AnalyticsSnapshot, StressTests
@@ -115,11 +114,9 @@ class StudyData:
 
 
 def load_study_data(db: Path | str) -> StudyData:
-    """Read ``db`` from one read-only snapshot; an absent file is an error, an empty one not."""
-    path = Path(db)
-    if not path.is_file():
-        raise StoreError(f"no study database at {path}")
-    return _assemble(**run_blocking(lambda: _read_all(path)))
+    """Read ``db`` (a path or a database URL) from one read-only snapshot; an absent study
+    is an error, an empty one not."""
+    return _assemble(**run_blocking(lambda: _read_all(db)))
 
 
 class _Frames:
@@ -145,8 +142,8 @@ class ReportedStore(AnalyticsSnapshot, StressTests, Protocol):
     """The roles analytics reads: the snapshot, and the stress tests' results."""
 
 
-async def _read_all(path: Path) -> dict[str, Any]:
-    store = await open_store(path, access=Access.READ)
+async def _read_all(db: Path | str) -> dict[str, Any]:
+    store = await open_store(db, access=Access.READ)
     try:
         return await _read(store)
     finally:

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from enum import Enum
 
-from bot.errors import StoreError
+from bot.errors import StoreError, without_passwords
 from bot.store.interface import StudyStore
 
 __all__ = ["Access", "open_store", "shown_url"]
@@ -85,24 +85,4 @@ def _sqlite_path(url: str | os.PathLike[str]) -> str:
 
 def shown_url(url: str) -> str:
     """The URL as it may be printed: a password in it becomes ``***``."""
-    found = _SCHEME.match(url)
-    if found is None:
-        return url
-    head, rest = url[: found.end()], url[found.end() :]
-    slashes = len(rest) - len(rest.lstrip("/"))
-    authority_end = len(rest)
-    for stop in ("/", "?", "#"):
-        at = rest.find(stop, slashes)
-        if at != -1:
-            authority_end = min(authority_end, at)
-    at_sign = rest.rfind("@", slashes, authority_end)
-    if at_sign == -1:
-        # a password may hold a '/' that is not percent-encoded: look for the '@' anywhere
-        at_sign = rest.find("@", slashes)
-    if at_sign == -1:
-        return url
-    userinfo = rest[slashes:at_sign]
-    if ":" not in userinfo:
-        return url
-    user = userinfo.split(":", 1)[0]
-    return f"{head}{rest[:slashes]}{user}:***{rest[at_sign:]}"
+    return without_passwords(url)
