@@ -32,6 +32,7 @@ FIRST, ADJUDICATION = AnnotationRound.FIRST, AnnotationRound.ADJUDICATION
 
 def step(participant: str, *records: fx.Record, **fields: object) -> StepCommit:
     status = fields.pop("status", ParticipantStatus(Stage.DIALOGUE, 1.0))
+    assert status is None or isinstance(status, ParticipantStatus)
     return StepCommit(
         "s",
         participant,
@@ -103,7 +104,7 @@ async def ready(store: StudyStore, name: str = "hri", *, seen_once: bool = True)
     return sid
 
 
-async def give(store: StudyStore, name: str, *assigned: tuple[str, str, AnnotationLevel]) -> None:
+async def give(store: StudyStore, name: str, *assigned: tuple[str, AnnotationLevel, str]) -> None:
     state = await store.annotation_state(name)
     assert state is not None
     plan = AssignmentPlan(assign=tuple((t, lv, who, FIRST) for t, lv, who in assigned))

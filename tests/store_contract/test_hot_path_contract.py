@@ -38,7 +38,7 @@ async def test_a_committed_step_survives_a_kill_of_the_writing_process(
         stdout=asyncio.subprocess.PIPE,
     )
     assert child.stdout is not None
-    announced = []
+    announced: list[str] = []
     try:
         async with asyncio.timeout(30):
             while len(announced) < steps // 2:  # killed half-way through its work
