@@ -50,6 +50,14 @@ async def test_a_path_and_its_sqlite_urls_open_the_same_study(
     assert loaded == {"by-path", "by-relative-url", "by-absolute-url"}
 
 
+async def test_a_file_with_a_colon_in_its_name_is_a_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    await _write("study:v2.sqlite", "p")
+    assert await _participants(tmp_path / "study:v2.sqlite") == []
+
+
 @pytest.mark.parametrize(
     "url",
     [SERVER, "POSTGRESQL://ann:s3cret-pw@db.lab.example/studies", "mysql://ann:s3cret-pw@h/db"],

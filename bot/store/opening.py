@@ -18,8 +18,10 @@ from bot.store.interface import StudyStore
 
 __all__ = ["Access", "open_store", "shown_url"]
 
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")
-"""A URL's scheme: two characters at least, so that a drive letter (``C:``) stays a path."""
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):/")
+"""A URL's scheme, then a slash (one is left when a path object folded them): two
+characters at least, so that a drive letter (``C:/``) or a file named ``study:v2`` stays a
+path."""
 
 
 class Access(Enum):
@@ -74,7 +76,7 @@ def _sqlite_path(url: str | os.PathLike[str]) -> str:
     if not isinstance(url, str):
         # a path object has folded the URL's slashes: sqlite:///a and sqlite:////a look alike
         raise StoreError(f"{shown_url(text)} was read as a path: give the SQLite file's path")
-    rest = text[found.end() :]
+    rest = text[found.end(1) + 1 :]  # after the colon
     if not rest.startswith("///") or len(rest) == 3:
         raise StoreError(
             f"{shown_url(text)} names no file: write sqlite:///relative/path"
