@@ -17,21 +17,21 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
-from bot.errors import StoreError
+from bot.store import Access, open_store
 from bot.store.blocking import run_blocking
+from bot.store.interface import AnalyticsSnapshot, StressTests
 from bot.store.model import (
     SNAPSHOT_COLUMNS,
     AnnotationJobRecord,
     AnnotationRating,
     SnapshotInfo,
 )
-from bot.store.sqlite import open_existing
 from bot.store.stress_records import StressResult
 from bot.vocabulary import Moment, Origin
 from questionnaires.models import Questionnaire
@@ -114,11 +114,9 @@ class StudyData:
 
 
 def load_study_data(db: Path | str) -> StudyData:
-    """Read ``db`` from one read-only snapshot; an absent file is an error, an empty one not."""
-    path = Path(db)
-    if not path.is_file():
-        raise StoreError(f"no study database at {path}")
-    return _assemble(**run_blocking(lambda: _read_all(path)))
+    """Read ``db`` (a path or a database URL) from one read-only snapshot; an absent study
+    is an error, an empty one not."""
+    return _assemble(**run_blocking(lambda: _read_all(db)))
 
 
 class _Frames:
@@ -140,14 +138,22 @@ _CATEGORICAL = ("exchanges", "responses", "events")
 """Tables read with categorical ids (sessions and participants are small: kept as objects)."""
 
 
-async def _read_all(path: Path) -> dict[str, Any]:
-    frames = _Frames()
-    store = await open_existing(path, read_only=True)
+class ReportedStore(AnalyticsSnapshot, StressTests, Protocol):
+    """The roles analytics reads: the snapshot, and the stress tests' results."""
+
+
+async def _read_all(db: Path | str) -> dict[str, Any]:
+    store = await open_store(db, access=Access.READ)
     try:
-        info: SnapshotInfo = await store.read_snapshot(frames)
-        stress = tuple(await store.stress_results())
+        return await _read(store)
     finally:
         await store.close()
+
+
+async def _read(store: ReportedStore) -> dict[str, Any]:
+    frames = _Frames()
+    info: SnapshotInfo = await store.read_snapshot(frames)
+    stress = tuple(await store.stress_results())
     notes: list[str] = []
     if not info.has_tables:
         notes.append("The database has no tables yet: the bot has never run on it.")

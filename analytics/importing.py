@@ -27,14 +27,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from analytics.import_rows import Problem, RowChecker
 from bot.researcher_files import restored
+from bot.store import open_store
 from bot.store.blocking import run_blocking
 from bot.store.definition import definition_json
-from bot.store.interface import StudyStore
+from bot.store.interface import Imports, StudyDefinitions
 from bot.store.model import ImportedAnswer
-from bot.store.sqlite import open_store
 from scenarios.models import StudyBundle
 
 __all__ = ["ImportResult", "Problem", "import_responses"]
@@ -74,6 +75,10 @@ def import_responses(
     return run_blocking(lambda: _import(file, raw, db, study, dry_run, clock))
 
 
+class ImportingStore(Imports, StudyDefinitions, Protocol):
+    """The roles an import of answers uses: the import, and the study it is checked against."""
+
+
 async def _import(
     file: Path, raw: bytes, db: Path, study: str | None, dry_run: bool, clock: Callable[[], float]
 ) -> ImportResult:
@@ -85,7 +90,7 @@ async def _import(
 
 
 async def _run(
-    store: StudyStore, file: Path, raw: bytes, study: str | None, dry_run: bool, now: float
+    store: ImportingStore, file: Path, raw: bytes, study: str | None, dry_run: bool, now: float
 ) -> ImportResult:
     bundle, loaded, problem = await _study(store, study)
     if bundle is None:
@@ -163,7 +168,9 @@ def _participant(
     return []
 
 
-async def _study(store: StudyStore, study: str | None) -> tuple[StudyBundle | None, bool, str]:
+async def _study(
+    store: StudyDefinitions, study: str | None
+) -> tuple[StudyBundle | None, bool, str]:
     """The stored definition to check against; a shipped study or YAML file named with
     ``--study`` is stored too (once the answers are) when the database has none of that id.
     Returns the study, whether it was loaded from a file, and the problem when none."""

@@ -28,18 +28,18 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from analytics.import_rows import Problem, checked_answer
+from bot.store import open_store
 from bot.store.blocking import run_blocking
-from bot.store.interface import StudyStore
+from bot.store.interface import AnnotationPlanning, Imports, StudyDefinitions
 from bot.store.model import (
     AnnotatableSession,
     AnnotationJobRecord,
     AnnotationTarget,
     ImportedRating,
 )
-from bot.store.sqlite import open_store
 from bot.vocabulary import AnnotationLevel, AnnotationRound
 from questionnaires.models import Questionnaire
 from scenarios.models import StudyBundle
@@ -92,8 +92,13 @@ def _failed(job: str, line: int, message: str) -> RatingsResult:
     return RatingsResult(job, 0, 0, 0, 0, (Problem(line, message),))
 
 
+class RatingsStore(Imports, AnnotationPlanning, StudyDefinitions, Protocol):
+    """The roles an import of ratings uses: the import, the jobs and sessions its targets
+    are checked against, and the studies that name the jobs."""
+
+
 async def _run(
-    store: StudyStore, raw: bytes, ref: str, job_name: str | None, dry_run: bool, now: float
+    store: RatingsStore, raw: bytes, ref: str, job_name: str | None, dry_run: bool, now: float
 ) -> RatingsResult:
     name = job_name or DEFAULT_JOB
     bundles = [
@@ -179,7 +184,7 @@ def _instrument(ref: str, bundles: list[StudyBundle]) -> tuple[Questionnaire | N
 
 
 async def _job(
-    store: StudyStore, name: str, questionnaire: Questionnaire, bundles: list[StudyBundle]
+    store: AnnotationPlanning, name: str, questionnaire: Questionnaire, bundles: list[StudyBundle]
 ) -> tuple[AnnotationJobRecord | None, tuple[AnnotationLevel, ...], str]:
     """The job the ratings join (a study's job, one stored already, or a new one), and the
     levels the instrument is used at in it (none known: told by each target). An imported

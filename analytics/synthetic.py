@@ -19,10 +19,10 @@ import numpy as np
 import yaml
 
 from bot.errors import StudyDataError
+from bot.store import open_store
 from bot.store.blocking import run_blocking
 from bot.store.definition import definition_json
 from bot.store.model import BulkRows
-from bot.store.sqlite import open_store
 from bot.vocabulary import Moment
 from questionnaires.models import Questionnaire, ScaleItem
 from scenarios.models import StudyBundle

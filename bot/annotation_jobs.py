@@ -10,7 +10,7 @@ reassignment follow.
 from __future__ import annotations
 
 from bot.errors import StudyDataError
-from bot.store.interface import StudyStore
+from bot.store.interface import AnnotationPlanning
 from bot.store.model import AnnotationJobRecord, AnnotationState, AssignmentPlan
 from scenarios.annotation_assignment import item_kinds, next_drop_out, plan, rules_of
 from scenarios.annotation_targets import build_targets
@@ -41,7 +41,7 @@ def job_record(bundle: StudyBundle, job: AnnotationJob) -> AnnotationJobRecord:
     )
 
 
-async def prepare_job(store: StudyStore, bundle: StudyBundle, job: AnnotationJob) -> int:
+async def prepare_job(store: AnnotationPlanning, bundle: StudyBundle, job: AnnotationJob) -> int:
     """Store the job and the targets of sessions ended since it was last prepared; how many
     targets are new."""
     await store.save_annotation_job(job_record(bundle, job))
@@ -52,7 +52,7 @@ async def prepare_job(store: StudyStore, bundle: StudyBundle, job: AnnotationJob
 
 
 async def assign(
-    store: StudyStore, bundle: StudyBundle, job: AnnotationJob, now: float
+    store: AnnotationPlanning, bundle: StudyBundle, job: AnnotationJob, now: float
 ) -> AssignmentPlan:
     """Plan and apply who rates what; the plan that was applied (empty: nothing to do)."""
     decided, _ = await _assigned(store, bundle, job, now)
@@ -60,7 +60,7 @@ async def assign(
 
 
 async def assign_on_the_clock(
-    store: StudyStore, bundle: StudyBundle, job: AnnotationJob, now: float
+    store: AnnotationPlanning, bundle: StudyBundle, job: AnnotationJob, now: float
 ) -> tuple[AssignmentPlan, float | None]:
     """``assign``, and when the job's next silent annotator drops out after it (None: nobody
     can): from the state the plan was made from when there was nothing to do (the usual
@@ -72,7 +72,7 @@ async def assign_on_the_clock(
 
 
 async def _assigned(
-    store: StudyStore, bundle: StudyBundle, job: AnnotationJob, now: float
+    store: AnnotationPlanning, bundle: StudyBundle, job: AnnotationJob, now: float
 ) -> tuple[AssignmentPlan, AnnotationState]:
     rules = rules_of(job)
     kinds = item_kinds(bundle.questionnaires[q] for q in job.instruments())

@@ -21,7 +21,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import TYPE_CHECKING, Any, Protocol, assert_never
 
 from bot.annotation_deadlines import RECHECK, DropOutWatch
 from bot.annotation_jobs import assign, assign_on_the_clock
@@ -47,7 +47,7 @@ from bot.engine.annotating.model import (
 )
 from bot.errors import StudyDataError
 from bot.privacy import Privacy
-from bot.store.interface import StudyStore
+from bot.store.interface import AnnotationPlanning, AnnotatorWork, HotPath
 from bot.store.model import Annotator, AssignmentPlan, StepCommit
 from bot.telegram.outbox import ParticipantUnreachable
 from bot.vocabulary import AnnotatorClaim, RatingOutcome
@@ -58,6 +58,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+
+class AnnotatingStore(AnnotatorWork, AnnotationPlanning, HotPath, Protocol):
+    """The roles annotators' chats use: their own work, the plan it follows (assigned
+    again when someone drops out), and the inbox an update is consumed from."""
+
+
 _STORE_EFFECTS = (RecordRating, SetPaused, FinishTarget, ReopenLast)
 
 
@@ -65,7 +71,7 @@ class AnnotationRunner:
     def __init__(
         self,
         bundle: StudyBundle,
-        store: StudyStore,
+        store: AnnotatingStore,
         privacy: Privacy,
         outbox: Outbox,
         clock: Callable[[], float] = time.time,

@@ -16,16 +16,21 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from bot.annotation_jobs import assign, job_of, prepare_job
 from bot.errors import StudyDataError
 from bot.invitations import deep_link, new_code
 from bot.researcher_files import private_file, write_rows
-from bot.store.interface import StudyStore
+from bot.store.interface import AnnotationPlanning, StudyDefinitions
 from scenarios.models import StudyBundle
 
 ANNOTATOR_CODE_PREFIX = "ann-"
 _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+
+class InvitingStore(AnnotationPlanning, StudyDefinitions, Protocol):
+    """The roles inviting annotators uses: the job's plan, and the study it belongs to."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +45,7 @@ def new_pseudonym() -> str:
     return "A-" + "".join(secrets.choice(_ALPHABET) for _ in range(4))
 
 
-async def study_bundle(store: StudyStore, study: str | None) -> StudyBundle:
+async def study_bundle(store: StudyDefinitions, study: str | None) -> StudyBundle:
     """The study whose job is meant: stored in the database, or named with ``--study``."""
     stored = await store.latest_definitions()
     if study in stored or (study is None and len(stored) == 1):
@@ -60,7 +65,7 @@ async def study_bundle(store: StudyStore, study: str | None) -> StudyBundle:
 
 
 async def invite_annotators(
-    store: StudyStore,
+    store: InvitingStore,
     study: str | None,
     job_name: str,
     count: int,

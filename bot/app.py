@@ -22,9 +22,8 @@ from bot.errors import TelegramSetupError
 from bot.heartbeat import Heartbeat
 from bot.privacy import Privacy
 from bot.runner import StudyRunner
+from bot.store import StudyStore, open_store
 from bot.store.definition import definition_json
-from bot.store.interface import StudyStore
-from bot.store.sqlite import open_store
 from bot.systems.base import System
 from bot.systems.registry import build_systems, close_systems
 from bot.telegram.flood import TELEGRAM_LIMITS, FloodLimits, FloodPacer

@@ -381,10 +381,10 @@ def _chat(args: argparse.Namespace) -> int:
 
 def _backup(args: argparse.Namespace) -> int:
     """Quiet when it worked, as cron likes it: cron mails only a failure's one line."""
-    from bot.store.sqlite import open_existing
+    from bot.store import Access, open_store
 
     async def copy() -> None:
-        store = await open_existing(args.db, read_only=True)
+        store = await open_store(args.db, access=Access.READ)
         try:
             await store.backup(args.out)
         finally:
@@ -411,7 +411,7 @@ def _erase(args: argparse.Namespace) -> int:
 
 def _invite(args: argparse.Namespace) -> int:
     from bot.invitations import bot_username, check_out, new_invitations, write_invitations
-    from bot.store.sqlite import open_store
+    from bot.store import open_store
 
     bot = bot_username(args.bot)
     if args.annotators is not None:
@@ -438,7 +438,7 @@ def _invite(args: argparse.Namespace) -> int:
 def _invite_annotators(args: argparse.Namespace, bot: str) -> int:
     from bot.annotator_invitations import Invited, invite_annotators, write_annotators
     from bot.invitations import check_out
-    from bot.store.sqlite import open_store
+    from bot.store import open_store
 
     if not args.job:
         raise StudyDataError("--annotators needs --job: the annotation job they rate for")
@@ -474,7 +474,7 @@ def _payments_parser() -> argparse.ArgumentParser:
 def _payments(args: argparse.Namespace) -> int:
     from bot.payments import payment_rows, write_payments
     from bot.privacy import Privacy
-    from bot.store.sqlite import open_existing
+    from bot.store import Access, open_store
 
     secret = os.environ.get(SECRET_ENV, "")
     if not secret:
@@ -482,7 +482,7 @@ def _payments(args: argparse.Namespace) -> int:
     privacy = Privacy(secret)
 
     async def read() -> list[tuple[str, ...]]:
-        store = await open_existing(args.db, read_only=True)
+        store = await open_store(args.db, access=Access.READ)
         try:
             return payment_rows(await store.payments(), privacy)
         finally:

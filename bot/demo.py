@@ -24,8 +24,7 @@ from bot.privacy import Privacy
 from bot.simulation.lookout import StoreLookout
 from bot.simulation.pace import DEMO_EPOCH, Pace, SimulatedClock
 from bot.simulation.play import Mind, Played, ScriptedMind, StudyPlayer
-from bot.store import holdings
-from bot.store.sqlite import open_store
+from bot.store import holdings, open_store
 from bot.systems.base import Conversation, System, SystemReply
 from bot.systems.registry import build_systems, close_systems
 from scenarios.models import StudyBundle

@@ -17,8 +17,7 @@ from pathlib import Path
 from bot import running
 from bot.app import BotConfig, run_bot
 from bot.emulator import BotApiEmulator
-from bot.store.interface import StudyStore
-from bot.store.sqlite import open_store
+from bot.store import StudyStore, open_store
 from bot.systems.base import System
 from scenarios.models import StudyBundle
 

@@ -34,6 +34,7 @@ logs their traceback (through the redacting log handler) and exits with 1.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 
@@ -91,6 +92,16 @@ def explain(error: OzlabError, prog: str) -> str:
     return said if isinstance(error, StudyFileError) else f"{prog}: {said}"
 
 
+_PASSWORD = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]+:/{1,2}[^\s/@:]*):\S*@")
+
+
+def without_passwords(text: str) -> str:
+    """``text`` with the password of every URL in it shown as ``***`` (up to the URL's last
+    ``@``: a password may hold one): a database URL on the command line may carry one, and
+    no error line shows it."""
+    return _PASSWORD.sub(r"\1:***@", text)
+
+
 def told(command: Callable[[], int], prog: str) -> int:
     """Run ``command``; its own errors, a file it cannot read or write and Ctrl-C end it with
     one line on stderr and their status, never a traceback (what was written before stays
@@ -98,7 +109,7 @@ def told(command: Callable[[], int], prog: str) -> int:
     try:
         return command()
     except OzlabError as error:
-        print(explain(error, prog), file=sys.stderr)
+        print(without_passwords(explain(error, prog)), file=sys.stderr)
         return error.exit_code
     except BrokenPipeError:  # ``ozlab report | head``: the reader took what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
@@ -108,7 +119,7 @@ def told(command: Callable[[], int], prog: str) -> int:
             raise
         # A file or folder given that cannot be read or written (missing, a file where a
         # folder goes, no permission): a wrong value, said the way Unix tools say it.
-        print(f"{prog}: {error.filename}: {error.strerror}", file=sys.stderr)
+        print(without_passwords(f"{prog}: {error.filename}: {error.strerror}"), file=sys.stderr)
         return StudyDataError.exit_code
     except KeyboardInterrupt:
         print(f"{prog}: stopped by Ctrl-C", file=sys.stderr)

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable
 
 from bot.delivery import Delivery
-from bot.store.interface import StudyStore
+from bot.store.interface import ConsoleReadModel
 from bot.vocabulary import Stage
 
 log = logging.getLogger(__name__)
@@ -28,7 +28,7 @@ OVER = frozenset({Stage.DECLINED, Stage.FINISHED, Stage.INELIGIBLE, Stage.CLOSED
 class Heartbeat:
     """Counts what the bot holds and logs it when :meth:`beat` is called (every minute)."""
 
-    def __init__(self, study_id: str, store: StudyStore, clock: Callable[[], float]) -> None:
+    def __init__(self, study_id: str, store: ConsoleReadModel, clock: Callable[[], float]) -> None:
         self._study_id = study_id
         self._store = store
         self._clock = clock

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bot.errors import StudyDataError
 from bot.researcher_files import private_file, write_rows
-from bot.store.interface import StudyStore
+from bot.store.interface import Recruitment
 
 _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to misread on paper
 _LENGTH = 10  # 32**10: guessing a code is hopeless
@@ -47,7 +47,7 @@ def check_out(out: Path, count: int) -> None:
         raise StudyDataError(f"there is no folder {out.parent}: give another --out")
 
 
-async def new_invitations(store: StudyStore, count: int) -> list[str]:
+async def new_invitations(store: Recruitment, count: int) -> list[str]:
     """``count`` codes new to the store (one it holds already is made again)."""
     codes: list[str] = []
     while len(codes) < count:

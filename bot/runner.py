@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol, assert_never
 
-from bot.annotation_runner import AnnotationRunner
+from bot.annotation_runner import AnnotatingStore, AnnotationRunner
 from bot.delivery import Delivery
 from bot.engine import effects as fx
 from bot.engine import events as ev
@@ -32,7 +32,8 @@ from bot.engine.recruitment import platform_id
 from bot.engine.wizard import on_study_command
 from bot.privacy import Privacy
 from bot.rights import erasure
-from bot.store.interface import StudyStore
+from bot.rights.erasure import ErasingStore
+from bot.store.interface import ConsoleReadModel, Recruitment
 from bot.store.model import StepCommit
 from bot.systems.base import System, SystemReply, SystemTimeout
 from bot.systems.health import SystemHealth
@@ -64,11 +65,16 @@ class Outbox(Protocol):
     async def chat_commands(self, chat_id: int, commands: Sequence[tuple[str, str]]) -> None: ...
 
 
+class RunnerStore(AnnotatingStore, ErasingStore, ConsoleReadModel, Recruitment, Protocol):
+    """The roles the running bot uses: the hot path, the gates and commands the console
+    set, invitation codes, erasure, and the annotators' chats beside the participants'."""
+
+
 class StudyRunner:
     def __init__(
         self,
         bundle: StudyBundle,
-        store: StudyStore,
+        store: RunnerStore,
         privacy: Privacy,
         systems: Mapping[str, System],
         outbox: Outbox,

@@ -27,7 +27,7 @@ from bot.arguments import count, positive, rate
 from bot.errors import StudyDataError, SystemSetupError
 
 if TYPE_CHECKING:
-    from bot.store.sqlite import SqliteStore
+    from bot.store.interface import StudyStore
     from bot.stress.phenomena import StressType
 
 
@@ -127,15 +127,12 @@ def _names(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-async def open_study_db(db: Path) -> SqliteStore:
+async def open_study_db(db: Path) -> StudyStore:
     """The study database, brought up to this ozlab's schema (the stress tables are the
     newest); never created: a missing file is a wrong --db."""
-    from bot.errors import StoreError
-    from bot.store.sqlite import is_study_database, open_store
+    from bot.store import Access, open_store
 
-    if not await asyncio.to_thread(is_study_database, db):
-        raise StoreError(f"no study database at {db}: give the --db the bot ran with")
-    return await open_store(db)
+    return await open_store(db, access=Access.UPGRADE)
 
 
 def study_parts(

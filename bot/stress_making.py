@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import TextIO
 
 from bot.errors import SystemSetupError
-from bot.store.interface import StudyStore
+from bot.store.interface import StressTests
 from bot.store.stress_records import Review
 from bot.stress.generate import GENERATED_TYPES
 from bot.stress.model import Perturbation
@@ -60,7 +60,7 @@ def _by_type(made: list[Perturbation]) -> str:
     return ", ".join(f"{n} {t}" for t, n in counts.items()) or "none"
 
 
-async def _generate(store: StudyStore, args: argparse.Namespace, lang: str) -> int:
+async def _generate(store: StressTests, args: argparse.Namespace, lang: str) -> int:
     from bot.stress.generate import generate
 
     utterances = await store.stress_utterances()
@@ -76,7 +76,7 @@ async def _generate(store: StudyStore, args: argparse.Namespace, lang: str) -> i
     return 0
 
 
-async def _suggest(store: StudyStore, args: argparse.Namespace, lang: str) -> int:
+async def _suggest(store: StressTests, args: argparse.Namespace, lang: str) -> int:
     from bot.stress.suggest import suggest
 
     utterances = await store.stress_utterances()
@@ -96,7 +96,7 @@ async def _suggest(store: StudyStore, args: argparse.Namespace, lang: str) -> in
     return 0
 
 
-async def _import(store: StudyStore, args: argparse.Namespace) -> int:
+async def _import(store: StressTests, args: argparse.Namespace) -> int:
     from bot.stress.authored import match_log, read_authored_tests
 
     tests = match_log(read_authored_tests(args.file), await store.stress_utterances())
@@ -111,7 +111,7 @@ async def _import(store: StudyStore, args: argparse.Namespace) -> int:
 
 
 async def _propose(
-    store: StudyStore, args: argparse.Namespace, lang: str, definitions: Mapping[str, str]
+    store: StressTests, args: argparse.Namespace, lang: str, definitions: Mapping[str, str]
 ) -> int:
     if not args.review_only:
         from bot.stress.propose import propose
@@ -146,7 +146,7 @@ def _answer(decision: ReviewDecision) -> Callable[[Perturbation], ReviewDecision
 
 
 async def review_pending(
-    store: StudyStore, read: Callable[[], str], out: TextIO
+    store: StressTests, read: Callable[[], str], out: TextIO
 ) -> dict[Review, int]:
     """Each pending proposal shown to a person: a)ccept, e)dit (then the new text),
     r)eject, s)kip for later, q)uit. Every decision is stored as it is given."""

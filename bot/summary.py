@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bot.store import Access, open_store
 from bot.store.blocking import run_blocking
 from bot.store.model import SystemSummary
-from bot.store.sqlite import open_existing
 
 __all__ = ["SystemSummary", "format_summary", "summarize"]
 
@@ -21,7 +21,7 @@ def summarize(db: Path) -> list[SystemSummary]:
 
 
 async def _summarize(db: Path) -> list[SystemSummary]:
-    store = await open_existing(db, read_only=True)
+    store = await open_store(db, access=Access.READ)
     try:
         return await store.system_summaries()
     finally:

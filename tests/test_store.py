@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import sqlite3
 from collections.abc import AsyncIterator
@@ -19,6 +20,7 @@ from bot.store.model import ParticipantStatus, StepCommit
 from bot.store.schema import MIGRATIONS
 from bot.store.sqlite import SqliteStore, is_study_database, open_existing, open_store
 from bot.vocabulary import CommandOutcome, EventKind, Moment, Origin, Stage
+from tests.store_contract.records import step as contract_step
 
 FIXTURE = Path(__file__).parent / "fixtures" / "schema5-main.sqlite"
 
@@ -305,3 +307,18 @@ async def test_analytics_reads_an_old_file_without_changing_it(tmp_path: Path) -
     data = await snapshot(path)
     assert path.read_bytes() == before
     assert {r[15] for r in data["responses"]} == {"exchange", "rating", "screening", "post_study"}
+
+
+async def test_a_backup_never_overwrites_the_live_database(
+    store: SqliteStore, tmp_path: Path
+) -> None:
+    """The file under another name (``./``, a hard link) is still the live database."""
+    live = tmp_path / "study.sqlite"
+    await store.commit_step(contract_step("p"))
+    alias = tmp_path / "another-name"
+    os.link(live, alias)
+    for target in (live, tmp_path / "." / live.name, alias):
+        with pytest.raises(StoreError, match=r"^refusing to write the backup over the live"):
+            await store.backup(target)
+    await store.commit_step(contract_step("q"))  # the store still works, with everything in it
+    assert {p.participant_id for p in await store.load_participants("s")} == {"p", "q"}

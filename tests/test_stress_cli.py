@@ -13,7 +13,7 @@ from bot.store.sqlite import open_store
 from bot.store.stress_records import Judge, Replay, ReplyTaken, Review, Verdict
 from bot.stress.phenomena import StressType
 from tests.fake_servers import FakeOpenAI
-from tests.store_contract.test_contract import session, step
+from tests.store_contract.records import session, step
 from tests.stress_support import OZLAB, ozlab
 
 LINE = "Is Moss Hollow on Alex's wishlist?"

@@ -39,7 +39,7 @@ from bot.systems.openai import OpenAIChat
 from bot.vocabulary import EndReason, EventKind, SessionState
 from scenarios.systems import OpenAISystem
 from tests.fake_servers import FakeOpenAI
-from tests.store_contract.test_contract import session, step
+from tests.store_contract.records import session, step
 
 SUCCESS = {"task_success": {"title": "Loom"}}
 

@@ -29,7 +29,7 @@ from bot.vocabulary import AnswerStatus, Moment
 from scenarios.models import StudyBundle
 from tests.conftest import StartBot, consent
 from tests.report_study import report_bundle, write_report_study
-from tests.store_contract.test_contract import session, step
+from tests.store_contract.records import session, step
 from tests.test_wizard_app import app_of, console, shows
 from tests.test_wizard_desk import woz
 from wizard_console.app import WizardApp

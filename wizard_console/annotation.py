@@ -18,7 +18,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label
 
-from bot.store.interface import StudyStore
+from bot.store.interface import AnnotationPlanning
 from bot.store.model import AnnotationProgress, AnnotationState
 from bot.vocabulary import AnnotationRound
 
@@ -93,7 +93,7 @@ class AnnotationScreen(ModalScreen[None]):
         Binding("q", "close", "Close", show=False),
     ]
 
-    def __init__(self, store: StudyStore, *, interval: float = 1.0) -> None:
+    def __init__(self, store: AnnotationPlanning, *, interval: float = 1.0) -> None:
         super().__init__()
         self.store = store
         self.interval = interval

@@ -14,15 +14,30 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from bot.errors import StudyDataError
-from bot.store.interface import StudyStore
+from bot.store import (
+    Access,
+    AnnotationPlanning,
+    ConsoleReadModel,
+    StoreLifetime,
+    StressTests,
+    StudyDefinitions,
+    open_store,
+)
 from bot.store.model import LiveParticipant, SessionRecord
-from bot.store.sqlite import open_existing
 from bot.vocabulary import CommandKind, CommandOutcome, Gate, GateLevel, GateScope
 from wizard_console import sessions as rows
 from wizard_console import transcript as lines
 from wizard_console.model import Line, LiveSession, WaitingReply
+
+
+class ConsoleStore(
+    ConsoleReadModel, StudyDefinitions, AnnotationPlanning, StressTests, StoreLifetime, Protocol
+):
+    """The roles the console uses: its read model and commands, the studies' definitions,
+    and the annotation and stress screens opened from it."""
 
 
 class DeskError(StudyDataError):
@@ -44,7 +59,7 @@ class Desk:
     """One experimenter's view of a study database, and their commands to the bot."""
 
     def __init__(
-        self, store: StudyStore, wizard: str, *, clock: Callable[[], float] = time.time
+        self, store: ConsoleStore, wizard: str, *, clock: Callable[[], float] = time.time
     ) -> None:
         self.store = store
         self.wizard = wizard
@@ -59,7 +74,7 @@ class Desk:
         cls, db: Path | str, wizard: str, *, clock: Callable[[], float] = time.time
     ) -> Desk:
         """The desk on the database a bot runs with (never created or upgraded here)."""
-        return cls(await open_existing(db, clock), wizard, clock=clock)
+        return cls(await open_store(db, clock, access=Access.ATTACH), wizard, clock=clock)
 
     async def close(self) -> None:
         await self.store.close()

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from bot.replay.judges import awaiting
-from bot.store.interface import StudyStore
+from bot.store.interface import StressTests
 from bot.store.stress_records import Judge, Judgement, ReplyTaken, StressResult, Verdict
 from bot.visible_text import visible
 
@@ -39,7 +39,7 @@ class StressJudgeScreen(Screen[None]):
         Binding("escape", "back", "Back"),
     ]
 
-    def __init__(self, store: StudyStore, person: str) -> None:
+    def __init__(self, store: StressTests, person: str) -> None:
         super().__init__()
         self.store = store
         self.person = person

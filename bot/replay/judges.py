@@ -10,7 +10,7 @@ from typing import TextIO
 
 from bot.replay.agreement import cohen_kappa
 from bot.replay.side_by_side import side_by_side
-from bot.store.interface import StudyStore
+from bot.store.interface import StressTests
 from bot.store.stress_records import Judge, Judgement, StressResult, Verdict
 from bot.systems.base import Conversation, System, SystemFailure
 
@@ -35,7 +35,7 @@ def awaiting(results: Sequence[StressResult], judge: Judge) -> list[StressResult
 
 
 async def judge_at_terminal(
-    store: StudyStore,
+    store: StressTests,
     person: str,
     read: Callable[[], str],
     out: TextIO,
@@ -95,7 +95,7 @@ def _question(result: StressResult) -> str:
 
 
 async def judge_with_model(
-    store: StudyStore,
+    store: StressTests,
     model: System,
     model_name: str,
     *,

@@ -19,13 +19,13 @@ import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from bot.replay.dialogue import LoggedDialogue, logged_dialogue
 from bot.replay.judging import automatic_verdict, reaches_logged
 from bot.replay.pacing import Pace
 from bot.replay.progress import ProgressBar
-from bot.store.interface import StudyStore
+from bot.store.interface import ConsoleReadModel, StressTests
 from bot.store.model import SessionRecord
 from bot.store.stress_records import (
     Judge,
@@ -38,6 +38,10 @@ from bot.store.stress_records import (
 )
 from bot.stress.phenomena import StressType
 from bot.systems.base import Conversation, System, SystemFailure, SystemReply, Turn
+
+
+class ReplayStore(StressTests, ConsoleReadModel, Protocol):
+    """The roles a replay uses: the stress tests, and the logged sessions they came from."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,7 @@ class _Job:
 
 
 async def run_stress_tests(
-    store: StudyStore,
+    store: ReplayStore,
     systems: Mapping[str, System],
     scenarios: Mapping[str, Mapping[str, object]],
     *,
@@ -158,7 +162,7 @@ async def run_stress_tests(
 
 
 async def _jobs(
-    store: StudyStore,
+    store: ReplayStore,
     systems: Mapping[str, System],
     types: Sequence[StressType],
     only_systems: Sequence[str],
@@ -190,7 +194,7 @@ async def _jobs(
 
 
 async def _replay(
-    store: StudyStore,
+    store: ReplayStore,
     system: System,
     system_id: str,
     pace: Pace,

@@ -20,14 +20,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from bot import running
 from bot.errors import StoreError, StudyDataError
 from bot.privacy import Privacy
 from bot.rights.backups import erase_backups
-from bot.store.interface import StudyStore
+from bot.store import Access, open_store
+from bot.store.interface import ConsoleReadModel, HotPath, OperatorTasks, StudyDefinitions
 from bot.store.model import Erased
-from bot.store.sqlite import SqliteStore, open_existing
 from bot.telegram.inbound import Inbound
 from bot.vocabulary import CommandKind, CommandOutcome
 
@@ -43,8 +44,16 @@ class Request:
     backups: Path | None = None  # a folder of backups, erased of everyone in the ledger
 
 
+class ErasingStore(OperatorTasks, HotPath, Protocol):
+    """The roles an erasure uses: the erasure itself, and the inbox it clears."""
+
+
+class ExpiryStore(OperatorTasks, StudyDefinitions, Protocol):
+    """The roles finding expired participants uses: the retention each study set."""
+
+
 async def erase_participant(
-    store: StudyStore, participant: str, privacy: Privacy | None, command_id: int | None = None
+    store: ErasingStore, participant: str, privacy: Privacy | None, command_id: int | None = None
 ) -> Erased | None:
     """Everything of ``participant`` gone, their pending updates too when ``privacy`` can
     tell which are theirs, and the erasure in the ledger: what every caller does."""
@@ -90,7 +99,7 @@ async def _erase(
     request: Request, alone: bool, secret: str, clock: Callable[[], float]
 ) -> list[str]:
     privacy = Privacy(secret) if len(secret) >= 16 else None
-    store = await open_existing(request.db, clock)
+    store = await open_store(request.db, clock, access=Access.ATTACH)
     try:
         lines: list[str] = []
         targets = list(request.participants)
@@ -116,7 +125,7 @@ async def _erase(
         await store.close()
 
 
-async def _expired(store: SqliteStore, now: float) -> list[str]:
+async def _expired(store: ExpiryStore, now: float) -> list[str]:
     """Participants past their study's ``retention`` after their last activity."""
     found: list[str] = []
     for study_id, definition in (await store.latest_definitions()).items():
@@ -126,7 +135,7 @@ async def _expired(store: SqliteStore, now: float) -> list[str]:
     return found
 
 
-async def _pending(store: StudyStore, participant: str, privacy: Privacy | None) -> list[int]:
+async def _pending(store: HotPath, participant: str, privacy: Privacy | None) -> list[int]:
     """Their updates still waiting in the inbox: readable with the secret only."""
     if privacy is None:
         return []
@@ -138,7 +147,9 @@ async def _pending(store: StudyStore, participant: str, privacy: Privacy | None)
     ]
 
 
-async def _through_bot(store: SqliteStore, participant: str, clock: Callable[[], float]) -> str:
+async def _through_bot(
+    store: ConsoleReadModel, participant: str, clock: Callable[[], float]
+) -> str:
     command = await store.append_command(
         "ozlab erase", CommandKind.ERASE, payload={"participant": participant}
     )

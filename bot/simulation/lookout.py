@@ -3,7 +3,7 @@ current session (to answer by that system's profile) and whether the task is sti
 
 from __future__ import annotations
 
-from bot.store.interface import StudyStore
+from bot.store.interface import ConsoleReadModel
 from bot.store.model import SessionRecord
 from bot.vocabulary import SessionState
 
@@ -11,7 +11,7 @@ from bot.vocabulary import SessionState
 class StoreLookout:
     """One simulated participant's sessions, read through the bot's own store."""
 
-    def __init__(self, store: StudyStore, participant_id: str) -> None:
+    def __init__(self, store: ConsoleReadModel, participant_id: str) -> None:
         self.store = store
         self.participant_id = participant_id
 

@@ -1,7 +1,17 @@
-"""The one store interface: everything the bot, the console, analytics and importers ask of
-the study database, named in the researcher's words. SQL lives only behind it (the SQLite
-backend and its migrations); a PostgreSQL backend implements the same methods and passes
-the same contract suite (tests/store_contract/).
+"""The store as roles: everything the bot, the console, analytics and importers ask of the
+study database, cut into small protocols the way aiogram cuts ``BaseStorage`` from
+``BaseEventIsolation``. A client names the roles it uses (the console a
+:class:`ConsoleReadModel`, analytics an :class:`AnalyticsSnapshot`); a backend implements
+them all, which :class:`StudyStore` says in one name, and ``bot.store.open_store`` picks it
+by the database's URL. SQL lives only behind the roles (the SQLite backend and its
+migrations); a PostgreSQL backend implements the same methods and passes the same contract
+suite (tests/store_contract/, one module per role).
+
+Nothing in a role means one backend: no file, no pragma, no connection. ``changes`` is a
+number that moves on every commit by someone else; ``backup`` writes a copy to a file
+whatever keeps the study; ``delivered`` is the one synchronous method, on purpose: it only
+asks for a write that nothing waits for, which any backend can queue without making the
+hot path await it.
 """
 
 from __future__ import annotations
@@ -50,6 +60,22 @@ from bot.vocabulary import (
     RatingOutcome,
 )
 
+__all__ = [
+    "ROLES",
+    "AnalyticsSnapshot",
+    "AnnotationPlanning",
+    "AnnotatorWork",
+    "ConsoleReadModel",
+    "HotPath",
+    "Imports",
+    "OperatorTasks",
+    "Recruitment",
+    "StoreLifetime",
+    "StressTests",
+    "StudyDefinitions",
+    "StudyStore",
+]
+
 if TYPE_CHECKING:
     from bot.engine.effects import Record
     from bot.store.stress_records import Judgement, Replay, Review, StressResult, StressTest
@@ -57,14 +83,30 @@ if TYPE_CHECKING:
     from bot.stress.phenomena import StressType
 
 
-class StudyStore(Protocol):
-    """The study database, whatever holds it (SQLite today: ``bot.store.sqlite``)."""
+class StoreLifetime(Protocol):
+    """Whoever opened a store lets go of it: the one method every backend shares."""
 
-    # --- the bot: the hot path ------------------------------------------------------
+    async def close(self) -> None:
+        """Finish the writes already asked for, then let go of the database."""
+        ...
+
+
+class StudyDefinitions(Protocol):
+    """The study as it ran, kept with its data: written when the bot starts on a
+    study, read by every command that needs what the study said."""
 
     async def record_definition(self, study_id: str, definition: str) -> bool:
         """Keep the study as it ran; True when this definition is new."""
         ...
+
+    async def latest_definitions(self) -> dict[str, str]:
+        """The latest stored definition (JSON, headers masked) of each study."""
+        ...
+
+
+class HotPath(Protocol):
+    """The bot's hot path: the durable inbox, a participant's step committed with the
+    update it consumed, and the console's commands taken in order."""
 
     async def remember_updates(self, updates: Sequence[tuple[int, str]]) -> set[int]:
         """Store sealed updates before Telegram forgets them; the ids that were new (an id
@@ -89,8 +131,8 @@ class StudyStore(Protocol):
         ...
 
     def delivered(self, participant_id: str, *, keep_chat: bool = True) -> None:
-        """The messages of the last step went out (not awaited: at least once); without
-        ``keep_chat`` the sealed chat id, kept only to deliver them, is dropped too."""
+        """The messages of the last step went out (asked for, not awaited: at least once);
+        without ``keep_chat`` the sealed chat id, kept only to deliver them, is dropped too."""
         ...
 
     async def pending_commands(self, after: int) -> list[Command]:
@@ -98,39 +140,17 @@ class StudyStore(Protocol):
         this ozlab does not know is settled as rejected by the store)."""
         ...
 
-    async def gates(self) -> dict[GateScope, Gate]:
-        """The gates of whole studies and systems, as the console last set them."""
-        ...
-
     async def settle(self, records: Sequence[Record]) -> None:
         """Rows that belong to no participant (a command's outcome, a study's gate)."""
         ...
 
-    async def close(self) -> None:
-        """Finish the writes already asked for, then let go of the database."""
-        ...
 
-    async def check_invitation(self, code: str | None, participant_id: str) -> Invitation:
-        """What a newcomer's invitation code is (free, theirs, taken, unknown), or that the
-        study holds no single-use codes at all."""
-        ...
-
-    # --- recruitment: invitation codes and payments ------------------------------------
-
-    async def add_invitations(self, codes: Sequence[str]) -> list[str]:
-        """Single-use invitation codes (``ozlab invite``); those that were new (a code
-        stored already is left as it is)."""
-        ...
-
-    async def payments(self) -> list[PaymentRecord]:
-        """Every recruited participant's payment record, platform ids still sealed (those
-        of withdrawn participants too: their time is paid)."""
-        ...
-
-    # --- the console: a read model, and commands ---------------------------------------
+class ConsoleReadModel(Protocol):
+    """The console's read model (where everyone stands, the gates it set) and the
+    commands it appends for the bot: the two processes meet here."""
 
     async def changes(self) -> int:
-        """A token that differs whenever someone else committed since it was last read:
+        """A number that moves whenever someone else committed since it was last read:
         a console polling an idle study re-reads nothing."""
         ...
 
@@ -150,8 +170,8 @@ class StudyStore(Protocol):
         """A session's exchanges, events and end, each with its place in commit order."""
         ...
 
-    async def latest_definitions(self) -> dict[str, str]:
-        """The latest stored definition (JSON, headers masked) of each study."""
+    async def gates(self) -> dict[GateScope, Gate]:
+        """The gates of whole studies and systems, as the console last set them."""
         ...
 
     async def append_command(
@@ -170,11 +190,29 @@ class StudyStore(Protocol):
         """What the bot made of each command; None while it has not come to it."""
         ...
 
-    # --- analytics, importers, test data, the demo ----------------------------------------
+
+class AnalyticsSnapshot(Protocol):
+    """What analytics and the demo's summary read: never the live tables row by
+    row, always one consistent snapshot."""
 
     async def read_snapshot(self, sink: SnapshotSink) -> SnapshotInfo:
         """Every table analytics reads, from one consistent snapshot, a chunk at a time."""
         ...
+
+    async def annotation_ratings(self) -> list[AnnotationRating]:
+        """Every rating of every job, each with its job, target, level, session, turn,
+        system and scenario: what analytics reads (not the partial ratings of a target
+        that was given to someone else when its annotator dropped out)."""
+        ...
+
+    async def system_summaries(self) -> list[SystemSummary]:
+        """Per system: sessions, successes, mean exchanges, item means (``ozlab demo``)."""
+        ...
+
+
+class Imports(Protocol):
+    """Rows that come from outside the bot: answers and ratings from files, made-up
+    studies for tests and benchmarks."""
 
     async def import_context(self, study_id: str) -> ImportContext:
         """The sessions and participants an import is checked against."""
@@ -191,15 +229,39 @@ class StudyStore(Protocol):
         """Answers from outside Telegram: all or none, recorded with an event."""
         ...
 
+    async def import_annotations(
+        self, job: AnnotationJobRecord, ratings: Sequence[ImportedRating], *, dry_run: bool = False
+    ) -> RatingsImported:
+        """Ratings from a file: all or none (never on a dry run), with the job, targets and
+        annotators they need; ratings stored already refuse the whole import."""
+        ...
+
     async def bulk_load(self, rows: BulkRows) -> None:
         """Made-up rows (synthetic studies for tests and benchmarks), in one transaction."""
         ...
 
-    async def system_summaries(self) -> list[SystemSummary]:
-        """Per system: sessions, successes, mean exchanges, item means (``ozlab demo``)."""
+
+class Recruitment(Protocol):
+    """Invitation codes and the payments of recruited participants."""
+
+    async def check_invitation(self, code: str | None, participant_id: str) -> Invitation:
+        """What a newcomer's invitation code is (free, theirs, taken, unknown), or that the
+        study holds no single-use codes at all."""
         ...
 
-    # --- linguistic stress tests (issue 12): their own tables, never the live sessions ---
+    async def add_invitations(self, codes: Sequence[str]) -> list[str]:
+        """Single-use invitation codes (``ozlab invite``); those that were new (a code
+        stored already is left as it is)."""
+        ...
+
+    async def payments(self) -> list[PaymentRecord]:
+        """Every recruited participant's payment record, platform ids still sealed (those
+        of withdrawn participants too: their time is paid)."""
+        ...
+
+
+class StressTests(Protocol):
+    """Linguistic stress tests: their own records, never the live sessions."""
 
     async def stress_utterances(self, session_ids: Sequence[str] = ()) -> list[Utterance]:
         """Participants' logged lines a system answered (of ``session_ids``, or all), each
@@ -241,7 +303,10 @@ class StudyStore(Protocol):
         """Every replayed test with its verdicts (the report, the judges)."""
         ...
 
-    # --- the operator ----------------------------------------------------------------------
+
+class OperatorTasks(Protocol):
+    """What the operator does to a whole study: erasure and its ledger, retention,
+    chat keys, backups, marking simulated participants."""
 
     async def erase_participant(
         self,
@@ -262,15 +327,13 @@ class StudyStore(Protocol):
         """Every erasure of the study, oldest first: what backups are to be erased of."""
         ...
 
-    async def drop_chat_keys(self) -> int:
-        """Forget every encrypted chat id (a closed study writes to nobody); how many."""
-        ...
-
     async def inactive_since(self, study_id: str, before: float) -> list[str]:
         """Participants of a study last active before ``before`` (retention)."""
         ...
 
-    # --- pilots (issue 14) -------------------------------------------------------------
+    async def drop_chat_keys(self) -> int:
+        """Forget every encrypted chat id (a closed study writes to nobody); how many."""
+        ...
 
     async def mark_simulated(self, participant_ids: Sequence[str]) -> int:
         """Mark participants as played by a simulation (``ozlab demo``, ``ozlab pilot``),
@@ -279,14 +342,17 @@ class StudyStore(Protocol):
 
     async def backup(self, target: Path) -> None:
         """A copy of the whole study as it stood at one instant, taken while the bot runs
-        (``ozlab backup``, from cron) and opened like the original. ``target`` is replaced
-        only by a complete, checked copy; the live database itself is refused."""
+        (``ozlab backup``, from cron), written to the file ``target`` in a form this
+        backend opens again like the original. ``target`` is replaced only by a complete,
+        checked copy; the study's own storage is refused as a target."""
         ...
 
-    # --- annotation (issue 11): annotators rate stored conversations ---------------------
-    # Annotators are not participants: never in the participant tables or counts. Who rates
-    # what is planned outside the store (``scenarios.annotation_assignment``) from
-    # ``annotation_state`` and applied with ``apply_assignment_plan``.
+
+class AnnotationPlanning(Protocol):
+    """Annotation jobs and who rates what: planned outside the store
+    (``scenarios.annotation_assignment``) from ``annotation_state`` and applied with
+    ``apply_assignment_plan``. Annotators are not participants: never in the participant
+    tables or counts."""
 
     async def save_annotation_job(self, job: AnnotationJobRecord) -> None:
         """Keep an annotation job as its file now says (targets and ratings stay)."""
@@ -315,9 +381,28 @@ class StudyStore(Protocol):
         were new (a pseudonym or code stored already is left as it is)."""
         ...
 
-    async def annotators(self, job: str | None = None) -> list[Annotator]:
-        """The annotators of a job (of every job without one), in the order they were made."""
+    async def drop_annotator(self, annotator_id: str) -> bool:
+        """Declared dropped: open targets go to others at the next planning, finished
+        ratings stay; False when unknown or dropped already."""
         ...
+
+    async def annotation_state(self, job: str) -> AnnotationState | None:
+        """What a job's assignment is planned from, read at one instant; None: no such job."""
+        ...
+
+    async def apply_assignment_plan(self, job: str, plan: AssignmentPlan, version: int) -> bool:
+        """The plan, when the job is still at ``version`` (the state it was made from);
+        False: something changed, plan again from a fresh state."""
+        ...
+
+    async def annotation_progress(self) -> list[AnnotationProgress]:
+        """Per job and annotator: targets and conversations assigned and done (console)."""
+        ...
+
+
+class AnnotatorWork(Protocol):
+    """An annotator's own work over Telegram: joining with a code, pausing, taking
+    the next target, rating it, finishing or reopening it."""
 
     async def claim_annotator(
         self, code: str, chat_hash: str, chat_key: str | None = None
@@ -333,22 +418,12 @@ class StudyStore(Protocol):
         dropped one too (``dropped``), so that they are told so after a restart."""
         ...
 
+    async def annotators(self, job: str | None = None) -> list[Annotator]:
+        """The annotators of a job (of every job without one), in the order they were made."""
+        ...
+
     async def set_annotator_paused(self, annotator_id: str, paused: bool) -> bool:
         """An annotator paused or resumed; False for an unknown annotator."""
-        ...
-
-    async def drop_annotator(self, annotator_id: str) -> bool:
-        """Declared dropped: open targets go to others at the next planning, finished
-        ratings stay; False when unknown or dropped already."""
-        ...
-
-    async def annotation_state(self, job: str) -> AnnotationState | None:
-        """What a job's assignment is planned from, read at one instant; None: no such job."""
-        ...
-
-    async def apply_assignment_plan(self, job: str, plan: AssignmentPlan, version: int) -> bool:
-        """The plan, when the job is still at ``version`` (the state it was made from);
-        False: something changed, plan again from a fresh state."""
         ...
 
     async def next_annotation_target(self, annotator_id: str) -> AnnotationTask | None:
@@ -392,19 +467,36 @@ class StudyStore(Protocol):
         job is seen-once, nothing is done yet, or its adjudication has started."""
         ...
 
-    async def annotation_progress(self) -> list[AnnotationProgress]:
-        """Per job and annotator: targets and conversations assigned and done (console)."""
-        ...
 
-    async def annotation_ratings(self) -> list[AnnotationRating]:
-        """Every rating of every job, each with its job, target, level, session, turn,
-        system and scenario: what analytics reads (not the partial ratings of a target
-        that was given to someone else when its annotator dropped out)."""
-        ...
+class StudyStore(
+    StoreLifetime,
+    StudyDefinitions,
+    HotPath,
+    ConsoleReadModel,
+    AnalyticsSnapshot,
+    Imports,
+    Recruitment,
+    StressTests,
+    OperatorTasks,
+    AnnotationPlanning,
+    AnnotatorWork,
+    Protocol,
+):
+    """The study database, whatever holds it (SQLite today: ``bot.store.sqlite``): every
+    role at once, which a backend implements and only the composition roots hold."""
 
-    async def import_annotations(
-        self, job: AnnotationJobRecord, ratings: Sequence[ImportedRating], *, dry_run: bool = False
-    ) -> RatingsImported:
-        """Ratings from a file: all or none (never on a dry run), with the job, targets and
-        annotators they need; ratings stored already refuse the whole import."""
-        ...
+
+ROLES: tuple[type, ...] = (
+    StoreLifetime,
+    StudyDefinitions,
+    HotPath,
+    ConsoleReadModel,
+    AnalyticsSnapshot,
+    Imports,
+    Recruitment,
+    StressTests,
+    OperatorTasks,
+    AnnotationPlanning,
+    AnnotatorWork,
+)
+"""Every role, in the order of the contract suite: what a new backend implements."""

@@ -24,7 +24,7 @@ from telegram.error import TelegramError
 from bot.delivery import Delivery
 from bot.engine import effects as fx
 from bot.privacy import Privacy
-from bot.store.interface import StudyStore
+from bot.store.interface import HotPath
 from bot.telegram.inbound import Inbound, UnreadableUpdate, read_update
 from bot.telegram.outage import Outage, reach
 from bot.vocabulary import EventKind
@@ -40,7 +40,7 @@ class DurablePoller:
     def __init__(
         self,
         bot: Bot,
-        store: StudyStore,
+        store: HotPath,
         privacy: Privacy,
         deliver: Callable[[Delivery], None],
         *,

@@ -1,28 +1,37 @@
-"""The backends the contract suite runs against, opened by name and location, so that a
-subprocess (the kill test) opens the same one. A PostgreSQL backend adds a name here."""
+"""The backends the contract suite runs against, each a way to name a fresh study's URL:
+``bot.store.open_store`` does the rest, so that a subprocess (the kill test) opens the same
+one from its URL. A PostgreSQL backend adds one line to ``BACKENDS``."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
-from bot.store.interface import StudyStore
-from bot.store.sqlite import open_existing, open_store
-
-BACKENDS = ("sqlite",)
+from bot.store import Access, StudyStore, open_store
 
 
-async def open_backend(
-    name: str, location: str, clock: Callable[[], float] = time.time
-) -> StudyStore:
+def sqlite_url(place: Path) -> str:
+    """A SQLite file at ``place`` (absolute: ``sqlite:////tmp/…``)."""
+    return f"sqlite:///{place.resolve()}"
+
+
+BACKENDS: dict[str, Callable[[Path], str]] = {
+    "sqlite": sqlite_url,
+}
+"""Each backend's URL of a study kept at a place in a test's own folder (a file for
+SQLite; a database named after it for a server)."""
+
+
+def url_of(backend: str, place: Path) -> str:
+    return BACKENDS[backend](place)
+
+
+async def open_backend(url: str, clock: Callable[[], float] = time.time) -> StudyStore:
     """The store the bot runs on (created or upgraded)."""
-    if name == "sqlite":
-        return await open_store(location, clock)
-    raise LookupError(f"no store backend {name!r}")
+    return await open_store(url, clock)
 
 
-async def attach_backend(name: str, location: str) -> StudyStore:
+async def attach_backend(url: str) -> StudyStore:
     """The store as a console opens it (never upgraded)."""
-    if name == "sqlite":
-        return await open_existing(location)
-    raise LookupError(f"no store backend {name!r}")
+    return await open_store(url, access=Access.ATTACH)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.store.interface import StudyStore
-from tests.store_contract.backends import BACKENDS, open_backend
+from tests.store_contract.backends import BACKENDS, open_backend, url_of
 
 
 class Clock:
@@ -21,25 +21,27 @@ class Clock:
         return self.now
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=sorted(BACKENDS))
 def backend(request: pytest.FixtureRequest) -> str:
+    """Every contract test runs once per backend: the one fixture that says which."""
     return str(request.param)
 
 
 @pytest.fixture
 def location(backend: str, tmp_path: Path) -> str:
-    return str(tmp_path / "study.sqlite")
+    """The URL of a fresh study on the backend."""
+    return url_of(backend, tmp_path / "study.sqlite")
 
 
 OpenStore = Callable[..., Awaitable[StudyStore]]
 
 
 @pytest.fixture
-async def open_store(backend: str, location: str) -> AsyncIterator[OpenStore]:
+async def open_store(location: str) -> AsyncIterator[OpenStore]:
     opened: list[StudyStore] = []
 
     async def opening(clock: Callable[[], float] | None = None) -> StudyStore:
-        store = await open_backend(backend, location, *(() if clock is None else (clock,)))
+        store = await open_backend(location, *(() if clock is None else (clock,)))
         opened.append(store)
         return store
 

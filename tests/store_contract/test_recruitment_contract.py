@@ -1,6 +1,6 @@
-"""Invitation codes and payment records, as every store backend promises them: a code is
-taken once (the first participant keeps it), a payment record follows the participant's
-activity until their part ends and survives their erasure, unlinked, as withdrawn."""
+"""Recruitment: a code is taken once (the first participant keeps it), a payment record
+follows the participant's activity until their part ends and survives their erasure,
+unlinked, as withdrawn."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from bot.store.interface import StudyStore
 from bot.store.model import ParticipantStatus
 from bot.vocabulary import Invitation, PaymentStatus, Stage
 from tests.store_contract.conftest import Clock, OpenStore
-from tests.store_contract.test_contract import step
+from tests.store_contract.records import step
 
 
 async def test_no_code_is_asked_for_while_the_store_holds_none(store: StudyStore) -> None:

@@ -1,23 +1,15 @@
-"""What every store backend promises the stress tests (issue 12): logged utterances to
-perturb, tests stored once, replays stored once and never again, verdicts per judge, and a
-participant's erasure taking their tests with them."""
+"""StressTests: logged utterances to perturb, tests stored once, replays stored once and
+never again, verdicts per judge, and a participant's erasure taking their tests along."""
 
 from __future__ import annotations
 
 from bot.engine import effects as fx
 from bot.store.interface import StudyStore
-from bot.store.stress_records import (
-    Judge,
-    Judgement,
-    Replay,
-    ReplyTaken,
-    Review,
-    Verdict,
-)
+from bot.store.stress_records import Judge, Judgement, Replay, ReplyTaken, Review, Verdict
 from bot.stress.model import Perturbation, Source, Utterance
 from bot.stress.phenomena import StressType
 from bot.vocabulary import ReplySource
-from tests.store_contract.test_contract import session, step
+from tests.store_contract.records import session, step
 
 
 async def logged(store: StudyStore, participant: str = "p") -> None:

@@ -1,7 +1,7 @@
 """A process that commits steps and says so after each one: killed with SIGKILL by the
 contract suite, it must leave every step it announced in the store.
 
-    python -m tests.store_contract.writer BACKEND LOCATION STEPS
+    python -m tests.store_contract.writer URL STEPS
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from bot.vocabulary import EventKind, Stage
 from tests.store_contract.backends import open_backend
 
 
-async def main(backend: str, location: str, steps: int) -> None:
-    store = await open_backend(backend, location)
+async def main(url: str, steps: int) -> None:
+    store = await open_backend(url)
     for n in range(steps):
         status = ParticipantStatus(Stage.DIALOGUE, float(n))
         await store.commit_step(
@@ -35,4 +35,4 @@ async def main(backend: str, location: str, steps: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
+    asyncio.run(main(sys.argv[1], int(sys.argv[2])))

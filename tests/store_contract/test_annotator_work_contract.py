@@ -1,107 +1,22 @@
-"""Annotation jobs, annotators and their ratings, as every store backend promises them:
-annotators are not participants; a rating only for a target assigned to its annotator,
-once per annotator, target, item and round; a plan made from a stale state is refused;
-erasing a participant takes the ratings of their conversations with them."""
+"""AnnotatorWork: a code belongs to the first chat that uses it, a rating only for a target
+assigned to its annotator, once per annotator, target, item and round; finishing,
+reopening and the adjudication round."""
 
 from __future__ import annotations
 
-import json
-
-from bot.engine import effects as fx
-from bot.errors import StoreError
 from bot.store.interface import StudyStore
-from bot.store.model import (
-    AnnotationJobRecord,
-    AnnotationTarget,
-    AssignmentPlan,
-    ImportedRating,
+from bot.store.model import AssignmentPlan
+from bot.vocabulary import AnnotatorClaim, Origin, RatingOutcome
+from tests.store_contract.records import (
+    ADJUDICATION,
+    EXCHANGE,
+    FIRST,
+    SESSION,
+    give,
+    job,
+    ready,
+    targets_of,
 )
-from bot.vocabulary import (
-    AnnotationLevel,
-    AnnotationRound,
-    AnnotatorClaim,
-    Origin,
-    RatingOutcome,
-    SessionState,
-)
-from tests.store_contract.conftest import Clock, OpenStore
-from tests.store_contract.test_contract import session, step
-
-EXCHANGE, SESSION = AnnotationLevel.EXCHANGE, AnnotationLevel.SESSION
-FIRST, ADJUDICATION = AnnotationRound.FIRST, AnnotationRound.ADJUDICATION
-
-
-def job(name: str = "hri", *, seen_once: bool = True) -> AnnotationJobRecord:
-    return AnnotationJobRecord(name, "s", json.dumps({"id": name}), seen_once, 3600.0)
-
-
-async def conversation(store: StudyStore, participant: str = "p", turns: int = 3) -> str:
-    """An ended session of ``participant`` with ``turns`` answered exchanges."""
-    sid = f"{participant}-1"
-    records: list[fx.Record] = list(session(participant))
-    for turn in range(1, turns + 1):
-        records += [
-            fx.RecordUserTurn(sid, turn, f"user {turn}"),
-            fx.RecordSystemTurn(sid, turn, f"system {turn}", 5.0),
-        ]
-    records.append(fx.SetSessionState(sid, SessionState.ENDED))
-    await store.commit_step(step(participant, *records))
-    return sid
-
-
-def targets_of(name: str, sid: str, turns: int, start: int = 0) -> list[AnnotationTarget]:
-    found = [
-        AnnotationTarget(name, f"{sid}#{t}", EXCHANGE, start + t - 1, sid, t, "sys", "task")
-        for t in range(1, turns + 1)
-    ]
-    return [*found, AnnotationTarget(name, sid, SESSION, start + turns, sid, None, "sys", "task")]
-
-
-async def ready(store: StudyStore, name: str = "hri", *, seen_once: bool = True) -> str:
-    """A job with one conversation of three exchanges, and annotators A-1 (joined), A-2."""
-    sid = await conversation(store)
-    await store.save_annotation_job(job(name, seen_once=seen_once))
-    assert await store.add_annotation_targets(name, targets_of(name, sid, 3)) == 4
-    assert await store.add_annotators(name, [("A-1", "ann-ONE"), ("A-2", "ann-TWO")]) == [
-        "A-1",
-        "A-2",
-    ]
-    claim, _ = await store.claim_annotator("ann-ONE", "hash-1", "sealed-1")
-    assert claim is AnnotatorClaim.JOINED
-    return sid
-
-
-async def give(store: StudyStore, name: str, *assigned: tuple[str, str, AnnotationLevel]) -> None:
-    state = await store.annotation_state(name)
-    assert state is not None
-    plan = AssignmentPlan(assign=tuple((t, lv, who, FIRST) for t, lv, who in assigned))
-    assert await store.apply_assignment_plan(name, plan, state.version)
-
-
-async def test_a_job_keeps_its_targets_once_and_in_order(store: StudyStore) -> None:
-    sid = await ready(store)
-    assert await store.add_annotation_targets("hri", targets_of("hri", sid, 3)) == 0
-    stored = await store.annotation_targets("hri")
-    assert [t.target for t in stored] == [f"{sid}#1", f"{sid}#2", f"{sid}#3", sid]
-    assert (stored[1].turn, stored[1].system, stored[1].scenario) == (2, "sys", "task")
-    [record] = await store.annotation_jobs()
-    assert (record.job, record.seen_once, record.drop_out_after) == ("hri", True, 3600.0)
-    [annotatable] = await store.annotatable_sessions()
-    assert (annotatable.session_id, annotatable.turns) == (sid, (1, 2, 3))
-    assert annotatable.state is SessionState.ENDED
-
-
-async def test_targets_and_annotators_need_a_stored_job(store: StudyStore) -> None:
-    for call in (
-        store.add_annotation_targets("nojob", targets_of("nojob", "x-1", 1)),
-        store.add_annotators("nojob", [("A-9", "ann-NINE")]),
-    ):
-        try:
-            await call
-        except StoreError as error:
-            assert "nojob" in str(error)
-        else:
-            raise AssertionError("a job that is not stored was accepted")
 
 
 async def test_an_annotator_code_belongs_to_the_first_chat_that_uses_it(
@@ -186,31 +101,6 @@ async def test_a_dropped_annotator_back_from_their_chat_with_a_new_code_is_thems
     assert again[0] is AnnotatorClaim.RETURNING
     assert (await store.claim_annotator("ann-NEW", "hash-other"))[0] is AnnotatorClaim.TAKEN
     assert (await store.claim_annotator("ann-FOUR", "hash-other"))[0] is AnnotatorClaim.JOINED
-
-
-async def test_annotators_are_never_participants(store: StudyStore) -> None:
-    await ready(store)
-    assert [p.participant_id for p in await store.live_participants()] == ["p"]
-    rows: dict[str, list[tuple[object, ...]]] = {}
-    await store.read_snapshot(lambda table, chunk: rows.setdefault(table, []).extend(chunk))
-    assert [row[0] for row in rows.get("participants", [])] == ["p"]
-
-
-async def test_a_plan_from_a_stale_state_is_refused(store: StudyStore) -> None:
-    sid = await ready(store)
-    state = await store.annotation_state("hri")
-    assert state is not None and len(state.targets) == 4 and len(state.annotators) == 2
-    plan = AssignmentPlan(assign=((f"{sid}#1", EXCHANGE, "A-1", FIRST),))
-    await store.add_annotators("hri", [("A-3", "ann-THREE")])  # the job changed meanwhile
-    assert not await store.apply_assignment_plan("hri", plan, state.version)
-    fresh = await store.annotation_state("hri")
-    assert fresh is not None and fresh.assignments == ()
-    assert await store.apply_assignment_plan("hri", plan, fresh.version)
-    after = await store.annotation_state("hri")
-    assert after is not None
-    assert [(a.target, a.annotator, a.round) for a in after.assignments] == [
-        (f"{sid}#1", "A-1", FIRST)
-    ]
 
 
 async def test_the_next_target_comes_with_its_conversation_and_progress(
@@ -343,88 +233,6 @@ async def test_an_adjudication_round_is_kept_apart(store: StudyStore) -> None:
     assert rounds == [("A-1", "first"), ("A-2", "first"), ("A-3", "adjudication")]
     # an annotator of the first round cannot go back once the adjudication started
     assert await store.reopen_annotation_target("A-1") is None
-
-
-async def test_a_released_target_is_no_longer_the_annotators(store: StudyStore) -> None:
-    sid = await ready(store)
-    await give(store, "hri", (f"{sid}#1", EXCHANGE, "A-2"))
-    half = await store.record_annotation("A-2", "hri", f"{sid}#1", EXCHANGE, "c", "c.i", 2)
-    assert half is RatingOutcome.RECORDED  # then A-2 drops out before finishing
-    state = await store.annotation_state("hri")
-    assert state is not None
-    released = AssignmentPlan(
-        assign=((f"{sid}#1", EXCHANGE, "A-1", FIRST),), release=((f"{sid}#1", EXCHANGE, "A-2"),)
-    )
-    assert await store.apply_assignment_plan("hri", released, state.version)
-    assert await store.next_annotation_target("A-2") is None
-    outcome = await store.record_annotation("A-2", "hri", f"{sid}#1", EXCHANGE, "c", "c.i", 3)
-    assert outcome is RatingOutcome.NOT_ASSIGNED
-    task = await store.next_annotation_target("A-1")
-    assert task is not None and task.target.target == f"{sid}#1"
-    assert await store.annotation_ratings() == []  # A-2's partial rating does not count
-    await store.record_annotation("A-1", "hri", f"{sid}#1", EXCHANGE, "c", "c.i", 4)
-    assert [r.annotator for r in await store.annotation_ratings()] == ["A-1"]
-
-
-async def test_progress_counts_targets_and_conversations(store: StudyStore) -> None:
-    sid = await ready(store)
-    await give(store, "hri", *[(t.target, t.level, "A-1") for t in targets_of("hri", sid, 3)])
-    for turn in (1, 2):
-        await store.finish_annotation_target("A-1", "hri", f"{sid}#{turn}", EXCHANGE)
-    one, two = await store.annotation_progress()
-    assert (one.annotator, one.assigned, one.done, one.conversations) == ("A-1", 4, 2, 1)
-    assert (one.conversations_done, one.joined) == (0, True)
-    assert (two.annotator, two.assigned, two.done, two.joined) == ("A-2", 0, 0, False)
-
-
-async def test_erasing_a_participant_takes_the_ratings_of_their_conversation(
-    store: StudyStore,
-) -> None:
-    sid = await ready(store)
-    other = await conversation(store, "q", 1)
-    await store.add_annotation_targets("hri", targets_of("hri", other, 1, start=10))
-    await give(store, "hri", (f"{sid}#1", EXCHANGE, "A-1"), (f"{other}#1", EXCHANGE, "A-1"))
-    for target in (f"{sid}#1", f"{other}#1"):
-        await store.record_annotation("A-1", "hri", target, EXCHANGE, "c", "c.i", 3)
-    await store.erase_participant("p")
-    assert [r.target for r in await store.annotation_ratings()] == [f"{other}#1"]
-    assert all(t.session_id == other for t in await store.annotation_targets("hri"))
-    assert [a.annotator_id for a in await store.annotators("hri")] == ["A-1", "A-2"]
-
-
-async def test_imported_ratings_are_all_or_nothing(open_store: OpenStore) -> None:
-    store = await open_store(Clock(50.0))
-    record = job("imported")
-    outside = AnnotationTarget("imported", "clip-7", EXCHANGE, 0)
-    rows = [
-        ImportedRating(2, outside, "R1", "cues", "cues.exchange", value=3),
-        ImportedRating(3, outside, "R2", "cues", "cues.exchange", value=4),
-    ]
-    dry = await store.import_annotations(record, rows, dry_run=True)
-    assert (dry.written, dry.ratings, dry.new_annotators) == (False, 2, 2)
-    assert await store.annotation_ratings() == [] and await store.annotation_jobs() == []
-    done = await store.import_annotations(record, rows)
-    assert (done.written, done.ratings, done.targets, done.annotators) == (True, 2, 1, 2)
-    ratings = await store.annotation_ratings()
-    assert [(r.annotator, r.value, r.origin, r.session_id) for r in ratings] == [
-        ("R1", "3", "import", None),
-        ("R2", "4", "import", None),
-    ]
-    assert {a.origin for a in await store.annotators("imported")} == {Origin.IMPORT}
-    again = await store.import_annotations(
-        record, [*rows, ImportedRating(4, outside, "R3", "cues", "cues.exchange", value=2)]
-    )
-    assert (again.written, again.duplicates) == (False, (2, 3))
-    assert len(await store.annotation_ratings()) == 2
-    assert [a.annotator_id for a in await store.annotators("imported")] == ["R1", "R2"]
-
-
-async def test_a_closed_study_forgets_annotators_chats_too(store: StudyStore) -> None:
-    await ready(store)  # A-1 joined with a sealed chat id
-    assert await store.drop_chat_keys() == 2  # the participant's and the annotator's
-    [one, _] = await store.annotators("hri")
-    assert one.chat_key is None
-    assert (await store.annotator_for_chat("hash-1")) is not None  # still who they are
 
 
 async def test_whether_a_target_is_still_the_annotators_to_rate(store: StudyStore) -> None:

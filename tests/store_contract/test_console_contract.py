@@ -1,0 +1,108 @@
+"""ConsoleReadModel: where each participant stands, the gates set, transcripts in commit
+order, and a change number that moves when someone else commits."""
+
+from __future__ import annotations
+
+from bot.engine import effects as fx
+from bot.store.interface import StudyStore
+from bot.store.model import HeldReply, ParticipantStatus
+from bot.vocabulary import (
+    EndReason,
+    EventKind,
+    Gate,
+    GateLevel,
+    GateScope,
+    ReplySource,
+    SessionState,
+    Stage,
+)
+from tests.store_contract.backends import attach_backend
+from tests.store_contract.records import session, step
+
+
+async def test_gates_come_back_as_set(store: StudyStore) -> None:
+    system = GateScope(GateLevel.SYSTEM, "shop")
+    study = GateScope(GateLevel.STUDY, "s")
+    await store.settle([fx.RecordGate(system, True, 30.0, "ada")])
+    await store.settle([fx.RecordGate(study, True, None, "ada")])
+    await store.settle([fx.RecordGate(study, False, None, "grace")])
+    assert await store.gates() == {
+        system: Gate(system, True, 30.0, "ada", 1000.0),
+        study: Gate(study, False, None, "grace", 1000.0),
+    }
+
+
+async def test_the_read_model_shows_where_each_participant_stands(store: StudyStore) -> None:
+    held = HeldReply(("Try this",), 5.0, 35.0)
+    status = ParticipantStatus(
+        Stage.DIALOGUE,
+        4.0,
+        "p-1",
+        "task",
+        "sys",
+        session_started_at=2.0,
+        exchanges=1,
+        turns=2,
+        pending_message="and for Linux?",
+        held=held,
+        gated=True,
+        gate_auto_send=30.0,
+    )
+    await store.commit_step(
+        step(
+            "p",
+            *session(),
+            fx.RecordUserTurn("p-1", 1, "hi"),
+            fx.RecordSystemTurn("p-1", 1, "hello", 3.0),
+            fx.RecordUserTurn("p-1", 2, "and for Linux?"),
+            fx.RecordSystemTurn("p-1", 2, None, 3.0, error="timeout"),
+            status=status,
+        )
+    )
+    await store.commit_step(step("q", status=ParticipantStatus(Stage.CONSENT, 6.0)))
+    p, q = await store.live_participants()
+    assert (p.participant_id, p.study_id, p.status, p.last_error) == ("p", "s", status, "timeout")
+    assert (q.participant_id, q.status.stage, q.last_error) == ("q", Stage.CONSENT, None)
+    assert [w.participant_id for w in await store.waiting_replies()] == ["p"]
+    [stored] = await store.sessions(count_exchanges=True)
+    assert (stored.session_id, stored.state, stored.exchanges) == ("p-1", SessionState.DIALOGUE, 1)
+
+
+async def test_a_transcript_lists_lines_in_the_order_they_were_committed(
+    store: StudyStore,
+) -> None:
+    await store.commit_step(step("p", *session(), fx.RecordUserTurn("p-1", 1, "add it")))
+    # The wizard's edit ends the task: the reply and the closing line share one instant.
+    await store.commit_step(
+        step(
+            "p",
+            fx.RecordSystemTurn("p-1", 1, "Added.", 2.0, source=ReplySource.EDITED, wizard="ada"),
+            fx.RecordEvent(EventKind.CLOSING_LINE, "p-1", {"text": "Thank you!"}),
+            fx.CloseSession("p-1", EndReason.SUCCESS, True),
+        )
+    )
+    transcript = await store.transcript("p-1")
+    assert transcript is not None
+    [exchange] = transcript.exchanges
+    [closing] = transcript.events
+    assert exchange.user_seq is not None and exchange.system_seq is not None
+    assert closing.seq is not None and transcript.end_seq is not None
+    assert exchange.user_seq < exchange.system_seq < closing.seq < transcript.end_seq
+    assert (exchange.source, exchange.wizard, closing.kind) == (
+        ReplySource.EDITED,
+        "ada",
+        EventKind.CLOSING_LINE,
+    )
+    assert transcript.end_reason is EndReason.SUCCESS
+    assert await store.transcript("nobody-1") is None
+
+
+async def test_a_console_sees_what_changed(store: StudyStore, location: str) -> None:
+    console = await attach_backend(location)
+    try:
+        before = await console.changes()
+        assert await console.changes() == before  # nothing committed: nothing to re-read
+        await store.commit_step(step("p"))
+        assert await console.changes() != before
+    finally:
+        await console.close()
