@@ -69,7 +69,7 @@ def _type(annotation: Any) -> str:
             return "duration"
         return _type(args[0])
     if origin is Literal:
-        return " or ".join(f'`{value}`' if isinstance(value, str) else f"`{value}`" for value in args)
+        return " or ".join(f"`{value}`" for value in args)
     if origin in (Union, types.UnionType):
         named = [_type(a) for a in args if a is not type(None)]
         return " or ".join(dict.fromkeys(named))

@@ -68,9 +68,7 @@ def test_the_site_builds_with_every_link_whole(tmp_path: Path) -> None:
     assert (tmp_path / "site" / "python-adapter" / "index.html").exists()
 
 
-@pytest.mark.parametrize(
-    "link", ["[gone](no-such-page.md)", "[gone](rights.md#no-such-section)"]
-)
+@pytest.mark.parametrize("link", ["[gone](no-such-page.md)", "[gone](rights.md#no-such-section)"])
 def test_a_broken_link_fails_the_build(tmp_path: Path, link: str) -> None:
     copy = tmp_path / "copy"
     shutil.copytree(DOCS, copy / "docs")
