@@ -20,9 +20,9 @@ from questionnaires.models import Questionnaire
 from scenarios import durations
 from scenarios.jobs import AnnotationJob
 from scenarios.models import Scenario, Study
-from scenarios.schema import _all_models
+from scenarios.yaml_lines import items_in, models_in
 
-__all__ = ["FILES", "reference"]
+__all__ = ["FILES", "all_models", "reference"]
 
 FILES: tuple[tuple[str, str, type[BaseModel]], ...] = (
     ("The study file", "`study.yaml`, or any name given to `ozlab check` and `ozlab run`", Study),
@@ -47,6 +47,21 @@ of every mistake; `ozlab schema` writes the same fields as JSON Schemas for an e
 completion. Durations are seconds (`90`) or a number with a unit (`90s`, `10m`, `1.5h`,
 `1d`). How the parts fit together is in [Writing a study](../writing-a-study.md).
 """
+
+
+def all_models(root: type[BaseModel]) -> dict[str, type[BaseModel]]:
+    """Every model a file may hold, by class name (the names of the schema's ``$defs``)."""
+    found: dict[str, type[BaseModel]] = {}
+    waiting = [root]
+    while waiting:
+        model = waiting.pop()
+        if found.setdefault(model.__name__, model) is not model:
+            continue
+        for info in model.model_fields.values():
+            annotations = [info.annotation, *items_in(info.annotation)]
+            annotations += [inner for a in list(annotations) for inner in items_in(a)]
+            waiting.extend(m for a in annotations for m in models_in(a) if m.__name__ not in found)
+    return found
 
 
 def _plain(text: str) -> str:
@@ -130,7 +145,7 @@ def reference() -> str:
         out += _prose(root.__doc__)
         out += [*_table(root), ""]
         shown.add(root.__name__)
-        parts = sorted(_all_models(root).items())
+        parts = sorted(all_models(root).items())
         for name, model in parts:
             if name in shown:
                 continue

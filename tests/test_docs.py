@@ -14,8 +14,7 @@ import pytest
 from questionnaires.models import Questionnaire
 from scenarios.jobs import AnnotationJob
 from scenarios.models import Scenario, Study
-from scenarios.reference import reference
-from scenarios.schema import _all_models
+from scenarios.reference import all_models, reference
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -100,7 +99,7 @@ def test_every_field_a_researcher_writes_says_what_it_means() -> None:
     undescribed = [
         f"{name}.{field}"
         for root in (Study, Scenario, Questionnaire, AnnotationJob)
-        for name, model in _all_models(root).items()
+        for name, model in all_models(root).items()
         for field, info in model.model_fields.items()
         if not (info.description or "").strip()
     ]
