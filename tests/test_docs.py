@@ -121,3 +121,17 @@ def test_the_readme_is_a_quick_start_that_points_to_the_guides() -> None:
     assert len(readme) < 8000
     for target in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (ROOT / target).exists(), target
+
+
+def test_every_file_the_guides_name_is_there() -> None:
+    """Modules move; a guide that names one where it no longer is sends a reader nowhere."""
+    named = {
+        path
+        for page in [ROOT / "README.md", *DOCS.rglob("*.md")]
+        for path in re.findall(
+            r"`((?:bot|scenarios|questionnaires|analytics|wizard_console|bench|tests)/[^`\s<]*)`",
+            page.read_text(encoding="utf-8"),
+        )
+    }
+    assert named
+    assert sorted(path for path in named if not (ROOT / path).exists()) == []
