@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from questionnaires.models import Questionnaire
 from scenarios.jobs import AnnotationJob
@@ -135,3 +136,13 @@ def test_every_file_the_guides_name_is_there() -> None:
     }
     assert named
     assert sorted(path for path in named if not (ROOT / path).exists()) == []
+
+
+def test_the_readme_names_every_protocol_that_ships() -> None:
+    intro = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## ")[0].lower()
+    protocols = [
+        yaml.safe_load(study.read_text(encoding="utf-8"))["title"].split(":")[0]
+        for study in sorted((ROOT / "scenarios" / "library" / "studies").glob("*.yaml"))
+    ]
+    assert len(protocols) == 5
+    assert [name for name in protocols if name.lower() not in " ".join(intro.split())] == []
