@@ -146,3 +146,11 @@ def test_the_readme_names_every_protocol_that_ships() -> None:
     ]
     assert len(protocols) == 5
     assert [name for name in protocols if name.lower() not in " ".join(intro.split())] == []
+
+
+def test_the_adapter_page_shows_the_example_as_it_ships() -> None:
+    page = (DOCS / "python-adapter.md").read_text(encoding="utf-8")
+    shown = re.search(r"```python\n(from .+?)```", page, re.S)
+    assert shown is not None
+    source = (ROOT / "bot" / "systems" / "examples" / "echo.py").read_text(encoding="utf-8")
+    assert source.endswith(shown.group(1))
