@@ -11,7 +11,7 @@ import inspect
 import re
 import sys
 import types
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
@@ -20,7 +20,6 @@ from questionnaires.models import Questionnaire
 from scenarios import durations
 from scenarios.jobs import AnnotationJob
 from scenarios.models import Scenario, Study
-from scenarios.yaml_lines import items_in, models_in
 
 __all__ = ["FILES", "all_models", "reference"]
 
@@ -57,11 +56,22 @@ def all_models(root: type[BaseModel]) -> dict[str, type[BaseModel]]:
         model = waiting.pop()
         if found.setdefault(model.__name__, model) is not model:
             continue
-        for info in model.model_fields.values():
-            annotations = [info.annotation, *items_in(info.annotation)]
-            annotations += [inner for a in list(annotations) for inner in items_in(a)]
-            waiting.extend(m for a in annotations for m in models_in(a) if m.__name__ not in found)
+        for hint in _hints(model).values():
+            waiting.extend(m for m in _models_in(hint) if m.__name__ not in found)
     return found
+
+
+def _hints(model: type[BaseModel]) -> dict[str, Any]:
+    """The fields' types, resolved here: a field's stored annotation may still be a forward
+    reference, depending on when pydantic last rebuilt the model."""
+    hints = get_type_hints(model, include_extras=True)
+    return {name: hints.get(name, info.annotation) for name, info in model.model_fields.items()}
+
+
+def _models_in(hint: Any) -> list[type[BaseModel]]:
+    if isinstance(hint, type) and issubclass(hint, BaseModel):
+        return [hint]
+    return [model for arg in get_args(hint) for model in _models_in(arg)]
 
 
 def _plain(text: str) -> str:
@@ -116,10 +126,12 @@ def _default(info: FieldInfo) -> str:
 
 
 def _table(model: type[BaseModel]) -> list[str]:
+    hints = _hints(model)
     lines = ["| field | type | default | meaning |", "|---|---|---|---|"]
     for name, info in model.model_fields.items():
         key = info.alias or name
-        kind = "duration" if _is_duration(tuple(info.metadata)) else _type(info.annotation)
+        duration = _is_duration(tuple(info.metadata))
+        kind = "duration" if duration else _type(hints[name])
         meaning = _plain(info.description or "")
         lines.append(f"| `{key}` | {kind} | {_default(info)} | {meaning} |")
     return lines
