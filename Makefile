@@ -19,6 +19,7 @@ test: $(BIN)/ozlab
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/pytest -q
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 bench: $(BIN)/ozlab
 	$(BIN)/pip install --quiet -e '.[test,bench]'

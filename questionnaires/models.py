@@ -61,7 +61,9 @@ def repeated_ids(field: str, things: Sequence[_Identified]) -> list[tuple[Loc, s
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True
+    )
 
 
 class Condition(_Model):
@@ -69,8 +71,11 @@ class Condition(_Model):
     answered a certain way (``equals`` one value, or ``any_of`` several)."""
 
     item: str
+    """The id of an earlier closed item of this questionnaire."""
     equals: int | str | None = None
+    """The condition holds when that item was answered with this value."""
     any_of: tuple[int | str, ...] = ()
+    """The condition holds when that item was answered with one of these values."""
 
     @model_validator(mode="after")
     def _one_test(self) -> Condition:
@@ -90,15 +95,21 @@ steps (interval), or equal steps from a true zero (ratio)."""
 
 class _Item(_Model):
     id: str = Field(min_length=1, max_length=64)
+    """A stable id, by convention prefixed with the questionnaire's (``hmd.understanding``):
+    the answers, the report and the export's columns are keyed by it."""
     text: str = Field(min_length=1)
+    """The question or statement, as the participant reads it."""
     required: bool = True
+    """Whether the participant must answer; an optional item gets a Skip button."""
     help: str | None = None
     """Shown with an "Examples" button: scoring examples, definitions, worked examples."""
     examples: tuple[str, ...] = ()
+    """Examples shown with ``help`` behind the "Examples" button, one paragraph each."""
     construct_name: str | None = Field(default=None, alias="construct")
     """``construct`` in files: the scale this item belongs to (e.g. "enjoyment"), for
     scores and reliability. (``construct`` itself is a name pydantic reserves.)"""
     when: Condition | None = None
+    """Skip logic: ask this item only when an earlier answer was as given."""
 
     def help_text(self) -> str | None:
         parts = [p for p in (self.help, *self.examples) if p]
@@ -109,9 +120,14 @@ class ScaleItem(_Item):
     """A rating scale of any width with a label for every point."""
 
     type: Literal["scale"]
+    """``scale``: one point of a rating scale, one button per point."""
     min: int = 1
+    """The lowest point of the scale."""
     max: int = 5
+    """The highest point of the scale."""
     labels: dict[int, str]
+    """Point → its label, for every point from ``min`` to ``max``; long labels are listed in
+    the message and the numbers go on the buttons."""
     reverse: bool = False
     """Scored as min + max − answer in analysis; shown as asked."""
     attention: int | None = None
@@ -151,9 +167,14 @@ class YesNoItem(_Item):
     """Yes (stored as 1) or no (0)."""
 
     type: Literal["yes_no"]
+    """``yes_no``: two buttons, stored as 1 and 0."""
     yes: str = "Yes"
+    """The yes button's label."""
     no: str = "No"
+    """The no button's label."""
     attention: bool | None = None
+    """An instructed-response check: the answer a reading participant gives (stored and
+    flagged, never dropped)."""
 
     def choices(self) -> list[tuple[int, str]]:
         return [(1, self.yes), (0, self.no)]
@@ -163,8 +184,11 @@ class ThumbsItem(_Item):
     """Thumbs up (1) or down (0), e.g. for a single reply."""
 
     type: Literal["thumbs"]
+    """``thumbs``: thumbs up or down, stored as 1 and 0."""
     up: str = "👍"
+    """The thumbs-up button's label."""
     down: str = "👎"
+    """The thumbs-down button's label."""
 
     def choices(self) -> list[tuple[int, str]]:
         return [(1, self.up), (0, self.down)]
@@ -174,10 +198,12 @@ class Option(_Model):
     value: int | str
     """Stored with the answer: a number, or a short code such as "off_topic"."""
     label: str = Field(min_length=1)
+    """What the button says."""
 
 
 class _Options(_Item):
     options: tuple[Option, ...] = Field(min_length=2)
+    """The options, one button each, in this order; at least two."""
 
     @model_validator(mode="after")
     def _unique_values(self) -> _Options:
@@ -199,22 +225,30 @@ class ChoiceItem(_Options):
     """One option out of several."""
 
     type: Literal["choice"]
+    """``choice``: one option out of several."""
     attention: int | str | None = None
+    """An instructed-response check: the option value a reading participant picks (stored
+    and flagged, never dropped)."""
 
 
 class MultiChoiceItem(_Options):
     """Any number of options, toggled with buttons and confirmed with "Done"."""
 
     type: Literal["multi_choice"]
+    """``multi_choice``: any number of options, toggled and confirmed with "Done"."""
     required: bool = False
+    """Whether at least one option must be chosen."""
 
 
 class TextItem(_Item):
     """Free text typed by the participant; optional items can be skipped with a button."""
 
     type: Literal["text"]
+    """``text``: a typed answer."""
     required: bool = False
+    """Whether the participant must write something; otherwise a Skip button is offered."""
     max_length: int = Field(default=2000, ge=1, le=4000)
+    """The longest answer accepted, in characters; a longer one is asked again."""
 
 
 Item = Annotated[
@@ -229,14 +263,19 @@ class ItemText(_Model):
     """An item's words in another language; what is not given stays as written."""
 
     text: str | None = None
+    """The item's ``text`` in this language."""
     help: str | None = None
+    """The item's ``help`` in this language."""
     examples: tuple[str, ...] | None = None
+    """The item's ``examples`` in this language."""
     labels: dict[int, str] = {}
     """Scale items: point → label."""
     options: dict[int | str, str] = {}
     """Choice items: option value → label."""
     yes: str | None = None
+    """Yes/no items: the yes button's label."""
     no: str | None = None
+    """Yes/no items: the no button's label."""
 
     @model_validator(mode="before")
     @classmethod
@@ -314,13 +353,21 @@ class QuestionnaireText(_Model):
     """A questionnaire's words in another language, items by id."""
 
     title: str | None = None
+    """The questionnaire's ``title`` in this language."""
     intro: str | None = None
+    """The questionnaire's ``intro`` in this language."""
     items: dict[str, ItemText] = {}
+    """Item id → that item's words in this language."""
 
 
 class Questionnaire(_Model):
+    """An instrument: items asked one at a time with buttons, after a task, after the study,
+    after each reply, as screening, or by annotators."""
+
     id: str = Field(min_length=1, max_length=64)
+    """The questionnaire's id, equal to its file name; studies and scenarios name it."""
     title: str
+    """Its title, as the participant sees it in the chat and the report names it."""
     intro: str | None = None
     """Said once before the first item (after the study's own words for the moment)."""
     language: str = Field(default="en", pattern=r"^[a-z]{2,3}$")
@@ -332,6 +379,7 @@ class Questionnaire(_Model):
     """(original, translated copy) per language, made once (the engine asks for an item's
     words at every step); the original is named because ``model_copy`` shares this dict."""
     items: tuple[Item, ...] = Field(min_length=1)
+    """The items, asked in this order (unless ``randomize``), each chosen by its ``type``."""
     randomize: bool = False
     """Items in a new order for each participant (the seed is stored); conditional items
     keep their place after the item they depend on."""

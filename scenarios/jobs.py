@@ -22,7 +22,7 @@ _ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class Sample(_Model):
@@ -30,7 +30,9 @@ class Sample(_Model):
     proportional to its sessions, so a sample never over-represents one system."""
 
     n: int = Field(ge=1)
+    """How many sessions to rate in all."""
     seed: int = 0
+    """The draw starts from it: the same seed, the same sample."""
 
 
 class SessionChoice(_Model):
@@ -38,9 +40,13 @@ class SessionChoice(_Model):
     study that names the job), narrowed to the named systems and scenarios, then sampled."""
 
     studies: tuple[str, ...] = ()
+    """Study ids whose sessions are rated; empty: the study that names the job."""
     systems: tuple[str, ...] = ()
+    """Only sessions with these systems; empty: every system."""
     scenarios: tuple[str, ...] = ()
+    """Only sessions of these scenarios; empty: every scenario."""
     sample: Sample | None = None
+    """A random sample of those sessions; none: every one of them."""
 
 
 class Instruments(_Model):
@@ -49,7 +55,9 @@ class Instruments(_Model):
     conversation, after its last exchange."""
 
     exchange: tuple[str, ...] = ()
+    """Questionnaires rated after each system reply of a conversation."""
     session: tuple[str, ...] = ()
+    """Questionnaires rated once per conversation, after its last exchange."""
 
     @model_validator(mode="after")
     def _something_rated(self) -> Instruments:
@@ -64,7 +72,10 @@ class Disagreement(_Model):
     points apart. Free text never counts."""
 
     choice_differs: bool = False
+    """A yes/no or choice item answered differently calls for another annotator."""
     scale_differs_by_more_than: int | None = Field(default=None, ge=0)
+    """A scale item rated more than this many points apart calls for another annotator
+    (0: any difference)."""
 
     @model_validator(mode="after")
     def _some_rule(self) -> Disagreement:
@@ -80,6 +91,7 @@ class Adjudication(_Model):
     """One more annotator for the targets where the first ones disagree."""
 
     third_annotator_when: Disagreement
+    """When the first annotators disagree enough to ask one more."""
 
 
 class ExtraInformation(_Model):
@@ -91,19 +103,27 @@ class ExtraInformation(_Model):
     system reply names. (A system's own per-reply data is not stored with each reply yet,
     so no other source is offered.)"""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True
+    )
 
     items: tuple[str, ...] = Field(min_length=1)
+    """Item ids; the information is shown just before the first of them, never earlier."""
     source: Literal["demo_catalogue"] = Field(alias="from")
+    """``from`` in files: where the information comes from (``demo_catalogue``)."""
     heading: str = Field(min_length=1)
+    """The heading the annotator reads above the information."""
 
 
 class Example(_Model):
     """A worked example in the brief: an exchange and the rating it deserves, and why."""
 
     exchange: str = Field(min_length=1)
+    """The example exchange, as the annotator would see it."""
     rating: str = Field(min_length=1)
+    """The rating it deserves."""
     why: str = Field(min_length=1)
+    """Why it deserves that rating."""
 
 
 class Brief(_Model):
@@ -111,7 +131,9 @@ class Brief(_Model):
     examples (shown again on request)."""
 
     guidelines: str = Field(min_length=1)
+    """The protocol's guidelines, shown before the first target and again with ``/brief``."""
     examples: tuple[Example, ...] = ()
+    """Worked examples, shown after the guidelines."""
 
 
 class AnnotationJob(_Model):
@@ -119,14 +141,19 @@ class AnnotationJob(_Model):
     database, ``ozlab invite --job``, ``ozlab import annotations --job``)."""
 
     id: str = Field(pattern=_ID_PATTERN)
+    """The job's id, equal to its file name."""
     title: str = Field(min_length=1)
+    """What annotators are told they rate (their welcome and ``/help`` name it)."""
     sessions: SessionChoice = SessionChoice()
+    """Which stored sessions are rated; by default every ended session of the study."""
     rate: Instruments
+    """The questionnaires rated per exchange and per conversation."""
     annotators: int = Field(ge=1, le=50)
     """How many annotators rate every target in the first round."""
     seed: int = 0
     """Who gets which conversation is drawn from it: the same seed, the same assignment."""
     adjudication: Adjudication | None = None
+    """One more annotator where the first ones disagree; none: no adjudication."""
     seen_once_in_order: bool = False
     """Each exchange shown once, in order, never revisited (no /back): HRI CUES."""
     with_next_message: bool = False
@@ -136,7 +163,9 @@ class AnnotationJob(_Model):
     """An annotator silent this long with targets open counts as dropped out: their open
     targets go to someone else. None: only an annotator declared dropped loses them."""
     extra_information: tuple[ExtraInformation, ...] = ()
+    """Information some items need, shown just before them and never before."""
     brief: Brief
+    """What annotators read before their first target."""
 
     def instruments(self) -> tuple[str, ...]:
         """Every instrument the job uses, exchange level first."""

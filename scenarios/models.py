@@ -22,14 +22,16 @@ T = TypeVar("T")
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class Stimulus(_Model):
     """One thing to rate in a rating task (a row of its CSV or JSONL file)."""
 
     id: str
+    """The row's id, stored with each rating of it."""
     fields: dict[str, str]
+    """The row's columns, filled into the scenario's ``stimulus_template``."""
 
 
 Fact = str | int | float | bool
@@ -40,9 +42,15 @@ class Check(_Model):
     exactly one of ``equals``, ``one_of``, ``not_in`` or ``contains`` (for a list field)."""
 
     equals: Fact | None = None
+    """The field has this value (text compared ignoring case)."""
     one_of: tuple[Fact, ...] = ()
+    """The field has one of these values."""
     not_in: tuple[Fact, ...] = ()
+    """The field is present and has none of these values (the HMD gift: not a game already
+    on Alex's wishlist)."""
     contains: Fact | None = None
+    """The field is a list that holds this value (the HMD gift: ``genres`` contains
+    ``adventure``)."""
 
     @model_validator(mode="after")
     def _one_test(self) -> Check:
@@ -77,9 +85,15 @@ class Scenario(_Model):
     """A task a participant performs: a dialogue with a system, or rating given material."""
 
     id: str = Field(min_length=1, max_length=64)
+    """The scenario's name in the study, the database and the report; equals its file name."""
     kind: Literal["dialogue", "rating"] = "dialogue"
+    """``dialogue``: the participant chats with a system; ``rating``: they rate the rows of
+    ``stimuli`` with ``rate_with``."""
     title: str
+    """A short name, shown above the brief and in the report."""
     brief: str = Field(min_length=1)
+    """What the participant is asked to do, shown before the task; LLM systems may get it in
+    their prompt as ``{brief}``."""
     goal: str | None = None
     """What the participant should achieve, for the experimenters and the report."""
     success: str | None = None
@@ -89,13 +103,21 @@ class Scenario(_Model):
     reported doing with ``task_success`` (the demo shop: the game added, with ``title``,
     ``genres`` and ``platforms``). Empty: the report cannot tell correct from reported."""
     expected_duration: Seconds | None = None
+    """How long the task should take; the report and the pilot section compare the time
+    participants took with it."""
     max_exchanges: int | None = Field(default=None, ge=1)
+    """The task ends after this many exchanges; none: no limit."""
     time_limit: Seconds | None = None
+    """The task ends when this much time has passed since it began; none: no limit."""
     opening_line: str | None = None
+    """A scripted first message the bot sends as the dialogue begins (HRI CUES), before the
+    participant writes."""
     closing_line: str | None = None
+    """A scripted last message the bot sends when the task ends, however it ends."""
     system_prompt: str | None = None
     """For LLM systems: replaces the system's own prompt in this scenario."""
     post_task: tuple[str, ...] = ()
+    """Questionnaires (ids) asked after the task, in order."""
     exchange: tuple[str, ...] = ()
     """Questionnaires asked after each system reply, without blocking the chat."""
     stimuli: str | None = None
@@ -105,6 +127,7 @@ class Scenario(_Model):
     rate_with: tuple[str, ...] = ()
     """Rating tasks: the questionnaires answered for every row."""
     translations: dict[str, ScenarioText] = {}
+    """Language code → this scenario's title, brief and scripted lines in that language."""
     simulation: Simulation | None = Field(default=None, exclude=True)
     """How simulated participants (``ozlab demo``, ``ozlab pilot``) play this task; left
     out of the definition stored with the data (participants never see it)."""
@@ -122,7 +145,11 @@ class Design(_Model):
     """
 
     type: Literal["random", "balanced", "latin_square"] = "random"
+    """How scenarios and systems are assigned: ``random``, ``balanced`` or
+    ``latin_square`` (see above)."""
     seed: int = 0
+    """The random draws start from it: the same seed and the same arrivals give the same
+    assignments. It is stored with every session."""
     systems: Literal["between", "within"] = "between"
     """``between``: one system for all of a participant's tasks; ``within``: each task
     with another system, so every participant meets every system."""
@@ -136,15 +163,26 @@ class ScenarioText(_Model):
     """A scenario's words in another language."""
 
     title: str | None = None
+    """The scenario's ``title`` in this language."""
     brief: str | None = None
+    """The scenario's ``brief`` in this language."""
     opening_line: str | None = None
+    """The scenario's ``opening_line`` in this language."""
     closing_line: str | None = None
+    """The scenario's ``closing_line`` in this language."""
 
 
 class Timing(_Model):
+    """How long the bot waits for a silent participant."""
+
     reminder_after: Seconds = 600
+    """A participant silent this long in a task or questionnaire gets one reminder."""
     abandon_after: Seconds = 3600
+    """A participant silent this long is marked abandoned; they resume where they stood when
+    they come back, unless ``close_abandoned``. Must be longer than ``reminder_after``."""
     close_abandoned: bool = False
+    """Close an abandoned participant's session for good (they are told, and the recruitment
+    platform's ``timed_out_code`` is shown) instead of letting them resume."""
 
     @model_validator(mode="after")
     def _reminder_first(self) -> Timing:
@@ -173,10 +211,15 @@ class Recruitment(_Model):
     """
 
     platform: Literal["prolific"] = "prolific"
+    """The platform, named in the participant's code message; Prolific today."""
     completion_code: str = Field(min_length=1, max_length=64)
+    """Shown with the return link to a participant who finished the study."""
     screened_out_code: str | None = Field(default=None, min_length=1, max_length=64)
+    """Shown to a participant screened out by a questionnaire's ``eligible_if``."""
     declined_code: str | None = Field(default=None, min_length=1, max_length=64)
+    """Shown to a participant who tapped "I do not agree"."""
     timed_out_code: str | None = Field(default=None, min_length=1, max_length=64)
+    """Shown to a participant who stayed silent until the study closed their session."""
     return_link: str = "https://app.prolific.com/submissions/complete?cc={code}"
     """Where a participant goes back to the platform; ``{code}`` is filled in."""
 
@@ -191,118 +234,235 @@ class Texts(_Model):
     """Every sentence the bot says that is not part of a scenario or an instrument."""
 
     welcome: str
+    """The first message after ``/start``: what the study is, before the consent text."""
     consent: str
+    """The consent text, shown under the welcome with the agree and decline buttons."""
     consent_accept: str = _EN["consent_accept"]
+    """The button that gives consent."""
     consent_decline: str = _EN["consent_decline"]
+    """The button that declines to take part."""
     declined: str
+    """The answer to a participant who declined; only their decision is stored."""
     invite_required: str = _EN["invite_required"]
+    """To a newcomer without a code, once the study holds invitation codes."""
     invite_invalid: str = _EN["invite_invalid"]
+    """To a participant whose ``/start`` code is not one of the study's."""
     invite_used: str = _EN["invite_used"]
+    """To a participant whose single-use code someone else took."""
     platform_code: str = _EN["platform_code"]
+    """At the end, to a participant from a recruitment platform: ``{platform}``, ``{code}`` and
+    the return ``{link}`` are filled in."""
     payment_note: str = _EN["payment_note"]
+    """Added to the consent text in a study with ``recruitment``: what a withdrawal keeps so
+    that the time is paid (``{platform}``)."""
     brief_heading: str = _EN["brief_heading"]
+    """The heading above a task's brief."""
     brief_footer: str = _EN["brief_footer"]
+    """Under a task's brief: how to chat and how to stop."""
     finish_button: str = _EN["finish_button"]
+    """The button under the brief that ends the task, like ``/done``."""
     consent_pending: str = _EN["consent_pending"]
+    """To a participant who writes before answering the consent."""
     edit_ignored: str = _EN["edit_ignored"]
+    """To a participant who edits a message they sent: edits are not passed on."""
     text_only: str = _EN["text_only"]
+    """To a sticker, photo, voice note or other non-text message."""
     resumed: str = _EN["resumed"]
+    """To a participant who comes back (after a long silence, or with ``/start`` in the
+    middle of the study): it goes on where they stood."""
     reminder: str = _EN["reminder"]
+    """The one reminder to a participant silent for ``timing.reminder_after``."""
     abandoned_closed: str = _EN["abandoned_closed"]
+    """To a participant whose session the study closed after ``timing.abandon_after``
+    (``close_abandoned``)."""
     system_error: str = _EN["system_error"]
+    """When the system under test failed to answer: the participant is asked to send the message
+    again."""
     system_slow: str = _EN["system_slow"]
+    """When the system under test did not answer within its ``timeout``."""
     wait_for_reply: str = _EN["wait_for_reply"]
+    """To a participant who writes while the reply to their last message is still coming."""
     paused: str = _EN["paused"]
+    """When an experimenter pauses the session from the wizard console."""
     pause_over: str = _EN["pause_over"]
+    """When an experimenter resumes a paused session."""
     held: str = _EN["held"]
+    """After consent in a study with ``hold_after_consent``: the experimenter starts the
+    session."""
     task_over: str = _EN["task_over"]
+    """After a task ends, before its questionnaires or the next task."""
     questionnaire_intro: str = _EN["questionnaire_intro"]
     """Before the questionnaires after a task, about its conversation."""
     post_study_intro: str = _EN["post_study_intro"]
     """Before the questionnaires after the last task (the conversation is long gone)."""
     skip_button: str = _EN["skip_button"]
+    """The button that skips an optional question or comment."""
     done_button: str = _EN["done_button"]
+    """The button that closes a multiple-choice question."""
     examples_button: str = _EN["examples_button"]
+    """The button that shows an item's help and examples."""
     type_your_answer: str = _EN["type_your_answer"]
+    """Under a free-text question: ``{limit}`` is its length limit."""
     pick_options: str = _EN["pick_options"]
+    """Under a multiple-choice question."""
     pick_at_least_one: str = _EN["pick_at_least_one"]
+    """To a participant who taps Done on a required multiple-choice question with nothing
+    chosen."""
     not_eligible: str = _EN["not_eligible"]
+    """To a participant whose screening answers do not meet ``eligible_if``."""
     tap_a_button: str = _EN["tap_a_button"]
+    """To a message that is not an answer while a question waits: ``{low}`` and ``{high}`` are
+    its scale's ends."""
     text_too_long: str = _EN["text_too_long"]
+    """To a free-text answer over the item's limit (``{limit}``)."""
     question_pending: str = _EN["question_pending"]
+    """To a message sent while a question must be answered first."""
     already_recorded: str = _EN["already_recorded"]
+    """To a tap on a button whose answer is already stored (an old or repeated button)."""
     unknown_command: str = _EN["unknown_command"]
+    """To a ``/command`` the bot does not know, unless ``systems_take_commands``."""
     thanks: str = _EN["thanks"]
+    """The last message of the study, after the last questionnaire."""
     finished: str = _EN["finished"]
+    """To a participant who writes after finishing the study (with their platform code again,
+    if any)."""
     declined_before: str = _EN["declined_before"]
+    """To a participant who declined and writes again."""
     withdraw_confirm: str = _EN["withdraw_confirm"]
+    """The question ``/withdraw`` asks before it erases anything."""
     withdraw_yes: str = _EN["withdraw_yes"]
+    """The button that confirms the withdrawal and erases."""
     withdraw_no: str = _EN["withdraw_no"]
+    """The button that cancels the withdrawal."""
     withdrawn: str = _EN["withdrawn"]
+    """After a withdrawal: what was erased and what remains."""
     withdraw_cancelled: str = _EN["withdraw_cancelled"]
+    """After the withdrawal was cancelled."""
     nothing_to_withdraw: str = _EN["nothing_to_withdraw"]
+    """To ``/withdraw`` from someone the study holds nothing of."""
     consent_withdraw_note: str = _EN["consent_withdraw_note"]
+    """Added to the consent text: how to withdraw."""
     help_not_started: str = _EN["help_not_started"]
+    """``/help`` before ``/start``."""
     help_consent: str = _EN["help_consent"]
+    """``/help`` while the consent waits for an answer."""
     help_declined: str = _EN["help_declined"]
+    """``/help`` after declining."""
     help_waiting: str = _EN["help_waiting"]
+    """``/help`` while the tasks are being prepared or held for an experimenter."""
     help_dialogue: str = _EN["help_dialogue"]
+    """``/help`` during a dialogue task: ``{n}`` of ``{m}`` tasks."""
     help_rating: str = _EN["help_rating"]
+    """``/help`` during a rating task: ``{n}`` of ``{m}`` tasks."""
     help_questionnaire: str = _EN["help_questionnaire"]
+    """``/help`` during a questionnaire."""
     help_over: str = _EN["help_over"]
+    """``/help`` after the participant's part is over."""
     help_commands: str = _EN["help_commands"]
+    """The end of a participant's ``/help``: their commands."""
     command_help: str = _EN["command_help"]
+    """``/help`` in the chat's command menu."""
     command_done: str = _EN["command_done"]
+    """``/done`` in a participant's command menu."""
     command_withdraw: str = _EN["command_withdraw"]
+    """``/withdraw`` in a participant's command menu."""
     command_pause: str = _EN["command_pause"]
+    """``/pause`` in an annotator's command menu."""
     command_brief: str = _EN["command_brief"]
+    """``/brief`` in an annotator's command menu."""
     command_back: str = _EN["command_back"]
-    # annotators (issue 11): they rate stored conversations, never participants
+    """``/back`` in an annotator's command menu, where the job allows it."""
+    # annotators: they rate stored conversations, never participants
     ann_welcome: str = _EN["ann_welcome"]
+    """An annotator's first message: ``{annotator}`` is their pseudonym, ``{title}`` the job's
+    title."""
     ann_brief_heading: str = _EN["ann_brief_heading"]
+    """The heading above an annotation job's guidelines."""
     ann_examples_heading: str = _EN["ann_examples_heading"]
+    """The heading above the guidelines' worked examples."""
     ann_example: str = _EN["ann_example"]
+    """One worked example: ``{exchange}``, ``{rating}`` and ``{why}`` from the job's brief."""
     ann_commands_back: str = _EN["ann_commands_back"]
+    """An annotator's commands, in a job that allows ``/back``."""
     ann_commands_seen_once: str = _EN["ann_commands_seen_once"]
+    """An annotator's commands, in a job with ``seen_once_in_order``."""
     ann_code_taken: str = _EN["ann_code_taken"]
+    """To an annotator code used from a second Telegram account."""
     ann_code_unknown: str = _EN["ann_code_unknown"]
+    """To an annotator code the study does not know."""
     ann_code_dropped: str = _EN["ann_code_dropped"]
+    """To an annotator declared dropped, whatever they send."""
     ann_code_already: str = _EN["ann_code_already"]
+    """To an annotator who opens a second code of a job they already annotate."""
     ann_participant_chat: str = _EN["ann_participant_chat"]
+    """To a participant's account that opens an annotator code."""
     ann_annotator_chat: str = _EN["ann_annotator_chat"]
+    """To an annotator's account that sends a participant code."""
     ann_progress_exchange: str = _EN["ann_progress_exchange"]
+    """Where an annotator stands on an exchange: ``{exchange}`` of ``{exchanges}``,
+    ``{conversation}`` of ``{conversations}``."""
     ann_progress_session: str = _EN["ann_progress_session"]
+    """Where an annotator stands on a whole conversation: ``{conversation}`` of
+    ``{conversations}``."""
     ann_conversation_heading: str = _EN["ann_conversation_heading"]
+    """Above a conversation's transcript: ``{conversation}`` of ``{conversations}``."""
     ann_conversation_more: str = _EN["ann_conversation_more"]
+    """Above the next part of a conversation's transcript."""
     ann_user: str = _EN["ann_user"]
+    """How the participant's lines are labelled in a transcript."""
     ann_system: str = _EN["ann_system"]
+    """How the system's lines are labelled in a transcript."""
     ann_no_reply: str = _EN["ann_no_reply"]
+    """In a transcript, where the system gave no reply."""
     ann_paused: str = _EN["ann_paused"]
+    """After ``/pause``."""
     ann_resumed: str = _EN["ann_resumed"]
+    """To an annotator who comes back: the link again, or a message after ``/pause``."""
     ann_back_refused: str = _EN["ann_back_refused"]
+    """To ``/back`` in a job with ``seen_once_in_order``."""
     ann_back_nothing: str = _EN["ann_back_nothing"]
+    """To ``/back`` when there is no earlier rating to change."""
     ann_back_done: str = _EN["ann_back_done"]
+    """After ``/back``: the previous rating is asked again."""
     ann_target_done: str = _EN["ann_target_done"]
+    """To a tap on the buttons of a target already rated."""
     ann_target_moved: str = _EN["ann_target_moved"]
+    """To an annotator whose open target went to someone else while they were silent."""
     ann_all_done: str = _EN["ann_all_done"]
+    """When an annotator has rated everything assigned to them."""
     ann_nothing_yet: str = _EN["ann_nothing_yet"]
+    """To an annotator who has nothing to rate yet."""
     ann_new_work: str = _EN["ann_new_work"]
+    """Before new targets, to an annotator who was waiting for work."""
     ann_help_rating: str = _EN["ann_help_rating"]
+    """An annotator's ``/help`` while rating: ``{title}`` and ``{progress}``."""
     ann_help_paused: str = _EN["ann_help_paused"]
+    """An annotator's ``/help`` while paused: ``{title}`` and ``{progress}``."""
     ann_help_idle: str = _EN["ann_help_idle"]
+    """An annotator's ``/help`` with nothing left to rate: ``{title}``."""
 
 
 class Study(_Model):
+    """A study: its systems under test, scenarios, questionnaires, design and every sentence
+    the bot says."""
+
     id: str = Field(min_length=1, max_length=64)
+    """The study's name in the database, the report and ``ozlab demo --study``."""
     title: str
+    """The study's title, shown in the report."""
     texts: Texts
+    """Every sentence the bot says outside scenarios and questionnaires; ``welcome``,
+    ``consent`` and ``declined`` must be written, the others have English defaults."""
     invite_codes: tuple[str, ...] = ()
     """Codes any number of participants may use (``/start CODE``); single-use codes are
     made with ``ozlab invite`` and live in the database."""
     recruitment: Recruitment | None = None
     """Participants come from a recruitment platform and get its codes at the end."""
     systems: tuple[SystemSpec, ...] = Field(min_length=1)
+    """The systems under test, each with its adapter ``type``; the design assigns them."""
     scenarios: tuple[str, ...] = Field(min_length=1)
+    """Scenario ids, looked up in ``scenarios/<id>.yaml`` beside the study, then in ozlab's
+    library."""
     hold_after_consent: bool = False
     """Lab studies: participants wait after consent until an experimenter starts their
     session from the wizard console."""
@@ -312,8 +472,11 @@ class Study(_Model):
     screening: tuple[str, ...] = ()
     """Questionnaires before the study; their ``eligible_if`` decides who takes part."""
     post_study: tuple[str, ...] = ()
+    """Questionnaires (ids) asked once, after the last task."""
     design: Design = Design()
+    """How participants are assigned scenarios and systems."""
     timing: Timing = Timing()
+    """Reminders and abandonment of silent participants."""
     retention: Seconds | None = None
     """How long a participant's data is kept after their last activity (``90d``);
     ``ozlab erase --expired`` erases those past it. None: kept until erased by hand."""

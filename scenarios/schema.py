@@ -20,11 +20,7 @@ field's documentation and underlines unknown keys. The schemas describe single f
 
 from __future__ import annotations
 
-import ast
-import inspect
-import itertools
 import json
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +31,6 @@ from pydantic_core import core_schema
 from questionnaires.models import Questionnaire
 from scenarios import durations
 from scenarios.models import Scenario, Study, Texts
-from scenarios.yaml_lines import items_in, models_in
 
 __all__ = ["questionnaire_schema", "scenario_schema", "study_schema", "write_schemas"]
 
@@ -68,52 +63,6 @@ class _YamlFiles(GenerateJsonSchema):
         return value
 
 
-def _attribute_docs(model: type[BaseModel]) -> dict[str, str]:
-    """The string under a field in the class body: the models document fields that way."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(model)))
-    except (OSError, TypeError, SyntaxError):
-        return {}
-    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-    docs = {}
-    for node, after in itertools.pairwise(body):
-        if (
-            isinstance(node, ast.AnnAssign)
-            and isinstance(node.target, ast.Name)
-            and isinstance(after, ast.Expr)
-            and isinstance(after.value, ast.Constant)
-            and isinstance(after.value.value, str)
-        ):
-            docs[node.target.id] = inspect.cleandoc(after.value.value)
-    return docs
-
-
-def _all_models(root: type[BaseModel]) -> dict[str, type[BaseModel]]:
-    """Every model a file may hold, by class name (the names of the schema's ``$defs``)."""
-    found: dict[str, type[BaseModel]] = {}
-    waiting = [root]
-    while waiting:
-        model = waiting.pop()
-        if found.setdefault(model.__name__, model) is not model:
-            continue
-        for info in model.model_fields.values():
-            annotations = [info.annotation, *items_in(info.annotation)]
-            annotations += [inner for a in list(annotations) for inner in items_in(a)]
-            waiting.extend(m for a in annotations for m in models_in(a) if m.__name__ not in found)
-    return found
-
-
-def _describe(schema: dict[str, Any], model: type[BaseModel]) -> None:
-    docs = {}
-    for klass in reversed(model.__mro__):
-        if isinstance(klass, type) and issubclass(klass, BaseModel) and klass is not BaseModel:
-            docs.update(_attribute_docs(klass))
-    for name, info in model.model_fields.items():
-        prop = schema.get("properties", {}).get(info.alias or name)
-        if prop is not None and name in docs and "description" not in prop:
-            prop["description"] = docs[name]
-
-
 _NOT_JSON_SCHEMA = ("gt", "ge", "lt", "le")
 _NAMED = ("properties", "$defs", "patternProperties")
 
@@ -137,11 +86,6 @@ def _tidy(schema: Any) -> None:
 def _schema(model: type[BaseModel], title: str) -> dict[str, Any]:
     schema = model.model_json_schema(by_alias=True, schema_generator=_YamlFiles)
     _tidy(schema)
-    models = _all_models(model)
-    _describe(schema, model)
-    for name, definition in schema.get("$defs", {}).items():
-        if name in models:
-            _describe(definition, models[name])
     return {"$schema": _DIALECT, **schema, "title": title}
 
 

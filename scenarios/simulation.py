@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class ReplyRule(_Model):
@@ -24,8 +24,12 @@ class ReplyRule(_Model):
     ``another: true`` first drops the item picked before (the system said it will not do)."""
 
     when: tuple[str, ...] = Field(min_length=1)
+    """Cues: the rule fires when the system's reply contains one of them (ignoring case)."""
     say: tuple[str, ...] = Field(min_length=1)
+    """What the simulated participant answers then, one line drawn from these; ``{item}`` and
+    ``{n}`` name a line of the reply's last numbered list."""
     another: bool = False
+    """First drop the item picked before, and pick another (the system said it will not do)."""
 
 
 class Answers(_Model):
@@ -38,8 +42,12 @@ class Answers(_Model):
     standard deviation on the item's scale). Items with neither get a uniform choice."""
 
     profiles: dict[str, dict[str, float]] = {}
+    """System id → item id (or ``default``) → mean answer on the item's own scale."""
     items: dict[str, dict[int, float]] = {}
+    """Item id → answer value → weight: a distribution that wins over a profile."""
     spread: float = Field(default=0.7, ge=0)
+    """How far answers scatter around a profile's mean (the standard deviation on the item's
+    scale)."""
 
     @model_validator(mode="after")
     def _weights(self) -> Answers:
@@ -60,13 +68,27 @@ class Simulation(_Model):
     answers, given at ``comment_rate`` where an item may be skipped."""
 
     say: tuple[str, ...] = ()
+    """The simulated participant's own lines, each used once."""
     order: Literal["in_order", "random"] = "in_order"
+    """Whether ``say`` is used in the order written or drawn at random."""
     replies: tuple[ReplyRule, ...] = ()
+    """What to answer when the system's reply contains a cue; a matching rule comes before
+    ``say``."""
     otherwise: tuple[str, ...] = ()
+    """What to say when no rule matches and ``say`` has run out."""
     typo_rate: float = Field(default=0.0, ge=0, le=1)
+    """The share of messages with one misspelt word (0 to 1)."""
     off_task_rate: float = Field(default=0.0, ge=0, le=1)
+    """The share of turns that say one of ``off_task`` instead (0 to 1)."""
     off_task: tuple[str, ...] = ()
+    """Lines beside the task ("sorry, wrong chat"), said at ``off_task_rate``."""
     max_messages: int | None = Field(default=None, ge=1)
+    """When the simulated participant gives up; none: the scenario's ``max_exchanges``,
+    else 8."""
     answers: Answers = Answers()
+    """How they answer the questionnaires' buttons."""
     comments: tuple[str, ...] = ()
+    """Free-text answers, drawn from these."""
     comment_rate: float = Field(default=0.5, ge=0, le=1)
+    """The share of free-text items that may be skipped which they answer with one of
+    ``comments``."""

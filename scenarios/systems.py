@@ -18,9 +18,10 @@ _ENTRY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 
 class _System(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     id: str = Field(min_length=1, max_length=64)
+    """The system's name in the study, the database and the report (e.g. ``shop-v1``)."""
     timeout: Seconds = 30.0
     """How long one reply may take before the participant is asked to try again."""
     retries: int = Field(default=2, ge=0, le=10)
@@ -47,21 +48,30 @@ class DemoSystem(_System):
     companion (``chat``)."""
 
     type: Literal["demo"]
+    """``demo``: the built-in systems, nothing to install or run beside the bot."""
     variant: Literal["v1", "v0", "chat"] = "v1"
+    """``v1``: the shop assistant; ``v0``: its weaker twin; ``chat``: the small-talk
+    companion."""
 
 
 class OpenAISystem(_System):
     """An OpenAI-compatible chat completions server (vLLM, llama.cpp, Ollama, hosted APIs)."""
 
     type: Literal["openai"]
+    """``openai``: a language model behind an OpenAI-compatible server."""
     url: str
     """The server's base address; ``/v1/chat/completions`` is added unless already there."""
     model: str = Field(min_length=1)
+    """The model's name as the server knows it."""
     api_key_env: str | None = None
+    """The name of the environment variable that holds the API key (never the key itself),
+    sent as ``Authorization: Bearer <key>``; none for a local server without a key."""
     system_prompt: str | None = None
     """May contain ``{brief}`` (the scenario brief) and ``{scenario}`` (its id)."""
     temperature: float | None = Field(default=None, ge=0, le=2)
+    """Sampling temperature sent with each call (0 to 2); none: the server's default."""
     max_tokens: int | None = Field(default=None, ge=1)
+    """At most this many tokens per reply; none: the server's default."""
     history_turns: int | None = Field(default=20, ge=0)
     """Most recent exchanges sent with each call (``null``: all of them)."""
     history_chars: int | None = Field(default=None, ge=1)
@@ -75,7 +85,10 @@ class RasaSystem(_System):
     """A Rasa assistant through its REST channel (``/webhooks/rest/webhook``)."""
 
     type: Literal["rasa"]
+    """``rasa``: a Rasa assistant."""
     url: str
+    """The Rasa server's address (``http://127.0.0.1:5005``); the REST channel's path is
+    added."""
 
     _url = field_validator("url")(classmethod(lambda cls, v: _check_url(v)))
 
@@ -86,9 +99,10 @@ RequestField = Literal["session_id", "message", "history", "scenario_id", "brief
 class HttpResponseMap(BaseModel):
     """Where, in the service's JSON answer, ozlab finds each part (dotted paths)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     text: str | None = "text"
+    """A string, sent as a message."""
     messages: str | None = None
     """A list of strings (or of objects with ``text``), each sent as its own message."""
     events: str | None = None
@@ -102,8 +116,12 @@ class HttpSystem(_System):
     """A homemade JSON service: the study maps request and response with dotted paths."""
 
     type: Literal["http"]
+    """``http``: your own JSON service, called with one POST per participant message."""
     url: str
+    """The address ozlab posts each participant message to."""
     headers: dict[str, str] = {}
+    """Extra HTTP headers sent with every call; their values are masked in the study
+    definition stored with the data."""
     api_key_env: str | None = None
     """Sent as ``Authorization: Bearer <key>`` when set."""
     request: dict[str, RequestField] = {
@@ -113,6 +131,7 @@ class HttpSystem(_System):
     }
     """Dotted path in the request body → what ozlab puts there."""
     response: HttpResponseMap = HttpResponseMap()
+    """Where in the service's JSON answer the texts, events and event data are."""
 
     _url = field_validator("url")(classmethod(lambda cls, v: _check_url(v)))
     _env = field_validator("api_key_env")(classmethod(lambda cls, v: _check_env(v)))
@@ -122,8 +141,11 @@ class PythonSystem(_System):
     """A researcher's own adapter class, ``package.module:ClassName``, built with ``options``."""
 
     type: Literal["python"]
+    """``python``: a class of your own, run inside the bot's process."""
     entry: str
+    """``package.module:ClassName``; a module beside the study file works too."""
     options: dict[str, Any] = {}
+    """Keyword arguments the class is built with, once, at start-up."""
 
     @field_validator("entry")
     @classmethod
@@ -138,6 +160,7 @@ class WizardSystem(_System):
     (Wizard-of-Oz). Several wizards may share the queue; a reply is taken by one."""
 
     type: Literal["wizard"]
+    """``wizard``: no program behind it; experimenters write every reply."""
 
 
 SystemSpec = Annotated[
