@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import astuple, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from bot.store.stress_records import StressResult
 from bot.vocabulary import Moment, Origin
 from questionnaires.models import Questionnaire
 from scenarios.models import StudyBundle
+from scenarios.stored import UnreadableDefinition, read_definition
 
 NO_SYSTEM = "(no system)"
 """System of answers given before any task (screening) or by participants without a task."""
@@ -196,19 +197,18 @@ def _concat(chunks: list[pd.DataFrame], columns: list[str], categorical: bool) -
 def _bundles(definitions: Iterable[tuple[str, str]], notes: list[str]) -> dict[str, Any]:
     """The latest definition of each study: validated, or at least its raw questionnaires."""
     bundles: dict[str, StudyBundle] = {}
-    raw_questionnaires: dict[str, dict[str, Any]] = {}
+    raw_questionnaires: dict[str, Mapping[str, Any]] = {}
     for study_id, definition in definitions:
+        stored = read_definition(study_id, definition)
         try:
-            bundle = StudyBundle.model_validate_json(definition)
-        except ValidationError as error:
+            bundle = stored.bundle()
+        except UnreadableDefinition as error:
             notes.append(
                 f"The stored definition of study {study_id!r} does not validate with this "
-                f"version of ozlab ({error.error_count()} problems): its items are read as "
+                f"version of ozlab ({error.problems} problems): its items are read as "
                 "stored, and scenario details (expected times) are unknown."
             )
-            with contextlib.suppress(ValueError, AttributeError):
-                raw = json.loads(definition).get("questionnaires", {})
-                raw_questionnaires.update(raw if isinstance(raw, dict) else {})
+            raw_questionnaires.update(stored.questionnaires)
             continue
         bundles[study_id] = bundle
         raw_questionnaires.update(
@@ -217,7 +217,7 @@ def _bundles(definitions: Iterable[tuple[str, str]], notes: list[str]) -> dict[s
     return {"bundles": bundles, "questionnaires": raw_questionnaires}
 
 
-def _codebook(questionnaires: dict[str, dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _codebook(questionnaires: Mapping[str, Mapping[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
     items, choices = [], []
     for q_id, questionnaire in questionnaires.items():
         for position, item in enumerate(questionnaire.get("items", ())):

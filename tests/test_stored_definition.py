@@ -40,7 +40,10 @@ def same_as_bundle(stored: StoredDefinition, bundle: StudyBundle) -> None:
     for scenario_id, scenario in bundle.scenarios.items():
         mine = stored.scenarios[scenario_id]
         assert (mine.brief, mine.system_prompt) == (scenario.brief, scenario.system_prompt)
-        assert (mine.max_exchanges, mine.time_limit) == (scenario.max_exchanges, scenario.time_limit)
+        assert (mine.max_exchanges, mine.time_limit) == (
+            scenario.max_exchanges,
+            scenario.time_limit,
+        )
     assert set(stored.questionnaires) == set(bundle.questionnaires)
     for q_id, questionnaire in bundle.questionnaires.items():
         items = [item["id"] for item in stored.questionnaires[q_id]["items"]]
@@ -155,6 +158,7 @@ async def test_commands_that_need_the_whole_study_refuse_an_unreadable_one_in_on
     answers.write_text("participant_id,questionnaire_id,item_id,value\nP001,hmd,q1,4\n")
     for args in (
         ("import", "responses", "--db", str(db), "--dry-run", str(answers)),
+        ("import", "annotations", "--db", str(db), "--instrument", "x", str(answers)),
         ("invite", "--db", str(db), "--annotators", "1", "--job", "j", "--bot", "study_bot"),
     ):
         done = await asyncio.to_thread(ozlab, *args)
@@ -169,4 +173,3 @@ async def test_erasing_the_expired_passes_over_an_unreadable_definition(tmp_path
     done = await asyncio.to_thread(ozlab, "erase", "--db", str(db), "--expired")
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
-
