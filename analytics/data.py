@@ -33,7 +33,7 @@ from bot.store.model import (
 )
 from bot.store.sqlite import open_existing
 from bot.store.stress_records import StressResult
-from bot.vocabulary import Moment, Origin
+from bot.vocabulary import AnswerStatus, EndReason, Moment, Origin
 from questionnaires.models import Questionnaire
 from scenarios.models import StudyBundle
 from scenarios.stored import UnreadableDefinition, read_definition
@@ -290,7 +290,7 @@ def _sessions(sessions: pd.DataFrame, exchanges: pd.DataFrame, bundles: dict) ->
         sessions[name] = merged[name].to_numpy()
     # Without a definition, a session closed as "completed" is a rating task.
     unknown = sessions["scenario_kind"].isna()
-    rating = sessions["end_reason"].astype(object) == "completed"
+    rating = sessions["end_reason"].astype(object) == EndReason.COMPLETED.value
     sessions["scenario_kind"] = np.where(
         unknown, np.where(rating, "rating", "dialogue"), sessions["scenario_kind"]
     )
@@ -359,7 +359,7 @@ def _responses(
         responses[name] = pd.to_numeric(responses[name], errors="coerce").astype(float)
     type_known = responses["type"].notna()
     numeric = responses["type"].isin(NUMERIC_TYPES) | ~type_known
-    usable = numeric & (responses["status"] == "answered")
+    usable = numeric & (responses["status"] == AnswerStatus.ANSWERED.value)
     value = responses["value"].where(usable)
     recoded = responses["min"] + responses["max"] - value
     responses["score"] = value.where(~responses["reverse"], recoded)
