@@ -47,10 +47,13 @@ def typed_again(tree: ast.AST) -> list[tuple[int, str]]:
                 continue
             for side in (node.left, *node.comparators):
                 found += [(node.lineno, s) for s in _strings(side) if s in WORDS]
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr in ("isin", "eq", "ne"):
-                for argument in node.args:
-                    found += [(node.lineno, s) for s in _strings(argument) if s in WORDS]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("isin", "eq", "ne")
+        ):
+            for argument in node.args:
+                found += [(node.lineno, s) for s in _strings(argument) if s in WORDS]
     return found
 
 

@@ -173,3 +173,17 @@ async def test_erasing_the_expired_passes_over_an_unreadable_definition(tmp_path
     done = await asyncio.to_thread(ozlab, "erase", "--db", str(db), "--expired")
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
+
+
+async def test_analytics_reads_an_unreadable_study_s_items_as_stored(tmp_path: Path) -> None:
+    from analytics.data import load_study_data
+
+    db = await database_with(tmp_path / "d.sqlite", "hmd", with_a_setting_since_removed("hmd"))
+    data = await asyncio.to_thread(load_study_data, db)
+    assert data.bundles == {}
+    assert any(
+        "definition of study 'hmd' does not validate" in note and "(1 problems)" in note
+        for note in data.notes
+    )
+    hmd = load_study("hmd")
+    assert set(data.items["questionnaire_id"]) == set(hmd.questionnaires)
