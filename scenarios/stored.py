@@ -32,10 +32,11 @@ class UnreadableDefinition(StoreError):
     """The stored definition of a study does not validate with this version of ozlab."""
 
     def __init__(self, study_id: str, problems: int, first: str) -> None:
+        counted = f"{problems} problem" + ("" if problems == 1 else "s")
         super().__init__(
             f"the definition of study {study_id!r} stored in this database does not validate"
-            f" with this version of ozlab ({problems} problems; first: {first}): give its"
-            " study file with --study"
+            f" with this version of ozlab ({counted}; the first: {first}); a command that"
+            " takes --study reads the study file given there instead"
         )
         self.study_id = study_id
         self.problems = problems
