@@ -27,7 +27,7 @@ import pingouin as pg
 
 from analytics import agreement as ag
 from analytics.data import ANNOTATION_COLUMNS, StudyData
-from bot.vocabulary import Moment
+from bot.vocabulary import AnnotationLevel, AnnotationRound, Moment
 from questionnaires.models import (
     ChoiceItem,
     MultiChoiceItem,
@@ -40,7 +40,7 @@ from questionnaires.models import (
 
 RATING_COLUMNS = ANNOTATION_COLUMNS
 """The fields of ``bot.store`` ``AnnotationRating``, in its order."""
-LEVELS = ("exchange", "session")
+LEVELS = tuple(level.value for level in AnnotationLevel)
 """Rated per exchange, or once per session (HRI CUES' "overall")."""
 STATISTICS = (
     "ICC1",
@@ -336,7 +336,7 @@ def analyse(
     if checked is None:
         return None
     ratings, resolved, notes = checked
-    first = ratings[ratings["round"] == "first"]
+    first = ratings[ratings["round"] == AnnotationRound.FIRST.value]
     reliability, leave_one_out = _reliability(first, resolved, system_order)
     annotators = _annotators(ratings, resolved)
     adjudication, final = _adjudication(ratings, resolved)
@@ -582,7 +582,9 @@ def _annotators(ratings: pd.DataFrame, scales: Mapping[tuple[str, str], ItemScal
                     "level": level,
                     "annotator": annotator,
                     "n": len(part),
-                    "n_adjudication": int((part["round"] == "adjudication").sum()),
+                    "n_adjudication": int(
+                        (part["round"] == AnnotationRound.ADJUDICATION.value).sum()
+                    ),
                     "mean": float(part["code"].mean()) if numeric else math.nan,
                     "sd": float(part["code"].std()) if numeric and len(part) > 1 else math.nan,
                     "distribution": {
@@ -616,8 +618,8 @@ def _adjudication(
         scenario=("scenario", "first"),
         n_ratings=("value", "size"),
     )
-    first = ratings[ratings["round"] == "first"]
-    third = ratings[ratings["round"] == "adjudication"]
+    first = ratings[ratings["round"] == AnnotationRound.FIRST.value]
+    third = ratings[ratings["round"] == AnnotationRound.ADJUDICATION.value]
     grouped = first.groupby(keys, sort=False)
     targets["distinct"] = grouped["value"].nunique()
     targets["n_first"] = grouped["value"].size()
@@ -738,7 +740,7 @@ def _scale_rows(frame: pd.DataFrame, scales: Mapping[tuple[str, str], ItemScale]
 
 def _trajectories(first: pd.DataFrame, scales: Mapping[tuple[str, str], ItemScale]) -> pd.DataFrame:
     """Per conversation and turn, the mean of the annotators' exchange ratings (scales)."""
-    exchange = first[(first["level"] == "exchange") & first["turn"].notna()]
+    exchange = first[(first["level"] == AnnotationLevel.EXCHANGE.value) & first["turn"].notna()]
     exchange = _scale_rows(exchange, scales)
     if exchange.empty:
         return pd.DataFrame(columns=TRAJECTORY_COLUMNS)
@@ -764,7 +766,7 @@ def _self_report(
     """Spearman's rho between the annotators' mean session-level rating of a conversation
     and the participant's self-reported constructs and scale items about it: over all
     systems (``system`` None), then per system when conversations of several were rated."""
-    overall = first[(first["level"] == "session") & first["session_id"].notna()]
+    overall = first[(first["level"] == AnnotationLevel.SESSION.value) & first["session_id"].notna()]
     overall = _scale_rows(overall, scales)
     reports = _self_reports(scores, responses, sessions)
     if overall.empty or reports.empty:

@@ -28,8 +28,11 @@ import pandas as pd
 
 from analytics.data import StudyData
 from analytics.stats import wilson_interval
+from bot.vocabulary import AnswerStatus, Consent, EndReason, EventKind, ReplySource, SessionState
 
-SOURCES = ("system", "edited", "wizard")
+SOURCES = tuple(source.value for source in ReplySource)
+IN_PROGRESS = (SessionState.DIALOGUE.value, SessionState.QUESTIONNAIRE.value)
+"""The states of a session not over yet."""
 
 
 def participation(data: StudyData) -> dict[str, int]:
@@ -38,24 +41,23 @@ def participation(data: StudyData) -> dict[str, int]:
     kinds = events["kind"].astype(object)
     consent = participants["consent"].astype(object)
 
-    def people(kind: str | Sequence[str]) -> int:
-        wanted = [kind] if isinstance(kind, str) else list(kind)
-        return int(events.loc[kinds.isin(wanted), "participant_id"].nunique())
+    def people(kind: EventKind) -> int:
+        return int(events.loc[kinds == kind.value, "participant_id"].nunique())
 
     return {
         "participants": len(participants),
-        "consented": int((consent == "accepted").sum()),
-        "declined_consent": int((consent == "declined").sum()),
-        "consent_pending": int((consent == "pending").sum()),
+        "consented": int((consent == Consent.ACCEPTED.value).sum()),
+        "declined_consent": int((consent == Consent.DECLINED.value).sum()),
+        "consent_pending": int((consent == Consent.PENDING.value).sum()),
         # Erased on withdrawal: only the store's anonymous count tells of them.
         "withdrawn": sum(count for _, system, count in data.withdrawals if not system),
-        "not_eligible": people("not_eligible"),
-        "unreachable": people("participant_unreachable"),
+        "not_eligible": people(EventKind.NOT_ELIGIBLE),
+        "unreachable": people(EventKind.PARTICIPANT_UNREACHABLE),
         "with_sessions": int(sessions["participant_id"].nunique()),
-        "completed_study": people("study_completed"),
+        "completed_study": people(EventKind.STUDY_COMPLETED),
         "sessions": len(sessions),
-        "completed_sessions": int((sessions["state"] == "ended").sum()),
-        "abandoned_sessions": int((sessions["state"] == "abandoned").sum()),
+        "completed_sessions": int((sessions["state"] == SessionState.ENDED.value).sum()),
+        "abandoned_sessions": int((sessions["state"] == SessionState.ABANDONED.value).sum()),
         **_imported(data.responses),
     }
 
@@ -78,9 +80,9 @@ def participation_by_system(
     counts them per system) how many withdrew."""
     state = sessions["state"].astype(object)
     frame = sessions.assign(
-        completed=state == "ended",
-        abandoned=state == "abandoned",
-        in_progress=state.isin(["dialogue", "questionnaire"]),
+        completed=state == SessionState.ENDED.value,
+        abandoned=state == SessionState.ABANDONED.value,
+        in_progress=state.isin(IN_PROGRESS),
     )
     table = frame.groupby("system_id", observed=True).agg(
         participants=("participant_id", "nunique"),
@@ -101,7 +103,7 @@ def participation_by_system(
 def _dialogues(sessions: pd.DataFrame) -> pd.DataFrame:
     frame = sessions[sessions["scenario_kind"].astype(object) != "rating"]
     state = frame["state"].astype(object)
-    known = frame["ended_at"].notna() | (state == "abandoned")
+    known = frame["ended_at"].notna() | (state == SessionState.ABANDONED.value)
     correct = (
         pd.to_numeric(frame["correct"], errors="coerce").astype(float)
         if "correct" in frame.columns
@@ -222,7 +224,12 @@ def end_reasons(sessions: pd.DataFrame, by: Sequence[str] = ("system_id",)) -> p
     by = list(by)
     reason = sessions["end_reason"].astype(object)
     reason = reason.where(
-        reason.notna(), np.where(sessions["state"] == "abandoned", "abandoned", "(in progress)")
+        reason.notna(),
+        np.where(
+            sessions["state"] == SessionState.ABANDONED.value,
+            EndReason.ABANDONED.value,
+            "(in progress)",
+        ),
     )
     frame = sessions.assign(end_reason=reason)
     table = frame.groupby([*by, "end_reason"], observed=True).size().rename("count").reset_index()
@@ -243,7 +250,7 @@ def wizard_share(exchanges: pd.DataFrame, has_source: bool) -> tuple[pd.DataFram
         turns.groupby(["system_id", "source"], observed=True).size().rename("count").reset_index()
     )
     table["share"] = table["count"] / table.groupby("system_id")["count"].transform("sum")
-    if (table["source"].astype(object) == "system").all():
+    if (table["source"].astype(object) == ReplySource.SYSTEM.value).all():
         note = "no wizard involvement: every system turn was sent as the system wrote it"
         return table[columns], note
     return table[columns].astype({"system_id": object, "source": object}), None
@@ -254,7 +261,7 @@ def comments(responses: pd.DataFrame, items: pd.DataFrame | None = None) -> pd.D
     answer (``question``: the item's wording from ``items``, the codebook, when known)."""
     text = responses[
         (responses["type"] == "text")
-        & (responses["status"] == "answered")
+        & (responses["status"] == AnswerStatus.ANSWERED.value)
         & responses["text"].notna()
     ]
     columns = ["system_id", "scenario_id", "participant_id", "session_id", "questionnaire_id"]

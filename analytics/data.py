@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import astuple, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,9 +33,10 @@ from bot.store.model import (
     SnapshotInfo,
 )
 from bot.store.stress_records import StressResult
-from bot.vocabulary import Moment, Origin
+from bot.vocabulary import AnswerStatus, EndReason, Moment, Origin
 from questionnaires.models import Questionnaire
 from scenarios.models import StudyBundle
+from scenarios.stored import UnreadableDefinition, read_definition
 
 NO_SYSTEM = "(no system)"
 """System of answers given before any task (screening) or by participants without a task."""
@@ -202,19 +203,18 @@ def _concat(chunks: list[pd.DataFrame], columns: list[str], categorical: bool) -
 def _bundles(definitions: Iterable[tuple[str, str]], notes: list[str]) -> dict[str, Any]:
     """The latest definition of each study: validated, or at least its raw questionnaires."""
     bundles: dict[str, StudyBundle] = {}
-    raw_questionnaires: dict[str, dict[str, Any]] = {}
+    raw_questionnaires: dict[str, Mapping[str, Any]] = {}
     for study_id, definition in definitions:
+        stored = read_definition(study_id, definition)
         try:
-            bundle = StudyBundle.model_validate_json(definition)
-        except ValidationError as error:
+            bundle = stored.bundle()
+        except UnreadableDefinition as error:
             notes.append(
                 f"The stored definition of study {study_id!r} does not validate with this "
-                f"version of ozlab ({error.error_count()} problems): its items are read as "
+                f"version of ozlab ({error.problems} problems): its items are read as "
                 "stored, and scenario details (expected times) are unknown."
             )
-            with contextlib.suppress(ValueError, AttributeError):
-                raw = json.loads(definition).get("questionnaires", {})
-                raw_questionnaires.update(raw if isinstance(raw, dict) else {})
+            raw_questionnaires.update(stored.questionnaires)
             continue
         bundles[study_id] = bundle
         raw_questionnaires.update(
@@ -223,7 +223,7 @@ def _bundles(definitions: Iterable[tuple[str, str]], notes: list[str]) -> dict[s
     return {"bundles": bundles, "questionnaires": raw_questionnaires}
 
 
-def _codebook(questionnaires: dict[str, dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _codebook(questionnaires: Mapping[str, Mapping[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
     items, choices = [], []
     for q_id, questionnaire in questionnaires.items():
         for position, item in enumerate(questionnaire.get("items", ())):
@@ -296,7 +296,7 @@ def _sessions(sessions: pd.DataFrame, exchanges: pd.DataFrame, bundles: dict) ->
         sessions[name] = merged[name].to_numpy()
     # Without a definition, a session closed as "completed" is a rating task.
     unknown = sessions["scenario_kind"].isna()
-    rating = sessions["end_reason"].astype(object) == "completed"
+    rating = sessions["end_reason"].astype(object) == EndReason.COMPLETED.value
     sessions["scenario_kind"] = np.where(
         unknown, np.where(rating, "rating", "dialogue"), sessions["scenario_kind"]
     )
@@ -365,7 +365,7 @@ def _responses(
         responses[name] = pd.to_numeric(responses[name], errors="coerce").astype(float)
     type_known = responses["type"].notna()
     numeric = responses["type"].isin(NUMERIC_TYPES) | ~type_known
-    usable = numeric & (responses["status"] == "answered")
+    usable = numeric & (responses["status"] == AnswerStatus.ANSWERED.value)
     value = responses["value"].where(usable)
     recoded = responses["min"] + responses["max"] - value
     responses["score"] = value.where(~responses["reverse"], recoded)

@@ -43,7 +43,7 @@ from analytics.progress import steps
 from analytics.selecting import select_study
 from bot.errors import StudyDataError
 from bot.researcher_files import neutralised, private_file, private_folder, private_path
-from bot.vocabulary import CommandKind, EventKind, Moment
+from bot.vocabulary import AnswerStatus, CommandKind, EventKind, Moment
 
 FORMATS = ("csv", "parquet", "sav")
 
@@ -452,7 +452,7 @@ def wide_responses(data: StudyData) -> Table:
     items = _wide_items(data)
     names = _variable_names(items)
     answers = data.responses.astype({"session_id": object, "participant_id": object})
-    answers = answers[answers["status"].astype(object) == "answered"]
+    answers = answers[answers["status"].astype(object) == AnswerStatus.ANSWERED.value]
     personal = answers["session_id"].isna() & answers["moment"].astype(object).isin(
         _PARTICIPANT_MOMENTS
     )
@@ -520,7 +520,9 @@ def _wide_rows(data: StudyData, tasked: pd.DataFrame) -> pd.DataFrame:
     extra = loose[["participant_id", "system_id"]].astype(object).drop_duplicates()
     extra = extra.assign(_row=extra["participant_id"] + "\x1f" + extra["system_id"])
     known = set(sessions["participant_id"]) | set(extra["participant_id"])
-    answered = data.responses[data.responses["status"].astype(object) == "answered"]
+    answered = data.responses[
+        data.responses["status"].astype(object) == AnswerStatus.ANSWERED.value
+    ]
     alone = sorted(set(answered["participant_id"].astype(object)) - known)
     lonely = pd.DataFrame({"participant_id": alone, "_row": [f"{p}\x1f" for p in alone]})
     rows = pd.concat([sessions, extra, lonely], ignore_index=True).reindex(columns=[*keys, "_row"])

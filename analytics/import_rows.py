@@ -75,11 +75,11 @@ class RowChecker:
         item = next((i for i in questionnaire.items if i.id == item_id), None)
         if item is None:
             return [f"questionnaire {q_id!r} has no item {item_id!r}"], None
-        status = get("status") or "answered"
+        status = get("status") or AnswerStatus.ANSWERED.value
         if status not in STATUSES:
             return [f"status {status!r} is not one of {', '.join(STATUSES)}"], None
         answer: tuple[Any, Any, Any, Any] = (None, None, None, None)
-        if status == "answered":
+        if status == AnswerStatus.ANSWERED:
             answer, problem = checked_answer(item, get("value"), get("label"), get("text"))
             if problem:
                 return [f"{item_id}: {problem}"], None

@@ -37,6 +37,7 @@ from bot.store.definition import definition_json
 from bot.store.interface import Imports, StudyDefinitions
 from bot.store.model import ImportedAnswer
 from scenarios.models import StudyBundle
+from scenarios.stored import read_definitions
 
 __all__ = ["ImportResult", "Problem", "import_responses"]
 
@@ -174,10 +175,10 @@ async def _study(
     """The stored definition to check against; a shipped study or YAML file named with
     ``--study`` is stored too (once the answers are) when the database has none of that id.
     Returns the study, whether it was loaded from a file, and the problem when none."""
-    stored = await store.latest_definitions()
+    stored = read_definitions(await store.latest_definitions())
     if study in stored or (study is None and len(stored) == 1):
         chosen = study or next(iter(stored))
-        return StudyBundle.model_validate_json(stored[chosen]), False, ""
+        return stored[chosen].bundle(), False, ""
     if study is None:
         if stored:
             listed = ", ".join(stored)

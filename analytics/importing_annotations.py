@@ -43,6 +43,7 @@ from bot.store.model import (
 from bot.vocabulary import AnnotationLevel, AnnotationRound
 from questionnaires.models import Questionnaire
 from scenarios.models import StudyBundle
+from scenarios.stored import read_definitions
 
 __all__ = ["RatingsResult", "import_annotations"]
 
@@ -101,9 +102,8 @@ async def _run(
     store: RatingsStore, raw: bytes, ref: str, job_name: str | None, dry_run: bool, now: float
 ) -> RatingsResult:
     name = job_name or DEFAULT_JOB
-    bundles = [
-        StudyBundle.model_validate_json(d) for d in (await store.latest_definitions()).values()
-    ]
+    stored = read_definitions(await store.latest_definitions())
+    bundles = [definition.bundle() for definition in stored.values()]
     questionnaire, problem = _instrument(ref, bundles)
     if questionnaire is None:
         return _failed(name, 0, problem)

@@ -22,7 +22,7 @@ import pandas as pd
 
 from analytics.data import StudyData
 from analytics.quality import reading_times
-from bot.vocabulary import EventKind, Hint
+from bot.vocabulary import AnswerStatus, Consent, EventKind, Hint, SessionState
 
 HINT_WORDS = {
     Hint.TAP_A_BUTTON.value: "typed instead of tapping a button",
@@ -119,10 +119,10 @@ def _drop_offs(data: StudyData, done: set[str]) -> pd.DataFrame:
         data.participants["consent"].astype(object),
         strict=True,
     ):
-        if participant in done or consent == "declined":
+        if participant in done or consent == Consent.DECLINED:
             continue
         mine = sessions[sessions["participant_id"] == participant]
-        if consent != "accepted":
+        if consent != Consent.ACCEPTED:
             rows.append((participant, "consent", "the agreement", ""))
             continue
         if mine.empty:
@@ -130,14 +130,15 @@ def _drop_offs(data: StudyData, done: set[str]) -> pd.DataFrame:
             continue
         last = mine.sort_values("started_at").iloc[-1]
         session, state = str(last["session_id"]), str(last["state"])
-        if state in ("dialogue", "abandoned") and pd.isna(last["ended_at"]):
+        if state in (SessionState.DIALOGUE, SessionState.ABANDONED) and pd.isna(last["ended_at"]):
             said = exchanges[exchanges["session_id"] == session]
             text = str(said["system_text"].iloc[-1]) if len(said) else ""
             rows.append((participant, f"dialogue ({last['scenario_id']})", "the chat", text))
             continue
-        scope = session if state != "ended" else "study"
-        open_item = _open_item(data, session if state != "ended" else None, scope)
-        phase = "questionnaire after the task" if state != "ended" else "post-study questionnaire"
+        ended = state == SessionState.ENDED
+        scope = "study" if ended else session
+        open_item = _open_item(data, None if ended else session, scope)
+        phase = "post-study questionnaire" if ended else "questionnaire after the task"
         if open_item is None:
             rows.append((participant, phase, "", ""))
         else:
@@ -182,7 +183,10 @@ def _items(data: StudyData, drops: pd.DataFrame) -> pd.DataFrame:
     keys = ["questionnaire_id", "item_id"]
     shown = responses.groupby(keys).size().rename("shown")
     unanswered = (
-        responses[status.isin(["skipped", "missing"])].groupby(keys).size().rename("unanswered")
+        responses[status.isin([AnswerStatus.SKIPPED.value, AnswerStatus.MISSING.value])]
+        .groupby(keys)
+        .size()
+        .rename("unanswered")
     )
     times = reading_times(data.responses, data.items).astype(
         {"questionnaire_id": object, "item_id": object}

@@ -16,6 +16,7 @@ from analytics.present_questionnaires import questionnaire_blocks
 from analytics.present_systems import provenance_blocks, reliability_blocks
 from analytics.report_data import Report
 from analytics.stress_report import stress_blocks
+from bot.vocabulary import EndReason, ReplySource
 
 _OVERALL = {
     "participants": "Participants",
@@ -34,16 +35,19 @@ _OVERALL = {
     "imported_participants": "Participants with imported answers",
 }
 _REASONS = {
-    "success": "success",
-    "exchange_limit": "exchange limit",
-    "time_limit": "time limit",
-    "participant_done": "participant done",
-    "wizard": "wizard",
-    "abandoned": "abandoned",
+    EndReason.SUCCESS.value: "success",
+    EndReason.EXCHANGE_LIMIT.value: "exchange limit",
+    EndReason.TIME_LIMIT.value: "time limit",
+    EndReason.PARTICIPANT_DONE.value: "participant done",
+    EndReason.WIZARD.value: "wizard",
+    EndReason.ABANDONED.value: "abandoned",
     "(in progress)": "in progress",
 }
-_SOURCES = {"system": "As the system wrote it", "edited": "Edited by a wizard"}
-_SOURCES["wizard"] = "Written by a wizard"
+_SOURCES = {
+    ReplySource.SYSTEM.value: "As the system wrote it",
+    ReplySource.EDITED.value: "Edited by a wizard",
+    ReplySource.WIZARD.value: "Written by a wizard",
+}
 
 
 def document(report: Report, *, limit: int | None = None, source: str | None = None) -> list[Block]:

@@ -32,7 +32,7 @@ import pandas as pd
 
 from analytics.data import NUMERIC_TYPES, StudyData
 from analytics.grouping import group_key
-from bot.vocabulary import Moment
+from bot.vocabulary import AnswerStatus, Moment, SessionState
 
 FLAG_KINDS = ("attention_failed", "straight_lining", "too_fast", "abandoned")
 FLAG_COLUMNS = ["participant_id", "flag", "count", "out_of", "detail"]
@@ -99,7 +99,7 @@ def _straight_lining(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFra
     attention_keys = set(zip(attention["questionnaire_id"], attention["item_id"], strict=True))
     chosen = (
         (responses["type"] == "scale")
-        & (responses["status"] == "answered")
+        & (responses["status"] == AnswerStatus.ANSWERED.value)
         & responses["questionnaire_id"].isin(with_reverse)
     )
     maybe = chosen & responses["item_id"].isin({i for _, i in attention_keys})
@@ -154,7 +154,7 @@ def reading_times(
 ) -> pd.DataFrame:
     """Each closed answer's time from showing to answering, beside its plausible minimum."""
     asked = responses.loc[
-        (responses["status"] == "answered")
+        (responses["status"] == AnswerStatus.ANSWERED.value)
         & responses["type"].isin([*NUMERIC_TYPES, "choice", "multi_choice"])
         & (responses["moment"] != Moment.EXCHANGE.value)
         & responses["shown_at"].notna(),  # imported answers may have no timing
@@ -192,7 +192,7 @@ def _too_fast(responses: pd.DataFrame, items: pd.DataFrame, reading: ReadingTime
 
 def _abandoned(sessions: pd.DataFrame) -> pd.DataFrame:
     state = sessions["state"].astype(object)
-    per = sessions.assign(abandoned=state == "abandoned").groupby("participant_id")
+    per = sessions.assign(abandoned=state == SessionState.ABANDONED.value).groupby("participant_id")
     table = per["abandoned"].agg(["sum", "size"])
     table = table[table["sum"] > 0]
     if table.empty:

@@ -34,7 +34,7 @@ from analytics.quality import (
 )
 from analytics.stress_report import StressSection, stress_section
 from analytics.system_reliability import SystemReliability, system_reliability
-from bot.vocabulary import Moment
+from bot.vocabulary import AnswerStatus, Moment
 
 
 @dataclass(frozen=True)
@@ -322,7 +322,7 @@ def _comparisons(data: StudyData, info: StudyInfo, scores: pd.DataFrame) -> Comp
     checks = data.items.loc[data.items["attention"].notna(), "item_id"]
     asked = responses[
         responses["construct"].isna()
-        & (responses["status"] == "answered")
+        & (responses["status"] == AnswerStatus.ANSWERED.value)
         & (responses["moment"] != Moment.SCREENING.value)
         & ~responses["item_id"].isin(set(checks))
     ]
@@ -403,7 +403,7 @@ def _missing(data: StudyData, info: StudyInfo) -> list[str]:
             f"{unknown} answers belong to items the stored study definition does not describe: "
             "they are scored as given."
         )
-    in_progress = sessions["state"].astype(object).isin(["dialogue", "questionnaire"]).sum()
+    in_progress = sessions["state"].astype(object).isin(tasks.IN_PROGRESS).sum()
     if in_progress:
         notes.append(
             f"{in_progress} sessions are still in progress: they are not counted in task "

@@ -23,7 +23,7 @@ from analytics.compare import COLUMNS as COMPARE_COLUMNS
 from analytics.compare import compare_systems, detect_design
 from analytics.data import NO_SYSTEM, NUMERIC_TYPES, SEVERAL_SYSTEMS
 from analytics.grouping import group_key
-from bot.vocabulary import Moment
+from bot.vocabulary import AnswerStatus, Moment
 
 __all__ = [
     "ALL_SYSTEMS",
@@ -79,7 +79,7 @@ def answered_closed(responses: pd.DataFrame, by: Sequence[str] = ("system_id",))
     """Answers to closed items, with the columns answer tables read: filter once and pass
     the result to ``item_tables`` (for any ``by`` within the one given), which then uses
     it as it is."""
-    answered = (responses["status"] == "answered") & (responses["type"] != "text")
+    answered = (responses["status"] == AnswerStatus.ANSWERED.value) & (responses["type"] != "text")
     columns = [*by, *_ITEM_KEYS, *_DESCRIBED]
     return responses[columns] if answered.all() else responses.loc[answered, columns]
 

@@ -23,7 +23,7 @@ from bot.store import open_store
 from bot.store.blocking import run_blocking
 from bot.store.definition import definition_json
 from bot.store.model import BulkRows
-from bot.vocabulary import Moment
+from bot.vocabulary import Consent, Moment
 from questionnaires.models import Questionnaire, ScaleItem
 from scenarios.models import StudyBundle
 
@@ -209,9 +209,9 @@ class _Rows:
         """Participants who declined consent or were screened out: no sessions."""
         for i in range(n):
             pid, at = f"x{i:06d}", _BASE_TIME + i * 60
-            consent = "declined" if i % 2 else "accepted"
-            self.participants.append((pid, "synthetic", consent, at, at))
-            if consent == "accepted":
+            consent = Consent.DECLINED if i % 2 else Consent.ACCEPTED
+            self.participants.append((pid, "synthetic", consent.value, at, at))
+            if consent is Consent.ACCEPTED:
                 self.events.append((at, pid, None, "not_eligible", "{}"))
 
     def session(self, p: int, task: int) -> None:

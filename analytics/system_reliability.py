@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from bot.vocabulary import EventKind
+from bot.vocabulary import EventKind, ReplySource
 
 TIMEOUT = "timeout"
 _TIMEOUT = re.compile(r"^(no (reply|answer)\b.*\bwithin\b|time(d)?[ -]?out\b)", re.IGNORECASE)
@@ -112,8 +112,8 @@ def system_reliability(
                 "latency_p50_ms": float(np.percentile(latency, 50)) if len(latency) else math.nan,
                 "latency_p95_ms": float(np.percentile(latency, 95)) if len(latency) else math.nan,
                 "latency_max_ms": float(latency.max()) if len(latency) else math.nan,
-                "wizard_written": int((source.loc[mine] == "wizard").sum()),
-                "wizard_edited": int((source.loc[mine] == "edited").sum()),
+                "wizard_written": int((source.loc[mine] == ReplySource.WIZARD.value).sum()),
+                "wizard_edited": int((source.loc[mine] == ReplySource.EDITED.value).sum()),
                 "unavailable_periods": len(own),
                 "unavailable_s": float(own["duration_s"].sum()) if len(own) else 0.0,
                 "unavailable_ongoing": bool(own["ongoing"].any()),

@@ -24,6 +24,7 @@ from bot.invitations import deep_link, new_code
 from bot.researcher_files import private_file, write_rows
 from bot.store.interface import AnnotationPlanning, StudyDefinitions
 from scenarios.models import StudyBundle
+from scenarios.stored import read_definitions
 
 ANNOTATOR_CODE_PREFIX = "ann-"
 _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
@@ -47,9 +48,9 @@ def new_pseudonym() -> str:
 
 async def study_bundle(store: StudyDefinitions, study: str | None) -> StudyBundle:
     """The study whose job is meant: stored in the database, or named with ``--study``."""
-    stored = await store.latest_definitions()
+    stored = read_definitions(await store.latest_definitions())
     if study in stored or (study is None and len(stored) == 1):
-        return StudyBundle.model_validate_json(stored[study or next(iter(stored))])
+        return stored[study or next(iter(stored))].bundle()
     if study is None:
         if stored:
             raise StudyDataError(

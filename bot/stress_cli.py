@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 from collections.abc import Mapping
@@ -141,15 +140,15 @@ def study_parts(
     """(systems by id, scenarios by id, the stress model) from the study file if given,
     else from the definition stored with the data."""
     from bot.replay.dialogue import stored_study
+    from scenarios.stored import read_definitions
     from scenarios.systems import OpenAISystem
 
     stored = stored_study(definitions)
     if study is None:
         model = None
-        for raw in definitions.values():
-            found = json.loads(raw).get("study", {}).get("stress_model")
-            if found:
-                model = OpenAISystem.model_validate(found)
+        for definition in read_definitions(definitions).values():
+            if definition.stress_model is not None:
+                model = OpenAISystem.model_validate(definition.stress_model)
         return stored.systems, stored.scenarios, model
     from bot.cli import _adapters_beside  # a study's own adapters (type: python) beside it
     from scenarios.loading import load_study

@@ -7,7 +7,6 @@ model's proposals are stored as pending and only a person's word makes them usab
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Mapping
 from typing import TextIO
@@ -20,6 +19,7 @@ from bot.stress.model import Perturbation
 from bot.stress.phenomena import StressType
 from bot.stress.propose import PROPOSED_TYPES, ReviewDecision, review
 from bot.stress_cli import open_study_db, study_parts, types_given
+from scenarios.stored import read_definitions
 
 
 async def making_command(args: argparse.Namespace) -> int:
@@ -42,10 +42,9 @@ async def making_command(args: argparse.Namespace) -> int:
 
 def _study_language(definitions: Mapping[str, str]) -> str:
     """The study's own language when ozlab can perturb it (en or it), else English."""
-    for raw in definitions.values():
-        found = json.loads(raw).get("study", {}).get("language")
-        if found in ("en", "it"):
-            return str(found)
+    for definition in read_definitions(definitions).values():
+        if definition.language in ("en", "it"):
+            return definition.language
     return "en"
 
 

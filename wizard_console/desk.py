@@ -28,6 +28,7 @@ from bot.store import (
 )
 from bot.store.model import LiveParticipant, SessionRecord
 from bot.vocabulary import CommandKind, CommandOutcome, Gate, GateLevel, GateScope
+from scenarios.stored import read_definition
 from wizard_console import sessions as rows
 from wizard_console import transcript as lines
 from wizard_console.model import Line, LiveSession, WaitingReply
@@ -104,7 +105,8 @@ class Desk:
         definitions = await self.store.latest_definitions()
         for study_id, raw in definitions.items():
             if self._definitions.get(study_id) != raw:
-                self._studies[study_id] = rows.StudyInfo.from_definition(raw)
+                definition = read_definition(study_id, raw)
+                self._studies[study_id] = rows.StudyInfo.from_definition(definition)
         self._definitions = definitions
         self._snap, self._token = new, token
         return new

@@ -8,12 +8,12 @@ without asking the database again. Whether a session is gated is the engine's on
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from bot.store.model import LiveParticipant, SessionRecord
 from bot.vocabulary import Gate, GateLevel, GateScope, SessionState, Stage, effective_gate
+from scenarios.stored import StoredDefinition
 from wizard_console.model import (
     ERROR,
     GATED,
@@ -38,16 +38,14 @@ class StudyInfo:
     system_types: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_definition(cls, raw: str) -> StudyInfo:
-        definition = json.loads(raw)
-        study = definition.get("study", {})
-        scenarios = definition.get("scenarios", {})
+    def from_definition(cls, definition: StoredDefinition) -> StudyInfo:
         return cls(
-            reminder_after=(study.get("timing") or {}).get("reminder_after"),
+            reminder_after=definition.reminder_after,
             limits={
-                sid: (s.get("max_exchanges"), s.get("time_limit")) for sid, s in scenarios.items()
+                scenario_id: (s.max_exchanges, s.time_limit)
+                for scenario_id, s in definition.scenarios.items()
             },
-            system_types={s["id"]: s.get("type", "") for s in study.get("systems", [])},
+            system_types={s.id: s.type for s in definition.systems},
         )
 
 

@@ -3,7 +3,6 @@ the participant's earlier lines, and what the system did at the tested turn."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +14,7 @@ from bot.errors import StudyDataError, SystemSetupError
 from bot.store.definition import MASK
 from bot.store.model import SessionRecord, Transcript
 from bot.vocabulary import EndReason, EventKind
+from scenarios.stored import read_definitions
 from scenarios.systems import SystemSpec
 
 _SPECS: TypeAdapter[Any] = TypeAdapter(SystemSpec)
@@ -98,19 +98,19 @@ def stored_study(definitions: Mapping[str, str]) -> StoredStudy:
     """Systems (as the study validated them) and scenarios of every study in the file."""
     systems: dict[str, Any] = {}
     scenarios: dict[str, Mapping[str, object]] = {}
-    for study_id, raw in definitions.items():
-        definition = json.loads(raw)
-        for entry in definition.get("study", {}).get("systems", []) or []:
+    for study_id, definition in read_definitions(definitions).items():
+        for system in definition.systems:
             try:
-                spec = _SPECS.validate_python(entry)
+                spec = _SPECS.validate_python(dict(system.settings))
             except ValidationError as error:
                 raise StudyDataError(
                     f"study {study_id!r}: a stored system cannot be read back: {error}"
                 ) from None
             systems.setdefault(spec.id, spec)
-        for scenario_id, scenario in (definition.get("scenarios") or {}).items():
-            if isinstance(scenario, dict):
-                scenarios.setdefault(str(scenario_id), scenario)
+        for scenario in definition.scenarios.values():
+            scenarios.setdefault(
+                scenario.id, {"brief": scenario.brief, "system_prompt": scenario.system_prompt}
+            )
     return StoredStudy(systems, scenarios)
 
 

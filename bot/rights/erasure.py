@@ -15,7 +15,6 @@ again.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from bot.store.interface import ConsoleReadModel, HotPath, OperatorTasks, StudyD
 from bot.store.model import Erased
 from bot.telegram.inbound import Inbound
 from bot.vocabulary import CommandKind, CommandOutcome
+from scenarios.stored import read_definitions
 
 _WAIT_FOR_BOT = 120.0  # seconds: the bot polls commands every second or so
 
@@ -128,10 +128,9 @@ async def _erase(
 async def _expired(store: ExpiryStore, now: float) -> list[str]:
     """Participants past their study's ``retention`` after their last activity."""
     found: list[str] = []
-    for study_id, definition in (await store.latest_definitions()).items():
-        retention = json.loads(definition).get("study", {}).get("retention")
-        if retention is not None:
-            found += await store.inactive_since(study_id, now - float(retention))
+    for study_id, definition in read_definitions(await store.latest_definitions()).items():
+        if definition.retention is not None:
+            found += await store.inactive_since(study_id, now - definition.retention)
     return found
 
 

@@ -1,5 +1,6 @@
 """The study definition as it is stored beside its data: system headers may hold keys
-(``Authorization: Bearer ...``), so their values never reach the database."""
+(``Authorization: Bearer ...``), so their values never reach the database. It is read
+back by ``scenarios.stored``, the one reader."""
 
 from __future__ import annotations
 
@@ -27,18 +28,6 @@ def masked_definition(definition: str) -> str:
     if not isinstance(parsed, dict) or not _has_headers(parsed):
         return definition
     return _dumps(mask_headers(parsed))
-
-
-def withdrawals_by_system(definition: str | None) -> bool:
-    """Whether the study, as stored, asks for withdrawals counted per system: read from
-    the data itself, so every erasure of the file (the bot's, the command's, a backup's)
-    counts alike."""
-    try:
-        parsed = json.loads(definition) if definition else None
-    except ValueError:
-        return False
-    study = parsed.get("study") if isinstance(parsed, dict) else None
-    return isinstance(study, dict) and study.get("withdrawals_by_system") is True
 
 
 def mask_headers(definition: dict[str, Any]) -> dict[str, Any]:

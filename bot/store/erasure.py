@@ -18,8 +18,8 @@ import hashlib
 import sqlite3
 from collections.abc import Callable, Sequence
 
-from bot.store.definition import withdrawals_by_system
 from bot.store.model import Erased, ErasureRecord
+from scenarios.stored import read_definition
 
 
 def ledger_digest(pseudonym: str) -> str:
@@ -86,7 +86,10 @@ def erase_participant(
     delete("sessions", "participant_id = ?", [participant_id])
     delete("participants", "id = ?", [participant_id])
     if study_id:
-        per_system = withdrawals_by_system(_definition(conn, study_id))
+        # read from the data itself, so every erasure of the file (the bot's, the
+        # command's, a backup's) counts alike
+        stored = read_definition(study_id, _definition(conn, study_id))
+        per_system = stored.withdrawals_by_system
         systems = {""} | ({system for _, system, _ in sessions} if per_system else set())
         for system_id in sorted(systems):
             conn.execute(
