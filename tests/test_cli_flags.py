@@ -91,3 +91,27 @@ def test_ozlab_db_stands_in_for_db(tmp_path: Path) -> None:
         reported = run(module, "report", "--format", "json", cwd=tmp_path, db=db)
         assert reported.returncode == 0, reported.stderr
         assert reported.stdout.lstrip().startswith("{")
+
+
+def test_nothing_imports_the_command_line_as_a_library() -> None:
+    """The command line is the top: capabilities never reach up into it (a ``__main__`` is
+    a way in, ``python -m``, not a use)."""
+    import ast
+
+    found = []
+    for package in ("bot", "scenarios", "questionnaires", "analytics", "wizard_console"):
+        for path in (ROOT / package).rglob("*.py"):
+            if ROOT / "bot" / "cli" in path.parents or path.name == "__main__.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = (
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                    if isinstance(node, ast.ImportFrom)
+                    else []
+                )
+                found += [
+                    f"{path.relative_to(ROOT)}: {n}" for n in names if n.startswith("bot.cli")
+                ]
+    assert found == []

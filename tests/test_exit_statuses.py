@@ -90,7 +90,7 @@ def test_a_wrong_argument_is_argparses_2(tmp_path: Path) -> None:
     done = ozlab("demo", "-n", "0", "--db", tmp_path / "d.sqlite", cwd=tmp_path)
     assert done.returncode == errors.USAGE == 2
     assert done.stderr.splitlines()[-1] == (
-        "ozlab demo: error: argument -n/--participants/--n: must be 1 or more, not 0"
+        "ozlab demo: error: argument -n/--participants: must be 1 or more, not 0"
     )
 
 

@@ -47,7 +47,11 @@ def participants(
     default: int | None = None,
     help: str = "how many participants",
 ) -> None:
-    """``-n/--participants``; ``--n``, its older spelling, still works."""
+    """``-n/--participants``; ``--n``, its older spelling, still works (and is still named
+    in its own mistakes), unlisted."""
     parser.add_argument(
-        "-n", "--participants", "--n", dest="participants", type=count, default=default, help=help
+        "-n", "--participants", dest="participants", type=count, default=default, help=help
+    )
+    parser.add_argument(
+        "--n", dest="participants", type=count, default=default, help=argparse.SUPPRESS
     )
