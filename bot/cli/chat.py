@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from bot.cli.flags import STUDY_FILE, scratch_database
+from bot.cli.flags import STUDY_FILE, scratch_db
 
 NAME = "chat"
 
@@ -18,7 +18,7 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         " Telegram emulator (no token, loopback only)",
     )
     chat.add_argument("study", help=STUDY_FILE)
-    scratch_database(chat, None, "study database (default: a new scratch one)")
+    scratch_db(chat, None, "study database, default a new scratch one")
     chat.add_argument("--lang", default="en", help="your Telegram language, e.g. it")
 
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.cli.flags import STUDY_FILE, participants, scratch_database
+from bot.cli.flags import STUDY_FILE, participants, scratch_db
 
 if TYPE_CHECKING:
     from bot.simulation.play import Played
@@ -21,7 +21,7 @@ NAME = "demo"
 def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo = commands.add_parser(NAME, help="play a study offline with simulated participants")
     participants(demo, default=12, help="how many simulated participants (default 12)")
-    scratch_database(demo, Path("ozlab-demo.sqlite"), "the demo's database, replaced")
+    scratch_db(demo, Path("ozlab-demo.sqlite"), "the demo's database, replaced")
     demo.add_argument("--study", default="hmd", help=f"{STUDY_FILE} (default hmd)")
     demo.add_argument("--seed", type=int, default=1)
 

@@ -35,7 +35,7 @@ def database(
     )
 
 
-def scratch_database(parser: argparse.ArgumentParser, default: Path | None, help: str) -> None:
+def scratch_db(parser: argparse.ArgumentParser, default: Path | None, help: str) -> None:
     """``--db`` of a command that writes a scratch database of its own (demo, pilot, chat):
     ``OZLAB_DB`` names the study's own database, never replaced by one of these."""
     parser.add_argument("--db", type=Path, default=default, help=f"{help} (not {DB_ENV})")

@@ -8,7 +8,7 @@ import logging
 import os
 from pathlib import Path
 
-from bot.cli.flags import STUDY_FILE, participants, scratch_database
+from bot.cli.flags import STUDY_FILE, participants, scratch_db
 from bot.errors import SystemSetupError
 
 NAME = "pilot"
@@ -22,7 +22,7 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     pilot.add_argument("study", help=STUDY_FILE)
     participants(pilot, default=20, help="how many simulated participants (default 20)")
-    scratch_database(pilot, Path("ozlab-pilot.sqlite"), "the pilot's database, replaced")
+    scratch_db(pilot, Path("ozlab-pilot.sqlite"), "the pilot's database, replaced")
     pilot.add_argument("--seed", type=int, default=1)
     pilot.add_argument(
         "--simulator",

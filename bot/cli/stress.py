@@ -16,12 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.arguments import count, positive, rate
-from bot.cli.flags import STUDY_FILE, database
+from bot.cli.flags import database
 
 NAME = "stress"
 Command = Callable[[str, str], argparse.ArgumentParser]
 Types = Callable[[argparse.ArgumentParser], None]
-FROM_FILE = f"{STUDY_FILE}: take {{}} from this study file, not the database"
+FROM_FILE = "take {} from this study file (YAML, or a shipped study's name), not the database"
 
 
 def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
