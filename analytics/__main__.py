@@ -2,6 +2,6 @@
 
 import sys
 
-from analytics.cli import main
+from bot.cli import analytics_main
 
-sys.exit(main())
+sys.exit(analytics_main())

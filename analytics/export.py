@@ -752,7 +752,7 @@ def _write_sav(table: Table, path: Path) -> None:
     without decimals; the header's time is ``SOURCE_DATE_EPOCH`` when set."""
     import pyreadstat
 
-    from bot.cli import version
+    from bot.version import version
 
     integers = [c.name for c in table.columns if c.kind == "integer"]
     pyreadstat.write_sav(

@@ -59,7 +59,7 @@ print(json.dumps({"seconds": done - started, "import_s": imported - started,
 
 CLI = """
 import json, resource, sys, time
-from analytics.cli import main
+from bot.cli import analytics_main as main
 started = time.perf_counter()
 code = main(["report", "--db", sys.argv[1], "--format", "json", "--out", sys.argv[2]])
 print(json.dumps({"seconds": time.perf_counter() - started, "code": code,

@@ -19,6 +19,8 @@ every command line prints for one, and :func:`told` runs a command so that each 
 a file it cannot read or write (3, as a wrong value) and Ctrl-C (130, :data:`INTERRUPTED`)
 end it with one line on stderr. A mistake in
 the arguments themselves is argparse's: its usage line, one line of error, status 2.
+:data:`EXIT_STATUSES` is the one table of every status a command ends with: no two causes
+share a number, and the README and ``ozlab --help`` show this table.
 
 A participant never sees any of these: the runner answers them politely and logs the
 traceback.
@@ -40,9 +42,20 @@ from collections.abc import Callable
 
 from bot.visible_text import visible
 
+DONE = 0
+CRASH = 1
+"""A bug in ozlab: its traceback is in the log."""
+USAGE = 2
+"""argparse's own status for a wrong argument; nothing else ends with it."""
+NOT_YET = 8
+"""A wizard's command the bot has not applied within ``--wait`` (it will when it runs)."""
+NOT_APPLIED = 9
+"""A wizard's command the bot found expired or rejected: told apart from a crash."""
 INTERRUPTED = 130
-READER_GONE = 141  # 128 + SIGPIPE, as the shell reports a pipeline cut short
 """The status of a command stopped by Ctrl-C: the shell's own for SIGINT (128 + 2)."""
+READER_GONE = 141
+"""The status of a command whose output went into a pipe nobody reads any more: the shell's
+own for SIGPIPE (128 + 13)."""
 
 
 class OzlabError(Exception):
@@ -54,7 +67,7 @@ class OzlabError(Exception):
 class StudyFileError(OzlabError):
     """Its message starts with where: ``file:line: field: message``, one problem a line."""
 
-    exit_code = 2
+    exit_code = 10
 
 
 class StudyDataError(OzlabError, ValueError):
@@ -82,6 +95,48 @@ class SchemaError(StoreError):
 
 class TelegramSetupError(OzlabError):
     exit_code = 7
+
+
+EXIT_STATUSES: tuple[tuple[int, str], ...] = (
+    (DONE, "done (ozlab run: stopped by SIGTERM)"),
+    (CRASH, "a crash: a bug in ozlab; its traceback is in the log, token and secret redacted"),
+    (USAGE, "a wrong argument: argparse's usage line, then one line (-n 0, a word for a number)"),
+    (
+        StudyDataError.exit_code,
+        "a value given is wrong: an unknown session or study, an import file's rows, a secret"
+        " too short; a file or folder named that cannot be read or written",
+    ),
+    (
+        SystemSetupError.exit_code,
+        "a system under test cannot be built (or fails ozlab check --ping)",
+    ),
+    (StoreError.exit_code, "the database cannot be used (missing, not ozlab's, another secret)"),
+    (SchemaError.exit_code, "the database is of an older or newer ozlab"),
+    (
+        TelegramSetupError.exit_code,
+        "Telegram refused the token, or --bot-api-url is not a Bot API server",
+    ),
+    (NOT_YET, "ozlab wizard ACTION: not applied within --wait (it will be when the bot runs)"),
+    (NOT_APPLIED, "ozlab wizard ACTION: expired or rejected by the bot"),
+    (
+        StudyFileError.exit_code,
+        "a study, scenario or instrument file is wrong (file:line: field: message)",
+    ),
+    (INTERRUPTED, "stopped by Ctrl-C (what was written stays written)"),
+    (READER_GONE, "its output went into a pipe whose reader stopped (ozlab report | head)"),
+)
+"""Every status a command ends with and why, in one place: ``ozlab --help`` prints it."""
+
+
+def status_table() -> str:
+    """:data:`EXIT_STATUSES` as the help's epilog shows it, one status a line."""
+    import textwrap
+
+    lines = [
+        textwrap.fill(why, 79, initial_indent=f"  {code:>3}  ", subsequent_indent=" " * 7)
+        for code, why in EXIT_STATUSES
+    ]
+    return "\n".join(["exit statuses:", *lines])
 
 
 def explain(error: OzlabError, prog: str) -> str:

@@ -18,7 +18,7 @@ from bot.stress.generate import GENERATED_TYPES
 from bot.stress.model import Perturbation
 from bot.stress.phenomena import StressType
 from bot.stress.propose import PROPOSED_TYPES, ReviewDecision, review
-from bot.stress_cli import open_study_db, study_parts, types_given
+from bot.stress_replays import open_study_db, study_parts, types_given
 from scenarios.stored import read_definitions
 
 

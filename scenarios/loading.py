@@ -15,6 +15,7 @@ files are found with importlib.resources.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from importlib.resources import files
 from importlib.resources.abc import Traversable
@@ -404,3 +405,10 @@ def load_stimuli(path: str | Path, template: str | None = None) -> tuple[Stimulu
     if problems or table is None:
         raise StudyError(_in_file_order(problems, [file]))
     return table.stimuli
+
+
+def adapters_beside(ref: str | Path) -> None:
+    """A study's own adapter classes (type: python) may live beside the study file: every
+    command that loads or checks a study file imports them from there alike."""
+    if Path(ref).suffix in (".yaml", ".yml"):
+        sys.path.insert(0, str(Path(ref).resolve().parent))

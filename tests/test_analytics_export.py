@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 
 from analytics import export as export_module
-from analytics.cli import main
 from analytics.data import load_study_data
 from analytics.importing import import_responses
 from analytics.report_data import build_report
 from analytics.synthetic import synthetic_bundle, write_synthetic_study
+from bot.cli import analytics_main as main
 from bot.demo import play_study
 from bot.store.definition import definition_json
 from bot.store.sqlite import open_store

@@ -14,11 +14,11 @@ import pyarrow.parquet as pq
 import pyreadstat
 import pytest
 
-from analytics.cli import main
 from analytics.data import load_study_data
 from analytics.export import export_study
 from analytics.export_annotations import ANNOTATION_FINAL, ANNOTATION_RATINGS
 from analytics.report_data import build_report
+from bot.cli import analytics_main as main
 from tests.annotation_support import stored_study
 
 ONE = "p0123456789abcde-1"  # a session with the companion, 3 exchanges

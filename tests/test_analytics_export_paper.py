@@ -16,8 +16,8 @@ import pyarrow.parquet as pq
 import pyreadstat
 import pytest
 
-from analytics.cli import main
 from analytics.export import export_study, stamp_sav
+from bot.cli import analytics_main as main
 from bot.engine import effects as fx
 from bot.errors import StudyDataError
 from bot.store.definition import definition_json

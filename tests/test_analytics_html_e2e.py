@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analytics.cli import main
 from analytics.synthetic import write_synthetic_study
+from bot.cli import analytics_main as main
 
 pytestmark = pytest.mark.slow
 

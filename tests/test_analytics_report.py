@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from analytics.cli import main
 from analytics.progress import steps
 from analytics.synthetic import create_study_database, synthetic_bundle, write_synthetic_study
+from bot.cli import analytics_main as main
 from bot.demo import play_study
 from bot.errors import StoreError, StudyDataError
 from bot.store.blocking import run_blocking

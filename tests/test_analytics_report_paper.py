@@ -361,7 +361,7 @@ _RUN = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from analytics.cli import main
+    from bot.cli import analytics_main as main
     db, out = Path(sys.argv[1]), Path(sys.argv[2])
     for suffix in ("txt", "md", "html", "json"):
         assert main(["report", "--db", str(db), "--out", str(out / f"report.{suffix}")]) == 0

@@ -46,7 +46,7 @@ def test_shipped_study_is_ok(capsys: pytest.CaptureFixture[str]) -> None:
 def test_every_problem_on_its_own_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     study = tmp_path / "broken.yaml"
     study.write_text(BROKEN, encoding="utf-8")
-    assert check(str(study)) == 2
+    assert check(str(study)) == 10
     out, err = capsys.readouterr()
     assert out == ""
     assert err.splitlines() == [
@@ -60,13 +60,13 @@ def test_every_problem_on_its_own_line(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert check(str(tmp_path / "absent.yaml")) == 2
+    assert check(str(tmp_path / "absent.yaml")) == 10
     _, err = capsys.readouterr()
     assert err.splitlines() == [f"{tmp_path / 'absent.yaml'}: file not found", "1 problem found."]
 
 
 def test_unknown_name(capsys: pytest.CaptureFixture[str]) -> None:
-    assert check("absent") == 2
+    assert check("absent") == 10
     err = capsys.readouterr().err
     assert "no shipped study of that name (shipped: " in err
     assert "hmd" in err
@@ -145,7 +145,7 @@ def test_broken_stimuli_fail_the_check(tmp_path: Path, capsys: pytest.CaptureFix
         "stimulus_template: '{mr} / {text}'\nrate_with: [my-questionnaire]\n",
     )
     rows = write(tmp_path, "pilot/scenarios/rows.csv", "id,text\na,b\n")
-    assert check(str(study)) == 2
+    assert check(str(study)) == 10
     _, err = capsys.readouterr()
     assert err.splitlines() == [
         f"{rows}:1: no 'mr' for {{mr}} of the scenario's stimulus_template (columns: text)",
@@ -207,7 +207,7 @@ def test_a_misspelled_class_fails_the_check_at_its_line(
     lines = with_systems(
         study, "  - type: python\n    id: resto\n    entry: ozc_resto_a:RestoBott\n"
     )
-    assert check(str(study)) == 2
+    assert check(str(study)) == 10
     out, err = capsys.readouterr()
     assert out == ""
     assert err.splitlines() == [
@@ -225,7 +225,7 @@ def test_a_module_that_does_not_import_fails_the_check(
     lines = with_systems(
         study, "  - type: python\n    id: resto\n    entry: ozc_resto_b:RestoBot\n"
     )
-    assert check(str(study)) == 2
+    assert check(str(study)) == 10
     first, count = capsys.readouterr().err.splitlines()
     assert first == (
         f"{study}:{line_of(lines, 'entry: ozc_resto_b:RestoBot')}: systems[1].entry: importing"
@@ -244,7 +244,7 @@ def test_options_the_class_rejects_fail_the_check_at_the_options(
         "  - type: python\n    id: resto\n    entry: ozc_resto_c:RestoBot\n"
         "    options: {temperture: 0.2}\n",
     )
-    assert check(str(study)) == 2
+    assert check(str(study)) == 10
     first, _ = capsys.readouterr().err.splitlines()
     assert first.startswith(
         f"{study}:{line_of(lines, 'options: {temperture: 0.2}')}: systems[1].options: building"
@@ -267,7 +267,7 @@ def test_every_system_that_cannot_be_built_is_told(
         "    api_key_env: OZC_LLM_KEY\n"
         "  - type: python\n    id: mine\n    entry: ozc_nowhere:Thing\n",
     )
-    assert check(str(study)) == 2
+    assert check(str(study)) == 10
     assert capsys.readouterr().err.splitlines() == [
         f"{study}:{line_of(lines, 'request: {input: message, input.text: message}')}: "
         "systems[1].request: the request paths 'input' and 'input.text' overlap: one would"

@@ -70,11 +70,11 @@ def test_every_kind_of_error_has_its_own_exit_status() -> None:
     assert len(set(codes)) == len(codes) and 0 not in codes
 
 
-def test_a_broken_study_file_exits_2_with_file_line_and_field(
+def test_a_broken_study_file_exits_10_with_file_line_and_field(
     broken: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, lines = ozlab(capsys, "check", broken)
-    assert code == StudyFileError.exit_code == 2
+    assert code == StudyFileError.exit_code == 10
     assert lines[0] == f"{broken}:10: scenarios[1]: no scenario 'missing': neither " + (
         f"{broken.parent / 'scenarios' / 'missing.yaml'} nor the shipped "
         "scenarios/library/scenarios/missing.yaml exists"
@@ -97,7 +97,7 @@ def test_run_and_demo_refuse_a_broken_study_as_check_does(
 
 def test_an_unknown_study_name_lists_the_shipped_ones(capsys: pytest.CaptureFixture[str]) -> None:
     code, lines = ozlab(capsys, "check", "no-such-study")
-    assert code == 2
+    assert code == 10
     assert lines[0].startswith("no-such-study: no study file 'no-such-study' and no shipped")
     assert "hmd" in lines[0]
 

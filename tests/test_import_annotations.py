@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from analytics.cli import main
 from analytics.importing_annotations import import_annotations
+from bot.cli import analytics_main as main
 from bot.store.model import AnnotationRating
 from bot.store.sqlite import open_existing
 from tests.annotation_support import read, stored_study

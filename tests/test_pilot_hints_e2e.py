@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from analytics.cli import main as analytics_main
+from bot.cli import analytics_main
 from bot.emulator import BotApiEmulator, Participant
 from scenarios.loading import load_study
 from tests.conftest import StartBot, consent

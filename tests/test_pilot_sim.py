@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from analytics.cli import main as analytics_main
 from analytics.data import load_study_data
 from analytics.pilot import pilot_findings
 from analytics.quality import quality_flags
+from bot.cli import analytics_main
 from bot.demo import clear_demo_database, play_study
 from bot.pilot import pilot_study, simulator_spec
 from scenarios.loading import load_study

@@ -36,7 +36,7 @@ def test_an_alias_bomb_is_refused_at_its_line_at_once(
     study = tmp_path / "study.yaml"
     study.write_text(bomb(), encoding="utf-8")
     started = time.monotonic()
-    assert main(["check", str(study)]) == 2
+    assert main(["check", str(study)]) == 10
     assert time.monotonic() - started < 1.0
     assert capsys.readouterr().err.splitlines() == [
         f"{study}:8: the aliases up to *e here repeat more than 100000 values (a YAML"
@@ -51,7 +51,7 @@ def test_an_alias_inside_its_own_anchor_is_refused(
 ) -> None:
     study = tmp_path / "study.yaml"
     study.write_text("id: loop\ntitle: Loop\nx: &x\n  - 1\n  - *x\n", encoding="utf-8")
-    assert main(["check", str(study)]) == 2
+    assert main(["check", str(study)]) == 10
     assert capsys.readouterr().err.splitlines() == [
         f"{study}:5: the alias *x is inside its own anchor: it would repeat without end",
         "1 problem found.",
@@ -96,7 +96,7 @@ def test_values_nested_too_deeply_are_one_problem(
 ) -> None:
     study = tmp_path / "study.yaml"
     study.write_text("id: deep\ntitle: Deep\nx: " + "[" * 5000 + "]" * 5000 + "\n")
-    assert main(["check", str(study)]) == 2
+    assert main(["check", str(study)]) == 10
     assert capsys.readouterr().err.splitlines() == [
         f"{study}:3: values nested deeper than ozlab can read: a study needs a few levels",
         "1 problem found.",

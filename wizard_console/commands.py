@@ -1,11 +1,12 @@
 """The console's actions as plain commands, for scripts and remote shells.
 
 Each function takes the parsed arguments and an open desk, prints, and returns an exit
-code: 0 done, 1 the bot found it no longer possible (expired) or invalid (rejected), 8 the
-bot did not apply it in time (it will when it runs). A mistake (an unknown session, a gate
-on something that is not a scope) is a :class:`~bot.errors.StudyDataError` and a database
-that cannot be used a :class:`~bot.errors.StoreError`: ``ozlab`` reports them in one line
-with their own statuses (3, 5, 6), as for every command.
+code: 0 done, 9 the bot found it no longer possible (expired) or invalid (rejected), 8 the
+bot did not apply it in time (it will when it runs); ``bot.errors`` keeps the one table. A
+mistake (an unknown session, a gate on something that is not a scope) is a
+:class:`~bot.errors.StudyDataError` and a database that cannot be used a
+:class:`~bot.errors.StoreError`: ``ozlab`` reports them in one line with their own statuses
+(3, 5, 6), as for every command.
 """
 
 from __future__ import annotations
@@ -15,14 +16,13 @@ import asyncio
 import getpass
 from collections.abc import Awaitable, Callable
 
-from bot.errors import StudyDataError
+from bot.errors import DONE, NOT_APPLIED, NOT_YET, StudyDataError
 from bot.visible_text import visible
 from bot.vocabulary import CommandOutcome
 from wizard_console import formatting as fmt
 from wizard_console.desk import Desk
 
-APPLIED, NOT_APPLIED = 0, 1
-NOT_YET = 8  # beyond the error tree's statuses (1 to 7): the bot has not come to it yet
+APPLIED = DONE
 WHY: dict[str, str] = {
     "expired": "expired: no longer possible (the session ended, or another wizard was first)",
     "rejected": "rejected by the bot (unknown system or study?)",

@@ -1,12 +1,6 @@
-"""``ozlab stress``: linguistic stress tests (IDIAL) on a study's logged sessions.
-
-    generate   ST-1 to ST-4 made offline from the logged utterances (seeded)
-    suggest    for each type, the logged utterances it applies to (for authors)
-    propose    a language model proposes tests; a person accepts, edits or rejects each
-    import     authored tests from a YAML or CSV file
-    run        replay every accepted test against its system, unchanged and perturbed
-    judge      a person (or, with --model, the study's language model) judges the replays
-               no automatic comparison could settle
+"""Linguistic stress tests (IDIAL) on a study's logged sessions: replaying the accepted
+tests against their systems and judging the replays (``ozlab stress run | judge``); the
+tests' making is ``bot.stress_making``, the arguments ``bot.cli.stress``.
 
 Everything is written to the stress tables of the study database through the store; the
 logged sessions are only read. No pandas here: the bot's side of ozlab.
@@ -22,77 +16,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bot.arguments import count, positive, rate
-from bot.errors import StudyDataError, SystemSetupError
+from bot.errors import INTERRUPTED, StudyDataError, SystemSetupError
 
 if TYPE_CHECKING:
     from bot.store.interface import StudyStore
     from bot.stress.phenomena import StressType
-
-
-def add_stress_commands(commands: Any) -> None:
-    """``ozlab stress ...`` on the main parser's subcommands."""
-    stress = commands.add_parser(
-        "stress", help="linguistic stress tests (IDIAL) on logged sessions"
-    )
-    actions = stress.add_subparsers(dest="stress_command", required=True)
-
-    def command(name: str, text: str) -> argparse.ArgumentParser:
-        parser: argparse.ArgumentParser = actions.add_parser(name, help=text)
-        parser.add_argument("--db", type=Path, required=True, help="the study database")
-        return parser
-
-    def types(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--types", default="", help="e.g. ST-1,ST-2 (default: all)")
-
-    _add_making_commands(command, types)  # listed first: the tests are made before they run
-    run = command("run", "replay the accepted tests against their systems (resumable)")
-    types(run)
-    run.add_argument("--systems", default="", help="only these systems, e.g. shop-v0,shop-v1")
-    run.add_argument("--concurrency", type=count, default=8, help="replays at once per system")
-    run.add_argument(
-        "--rate", type=rate, default=0.0, help="calls a second per system (0: no limit)"
-    )
-    run.add_argument("--timeout", type=positive, default=60.0, help="seconds one call may take")
-    run.add_argument("--study", help="take the systems from this study file, not the database")
-
-    judge = command("judge", "judge the replays no automatic comparison settled")
-    judge.add_argument("--as", dest="person", default="judge", help="your pseudonym")
-    judge.add_argument(
-        "--model", action="store_true", help="let the study's stress_model judge instead"
-    )
-    judge.add_argument("--study", help="take stress_model from this study file")
-
-
-def _add_making_commands(command: Any, types: Any) -> None:
-    """generate, suggest, propose and import: the tests' making (``bot.stress``)."""
-
-    def language(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--lang", choices=["en", "it"], help="default: the study's language")
-
-    generate = command("generate", "ST-1 to ST-4 made offline from the logged utterances")
-    types(generate)
-    language(generate)
-    generate.add_argument("--seed", type=int, default=1, help="the same seed, the same tests")
-    generate.add_argument("--per-type", type=count, default=20, help="tests of each type at most")
-
-    suggest = command("suggest", "for each type, the logged utterances it applies to")
-    types(suggest)
-    language(suggest)
-
-    propose = command(
-        "propose", "the study's stress_model proposes tests; you accept, edit or reject each"
-    )
-    types(propose)
-    language(propose)
-    propose.add_argument("--per-type", type=count, default=10, help="proposals of each type")
-    propose.add_argument("--study", help="take stress_model from this study file")
-    propose.add_argument(
-        "--review-only", action="store_true", help="only review proposals stored earlier"
-    )
-
-    imported = command("import", "authored tests from a YAML or CSV file")
-    imported.add_argument("file", type=Path, help="session, turn, type, perturbed (and more)")
 
 
 def run_stress(args: argparse.Namespace) -> int:
@@ -103,7 +31,7 @@ def run_stress(args: argparse.Namespace) -> int:
                 return asyncio.run(_run(args))
             except KeyboardInterrupt:  # every replay stored so far stays done
                 print("Stopped. Run the same command again to go on.", file=sys.stderr)
-                return 130
+                return INTERRUPTED
         case "judge":
             return asyncio.run(_judge(args))
     return _run_making(args)
@@ -150,10 +78,9 @@ def study_parts(
             if definition.stress_model is not None:
                 model = OpenAISystem.model_validate(definition.stress_model)
         return stored.systems, stored.scenarios, model
-    from bot.cli import _adapters_beside  # a study's own adapters (type: python) beside it
-    from scenarios.loading import load_study
+    from scenarios.loading import adapters_beside, load_study
 
-    _adapters_beside(study)
+    adapters_beside(study)  # a study's own adapters (type: python) beside it
     bundle = load_study(study)
     scenarios = {k: v.model_dump() for k, v in bundle.scenarios.items()}
     return (

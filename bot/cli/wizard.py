@@ -1,8 +1,7 @@
 """``ozlab wizard``: the console, and the same actions as plain commands for scripts.
 
-``bot/cli.py`` only calls :func:`add_wizard_commands` and :func:`run_wizard`. This module
-imports nothing but the standard library (and ``bot.arguments``, which imports nothing
-else): the bot process never loads Textual, and the plain commands load only the desk.
+Standard library only at import (and ``bot.arguments``, which imports nothing else): the
+bot process never loads Textual, and the plain commands load only the desk.
 """
 
 from __future__ import annotations
@@ -12,16 +11,25 @@ from pathlib import Path
 from typing import Any
 
 from bot.arguments import seconds
+from bot.cli.flags import DB_ENV, database
+from bot.errors import NOT_APPLIED, NOT_YET, SchemaError, StoreError, StudyDataError
 
+NAME = "wizard"
 DEFAULT_DB = Path("ozlab.sqlite")
 
 
-def _common(db: object = argparse.SUPPRESS, wizard: object = argparse.SUPPRESS) -> Any:
+def _common(top: bool = False) -> Any:
     """--db and --as, accepted before or after the action. An action's parser has no
     defaults (SUPPRESS), so it keeps what was given before it (``ozlab wizard --db X say``).
     A new parser each time: parents share their argument objects."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--db", type=Path, default=db, help="study database (default ozlab.sqlite)")
+    if top:
+        database(common, default=DEFAULT_DB, help="study database")
+    else:
+        common.add_argument(
+            "--db", type=Path, default=argparse.SUPPRESS, help=f"study database (env {DB_ENV})"
+        )
+    wizard: object = None if top else argparse.SUPPRESS
     common.add_argument(
         "--as",
         dest="wizard",
@@ -32,16 +40,17 @@ def _common(db: object = argparse.SUPPRESS, wizard: object = argparse.SUPPRESS) 
     return common
 
 
-def add_wizard_commands(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``wizard`` and its actions to ``ozlab``'s subcommands."""
-    wizard = subparsers.add_parser(
-        "wizard",
-        parents=[_common(DEFAULT_DB, None)],
+def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``wizard`` and its actions on ``ozlab``'s subcommands."""
+    wizard = commands.add_parser(
+        NAME,
+        parents=[_common(top=True)],
         help="watch live sessions and step in (Wizard-of-Oz); without an action: the console",
         description="Without an action: the console. Actions write one command for the bot and"
-        " wait for it to be applied (exit 0), expired or rejected (1), or not yet applied within"
-        " --wait (8: it will be when the bot runs); 3: a mistake (an unknown session), 5 and 6:"
-        " a database that cannot be used.",
+        f" wait for it to be applied (exit 0), expired or rejected ({NOT_APPLIED}), or not yet"
+        f" applied within --wait ({NOT_YET}: it will be when the bot runs);"
+        f" {StudyDataError.exit_code}: a mistake (an unknown session), {StoreError.exit_code}"
+        f" and {SchemaError.exit_code}: a database that cannot be used.",
     )
     wizard.set_defaults(action=None)
     actions = wizard.add_subparsers(dest="action", metavar="ACTION")
@@ -60,7 +69,7 @@ def add_wizard_commands(subparsers: Any) -> argparse.ArgumentParser:
 
     sessions = action("sessions", "one live session per line, its id first", wait=False)
     sessions.add_argument("--all", action="store_true", help="also ended and past sessions")
-    sessions.add_argument("--study")
+    sessions.add_argument("--study", help="only this study's (its id)")
     sessions.add_argument("--system")
     sessions.add_argument("--state")
     action("waiting", "the replies waiting for a wizard, oldest first", wait=False)
@@ -96,11 +105,9 @@ def add_wizard_commands(subparsers: Any) -> argparse.ArgumentParser:
     note.add_argument("session")
     note.add_argument("text")
     note.add_argument("--turn", type=int, help="the exchange (default: the latest)")
-    return wizard
 
 
-def run_wizard(args: argparse.Namespace) -> int:
-    """Run what ``ozlab wizard ...`` asked for; returns the exit code."""
+def run(args: argparse.Namespace) -> int:
     from wizard_console import commands
 
     wizard = args.wizard or commands.login_name()

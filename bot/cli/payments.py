@@ -1,0 +1,47 @@
+"""``ozlab export payments``: per recruitment platform id, status and minutes given. Two
+words, so parsed on its own before the commands are (``bot.cli.main``)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from pathlib import Path
+
+from bot.cli.flags import database
+from bot.errors import StudyDataError
+from bot.privacy import SECRET_ENV
+
+WORDS = ["export", "payments"]
+
+
+def parser(prog: str) -> argparse.ArgumentParser:
+    payments = argparse.ArgumentParser(
+        prog=f"{prog} export payments",
+        description="Per recruitment platform id: status and minutes given, for payment and"
+        f" bonuses. The ids are opened with {SECRET_ENV} from the environment.",
+    )
+    database(payments)
+    payments.add_argument("--out", type=Path, help="the CSV (default: standard output)")
+    return payments
+
+
+def run(args: argparse.Namespace) -> int:
+    from bot.payments import payment_rows, write_payments
+    from bot.privacy import Privacy
+    from bot.store import Access, open_store
+
+    secret = os.environ.get(SECRET_ENV, "")
+    if not secret:
+        raise StudyDataError(f"set {SECRET_ENV} to the secret the study ran with")
+    privacy = Privacy(secret)
+
+    async def read() -> list[tuple[str, ...]]:
+        store = await open_store(args.db, access=Access.READ)
+        try:
+            return payment_rows(await store.payments(), privacy)
+        finally:
+            await store.close()
+
+    write_payments(asyncio.run(read()), args.out)
+    return 0

@@ -1,0 +1,59 @@
+"""``ozlab report`` and ``analytics report``, one command: the per-system evaluation report
+(``analytics.reporting``). pandas is loaded when it runs, never when it is registered."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from bot.cli.flags import STUDY_ID, database
+
+NAME = "report"
+FORMATS = ("terminal", "md", "html", "json")
+
+
+def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    report = commands.add_parser(
+        NAME, help="the per-system evaluation report: terminal, --format md|html|json"
+    )
+    database(report, help="study database")
+    report.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="terminal (rich tables; plain text with --out), md, html (one self-contained "
+        "file with plots) or json (every number); default: from --out's suffix, else terminal",
+    )
+    report.add_argument("--out", type=Path, help="write to this file instead of stdout")
+    report.add_argument(
+        "--exclude-flagged",
+        action="store_true",
+        help="leave out participants flagged by data-quality checks, and say how many and why",
+    )
+    report.add_argument("--study", help=f"the study to report on: {STUDY_ID}")
+    report.add_argument(
+        "--pilot",
+        action="store_true",
+        help="add the pilot section: drop-offs, time per phase, unanswered items, system "
+        "errors and latency, messages that got a hint (for demo, pilot and first sessions)",
+    )
+    report.add_argument(
+        "--figures",
+        type=Path,
+        metavar="DIR",
+        help="also write every figure to DIR as PDF, SVG and 300-dpi PNG, each with a caption "
+        "file (name.txt), for a paper",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from analytics.reporting import format_for, report
+
+    return report(
+        args.db,
+        fmt=args.format or format_for(args.out),
+        out=args.out,
+        exclude_flagged=args.exclude_flagged,
+        study=args.study,
+        figures=args.figures,
+        pilot=args.pilot,
+    )
