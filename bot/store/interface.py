@@ -51,7 +51,9 @@ from bot.vocabulary import (
 )
 
 if TYPE_CHECKING:
+    from bot.engine.annotating.model import AnnotatorRecord
     from bot.engine.effects import Record
+    from bot.store.annotation_flow import AnnotatorAnswer
     from bot.store.stress_records import Judgement, Replay, Review, StressResult, StressTest
     from bot.stress.model import Perturbation, Utterance
     from bot.stress.phenomena import StressType
@@ -385,6 +387,15 @@ class StudyStore(Protocol):
         self, annotator_id: str, job: str, target: str, level: AnnotationLevel
     ) -> bool:
         """The annotator is done with the target; False when not theirs or done already."""
+        ...
+
+    async def commit_annotator_step(
+        self, records: Sequence[AnnotatorRecord], update_id: int | None
+    ) -> list[AnnotatorAnswer]:
+        """An annotator's step: its records in order (ratings, a finish, a pause, a
+        ``/back``) and the Telegram update it consumed, in one transaction, durable when
+        this returns; the store's answer to each record. A rating refused as not theirs is
+        the last record applied; the update is consumed all the same."""
         ...
 
     async def reopen_annotation_target(self, annotator_id: str) -> AnnotationTask | None:
