@@ -19,7 +19,12 @@ from bot.engine.annotating.model import (
 from bot.store import reads
 from bot.store.annotating import TARGET_COLUMNS, bump, set_paused, stored_value, target_of
 from bot.store.applying import consume
-from bot.store.model import AnnotationProgress, AnnotationTask, TranscriptExchange
+from bot.store.model import (
+    AnnotationProgress,
+    AnnotationTask,
+    AnnotatorAnswer,
+    TranscriptExchange,
+)
 from bot.vocabulary import AnnotationLevel, AnnotationRound, Origin, RatingOutcome
 
 # --- the annotator's flow ---------------------------------------------------------------------
@@ -262,10 +267,6 @@ def progress(conn: sqlite3.Connection) -> list[AnnotationProgress]:
 
 
 # --- one step of an annotator, with the update it consumed ------------------------------------
-
-AnnotatorAnswer = RatingOutcome | bool | AnnotationTask | None
-"""The store's answer to one record: a rating's outcome, whether a pause or a finish took,
-the target ``/back`` opened again."""
 
 
 def commit_step(

@@ -106,7 +106,9 @@ def commit_step(tx: Tx, step: StepCommit, now: float) -> None:
 
 def consume(conn: sqlite3.Connection, update_id: int, now: float) -> None:
     """The Telegram update is handled: its payload goes, its id stays (redeliveries)."""
-    conn.execute("UPDATE inbox SET handled_at = ?, payload = NULL WHERE update_id = ?", (now, update_id))
+    conn.execute(
+        "UPDATE inbox SET handled_at = ?, payload = NULL WHERE update_id = ?", (now, update_id)
+    )
 
 
 def status_row(s: ParticipantStatus) -> tuple[object, ...]:

@@ -19,6 +19,7 @@ from bot.store.model import (
     AnnotationTarget,
     AnnotationTask,
     Annotator,
+    AnnotatorAnswer,
     AssignmentPlan,
     BulkRows,
     Command,
@@ -53,7 +54,6 @@ from bot.vocabulary import (
 if TYPE_CHECKING:
     from bot.engine.annotating.model import AnnotatorRecord
     from bot.engine.effects import Record
-    from bot.store.annotation_flow import AnnotatorAnswer
     from bot.store.stress_records import Judgement, Replay, Review, StressResult, StressTest
     from bot.stress.model import Perturbation, Utterance
     from bot.stress.phenomena import StressType

@@ -61,6 +61,7 @@ from bot.store.model import (
     AnnotationTarget,
     AnnotationTask,
     Annotator,
+    AnnotatorAnswer,
     AssignmentPlan,
     BulkRows,
     Command,
@@ -97,7 +98,6 @@ from bot.vocabulary import (
 
 if TYPE_CHECKING:
     from bot.engine.annotating.model import AnnotatorRecord
-    from bot.store.annotation_flow import AnnotatorAnswer
     from bot.stress.model import Perturbation, Utterance
     from bot.stress.phenomena import StressType
 
