@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from bot.engine.asking import Survey
@@ -131,7 +132,19 @@ class Journey:
     def to_json(self) -> str:
         # json's C encoder walks dicts, lists and tuples itself and asks ``vars`` only for
         # the dataclasses: ``asdict`` deep-copied every string, a sixth of the bot's time.
-        return json.dumps(self, default=vars, separators=(",", ":"))
+        # The history grows by one turn an exchange and is written with every step: each
+        # turn is encoded once (the same text as encoding the whole, spliced in place).
+        if not self.history:
+            return json.dumps(self, default=vars, separators=_COMPACT)
+        values = vars(self)
+        before = json.dumps(
+            {k: values[k] for k in _BEFORE_HISTORY}, default=vars, separators=_COMPACT
+        )
+        after = json.dumps(
+            {k: values[k] for k in _AFTER_HISTORY}, default=vars, separators=_COMPACT
+        )
+        history = ",".join(map(_turn_json, self.history))
+        return f'{before[:-1]},"history":[{history}],{after[1:]}'
 
     @classmethod
     def from_json(cls, raw: str) -> Journey:
@@ -149,6 +162,18 @@ class Journey:
                 "keyboards": tuple(Keyboard.from_list(k) for k in data.get("keyboards", ())),
             }
         )
+
+
+_COMPACT = (",", ":")
+_NAMES = [f.name for f in fields(Journey)]
+_BEFORE_HISTORY = _NAMES[: _NAMES.index("history")]
+_AFTER_HISTORY = _NAMES[_NAMES.index("history") + 1 :]
+
+
+@lru_cache(maxsize=8192)
+def _turn_json(turn: Turn) -> str:
+    """One turn as the journey's JSON holds it; a turn is the same text every step."""
+    return json.dumps(vars(turn), separators=_COMPACT)
 
 
 def _waiting(data: dict[str, Any] | None) -> Waiting | None:
