@@ -274,7 +274,7 @@ class StudyRunner:
         system = self._systems[call.system_id]
         limit = self._timeouts.get(call.system_id, _DEFAULT_TIMEOUT)
         started = self._timer()
-        typing = asyncio.create_task(self._keep_typing(chat_id))
+        typing = _Typing(self._outbox, chat_id)
         slow = False
         reply: Any = None
         try:
@@ -289,7 +289,7 @@ class StudyRunner:
             log.warning("system %s failed: %s", call.system_id, error)
             problem = f"{type(error).__name__}: {error}"
         finally:
-            typing.cancel()
+            typing.stop()
         latency_ms = (self._timer() - started) * 1000
         system_id = call.system_id
         if problem is not None:
@@ -346,15 +346,32 @@ class StudyRunner:
             todo.append(Delivery(chat_id, event))
         return todo
 
-    async def _keep_typing(self, chat_id: int) -> None:
-        """Show "typing…" while a system works, from the moment a wait becomes noticeable,
-        renewed before Telegram lets it fade. Measured: one request less per exchange took
-        the bot past the bare aiogram echo bot (bench/exchanges.py)."""
+
+class _Typing:
+    """Show "typing…" while a system works, from the moment a wait becomes noticeable,
+    renewed before Telegram lets it fade. Measured: one request less per exchange took the
+    bot past the bare aiogram echo bot (bench/exchanges.py). A timer, not a task, until the
+    wait is noticeable: most systems answer before it and then cost no task at all."""
+
+    def __init__(self, outbox: Outbox, chat_id: int) -> None:
+        self._outbox = outbox
+        self._chat_id = chat_id
+        self._task: asyncio.Task[None] | None = None
+        self._timer = asyncio.get_running_loop().call_later(_TYPING_AFTER, self._start)
+
+    def _start(self) -> None:
+        self._task = asyncio.create_task(self._keep_typing())
+
+    async def _keep_typing(self) -> None:
         with contextlib.suppress(Exception):
-            await asyncio.sleep(_TYPING_AFTER)
             while True:
-                await self._outbox.typing(chat_id)
+                await self._outbox.typing(self._chat_id)
                 await asyncio.sleep(_TYPING_EVERY)
+
+    def stop(self) -> None:
+        self._timer.cancel()
+        if self._task is not None:
+            self._task.cancel()
 
 
 class _ParticipantTurn:

@@ -132,17 +132,14 @@ class Journey:
     def to_json(self) -> str:
         # json's C encoder walks dicts, lists and tuples itself and asks ``vars`` only for
         # the dataclasses: ``asdict`` deep-copied every string, a sixth of the bot's time.
-        # The history grows by one turn an exchange and is written with every step: each
-        # turn is encoded once (the same text as encoding the whole, spliced in place).
+        # One encoder made once (``json.dumps`` makes one a call), and each turn of the
+        # history, which grows by one an exchange and is written with every step, encoded
+        # once: the same text as one ``json.dumps`` of the whole.
         if not self.history:
-            return json.dumps(self, default=vars, separators=_COMPACT)
+            return _ENCODER.encode(self)
         values = vars(self)
-        before = json.dumps(
-            {k: values[k] for k in _BEFORE_HISTORY}, default=vars, separators=_COMPACT
-        )
-        after = json.dumps(
-            {k: values[k] for k in _AFTER_HISTORY}, default=vars, separators=_COMPACT
-        )
+        before = _ENCODER.encode({k: values[k] for k in _BEFORE_HISTORY})
+        after = _ENCODER.encode({k: values[k] for k in _AFTER_HISTORY})
         history = ",".join(map(_turn_json, self.history))
         return f'{before[:-1]},"history":[{history}],{after[1:]}'
 
@@ -164,7 +161,7 @@ class Journey:
         )
 
 
-_COMPACT = (",", ":")
+_ENCODER = json.JSONEncoder(default=vars, separators=(",", ":"), check_circular=False)
 _NAMES = [f.name for f in fields(Journey)]
 _BEFORE_HISTORY = _NAMES[: _NAMES.index("history")]
 _AFTER_HISTORY = _NAMES[_NAMES.index("history") + 1 :]
@@ -173,7 +170,7 @@ _AFTER_HISTORY = _NAMES[_NAMES.index("history") + 1 :]
 @lru_cache(maxsize=8192)
 def _turn_json(turn: Turn) -> str:
     """One turn as the journey's JSON holds it; a turn is the same text every step."""
-    return json.dumps(vars(turn), separators=_COMPACT)
+    return _ENCODER.encode(vars(turn))
 
 
 def _waiting(data: dict[str, Any] | None) -> Waiting | None:
