@@ -1,6 +1,8 @@
-"""The driver of the annotators' flow (``bot.engine.annotating``): it tells annotators'
-chats from participants', reads the store into events (a claimed code, the next target) and
-carries the flow's effects out: store writes first, then what is said.
+"""The annotators' flow (``bot.engine.annotating``) behind the one driver
+(``bot.runtime.driver``): it tells annotators' chats from participants' (asked by the
+dispatcher, ``bot.runtime.dispatch``), reads the store into events (a claimed code, the next
+target), and commits a step's records (ratings, a finish, a pause, a ``/back``) with the
+Telegram update it consumed in one transaction before anything is said.
 
 After every finished target the job's assignment is planned again
 (``bot.annotation_jobs.assign``): where two annotators disagree a third one is asked, and a

@@ -1,11 +1,10 @@
-"""The driver around the pure engine: it feeds events in and carries effects out.
-
-For one delivery at a time per chat it steps the engine, commits the new state with the
-rows it produced (and marks the Telegram update handled) in one transaction, and only then
-talks to the participant or the system under test. What those calls return (a reply, a
-message id) goes back into the engine as the next event. The runner decides nothing about
-the study: what it observes (the console's gates, the systems' health, everyone's tasks)
-goes into the engine's ``Context`` with each event, as the clock does.
+"""The participants' flow behind the one driver (``bot.runtime.driver``): for one delivery
+at a time per chat the engine steps, the new journey is committed with the rows it produced
+and the Telegram update it consumed (one transaction), and only then does the driver talk to
+the participant or the system under test; what those calls return (a reply, a message id)
+goes back into the engine as the next event. The runner decides nothing about the study:
+what it observes (the console's gates, the systems' health, everyone's tasks) goes into the
+engine's ``Context`` with each event, as the clock does.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.context import Context
 from bot.engine.flow import next_deadline, step
-from bot.engine.journey import Journey, Stage
+from bot.engine.journey import Journey, Stage, forget_encoded_turns
 from bot.engine.phases.assignment import cells_held
 from bot.engine.recruitment import platform_id
 from bot.engine.wizard import on_study_command
@@ -268,6 +267,7 @@ class StudyRunner:
         self._undelivered.pop(participant, None)
         self._unreachable.discard(participant)
         self._ticking.discard(participant)
+        forget_encoded_turns()
 
     async def _call_system(self, chat_id: int, call: fx.CallSystem) -> ev.Event:
         """Never raises: a slow, failing or broken system becomes ``SystemFailed``."""

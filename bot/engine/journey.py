@@ -173,6 +173,12 @@ def _turn_json(turn: Turn) -> str:
     return _ENCODER.encode(vars(turn))
 
 
+def forget_encoded_turns() -> None:
+    """Drop the turns kept encoded in memory: after an erasure nothing of what the person
+    said stays in the process."""
+    _turn_json.cache_clear()
+
+
 def _waiting(data: dict[str, Any] | None) -> Waiting | None:
     if data is None:
         return None
