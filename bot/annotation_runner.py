@@ -22,7 +22,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Coroutine
-from typing import Any, assert_never, cast
+from typing import Any, assert_never
 
 from bot.annotation_deadlines import RECHECK, DropOutWatch
 from bot.annotation_jobs import assign, assign_on_the_clock
@@ -57,8 +57,6 @@ from bot.vocabulary import AnnotatorClaim, RatingOutcome
 from scenarios.models import StudyBundle
 
 log = logging.getLogger(__name__)
-
-_RECORDS = (RecordRating, SetPaused, FinishTarget, ReopenLast)
 
 
 class AnnotationRunner:
@@ -379,19 +377,25 @@ class _AnnotatorTurn:
     async def opening(self) -> Opening[AnnotatorEvent | ev.Event]:
         return Opening(self._queue)
 
-    def step(self, event: AnnotatorEvent | ev.Event) -> Stepped[AnnotatorEffect]:
+    def step(self, event: AnnotatorEvent | ev.Event) -> Stepped[AnnotatorRecord, AnnotatorEffect]:
         runner = self._runner
         new, effects = step(runner._bundle, runner._states.get(self._chat), event, runner._clock())
         if new is not None:
             runner._states[self._chat] = new
             runner._chats[new.annotator] = self.chat_id
-        records = [e for e in effects if isinstance(e, _RECORDS)]
-        return Stepped(records, [e for e in effects if not isinstance(e, _RECORDS)])
+        records: list[AnnotatorRecord] = []
+        said: list[AnnotatorEffect] = []
+        for effect in effects:
+            if isinstance(effect, RecordRating | SetPaused | FinishTarget | ReopenLast):
+                records.append(effect)
+            else:
+                said.append(effect)
+        return Stepped(records, said)
 
     async def commit(
-        self, stepped: Stepped[AnnotatorEffect], update_id: int | None
+        self, stepped: Stepped[AnnotatorRecord, AnnotatorEffect], update_id: int | None
     ) -> Committed[AnnotatorEvent | ev.Event]:
-        records = cast("list[AnnotatorRecord]", list(stepped.records))
+        records = stepped.records
         answers = await self._runner._store.commit_annotator_step(records, update_id)
         return await self._runner._answered(self._chat, self.chat_id, records, answers)
 

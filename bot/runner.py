@@ -15,9 +15,9 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any, assert_never, cast
+from typing import Any, assert_never
 
 from bot.delivery import Delivery
 from bot.engine import effects as fx
@@ -403,7 +403,7 @@ class _ParticipantTurn:
         opening.events.append(first)
         return opening
 
-    def step(self, event: ev.Event) -> Stepped[fx.Outbound]:
+    def step(self, event: ev.Event) -> Stepped[fx.Record, fx.Outbound]:
         runner, participant = self._runner, self._participant
         journey = runner._journeys.get(participant)
         context = runner._context(runner._claimed(self._invitation, event, participant))
@@ -420,14 +420,14 @@ class _ParticipantTurn:
         return Stepped(records, outbound, changed=result.journey != journey)
 
     async def commit(
-        self, stepped: Stepped[fx.Outbound], update_id: int | None
+        self, stepped: Stepped[fx.Record, fx.Outbound], update_id: int | None
     ) -> Committed[ev.Event]:
         messages = [e for e in stepped.outbound if isinstance(e, fx.Send | fx.Edit)]
         await self._runner._commit(
             self._participant,
             self.chat_id,
             self._after,
-            list(cast("Sequence[fx.Record]", stepped.records)),
+            stepped.records,
             update_id,
             _messages_to_json(messages),
         )

@@ -22,9 +22,9 @@ from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.telegram.outbox import ParticipantUnreachable
 
-E = TypeVar("E")
+E = TypeVar("E")  # the flow's events
+R = TypeVar("R")  # what the store keeps of a step
 O = TypeVar("O")  # noqa: E741 - the flow's outbound effects
-E_co = TypeVar("E_co", covariant=True)
 
 ANSWERS = (ev.MessageSent, ev.KeyboardShown)
 """What a sent message answers: its id, committed before its buttons count."""
@@ -44,10 +44,10 @@ class Outbox(Protocol):
 
 
 @dataclass
-class Stepped(Generic[O]):
+class Stepped(Generic[R, O]):
     """One step of a flow: what the store keeps and what is carried out after."""
 
-    records: Sequence[object]
+    records: list[R]
     outbound: list[O]
     changed: bool = False
     """The flow's stored state changed: committed even without records or an update."""
@@ -74,14 +74,14 @@ class Opening(Generic[E]):
     resent: bool = False
 
 
-class Turn(Protocol[E, O]):
+class Turn(Protocol[E, R, O]):
     """One delivery of one chat, as its flow handles it."""
 
     chat_id: int
 
     async def opening(self) -> Opening[E]: ...
-    def step(self, event: E) -> Stepped[O]: ...
-    async def commit(self, stepped: Stepped[O], update_id: int | None) -> Committed[E]: ...
+    def step(self, event: E) -> Stepped[R, O]: ...
+    async def commit(self, stepped: Stepped[R, O], update_id: int | None) -> Committed[E]: ...
     async def carry_out(self, effect: O) -> E | None: ...
     async def delivered(self) -> None: ...
     async def unreachable(self, error: ParticipantUnreachable) -> None: ...
@@ -91,7 +91,7 @@ class Turn(Protocol[E, O]):
 
 
 async def drive(
-    turn: Turn[E, O],
+    turn: Turn[E, R, O],
     outbox: Outbox,
     apology: str,
     *,
