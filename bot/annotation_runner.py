@@ -1,6 +1,8 @@
-"""The driver of the annotators' flow (``bot.engine.annotating``): it tells annotators'
-chats from participants', reads the store into events (a claimed code, the next target) and
-carries the flow's effects out: store writes first, then what is said.
+"""The annotators' flow (``bot.engine.annotating``) behind the one driver
+(``bot.runtime.driver``): it tells annotators' chats from participants' (asked by the
+dispatcher, ``bot.runtime.dispatch``), reads the store into events (a claimed code, the next
+target), and commits a step's records (ratings, a finish, a pause, a ``/back``) with the
+Telegram update it consumed in one transaction before anything is said.
 
 After every finished target the job's assignment is planned again
 (``bot.annotation_jobs.assign``): where two annotators disagree a third one is asked, and a
@@ -17,11 +19,10 @@ store (the open target and the items answered) after a restart.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Protocol, assert_never
+from typing import Any, Protocol, assert_never
 
 from bot.annotation_deadlines import RECHECK, DropOutWatch
 from bot.annotation_jobs import assign, assign_on_the_clock
@@ -34,6 +35,7 @@ from bot.engine.annotating.model import (
     Annotating,
     AnnotatorEffect,
     AnnotatorEvent,
+    AnnotatorRecord,
     Claimed,
     FinishTarget,
     RecordRating,
@@ -47,14 +49,12 @@ from bot.engine.annotating.model import (
 )
 from bot.errors import StudyDataError
 from bot.privacy import Privacy
+from bot.runtime.driver import Committed, Opening, Outbox, Stepped, drive
 from bot.store.interface import AnnotationPlanning, AnnotatorWork, HotPath
-from bot.store.model import Annotator, AssignmentPlan, StepCommit
+from bot.store.model import AnnotationTask, Annotator, AnnotatorAnswer, AssignmentPlan
 from bot.telegram.outbox import ParticipantUnreachable
 from bot.vocabulary import AnnotatorClaim, RatingOutcome
 from scenarios.models import StudyBundle
-
-if TYPE_CHECKING:
-    from bot.runner import Outbox
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +62,6 @@ log = logging.getLogger(__name__)
 class AnnotatingStore(AnnotatorWork, AnnotationPlanning, HotPath, Protocol):
     """The roles annotators' chats use: their own work, the plan it follows (assigned
     again when someone drops out), and the inbox an update is consumed from."""
-
-
-_STORE_EFFECTS = (RecordRating, SetPaused, FinishTarget, ReopenLast)
 
 
 class AnnotationRunner:
@@ -202,52 +199,9 @@ class AnnotationRunner:
         update_id: int | None = None,
         toast_owed: str | None = None,
     ) -> None:
-        try:
-            while queue:
-                event = queue.pop(0)
-                new, effects = step(self._bundle, self._states.get(chat), event, self._clock())
-                if new is not None:
-                    self._states[chat] = new
-                    self._chats[new.annotator] = chat_id
-                refused = False
-                for effect in effects:
-                    if isinstance(effect, _STORE_EFFECTS):
-                        follow_up = await self._write(effect)
-                        if isinstance(follow_up, _Refused):
-                            refused = True
-                            break
-                        if follow_up is not None:
-                            queue.append(follow_up)
-                if refused:  # their target went to someone else: nothing of this step is said
-                    queue = await self._elsewhere(chat, chat_id)
-                    effects = []
-                if update_id is not None:
-                    await self._handled(chat, update_id)
-                    update_id = None
-                said = [e for e in effects if not isinstance(e, _STORE_EFFECTS)]
-                said.sort(key=lambda e: not isinstance(e, fx.Toast))
-                for effect in said:
-                    if isinstance(effect, fx.Toast):
-                        if toast_owed is not None:
-                            await self._outbox.toast(toast_owed, effect.text)
-                            toast_owed = None
-                        continue
-                    sent = await self._say(chat_id, effect)
-                    if sent is not None:
-                        queue.insert(0, ev.MessageSent(sent))
-        except ParticipantUnreachable as error:
-            log.info("an annotator cannot be reached: %s", error)
-        except Exception:
-            log.exception("handling an annotator's update failed")
-            if update_id is not None:
-                await self._handled(chat, update_id)
-            with contextlib.suppress(Exception):
-                texts = self._bundle.study.texts
-                await self._outbox.send(chat_id, texts.system_error)
-        finally:
-            if toast_owed is not None:
-                with contextlib.suppress(Exception):
-                    await self._outbox.toast(toast_owed)
+        turn = _AnnotatorTurn(self, chat, chat_id, queue)
+        apology = self._bundle.study.texts.system_error
+        await drive(turn, self._outbox, apology, update_id=update_id, toast_owed=toast_owed)
 
     async def _elsewhere(self, chat: str, chat_id: int) -> list[AnnotatorEvent | ev.Event]:
         """A rating refused as not theirs: the annotator was dropped (told so, forgotten),
@@ -278,44 +232,37 @@ class AnnotationRunner:
 
     async def _handled(self, chat: str, update_id: int) -> None:
         """The Telegram update is consumed (an annotator has no participant row)."""
-        await self._store.commit_step(
-            StepCommit(self._bundle.study.id, chat, None, None, None, (), update_id)
-        )
+        await self._store.commit_annotator_step((), update_id)
 
-    async def _write(self, effect: AnnotatorEffect) -> AnnotatorEvent | _Refused | None:
-        """A store effect, carried out; the event it leads to, if any."""
-        match effect:
-            case RecordRating():
-                outcome = await self._store.record_annotation(
-                    effect.annotator,
-                    effect.job,
-                    effect.target,
-                    effect.level,
-                    effect.instrument_id,
-                    effect.item_id,
-                    effect.value,
-                    effect.label,
-                    effect.text,
-                )
-                if outcome is RatingOutcome.NOT_ASSIGNED:
-                    return _Refused()
-                if outcome is RatingOutcome.LOCKED:
-                    log.info("an annotator's rating of a target seen once and done: not kept")
-            case SetPaused(annotator=annotator, paused=paused):
-                await self._store.set_annotator_paused(annotator, paused)
-            case FinishTarget():
-                await self._store.finish_annotation_target(
-                    effect.annotator, effect.job, effect.target, effect.level
-                )
-                await self._plan(effect.job, self._clock(), effect.annotator)
-                return TargetLoaded(await self._store.next_annotation_target(effect.annotator))
-            case ReopenLast(annotator=annotator):
-                return Reopened(await self._store.reopen_annotation_target(annotator))
-            case fx.Send() | fx.Edit() | fx.Toast() | fx.RemoveButtons() | SetCommands():
-                raise AssertionError(f"{type(effect).__name__} is said, not written")
-            case _:
-                assert_never(effect)
-        return None
+    async def _answered(
+        self,
+        chat: str,
+        chat_id: int,
+        records: list[AnnotatorRecord],
+        answers: list[AnnotatorAnswer],
+    ) -> Committed[AnnotatorEvent | ev.Event]:
+        """What the store's answers to a step's records lead to: the next target after a
+        finished one (planned again first), the one ``/back`` opened; a rating refused as
+        not theirs ends the step unsaid (:meth:`_elsewhere` instead)."""
+        then: list[AnnotatorEvent | ev.Event] = []
+        for record, answer in zip(records, answers, strict=False):
+            match record:
+                case RecordRating():
+                    if answer is RatingOutcome.NOT_ASSIGNED:
+                        return Committed(instead=await self._elsewhere(chat, chat_id))
+                    if answer is RatingOutcome.LOCKED:
+                        log.info("an annotator's rating of a target seen once and done: not kept")
+                case SetPaused():
+                    pass
+                case FinishTarget():
+                    await self._plan(record.job, self._clock(), record.annotator)
+                    task = await self._store.next_annotation_target(record.annotator)
+                    then.append(TargetLoaded(task))
+                case ReopenLast():
+                    then.append(Reopened(answer if isinstance(answer, AnnotationTask) else None))
+                case _:
+                    assert_never(record)
+        return Committed(then)
 
     async def _say(self, chat_id: int, effect: AnnotatorEffect) -> int | None:
         """An outbound effect; the message id when the flow asked to remember it."""
@@ -332,7 +279,7 @@ class AnnotationRunner:
             case SetCommands(commands=commands):
                 await self._outbox.chat_commands(chat_id, commands)
             case RecordRating() | SetPaused() | FinishTarget() | ReopenLast():
-                raise AssertionError(f"{type(effect).__name__} is written, not said")
+                raise AssertionError(f"{type(effect).__name__} is committed, not said")
             case _:
                 assert_never(effect)
         return None
@@ -416,8 +363,61 @@ class AnnotationRunner:
             await asyncio.gather(*self._pushes, return_exceptions=True)
 
 
-class _Refused:
-    """The store refused a rating: the target is not the annotator's any more."""
+class _AnnotatorTurn:
+    """One delivery (or pushed work) of an annotator's chat: the flow's step, its records
+    committed with the update in one store call, then what is said."""
+
+    def __init__(
+        self,
+        runner: AnnotationRunner,
+        chat: str,
+        chat_id: int,
+        queue: list[AnnotatorEvent | ev.Event],
+    ) -> None:
+        self._runner = runner
+        self._chat = chat
+        self.chat_id = chat_id
+        self._queue = queue
+
+    async def opening(self) -> Opening[AnnotatorEvent | ev.Event]:
+        return Opening(self._queue)
+
+    def step(self, event: AnnotatorEvent | ev.Event) -> Stepped[AnnotatorRecord, AnnotatorEffect]:
+        runner = self._runner
+        new, effects = step(runner._bundle, runner._states.get(self._chat), event, runner._clock())
+        if new is not None:
+            runner._states[self._chat] = new
+            runner._chats[new.annotator] = self.chat_id
+        records: list[AnnotatorRecord] = []
+        said: list[AnnotatorEffect] = []
+        for effect in effects:
+            if isinstance(effect, RecordRating | SetPaused | FinishTarget | ReopenLast):
+                records.append(effect)
+            else:
+                said.append(effect)
+        return Stepped(records, said)
+
+    async def commit(
+        self, stepped: Stepped[AnnotatorRecord, AnnotatorEffect], update_id: int | None
+    ) -> Committed[AnnotatorEvent | ev.Event]:
+        records = stepped.records
+        answers = await self._runner._store.commit_annotator_step(records, update_id)
+        return await self._runner._answered(self._chat, self.chat_id, records, answers)
+
+    async def carry_out(self, effect: AnnotatorEffect) -> AnnotatorEvent | ev.Event | None:
+        sent = await self._runner._say(self.chat_id, effect)
+        return ev.MessageSent(sent) if sent is not None else None
+
+    async def delivered(self) -> None:
+        """Nothing kept until delivered: a restart shows the item in front of them again."""
+
+    async def unreachable(self, error: ParticipantUnreachable) -> None:
+        log.info("an annotator cannot be reached: %s", error)
+
+    async def failed(self, update_id: int | None) -> None:
+        log.exception("handling an annotator's update failed")
+        if update_id is not None:
+            await self._runner._handled(self._chat, update_id)
 
 
 def _returns(event: AnnotatorEvent | ev.Event) -> bool:

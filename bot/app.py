@@ -17,11 +17,13 @@ from telegram.error import InvalidToken
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 
 from bot import running
+from bot.annotation_runner import AnnotationRunner
 from bot.delivery import Delivery
 from bot.errors import TelegramSetupError
 from bot.heartbeat import Heartbeat
 from bot.privacy import Privacy
 from bot.runner import StudyRunner
+from bot.runtime.dispatch import Dispatcher
 from bot.store import StudyStore, open_store
 from bot.store.definition import definition_json
 from bot.systems.base import System
@@ -157,23 +159,27 @@ async def _serve(
         .concurrent_updates(ChatOrderedProcessor(config.max_concurrent_updates))
         .build()
     )
+    outbox = TelegramOutbox(
+        application.bot,
+        pacer=FloodPacer(config.pacing) if config.pacing is not None else None,
+        flood_wait_limit=config.flood_wait_limit,
+    )
     runner = StudyRunner(
         bundle,
         store,
         privacy,
         systems,
-        TelegramOutbox(
-            application.bot,
-            pacer=FloodPacer(config.pacing) if config.pacing is not None else None,
-            flood_wait_limit=config.flood_wait_limit,
-        ),
+        outbox,
         clock=clock,
         timeouts={spec.id: spec.timeout for spec in bundle.study.systems},
         timer=timer,
     )
+    # Annotators rate stored conversations: chats of their own, never participants.
+    annotators = AnnotationRunner(bundle, store, privacy, outbox, clock)
+    dispatcher = Dispatcher(runner, annotators)
 
     async def on_delivery(delivery: Delivery, _: ContextTypes.DEFAULT_TYPE) -> None:
-        await runner.handle(delivery)
+        await dispatcher.handle(delivery)
 
     application.add_handler(TypeHandler(Delivery, on_delivery))
     deliver = application.update_queue.put_nowait
@@ -192,7 +198,7 @@ async def _serve(
         now = clock()
         for delivery in runner.due(now):
             deliver(delivery)
-        runner.annotation.on_clock(now)  # silent annotators' targets go to others (issue 11)
+        annotators.on_clock(now)  # silent annotators' targets go to others
 
     async def commands(_: ContextTypes.DEFAULT_TYPE) -> None:
         for delivery in await runner.poll_commands():
@@ -242,7 +248,7 @@ async def _serve(
                 with contextlib.suppress(asyncio.CancelledError):
                     await polling
                 await application.update_queue.join()
-                await runner.annotation.settled()  # writes to annotators under way
+                await annotators.settled()  # writes to annotators under way
                 await poller.confirm()
             finally:
                 # Also when cancelled: stop PTB's own tasks before the store closes under them.

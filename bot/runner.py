@@ -1,11 +1,10 @@
-"""The driver around the pure engine: it feeds events in and carries effects out.
-
-For one delivery at a time per chat it steps the engine, commits the new state with the
-rows it produced (and marks the Telegram update handled) in one transaction, and only then
-talks to the participant or the system under test. What those calls return (a reply, a
-message id) goes back into the engine as the next event. The runner decides nothing about
-the study: what it observes (the console's gates, the systems' health, everyone's tasks)
-goes into the engine's ``Context`` with each event, as the clock does.
+"""The participants' flow behind the one driver (``bot.runtime.driver``): for one delivery
+at a time per chat the engine steps, the new journey is committed with the rows it produced
+and the Telegram update it consumed (one transaction), and only then does the driver talk to
+the participant or the system under test; what those calls return (a reply, a message id)
+goes back into the engine as the next event. The runner decides nothing about the study:
+what it observes (the console's gates, the systems' health, everyone's tasks) goes into the
+engine's ``Context`` with each event, as the clock does.
 """
 
 from __future__ import annotations
@@ -16,23 +15,23 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol, assert_never
 
-from bot.annotation_runner import AnnotatingStore, AnnotationRunner
 from bot.delivery import Delivery
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.context import Context
 from bot.engine.flow import next_deadline, step
-from bot.engine.journey import Journey, Stage
+from bot.engine.journey import Journey, Stage, forget_encoded_turns
 from bot.engine.phases.assignment import cells_held
 from bot.engine.recruitment import platform_id
 from bot.engine.wizard import on_study_command
 from bot.privacy import Privacy
 from bot.rights import erasure
 from bot.rights.erasure import ErasingStore
+from bot.runtime.driver import Committed, Opening, Outbox, Stepped, drive
 from bot.store.interface import ConsoleReadModel, Recruitment
 from bot.store.model import StepCommit
 from bot.systems.base import System, SystemReply, SystemTimeout
@@ -49,25 +48,11 @@ _TYPING_EVERY = 4.5  # Telegram shows "typing…" for about five seconds
 _TYPING_AFTER = 0.3  # a system that answers sooner needs no "typing…" (a request saved)
 _DEFAULT_TIMEOUT = 30.0
 _NO_CHAT_KEPT = (Stage.CONSENT, Stage.DECLINED)  # no consent yet: no chat id kept for long
-_MESSAGE_IDS = (ev.MessageSent, ev.KeyboardShown)  # what a sent message answers
 
 
-class Outbox(Protocol):
-    async def send(
-        self, chat_id: int, text: str, buttons: fx.Buttons = (), format: str = "plain"
-    ) -> int | None: ...
-    async def edit(
-        self, chat_id: int, message_id: int, text: str, buttons: fx.Buttons = ()
-    ) -> None: ...
-    async def remove_buttons(self, chat_id: int, message_id: int) -> None: ...
-    async def toast(self, callback_id: str, text: str | None = None) -> None: ...
-    async def typing(self, chat_id: int) -> None: ...
-    async def chat_commands(self, chat_id: int, commands: Sequence[tuple[str, str]]) -> None: ...
-
-
-class RunnerStore(AnnotatingStore, ErasingStore, ConsoleReadModel, Recruitment, Protocol):
-    """The roles the running bot uses: the hot path, the gates and commands the console
-    set, invitation codes, erasure, and the annotators' chats beside the participants'."""
+class RunnerStore(ErasingStore, ConsoleReadModel, Recruitment, Protocol):
+    """The roles the participants' runner uses: the hot path, the gates and commands the
+    console set, invitation codes, and erasure."""
 
 
 class StudyRunner:
@@ -103,8 +88,6 @@ class StudyRunner:
         self._sealed: dict[str, str] = {}  # pseudonym -> encrypted chat id, once computed
         self._undelivered: dict[str, list[fx.Send | fx.Edit]] = {}  # found at start-up
         self._claims: dict[str, str] = {}  # invitation code -> the participant who took it
-        # Annotators (issue 11) rate stored conversations: chats of their own, never participants.
-        self.annotation = AnnotationRunner(bundle, store, privacy, outbox, clock)
 
     # --- start-up ------------------------------------------------------------------
 
@@ -190,102 +173,25 @@ class StudyRunner:
 
     # --- one delivery ----------------------------------------------------------------
 
+    def knows(self, chat_id: int) -> bool:
+        """Whether the chat is a participant's the bot holds (who cannot annotate too)."""
+        return self._privacy.pseudonym(chat_id) in self._journeys
+
     async def handle(self, delivery: Delivery) -> None:
         participant = self._privacy.pseudonym(delivery.chat_id)
-        if await self.annotation.takes(delivery, participant in self._journeys):
-            return  # an annotator's chat (issue 11)
         if isinstance(delivery.event, ev.Tick):
             self._ticking.discard(participant)
         elif isinstance(delivery.event, ev.PARTICIPANT_EVENTS):
             self._chats[participant] = delivery.chat_id
             self._unreachable.discard(participant)
-        toast_owed = delivery.callback_id
-        update_id = delivery.update_id
-        queue: list[ev.Event] = []
-        sent = False  # messages went out: delivered once the ids they answered are committed
-        try:
-            # Messages committed before a crash but perhaps never sent go out first.
-            if (undelivered := self._undelivered.pop(participant, None)) is not None:
-                for message in undelivered:
-                    follow_up = await self._carry_out(participant, delivery.chat_id, message)
-                    if follow_up is not None:
-                        queue.append(follow_up)
-                sent = True
-            first, invitation = delivery.event, Invitation.NONE_HELD
-            if participant not in self._journeys and isinstance(first, ev.PARTICIPANT_EVENTS):
-                first, invitation = await self._newcomer(participant, first)
-            queue.append(first)
-            while queue:
-                event = queue.pop(0)
-                journey = self._journeys.get(participant)
-                now = self._clock()
-                context = self._context(self._claimed(invitation, event, participant))
-                result = step(self._bundle, participant, journey, event, now, context)
-                self._remember(participant, journey, result.journey)
-                for effect in result.effects:  # no await since the step: the first one wins
-                    if isinstance(effect, fx.ClaimInvitation):
-                        self._claims[effect.code] = participant
-                records, outbound = fx.split(result.effects)
-                messages = [e for e in outbound if isinstance(e, fx.Send | fx.Edit)]
-                committed = result.journey != journey or records or update_id is not None
-                if committed:
-                    await self._commit(
-                        participant,
-                        delivery.chat_id,
-                        result.journey,
-                        records,
-                        update_id,
-                        _messages_to_json(messages),
-                    )
-                    update_id = None
-                # Answer a button tap before anything else: Telegram expires it quickly.
-                outbound.sort(key=lambda e: not isinstance(e, fx.Toast))
-                if any(isinstance(e, fx.CallSystem) for e in outbound):
-                    # The system call shows "typing…" itself, once it is worth showing.
-                    outbound = [e for e in outbound if not isinstance(e, fx.ShowTyping)]
-                for effect in outbound:
-                    if isinstance(effect, fx.Toast):
-                        if toast_owed is not None:
-                            await self._outbox.toast(toast_owed, effect.text)
-                            toast_owed = None
-                        continue
-                    follow_up = await self._carry_out(participant, delivery.chat_id, effect)
-                    if follow_up is not None:
-                        queue.append(follow_up)
-                if committed and messages and result.journey is not None:
-                    sent = True
-                if sent and not any(isinstance(e, _MESSAGE_IDS) for e in queue):
-                    # A message whose id is not committed yet is sent again after a crash:
-                    # its buttons count only once the journey knows it.
-                    self._delivered(participant)
-                    sent = False
-        except ParticipantUnreachable as error:
-            self._unreachable.add(participant)
-            log.info("participant %s cannot be reached: %s", participant, error)
-            unreachable = fx.RecordEvent(
-                EventKind.PARTICIPANT_UNREACHABLE, None, {"error": str(error)}
-            )
-            await self._commit(
-                participant, delivery.chat_id, self._journeys.get(participant), [unreachable], None
-            )
-        except Exception:
-            log.exception("handling an update of %s failed", participant)
-            if update_id is not None:
-                kind = type(delivery.event).__name__
-                failed = fx.RecordEvent(EventKind.INTERNAL_ERROR, None, {"kind": kind})
-                await self._commit(
-                    participant,
-                    delivery.chat_id,
-                    self._journeys.get(participant),
-                    [failed],
-                    update_id,
-                )
-            with contextlib.suppress(Exception):
-                await self._outbox.send(delivery.chat_id, self._bundle.study.texts.system_error)
-        finally:
-            if toast_owed is not None:
-                with contextlib.suppress(Exception):
-                    await self._outbox.toast(toast_owed)
+        turn = _ParticipantTurn(self, participant, delivery)
+        await drive(
+            turn,
+            self._outbox,
+            self._bundle.study.texts.system_error,
+            update_id=delivery.update_id,
+            toast_owed=delivery.callback_id,
+        )
 
     def _delivered(self, participant: str) -> None:
         journey = self._journeys.get(participant)
@@ -367,13 +273,14 @@ class StudyRunner:
         self._undelivered.pop(participant, None)
         self._unreachable.discard(participant)
         self._ticking.discard(participant)
+        forget_encoded_turns()
 
     async def _call_system(self, chat_id: int, call: fx.CallSystem) -> ev.Event:
         """Never raises: a slow, failing or broken system becomes ``SystemFailed``."""
         system = self._systems[call.system_id]
         limit = self._timeouts.get(call.system_id, _DEFAULT_TIMEOUT)
         started = self._timer()
-        typing = asyncio.create_task(self._keep_typing(chat_id))
+        typing = _Typing(self._outbox, chat_id)
         slow = False
         reply: Any = None
         try:
@@ -388,7 +295,7 @@ class StudyRunner:
             log.warning("system %s failed: %s", call.system_id, error)
             problem = f"{type(error).__name__}: {error}"
         finally:
-            typing.cancel()
+            typing.stop()
         latency_ms = (self._timer() - started) * 1000
         system_id = call.system_id
         if problem is not None:
@@ -445,15 +352,115 @@ class StudyRunner:
             todo.append(Delivery(chat_id, event))
         return todo
 
-    async def _keep_typing(self, chat_id: int) -> None:
-        """Show "typing…" while a system works, from the moment a wait becomes noticeable,
-        renewed before Telegram lets it fade. Measured: one request less per exchange took
-        the bot past the bare aiogram echo bot (bench/exchanges.py)."""
+
+class _Typing:
+    """Show "typing…" while a system works, from the moment a wait becomes noticeable,
+    renewed before Telegram lets it fade. Measured: one request less per exchange took the
+    bot past the bare aiogram echo bot (bench/exchanges.py). A timer, not a task, until the
+    wait is noticeable: most systems answer before it and then cost no task at all."""
+
+    def __init__(self, outbox: Outbox, chat_id: int) -> None:
+        self._outbox = outbox
+        self._chat_id = chat_id
+        self._task: asyncio.Task[None] | None = None
+        self._timer = asyncio.get_running_loop().call_later(_TYPING_AFTER, self._start)
+
+    def _start(self) -> None:
+        self._task = asyncio.create_task(self._keep_typing())
+
+    async def _keep_typing(self) -> None:
         with contextlib.suppress(Exception):
-            await asyncio.sleep(_TYPING_AFTER)
             while True:
-                await self._outbox.typing(chat_id)
+                await self._outbox.typing(self._chat_id)
                 await asyncio.sleep(_TYPING_EVERY)
+
+    def stop(self) -> None:
+        self._timer.cancel()
+        if self._task is not None:
+            self._task.cancel()
+
+
+class _ParticipantTurn:
+    """One delivery of a participant's chat: the engine's step with its context, the
+    journey and rows committed with the update, the messages kept until delivered."""
+
+    def __init__(self, runner: StudyRunner, participant: str, delivery: Delivery) -> None:
+        self._runner = runner
+        self._participant = participant
+        self._delivery = delivery
+        self.chat_id = delivery.chat_id
+        self._invitation = Invitation.NONE_HELD
+        self._before: Journey | None = None
+        self._after: Journey | None = None
+
+    async def opening(self) -> Opening[ev.Event]:
+        runner, participant = self._runner, self._participant
+        opening: Opening[ev.Event] = Opening()
+        # Messages committed before a crash but perhaps never sent go out first.
+        if (undelivered := runner._undelivered.pop(participant, None)) is not None:
+            for message in undelivered:
+                answer = await runner._carry_out(participant, self.chat_id, message)
+                if answer is not None:
+                    opening.events.append(answer)
+            opening.resent = True
+        first = self._delivery.event
+        if participant not in runner._journeys and isinstance(first, ev.PARTICIPANT_EVENTS):
+            first, self._invitation = await runner._newcomer(participant, first)
+        opening.events.append(first)
+        return opening
+
+    def step(self, event: ev.Event) -> Stepped[fx.Record, fx.Outbound]:
+        runner, participant = self._runner, self._participant
+        journey = runner._journeys.get(participant)
+        context = runner._context(runner._claimed(self._invitation, event, participant))
+        result = step(runner._bundle, participant, journey, event, runner._clock(), context)
+        runner._remember(participant, journey, result.journey)
+        for effect in result.effects:  # no await since the step: the first one wins
+            if isinstance(effect, fx.ClaimInvitation):
+                runner._claims[effect.code] = participant
+        records, outbound = fx.split(result.effects)
+        if any(isinstance(e, fx.CallSystem) for e in outbound):
+            # The system call shows "typing…" itself, once it is worth showing.
+            outbound = [e for e in outbound if not isinstance(e, fx.ShowTyping)]
+        self._before, self._after = journey, result.journey
+        return Stepped(records, outbound, changed=result.journey != journey)
+
+    async def commit(
+        self, stepped: Stepped[fx.Record, fx.Outbound], update_id: int | None
+    ) -> Committed[ev.Event]:
+        messages = [e for e in stepped.outbound if isinstance(e, fx.Send | fx.Edit)]
+        await self._runner._commit(
+            self._participant,
+            self.chat_id,
+            self._after,
+            stepped.records,
+            update_id,
+            _messages_to_json(messages),
+        )
+        return Committed(undelivered=bool(messages) and self._after is not None)
+
+    async def carry_out(self, effect: fx.Outbound) -> ev.Event | None:
+        return await self._runner._carry_out(self._participant, self.chat_id, effect)
+
+    async def delivered(self) -> None:
+        self._runner._delivered(self._participant)
+
+    async def unreachable(self, error: ParticipantUnreachable) -> None:
+        runner, participant = self._runner, self._participant
+        runner._unreachable.add(participant)
+        log.info("participant %s cannot be reached: %s", participant, error)
+        record = fx.RecordEvent(EventKind.PARTICIPANT_UNREACHABLE, None, {"error": str(error)})
+        journey = runner._journeys.get(participant)
+        await runner._commit(participant, self.chat_id, journey, [record], None)
+
+    async def failed(self, update_id: int | None) -> None:
+        runner, participant = self._runner, self._participant
+        log.exception("handling an update of %s failed", participant)
+        if update_id is not None:
+            kind = type(self._delivery.event).__name__
+            record = fx.RecordEvent(EventKind.INTERNAL_ERROR, None, {"kind": kind})
+            journey = runner._journeys.get(participant)
+            await runner._commit(participant, self.chat_id, journey, [record], update_id)
 
 
 def _messages_to_json(messages: list[fx.Send | fx.Edit]) -> str | None:

@@ -58,6 +58,7 @@ from bot.store.sqlite import open_existing
 from bot.telegram import inbound
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle
+from tests.annotating_support import invite, play
 from tests.e2e_support import database_bytes
 from tests.store_reads import read_tables
 
@@ -539,6 +540,17 @@ class Fuzzer:
         chat.p.user_messages[message_id] = message
         return message
 
+    async def claim(self, chat: FuzzChat, code: str) -> None:
+        """The chat becomes an annotator's (``/start`` with their code): from then on the
+        fuzz reaches the annotators' flow through it, taps on their items included."""
+        self._next()
+        text = self._typed(f"/start {code}")
+        update_id = self._raw(
+            chat, "message", self._message(chat, self.emulator.text_content(text))
+        )
+        chat.answerable.append(update_id)
+        self._count("annotator", update_id)
+
     async def opening(self, chat: FuzzChat) -> None:
         if self.r.random() < 0.5:
             await self.command(chat)
@@ -916,6 +928,9 @@ class FuzzSettings:
     chats: int = 0  # private fuzz chats; 0: one for every 40 updates, at least 8
     timeout: float = 120.0
     study: str = "hmd"  # any shipped study: the players play whatever it asks
+    annotators: int = 0
+    """Fuzz chats that claim an annotator's code of the study's first annotation job, after
+    two simulated participants gave them conversations to rate."""
 
     @property
     def fuzz_chats(self) -> int:
@@ -940,6 +955,8 @@ async def run_fuzz(settings: FuzzSettings, workdir: Path) -> FuzzReport:
         async with BotApiEmulator(TOKEN, bot_username=BOT_USERNAME) as emulator:
             fuzz = Fuzzer(emulator, rng, settings.fuzz_chats)
             async with running_bot(bundle, emulator, db):
+                if settings.annotators:
+                    await _annotators(fuzz, bundle, emulator, db, settings.annotators)
                 players = [
                     StudyPlayer(fuzz.person("Pl"), bundle, random.Random(rng.getrandbits(32)))
                     for _ in range(settings.players)
@@ -1008,6 +1025,17 @@ async def run_fuzz(settings: FuzzSettings, workdir: Path) -> FuzzReport:
     report.search_sees_text = not words or any(w.encode() in running_bytes for w in words)
     report.seconds = time.perf_counter() - started
     return report
+
+
+async def _annotators(
+    fuzz: Fuzzer, bundle: StudyBundle, emulator: BotApiEmulator, db: Path, count: int
+) -> None:
+    """Conversations to rate (two participants play the study through), then ``count`` of
+    the fuzz chats become annotators of the study's first job."""
+    await play(emulator, bundle, participants=2)
+    codes = await invite(db, next(iter(bundle.jobs)), count)
+    for chat, (_, code) in zip(fuzz.chats, codes, strict=False):
+        await fuzz.claim(chat, code)
 
 
 def _has_chat(emulator: BotApiEmulator, chat_id: int) -> bool:

@@ -100,3 +100,24 @@ def schema(db: Path) -> tuple[int, list[tuple[Any, ...]]]:
     """The schema version and every table and index as SQLite records them, by name."""
     version = _rows(db, "PRAGMA user_version")[0][0]
     return int(version), _rows(db, "SELECT type, name, sql FROM sqlite_master ORDER BY name")
+
+
+@contextlib.contextmanager
+def updates_cannot_be_consumed(db: Path) -> Iterator[None]:
+    """Every transaction that marks a Telegram update handled fails, as if the process died
+    at that write: what a step wrote with it must go too. Lifted on leaving."""
+    with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as conn:
+        conn.execute(
+            "CREATE TRIGGER probe_unconsumable BEFORE UPDATE OF handled_at ON inbox"
+            " WHEN NEW.handled_at IS NOT NULL BEGIN SELECT RAISE(ABORT, 'probe'); END"
+        )
+        try:
+            yield
+        finally:
+            conn.execute("DROP TRIGGER probe_unconsumable")
+
+
+def pending_update_ids(db: Path) -> list[int]:
+    """The updates the inbox holds and the bot has not handled yet."""
+    rows = _rows(db, "SELECT update_id FROM inbox WHERE handled_at IS NULL ORDER BY update_id")
+    return [int(update_id) for (update_id,) in rows]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.crash_annotating import run_annotator_crash
 from tests.crash_support import CrashSettings, run_crash
 
 pytestmark = pytest.mark.slow
@@ -32,3 +33,10 @@ async def test_killed_at_random_moments_nothing_is_lost_or_stored_twice(tmp_path
     # At least once, and no more: only messages that went out just before a kill come again
     # (problems() lists any that had been out for over a second).
     assert len(report.duplicate_ages) == report.duplicate_messages, context
+
+
+async def test_annotators_killed_mid_rating_lose_nothing_and_rate_once(tmp_path: Path) -> None:
+    report = await run_annotator_crash(tmp_path, seed=SEED, annotators=2, kills=3)
+    context = f"{report.summary()} (again: OZLAB_CRASH_SEED={SEED})"
+    assert report.problems() == [], context
+    assert report.kills == 3, context

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.annotating_support import stored
 from tests.fuzz_support import (
     CONTENT_KINDS,
     MALFORMED_KINDS,
@@ -41,6 +42,20 @@ async def test_fuzzed_updates_amid_whole_sessions(tmp_path: Path) -> None:
     assert any(k.startswith("channel:") for k in kinds), context
     assert report.answerable > 200 and kinds["tap"] > 50, context
     assert report.players_completed == 6, context
+
+
+@pytest.mark.slow
+async def test_fuzzed_updates_to_annotators_amid_their_rating(tmp_path: Path) -> None:
+    """Annotators' chats get the same forged, stale, odd and redelivered updates."""
+    settings = FuzzSettings(updates=300, players=2, seed=SEED, study="hri-cues", annotators=4)
+    report = await run_fuzz(settings, tmp_path)
+    again = f"OZLAB_FUZZ_SEED={SEED} pytest {Path(__file__).name}"
+    context = f"seed {SEED} (again: {again})\n{report.summary()}"
+    assert report.problems() == [], context
+    assert report.by_kind["annotator"] == 4, context
+    assert report.by_kind["tap"] > 20, context
+    ratings = await stored(tmp_path / "fuzz.sqlite", lambda s: s.annotation_ratings())
+    assert ratings, context  # the annotators' taps reached their items
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@ the same reading python-telegram-bot gives wherever the library can read the upd
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -173,3 +174,25 @@ def test_withdraw_and_help_are_commands_of_their_own() -> None:
     """/withdraw and /help reach the engine as themselves, in any case and with @bot."""
     assert Inbound(1, InboundKind.COMMAND, "/withdraw").to_event() == ev.WithdrawCommand()
     assert Inbound(1, InboundKind.COMMAND, "/HELP@study_bot").to_event() == ev.HelpCommand()
+
+
+@pytest.mark.parametrize(
+    "inbound",
+    [
+        Inbound(5, InboundKind.TEXT, 'héllo " \\ \u2028 \x00 🙂', 7, None, "en", None),
+        Inbound(-1, InboundKind.CALLBACK, "a:1:0", 9, "q-1", None, 4),
+    ],
+)
+def test_the_inbox_keeps_every_field_as_json_in_order(inbound: Inbound) -> None:
+    """What the inbox seals: every field, by name and in order, the kind by its value."""
+    expected = {
+        "chat_id": inbound.chat_id,
+        "kind": inbound.kind.value,
+        "text": inbound.text,
+        "update_id": inbound.update_id,
+        "callback_id": inbound.callback_id,
+        "language": inbound.language,
+        "message_id": inbound.message_id,
+    }
+    assert inbound.to_json() == json.dumps(expected, separators=(",", ":"))
+    assert Inbound.from_json(inbound.to_json()) == inbound

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from bot.engine.asking import Survey
@@ -131,7 +132,16 @@ class Journey:
     def to_json(self) -> str:
         # json's C encoder walks dicts, lists and tuples itself and asks ``vars`` only for
         # the dataclasses: ``asdict`` deep-copied every string, a sixth of the bot's time.
-        return json.dumps(self, default=vars, separators=(",", ":"))
+        # One encoder made once (``json.dumps`` makes one a call), and each turn of the
+        # history, which grows by one an exchange and is written with every step, encoded
+        # once: the same text as one ``json.dumps`` of the whole.
+        if not self.history:
+            return _ENCODER.encode(self)
+        values = vars(self)
+        before = _ENCODER.encode({k: values[k] for k in _BEFORE_HISTORY})
+        after = _ENCODER.encode({k: values[k] for k in _AFTER_HISTORY})
+        history = ",".join(map(_turn_json, self.history))
+        return f'{before[:-1]},"history":[{history}],{after[1:]}'
 
     @classmethod
     def from_json(cls, raw: str) -> Journey:
@@ -149,6 +159,24 @@ class Journey:
                 "keyboards": tuple(Keyboard.from_list(k) for k in data.get("keyboards", ())),
             }
         )
+
+
+_ENCODER = json.JSONEncoder(default=vars, separators=(",", ":"), check_circular=False)
+_NAMES = [f.name for f in fields(Journey)]
+_BEFORE_HISTORY = _NAMES[: _NAMES.index("history")]
+_AFTER_HISTORY = _NAMES[_NAMES.index("history") + 1 :]
+
+
+@lru_cache(maxsize=8192)
+def _turn_json(turn: Turn) -> str:
+    """One turn as the journey's JSON holds it; a turn is the same text every step."""
+    return _ENCODER.encode(vars(turn))
+
+
+def forget_encoded_turns() -> None:
+    """Drop the turns kept encoded in memory: after an erasure nothing of what the person
+    said stays in the process."""
+    _turn_json.cache_clear()
 
 
 def _waiting(data: dict[str, Any] | None) -> Waiting | None:

@@ -6,10 +6,25 @@ done), a target finished or reopened (``/back``), and everyone's progress."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
+from typing import assert_never
 
+from bot.engine.annotating.model import (
+    AnnotatorRecord,
+    FinishTarget,
+    RecordRating,
+    ReopenLast,
+    SetPaused,
+)
 from bot.store import reads
-from bot.store.annotating import TARGET_COLUMNS, bump, stored_value, target_of
-from bot.store.model import AnnotationProgress, AnnotationTask, TranscriptExchange
+from bot.store.annotating import TARGET_COLUMNS, bump, set_paused, stored_value, target_of
+from bot.store.applying import consume
+from bot.store.model import (
+    AnnotationProgress,
+    AnnotationTask,
+    AnnotatorAnswer,
+    TranscriptExchange,
+)
 from bot.vocabulary import AnnotationLevel, AnnotationRound, Origin, RatingOutcome
 
 # --- the annotator's flow ---------------------------------------------------------------------
@@ -249,3 +264,47 @@ def progress(conn: sqlite3.Connection) -> list[AnnotationProgress]:
         )
         for (job, ident), entry in found.items()
     ]
+
+
+# --- one step of an annotator, with the update it consumed ------------------------------------
+
+
+def commit_step(
+    conn: sqlite3.Connection,
+    records: Sequence[AnnotatorRecord],
+    update_id: int | None,
+    now: float,
+) -> list[AnnotatorAnswer]:
+    """An annotator's records in order, then the update consumed, in one transaction. A
+    rating refused as not theirs ends the records there (its answer is the last one); the
+    update is consumed all the same: the flow tells them instead."""
+    answers: list[AnnotatorAnswer] = []
+    for record in records:
+        match record:
+            case RecordRating():
+                answer = (record.value, record.label, record.text)
+                outcome = record_rating(
+                    conn,
+                    record.annotator,
+                    record.job,
+                    record.target,
+                    record.level,
+                    record.instrument_id,
+                    record.item_id,
+                    answer,
+                    now,
+                )
+                answers.append(outcome)
+                if outcome is RatingOutcome.NOT_ASSIGNED:
+                    break
+            case SetPaused(annotator=annotator, paused=paused):
+                answers.append(set_paused(conn, annotator, paused, now))
+            case FinishTarget(annotator=annotator, job=job, target=target, level=level):
+                answers.append(finish_target(conn, annotator, job, target, level, now))
+            case ReopenLast(annotator=annotator):
+                answers.append(reopen_last(conn, annotator, now))
+            case _:
+                assert_never(record)
+    if update_id is not None:
+        consume(conn, update_id, now)
+    return answers

@@ -101,10 +101,14 @@ def commit_step(tx: Tx, step: StepCommit, now: float) -> None:
     for record in step.records:
         apply(tx, step.study_id, step.participant_id, record, now)
     if step.update_id is not None:
-        conn.execute(
-            "UPDATE inbox SET handled_at = ?, payload = NULL WHERE update_id = ?",
-            (now, step.update_id),
-        )
+        consume(conn, step.update_id, now)
+
+
+def consume(conn: sqlite3.Connection, update_id: int, now: float) -> None:
+    """The Telegram update is handled: its payload goes, its id stays (redeliveries)."""
+    conn.execute(
+        "UPDATE inbox SET handled_at = ?, payload = NULL WHERE update_id = ?", (now, update_id)
+    )
 
 
 def status_row(s: ParticipantStatus) -> tuple[object, ...]:

@@ -29,6 +29,7 @@ from bot.store.model import (
     AnnotationTarget,
     AnnotationTask,
     Annotator,
+    AnnotatorAnswer,
     AssignmentPlan,
     BulkRows,
     Command,
@@ -77,6 +78,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from bot.engine.annotating.model import AnnotatorRecord
     from bot.engine.effects import Record
     from bot.store.stress_records import Judgement, Replay, Review, StressResult, StressTest
     from bot.stress.model import Perturbation, Utterance
@@ -460,6 +462,15 @@ class AnnotatorWork(Protocol):
         self, annotator_id: str, job: str, target: str, level: AnnotationLevel
     ) -> bool:
         """The annotator is done with the target; False when not theirs or done already."""
+        ...
+
+    async def commit_annotator_step(
+        self, records: Sequence[AnnotatorRecord], update_id: int | None
+    ) -> list[AnnotatorAnswer]:
+        """An annotator's step: its records in order (ratings, a finish, a pause, a
+        ``/back``) and the Telegram update it consumed, in one transaction, durable when
+        this returns; the store's answer to each record. A rating refused as not theirs is
+        the last record applied; the update is consumed all the same."""
         ...
 
     async def reopen_annotation_target(self, annotator_id: str) -> AnnotationTask | None:

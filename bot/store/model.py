@@ -21,6 +21,7 @@ from bot.vocabulary import (
     Moment,
     Origin,
     PaymentStatus,
+    RatingOutcome,
     ReplySource,
     SessionState,
     Stage,
@@ -502,6 +503,11 @@ class AnnotationTask:
     next_message: str | None = None
     """The participant's next message after the exchange (HRI CUES rates "the robot's
     response and the participant's subsequent input"); None for the last one."""
+
+
+AnnotatorAnswer = RatingOutcome | bool | AnnotationTask | None
+"""The store's answer to one record of an annotator's step: a rating's outcome, whether a
+pause or a finish took, the target ``/back`` opened again."""
 
 
 @dataclass(frozen=True)

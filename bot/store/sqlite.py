@@ -61,6 +61,7 @@ from bot.store.model import (
     AnnotationTarget,
     AnnotationTask,
     Annotator,
+    AnnotatorAnswer,
     AssignmentPlan,
     BulkRows,
     Command,
@@ -96,6 +97,7 @@ from bot.vocabulary import (
 )
 
 if TYPE_CHECKING:
+    from bot.engine.annotating.model import AnnotatorRecord
     from bot.stress.model import Perturbation, Utterance
     from bot.stress.phenomena import StressType
 
@@ -719,6 +721,14 @@ class SqliteStore:
         now = self._clock()
         return await self._write(
             lambda tx: annotation_flow.finish_target(tx.conn, annotator_id, job, target, level, now)
+        )
+
+    async def commit_annotator_step(
+        self, records: Sequence[AnnotatorRecord], update_id: int | None
+    ) -> list[AnnotatorAnswer]:
+        now = self._clock()
+        return await self._write(
+            lambda tx: annotation_flow.commit_step(tx.conn, records, update_id, now)
         )
 
     async def reopen_annotation_target(self, annotator_id: str) -> AnnotationTask | None:

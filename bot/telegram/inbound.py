@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -30,6 +30,9 @@ CONTENT_KINDS = (
     "dice",
     "venue",
 )
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 class UnreadableUpdate(ValueError):
@@ -58,7 +61,8 @@ class Inbound:
     message_id: int | None = None  # a tap: the message whose button it was
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), separators=(",", ":"))
+        # Every field is a plain value: no ``asdict`` (a deep copy), one encoder made once.
+        return _ENCODER.encode(vars(self))
 
     @classmethod
     def from_json(cls, raw: str) -> Inbound:

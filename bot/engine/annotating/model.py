@@ -130,6 +130,9 @@ class SetCommands:
     commands: tuple[tuple[str, str], ...]
 
 
+AnnotatorRecord = RecordRating | FinishTarget | ReopenLast | SetPaused
+"""What the store keeps of an annotator's step, with the update it consumed."""
+
 AnnotatorEffect = (
     RecordRating
     | FinishTarget
