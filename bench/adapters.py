@@ -66,7 +66,8 @@ if str(BENCH) not in sys.path:  # ``exchanges`` and ``ozlab_bot`` live beside th
 import exchanges  # noqa: E402
 from ozlab_bot import KEY_ENV, openai_spec  # noqa: E402
 
-from bot.systems.base import Conversation, System, Turn  # noqa: E402
+from bot.core.conversation import Conversation  # noqa: E402
+from bot.systems.base import System, Turn  # noqa: E402
 from bot.systems.http_json import JsonClient  # noqa: E402
 from bot.systems.registry import build_systems, close_systems  # noqa: E402
 from scenarios.loading import load_study  # noqa: E402

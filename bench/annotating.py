@@ -1,5 +1,5 @@
 """What one finished target costs the bot in the annotators' flow: the store writes it,
-plans the job again (``bot.annotation_jobs.assign``: the whole job's state read, planned,
+plans the job again (``bot.annotation.jobs.assign``: the whole job's state read, planned,
 applied) and reads the annotator's next target, on a real SQLite file of the given size;
 then what the bot's clock costs when it plans the job because silent annotators dropped out.
 
@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.annotation_jobs import assign, assign_on_the_clock
-from bot.annotator_invitations import invite_annotators
+from bot.annotation.invitations import invite_annotators
+from bot.annotation.jobs import assign, assign_on_the_clock
 from bot.store.definition import definition_json
 from bot.store.interface import StudyStore
 from bot.store.sqlite import open_store

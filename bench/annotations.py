@@ -1,4 +1,4 @@
-"""Time of the report's annotation section (``analytics.annotations.analyse``) on made-up
+"""Time of the report's annotation section (``analytics.annotations.ratings.analyse``) on made-up
 ratings the size of a large annotation study, with the shipped instruments.
 
     python bench/annotations.py                               # the defaults below
@@ -27,7 +27,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analytics.annotations import RATING_COLUMNS, analyse, item_scales
+from analytics.annotations.ratings import RATING_COLUMNS, analyse, item_scales
 from scenarios.loading import load_questionnaire
 
 

@@ -4,7 +4,7 @@ Usage::
 
     .venv/bin/python bench/exchanges.py [--participants 200] [--messages 10] [--json out.json]
 
-For each bot, a fresh :class:`~bot.emulator.BotApiEmulator` and the simulated participants
+For each bot, a fresh :class:`~bot.pilot.emulator.BotApiEmulator` and the simulated participants
 run in this process; the bot runs in a subprocess (``bench/ozlab_bot.py`` or
 ``bench/echo_bots.py``), so the two compete for the machine's cores as on a real host. All
 traffic stays on 127.0.0.1.
@@ -56,8 +56,8 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from bot.emulator import BotApiEmulator, Participant
-from bot.privacy import Privacy
+from bot.core.privacy import Privacy
+from bot.pilot.emulator import BotApiEmulator, Participant
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = Path(__file__).resolve().parent

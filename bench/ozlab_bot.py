@@ -1,6 +1,6 @@
 """The real ozlab bot in its own process, for ``bench/exchanges.py``.
 
-It runs :func:`bot.app.run_bot` exactly as ``ozlab run`` does (same ``BotConfig`` defaults,
+It runs :func:`bot.runtime.app.run_bot` exactly as ``ozlab run`` does (same ``BotConfig`` defaults,
 same logging set-up) on the shipped "hmd" study, with two changes a benchmark needs: the
 scenario's exchange limit is raised so participants can keep talking, and the system under
 test is either an instant one (so only ozlab's own overhead is measured), the demo shop, or
@@ -26,9 +26,10 @@ import sys
 import time
 from pathlib import Path
 
-from bot.app import BotConfig, run_bot
-from bot.logging_setup import setup_logging
-from bot.systems.base import Conversation, System, SystemReply
+from bot.core.conversation import Conversation, SystemReply
+from bot.runtime.app import BotConfig, run_bot
+from bot.runtime.logging import setup_logging
+from bot.systems.base import System
 from bot.systems.demo import DemoShop
 from bot.systems.registry import build_systems
 from scenarios.loading import load_study

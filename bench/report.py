@@ -6,7 +6,7 @@ beside the floor: pandas alone reading the same tables from SQLite.
 
 Each measurement runs in its own Python process (peak RSS is per process: ``ru_maxrss``),
 with a time limit, so the benchmark is bounded and stops by itself. The database is
-written by ``analytics.synthetic`` into a temporary folder and removed afterwards.
+written by ``analytics.data.synthetic`` into a temporary folder and removed afterwards.
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ print(json.dumps({"seconds": done - started, "import_s": imported - started,
 REPORT = """
 import io, json, resource, sys, time
 started = time.perf_counter()
-from analytics.data import load_study_data
-from analytics.report_data import build_report
-from analytics.render_json import render_json
+from analytics.data.loading import load_study_data
+from analytics.report.numbers import build_report
+from analytics.report.render_json import render_json
 imported = time.perf_counter()
 data = load_study_data(sys.argv[1])
 loaded = time.perf_counter()
@@ -92,7 +92,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from analytics.synthetic import write_synthetic_study
+    from analytics.data.synthetic import write_synthetic_study
 
     with tempfile.TemporaryDirectory(prefix="ozlab-bench-") as folder:
         db = Path(folder) / "study.sqlite"

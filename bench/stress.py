@@ -12,7 +12,7 @@ The study database is made through the store: one logged session per test (a one
 dialogue, so each replay is two calls: unchanged and perturbed), one ST-2 test each, the
 study's system an ``http`` spec pointing at the server, as ``ozlab stress run`` reads it.
 The run is the real ``run_stress_tests`` (store writes included), timed from start to the
-last stored replay. Targets (issue 12): at least 300 replays a second against the instant
+last stored replay. Targets: at least 300 replays a second against the instant
 system with concurrency 32 on 2 cores, and at least 0.9 x concurrency / 0.2 s against the
 200 ms one.
 """
@@ -34,16 +34,17 @@ from aiohttp import web
 HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parents[1]))
 
+from bot.core.participants import ParticipantStatus  # noqa: E402
+from bot.core.phenomena import StressType  # noqa: E402
+from bot.core.stress import Perturbation, Source  # noqa: E402
+from bot.core.vocabulary import Consent, Stage  # noqa: E402
 from bot.engine import effects as fx  # noqa: E402
-from bot.replay.dialogue import stored_study  # noqa: E402
-from bot.replay.runner import Limits, run_stress_tests  # noqa: E402
-from bot.store.model import ParticipantStatus, StepCommit  # noqa: E402
+from bot.store.model import StepCommit  # noqa: E402
 from bot.store.sqlite import open_store  # noqa: E402
 from bot.store.stress_records import Review  # noqa: E402
-from bot.stress.model import Perturbation, Source  # noqa: E402
-from bot.stress.phenomena import StressType  # noqa: E402
+from bot.stress.replay.dialogue import stored_study  # noqa: E402
+from bot.stress.replay.runner import Limits, run_stress_tests  # noqa: E402
 from bot.systems.registry import build_systems, close_systems  # noqa: E402
-from bot.vocabulary import Consent, Stage  # noqa: E402
 
 
 async def serve(delay: float) -> None:

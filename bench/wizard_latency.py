@@ -51,9 +51,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.emulator import BotApiEmulator, Participant  # noqa: E402
-from bot.privacy import Privacy  # noqa: E402
-from bot.vocabulary import CommandOutcome  # noqa: E402
+from bot.core.privacy import Privacy  # noqa: E402
+from bot.core.vocabulary import CommandOutcome  # noqa: E402
+from bot.pilot.emulator import BotApiEmulator, Participant  # noqa: E402
 from wizard_console.desk import Desk  # noqa: E402
 
 TOKEN = "123456789:AAE-bench-token-for-ozlab-0123456789ab"

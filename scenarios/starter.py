@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bot.errors import StudyDataError
+from bot.core.errors import StudyDataError
 
 __all__ = ["STARTER_FILES", "write_starter"]
 
@@ -392,7 +392,7 @@ STARTER_FILES = (
 def write_starter(folder: Path) -> list[Path]:
     """Write the starter study into ``folder`` (created if needed); the paths written.
 
-    Refuses with :class:`~bot.errors.StudyDataError`, before writing anything, when one of
+    Refuses with :class:`~bot.core.errors.StudyDataError`, before writing anything, when one of
     the files exists: a researcher's edits must never be overwritten by a template.
     """
     targets = [folder / name for name in STARTER_FILES]

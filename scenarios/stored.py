@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from bot.errors import StoreError
+from bot.core.errors import StoreError
 
 if TYPE_CHECKING:
     from scenarios.models import StudyBundle

@@ -18,7 +18,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from bot.errors import StudyFileError
+from bot.core.errors import StudyFileError
 
 Model = TypeVar("Model", bound=BaseModel)
 Loc = tuple[str | int, ...]

@@ -19,7 +19,8 @@ from typing import Any, Literal
 
 from pydantic import TypeAdapter
 
-from bot.systems.base import Conversation, SystemFailure, SystemReply
+from bot.core.conversation import Conversation, SystemReply
+from bot.systems.base import SystemFailure
 from scenarios.models import StudyBundle
 from scenarios.systems import SystemSpec
 from tests.fake_servers import FakeHttp, FakeOpenAI, FakeRasa, FakeServer

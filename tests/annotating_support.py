@@ -13,9 +13,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bot.annotator_invitations import invite_annotators
-from bot.emulator import BotApiEmulator, BotMessage, Participant
-from bot.simulation.play import StudyPlayer
+from bot.annotation.invitations import invite_annotators
+from bot.pilot.emulator import BotApiEmulator, BotMessage, Participant
+from bot.pilot.simulation.play import StudyPlayer
 from bot.store.interface import StudyStore
 from bot.store.sqlite import open_store
 from scenarios.models import StudyBundle

@@ -8,12 +8,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+from bot.core.participants import ParticipantStatus
+from bot.core.vocabulary import Consent, SessionState, Stage
 from bot.engine import effects as fx
 from bot.store.definition import definition_json
 from bot.store.interface import StudyStore
-from bot.store.model import ParticipantStatus, StepCommit
+from bot.store.model import StepCommit
 from bot.store.sqlite import open_store
-from bot.vocabulary import Consent, SessionState, Stage
 from scenarios.loading import load_study
 
 T = TypeVar("T")

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from analytics.annotations import RATING_COLUMNS
+from analytics.annotations.ratings import RATING_COLUMNS
 
 # Shrout & Fleiss (1979), "Intraclass correlations: uses in assessing rater reliability",
 # Psychological Bulletin 86(2):420-428, Table 2: four judges rate six targets on a 1-10 scale.

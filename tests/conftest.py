@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from pydantic import ValidationError
 
-from bot.app import BotConfig, run_bot
-from bot.emulator import BotApiEmulator, Participant
+from bot.pilot.emulator import BotApiEmulator, Participant
+from bot.runtime.app import BotConfig, run_bot
 from bot.systems.base import System
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle

@@ -23,9 +23,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.emulator import BotApiEmulator, Participant
-from bot.emulator.waiting import Waiters
-from bot.store.model import AnnotationRating, AnnotationTarget
+from bot.core.annotation import AnnotationTarget
+from bot.pilot.emulator import BotApiEmulator, Participant
+from bot.pilot.emulator.waiting import Waiters
+from bot.store.model import AnnotationRating
 from scenarios.loading import load_study
 from tests.annotating_support import (
     ALL_DONE,

@@ -43,11 +43,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.emulator import BotApiEmulator, BotMessage, Participant
-from bot.emulator.waiting import Waiters
+from bot.core.conversation import Conversation, Turn
+from bot.core.privacy import Privacy
 from bot.engine.common import CONSENT_YES, FINISH
-from bot.privacy import Privacy
-from bot.systems.base import Conversation, Turn
+from bot.pilot.emulator import BotApiEmulator, BotMessage, Participant
+from bot.pilot.emulator.waiting import Waiters
 from bot.systems.demo import DemoShop, Variant
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from aiohttp import web
 
-from bot.emulator import BotApiEmulator, Participant
-from bot.emulator.waiting import Waiters
-from bot.systems.base import Conversation, SystemReply, Turn
+from bot.core.conversation import Conversation, SystemReply, Turn
+from bot.pilot.emulator import BotApiEmulator, Participant
+from bot.pilot.emulator.waiting import Waiters
 from bot.systems.demo import DemoShop
 from scenarios.models import StudyBundle
 from tests.store_reads import StoredStudy

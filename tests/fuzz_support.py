@@ -49,11 +49,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.app import BotConfig, run_bot
-from bot.emulator import BotApiEmulator, BotMessage, Participant
-from bot.logging_setup import setup_logging
-from bot.privacy import Privacy
-from bot.simulation.play import Played, StudyPlayer
+from bot.core.privacy import Privacy
+from bot.pilot.emulator import BotApiEmulator, BotMessage, Participant
+from bot.pilot.simulation.play import Played, StudyPlayer
+from bot.runtime.app import BotConfig, run_bot
+from bot.runtime.logging import setup_logging
 from bot.store.sqlite import open_existing
 from bot.telegram import inbound
 from scenarios.loading import load_study

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
+from bot.core.vocabulary import AnswerStatus, Consent, EndReason, EventKind, Moment, ReplySource
+from bot.core.vocabulary import SessionState as State
 from bot.engine import effects as fx
 from bot.store.definition import definition_json
 from bot.store.model import StepCommit
 from bot.store.sqlite import open_store
-from bot.vocabulary import AnswerStatus, Consent, EndReason, EventKind, Moment, ReplySource
-from bot.vocabulary import SessionState as State
 from scenarios.models import StudyBundle
 
 AGREE = {

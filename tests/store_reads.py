@@ -17,8 +17,9 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+from bot.core.annotation import TranscriptExchange
 from bot.store.blocking import run_blocking
-from bot.store.model import SNAPSHOT_COLUMNS, StoredParticipant, Transcript, TranscriptExchange
+from bot.store.model import SNAPSHOT_COLUMNS, StoredParticipant, Transcript
 from bot.store.sqlite import SqliteStore, open_existing
 
 T = TypeVar("T")

@@ -23,7 +23,7 @@ from pathlib import Path
 import aiohttp
 from aiohttp import web
 
-from bot.demo import play_study
+from bot.pilot.demo import play_study
 from scenarios.loading import load_study
 from tests.adapter_studies import spec, with_systems
 from tests.e2e_support import PROJECT_ROOT

@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from bot.emulator import BotApiEmulator, Participant
-from bot.privacy import Privacy
+from bot.core.privacy import Privacy
+from bot.engine.assignment import assign_scenarios
+from bot.pilot.emulator import BotApiEmulator, Participant
 from bot.systems.demo import ALEX_WISHLIST, DemoShop
 from bot.systems.served_demo import demo_app
-from scenarios.assignment import assign_scenarios
 from scenarios.models import StudyBundle
 from tests.adapter_studies import (
     EMPTY_TEXT_ERROR,

@@ -10,8 +10,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats import inter_rater
 
-from analytics import agreement as ag
-from analytics.annotations import (
+from analytics.annotations import agreement as ag
+from analytics.annotations.ratings import (
     RATING_COLUMNS,
     STATISTICS,
     Annotations,

@@ -12,17 +12,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analytics.data import ANNOTATION_COLUMNS, StudyData, load_study_data
-from analytics.figures import write_report_figures
-from analytics.present import document
-from analytics.quality import exclude_flagged
-from analytics.render_html import render_html
-from analytics.render_json import render_json
-from analytics.render_md import render_markdown
-from analytics.render_terminal import render_terminal
-from analytics.report_data import Report, build_report
-from analytics.selecting import select_study
-from analytics.synthetic import write_synthetic_study
+from analytics.data.loading import ANNOTATION_COLUMNS, StudyData, load_study_data
+from analytics.data.selecting import select_study
+from analytics.data.synthetic import write_synthetic_study
+from analytics.report.figures import write_report_figures
+from analytics.report.numbers import Report, build_report
+from analytics.report.present import document
+from analytics.report.render_html import render_html
+from analytics.report.render_json import render_json
+from analytics.report.render_md import render_markdown
+from analytics.report.render_terminal import render_terminal
+from analytics.statistics.quality import exclude_flagged
 
 RELIABILITY_KEYS = {
     "job", "item", "level", "system", "n_targets", "n_annotators", "statistic", "value",

@@ -13,18 +13,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analytics.data import NO_SYSTEM, SEVERAL_SYSTEMS, load_study_data
-from analytics.render_json import render_json
-from analytics.report_data import build_report
-from analytics.synthetic import synthetic_bundle, write_synthetic_study
-from bot.engine import effects as fx
-from bot.errors import StoreError
-from bot.store import snapshot
-from bot.store.definition import definition_json
-from bot.store.model import StepCommit
-from bot.store.schema import MIGRATIONS
-from bot.store.sqlite import open_store
-from bot.vocabulary import (
+from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS, load_study_data
+from analytics.data.synthetic import synthetic_bundle, write_synthetic_study
+from analytics.report.numbers import build_report
+from analytics.report.render_json import render_json
+from bot.core.errors import StoreError
+from bot.core.vocabulary import (
     AnswerStatus,
     Consent,
     EndReason,
@@ -33,6 +27,12 @@ from bot.vocabulary import (
     ReplySource,
     SessionState,
 )
+from bot.engine import effects as fx
+from bot.store import snapshot
+from bot.store.definition import definition_json
+from bot.store.model import StepCommit
+from bot.store.schema import MIGRATIONS
+from bot.store.sqlite import open_store
 from scenarios.models import StudyBundle
 from tests.storage_probe import schema, session_half_written
 
@@ -284,7 +284,8 @@ async def test_synthetic_study_writes_what_it_says_on_the_bot_schema(tmp_path: P
 def test_the_bot_never_loads_the_analysis_stack() -> None:
     """pandas and pingouin cost the bot start-up time and memory: only analytics uses them."""
     code = (
-        "import sys, bot.app, bot.cli, bot.runner, bot.store.sqlite, bot.summary, bot.demo\n"
+        "import sys, bot.runtime.app, bot.cli, bot.runtime.participants, bot.store.sqlite\n"
+        "import bot.pilot.summary, bot.pilot.demo\n"
         "heavy = {'pandas', 'pingouin', 'scipy', 'analytics'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
     )

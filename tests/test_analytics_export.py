@@ -12,13 +12,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analytics import export as export_module
-from analytics.data import load_study_data
-from analytics.importing import import_responses
-from analytics.report_data import build_report
-from analytics.synthetic import synthetic_bundle, write_synthetic_study
+from analytics.data.loading import load_study_data
+from analytics.data.synthetic import synthetic_bundle, write_synthetic_study
+from analytics.io import export as export_module
+from analytics.io.importing import import_responses
+from analytics.report.numbers import build_report
 from bot.cli import analytics_main as main
-from bot.demo import play_study
+from bot.pilot.demo import play_study
 from bot.store.definition import definition_json
 from bot.store.sqlite import open_store
 from scenarios.loading import load_study

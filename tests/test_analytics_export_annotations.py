@@ -14,10 +14,10 @@ import pyarrow.parquet as pq
 import pyreadstat
 import pytest
 
-from analytics.data import load_study_data
-from analytics.export import export_study
-from analytics.export_annotations import ANNOTATION_FINAL, ANNOTATION_RATINGS
-from analytics.report_data import build_report
+from analytics.data.loading import load_study_data
+from analytics.io.export import export_study
+from analytics.io.export_annotations import ANNOTATION_FINAL, ANNOTATION_RATINGS
+from analytics.report.numbers import build_report
 from bot.cli import analytics_main as main
 from tests.annotation_support import stored_study
 

@@ -16,14 +16,10 @@ import pyarrow.parquet as pq
 import pyreadstat
 import pytest
 
-from analytics.export import export_study, stamp_sav
+from analytics.io.export import export_study, stamp_sav
 from bot.cli import analytics_main as main
-from bot.engine import effects as fx
-from bot.errors import StudyDataError
-from bot.store.definition import definition_json
-from bot.store.model import StepCommit
-from bot.store.sqlite import open_store
-from bot.vocabulary import (
+from bot.core.errors import StudyDataError
+from bot.core.vocabulary import (
     AnswerStatus,
     CommandKind,
     CommandOutcome,
@@ -34,6 +30,10 @@ from bot.vocabulary import (
     ReplySource,
     SessionState,
 )
+from bot.engine import effects as fx
+from bot.store.definition import definition_json
+from bot.store.model import StepCommit
+from bot.store.sqlite import open_store
 from scenarios.models import StudyBundle
 
 ANSWERED, SKIPPED = AnswerStatus.ANSWERED, AnswerStatus.SKIPPED

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analytics.grouping import group_key
+from analytics.data.grouping import group_key
 
 
 def _frame(seed: int) -> pd.DataFrame:

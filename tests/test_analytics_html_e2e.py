@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analytics.synthetic import write_synthetic_study
+from analytics.data.synthetic import write_synthetic_study
 from bot.cli import analytics_main as main
 
 pytestmark = pytest.mark.slow

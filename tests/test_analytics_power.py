@@ -8,10 +8,10 @@ from pathlib import Path
 import pingouin as pg
 import pytest
 
-from analytics.power import power_test, sample_size, smallest_detectable_effect
-from analytics.synthetic import write_synthetic_study
+from analytics.data.synthetic import write_synthetic_study
+from analytics.statistics.power import power_test, sample_size, smallest_detectable_effect
 from bot.cli import main as ozlab
-from bot.errors import StudyDataError
+from bot.core.errors import StudyDataError
 
 # R: pwr 1.3 (Champely), G*Power 3.1: published reference values.
 # pwr.t.test(d = 0.5, sig.level = 0.05, power = 0.8)                   n = 63.76561 per group

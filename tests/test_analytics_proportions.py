@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 from scipy.stats import binom, fisher_exact, hypergeom, mannwhitneyu, wilcoxon
 
-from analytics.compare import (
+from analytics.data.loading import load_study_data
+from analytics.statistics.compare import (
     CHI2_TIES,
     EXACT,
     NORMAL,
@@ -23,8 +24,7 @@ from analytics.compare import (
     compare_systems,
     family_holm,
 )
-from analytics.data import load_study_data
-from analytics.proportions import (
+from analytics.statistics.proportions import (
     CHI2,
     FREEMAN_HALTON,
     MCNEMAR_EXACT,
@@ -33,7 +33,7 @@ from analytics.proportions import (
     fisher_exact_two_rows,
     one_answer_each,
 )
-from analytics.stats import ALL_SYSTEMS, construct_reliability
+from analytics.statistics.questionnaires import ALL_SYSTEMS, construct_reliability
 from bot.engine import effects as fx
 from tests.test_analytics_stats import CRONBACH, _answers, _bundle, _scale, _write
 

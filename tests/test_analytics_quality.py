@@ -6,21 +6,21 @@ from pathlib import Path
 
 import pytest
 
-from analytics.data import load_study_data
-from analytics.quality import (
+from analytics.data.loading import load_study_data
+from analytics.data.synthetic import synthetic_bundle
+from analytics.report.numbers import build_report
+from analytics.statistics.quality import (
     ReadingTime,
     exclude_flagged,
     flagged_participants,
     quality_flags,
     reading_times,
 )
-from analytics.report_data import build_report
-from analytics.synthetic import synthetic_bundle
+from bot.core.vocabulary import AnswerStatus, Consent, EndReason, Moment, SessionState
 from bot.engine import effects as fx
 from bot.store.definition import definition_json
 from bot.store.model import StepCommit
 from bot.store.sqlite import SqliteStore, open_store
-from bot.vocabulary import AnswerStatus, Consent, EndReason, Moment, SessionState
 
 POST = "synthetic-post"
 Q1_TEXT = "The assistant understood what I wanted."  # 39 characters

@@ -9,8 +9,8 @@ import io
 import json
 from pathlib import Path
 
-from analytics.data import load_study_data
-from analytics.report_data import build_report
+from analytics.data.loading import load_study_data
+from analytics.report.numbers import build_report
 from bot.cli import analytics_main
 from bot.store.sqlite import open_store
 from tests.test_analytics_quality import PARTICIPANTS, _study

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from analytics.progress import steps
-from analytics.synthetic import create_study_database, synthetic_bundle, write_synthetic_study
+from analytics.data.synthetic import create_study_database, synthetic_bundle, write_synthetic_study
+from analytics.io.progress import steps
 from bot.cli import analytics_main as main
-from bot.demo import play_study
-from bot.errors import StoreError, StudyDataError
+from bot.core.errors import StoreError, StudyDataError
+from bot.pilot.demo import play_study
 from bot.store.blocking import run_blocking
 from bot.store.definition import definition_json
 from bot.store.model import SNAPSHOT_COLUMNS, BulkRows

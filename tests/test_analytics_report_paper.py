@@ -1,4 +1,4 @@
-"""A report you can put in a paper (issue 15), on a study written in the test through the
+"""A report you can put in a paper, on a study written in the test through the
 store (tests/report_study.py): every item states its own scale, yes/no and choice items
 are compared and drawn as proportions, each p-value says how it was computed, failed
 exchanges are counted apart in a system reliability section, both kinds of task success
@@ -23,15 +23,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analytics import figures, plots
-from analytics.data import load_study_data
-from analytics.document import Bullets, Figure, Heading, Paragraph, Table
-from analytics.power import smallest_detectable_effect
-from analytics.present import document
-from analytics.proportions import FREEMAN_HALTON, fisher_exact_two_rows
-from analytics.report_data import Report, build_report
-from analytics.stats import wilson_interval
-from analytics.system_reliability import failure_kind
+from analytics.data.loading import load_study_data
+from analytics.report import figures, plots
+from analytics.report.document import Bullets, Figure, Heading, Paragraph, Table
+from analytics.report.numbers import Report, build_report
+from analytics.report.present import document
+from analytics.statistics.power import smallest_detectable_effect
+from analytics.statistics.proportions import FREEMAN_HALTON, fisher_exact_two_rows
+from analytics.statistics.questionnaires import wilson_interval
+from analytics.statistics.system_reliability import failure_kind
 from bot.store.definition import definition_json
 from tests.report_study import HTTP_503, PEOPLE, report_bundle, write_report_study
 

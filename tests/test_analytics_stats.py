@@ -13,8 +13,8 @@ import pingouin as pg
 import pytest
 import yaml
 
-from analytics.data import load_study_data
-from analytics.stats import (
+from analytics.data.loading import load_study_data
+from analytics.statistics.questionnaires import (
     ALL_SYSTEMS,
     compare_systems,
     construct_reliability,
@@ -25,11 +25,11 @@ from analytics.stats import (
     ratings_by_turn,
     wilson_interval,
 )
+from bot.core.vocabulary import AnswerStatus, Consent, Moment
 from bot.engine import effects as fx
 from bot.store.definition import definition_json
 from bot.store.model import StepCommit
 from bot.store.sqlite import open_store
-from bot.vocabulary import AnswerStatus, Consent, Moment
 from scenarios.models import StudyBundle
 
 # --- Wilson interval ------------------------------------------------------------------
@@ -439,8 +439,8 @@ async def test_rater_agreement_matches_shrout_and_fleiss(tmp_path: Path) -> None
 async def test_rater_agreement_keeps_the_same_stimulus_id_under_two_systems_apart(
     tmp_path: Path,
 ) -> None:
-    """Issue 11: six real stimuli, shown as t1-t3 under system s1 and again as t1-t3 under
-    s2, were counted as three (with a wrong alpha and ICC)."""
+    """Stimuli rated under two systems: six real stimuli, shown as t1-t3 under system s1 and again
+    as t1-t3 under s2, were counted as three (with a wrong alpha and ICC)."""
     bundle = _bundle(
         {"judge": {"id": "judge", "title": "J", "items": [_scale("judge.score", None, 1, 10)]}},
         systems=("s1", "s2"),

@@ -1,6 +1,6 @@
 """Analytics speaks the bot's vocabulary: a state, reason, status, moment, source or kind is
 compared as the enum's member (``SessionState.ENDED.value``), never as a string typed again,
-so a word renamed in ``bot/vocabulary.py`` cannot leave a report counting nothing."""
+so a word renamed in ``bot/core/vocabulary.py`` cannot leave a report counting nothing."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot import vocabulary
+from bot.core import vocabulary
 
 ROOT = Path(__file__).parents[1]
 WORDS = {

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.emulator import BotApiEmulator, Participant
+from bot.pilot.emulator import BotApiEmulator, Participant
 from scenarios.loading import load_study
 from tests.annotating_support import (
     asks,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.emulator import BotApiEmulator, Participant
+from bot.pilot.emulator import BotApiEmulator, Participant
 from bot.store.interface import StudyStore
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle

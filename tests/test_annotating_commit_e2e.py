@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.emulator import BotApiEmulator
+from bot.pilot.emulator import BotApiEmulator
 from scenarios.loading import load_study
 from tests.annotating_support import current_item, first_point, invite, play, stored
 from tests.conftest import StartBot

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.emulator import BotApiEmulator, BotMessage, Participant
-from bot.vocabulary import AnnotationRound
+from bot.core.vocabulary import AnnotationRound
+from bot.pilot.emulator import BotApiEmulator, BotMessage, Participant
 from scenarios.loading import load_study
 from tests.annotating_support import (
     by_exchange,

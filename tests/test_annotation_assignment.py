@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import pytest
 
-from bot.store.model import (
+from bot.core.annotation import (
     AnnotatableSession,
     AnnotationAssignment,
     AnnotationJobRecord,
@@ -23,9 +23,9 @@ from bot.store.model import (
     AssignmentPlan,
     FirstRating,
 )
-from bot.vocabulary import AnnotationLevel, AnnotationRound, Origin, SessionState
-from scenarios.annotation_assignment import ItemKind, Rules, disagree, next_drop_out, plan
-from scenarios.annotation_targets import build_targets, stratified_sample
+from bot.core.vocabulary import AnnotationLevel, AnnotationRound, Origin, SessionState
+from bot.engine.annotating.assignment import ItemKind, Rules, disagree, next_drop_out, plan
+from bot.engine.annotating.targets import build_targets, stratified_sample
 from scenarios.jobs import AnnotationJob
 
 EXCHANGE, SESSION = AnnotationLevel.EXCHANGE, AnnotationLevel.SESSION

@@ -3,7 +3,7 @@ the next drop-out, sooner when it gave work itself, and never later than ``RECHE
 
 from __future__ import annotations
 
-from bot.annotation_deadlines import RECHECK, DropOutWatch
+from bot.annotation.deadlines import RECHECK, DropOutWatch
 from scenarios.jobs import AnnotationJob
 
 

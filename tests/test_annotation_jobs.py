@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.annotation_information import NOTHING_FOUND, extra_text, information_for
-from bot.privacy import Privacy
-from bot.store.model import TranscriptExchange
+from bot.annotation.information import informed
+from bot.core.annotation import AnnotationTarget, AnnotationTask, TranscriptExchange
+from bot.core.privacy import Privacy
+from bot.core.vocabulary import AnnotationLevel, AnnotationRound
+from bot.engine.annotating.information import NOTHING_FOUND, information_for, information_text
 from scenarios.loading import StudyError, load_study
 from scenarios.models import StudyBundle
 
@@ -152,6 +154,15 @@ def test_an_annotators_chat_is_a_keyed_hash_unlinkable_to_a_participant() -> Non
     assert "4242" not in chat and privacy.pseudonym(4242)[1:] not in chat
 
 
+def rated(exchange: TranscriptExchange) -> AnnotationTask:
+    """A target whose rated exchange is ``exchange``, with what its reply recommends."""
+    target = AnnotationTarget("xrec", "s1:1", AnnotationLevel.EXCHANGE, 0, "s1", 1, "demo", "shop")
+    task = AnnotationTask(target, AnnotationRound.FIRST, (exchange,), {}, 1, 1, 1, 1)
+    found = informed(task)
+    assert found is not None
+    return found
+
+
 def test_xrec_questions_11_to_13_show_the_recommended_games_entries() -> None:
     job = load_study("xrec").jobs["xrec"]
     [extra] = job.extra_information
@@ -159,9 +170,13 @@ def test_xrec_questions_11_to_13_show_the_recommended_games_entries() -> None:
     assert information_for(job, "xrec-exchange.q12_effectiveness") is None  # shown once
     assert information_for(job, "xrec-exchange.q1_recommendation_rate") is None
     reply = "I found 2 adventure games for Linux:\n1. lantern road\n2. Moss Hollow\nMore?"
-    said = extra_text(extra, [TranscriptExchange(1, 1, "adventure on linux?", 1.0, 1, reply)])
+    said = information_text(
+        extra, rated(TranscriptExchange(1, 1, "adventure on linux?", 1.0, 1, reply))
+    )
     assert said.startswith(extra.heading)
     assert said.index("Lantern Road (2020)") < said.index("Moss Hollow (2019)")
     assert "Platforms: Windows, Mac, Linux, Switch. Price: €17.99." in said
-    nothing = extra_text(extra, [TranscriptExchange(1, 1, "hi", 1.0, 1, "What do you like?")])
+    nothing = information_text(
+        extra, rated(TranscriptExchange(1, 1, "hi", 1.0, 1, "What do you like?"))
+    )
     assert nothing.endswith(NOTHING_FOUND)

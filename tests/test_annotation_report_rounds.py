@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.annotation_jobs import assign, prepare_job
+from bot.annotation.jobs import assign, prepare_job
 from bot.cli import main
 from bot.store.sqlite import open_store
 from scenarios.loading import load_study

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.annotation_jobs import assign, assign_on_the_clock, prepare_job
+from bot.annotation.jobs import assign, assign_on_the_clock, prepare_job
+from bot.core.annotation import AssignmentPlan
+from bot.core.vocabulary import AnnotationRound, RatingOutcome
 from bot.store.interface import StudyStore
-from bot.store.model import AssignmentPlan
 from bot.store.sqlite import open_store
-from bot.vocabulary import AnnotationRound, RatingOutcome
 from scenarios.loading import load_study
 from tests.annotation_support import store_study
 

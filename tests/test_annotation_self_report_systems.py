@@ -1,5 +1,5 @@
 """Spearman's rho between the annotators' overall ratings and the participants' self-reports,
-per system as well as pooled (issue 11): known answers from scipy on the same pairs, the
+per system as well as pooled: known answers from scipy on the same pairs, the
 Fisher-z interval, the "too few conversations" rule, and the rows in every report format."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analytics.annotations import SELF_REPORT_COLUMNS, Annotations, ItemScale, analyse
-from analytics.data import load_study_data
-from analytics.report_data import build_report
-from analytics.synthetic import write_synthetic_study
+from analytics.annotations.ratings import SELF_REPORT_COLUMNS, Annotations, ItemScale, analyse
+from analytics.data.loading import load_study_data
+from analytics.data.synthetic import write_synthetic_study
+from analytics.report.numbers import build_report
 from tests.annotation_tables import ratings_frame
 from tests.test_analytics_annotations_report import _formats, hri_cues_ratings
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.store.model import AnnotationState
-from bot.vocabulary import AnnotationLevel, AnnotatorClaim
+from bot.core.annotation import AnnotationState
+from bot.core.vocabulary import AnnotationLevel, AnnotatorClaim
 from tests.annotation_support import read, stored_study
 
 CUES = [("p0123456789abcde-1", "companion", 3), ("p1123456789abcde-1", "companion", 2)]

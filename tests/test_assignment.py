@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from scenarios.assignment import Assignment, assign_scenarios, cell_counts, latin_square
+from bot.engine.assignment import Assignment, assign_scenarios, cell_counts, latin_square
 from scenarios.models import Design, Study, Texts
 
 TEXTS = Texts(welcome="Welcome", consent="Do you agree?", declined="Goodbye")

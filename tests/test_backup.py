@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from bot.cli import main
-from bot.emulator import BotApiEmulator, Participant
-from bot.errors import StoreError
+from bot.core.conversation import Conversation, SystemReply
+from bot.core.errors import StoreError
+from bot.pilot.emulator import BotApiEmulator, Participant
 from bot.store.sqlite import open_store
-from bot.systems.base import Conversation, SystemReply
 from scenarios.models import StudyBundle
 from tests.conftest import StartBot, consent
 from tests.storage_probe import integrity_check

@@ -44,3 +44,65 @@ def test_no_sql_and_no_sqlite_outside_the_store(path: Path) -> None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str)
     ]
     assert not [s for s in strings if SQL.search(s)], "SQL belongs in bot/store"
+
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("bot.core",),
+    ("questionnaires",),
+    ("scenarios",),
+    ("bot.engine",),
+    ("bot.store", "bot.systems"),
+    ("bot.telegram",),
+    ("bot.recruitment", "bot.rights", "bot.check"),
+    ("bot.annotation",),
+    ("bot.runtime",),
+    ("bot.pilot", "bot.stress"),
+    ("analytics", "wizard_console"),
+    ("bot.cli",),
+)
+"""Each package imports only the packages of the layers before its own (and itself): the
+one way the code depends, from the command line down to the vocabulary."""
+
+
+def package_of(module: str) -> str:
+    if module.endswith(".__main__"):  # ``python -m analytics``: an entry point, as the CLI is
+        return "bot.cli"
+    named = [p for layer in LAYERS for p in layer if module == p or module.startswith(p + ".")]
+    assert named, f"{module} belongs to no layer: add its package to LAYERS"
+    return max(named, key=len)
+
+
+def rank(package: str) -> int:
+    return next(i for i, layer in enumerate(LAYERS) if package in layer)
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return {m for m in found if m.split(".")[0] in PRODUCTION}
+
+
+def test_every_package_imports_only_the_layers_below_it() -> None:
+    upward: list[str] = []
+    for path in sorted(p for package in PRODUCTION for p in (ROOT / package).rglob("*.py")):
+        module = module_name(path)
+        if module in ("bot",):
+            continue
+        mine = package_of(module)
+        for imported in sorted(imports_of(path)):
+            if imported == "bot" or imported.startswith("bot.__"):
+                continue
+            theirs = package_of(imported)
+            if theirs != mine and rank(theirs) >= rank(mine):
+                upward.append(f"{module} imports {imported} ({theirs}, not below {mine})")
+    assert not upward, "\n".join(upward)

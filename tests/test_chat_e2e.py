@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bot import running
-from bot.privacy import SECRET_ENV
+from bot.core.privacy import SECRET_ENV
+from bot.store import lock as running
 from bot.systems.demo import ALEX_WISHLIST
 from tests.store_reads import pick, tables
 from tests.terminal_support import Terminal

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.chat_screen import Nothing, Quit, Restart, Say, Seen, Tap, news, understand
+from bot.pilot.chat_screen import Nothing, Quit, Restart, Say, Seen, Tap, news, understand
 
 AGREE = Seen(10, "Do you agree?", ((("I agree", "c:y"), ("I do not agree", "c:n")),))
 BRIEF = Seen(11, "Your task\nFind a game.", ((("Finish task", "t:done"),),))

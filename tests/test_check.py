@@ -156,7 +156,7 @@ def test_broken_stimuli_fail_the_check(tmp_path: Path, capsys: pytest.CaptureFix
 # --- building the systems, as ozlab run does at start-up --------------------------------------
 
 RESTOBOT = """\
-from bot.systems.base import SystemReply
+from bot.core.conversation import SystemReply
 
 
 class RestoBot:

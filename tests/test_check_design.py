@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from scenarios.assignment import assign_scenarios, balance_holds, cell_counts
+from bot.engine.assignment import assign_scenarios, balance_holds, cell_counts
 from scenarios.loading import load_study
 from scenarios.models import Study
 from scenarios.starter import write_starter

@@ -1,4 +1,4 @@
-"""Found by the fuzz (issue 10): a clean stop could log an ERROR with a traceback.
+"""Found by the fuzz: a clean stop could log an ERROR with a traceback.
 
 The two repeating jobs (the clock's tick and the console's command poll) keep being started
 while the bot stops. python-telegram-bot's ``JobQueue.stop(wait=True)`` waits for the jobs

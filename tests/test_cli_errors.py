@@ -1,5 +1,5 @@
 """A researcher's mistakes at the command line: one line on stderr, no traceback, and an
-exit status per kind of mistake (``bot/errors.py``), so that a script can tell them apart."""
+exit status per kind of mistake (``bot/core/errors.py``), so that a script can tell them apart."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import SECRET_ENV, TOKEN_ENV, main
-from bot.errors import (
+from bot.core.errors import (
     OzlabError,
     SchemaError,
     StoreError,
@@ -22,7 +22,7 @@ from bot.errors import (
     SystemSetupError,
     TelegramSetupError,
 )
-from bot.privacy import Privacy
+from bot.core.privacy import Privacy
 from scenarios.starter import write_starter
 from tests.storage_probe import stamp_schema_version
 

@@ -1,5 +1,5 @@
 """``ozlab run`` stopped by what it meets at start-up, against the Bot API emulator: one line
-on stderr and the exit status of its kind (``bot/errors.py``)."""
+on stderr and the exit status of its kind (``bot/core/errors.py``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from bot.cli import SECRET_ENV, TOKEN_ENV
-from bot.emulator import BotApiEmulator
-from bot.errors import StoreError, TelegramSetupError
+from bot.core.errors import StoreError, TelegramSetupError
+from bot.pilot.emulator import BotApiEmulator
 from tests.conftest import consent
 from tests.e2e_support import OzlabProcesses
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from analytics.synthetic import write_synthetic_study
-from bot.errors import StudyDataError
+from analytics.data.synthetic import write_synthetic_study
+from bot.core.errors import StudyDataError
 from tests.e2e_support import PROJECT_ROOT, OzlabProcesses
 
 USAGE_ERROR = 2  # argparse's own status for a wrong argument

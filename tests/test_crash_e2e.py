@@ -1,4 +1,4 @@
-"""Issue 10: participants through whole ``hmd`` sessions while ``ozlab run`` is killed with
+"""Crash safety: participants through whole ``hmd`` sessions while ``ozlab run`` is killed with
 SIGKILL at random moments (within 60 ms of someone writing, while it starts, or at any moment
 it is up) and started again: nothing lost, nothing stored twice, every message answered, and
 the re-sent messages the design allows (at least once) counted. What is counted is in

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from bot.researcher_files import neutralised, restored, write_rows
+from bot.core.researcher_files import neutralised, restored, write_rows
 
 
 @pytest.mark.parametrize(

@@ -20,9 +20,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bot.demo import play_study
-from bot.emulator import BotApiEmulator
-from bot.privacy import SECRET_ENV
+from bot.core.privacy import SECRET_ENV
+from bot.pilot.demo import play_study
+from bot.pilot.emulator import BotApiEmulator
 from scenarios.loading import load_study
 from scenarios.models import Recruitment, StudyBundle
 from tests.conftest import SECRET, StartBot

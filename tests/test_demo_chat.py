@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from bot.systems.base import Conversation, SystemReply, Turn
+from bot.core.conversation import Conversation, SystemReply, Turn
 from bot.systems.demo import DemoChat
 from bot.systems.demo.chat import (
     ASK_NAME,

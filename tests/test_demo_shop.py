@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from bot.systems.base import Conversation, SystemReply, Turn
+from bot.core.conversation import Conversation, SystemReply, Turn
 from bot.systems.demo import ALEX_WISHLIST, CATALOGUE, TASK_SUCCESS, DemoShop
 from bot.systems.demo.language import _TITLE_WORD_GAMES, analyse, canonical, edit_distance
 from bot.systems.demo.shop import ERROR

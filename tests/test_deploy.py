@@ -16,9 +16,9 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from bot import errors
 from bot.cli import TOKEN_ENV, parser
-from bot.privacy import SECRET_ENV
+from bot.core import errors
+from bot.core.privacy import SECRET_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "bot" / "deploy"

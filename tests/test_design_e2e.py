@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from bot.emulator import BotApiEmulator
+from bot.pilot.emulator import BotApiEmulator
 from scenarios.models import Design, StudyBundle
 from tests.conftest import StartBot, consent
 

@@ -16,8 +16,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.emulator import BotApiEmulator, Participant
-from bot.emulator.methods import METHODS
+from bot.pilot.emulator import BotApiEmulator, Participant
+from bot.pilot.emulator.methods import METHODS
 
 TOKEN = "123456:TEST-token"
 KEYBOARD = {

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.emulated import emulated_study
-from bot.emulator import BotApiEmulator
+from bot.pilot.emulated import emulated_study
+from bot.pilot.emulator import BotApiEmulator
 from scenarios.models import StudyBundle
 from tests.conftest import SECRET, TOKEN
 

@@ -8,12 +8,12 @@ from dataclasses import replace
 
 import pytest
 
+from bot.core.conversation import SystemReply
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.common import CONSENT_NO, CONSENT_YES, FINISH
 from bot.engine.flow import Step, next_deadline, step
 from bot.engine.journey import Journey, Stage
-from bot.systems.base import SystemReply
 from questionnaires.models import Questionnaire, ScaleItem, TextItem
 from scenarios.models import Scenario, Study, StudyBundle, Texts, Timing
 

@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
+from bot.core.annotation import AnnotationTarget, AnnotationTask, TranscriptExchange
+from bot.core.vocabulary import AnnotationLevel, AnnotationRound, AnnotatorClaim
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.annotating.flow import resume_survey, step
@@ -22,10 +24,8 @@ from bot.engine.annotating.model import (
     TargetGone,
     TargetLoaded,
 )
+from bot.engine.annotating.targets import exchange_target
 from bot.engine.callbacks import MAX_BYTES, Channel, SurveyTap, TapAction, encode
-from bot.store.model import AnnotationTarget, AnnotationTask, TranscriptExchange
-from bot.vocabulary import AnnotationLevel, AnnotationRound, AnnotatorClaim
-from scenarios.annotation_targets import exchange_target
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle
 

@@ -9,11 +9,11 @@ from collections.abc import Callable
 
 import pytest
 
+from bot.core.vocabulary import EventKind, Hint
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.flow import step
 from bot.engine.journey import Journey, Stage
-from bot.vocabulary import EventKind, Hint
 from questionnaires.models import MultiChoiceItem, Questionnaire
 from scenarios.models import StudyBundle
 from tests.test_engine import BUNDLE, in_dialogue, make_bundle, questionnaire_journey, run

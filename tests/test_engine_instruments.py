@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from bot.core.conversation import SystemReply
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.common import CONSENT_YES
 from bot.engine.flow import Step, step
 from bot.engine.journey import Journey, Stage
-from bot.systems.base import SystemReply
 from questionnaires.models import Questionnaire
 from scenarios.models import Scenario, Stimulus, Study, StudyBundle, Texts
 

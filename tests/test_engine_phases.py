@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.vocabulary import Moment, Stage
 from bot.engine import callbacks, diagram
 from bot.engine.callbacks import (
     CallbackDataTooLong,
@@ -21,7 +22,6 @@ from bot.engine.callbacks import (
 )
 from bot.engine.common import Phase
 from bot.engine.flow import _QUESTIONNAIRES, _STAGES
-from bot.vocabulary import Moment, Stage
 
 ENGINE = Path(diagram.__file__).parent
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from bot.core.vocabulary import Invitation, PaymentStatus, Stage
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.common import CONSENT_NO
@@ -12,7 +13,6 @@ from bot.engine.context import Context
 from bot.engine.flow import step
 from bot.engine.phases import closing
 from bot.engine.recruitment import platform_id
-from bot.vocabulary import Invitation, PaymentStatus, Stage
 from scenarios.models import Recruitment, Timing
 from tests.test_engine import in_dialogue, make_bundle, of, run
 

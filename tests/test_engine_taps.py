@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+from bot.core.conversation import SystemReply
+from bot.core.vocabulary import Consent
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.annotating.flow import step as annotator_step
@@ -13,8 +15,6 @@ from bot.engine.annotating.model import Annotating, RecordRating, Reloaded
 from bot.engine.callbacks import Channel, SurveyTap, TapAction, encode
 from bot.engine.flow import Step
 from bot.engine.journey import Journey, Keyboard, Stage
-from bot.systems.base import SystemReply
-from bot.vocabulary import Consent
 from scenarios.models import StudyBundle
 from tests.test_engine import BUNDLE, answer_data, of, run
 from tests.test_engine_annotating import CUES, joined, sent, tap, task

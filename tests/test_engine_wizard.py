@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+from bot.core.conversation import SystemReply
+from bot.core.vocabulary import CommandKind, Gate, GateLevel, GateScope
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.common import CONSENT_YES
 from bot.engine.context import Context
 from bot.engine.flow import Step, next_deadline, step
 from bot.engine.journey import Journey, Stage
-from bot.systems.base import SystemReply
-from bot.vocabulary import CommandKind, Gate, GateLevel, GateScope
 from tests.test_engine import BUNDLE, make_bundle
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.emulator import BotApiEmulator
-from bot.errors import StoreError
-from bot.privacy import Privacy
+from bot.core.errors import StoreError
+from bot.core.privacy import Privacy
+from bot.pilot.emulator import BotApiEmulator
 from bot.rights.erasure import Request, erase
 from bot.store.sqlite import open_existing
 from scenarios.models import StudyBundle

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.emulator import BotApiEmulator
-from bot.privacy import Privacy
+from bot.core.privacy import Privacy
+from bot.pilot.emulator import BotApiEmulator
 from bot.store.connection import SCHEMA_VERSION
 from bot.store.erasure import ledger_digest
 from tests.conftest import SECRET, RunningBot, StartBot, consent, say

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.emulator import BotApiEmulator
-from bot.privacy import Privacy
+from bot.core.privacy import Privacy
+from bot.pilot.emulator import BotApiEmulator
 from bot.store.sqlite import open_existing
 from scenarios.models import StudyBundle
 from tests.conftest import SECRET, StartBot, consent, say

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from bot import errors
 from bot.cli import main
-from bot.emulator import BotApiEmulator
+from bot.core import errors
+from bot.pilot.emulator import BotApiEmulator
 from scenarios.models import StudyBundle
 from tests.conftest import TOKEN, StartBot, consent, say
 from tests.storage_probe import stamp_schema_version

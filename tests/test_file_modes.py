@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.privacy import SECRET_ENV
+from bot.core.privacy import SECRET_ENV
 from tests.annotation_support import stored_study
 from tests.conftest import SECRET
 from tests.e2e_support import PROJECT_ROOT

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from telegram import Bot
 
-from bot.emulator import BotApiEmulator, FloodRules
-from bot.emulator.flood import FloodControl
-from bot.emulator.wire import ApiError
+from bot.pilot.emulator import BotApiEmulator, FloodRules
+from bot.pilot.emulator.flood import FloodControl
+from bot.pilot.emulator.wire import ApiError
 from bot.telegram.flood import TELEGRAM_LIMITS, FloodLimits, FloodPacer
 from bot.telegram.outbox import TelegramOutbox
 from bot.telegram.request import request_pair

@@ -9,8 +9,8 @@ from importlib.resources import files
 
 import pytest
 
-from bot.emulator import BotApiEmulator, FloodRules, Participant
-from bot.systems.base import Conversation, SystemReply
+from bot.core.conversation import Conversation, SystemReply
+from bot.pilot.emulator import BotApiEmulator, FloodRules, Participant
 from bot.telegram.flood import TELEGRAM_LIMITS, FloodLimits
 from bot.telegram.outbox import split_text
 from scenarios.loading import load_questionnaire

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from bot.emulator import BotApiEmulator
-from bot.systems.base import Conversation, SystemReply
+from bot.core.conversation import Conversation, SystemReply
+from bot.pilot.emulator import BotApiEmulator
 from bot.systems.demo import ALEX_WISHLIST
 from tests.conftest import StartBot, consent, say
 from tests.storage_probe import sealed_payloads

@@ -1,5 +1,5 @@
-"""Issue 10: random and malformed updates from many chats (every kind of message, forged and
-stale buttons, edits, groups, channels, other bots, member updates, redelivered update ids)
+"""Unattended running: random and malformed updates from many chats (every kind of message, forged
+and stale buttons, edits, groups, channels, other bots, member updates, redelivered update ids)
 while simulated participants play the whole ``hmd`` study, against the real bot logging as
 ``ozlab run`` does. What is counted, and what "answered" means, is in ``tests/fuzz_support.py``;
 ``bench/fuzz.py`` runs the same at 10,000 updates.

@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from bot.delivery import Delivery
-from bot.emulator import BotApiEmulator
-from bot.emulator.waiting import Waiters
+from bot.core.participants import HeldReply, ParticipantStatus
+from bot.core.vocabulary import Stage
 from bot.engine import events as ev
-from bot.heartbeat import Heartbeat, ago
-from bot.store.model import HeldReply, ParticipantStatus, StepCommit
+from bot.engine.delivery import Delivery
+from bot.pilot.emulator import BotApiEmulator
+from bot.pilot.emulator.waiting import Waiters
+from bot.runtime.heartbeat import Heartbeat, ago
+from bot.store.model import StepCommit
 from bot.store.sqlite import open_store
-from bot.vocabulary import Stage
 from tests.conftest import StartBot, consent
 
 
@@ -103,7 +104,7 @@ class LogLines(logging.Handler):
 
 @pytest.fixture
 async def heartbeats() -> AsyncIterator[LogLines]:
-    logger = logging.getLogger("bot.heartbeat")
+    logger = logging.getLogger("bot.runtime.heartbeat")
     handler, level = LogLines(), logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)

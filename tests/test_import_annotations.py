@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from analytics.importing_annotations import import_annotations
+from analytics.io.importing_annotations import import_annotations
 from bot.cli import analytics_main as main
 from bot.store.model import AnnotationRating
 from bot.store.sqlite import open_existing

@@ -1,4 +1,4 @@
-"""Two defects of ``ozlab import responses`` that issue 11 names, reproduced first:
+"""Two defects of ``ozlab import responses``, reproduced first:
 
 1. a rater's second stimulus was refused as a duplicate of the first when the file has no
    ``scope`` column (every row of a rater got the same uniqueness key);
@@ -15,9 +15,9 @@ from pathlib import Path
 import krippendorff
 import numpy as np
 
-from analytics.data import load_study_data
-from analytics.importing import import_responses
-from analytics.stats import rater_agreement
+from analytics.data.loading import load_study_data
+from analytics.io.importing import import_responses
+from analytics.statistics.questionnaires import rater_agreement
 
 ITEM = "xrec-exchange.q13_overall"
 

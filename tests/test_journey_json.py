@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from bot.core.conversation import Turn
 from bot.engine.effects import Until
 from bot.engine.journey import Journey, Keyboard, Stage, Task, Waiting
-from bot.systems.base import Turn
 
 ODD = 'quotes " and \\ back, é, \u2028, \x00, emoji 🙂, <b>html</b>'
 

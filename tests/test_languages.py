@@ -10,7 +10,9 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
+from bot.check.study import missing_translations
 from bot.cli import main
+from bot.core.vocabulary import Moment
 from bot.engine import asking
 from bot.engine import effects as fx
 from bot.engine import events as ev
@@ -18,9 +20,7 @@ from bot.engine.callbacks import Channel, SurveyTap, TapAction, encode
 from bot.engine.common import CONSENT_YES
 from bot.engine.flow import Step, step
 from bot.engine.journey import Journey, Stage
-from bot.vocabulary import Moment
 from questionnaires.models import Questionnaire
-from scenarios.check import missing_translations
 from scenarios.loading import load_study
 from scenarios.models import Scenario, Study, StudyBundle, Texts
 from scenarios.sentences import SOURCE, catalogue, languages

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.emulator import BotApiEmulator
-from bot.emulator.chat import BotMessage
+from bot.pilot.emulator import BotApiEmulator
+from bot.pilot.emulator.chat import BotMessage
 from scenarios.loading import load_study
 from scenarios.sentences import catalogue
 from tests.conftest import StartBot, say

@@ -15,8 +15,8 @@ from typing import Any, get_args
 import pytest
 import yaml
 
-from bot.emulator import BotApiEmulator
-from bot.systems.base import Conversation, SystemReply, Turn
+from bot.core.conversation import Conversation, SystemReply, Turn
+from bot.pilot.emulator import BotApiEmulator
 from bot.systems.demo import ALEX_WISHLIST, CATALOGUE, TASK_SUCCESS, DemoChat, DemoShop, Game
 from scenarios.loading import load_scenario, load_study, shipped_studies
 from scenarios.models import Scenario

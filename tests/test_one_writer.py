@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from bot import running
-from bot.emulator import BotApiEmulator
-from bot.privacy import Privacy
+from bot.core.privacy import Privacy
+from bot.pilot.emulator import BotApiEmulator
+from bot.store import lock as running
 from bot.store.sqlite import open_existing, open_store
 from tests.conftest import SECRET, StartBot, consent, say
 from tests.e2e_support import PROJECT_ROOT, SECRET_32, OzlabProcesses, database_bytes

@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from bot.emulator import BotApiEmulator, Participant
-from bot.systems.base import Conversation, SystemReply
+from bot.core.conversation import Conversation, SystemReply
+from bot.pilot.emulator import BotApiEmulator, Participant
 from scenarios.models import StudyBundle
 from tests.conftest import StartBot, consent
 from tests.store_reads import pick

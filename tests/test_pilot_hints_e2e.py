@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import analytics_main
-from bot.emulator import BotApiEmulator, Participant
+from bot.pilot.emulator import BotApiEmulator, Participant
 from scenarios.loading import load_study
 from tests.conftest import StartBot, consent
 

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from analytics.data import load_study_data
-from analytics.pilot import pilot_findings
-from analytics.quality import quality_flags
+from analytics.data.loading import load_study_data
+from analytics.report.pilot import pilot_findings
+from analytics.statistics.quality import quality_flags
 from bot.cli import analytics_main
-from bot.demo import clear_demo_database, play_study
-from bot.pilot import pilot_study, simulator_spec
+from bot.pilot.demo import clear_demo_database, play_study
+from bot.pilot.pilot_run import pilot_study, simulator_spec
 from scenarios.loading import load_study
 from tests.fake_servers import FakeOpenAI
 from tests.store_reads import tables

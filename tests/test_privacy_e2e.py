@@ -16,8 +16,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.emulator import BotApiEmulator, Participant
-from bot.logging_setup import RedactSecrets
+from bot.pilot.emulator import BotApiEmulator, Participant
+from bot.runtime.logging import RedactSecrets
 from tests.conftest import SECRET, TOKEN, StartBot, consent, say
 from tests.e2e_support import SECRET_32, OzlabProcess, OzlabProcesses, database_bytes
 from tests.storage_probe import sealed_payloads

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.privacy import SECRET_ENV
-from bot.vocabulary import Invitation
+from bot.core.privacy import SECRET_ENV
+from bot.core.vocabulary import Invitation
 from tests.store_reads import reading
 
 

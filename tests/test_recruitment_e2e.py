@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.emulator import BotApiEmulator
-from bot.logging_setup import _CHATTY
-from bot.privacy import SECRET_ENV
+from bot.core.privacy import SECRET_ENV
+from bot.pilot.emulator import BotApiEmulator
+from bot.runtime.logging import _CHATTY
 from bot.store.sqlite import open_store
 from scenarios.models import Recruitment, StudyBundle
 from tests.conftest import SECRET, StartBot, say

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
+from bot.core.conversation import Conversation, SystemReply
 from bot.engine.phases.dialogue import SUCCESS_EVENT
-from bot.systems.base import Conversation, SystemReply
 from bot.systems.demo import DemoShop
 from scenarios.models import StudyBundle
 from tests.conftest import TOKEN, StartBot, consent
@@ -429,7 +429,7 @@ async def test_killed_after_recording_a_tap_before_showing_the_next_item(
 async def test_killed_while_answering_a_first_start(
     emulator: GatedEmulator, ozlab: OzlabProcesses
 ) -> None:
-    """Issue 10, defect 2: the /start is handled and its welcome committed, the process dies
+    """A crash after the welcome: the /start is handled and its welcome committed, the process dies
     before sending it. Before consent no chat id was kept, so it was never answered: now the
     sealed chat id stays until the messages are out, and is dropped then (no consent yet)."""
     first = await ozlab.start()

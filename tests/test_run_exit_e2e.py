@@ -14,8 +14,8 @@ import pytest
 from aiohttp import web
 
 from bot.cli import TOKEN_ENV
-from bot.emulator import BotApiEmulator
-from bot.errors import TelegramSetupError
+from bot.core.errors import TelegramSetupError
+from bot.pilot.emulator import BotApiEmulator
 from tests.conftest import TOKEN, consent
 from tests.e2e_support import SECRET_32, OzlabProcesses
 

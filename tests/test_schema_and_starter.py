@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from bot.errors import StudyDataError
-from scenarios.check import check
+from bot.check.study import check
+from bot.core.errors import StudyDataError
 from scenarios.loading import load_study
 from scenarios.schema import (
     questionnaire_schema,

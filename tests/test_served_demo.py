@@ -10,8 +10,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.errors import SystemSetupError
-from bot.systems.base import Conversation, SystemReply, Turn
+from bot.core.conversation import Conversation, SystemReply, Turn
+from bot.core.errors import SystemSetupError
 from bot.systems.demo import DemoShop
 from bot.systems.http import HttpService
 from bot.systems.http_json import JsonClient

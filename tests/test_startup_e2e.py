@@ -1,4 +1,4 @@
-"""Issue 10, defect 8: a command that cannot start exits at once, with one clear line and a
+"""Start-up: a command that cannot start exits at once, with one clear line and a
 non-zero status, so a supervisor's restart fires (it used to hang after the message)."""
 
 from __future__ import annotations

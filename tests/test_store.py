@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.errors import SchemaError, StoreError
+from bot.core.participants import ParticipantStatus
+from bot.core.vocabulary import CommandOutcome, EventKind, Moment, Origin, Stage
 from bot.engine import effects as fx
-from bot.errors import SchemaError, StoreError
 from bot.store.connection import SCHEMA_VERSION, statements
-from bot.store.model import ParticipantStatus, StepCommit
+from bot.store.model import StepCommit
 from bot.store.schema import MIGRATIONS
 from bot.store.sqlite import SqliteStore, is_study_database, open_existing, open_store
-from bot.vocabulary import CommandOutcome, EventKind, Moment, Origin, Stage
 from tests.store_contract.records import step as contract_step
 
 FIXTURE = Path(__file__).parent / "fixtures" / "schema5-main.sqlite"

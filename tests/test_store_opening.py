@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.errors import StoreError
+from bot.core.errors import StoreError
 from bot.store import Access, open_store, shown_url
 from bot.store.model import StepCommit
 

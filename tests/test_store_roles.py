@@ -11,13 +11,13 @@ from typing import Protocol
 
 import pytest
 
+from bot.core import phenomena
+from bot.core import stress as stress_model
 from bot.engine import effects
 from bot.engine.annotating import model as annotating_model
 from bot.store import interface, sqlite, stress_records
 from bot.store.interface import ROLES, StudyStore
 from bot.store.sqlite import SqliteStore
-from bot.stress import model as stress_model
-from bot.stress import phenomena
 
 ROOT = Path(__file__).resolve().parents[1]
 CLIENTS = ("bot", "analytics", "wizard_console", "scenarios", "questionnaires")
@@ -89,7 +89,15 @@ def _shape(method: object) -> list[tuple[str, object, object]]:
 def _hints(method: object) -> dict[str, object]:
     """The annotations, resolved: ``fx.Record`` and ``Record`` are the same type."""
     names: dict[str, object] = {"fx": effects}
-    modules = (effects, annotating_model, interface, sqlite, stress_records, stress_model, phenomena)
+    modules = (
+        effects,
+        annotating_model,
+        interface,
+        sqlite,
+        stress_records,
+        stress_model,
+        phenomena,
+    )
     for module in modules:
         names.update(vars(module))
     return typing.get_type_hints(method, globalns=names)

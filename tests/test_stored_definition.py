@@ -176,7 +176,7 @@ async def test_erasing_the_expired_passes_over_an_unreadable_definition(tmp_path
 
 
 async def test_analytics_reads_an_unreadable_study_s_items_as_stored(tmp_path: Path) -> None:
-    from analytics.data import load_study_data
+    from analytics.data.loading import load_study_data
 
     db = await database_with(tmp_path / "d.sqlite", "hmd", with_a_setting_since_removed("hmd"))
     data = await asyncio.to_thread(load_study_data, db)

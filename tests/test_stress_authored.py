@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.errors import StudyFileError
+from bot.core.errors import StudyFileError
+from bot.core.phenomena import StressType
+from bot.core.stress import Perturbation, Source, Utterance
 from bot.stress.authored import match_log, read_authored, read_authored_tests
-from bot.stress.model import Perturbation, Source, Utterance
-from bot.stress.phenomena import StressType
 
 YAML = """\
 tests:

@@ -8,10 +8,10 @@ import asyncio
 import json
 from pathlib import Path
 
+from bot.core.phenomena import StressType
 from bot.engine import effects as fx
 from bot.store.sqlite import open_store
 from bot.store.stress_records import Judge, Replay, ReplyTaken, Review, Verdict
-from bot.stress.phenomena import StressType
 from tests.fake_servers import FakeOpenAI
 from tests.store_contract.records import session, step
 from tests.stress_support import OZLAB, ozlab

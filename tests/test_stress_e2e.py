@@ -1,5 +1,5 @@
-"""Issue 12 end to end: logged sessions of the demo shop (played through the real bot by
-simulated participants, the shops served by ``ozlab serve-demo`` and reached over HTTP),
+"""Linguistic stress tests end to end: logged sessions of the demo shop (played through the real bot
+by simulated participants, the shops served by ``ozlab serve-demo`` and reached over HTTP),
 ST-1 to ST-4 generated on them, replayed against shop-v1 and shop-v0, judged (automatically
 and by a person through ``ozlab stress judge``), and reported; a run killed with SIGKILL
 resumes without replaying a finished test (replays counted at the server)."""
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.replay.judges import awaiting
 from bot.store.sqlite import open_existing
 from bot.store.stress_records import Judge, StressResult
+from bot.stress.replay.judges import awaiting
 from tests.store_reads import read_tables
 from tests.stress_support import OZLAB, Shops, copy_study, ozlab, start_shops
 

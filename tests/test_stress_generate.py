@@ -11,12 +11,12 @@ from itertools import pairwise
 
 import pytest
 
-from bot.errors import OzlabError, StudyDataError
+from bot.core.errors import OzlabError, StudyDataError
+from bot.core.phenomena import Group, StressType, UnknownStressType, parse_types
+from bot.core.stress import Perturbation, Source, Utterance
 from bot.stress.edits import replaced, swapped
 from bot.stress.generate import GENERATED_TYPES, generate
 from bot.stress.lexicon import confusions, lexicon
-from bot.stress.model import Perturbation, Source, Utterance
-from bot.stress.phenomena import Group, StressType, UnknownStressType, parse_types
 from bot.stress.tokens import plain, words
 
 ST1, ST2, ST3, ST4 = StressType.ST_1, StressType.ST_2, StressType.ST_3, StressType.ST_4

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from bot.errors import StudyDataError, SystemSetupError
-from bot.stress.model import Perturbation, Source, Utterance
-from bot.stress.phenomena import StressType
+from bot.core.errors import StudyDataError, SystemSetupError
+from bot.core.phenomena import StressType
+from bot.core.stress import Perturbation, Source, Utterance
 from bot.stress.propose import ReviewDecision, Verdict, propose, review
 from bot.systems.http_json import JsonClient
 from scenarios.systems import OpenAISystem

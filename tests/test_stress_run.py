@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from analytics.stress_report import idial_line, stress_json, stress_section
+from analytics.report.stress import idial_line, stress_json, stress_section
+from bot.core.annotation import TranscriptExchange
+from bot.core.conversation import Conversation
+from bot.core.phenomena import StressType
+from bot.core.stress import Perturbation, Source
+from bot.core.vocabulary import EndReason, EventKind, SessionState
 from bot.engine import effects as fx
-from bot.replay.agreement import cohen_kappa
-from bot.replay.dialogue import logged_dialogue
-from bot.replay.judges import judge_at_terminal, judge_with_model, llm_verdict, model_agreement
-from bot.replay.judging import automatic_verdict, reaches_logged
-from bot.replay.pacing import TokenBucket
-from bot.store.model import SessionRecord, Transcript, TranscriptEvent, TranscriptExchange
+from bot.store.model import SessionRecord, Transcript, TranscriptEvent
 from bot.store.sqlite import SqliteStore, open_store
 from bot.store.stress_records import (
     Judge,
@@ -29,14 +29,20 @@ from bot.store.stress_records import (
     StressTest,
     Verdict,
 )
-from bot.stress.model import Perturbation, Source
-from bot.stress.phenomena import StressType
-from bot.stress_making import review_pending
-from bot.systems.base import Conversation
+from bot.stress.making import review_pending
+from bot.stress.replay.agreement import cohen_kappa
+from bot.stress.replay.dialogue import logged_dialogue
+from bot.stress.replay.judges import (
+    judge_at_terminal,
+    judge_with_model,
+    llm_verdict,
+    model_agreement,
+)
+from bot.stress.replay.judging import automatic_verdict, reaches_logged
+from bot.stress.replay.pacing import TokenBucket
 from bot.systems.demo import DemoShop
 from bot.systems.http_json import JsonClient
 from bot.systems.openai import OpenAIChat
-from bot.vocabulary import EndReason, EventKind, SessionState
 from scenarios.systems import OpenAISystem
 from tests.fake_servers import FakeOpenAI
 from tests.store_contract.records import session, step

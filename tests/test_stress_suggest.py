@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from bot.errors import StudyDataError
-from bot.stress.model import Utterance
-from bot.stress.phenomena import StressType
+from bot.core.errors import StudyDataError
+from bot.core.phenomena import StressType
+from bot.core.stress import Utterance
 from bot.stress.suggest import Suggestion, suggest
 
 S = StressType

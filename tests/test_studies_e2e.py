@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from bot.emulator import BotApiEmulator
-from bot.privacy import Privacy
-from bot.simulation.play import Given, StudyPlayer
+from bot.core.privacy import Privacy
+from bot.pilot.emulator import BotApiEmulator
+from bot.pilot.simulation.play import Given, StudyPlayer
 from questionnaires.models import Questionnaire
 from scenarios.loading import load_questionnaire, load_study, shipped_studies
 from scenarios.models import StudyBundle

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from bot.errors import SystemSetupError
-from bot.systems.base import Conversation, SystemReply
+from bot.core.conversation import Conversation, SystemReply
+from bot.core.errors import SystemSetupError
 from bot.systems.custom import load_custom
 from bot.systems.examples.echo import Echo
 from bot.systems.registry import build_systems, close_systems

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from bot.engine.assignment import assign_scenarios
 from bot.systems.health import SystemHealth
-from scenarios.assignment import assign_scenarios
 from scenarios.loading import load_study
 
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from bot.errors import SystemSetupError
-from bot.systems.base import Conversation, SystemFailure, SystemReply, Turn
+from bot.core.conversation import Conversation, SystemReply, Turn
+from bot.core.errors import SystemSetupError
+from bot.systems.base import SystemFailure
 from bot.systems.http import HttpService, lookup
 from bot.systems.http_json import JsonClient
 from scenarios.systems import HttpSystem

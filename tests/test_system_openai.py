@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from bot.errors import SystemSetupError
-from bot.systems.base import Conversation, SystemFailure, SystemReply, Turn
+from bot.core.conversation import Conversation, SystemReply, Turn
+from bot.core.errors import SystemSetupError
+from bot.systems.base import SystemFailure
 from bot.systems.http_json import JsonClient
 from bot.systems.openai import OpenAIChat, completions_url, trim_history
 from scenarios.systems import OpenAISystem

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from bot.systems.base import Conversation, SystemFailure, SystemReply, Turn
+from bot.core.conversation import Conversation, SystemReply, Turn
+from bot.systems.base import SystemFailure
 from bot.systems.http_json import JsonClient
 from bot.systems.rasa import RasaRest, parse_rasa, webhook_url
 from scenarios.systems import RasaSystem

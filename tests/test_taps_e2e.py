@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.emulator import BotApiEmulator, Participant
+from bot.pilot.emulator import BotApiEmulator, Participant
 from tests.conftest import StartBot, consent, say
 
 pytestmark = pytest.mark.slow

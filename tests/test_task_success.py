@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from bot.emulator import BotApiEmulator
+from bot.core.conversation import SystemReply
 from bot.engine import effects as fx
 from bot.engine import events as ev
-from bot.systems.base import SystemReply
+from bot.pilot.emulator import BotApiEmulator
 from scenarios.models import Check, Scenario, StudyBundle
 from tests.conftest import StartBot, consent, say
 from tests.test_engine import BUNDLE, in_dialogue, of, run

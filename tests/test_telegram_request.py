@@ -22,7 +22,7 @@ from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, TimedOut
 from telegram.ext import ApplicationBuilder, ContextTypes, MessageHandler, filters
 
-from bot.emulator import BotApiEmulator, Participant
+from bot.pilot.emulator import BotApiEmulator, Participant
 from bot.telegram.request import AiohttpRequest, request_pair, use_aiohttp
 
 TOKEN = "123456:TEST-token"

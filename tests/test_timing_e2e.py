@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from bot.emulator import BotApiEmulator
+from bot.pilot.emulator import BotApiEmulator
 from scenarios.models import StudyBundle, Timing
 from tests.conftest import StartBot, consent, say
 from tests.store_reads import pick

@@ -1,5 +1,5 @@
-"""Issue 10 through python-telegram-bot and the emulator: what Telegram (or a self-hosted Bot
-API server) sends can neither stop nor silence the bot."""
+"""Unattended running through python-telegram-bot and the emulator: what Telegram (or a self-hosted
+Bot API server) sends can neither stop nor silence the bot."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from bot.emulator import BotApiEmulator
+from bot.pilot.emulator import BotApiEmulator
 from tests.conftest import StartBot, consent
 from tests.store_reads import pick
 

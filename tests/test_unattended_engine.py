@@ -1,14 +1,14 @@
-"""Issue 10's defects in the pure engine, each reproduced first: whatever a participant
+"""Unattended running's defects in the pure engine, each reproduced first: whatever a participant
 sends gets a useful answer and keeps their place."""
 
 from __future__ import annotations
 
 import pytest
 
+from bot.core.conversation import SystemReply
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.journey import Stage
-from bot.systems.base import SystemReply
 from bot.telegram.inbound import Inbound
 from tests.test_engine import BUNDLE, in_dialogue, make_bundle, of, questionnaire_journey, run
 

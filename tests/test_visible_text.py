@@ -13,19 +13,19 @@ from pathlib import Path
 import pytest
 from textual.widgets import Label, Static
 
-from bot.chat_screen import Seen, news, notice
 from bot.cli import main
-from bot.emulator import BotApiEmulator
+from bot.core.phenomena import StressType
+from bot.core.stress import Perturbation, Source
+from bot.core.visible_text import visible
+from bot.core.vocabulary import AnswerStatus, Moment
 from bot.engine import effects as fx
-from bot.logging_setup import setup_logging
-from bot.replay.judges import judge_at_terminal
+from bot.pilot.chat_screen import Seen, news, notice
+from bot.pilot.emulator import BotApiEmulator
+from bot.runtime.logging import setup_logging
 from bot.store.model import StepCommit
 from bot.store.sqlite import open_store
 from bot.store.stress_records import Replay, ReplyTaken, Review
-from bot.stress.model import Perturbation, Source
-from bot.stress.phenomena import StressType
-from bot.visible_text import visible
-from bot.vocabulary import AnswerStatus, Moment
+from bot.stress.replay.judges import judge_at_terminal
 from scenarios.models import StudyBundle
 from tests.conftest import StartBot, consent
 from tests.report_study import report_bundle, write_report_study

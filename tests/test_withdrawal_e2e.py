@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.emulator import BotApiEmulator, Participant
-from bot.privacy import Privacy
+from bot.core.privacy import Privacy
+from bot.pilot.emulator import BotApiEmulator, Participant
 from bot.store.sqlite import open_existing
 from tests.conftest import SECRET, StartBot, consent, say
 from tests.e2e_support import database_bytes

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.widgets import DataTable
 
-from bot.annotation_jobs import assign
+from bot.annotation.jobs import assign
 from bot.store.definition import definition_json
 from bot.store.sqlite import open_store
 from scenarios.loading import load_study

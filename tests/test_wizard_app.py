@@ -12,7 +12,7 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import Input, Select
 
-from bot.emulator import BotApiEmulator
+from bot.pilot.emulator import BotApiEmulator
 from bot.store.sqlite import open_store
 from scenarios.models import StudyBundle
 from tests.conftest import StartBot, consent, say

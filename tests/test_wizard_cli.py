@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from bot.cli import main, parser
-from bot.emulator import BotApiEmulator
+from bot.pilot.emulator import BotApiEmulator
 from scenarios.models import StudyBundle
 from tests.conftest import StartBot, consent, say
 from tests.storage_probe import command_log

@@ -11,13 +11,10 @@ from typing import Any, TypeVar
 
 import pytest
 
-from bot.emulator import BotApiEmulator
-from bot.engine import effects as fx
-from bot.errors import SchemaError, StoreError
-from bot.store.model import ParticipantStatus, StepCommit
-from bot.store.sqlite import open_store
-from bot.systems.base import Conversation, SystemReply
-from bot.vocabulary import (
+from bot.core.conversation import Conversation, SystemReply
+from bot.core.errors import SchemaError, StoreError
+from bot.core.participants import ParticipantStatus
+from bot.core.vocabulary import (
     Consent,
     EndReason,
     EventKind,
@@ -26,6 +23,10 @@ from bot.vocabulary import (
     ReplySource,
     Stage,
 )
+from bot.engine import effects as fx
+from bot.pilot.emulator import BotApiEmulator
+from bot.store.model import StepCommit
+from bot.store.sqlite import open_store
 from scenarios.models import StudyBundle, Timing
 from scenarios.systems import WizardSystem
 from tests.conftest import StartBot, consent, say

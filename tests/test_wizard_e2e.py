@@ -9,7 +9,7 @@ import asyncio
 import pytest
 from textual.widgets import TextArea
 
-from bot.emulator import BotApiEmulator
+from bot.pilot.emulator import BotApiEmulator
 from scenarios.models import StudyBundle
 from tests.conftest import StartBot, consent
 from tests.storage_probe import command_log

@@ -5,7 +5,7 @@ The console is its own process; it meets the bot only in the study store (see
 never pay for it.
 """
 
-from bot.vocabulary import Gate
+from bot.core.vocabulary import Gate
 from wizard_console.desk import Desk, DeskError
 from wizard_console.model import Line, LiveSession, WaitingReply
 

@@ -9,9 +9,9 @@ from typing import Any
 from textual import work
 from textual.binding import Binding
 
-from bot.errors import OzlabError
-from bot.visible_text import visible
-from bot.vocabulary import GateScope
+from bot.core.errors import OzlabError
+from bot.core.visible_text import visible
+from bot.core.vocabulary import GateScope
 from wizard_console.console import Console
 from wizard_console.model import PAUSED, LiveSession, WaitingReply
 from wizard_console.screens import Filters, FilterScreen, GateScreen, HelpScreen, PromptScreen

@@ -18,9 +18,10 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label
 
+from bot.core.annotation import AnnotationState
+from bot.core.vocabulary import AnnotationRound
 from bot.store.interface import AnnotationPlanning
-from bot.store.model import AnnotationProgress, AnnotationState
-from bot.vocabulary import AnnotationRound
+from bot.store.model import AnnotationProgress
 
 COLUMNS = ("job", "annotator", "targets", "conversations", "state", "last active")
 

@@ -65,13 +65,13 @@ class WizardApp(Actions):
     }
 
     def action_stress(self) -> None:
-        """Stress tests (issue 12): judge the replays that need a person."""
+        """Stress tests: judge the replays that need a person."""
         from wizard_console.stress_screen import StressJudgeScreen
 
         self.push_screen(StressJudgeScreen(self.desk.store, self.desk.wizard))
 
     def action_annotation(self) -> None:
-        """The annotators' progress per job (issue 11), over the sessions."""
+        """The annotators' progress per job, over the sessions."""
         self.push_screen(AnnotationScreen(self.desk.store))
 
 

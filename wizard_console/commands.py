@@ -2,10 +2,10 @@
 
 Each function takes the parsed arguments and an open desk, prints, and returns an exit
 code: 0 done, 9 the bot found it no longer possible (expired) or invalid (rejected), 8 the
-bot did not apply it in time (it will when it runs); ``bot.errors`` keeps the one table. A
+bot did not apply it in time (it will when it runs); ``bot.core.errors`` keeps the one table. A
 mistake (an unknown session, a gate on something that is not a scope) is a
-:class:`~bot.errors.StudyDataError` and a database that cannot be used a
-:class:`~bot.errors.StoreError`: ``ozlab`` reports them in one line with their own statuses
+:class:`~bot.core.errors.StudyDataError` and a database that cannot be used a
+:class:`~bot.core.errors.StoreError`: ``ozlab`` reports them in one line with their own statuses
 (3, 5, 6), as for every command.
 """
 
@@ -16,9 +16,9 @@ import asyncio
 import getpass
 from collections.abc import Awaitable, Callable
 
-from bot.errors import DONE, NOT_APPLIED, NOT_YET, StudyDataError
-from bot.visible_text import visible
-from bot.vocabulary import CommandOutcome
+from bot.core.errors import DONE, NOT_APPLIED, NOT_YET, StudyDataError
+from bot.core.visible_text import visible
+from bot.core.vocabulary import CommandOutcome
 from wizard_console import formatting as fmt
 from wizard_console.desk import Desk
 

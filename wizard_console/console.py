@@ -17,8 +17,8 @@ from textual.app import App, ComposeResult
 from textual.reactive import reactive
 from textual.widgets import DataTable, Footer
 
-from bot.errors import OzlabError
-from bot.vocabulary import CommandOutcome, Gate, GateScope
+from bot.core.errors import OzlabError
+from bot.core.vocabulary import CommandOutcome, Gate, GateScope
 from wizard_console import formatting as fmt
 from wizard_console.desk import Desk
 from wizard_console.model import Line, LiveSession, WaitingReply

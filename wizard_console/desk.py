@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from bot.errors import StudyDataError
+from bot.core.errors import StudyDataError
+from bot.core.vocabulary import CommandKind, CommandOutcome, Gate, GateLevel, GateScope
 from bot.store import (
     Access,
     AnnotationPlanning,
@@ -27,7 +28,6 @@ from bot.store import (
     open_store,
 )
 from bot.store.model import LiveParticipant, SessionRecord
-from bot.vocabulary import CommandKind, CommandOutcome, Gate, GateLevel, GateScope
 from scenarios.stored import read_definition
 from wizard_console import sessions as rows
 from wizard_console import transcript as lines

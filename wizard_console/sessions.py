@@ -3,7 +3,7 @@
 
 Pure functions of their inputs and ``now``, so the console can redraw times every second
 without asking the database again. Whether a session is gated is the engine's one rule,
-``bot.vocabulary.effective_gate``.
+``bot.core.vocabulary.effective_gate``.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from bot.core.vocabulary import Gate, GateLevel, GateScope, SessionState, Stage, effective_gate
 from bot.store.model import LiveParticipant, SessionRecord
-from bot.vocabulary import Gate, GateLevel, GateScope, SessionState, Stage, effective_gate
 from scenarios.stored import StoredDefinition
 from wizard_console.model import (
     ERROR,

@@ -16,10 +16,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from bot.replay.judges import awaiting
+from bot.core.visible_text import visible
 from bot.store.interface import StressTests
 from bot.store.stress_records import Judge, Judgement, ReplyTaken, StressResult, Verdict
-from bot.visible_text import visible
+from bot.stress.replay.judges import awaiting
 
 
 def _said(taken: ReplyTaken) -> str:

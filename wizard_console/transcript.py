@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import math
 
-from bot.store.model import Transcript, TranscriptEvent, TranscriptExchange
-from bot.vocabulary import EventKind, ReplySource
+from bot.core.annotation import TranscriptExchange
+from bot.core.vocabulary import EventKind, ReplySource
+from bot.store.model import Transcript, TranscriptEvent
 from wizard_console.model import Line
 
 _PLAIN_EVENTS = {

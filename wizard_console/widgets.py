@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import DataTable, RichLog, Static
 
-from bot.visible_text import visible
+from bot.core.visible_text import visible
 from wizard_console import formatting as fmt
 from wizard_console.model import Line, LiveSession
 

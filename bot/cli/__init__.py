@@ -7,9 +7,9 @@ command does lives in its capability (``bot``, ``analytics``, ``wizard_console``
 imported when it runs, so that the bot never loads pandas and ``ozlab --help`` stays quick.
 ``analytics report`` and ``ozlab report`` are one command, the same module.
 
-Every error ozlab raises on purpose is an :class:`~bot.errors.OzlabError`, caught once in
+Every error ozlab raises on purpose is an :class:`~bot.core.errors.OzlabError`, caught once in
 :func:`main`: one line on stderr (a study file's problems: one line each), no traceback, and
-the error's own exit status (:data:`bot.errors.EXIT_STATUSES`, the one table); Ctrl-C is
+the error's own exit status (:data:`bot.core.errors.EXIT_STATUSES`, the one table); Ctrl-C is
 one line and 130, a wrong argument argparse's usage error and 2. Anything else is a bug:
 its traceback goes through the redacting log handler and the status is 1.
 """
@@ -41,9 +41,9 @@ from bot.cli import (
     wizard,
 )
 from bot.cli.run import API_URL_ENV, TOKEN_ENV
-from bot.errors import status_table, told
-from bot.privacy import SECRET_ENV
-from bot.version import version
+from bot.core.errors import status_table, told
+from bot.core.privacy import SECRET_ENV
+from bot.core.version import version
 
 __all__ = ["API_URL_ENV", "SECRET_ENV", "TOKEN_ENV", "analytics_main", "main", "parser"]
 

@@ -27,8 +27,8 @@ def run(args: argparse.Namespace) -> int:
 
     adapters_beside(args.study)
     bundle = load_study(args.study)
-    from bot.chatting import run_chat, scratch_database
-    from bot.logging_setup import setup_logging
+    from bot.pilot.chat import run_chat, scratch_database
+    from bot.runtime.logging import setup_logging
 
     setup_logging(logging.WARNING, [])
     return run_chat(bundle, args.db or scratch_database(), args.lang)

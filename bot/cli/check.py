@@ -21,7 +21,7 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from scenarios.check import check
+    from bot.check.study import check
     from scenarios.loading import adapters_beside
 
     adapters_beside(args.study)

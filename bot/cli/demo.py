@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from bot.cli.flags import STUDY_FILE, participants, scratch_db
 
 if TYPE_CHECKING:
-    from bot.simulation.play import Played
+    from bot.pilot.simulation.play import Played
 
 NAME = "demo"
 
@@ -31,10 +31,10 @@ def run(args: argparse.Namespace) -> int:
 
     adapters_beside(args.study)
     bundle = load_study(args.study)
-    from bot import running
-    from bot.demo import clear_demo_database, play_study
-    from bot.logging_setup import setup_logging
-    from bot.summary import format_summary, summarize
+    from bot.pilot.demo import clear_demo_database, play_study
+    from bot.pilot.summary import format_summary, summarize
+    from bot.runtime.logging import setup_logging
+    from bot.store import lock as running
 
     setup_logging(logging.WARNING, [])
     with running.claim(args.db, "ozlab demo") as writer:  # held from before the replacing

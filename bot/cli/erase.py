@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 from bot.cli.flags import database
-from bot.errors import StudyDataError
-from bot.privacy import SECRET_ENV
+from bot.core.errors import StudyDataError
+from bot.core.privacy import SECRET_ENV
 
 NAME = "erase"
 

@@ -1,4 +1,4 @@
-"""``ozlab export``: tidy long-format tables and a codebook (``analytics.export``); ``ozlab
+"""``ozlab export``: tidy long-format tables and a codebook (``analytics.io.export``); ``ozlab
 export payments`` is the bot's own (``bot.cli.payments``), with no pandas for a list of ids."""
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from analytics.export import export_study
+    from analytics.io.export import export_study
 
     written = export_study(
         args.db, args.out, fmt=args.format, study=args.study, wide=args.wide, raw_csv=args.raw_csv

@@ -8,7 +8,7 @@ import argparse
 import os
 from pathlib import Path
 
-from bot.arguments import count
+from bot.cli.arguments import count
 
 DB_ENV = "OZLAB_DB"
 STUDY_FILE = "a study file (YAML) or a shipped study's name, e.g. hmd"

@@ -1,5 +1,5 @@
 """``ozlab import responses | annotations``: data collected outside Telegram, checked row by
-row first (``analytics.importing``, ``analytics.importing_annotations``)."""
+row first (``analytics.io.importing``, ``analytics.io.importing_annotations``)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.cli.flags import STUDY_FILE, database
-from bot.errors import StudyDataError
-from bot.visible_text import visible
+from bot.core.errors import StudyDataError
+from bot.core.visible_text import visible
 
 if TYPE_CHECKING:
-    from analytics.import_rows import Problem
+    from analytics.io.import_rows import Problem
 
 NAME = "import"
 _SHOWN = 50  # problems listed; the count covers all
@@ -60,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _responses(args: argparse.Namespace) -> int:
-    from analytics.document import plural
-    from analytics.importing import import_responses
+    from analytics.io.importing import import_responses
+    from analytics.report.document import plural
 
     result = import_responses(args.file, args.db, study=args.study, dry_run=args.dry_run)
     for note in result.notes:
@@ -77,8 +77,8 @@ def _responses(args: argparse.Namespace) -> int:
 
 
 def _annotations(args: argparse.Namespace) -> int:
-    from analytics.document import plural
-    from analytics.importing_annotations import import_annotations
+    from analytics.io.importing_annotations import import_annotations
+    from analytics.report.document import plural
 
     result = import_annotations(
         args.file, args.db, instrument=args.instrument, job=args.job, dry_run=args.dry_run
@@ -95,7 +95,7 @@ def _annotations(args: argparse.Namespace) -> int:
 
 def _refuse_problems(file: Path, problems: Sequence[Problem]) -> None:
     """A file with problems is imported not at all: each problem with its line, then why."""
-    from analytics.document import plural
+    from analytics.report.document import plural
 
     for problem in problems[:_SHOWN]:
         print(f"{file}:{problem.line}: {visible(problem.message)}", file=sys.stderr)

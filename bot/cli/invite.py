@@ -6,9 +6,9 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from bot.arguments import count
+from bot.cli.arguments import count
 from bot.cli.flags import STUDY_FILE, database, participants
-from bot.errors import StudyDataError
+from bot.core.errors import StudyDataError
 
 NAME = "invite"
 
@@ -32,7 +32,12 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bot.invitations import bot_username, check_out, new_invitations, write_invitations
+    from bot.recruitment.invitations import (
+        bot_username,
+        check_out,
+        new_invitations,
+        write_invitations,
+    )
     from bot.store import open_store
 
     bot = bot_username(args.bot)
@@ -58,8 +63,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _annotators(args: argparse.Namespace, bot: str) -> int:
-    from bot.annotator_invitations import Invited, invite_annotators, write_annotators
-    from bot.invitations import check_out
+    from bot.annotation.invitations import Invited, invite_annotators, write_annotators
+    from bot.recruitment.invitations import check_out
     from bot.store import open_store
 
     if not args.job:

@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 
 from bot.cli.flags import database
-from bot.errors import StudyDataError
-from bot.privacy import SECRET_ENV
+from bot.core.errors import StudyDataError
+from bot.core.privacy import SECRET_ENV
 
 WORDS = ["export", "payments"]
 
@@ -27,8 +27,8 @@ def parser(prog: str) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bot.payments import payment_rows, write_payments
-    from bot.privacy import Privacy
+    from bot.core.privacy import Privacy
+    from bot.recruitment.payments import payment_rows, write_payments
     from bot.store import Access, open_store
 
     secret = os.environ.get(SECRET_ENV, "")

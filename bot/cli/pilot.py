@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from bot.cli.flags import STUDY_FILE, participants, scratch_db
-from bot.errors import SystemSetupError
+from bot.core.errors import SystemSetupError
 
 NAME = "pilot"
 
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
             )
         from pydantic import ValidationError
 
-        from bot.pilot import simulator_spec
+        from bot.pilot.pilot_run import simulator_spec
 
         try:
             simulator = simulator_spec(
@@ -59,10 +59,10 @@ def run(args: argparse.Namespace) -> int:
 
     adapters_beside(args.study)
     bundle = load_study(args.study)
-    from bot import running
-    from bot.demo import clear_demo_database
-    from bot.logging_setup import setup_logging
-    from bot.pilot import pilot_study
+    from bot.pilot.demo import clear_demo_database
+    from bot.pilot.pilot_run import pilot_study
+    from bot.runtime.logging import setup_logging
+    from bot.store import lock as running
 
     setup_logging(logging.WARNING, [])
     with running.claim(args.db, "ozlab pilot") as writer:  # held from before the replacing

@@ -1,10 +1,11 @@
-"""``ozlab power``: participants needed per system for an effect size (``analytics.power``)."""
+"""``ozlab power``: participants needed per system for an effect size
+(``analytics.statistics.power``)."""
 
 from __future__ import annotations
 
 import argparse
 
-from bot.arguments import positive, probability
+from bot.cli.arguments import positive, probability
 from bot.cli.flags import STUDY_ID
 
 NAME = "power"
@@ -38,7 +39,7 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from analytics.power import power_report
+    from analytics.statistics.power import power_report
 
     print(
         power_report(

@@ -1,5 +1,5 @@
 """``ozlab report`` and ``analytics report``, one command: the per-system evaluation report
-(``analytics.reporting``). pandas is loaded when it runs, never when it is registered."""
+(``analytics.report.writing``). pandas is loaded when it runs, never when it is registered."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from analytics.reporting import format_for, report
+    from analytics.report.writing import format_for, report
 
     return report(
         args.db,

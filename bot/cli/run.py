@@ -11,8 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from bot.cli.flags import STUDY_FILE, database
-from bot.errors import OzlabError, StudyDataError, TelegramSetupError
-from bot.privacy import SECRET_ENV
+from bot.core.errors import OzlabError, StudyDataError, TelegramSetupError
+from bot.core.privacy import SECRET_ENV
 
 NAME = "run"
 TOKEN_ENV = "TELEGRAM_BOT_TOKEN"
@@ -52,8 +52,11 @@ def run(args: argparse.Namespace) -> int:
 
     adapters_beside(args.study)
     bundle = load_study(args.study)
-    from bot.app import BotConfig, run_bot  # after the checks: they need no Telegram library
-    from bot.logging_setup import report_crash, setup_logging
+    from bot.runtime.app import (  # after the checks: they need no Telegram library
+        BotConfig,
+        run_bot,
+    )
+    from bot.runtime.logging import report_crash, setup_logging
 
     setup_logging(logging.DEBUG if args.verbose else logging.INFO, [token, secret])
     config = BotConfig(db=args.db, token=token, secret=secret, bot_api_url=args.bot_api_url)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from bot.arguments import port
+from bot.cli.arguments import port
 
 NAME = "serve-demo"
 

@@ -15,7 +15,7 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from bot.arguments import count, positive, rate
+from bot.cli.arguments import count, positive, rate
 from bot.cli.flags import database
 
 NAME = "stress"
@@ -87,6 +87,6 @@ def _add_making_commands(command: Command, types: Types) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bot.stress_replays import run_stress
+    from bot.stress.replaying import run_stress
 
     return run_stress(args)

@@ -1,6 +1,6 @@
 """``ozlab wizard``: the console, and the same actions as plain commands for scripts.
 
-Standard library only at import (and ``bot.arguments``, which imports nothing else): the
+Standard library only at import (and ``bot.cli.arguments``, which imports nothing else): the
 bot process never loads Textual, and the plain commands load only the desk.
 """
 
@@ -10,9 +10,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from bot.arguments import seconds
+from bot.cli.arguments import seconds
 from bot.cli.flags import DB_ENV, database
-from bot.errors import NOT_APPLIED, NOT_YET, SchemaError, StoreError, StudyDataError
+from bot.core.errors import NOT_APPLIED, NOT_YET, SchemaError, StoreError, StudyDataError
 
 NAME = "wizard"
 DEFAULT_DB = Path("ozlab.sqlite")

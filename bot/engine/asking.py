@@ -10,9 +10,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
+from bot.core.vocabulary import AnswerStatus, EventKind, Moment
 from bot.engine import effects as fx
 from bot.engine.callbacks import Channel, SurveyTap, TapAction, encode
-from bot.vocabulary import AnswerStatus, EventKind, Moment
 from questionnaires.models import (
     ChoiceItem,
     Item,

@@ -7,12 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from bot.core.vocabulary import EndReason, EventKind, PaymentStatus, SessionState
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine import recruitment
 from bot.engine.callbacks import Channel, ConsentTap, FinishTap, SurveyTap, WithdrawTap, encode
 from bot.engine.journey import Journey, Keyboard, Stage
-from bot.vocabulary import EndReason, EventKind, PaymentStatus, SessionState
 from scenarios.models import Scenario, StudyBundle, Texts
 
 CONSENT_YES = encode(ConsentTap(accept=True))

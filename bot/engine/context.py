@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from bot.vocabulary import Gate, GateScope, Invitation
-from scenarios.assignment import Cell
+from bot.core.vocabulary import Gate, GateScope, Invitation
+from bot.engine.assignment import Cell
 from scenarios.models import StudyBundle
 
 

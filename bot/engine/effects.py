@@ -7,8 +7,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from bot.systems.base import Conversation
-from bot.vocabulary import (
+from bot.core.conversation import Conversation
+from bot.core.vocabulary import (
     AnswerStatus,
     CommandOutcome,
     Consent,

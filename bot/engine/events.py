@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from bot.core.conversation import SystemReply
+from bot.core.vocabulary import CommandKind
 from bot.engine.callbacks import Tap, decode
 from bot.engine.effects import Until
-from bot.systems.base import SystemReply
-from bot.vocabulary import CommandKind
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from bot.core.vocabulary import Moment
 from bot.engine import asking
 from bot.engine import effects as fx
 from bot.engine.callbacks import Channel, SurveyTap
 from bot.engine.common import Doing, Result, scenario_of, stale_tap, texts_of
 from bot.engine.journey import Journey
 from bot.engine.questionnaire import apply_tap
-from bot.vocabulary import Moment
 from scenarios.models import StudyBundle
 
 

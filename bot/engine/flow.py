@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from bot.core.vocabulary import CommandOutcome, EventKind, Hint, Moment, SessionState
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine import helping, progression, withdrawal, wizard
@@ -37,7 +38,6 @@ from bot.engine.phases import (
     rating,
     screening,
 )
-from bot.vocabulary import CommandOutcome, EventKind, Hint, Moment, SessionState
 from scenarios.models import StudyBundle
 
 Handler = Callable[[Context, Journey, ev.Event, float], Result]

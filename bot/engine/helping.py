@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from bot.core.vocabulary import Moment
 from bot.engine.common import texts_of
 from bot.engine.journey import Journey, Stage
-from bot.vocabulary import Moment
 from scenarios.models import StudyBundle
 
 

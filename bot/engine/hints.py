@@ -12,10 +12,10 @@ either; a sticker or photo keeps what kind of message it was, never its content.
 
 from __future__ import annotations
 
+from bot.core.vocabulary import EventKind, Hint
 from bot.engine import asking
 from bot.engine import effects as fx
 from bot.engine.journey import Journey
-from bot.vocabulary import EventKind, Hint
 from scenarios.models import StudyBundle
 
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from bot.core.conversation import Turn
+from bot.core.participants import HeldReply, ParticipantStatus
+from bot.core.vocabulary import Moment, Stage
 from bot.engine.asking import Survey
 from bot.engine.effects import Until
-from bot.store.model import HeldReply, ParticipantStatus
-from bot.systems.base import Turn
-from bot.vocabulary import Moment, Stage
 
 __all__ = ["Journey", "Keyboard", "Stage", "Task", "Waiting"]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from bot.core.vocabulary import AnswerStatus, Hint, Moment, SessionState
 from bot.engine import asking
 from bot.engine import effects as fx
 from bot.engine import events as ev
@@ -17,7 +18,6 @@ from bot.engine.callbacks import Channel, SurveyTap, TapAction, encode
 from bot.engine.common import Doing, Result, silence, stale_tap, texts_of
 from bot.engine.hints import asked_now, hinted
 from bot.engine.journey import Journey, Stage
-from bot.vocabulary import AnswerStatus, Hint, Moment, SessionState
 from questionnaires.models import MultiChoiceItem, TextItem
 from scenarios.models import StudyBundle, Texts
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
+from bot.core.vocabulary import PaymentStatus
 from bot.engine import effects as fx
-from bot.vocabulary import PaymentStatus
 from scenarios.models import Recruitment, StudyBundle, Texts
 
 PAYLOAD_PREFIX = "pid_"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from bot.core.vocabulary import EndReason, EventKind
 from bot.engine import effects as fx
 from bot.engine.common import FINISH, Doing, Phase, Result, over, scenario_of, texts_of
 from bot.engine.journey import Journey, Stage
-from bot.vocabulary import EndReason, EventKind
 from scenarios.models import StudyBundle
 
 

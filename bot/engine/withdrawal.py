@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from bot.core.vocabulary import CommandKind
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.callbacks import WithdrawTap, encode
 from bot.engine.common import Phase, Transition, stale_tap, texts_of
 from bot.engine.journey import Journey
-from bot.vocabulary import CommandKind
 from scenarios.models import StudyBundle
 
 WITHDRAW_YES = encode(WithdrawTap(confirm=True))

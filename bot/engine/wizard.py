@@ -10,15 +10,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from bot.engine import effects as fx
-from bot.engine import events as ev
-from bot.engine.common import Doing, Result, texts_of
-from bot.engine.context import Context
-from bot.engine.journey import Journey, Stage
-from bot.engine.phases import assignment, dialogue
-from bot.errors import StudyDataError
-from bot.systems.base import SystemReply
-from bot.vocabulary import (
+from bot.core.conversation import SystemReply
+from bot.core.errors import StudyDataError
+from bot.core.vocabulary import (
     CommandKind,
     CommandOutcome,
     EndReason,
@@ -28,6 +22,12 @@ from bot.vocabulary import (
     ReplyAction,
     ReplySource,
 )
+from bot.engine import effects as fx
+from bot.engine import events as ev
+from bot.engine.common import Doing, Result, texts_of
+from bot.engine.context import Context
+from bot.engine.journey import Journey, Stage
+from bot.engine.phases import assignment, dialogue
 from scenarios.models import StudyBundle
 
 

@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from bot.errors import StoreError
+from bot.core.errors import StoreError
 from bot.store.backup_erasure import check_backup, erase_in_backup, is_database
 from bot.store.model import BackupErased, ErasureRecord
 

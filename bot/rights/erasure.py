@@ -6,7 +6,7 @@ ledger; ``bot.rights.backups`` carries the ledger into backups.
 
 ``ozlab erase`` beside a running bot (which holds participants in memory): when no bot runs,
 the erasure is done here, holding the file so that no bot starts meanwhile
-(``bot.running``); when one runs, the erasure is appended as an ``erase`` command and the
+(``bot.store.lock``); when one runs, the erasure is appended as an ``erase`` command and the
 bot carries it out in turn with the participant's messages (then forgets them), and this
 waits until it has. Dropping every chat id is refused while a bot runs: it would seal them
 again.
@@ -21,15 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from bot import running
-from bot.errors import StoreError, StudyDataError
-from bot.privacy import Privacy
+from bot.core.errors import StoreError, StudyDataError
+from bot.core.privacy import Privacy
+from bot.core.vocabulary import CommandKind, CommandOutcome
 from bot.rights.backups import erase_backups
 from bot.store import Access, open_store
+from bot.store import lock as running
 from bot.store.interface import ConsoleReadModel, HotPath, OperatorTasks, StudyDefinitions
 from bot.store.model import Erased
 from bot.telegram.inbound import Inbound
-from bot.vocabulary import CommandKind, CommandOutcome
 from scenarios.stored import read_definitions
 
 _WAIT_FOR_BOT = 120.0  # seconds: the bot polls commands every second or so

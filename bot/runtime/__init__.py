@@ -1,3 +1,2 @@
-"""The ``ozlab run`` process around the pure flows: which flow a chat belongs to
-(``dispatch``) and the one loop that steps a flow, commits what it recorded with the update
-it consumed, then acts (``driver``)."""
+"""The `ozlab run` process: the composition root, the participants' runner, the heartbeat
+and logging."""

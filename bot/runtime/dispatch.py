@@ -4,9 +4,9 @@ neither knows the other exists."""
 
 from __future__ import annotations
 
-from bot.annotation_runner import AnnotationRunner
-from bot.delivery import Delivery
-from bot.runner import StudyRunner
+from bot.engine.delivery import Delivery
+from bot.runtime.annotators import AnnotationRunner
+from bot.runtime.participants import StudyRunner
 
 
 class Dispatcher:

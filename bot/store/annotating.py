@@ -6,7 +6,7 @@ The store enforces what must hold whoever writes: a rating only for a target ass
 that annotator (an old button is refused), once per annotator, target, item and round (a
 double tap changes nothing), never changed once the target is done (unless reopened where
 the job allows revisiting); an invitation code taken by one chat only. Who is assigned
-what is planned outside the store (``scenarios.annotation_assignment``, pure) from one
+what is planned outside the store (``bot.engine.annotating.assignment``, pure) from one
 ``AnnotationState`` and applied here only if nothing changed since that state was read
 (its ``version``).
 """
@@ -16,8 +16,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from bot.errors import StoreError
-from bot.store.model import (
+from bot.core.annotation import (
     AnnotationAssignment,
     AnnotationJobRecord,
     AnnotationState,
@@ -26,7 +25,8 @@ from bot.store.model import (
     AssignmentPlan,
     FirstRating,
 )
-from bot.vocabulary import (
+from bot.core.errors import StoreError
+from bot.core.vocabulary import (
     AnnotationLevel,
     AnnotationRound,
     AnnotatorClaim,

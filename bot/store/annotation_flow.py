@@ -9,6 +9,8 @@ import sqlite3
 from collections.abc import Sequence
 from typing import assert_never
 
+from bot.core.annotation import AnnotationTask, TranscriptExchange
+from bot.core.vocabulary import AnnotationLevel, AnnotationRound, Origin, RatingOutcome
 from bot.engine.annotating.model import (
     AnnotatorRecord,
     FinishTarget,
@@ -19,13 +21,7 @@ from bot.engine.annotating.model import (
 from bot.store import reads
 from bot.store.annotating import TARGET_COLUMNS, bump, set_paused, stored_value, target_of
 from bot.store.applying import consume
-from bot.store.model import (
-    AnnotationProgress,
-    AnnotationTask,
-    AnnotatorAnswer,
-    TranscriptExchange,
-)
-from bot.vocabulary import AnnotationLevel, AnnotationRound, Origin, RatingOutcome
+from bot.store.model import AnnotationProgress, AnnotatorAnswer
 
 # --- the annotator's flow ---------------------------------------------------------------------
 

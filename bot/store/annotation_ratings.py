@@ -7,6 +7,8 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from bot.core.annotation import AnnotatableSession, AnnotationJobRecord
+from bot.core.vocabulary import Origin, SessionState
 from bot.store.annotating import (
     add_annotators,
     add_targets,
@@ -15,14 +17,7 @@ from bot.store.annotating import (
     stored_value,
     target_id_of,
 )
-from bot.store.model import (
-    AnnotatableSession,
-    AnnotationJobRecord,
-    AnnotationRating,
-    ImportedRating,
-    RatingsImported,
-)
-from bot.vocabulary import Origin, SessionState
+from bot.store.model import AnnotationRating, ImportedRating, RatingsImported
 
 
 def has_annotations(conn: sqlite3.Connection) -> bool:

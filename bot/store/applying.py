@@ -10,9 +10,10 @@ import json
 import sqlite3
 from typing import assert_never
 
+from bot.core.participants import ParticipantStatus
 from bot.engine import effects as fx
 from bot.store import recruiting
-from bot.store.model import ParticipantStatus, StepCommit
+from bot.store.model import StepCommit
 
 
 class Tx:

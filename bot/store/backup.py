@@ -17,7 +17,7 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-from bot.errors import StoreError
+from bot.core.errors import StoreError
 from bot.store.backup_erasure import erase_in_copy
 
 _BESIDE = ("-wal", "-shm", "-journal")

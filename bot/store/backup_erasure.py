@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from bot.errors import StoreError
+from bot.core.errors import StoreError
 from bot.store.connection import BUSY_TIMEOUT_MS, SCHEMA_VERSION, migrate, schema_version, too_new
 from bot.store.erasure import apply_ledger, ledger
 from bot.store.model import BackupErased, ErasureRecord

@@ -11,8 +11,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from bot.errors import SchemaError, StoreError
-from bot.researcher_files import private_database
+from bot.core.errors import SchemaError, StoreError
+from bot.core.researcher_files import private_database
 from bot.store.schema import MIGRATIONS
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from bot.errors import StoreError
+from bot.core.errors import StoreError
 from bot.store.connection import SCHEMA_VERSION, connect, schema_version, too_new
 
 _BOOKKEEPING = {"studies", "inbox", "commands", "gates", "sequence", "sqlite_sequence"}

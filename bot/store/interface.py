@@ -20,17 +20,29 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from bot.store.model import (
+from bot.core.annotation import (
     AnnotatableSession,
     AnnotationJobRecord,
-    AnnotationProgress,
-    AnnotationRating,
     AnnotationState,
     AnnotationTarget,
     AnnotationTask,
     Annotator,
-    AnnotatorAnswer,
     AssignmentPlan,
+)
+from bot.core.vocabulary import (
+    AnnotationLevel,
+    AnnotatorClaim,
+    CommandKind,
+    CommandOutcome,
+    Gate,
+    GateScope,
+    Invitation,
+    RatingOutcome,
+)
+from bot.store.model import (
+    AnnotationProgress,
+    AnnotationRating,
+    AnnotatorAnswer,
     BulkRows,
     Command,
     Erased,
@@ -50,16 +62,6 @@ from bot.store.model import (
     SystemSummary,
     Transcript,
 )
-from bot.vocabulary import (
-    AnnotationLevel,
-    AnnotatorClaim,
-    CommandKind,
-    CommandOutcome,
-    Gate,
-    GateScope,
-    Invitation,
-    RatingOutcome,
-)
 
 __all__ = [
     "ROLES",
@@ -78,11 +80,11 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from bot.core.phenomena import StressType
+    from bot.core.stress import Perturbation, Utterance
     from bot.engine.annotating.model import AnnotatorRecord
     from bot.engine.effects import Record
     from bot.store.stress_records import Judgement, Replay, Review, StressResult, StressTest
-    from bot.stress.model import Perturbation, Utterance
-    from bot.stress.phenomena import StressType
 
 
 class StoreLifetime(Protocol):
@@ -352,7 +354,7 @@ class OperatorTasks(Protocol):
 
 class AnnotationPlanning(Protocol):
     """Annotation jobs and who rates what: planned outside the store
-    (``scenarios.annotation_assignment``) from ``annotation_state`` and applied with
+    (``bot.engine.annotating.assignment``) from ``annotation_state`` and applied with
     ``apply_assignment_plan``. Annotators are not participants: never in the participant
     tables or counts."""
 

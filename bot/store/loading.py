@@ -8,9 +8,9 @@ import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 
+from bot.core.vocabulary import Consent, EventKind, Origin
 from bot.store.applying import Tx
 from bot.store.model import BulkRows, ImportedAnswer, ImportOutcome
-from bot.vocabulary import Consent, EventKind, Origin
 
 
 def import_answers(

@@ -11,20 +11,23 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from bot.vocabulary import (
-    AnnotationLevel,
+from bot.core.annotation import (
+    AnnotationJobRecord,
+    AnnotationTarget,
+    AnnotationTask,
+    TranscriptExchange,
+)
+from bot.core.participants import ParticipantStatus
+from bot.core.vocabulary import (
     AnnotationRound,
     AnswerStatus,
     CommandKind,
     EndReason,
     EventKind,
     Moment,
-    Origin,
     PaymentStatus,
     RatingOutcome,
-    ReplySource,
     SessionState,
-    Stage,
 )
 
 if TYPE_CHECKING:
@@ -39,36 +42,6 @@ class StoredParticipant:
     chat_key: str | None  # the chat id, encrypted; None before consent or once dropped
     state: str  # the engine's snapshot (JSON): only the engine reads it
     undelivered: str | None  # messages committed but perhaps not sent (JSON), or None
-
-
-@dataclass(frozen=True)
-class HeldReply:
-    """A system reply held for a wizard (``texts`` empty for a wizard-type system)."""
-
-    texts: tuple[str, ...]
-    since: float
-    auto_send_at: float | None = None
-
-
-@dataclass(frozen=True)
-class ParticipantStatus:
-    """Where a participant stands, as the console shows it: written with every step."""
-
-    stage: Stage
-    last_activity_at: float
-    session_id: str | None = None  # the current (or next) session, once tasks are assigned
-    scenario_id: str | None = None
-    system_id: str | None = None
-    session_started_at: float | None = None
-    exchanges: int = 0  # successful exchanges of the current session
-    turns: int = 0  # user turns of the current session, failed ones included
-    pending_message: str | None = None  # the participant's message waiting for a reply
-    held: HeldReply | None = None
-    paused: bool = False
-    gated: bool = False  # the session's own gate
-    gate_auto_send: float | None = None
-    reminded: bool = False
-    abandoned: bool = False
 
 
 @dataclass(frozen=True)
@@ -158,24 +131,6 @@ class SessionRecord:
     end_reason: EndReason | None = None
     success: bool | None = None
     exchanges: int | None = None  # exchanges the system answered, when they were counted
-
-
-@dataclass(frozen=True)
-class TranscriptExchange:
-    """One exchange: the participant's line, and the reply (or the error) it got."""
-
-    exchange_id: int
-    turn: int
-    user_text: str
-    user_at: float
-    user_seq: int | None
-    system_text: str | None = None
-    system_at: float | None = None
-    system_seq: int | None = None
-    error: str | None = None
-    source: ReplySource | None = None
-    original_text: str | None = None
-    wizard: str | None = None
 
 
 @dataclass(frozen=True)
@@ -306,7 +261,7 @@ class SnapshotInfo:
     withdrawals: tuple[tuple[str, str, int], ...] = ()  # (study, system or '', count)
     annotations: tuple[AnnotationRating, ...] = ()
     """Every annotator's rating, as ``annotation_ratings()`` gives them, from the same
-    snapshot as the rows (issue 11)."""
+    snapshot as the rows."""
     annotation_jobs: tuple[AnnotationJobRecord, ...] = ()
     """The jobs as stored (``annotation_jobs()``): an imported job's definition holds the
     instruments its ratings were checked against, which no study may name."""
@@ -350,7 +305,7 @@ class PaymentRecord:
         return max(0.0, self.last_at - self.arrived_at)
 
 
-# --- annotation (issue 11): annotators are not participants ------------------------------
+# --- annotation: annotators are not participants ------------------------------
 
 
 @dataclass(frozen=True)
@@ -377,132 +332,6 @@ class AnnotationRating:
     round: str
     origin: str
     recorded_at: str
-
-
-@dataclass(frozen=True)
-class AnnotatableSession:
-    """A stored session as a job's targets are built from it: the turns the system
-    answered (an exchange without a reply has nothing to rate)."""
-
-    session_id: str
-    study_id: str
-    system: str
-    scenario: str
-    state: SessionState
-    turns: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class AnnotationJobRecord:
-    """An annotation job as the store keeps it: its file as JSON, and what the store
-    itself enforces (no revisiting; when silence counts as dropping out)."""
-
-    job: str
-    study_id: str
-    definition: str
-    seen_once: bool
-    drop_out_after: float | None = None
-    version: int = 0
-
-
-@dataclass(frozen=True)
-class Annotator:
-    """An annotator of one job: a pseudonym, never a participant."""
-
-    annotator_id: str
-    job: str
-    origin: Origin
-    code: str | None = None
-    chat_key: str | None = None  # the chat id, encrypted (to write to them after a restart)
-    joined_at: float | None = None
-    last_active_at: float | None = None
-    paused: bool = False
-    dropped: bool = False
-
-
-@dataclass(frozen=True)
-class AnnotationTarget:
-    """One thing to rate: an exchange or a session (or outside material, imported), with
-    the session's system and scenario kept so nothing is pooled across them."""
-
-    job: str
-    target: str
-    level: AnnotationLevel
-    position: int
-    session_id: str | None = None
-    turn: int | None = None
-    system: str | None = None
-    scenario: str | None = None
-
-    @property
-    def key(self) -> tuple[str, str, AnnotationLevel]:
-        return (self.job, self.target, self.level)
-
-
-@dataclass(frozen=True)
-class AnnotationAssignment:
-    """Who is to rate a target, in which round, and whether they finished it."""
-
-    target: str
-    level: AnnotationLevel
-    annotator: str
-    round: AnnotationRound
-    assigned_at: float
-    done_at: float | None = None
-
-
-@dataclass(frozen=True)
-class FirstRating:
-    """A finished first-round rating, as the adjudication rule reads it."""
-
-    target: str
-    level: AnnotationLevel
-    annotator: str
-    item_id: str
-    value: int | None
-    text: str | None
-
-
-@dataclass(frozen=True)
-class AnnotationState:
-    """Everything the assignment of one job is planned from, read at one instant;
-    ``version`` is handed back with the plan so that a plan made from a stale state is
-    refused."""
-
-    job: AnnotationJobRecord
-    targets: tuple[AnnotationTarget, ...]
-    annotators: tuple[Annotator, ...]
-    assignments: tuple[AnnotationAssignment, ...]  # those not released
-    first_ratings: tuple[FirstRating, ...]
-    version: int
-
-
-@dataclass(frozen=True)
-class AssignmentPlan:
-    """What the planner decided: new assignments, and open ones given up (released)."""
-
-    assign: tuple[tuple[str, AnnotationLevel, str, AnnotationRound], ...] = ()
-    release: tuple[tuple[str, AnnotationLevel, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class AnnotationTask:
-    """The next target an annotator rates: the conversation up to and including the
-    exchange (all of it for a session), what they answered already, and where they stand
-    (exchange ``exchange_number`` of ``exchanges`` · conversation ``conversation_number`` of
-    ``conversations``; exchange numbers are 0 for a session-level target)."""
-
-    target: AnnotationTarget
-    round: AnnotationRound
-    conversation: tuple[TranscriptExchange, ...]
-    answers: Mapping[str, str]  # item id -> value as stored, for a target rated before
-    exchange_number: int
-    exchanges: int
-    conversation_number: int
-    conversations: int
-    next_message: str | None = None
-    """The participant's next message after the exchange (HRI CUES rates "the robot's
-    response and the participant's subsequent input"); None for the last one."""
 
 
 AnnotatorAnswer = RatingOutcome | bool | AnnotationTask | None

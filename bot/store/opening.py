@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from enum import Enum
 
-from bot.errors import StoreError, without_passwords
+from bot.core.errors import StoreError, without_passwords
 from bot.store.interface import StudyStore
 
 __all__ = ["Access", "open_store", "shown_url"]

@@ -11,20 +11,10 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import TypeVar
 
-from bot.errors import StudyDataError
-from bot.store.model import (
-    Command,
-    HeldReply,
-    ImportContext,
-    LiveParticipant,
-    ParticipantStatus,
-    SessionRecord,
-    SystemSummary,
-    Transcript,
-    TranscriptEvent,
-    TranscriptExchange,
-)
-from bot.vocabulary import (
+from bot.core.annotation import TranscriptExchange
+from bot.core.errors import StudyDataError
+from bot.core.participants import HeldReply, ParticipantStatus
+from bot.core.vocabulary import (
     CommandKind,
     CommandOutcome,
     EndReason,
@@ -34,6 +24,15 @@ from bot.vocabulary import (
     ReplySource,
     SessionState,
     Stage,
+)
+from bot.store.model import (
+    Command,
+    ImportContext,
+    LiveParticipant,
+    SessionRecord,
+    SystemSummary,
+    Transcript,
+    TranscriptEvent,
 )
 
 log = logging.getLogger(__name__)

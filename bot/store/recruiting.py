@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
+from bot.core.vocabulary import Invitation, PaymentStatus
 from bot.store.model import PaymentRecord
-from bot.vocabulary import Invitation, PaymentStatus
 
 
 def add_invitations(conn: sqlite3.Connection, codes: Sequence[str], now: float) -> list[str]:

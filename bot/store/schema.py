@@ -248,7 +248,7 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (study_id, system_id)
     );
     """,
-    # 9: recruitment (issue 13): single-use invitation codes, and a payment record per
+    # 9: recruitment: single-use invitation codes, and a payment record per
     # participant from a platform (Prolific): the platform id sealed with the study secret,
     # how their part ended and the time they gave. A withdrawal erases the participant; the
     # triggers keep the payment record (unlinked, 'withdrawn') and the code spent.
@@ -276,12 +276,12 @@ MIGRATIONS: tuple[str, ...] = (
         UPDATE invitations SET used_by = '' WHERE used_by = OLD.id;
     END;
     """,
-    # 10: pilots (issue 14): participants played by ``ozlab demo`` or ``ozlab pilot`` are
+    # 10: pilots: participants played by ``ozlab demo`` or ``ozlab pilot`` are
     # marked, so reports tell simulated sessions from people's.
     """
     ALTER TABLE participants ADD COLUMN simulated INTEGER NOT NULL DEFAULT 0;  -- 1: simulated
     """,
-    # 11: annotations (issue 11): annotators are not participants. An annotation job (its
+    # 11: annotations: annotators are not participants. An annotation job (its
     # definition as JSON), the targets it rates (an exchange 'SESSION#TURN' or a whole
     # session, or material from outside the study), who is to rate which target in which
     # round, and the ratings. A target is keyed by job, target and level, with its session,
@@ -359,7 +359,7 @@ MIGRATIONS: tuple[str, ...] = (
         DELETE FROM annotation_targets WHERE session_id = OLD.id;
     END;
     """,
-    # 12: linguistic stress tests (issue 12, IDIAL): a logged utterance changed by one
+    # 12: linguistic stress tests (IDIAL): a logged utterance changed by one
     # phenomenon, and per test and system the replay of the logged prefix, unchanged and
     # perturbed, in a fresh conversation; verdicts by judge (auto, human, llm). Only these
     # tables are written by a run: live sessions are never touched. A session's erasure

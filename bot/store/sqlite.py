@@ -11,7 +11,7 @@ transaction, fetched in full.
 Open with :func:`open_store` (the bot, importers: creates and upgrades the file) or
 :func:`open_existing` (the console: the file must be at this ozlab's schema; analytics:
 ``read_only``, any older schema, never written). Both announce that this process has the file
-open (``bot.running``: a demo never replaces a file someone reads) until :meth:`close`.
+open (``bot.store.lock``: a demo never replaces a file someone reads) until :meth:`close`.
 """
 
 from __future__ import annotations
@@ -27,9 +27,28 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from bot import running
+from bot.core.annotation import (
+    AnnotatableSession,
+    AnnotationJobRecord,
+    AnnotationState,
+    AnnotationTarget,
+    AnnotationTask,
+    Annotator,
+    AssignmentPlan,
+)
+from bot.core.errors import StoreError
+from bot.core.vocabulary import (
+    AnnotationLevel,
+    AnnotatorClaim,
+    CommandKind,
+    CommandOutcome,
+    Gate,
+    GateScope,
+    Invitation,
+    Origin,
+    RatingOutcome,
+)
 from bot.engine import effects as fx
-from bot.errors import StoreError
 from bot.store import (
     annotating,
     annotation_flow,
@@ -41,6 +60,7 @@ from bot.store import (
     recruiting,
     stress,
 )
+from bot.store import lock as running
 from bot.store.applying import Tx
 from bot.store.backup import take_backup
 from bot.store.connection import (
@@ -53,16 +73,9 @@ from bot.store.connection import (
 )
 from bot.store.definition import masked_definition
 from bot.store.model import (
-    AnnotatableSession,
-    AnnotationJobRecord,
     AnnotationProgress,
     AnnotationRating,
-    AnnotationState,
-    AnnotationTarget,
-    AnnotationTask,
-    Annotator,
     AnnotatorAnswer,
-    AssignmentPlan,
     BulkRows,
     Command,
     Erased,
@@ -84,22 +97,11 @@ from bot.store.model import (
 )
 from bot.store.snapshot import read_snapshot
 from bot.store.stress_records import Judgement, Replay, Review, StressResult, StressTest
-from bot.vocabulary import (
-    AnnotationLevel,
-    AnnotatorClaim,
-    CommandKind,
-    CommandOutcome,
-    Gate,
-    GateScope,
-    Invitation,
-    Origin,
-    RatingOutcome,
-)
 
 if TYPE_CHECKING:
+    from bot.core.phenomena import StressType
+    from bot.core.stress import Perturbation, Utterance
     from bot.engine.annotating.model import AnnotatorRecord
-    from bot.stress.model import Perturbation, Utterance
-    from bot.stress.phenomena import StressType
 
 log = logging.getLogger(__name__)
 
@@ -216,7 +218,7 @@ class SqliteStore:
             await asyncio.to_thread(self._writer_conn.close)
         await asyncio.get_running_loop().run_in_executor(self._reads, self._reader.close)
         self._reads.shutdown(wait=True)
-        if self._presence is not None:  # only now: see bot.running on SQLite's own locks
+        if self._presence is not None:  # only now: see bot.store.lock on SQLite's own locks
             self._presence.release()
 
     async def __aenter__(self) -> SqliteStore:
@@ -591,7 +593,7 @@ class SqliteStore:
         await self._checkpoint()
         return dropped
 
-    # --- pilots (issue 14) -------------------------------------------------------------
+    # --- pilots -------------------------------------------------------------
 
     async def mark_simulated(self, participant_ids: Sequence[str]) -> int:
         ids = list(participant_ids)
@@ -629,7 +631,7 @@ class SqliteStore:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._reads, take_backup, self._reader, self.path, target)
 
-    # --- annotation (issue 11): the SQL is in bot.store.annotating ------------------------
+    # --- annotation: the SQL is in bot.store.annotating ------------------------
 
     async def save_annotation_job(self, job: AnnotationJobRecord) -> None:
         now = self._clock()

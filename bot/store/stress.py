@@ -11,6 +11,8 @@ import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 
+from bot.core.phenomena import StressType
+from bot.core.stress import Perturbation, Source, Utterance
 from bot.store.stress_records import (
     Judge,
     Judgement,
@@ -21,8 +23,6 @@ from bot.store.stress_records import (
     StressTest,
     Verdict,
 )
-from bot.stress.model import Perturbation, Source, Utterance
-from bot.stress.phenomena import StressType
 
 _SYSTEM_REPLIES = "(e.source IS NULL OR e.source = 'system')"
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from bot.stress.model import Perturbation
+from bot.core.stress import Perturbation
 
 
 class Review(StrEnum):

@@ -4,8 +4,8 @@ A stress test minimally changes one logged participant utterance by one phenomen
 replays it to the system. This package makes the tests and nothing else; storing, replaying
 and judging them live with the ``ozlab stress`` commands.
 
-- :mod:`bot.stress.phenomena`  the eleven phenomena (ST-1 … ST-11) and their three groups
-- :mod:`bot.stress.model`      utterances in, perturbations out (frozen dataclasses)
+- :mod:`bot.core.phenomena`  the eleven phenomena (ST-1 … ST-11) and their three groups
+- :mod:`bot.core.stress`      utterances in, perturbations out (frozen dataclasses)
 - :mod:`bot.stress.generate`   ST-1 to ST-4, offline, seeded, from the shipped word lists
 - :mod:`bot.stress.suggest`    where each phenomenon applies, so a person writes the variant
 - :mod:`bot.stress.authored`   tests a person wrote, from a YAML or CSV file

@@ -40,8 +40,8 @@ from pydantic import (
     field_validator,
 )
 
-from bot.stress.model import Perturbation, Source, Utterance
-from bot.stress.phenomena import StressType, parse_types
+from bot.core.phenomena import StressType, parse_types
+from bot.core.stress import Perturbation, Source, Utterance
 from scenarios.csv_lines import csv_records
 from scenarios.yaml_lines import Problem, StudyError, parse, read_text, validate
 

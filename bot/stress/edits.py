@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import pairwise
 
+from bot.core.phenomena import StressType
 from bot.stress.lexicon import confusions, lexicon
-from bot.stress.phenomena import StressType
 from bot.stress.tokens import APOSTROPHES, Word, match_apostrophe, match_case, plain, words
 
 MIN_SWAP_LETTERS = 4

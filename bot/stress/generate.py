@@ -19,11 +19,11 @@ import hashlib
 import random
 from collections.abc import Sequence
 
-from bot.errors import StudyDataError
+from bot.core.errors import StudyDataError
+from bot.core.phenomena import StressType
+from bot.core.stress import Perturbation, Source, Utterance
 from bot.stress.edits import EDITORS, Edit
 from bot.stress.lexicon import check_language
-from bot.stress.model import Perturbation, Source, Utterance
-from bot.stress.phenomena import StressType
 
 GENERATED_TYPES: frozenset[StressType] = frozenset(
     {StressType.ST_1, StressType.ST_2, StressType.ST_3, StressType.ST_4}
@@ -109,7 +109,7 @@ def generate(
     """At most ``per_type`` perturbations of each of ``types`` (ST-1 … ST-4) over
     ``utterances``, in the order of ``types``; the same arguments give the same list.
 
-    Raises :class:`~bot.errors.StudyDataError` for a type that is not generated offline
+    Raises :class:`~bot.core.errors.StudyDataError` for a type that is not generated offline
     (ST-5 … ST-11 are suggested, proposed or authored), a language other than en or it, or
     a negative ``per_type``.
     """

@@ -12,7 +12,7 @@ from importlib import resources
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bot.errors import StudyDataError
+from bot.core.errors import StudyDataError
 
 LANGUAGES = ("en", "it")
 

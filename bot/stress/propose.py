@@ -26,10 +26,10 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, assert_never
 
-from bot.errors import StudyDataError
+from bot.core.errors import StudyDataError
+from bot.core.phenomena import StressType
+from bot.core.stress import Perturbation, Source, Utterance
 from bot.stress.generate import GENERATED_TYPES
-from bot.stress.model import Perturbation, Source, Utterance
-from bot.stress.phenomena import StressType
 from bot.stress.suggest import Suggestion, suggest
 from bot.systems.base import SystemFailure
 from bot.systems.http_json import JsonClient, bearer_header, excerpt
@@ -133,7 +133,7 @@ async def propose(
 
     One call per suggestion, at most ``per_type`` per type (None: every suggestion). The API
     key comes from ``settings.api_key_env`` in ``env`` (the process environment by default):
-    a missing key is a :class:`~bot.errors.SystemSetupError` before any call. A failing,
+    a missing key is a :class:`~bot.core.errors.SystemSetupError` before any call. A failing,
     malformed or unchanged reply is told to ``on_problem`` (default: a logged warning) and
     gives no proposal. Review them with :func:`review` before use.
     """

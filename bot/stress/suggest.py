@@ -23,10 +23,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
+from bot.core.phenomena import StressType
+from bot.core.stress import Utterance
 from bot.stress.edits import EDITORS
 from bot.stress.lexicon import Lexicon, check_language, lexicon
-from bot.stress.model import Utterance
-from bot.stress.phenomena import StressType
 from bot.stress.tokens import Word, plain, words
 
 _SHOWN = 3  # at most this many matches named in one reason

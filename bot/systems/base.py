@@ -8,46 +8,12 @@ that keeps state of its own must be able to rebuild it from the history.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Protocol
 
+from bot.core.conversation import Conversation, SystemReply, Turn
 
-@dataclass(frozen=True)
-class Turn:
-    """One finished exchange: what the participant wrote and what the system answered."""
-
-    user: str
-    system: str
-
-
-@dataclass(frozen=True)
-class Conversation:
-    """What a system is told on each call."""
-
-    session_id: str
-    scenario_id: str
-    brief: str
-    history: tuple[Turn, ...]
-    message: str
-    system_prompt: str | None = None  # the scenario's own prompt for LLM systems, if any
-
-
-@dataclass(frozen=True)
-class SystemReply:
-    """What a system answered.
-
-    ``events`` may hold ``task_success`` or ``end_dialogue``; ``buttons`` are (title,
-    payload) pairs offered under the last text: a tap sends the payload as the
-    participant's next message (Rasa's buttons).
-    """
-
-    texts: tuple[str, ...]
-    events: frozenset[str] = field(default_factory=frozenset)
-    buttons: tuple[tuple[str, str], ...] = ()
-    event_data: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
-    """What the system did, by event: ``{"task_success": {"title": ..., ...}}`` for the
-    demo shop's game added; a scenario's ``success_if`` is checked against it."""
+__all__ = ["Conversation", "System", "SystemFailure", "SystemReply", "SystemTimeout", "Turn"]
+"""The adapter interface: what a ``python`` system imports (``docs/python-adapter.md``)."""
 
 
 class SystemFailure(Exception):

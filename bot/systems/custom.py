@@ -3,7 +3,7 @@
 ``entry: package.module:ClassName`` is imported with importlib and built with the study's
 ``options`` as keyword arguments. The class must have coroutine methods ``respond`` and
 ``close`` (see :mod:`bot.systems.examples.echo` for a documented example). Every problem is a
-:class:`~bot.errors.SystemSetupError` that names the entry, raised at start-up rather than in
+:class:`~bot.core.errors.SystemSetupError` that names the entry, raised at start-up rather than in
 front of a participant.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import inspect
 
-from bot.errors import SystemSetupError
+from bot.core.errors import SystemSetupError
 from bot.systems.base import System
 from scenarios.systems import PythonSystem
 

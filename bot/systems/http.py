@@ -28,8 +28,9 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from bot.errors import SystemSetupError
-from bot.systems.base import Conversation, SystemFailure, SystemReply
+from bot.core.conversation import Conversation, SystemReply
+from bot.core.errors import SystemSetupError
+from bot.systems.base import SystemFailure
 from bot.systems.http_json import JsonClient, bearer_header, describe_url, excerpt, json_kind
 from scenarios.systems import HttpSystem, RequestField
 

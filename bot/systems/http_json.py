@@ -31,9 +31,9 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
-from bot.errors import SystemSetupError
+from bot.core.errors import SystemSetupError
+from bot.core.visible_text import visible
 from bot.systems.base import SystemFailure, SystemTimeout
-from bot.visible_text import visible
 
 log = logging.getLogger(__name__)
 
@@ -365,7 +365,7 @@ def bearer_header(
 ) -> dict[str, str]:
     """``{"Authorization": "Bearer <key>"}`` from the variable a study names, or nothing.
 
-    A variable that is missing or empty is a :class:`~bot.errors.SystemSetupError` at
+    A variable that is missing or empty is a :class:`~bot.core.errors.SystemSetupError` at
     start-up; the message names the variable, never a value.
     """
     if api_key_env is None:

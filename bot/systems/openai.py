@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.systems.base import Conversation, SystemFailure, SystemReply, Turn
+from bot.core.conversation import Conversation, SystemReply, Turn
+from bot.systems.base import SystemFailure
 from bot.systems.http_json import JsonClient, bearer_header, describe_url, excerpt, json_kind
 from scenarios.systems import OpenAISystem
 

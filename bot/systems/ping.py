@@ -14,7 +14,8 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from bot.systems.base import Conversation, SystemFailure, SystemTimeout
+from bot.core.conversation import Conversation
+from bot.systems.base import SystemFailure, SystemTimeout
 from bot.systems.http_json import JsonClient, describe_url, excerpt
 from bot.systems.registry import build_systems, close_systems
 from scenarios.models import StudyBundle

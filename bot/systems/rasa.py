@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.systems.base import Conversation, SystemFailure, SystemReply
+from bot.core.conversation import Conversation, SystemReply
+from bot.systems.base import SystemFailure
 from bot.systems.http_json import JsonClient, describe_url, json_kind
 from scenarios.systems import RasaSystem
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 
-from bot.errors import SystemSetupError
+from bot.core.errors import SystemSetupError
 from bot.systems.base import System
 from bot.systems.custom import load_custom
 from bot.systems.demo import DemoChat, DemoShop
@@ -36,7 +36,7 @@ def build_systems(
     """One adapter per spec id. The HTTP adapters share ``client`` (a new one if ``None``).
 
     Configuration problems (a missing API key variable, a custom class that cannot be
-    loaded, overlapping request paths) raise :class:`~bot.errors.SystemSetupError` naming the
+    loaded, overlapping request paths) raise :class:`~bot.core.errors.SystemSetupError` naming the
     system, at start-up.
     Close what this returns with :func:`close_systems`: it closes the shared client too.
     """

@@ -32,8 +32,8 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.errors import SystemSetupError
-from bot.systems.base import Conversation, Turn
+from bot.core.conversation import Conversation, Turn
+from bot.core.errors import SystemSetupError
 from bot.systems.demo import DemoShop, Variant
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ async def serve_demo(
 ) -> None:
     """Serve the demo shop until cancelled; ``started`` gets the address once listening
     (useful with ``port=0``). An address it cannot listen on is a
-    :class:`~bot.errors.SystemSetupError`."""
+    :class:`~bot.core.errors.SystemSetupError`."""
     runner = web.AppRunner(demo_app(variant), access_log=None)
     await runner.setup()
     try:

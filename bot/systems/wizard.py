@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.systems.base import Conversation, SystemReply
+from bot.core.conversation import Conversation, SystemReply
 
 
 class WizardOnly:

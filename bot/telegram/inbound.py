@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from bot.delivery import Delivery
 from bot.engine import events as ev
+from bot.engine.delivery import Delivery
 
 CONTENT_KINDS = (
     "sticker",

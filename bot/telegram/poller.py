@@ -21,13 +21,13 @@ from typing import Any
 from telegram import Bot, Update
 from telegram.error import TelegramError
 
-from bot.delivery import Delivery
+from bot.core.privacy import Privacy
+from bot.core.vocabulary import EventKind
 from bot.engine import effects as fx
-from bot.privacy import Privacy
+from bot.engine.delivery import Delivery
 from bot.store.interface import HotPath
 from bot.telegram.inbound import Inbound, UnreadableUpdate, read_update
 from bot.telegram.outage import Outage, reach
-from bot.vocabulary import EventKind
 
 log = logging.getLogger(__name__)
 

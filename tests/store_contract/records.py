@@ -5,17 +5,9 @@ from __future__ import annotations
 
 import json
 
-from bot.engine import effects as fx
-from bot.store.interface import StudyStore
-from bot.store.model import (
-    AnnotationJobRecord,
-    AnnotationTarget,
-    AssignmentPlan,
-    ImportedAnswer,
-    ParticipantStatus,
-    StepCommit,
-)
-from bot.vocabulary import (
+from bot.core.annotation import AnnotationJobRecord, AnnotationTarget, AssignmentPlan
+from bot.core.participants import ParticipantStatus
+from bot.core.vocabulary import (
     AnnotationLevel,
     AnnotationRound,
     AnnotatorClaim,
@@ -25,6 +17,9 @@ from bot.vocabulary import (
     SessionState,
     Stage,
 )
+from bot.engine import effects as fx
+from bot.store.interface import StudyStore
+from bot.store.model import ImportedAnswer, StepCommit
 
 EXCHANGE, SESSION = AnnotationLevel.EXCHANGE, AnnotationLevel.SESSION
 FIRST, ADJUDICATION = AnnotationRound.FIRST, AnnotationRound.ADJUDICATION

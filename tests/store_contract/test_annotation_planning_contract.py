@@ -4,10 +4,10 @@ annotator, progress counts targets and conversations."""
 
 from __future__ import annotations
 
-from bot.errors import StoreError
+from bot.core.annotation import AssignmentPlan
+from bot.core.errors import StoreError
+from bot.core.vocabulary import RatingOutcome, SessionState
 from bot.store.interface import StudyStore
-from bot.store.model import AssignmentPlan
-from bot.vocabulary import RatingOutcome, SessionState
 from tests.store_contract.records import EXCHANGE, FIRST, give, ready, targets_of
 
 

@@ -4,9 +4,9 @@ reopening and the adjudication round."""
 
 from __future__ import annotations
 
+from bot.core.annotation import AssignmentPlan
+from bot.core.vocabulary import AnnotatorClaim, Origin, RatingOutcome
 from bot.store.interface import StudyStore
-from bot.store.model import AssignmentPlan
-from bot.vocabulary import AnnotatorClaim, Origin, RatingOutcome
 from tests.store_contract.records import (
     ADJUDICATION,
     EXCHANGE,

@@ -3,10 +3,8 @@ order, and a change number that moves when someone else commits."""
 
 from __future__ import annotations
 
-from bot.engine import effects as fx
-from bot.store.interface import StudyStore
-from bot.store.model import HeldReply, ParticipantStatus
-from bot.vocabulary import (
+from bot.core.participants import HeldReply, ParticipantStatus
+from bot.core.vocabulary import (
     EndReason,
     EventKind,
     Gate,
@@ -16,6 +14,8 @@ from bot.vocabulary import (
     SessionState,
     Stage,
 )
+from bot.engine import effects as fx
+from bot.store.interface import StudyStore
 from tests.store_contract.backends import attach_backend
 from tests.store_contract.records import session, step
 

@@ -9,10 +9,10 @@ import signal
 import sys
 from pathlib import Path
 
+from bot.core.vocabulary import CommandKind, CommandOutcome, GateLevel, GateScope
 from bot.engine import effects as fx
 from bot.store.interface import StudyStore
 from bot.store.model import StepCommit
-from bot.vocabulary import CommandKind, CommandOutcome, GateLevel, GateScope
 from tests.store_contract.backends import open_backend
 from tests.store_contract.conftest import Clock, OpenStore
 from tests.store_contract.records import step

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from bot.core.annotation import AnnotationTarget
+from bot.core.vocabulary import Origin
 from bot.store.interface import StudyStore
-from bot.store.model import AnnotationTarget, ImportedRating
-from bot.vocabulary import Origin
+from bot.store.model import ImportedRating
 from tests.store_contract.conftest import Clock, OpenStore
 from tests.store_contract.records import EXCHANGE, answer, job
 

@@ -9,12 +9,21 @@ from typing import Any
 
 import pytest
 
+from bot.core.errors import StoreError
+from bot.core.participants import ParticipantStatus
+from bot.core.vocabulary import (
+    AnswerStatus,
+    CommandKind,
+    EventKind,
+    GateLevel,
+    GateScope,
+    Moment,
+    Stage,
+)
 from bot.engine import effects as fx
-from bot.errors import StoreError
 from bot.store.erasure import ledger_digest
 from bot.store.interface import StudyStore
-from bot.store.model import ErasureRecord, ParticipantStatus, StepCommit
-from bot.vocabulary import AnswerStatus, CommandKind, EventKind, GateLevel, GateScope, Moment, Stage
+from bot.store.model import ErasureRecord, StepCommit
 from tests.store_contract.backends import attach_backend, open_backend, url_of
 from tests.store_contract.records import (
     EXCHANGE,

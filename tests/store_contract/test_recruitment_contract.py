@@ -4,10 +4,10 @@ unlinked, as withdrawn."""
 
 from __future__ import annotations
 
+from bot.core.participants import ParticipantStatus
+from bot.core.vocabulary import Invitation, PaymentStatus, Stage
 from bot.engine import effects as fx
 from bot.store.interface import StudyStore
-from bot.store.model import ParticipantStatus
-from bot.vocabulary import Invitation, PaymentStatus, Stage
 from tests.store_contract.conftest import Clock, OpenStore
 from tests.store_contract.records import step
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from analytics.data import ANNOTATION_COLUMNS
+from analytics.data.loading import ANNOTATION_COLUMNS
+from bot.core.vocabulary import AnswerStatus, EndReason, Moment, RatingOutcome
 from bot.engine import effects as fx
 from bot.store.interface import StudyStore
 from bot.store.model import AnnotationRating
-from bot.vocabulary import AnswerStatus, EndReason, Moment, RatingOutcome
 from tests.store_contract.records import EXCHANGE, give, ready, session, step
 
 

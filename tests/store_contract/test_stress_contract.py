@@ -3,12 +3,12 @@ never again, verdicts per judge, and a participant's erasure taking their tests 
 
 from __future__ import annotations
 
+from bot.core.phenomena import StressType
+from bot.core.stress import Perturbation, Source, Utterance
+from bot.core.vocabulary import ReplySource
 from bot.engine import effects as fx
 from bot.store.interface import StudyStore
 from bot.store.stress_records import Judge, Judgement, Replay, ReplyTaken, Review, Verdict
-from bot.stress.model import Perturbation, Source, Utterance
-from bot.stress.phenomena import StressType
-from bot.vocabulary import ReplySource
 from tests.store_contract.records import session, step
 
 

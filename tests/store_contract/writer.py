@@ -9,9 +9,10 @@ from __future__ import annotations
 import asyncio
 import sys
 
+from bot.core.participants import ParticipantStatus
+from bot.core.vocabulary import EventKind, Stage
 from bot.engine import effects as fx
-from bot.store.model import ParticipantStatus, StepCommit
-from bot.vocabulary import EventKind, Stage
+from bot.store.model import StepCommit
 from tests.store_contract.backends import open_backend
 
 

@@ -14,11 +14,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from bot.annotation_information import extra_text, information_for
+from bot.core.annotation import AnnotationTask
+from bot.core.vocabulary import AnnotationLevel, AnnotatorClaim, AnswerStatus, Moment
 from bot.engine import asking
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.annotating import view
+from bot.engine.annotating.information import information_for, information_text
 from bot.engine.annotating.model import (
     Annotating,
     AnnotatorEffect,
@@ -37,8 +39,6 @@ from bot.engine.annotating.model import (
 from bot.engine.asking import Asked, Survey
 from bot.engine.callbacks import Channel, SurveyTap
 from bot.engine.questionnaire import tap_with
-from bot.store.model import AnnotationTask
-from bot.vocabulary import AnnotationLevel, AnnotatorClaim, AnswerStatus, Moment
 from questionnaires.models import Item, MultiChoiceItem, TextItem
 from scenarios.jobs import AnnotationJob
 from scenarios.models import StudyBundle, Texts
@@ -277,7 +277,7 @@ def _extra(
     or before any of them when the target is shown afresh (after a pause or restart)."""
     for extra in job.extra_information:
         if (information_for(job, item_id) is extra) or (not first_only and item_id in extra.items):
-            return [fx.Send(extra_text(extra, task.conversation))]
+            return [fx.Send(information_text(extra, task))]
     return []
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.core.annotation import AnnotationTask
+from bot.core.vocabulary import AnnotationLevel, AnnotatorClaim
 from bot.engine import effects as fx
 from bot.engine.asking import Survey
-from bot.store.model import AnnotationTask
-from bot.vocabulary import AnnotationLevel, AnnotatorClaim
 
 
 @dataclass(frozen=True)

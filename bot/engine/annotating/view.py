@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.store.model import AnnotationTask, TranscriptExchange
-from bot.vocabulary import AnnotationLevel
+from bot.core.annotation import AnnotationTask, TranscriptExchange
+from bot.core.vocabulary import AnnotationLevel
 from scenarios.jobs import AnnotationJob
 from scenarios.models import Texts
 

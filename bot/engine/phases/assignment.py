@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from bot.core.vocabulary import EventKind
 from bot.engine import effects as fx
 from bot.engine import events as ev
+from bot.engine.assignment import Cell, assign_scenarios
 from bot.engine.common import Phase, Result, Transition, over, stale_tap, texts_of
 from bot.engine.context import Context
 from bot.engine.journey import Journey, Stage, Task
-from bot.vocabulary import EventKind
-from scenarios.assignment import Cell, assign_scenarios
 
 HELD = "held"
 TRANSITIONS = (

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from bot.core.vocabulary import EventKind, PaymentStatus
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine import recruitment
 from bot.engine.common import Phase, Result, Transition, stale_tap, texts_of
 from bot.engine.context import Context
 from bot.engine.journey import Journey, Stage
-from bot.vocabulary import EventKind, PaymentStatus
 from scenarios.models import StudyBundle
 
 TRANSITIONS = (

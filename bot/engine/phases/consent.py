@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import assert_never
 
+from bot.core.vocabulary import Consent, Hint, Invitation, PaymentStatus
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine import recruitment
@@ -25,7 +26,6 @@ from bot.engine.common import (
 from bot.engine.context import Context
 from bot.engine.hints import hinted
 from bot.engine.journey import Journey, Stage
-from bot.vocabulary import Consent, Hint, Invitation, PaymentStatus
 from scenarios.models import StudyBundle
 
 DECLINED = "declined"

@@ -5,6 +5,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from bot.core.conversation import Conversation, SystemReply, Turn
+from bot.core.vocabulary import (
+    EndReason,
+    EventKind,
+    Gate,
+    GateLevel,
+    GateScope,
+    Hint,
+    ReplySource,
+    effective_gate,
+)
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine import exchange_rating, task
@@ -24,17 +35,6 @@ from bot.engine.common import (
 from bot.engine.context import Context
 from bot.engine.hints import hinted
 from bot.engine.journey import Journey, Waiting
-from bot.systems.base import Conversation, SystemReply, Turn
-from bot.vocabulary import (
-    EndReason,
-    EventKind,
-    Gate,
-    GateLevel,
-    GateScope,
-    Hint,
-    ReplySource,
-    effective_gate,
-)
 from scenarios.models import StudyBundle
 
 SUCCESS_EVENT = "task_success"

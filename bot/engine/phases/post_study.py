@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from bot.core.vocabulary import Moment
 from bot.engine import events as ev
 from bot.engine import questionnaire
 from bot.engine.common import Phase, Result, Transition, over
 from bot.engine.context import Context
 from bot.engine.journey import Journey
-from bot.vocabulary import Moment
 from scenarios.models import StudyBundle
 
 TRANSITIONS = (Transition(Phase.POST_STUDY, Phase.POST_STUDY, "answer / RecordResponse"),)

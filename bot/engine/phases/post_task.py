@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from bot.core.vocabulary import Moment, SessionState
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine import questionnaire
 from bot.engine.common import Phase, Result, Transition, over, scenario_of
 from bot.engine.context import Context
 from bot.engine.journey import Journey
-from bot.vocabulary import Moment, SessionState
 from scenarios.models import StudyBundle
 
 TRANSITIONS = (

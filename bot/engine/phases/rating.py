@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from bot.core.vocabulary import EndReason, Moment
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine import questionnaire, task
 from bot.engine.common import Phase, Result, Transition, scenario_of
 from bot.engine.context import Context
 from bot.engine.journey import Journey
-from bot.vocabulary import EndReason, Moment
 from scenarios.models import StudyBundle
 
 TRANSITIONS = (Transition(Phase.RATING, Phase.RATING, "answer about a row / next row"),)

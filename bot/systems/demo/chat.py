@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from bot.systems.base import Conversation, SystemReply, Turn
+from bot.core.conversation import Conversation, SystemReply, Turn
 
 NAME = "Robin"
 """The companion's name; the hri-cues-chat scenario's opening line introduces it."""

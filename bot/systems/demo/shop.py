@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Literal
 
-from bot.systems.base import Conversation, SystemReply
+from bot.core.conversation import Conversation, SystemReply
 from bot.systems.demo.catalogue import (
     ALEX_WISHLIST,
     CATALOGUE,

@@ -1,0 +1,125 @@
+"""The per-system evaluation report, computed from a study database and written as a
+terminal's tables, Markdown, one HTML file or JSON: what ``ozlab report`` and ``analytics
+report`` (one command, registered in ``bot.cli``) run.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from analytics.io.progress import Steps
+    from analytics.report.numbers import Report
+    from analytics.report.pilot import PilotFindings
+
+_SUFFIXES = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json"}
+
+
+def format_for(out: Path | None) -> str:
+    """The format ``--out``'s suffix names; terminal when it names none."""
+    return _SUFFIXES.get(out.suffix.lower() if out else "", "terminal")
+
+
+def report(
+    db: Path,
+    *,
+    fmt: str = "terminal",
+    out: Path | None = None,
+    exclude_flagged: bool = False,
+    study: str | None = None,
+    stdout: TextIO | None = None,
+    figures: Path | None = None,
+    pilot: bool = False,
+) -> int:
+    """Read ``db``, compute the report and write it in ``fmt`` to ``out`` (or stdout);
+    with ``figures``, every figure as files for a paper too."""
+    from analytics.data.loading import load_study_data
+    from analytics.data.selecting import select_study
+    from analytics.io.progress import steps
+
+    stdout = sys.stdout if stdout is None else stdout
+    source = Path(db).name
+    with steps(3, "Report") as step:
+        step("reading the database")
+        data = select_study(load_study_data(db), study)
+        step("computing statistics")
+        from analytics.report.numbers import build_report
+
+        built = build_report(data, exclude_flagged=exclude_flagged)
+        step(f"writing {fmt}")
+        found = None
+        if pilot:
+            from analytics.report.pilot import pilot_findings
+
+            found = pilot_findings(data)
+        text = _render(
+            built, fmt, source, step, terminal=out is None and fmt == "terminal", pilot=found
+        )
+        if figures is not None:
+            from analytics.report.figures import write_report_figures
+
+            drawn = write_report_figures(built, figures, source=source, step=step)
+            print(f"{len(drawn)} figure files written to {figures}", file=sys.stderr)
+    if text is None:  # printed to the terminal already
+        return 0
+    if out is None:
+        stdout.write(text)
+        stdout.flush()
+    else:
+        from bot.core.researcher_files import private_folder, write_private
+
+        private_folder(out.parent)
+        write_private(out, text)  # its owner's only: it quotes participants
+        print(f"Report written to {out}", file=sys.stderr)
+    return 0
+
+
+def _render(
+    built: Report,
+    fmt: str,
+    source: str,
+    step: Steps,
+    *,
+    terminal: bool,
+    pilot: PilotFindings | None = None,
+) -> str | None:
+    if fmt == "json":
+        from analytics.report.render_json import render_json
+
+        if pilot is None:
+            return render_json(built, source=source) + "\n"
+        import json
+
+        from analytics.report.present_pilot import pilot_json
+
+        whole = json.loads(render_json(built, source=source)) | {"pilot": pilot_json(pilot)}
+        return json.dumps(whole, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
+    from analytics.report.present import document
+
+    limit = 15 if fmt == "terminal" else None
+    blocks = document(built, limit=limit, source=source)
+    if pilot is not None:
+        from analytics.report.present_pilot import pilot_blocks
+
+        blocks = [*blocks, *pilot_blocks(pilot, limit=limit)]
+    if fmt == "md":
+        from analytics.report.render_md import render_markdown
+
+        return render_markdown(blocks)
+    if fmt == "html":
+        from analytics.report.render_html import figure_count, render_html
+
+        step.add(figure_count(blocks))
+        return render_html(built, blocks, step)
+    import io
+
+    from analytics.report.render_terminal import render_terminal
+
+    if terminal:
+        render_terminal(blocks)
+        return None
+    buffer = io.StringIO()
+    render_terminal(blocks, file=buffer)
+    return buffer.getvalue()

@@ -1,0 +1,276 @@
+"""Comparing systems with rank tests chosen by the study's design, and saying which.
+
+Ratings are ordinal, so every test is a rank test. The unit of analysis is the participant:
+answers of one participant about one system (several tasks, several turns) are averaged
+first, because they are not independent observations.
+
+- between-subjects, two systems: Mann–Whitney U, rank-biserial r (Wendt 1972);
+- between-subjects, more: Kruskal–Wallis H with ε² = H / (n − 1) (Tomczak & Tomczak 2014),
+  then Mann–Whitney U for every pair, Holm-corrected;
+- within-subject (each participant met several systems), two systems: Wilcoxon signed-rank,
+  matched-pairs rank-biserial r (Kerby 2014); more: Friedman with Kendall's W, then
+  Wilcoxon for every pair, Holm-corrected.
+
+A comparison with too few participants per system, or with identical answers, gets a row
+whose ``note`` says so and no p-value.
+
+Every row says in ``p_method`` how its p-value was computed, because R's defaults differ
+from scipy's in places: Mann–Whitney and Wilcoxon are exact as in R's ``wilcox.test`` (no
+ties, fewer than 50 per group), otherwise the normal approximation with continuity and tie
+corrections, except that a Wilcoxon test of at most 13 pairs with ties or zero differences
+takes the exact permutation distribution of its signs (R would approximate);
+Kruskal–Wallis and Friedman use the χ² approximation with the tie correction, as R does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any, cast
+
+import numpy as np
+import pandas as pd
+import pingouin as pg
+from scipy.stats import PermutationMethod, mannwhitneyu
+
+from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS
+
+COLUMNS = [
+    "design",
+    "test",
+    "kind",
+    "groups",
+    "n_per_group",
+    "n_total",
+    "statistic_name",
+    "statistic",
+    "p",
+    "p_method",
+    "p_holm",
+    "effect_name",
+    "effect",
+    "note",
+]
+Row = dict[str, Any]
+"""One line of the table, a cell per column of ``COLUMNS`` (strings, counts, floats)."""
+
+EXACT = "exact"
+NORMAL = "normal approximation with continuity and tie corrections"
+CHI2_TIES = "χ² approximation with tie correction"
+SIGN_PERMUTATION = "exact permutation distribution of the signs (ties or zero differences)"
+EXACT_LIMIT = 50
+"""R's ``wilcox.test`` computes exact p-values below 50 observations per group, when
+nothing is tied (scipy's ``auto`` switches at 8 for Mann–Whitney)."""
+PERMUTATION_LIMIT = 13
+"""Up to 2^13 sign patterns: enumerated, as scipy's ``wilcoxon`` does with ties."""
+
+
+def detect_design(sessions: pd.DataFrame, declared: str | None = None) -> str:
+    """``"within"`` when the study says so or any participant met more than one system."""
+    if declared == "within":
+        return "within"
+    met = sessions.groupby("participant_id", observed=True)["system_id"].nunique()
+    return "within" if (met > 1).any() else "between"
+
+
+def compare_systems(
+    data: pd.DataFrame,
+    *,
+    dv: str = "score",
+    between: str = "system_id",
+    subject: str = "participant_id",
+    within: bool | None = None,
+    min_n: int = 5,
+) -> pd.DataFrame:
+    """Compare ``dv`` across the groups in ``between``; see the module docstring for the
+    tests. ``within=None`` decides from the data (a subject in several groups)."""
+    frame = data[[subject, between, dv]].dropna()
+    frame = frame[~frame[between].isin([NO_SYSTEM, SEVERAL_SYSTEMS])]
+    frame = frame.astype({subject: object, between: object, dv: float})
+    if within is None:
+        within = bool((frame.groupby(subject)[between].nunique() > 1).any())
+    means = frame.groupby([subject, between])[dv].mean().rename("dv").reset_index()
+    groups = sorted(means[between].unique())
+    design = "within" if within else "between"
+    if len(groups) < 2:
+        found = groups[0] if groups else "no system"
+        return table_of([row_of(design, "none", groups, {}, note=f"only one system ({found})")])
+    if within:
+        wide = means.pivot(index=subject, columns=between, values="dv")[groups]
+        return table_of(_within(wide, groups, min_n))
+    samples = {g: means.loc[means[between] == g, "dv"].to_numpy() for g in groups}
+    return table_of(_between(samples, min_n))
+
+
+def table_of(rows: list[Row]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def row_of(design: str, test: str, groups: Sequence[str], n: dict[str, int], **fields: Any) -> Row:
+    """One line of the table; ``n_total`` counts participants (once each, within-subject)."""
+    row = dict.fromkeys(COLUMNS)
+    row.update(
+        design=design,
+        test=test,
+        kind="omnibus",
+        groups=" vs ".join(groups) if len(groups) == 2 else ", ".join(groups),
+        n_per_group=n,
+        n_total=sum(n.values()),
+        statistic=math.nan,
+        p=math.nan,
+        p_holm=math.nan,
+        effect=math.nan,
+    )
+    row.update(fields)
+    return row
+
+
+def too_few(n: dict[str, int], min_n: int) -> str | None:
+    short = [f"{g} has {k}" for g, k in n.items() if k < min_n]
+    if short:
+        return f"too few participants: {', '.join(short)} (at least {min_n} per system needed)"
+    return None
+
+
+def _constant(values: np.ndarray) -> str | None:
+    if len(values) and np.all(values == values[0]):
+        return f"every answer is {values[0]:g}: nothing to compare"
+    return None
+
+
+def _mwu(design: str, a: str, x: np.ndarray, b: str, y: np.ndarray, min_n: int, kind: str) -> Row:
+    """Mann–Whitney U of the first group (as scipy and pingouin report it) and the
+    rank-biserial r = 2U/(n1·n2) − 1, positive when the first group rates higher. Computed
+    from U rather than with pingouin's ``mwu``, which builds an n1 × n2 matrix."""
+    n = {a: len(x), b: len(y)}
+    fields = {"statistic_name": "U", "effect_name": "rank-biserial r", "kind": kind}
+    note = too_few(n, min_n) or _constant(np.concatenate([x, y]))
+    if note:
+        return row_of(design, "Mann–Whitney U", [a, b], n, note=note, **fields)
+    both = np.concatenate([x, y])
+    tied = len(np.unique(both)) < len(both)
+    exact = not tied and max(len(x), len(y)) < EXACT_LIMIT
+    u, p = mannwhitneyu(x, y, alternative="two-sided", method="exact" if exact else "asymptotic")
+    r = 2 * float(u) / (len(x) * len(y)) - 1
+    return row_of(
+        design,
+        "Mann–Whitney U",
+        [a, b],
+        n,
+        statistic=float(u),
+        p=float(p),
+        p_method=EXACT if exact else NORMAL,
+        p_holm=float(p),
+        effect=r,
+        **fields,
+    )
+
+
+def _between(samples: dict[str, np.ndarray], min_n: int) -> list[Row]:
+    groups = list(samples)
+    if len(groups) == 2:
+        a, b = groups
+        return [_mwu("between", a, samples[a], b, samples[b], min_n, "omnibus")]
+    n = {g: len(v) for g, v in samples.items()}
+    fields = {"statistic_name": "H", "effect_name": "ε²"}
+    everything = np.concatenate(list(samples.values()))
+    note = too_few(n, min_n) or _constant(everything)
+    if note:
+        omnibus = row_of("between", "Kruskal–Wallis H", groups, n, note=note, **fields)
+    else:
+        long = pd.DataFrame(
+            {"group": np.repeat(groups, [len(v) for v in samples.values()]), "dv": everything}
+        )
+        result = pg.kruskal(long, dv="dv", between="group").iloc[0]
+        h, p = float(result["H"]), float(result["p_unc"])
+        omnibus = row_of(
+            "between", "Kruskal–Wallis H", groups, n, statistic=h, p=p, p_method=CHI2_TIES,
+            p_holm=p, effect=h / (len(everything) - 1), **fields,
+        )  # fmt: skip
+    pairs = [
+        _mwu("between", a, samples[a], b, samples[b], min_n, "pairwise")
+        for a, b in itertools.combinations(groups, 2)
+    ]
+    return [omnibus, *_holm(pairs)]
+
+
+def _holm(rows: list[Row]) -> list[Row]:
+    tested = [r for r in rows if not math.isnan(r["p"])]
+    if tested:
+        _, corrected = pg.multicomp([r["p"] for r in tested], method="holm")
+        for row, p in zip(tested, corrected, strict=True):
+            row["p_holm"] = float(p)
+    return rows
+
+
+def _wilcoxon(wide: pd.DataFrame, a: str, b: str, min_n: int, kind: str) -> Row:
+    """Wilcoxon signed-rank on the participants who rated both systems; the effect is the
+    matched-pairs rank-biserial r (positive when ``a`` is rated higher)."""
+    pair = wide[[a, b]].dropna()
+    n = {a: len(pair), b: len(pair)}
+    fields: Row = {"statistic_name": "W", "effect_name": "matched-pairs rank-biserial r"}
+    fields["kind"] = kind
+    fields["n_total"] = len(pair)  # participants, each counted once
+    test = "Wilcoxon signed-rank"
+    note = too_few(n, min_n)
+    if not note and (pair[a] == pair[b]).all():
+        note = "every participant rated both systems the same: nothing to compare"
+    if note:
+        return row_of("within", test, [a, b], n, note=note, **fields)
+    x, y = pair[a].to_numpy(dtype=float), pair[b].to_numpy(dtype=float)
+    method, how = _signed_rank_method(x - y)
+    result = pg.wilcoxon(x, y, method=method).iloc[0]
+    p = float(result["p_val"])
+    return row_of(
+        "within", test, [a, b], n, statistic=float(result["W_val"]), p=p, p_method=how,
+        p_holm=p, effect=float(result["RBC"]), **fields,
+    )  # fmt: skip
+
+
+def _signed_rank_method(differences: np.ndarray) -> tuple[object, str]:
+    """The p-value method for these paired differences, and its words (module docstring).
+    pingouin passes ``correction=True`` (R's continuity correction) to scipy."""
+    nonzero = differences[differences != 0]
+    irregular = len(nonzero) < len(differences) or len(np.unique(np.abs(nonzero))) < len(nonzero)
+    if not irregular and len(nonzero) < EXACT_LIMIT:
+        return "exact", EXACT
+    if irregular and len(differences) <= PERMUTATION_LIMIT:
+        # At least as many resamples as sign patterns: scipy enumerates them all (exact).
+        return PermutationMethod(n_resamples=2**PERMUTATION_LIMIT), SIGN_PERMUTATION
+    return "asymptotic", NORMAL
+
+
+def _within(wide: pd.DataFrame, groups: list[str], min_n: int) -> list[Row]:
+    if len(groups) == 2:
+        return [_wilcoxon(wide, groups[0], groups[1], min_n, "omnibus")]
+    complete = wide.dropna()
+    n = dict.fromkeys(groups, len(complete))
+    fields = {"statistic_name": "Q", "effect_name": "Kendall's W", "n_total": len(complete)}
+    note = too_few(n, min_n) or _constant(complete.to_numpy().ravel())
+    if note:
+        omnibus = row_of("within", "Friedman", groups, n, note=note, **fields)
+    else:
+        # Flat columns stack to a Series (pandas-stubs allows a DataFrame too).
+        stacked = cast(pd.Series, complete.rename_axis(index="subject", columns="group").stack())
+        long = stacked.rename("dv")
+        result = pg.friedman(long.reset_index(), dv="dv", within="group", subject="subject")
+        q, w, p = (float(result.iloc[0][k]) for k in ("Q", "W", "p_unc"))
+        omnibus = row_of(
+            "within", "Friedman", groups, n, statistic=q, p=p, p_method=CHI2_TIES, p_holm=p,
+            effect=w, **fields,
+        )  # fmt: skip
+    pairs = [_wilcoxon(wide, a, b, min_n, "pairwise") for a, b in itertools.combinations(groups, 2)]
+    return [omnibus, *_holm(pairs)]
+
+
+def family_holm(table: pd.DataFrame) -> int:
+    """Holm's correction across every measure's omnibus test, written into ``p_family``
+    (the raw ``p`` stays beside it): testing several items or constructs is a family.
+    Pairwise rows keep their correction within their measure. Returns the family's size."""
+    omnibus = (table["kind"] == "omnibus") & table["p"].notna()
+    table["p_family"] = np.nan
+    if omnibus.any():
+        _, corrected = pg.multicomp(table.loc[omnibus, "p"].to_numpy(dtype=float), method="holm")
+        table.loc[omnibus, "p_family"] = corrected
+    return int(omnibus.sum())

@@ -1,0 +1,341 @@
+"""``ozlab power``: how many participants the study's own design needs, and the smallest
+effect a collected sample could have detected.
+
+The test follows the study: between participants, two systems are a two-sample t-test
+(one group per system) and more systems a one-way ANOVA; within participants (everybody
+meets every system), two systems are a paired t-test and more a repeated-measures ANOVA;
+one system is a one-sample t-test (its mean against a fixed value, such as the scale's
+middle). The numbers come from pingouin's power functions, which agree with R's ``pwr``
+and G*Power; what was used is named in the output, so that a paper can cite it. All tests
+are two-sided. Effects are Cohen's d for t-tests (d_z, the mean difference over the SD of
+the differences, for the paired one) and Cohen's f for ANOVAs (η² = f² / (1 + f²)).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+import pingouin as pg
+
+from bot.core.errors import StudyDataError
+from bot.core.vocabulary import SessionState
+
+DesignKind = Literal["between", "within"]
+DEFAULT_D = 0.5
+"""Cohen's "medium" d."""
+DEFAULT_F = 0.25
+"""Cohen's "medium" f (η² ≈ 0.059)."""
+
+
+@dataclass(frozen=True)
+class PowerTest:
+    """The test a design's comparison of systems calls for, as a paper would name it."""
+
+    name: str
+    call: str
+    """The pingouin function and options used, e.g. ``pingouin.power_ttest(contrast='paired')``."""
+    effect: str
+    """The effect size's name: ``Cohen's d``, ``Cohen's d_z`` or ``Cohen's f``."""
+    design: DesignKind
+    systems: int
+    corr: float | None = None
+    """Repeated-measures ANOVA: the assumed correlation between a participant's measures."""
+
+    @property
+    def anova(self) -> bool:
+        return self.effect == "Cohen's f"
+
+    @property
+    def default_effect(self) -> float:
+        return DEFAULT_F if self.anova else DEFAULT_D
+
+
+@dataclass(frozen=True)
+class SampleSize:
+    """Participants needed to detect ``effect`` with ``power`` at ``alpha``."""
+
+    test: PowerTest
+    effect: float
+    alpha: float
+    power: float
+    exact: float
+    """pingouin's n: per system between participants, participants in all within."""
+
+    @property
+    def per_system(self) -> int:
+        """Participants each system needs (within participants: the same people)."""
+        return math.ceil(self.exact - 1e-9)
+
+    @property
+    def participants(self) -> int:
+        """Participants in all."""
+        return self.per_system * (self.test.systems if self.test.design == "between" else 1)
+
+
+@dataclass(frozen=True)
+class Detectable:
+    """The smallest effect a sample of ``n`` had ``power`` to detect at ``alpha``."""
+
+    test: PowerTest
+    n: tuple[int, ...]
+    """Participants per system (between) or participants with every system (within)."""
+    alpha: float
+    power: float
+    effect: float | None
+    """``None`` when the sample is too small for the test (fewer than 2 per group)."""
+
+    def sentence(self) -> str:
+        """One sentence for a report or a paper."""
+        if self.effect is None:
+            return (
+                f"With {_sample_words(self)}, a {self.test.name} has too few participants "
+                "to detect any effect."
+            )
+        symbol = "f" if self.test.anova else ("d_z" if "d_z" in self.test.effect else "d")
+        return (
+            f"With {_sample_words(self)}, a two-sided {self.test.name} at α = "
+            f"{self.alpha:g} had {self.power:.0%} power to detect effects of {symbol} ≥ "
+            f"{self.effect:.2f} ({self.test.effect}; {self.test.call})."
+        )
+
+
+def power_test(design: DesignKind, systems: int, *, corr: float = 0.5) -> PowerTest:
+    """The test that compares ``systems`` systems in a ``design`` study."""
+    if systems < 1:
+        raise StudyDataError("a study has at least one system")
+    if systems == 1:
+        return PowerTest(
+            "one-sample t-test",
+            "pingouin.power_ttest(contrast='one-sample')",
+            "Cohen's d",
+            design,
+            1,
+        )
+    if design == "between":
+        if systems == 2:
+            return PowerTest(
+                "two-sample t-test",
+                "pingouin.power_ttest(contrast='two-samples')",
+                "Cohen's d",
+                design,
+                2,
+            )
+        return PowerTest(
+            "one-way ANOVA", f"pingouin.power_anova(k={systems})", "Cohen's f", design, systems
+        )
+    if systems == 2:
+        return PowerTest(
+            "paired t-test",
+            "pingouin.power_ttest(contrast='paired')",
+            "Cohen's d_z",
+            design,
+            2,
+        )
+    return PowerTest(
+        "repeated-measures ANOVA",
+        f"pingouin.power_rm_anova(m={systems}, corr={corr:g})",
+        "Cohen's f",
+        design,
+        systems,
+        corr=corr,
+    )
+
+
+def sample_size(
+    design: DesignKind,
+    systems: int,
+    *,
+    effect: float | None = None,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    corr: float = 0.5,
+) -> SampleSize:
+    """Participants needed per system for ``effect`` (default Cohen's medium effect)."""
+    _check(alpha, power, corr)
+    test = power_test(design, systems, corr=corr)
+    size = test.default_effect if effect is None else effect
+    if not size > 0:
+        raise StudyDataError(f"the effect size must be above 0, not {size:g}")
+    if test.anova:
+        eta = _eta_squared(size)
+        if design == "between":
+            n = pg.power_anova(eta_squared=eta, k=systems, power=power, alpha=alpha)
+        else:
+            n = pg.power_rm_anova(eta_squared=eta, m=systems, power=power, alpha=alpha, corr=corr)
+    else:
+        n = pg.power_ttest(d=size, power=power, alpha=alpha, contrast=_contrast(test))
+    return SampleSize(test, size, alpha, power, float(n))
+
+
+def smallest_detectable_effect(
+    design: DesignKind,
+    sizes: Sequence[int],
+    *,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    corr: float = 0.5,
+) -> Detectable:
+    """The smallest effect the sample had ``power`` to detect (the report's statement).
+
+    ``sizes`` has one number per system. Between participants: the participants of each
+    system (unequal groups are exact for two systems; for more, the ANOVA is computed on
+    the harmonic mean of the group sizes). Within participants: the participants counted
+    with each system; the smallest count is used, since a participant enters a paired test
+    or a repeated-measures ANOVA only with every system (pass the complete cases)."""
+    _check(alpha, power, corr)
+    test = power_test(design, len(sizes), corr=corr)
+    counts = tuple(int(n) for n in sizes)
+    if design == "within" or len(counts) == 1:
+        counts = (min(counts),)
+    if min(counts) < 2 or (test.name == "two-sample t-test" and sum(counts) < 4):
+        return Detectable(test, counts, alpha, power, None)
+    effect: float
+    if test.name == "two-sample t-test":
+        nx, ny = counts
+        test = replace(test, call=f"pingouin.power_ttest2n(nx={nx}, ny={ny})")
+        effect = pg.power_ttest2n(nx=nx, ny=ny, power=power, alpha=alpha)
+    elif test.anova and design == "between":
+        harmonic = len(counts) / sum(1 / n for n in counts)
+        if len(set(counts)) > 1:
+            call = f"pingouin.power_anova(k={len(counts)}, n={harmonic:.2f}: the harmonic mean)"
+            test = replace(test, call=call)
+        effect = _f(pg.power_anova(n=harmonic, k=len(sizes), power=power, alpha=alpha))
+    elif test.anova:
+        eta = pg.power_rm_anova(n=counts[0], m=len(sizes), power=power, alpha=alpha, corr=corr)
+        effect = _f(eta)
+    else:
+        effect = pg.power_ttest(n=counts[0], power=power, alpha=alpha, contrast=_contrast(test))
+    value = float(effect)
+    return Detectable(test, counts, alpha, power, value if math.isfinite(value) else None)
+
+
+def collected_sizes(sessions_by_system: dict[str, set[str]], design: DesignKind) -> tuple[int, ...]:
+    """Per system, the participants a comparison can use: between, each system's own;
+    within, the participants who finished a task with every system (the complete cases)."""
+    if design == "between":
+        return tuple(len(people) for people in sessions_by_system.values())
+    groups = list(sessions_by_system.values())
+    complete = set.intersection(*groups) if groups else set()
+    return tuple(len(complete) for _ in groups)
+
+
+def power_report(
+    ref: str | Path,
+    *,
+    effect: float | None = None,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    corr: float = 0.5,
+    study: str | None = None,
+) -> str:
+    """``ozlab power``'s text for a study (a shipped name or a YAML file) or a database;
+    a database adds what the participants who finished a task so far could detect."""
+    from analytics.data.loading import load_study_data
+    from analytics.data.selecting import select_study
+
+    path = Path(ref)
+    finished: dict[str, set[str]] | None = None
+    if path.is_file() and path.suffix.lower() not in (".yaml", ".yml"):
+        data = select_study(load_study_data(path), study)
+        bundle = data.bundles.get(study) if study else data.bundle
+        if bundle is None:
+            raise StudyDataError(
+                f"{path} holds no readable study definition: run ozlab power on the study "
+                "file instead"
+            )
+        ended = data.sessions[data.sessions["state"].astype(object) == SessionState.ENDED.value]
+        finished = {spec.id: set() for spec in bundle.study.systems}
+        for system_id, participant in zip(
+            ended["system_id"].astype(str), ended["participant_id"].astype(str), strict=True
+        ):
+            finished.setdefault(system_id, set()).add(participant)
+    else:
+        from scenarios.loading import load_study
+
+        bundle = load_study(ref)
+    design = bundle.study.design
+    systems = [spec.id for spec in bundle.study.systems]
+    needed = sample_size(
+        design.systems, len(systems), effect=effect, alpha=alpha, power=power, corr=corr
+    )
+    test = needed.test
+    lines = [
+        f"Study {bundle.study.id!r}: {len(systems)} "
+        f"system{'s' if len(systems) != 1 else ''} ({', '.join(systems)}), "
+        + _design_words(design.systems, len(systems)),
+        f"Test: two-sided {test.name} ({test.call})",
+        f"Effect: {test.effect} = {needed.effect:g}"
+        + (f" (η² = {_eta_squared(needed.effect):.3f})" if test.anova else "")
+        + f", α = {alpha:g}, power = {power:g}",
+        _needed_words(needed),
+    ]
+    if design.systems == "within" and len(systems) > 1:
+        tasks = design.tasks_per_participant
+        if tasks is not None and tasks < len(systems):
+            lines.append(
+                f"Note: each participant plays {tasks} tasks, fewer than the {len(systems)} "
+                "systems, so nobody meets every system: the estimate assumes they do."
+            )
+    if finished is not None:
+        sizes = collected_sizes(finished, design.systems)
+        found = smallest_detectable_effect(
+            design.systems, sizes, alpha=alpha, power=power, corr=corr
+        )
+        counts = ", ".join(f"{s} {len(p)}" for s, p in finished.items())
+        lines.append(f"Finished a task so far: {counts} participants.")
+        lines.append(found.sentence())
+    return "\n".join(lines) + "\n"
+
+
+def _design_words(design: DesignKind, systems: int) -> str:
+    if systems == 1:
+        return "so the test compares its mean with a fixed value (e.g. the scale's middle)."
+    if design == "between":
+        return "between participants (each participant meets one system)."
+    return "within participants (each participant meets every system)."
+
+
+def _needed_words(needed: SampleSize) -> str:
+    if needed.test.design == "between" and needed.test.systems > 1:
+        return (
+            f"Needed: {needed.per_system} participants per system (n = {needed.exact:.2f}), "
+            f"{needed.participants} in all."
+        )
+    every = ", each meeting every system" if needed.test.systems > 1 else ""
+    return f"Needed: {needed.per_system} participants{every} (n = {needed.exact:.2f})."
+
+
+def _sample_words(found: Detectable) -> str:
+    if found.test.design == "between" and found.test.systems > 1:
+        *first, last = map(str, found.n)
+        return f"{', '.join(first)} and {last} participants per system"
+    if found.test.systems == 1:
+        return f"{found.n[0]} participants"
+    return f"{found.n[0]} participants who met every system"
+
+
+def _contrast(test: PowerTest) -> str:
+    return {"one-sample t-test": "one-sample", "paired t-test": "paired"}.get(
+        test.name, "two-samples"
+    )
+
+
+def _eta_squared(f: float) -> float:
+    return f * f / (1 + f * f)
+
+
+def _f(eta_squared: float) -> float:
+    return math.sqrt(eta_squared / (1 - eta_squared))
+
+
+def _check(alpha: float, power: float, corr: float) -> None:
+    if not 0 < alpha < 1:
+        raise StudyDataError(f"α must be between 0 and 1, not {alpha:g}")
+    if not alpha < power < 1:
+        raise StudyDataError(f"power must be between α ({alpha:g}) and 1, not {power:g}")
+    if not -1 < corr < 1:
+        raise StudyDataError(f"the correlation must be between -1 and 1, not {corr:g}")

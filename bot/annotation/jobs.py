@@ -1,0 +1,88 @@
+"""An annotation job brought up to date in the store: its definition, its targets from the
+sessions stored so far, and who rates what (``bot.engine.annotating.assignment`` plans, the
+store applies the plan only if nothing changed meanwhile; else it is planned again).
+
+Run when annotators are invited (``ozlab invite --annotators``), and by the annotators' flow
+whenever a target is finished or, on the bot's clock, someone drops out: adjudication and
+reassignment follow.
+"""
+
+from __future__ import annotations
+
+from bot.core.annotation import AnnotationJobRecord, AnnotationState, AssignmentPlan
+from bot.core.errors import StudyDataError
+from bot.engine.annotating.assignment import item_kinds, next_drop_out, plan, rules_of
+from bot.engine.annotating.targets import build_targets
+from bot.store.interface import AnnotationPlanning
+from scenarios.jobs import AnnotationJob
+from scenarios.models import StudyBundle
+
+_ATTEMPTS = 20
+
+
+def job_of(bundle: StudyBundle, name: str) -> AnnotationJob:
+    """The study's job ``name``, or a one-line error listing the study's jobs."""
+    job = bundle.jobs.get(name)
+    if job is None:
+        listed = ", ".join(bundle.jobs) or "none: add annotation_jobs to the study"
+        raise StudyDataError(
+            f"study {bundle.study.id!r} has no annotation job {name!r} (its jobs: {listed})"
+        )
+    return job
+
+
+def job_record(bundle: StudyBundle, job: AnnotationJob) -> AnnotationJobRecord:
+    return AnnotationJobRecord(
+        job=job.id,
+        study_id=bundle.study.id,
+        definition=job.model_dump_json(by_alias=True),
+        seen_once=job.seen_once_in_order,
+        drop_out_after=job.drop_out_after,
+    )
+
+
+async def prepare_job(store: AnnotationPlanning, bundle: StudyBundle, job: AnnotationJob) -> int:
+    """Store the job and the targets of sessions ended since it was last prepared; how many
+    targets are new."""
+    await store.save_annotation_job(job_record(bundle, job))
+    existing = await store.annotation_targets(job.id)
+    sessions = await store.annotatable_sessions()
+    new = build_targets(job, bundle.study.id, sessions, existing)
+    return await store.add_annotation_targets(job.id, new) if new else 0
+
+
+async def assign(
+    store: AnnotationPlanning, bundle: StudyBundle, job: AnnotationJob, now: float
+) -> AssignmentPlan:
+    """Plan and apply who rates what; the plan that was applied (empty: nothing to do)."""
+    decided, _ = await _assigned(store, bundle, job, now)
+    return decided
+
+
+async def assign_on_the_clock(
+    store: AnnotationPlanning, bundle: StudyBundle, job: AnnotationJob, now: float
+) -> tuple[AssignmentPlan, float | None]:
+    """``assign``, and when the job's next silent annotator drops out after it (None: nobody
+    can): from the state the plan was made from when there was nothing to do (the usual
+    case, one read), else from the state read again."""
+    decided, state = await _assigned(store, bundle, job, now)
+    if decided.assign or decided.release:
+        state = await store.annotation_state(job.id) or state
+    return decided, next_drop_out(state, rules_of(job), now)
+
+
+async def _assigned(
+    store: AnnotationPlanning, bundle: StudyBundle, job: AnnotationJob, now: float
+) -> tuple[AssignmentPlan, AnnotationState]:
+    rules = rules_of(job)
+    kinds = item_kinds(bundle.questionnaires[q] for q in job.instruments())
+    for _ in range(_ATTEMPTS):
+        state = await store.annotation_state(job.id)
+        if state is None:
+            raise StudyDataError(f"annotation job {job.id!r} is not in this database yet")
+        decided = plan(state, rules, kinds, now)
+        if not decided.assign and not decided.release:
+            return decided, state
+        if await store.apply_assignment_plan(job.id, decided, state.version):
+            return decided, state
+    raise StudyDataError(f"annotation job {job.id!r} kept changing while it was planned")

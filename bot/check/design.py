@@ -1,0 +1,72 @@
+"""Designs that cannot do what they say: ``ozlab check`` warns, and the study still runs.
+
+A within-subjects design where nobody meets a second system, or a balanced design whose
+cells cannot stay even with the tasks each participant plays, are valid files: the bot
+runs them, and the report finds out too late (no within-subjects comparison, cells two or
+more sessions apart). Each warning is placed at the setting to change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.engine.assignment import balance_holds, balancing_tasks
+from scenarios.models import Study
+from scenarios.yaml_lines import Loc
+
+
+@dataclass(frozen=True)
+class DesignWarning:
+    loc: Loc
+    message: str
+
+
+def _plural(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def design_warnings(study: Study) -> list[DesignWarning]:
+    design = study.design
+    scenarios, systems = len(study.scenarios), len(study.systems)
+    tasks = min(design.tasks_per_participant or scenarios, scenarios)
+    at_tasks: Loc = (
+        ("design", "tasks_per_participant")
+        if design.tasks_per_participant is not None
+        else ("scenarios",)
+    )
+    warnings: list[DesignWarning] = []
+    within = design.systems == "within"
+    if within and systems > 1 and tasks == 1:
+        why = "the study has one scenario" if scenarios == 1 else "tasks_per_participant is 1"
+        warnings.append(
+            DesignWarning(
+                ("design", "systems"),
+                f"systems: within, but {why}: each participant plays one task and meets one"
+                " system, so no participant compares systems; write systems: between, or give"
+                f" each participant {systems} tasks (one per system)",
+            )
+        )
+    elif within and 1 < tasks < systems:
+        warnings.append(
+            DesignWarning(
+                at_tasks,
+                f"systems: within, but each participant plays {_plural(tasks, 'task')} of"
+                f" {systems} systems: nobody meets every system; a within-subjects comparison"
+                f" needs {systems} tasks per participant (and as many scenarios)",
+            )
+        )
+    if design.type == "balanced" and not balance_holds(
+        scenarios, systems, tasks, between=not within
+    ):
+        keeping = balancing_tasks(scenarios, systems, between=not within)
+        warnings.append(
+            DesignWarning(
+                at_tasks,
+                f"a balanced design cannot keep its {scenarios * systems} (scenario, system)"
+                f" cells even with {_plural(scenarios, 'scenario')}, {_plural(systems, 'system')}"
+                f" and {_plural(tasks, 'task')} per participant ({design.systems} subjects):"
+                " some cells fall two or more sessions behind the others; tasks per"
+                f" participant that keep them even: {', '.join(map(str, keeping))}",
+            )
+        )
+    return warnings

@@ -1,0 +1,224 @@
+"""``ozlab check STUDY``: validate a study before participants meet it.
+
+A researcher runs this after every edit: it prints a summary when the study is sound (a
+first line naming what was loaded, then one line per part: design, screening, each task
+and what is asked when, so that a wrong reference shows as the wrong name), or every
+problem (file, line, field, message) on its own line of stderr, through the CLI, which
+exits with :class:`~bot.core.errors.StudyFileError`'s status. Every system is built as
+``ozlab run`` builds it (``bot.check.systems``): what would stop the bot at start-up
+stops the check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+
+from bot.check.design import design_warnings
+from bot.check.systems import system_problems
+from bot.core.errors import SystemSetupError
+from questionnaires.models import Condition, Questionnaire
+from scenarios.jobs import AnnotationJob
+from scenarios.loading import StudyError, load_study, study_document
+from scenarios.models import Scenario, ScenarioText, StudyBundle, Texts
+from scenarios.sentences import catalogue
+from scenarios.sentences import languages as sentence_languages
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _items(questionnaire: Questionnaire) -> str:
+    kinds = Counter(item.type for item in questionnaire.items)
+    detail = ", ".join(f"{number} {kind}" for kind, number in kinds.items())
+    return f"{questionnaire.id}: {_count(len(questionnaire.items), 'item')}, {detail}"
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g}{unit}"
+    return f"{seconds:g}s"
+
+
+def _condition(condition: Condition) -> str:
+    if condition.equals is not None:
+        return f"{condition.item} = {condition.equals!r}"
+    return f"{condition.item} in ({', '.join(repr(v) for v in condition.any_of)})"
+
+
+def _design(bundle: StudyBundle) -> str:
+    design, scenarios = bundle.study.design, len(bundle.study.scenarios)
+    tasks = min(design.tasks_per_participant or scenarios, scenarios)
+    each = f"{tasks} of {scenarios} scenarios" if tasks < scenarios else _count(tasks, "scenario")
+    if tasks > 1:
+        order = "latin-square" if design.type == "latin_square" else design.order
+        each += f" in {order} order"
+    return (
+        f"design: {design.type} (seed {design.seed}); each participant: {each}; "
+        f"systems {design.systems} subjects"
+    )
+
+
+def _screening(bundle: StudyBundle) -> str:
+    parts = []
+    for questionnaire_id in bundle.study.screening:
+        conditions = bundle.questionnaire(questionnaire_id).eligible_if
+        rule = " and ".join(_condition(c) for c in conditions)
+        parts.append(f"{questionnaire_id} (eligible if {rule})" if rule else questionnaire_id)
+    return "screening: " + ", ".join(parts)
+
+
+def _scenario(bundle: StudyBundle, scenario: Scenario) -> str:
+    if scenario.kind == "rating":
+        rows = len(bundle.stimuli.get(scenario.id, ()))
+        parts = [
+            f"rating task, {_count(rows, 'row')} from {scenario.stimuli}",
+            f"each rated with {', '.join(scenario.rate_with)}",
+        ]
+    else:
+        limits = []
+        if scenario.max_exchanges:
+            limits.append(f"at most {_count(scenario.max_exchanges, 'exchange')}")
+        if scenario.time_limit:
+            limits.append(f"{_duration(scenario.time_limit)} limit")
+        parts = [", ".join(["dialogue", *limits])]
+        if scenario.exchange:
+            parts.append(f"after each reply: {', '.join(scenario.exchange)}")
+    if scenario.post_task:
+        parts.append(f"after the task: {', '.join(scenario.post_task)}")
+    if scenario.translations:
+        parts.append(f"translated: {', '.join(scenario.translations)}")
+    return f"scenario {scenario.id}: " + "; ".join(parts)
+
+
+def _job(job: AnnotationJob) -> str:
+    rated = [
+        f"each {level} ({', '.join(ids)})"
+        for level, ids in (("exchange", job.rate.exchange), ("session", job.rate.session))
+        if ids
+    ]
+    rule = job.adjudication.third_annotator_when if job.adjudication else None
+    parts = [" and ".join(rated), _count(job.annotators, "annotator")]
+    if rule is not None:
+        parts.append("one more where they disagree")
+    parts.append("each seen once, in order" if job.seen_once_in_order else "revisitable")
+    if job.sessions.sample is not None:
+        parts.append(f"a sample of {job.sessions.sample.n} sessions by system")
+    return f"annotation job {job.id}: " + ", ".join(parts)
+
+
+def summary(bundle: StudyBundle) -> str:
+    """What was loaded, so that a researcher sees the study they meant."""
+    study = bundle.study
+    systems = ", ".join(system.id for system in study.systems)
+    scenarios = ", ".join(bundle.scenarios)
+    questionnaires = "; ".join(_items(q) for q in bundle.questionnaires.values())
+    lines = [
+        f"OK: study {study.id!r} — {_count(len(study.systems), 'system')} ({systems}), "
+        f"{_count(len(bundle.scenarios), 'scenario')} ({scenarios}), "
+        f"{_count(len(bundle.questionnaires), 'questionnaire')}"
+        + (f" ({questionnaires})" if questionnaires else "")
+        + f", {study.design.type} design",
+        _design(bundle),
+    ]
+    if study.screening:
+        lines.append(_screening(bundle))
+    lines.extend(_scenario(bundle, bundle.scenario(s)) for s in study.scenarios)
+    if study.post_study:
+        lines.append(f"after the study: {', '.join(study.post_study)}")
+    lines.extend(_job(job) for job in bundle.jobs.values())
+    languages = bundle.languages()
+    if len(languages) > 1:
+        lines.append(f"languages: {', '.join(languages)}")
+    for code, gaps in missing_translations(bundle).items():
+        lines.append(
+            f"missing in {code}: " + "; ".join(gaps) if gaps else f"{code}: all translated"
+        )
+    return "\n  ".join(lines)
+
+
+_SCENARIO_WORDS = ("title", "brief", "opening_line", "closing_line")
+
+
+def missing_translations(bundle: StudyBundle) -> dict[str, list[str]]:
+    """For every language the study is offered in (its own included when an instrument is
+    written in another), what a participant in it would still read in another language:
+    "texts: welcome, consent", "scenario s1: brief", "questionnaire q: idial.s1 text"."""
+    study = bundle.study
+    written = study.texts.model_fields_set
+    languages = bundle.languages()
+    found: dict[str, list[str]] = {}
+    for code in languages:
+        gaps: list[str] = []
+        if code != study.language:
+            sentences = study.translations.get(code, {})
+            own = [f for f in Texts.model_fields if f in written and f not in sentences]
+            if own:
+                gaps.append("texts: " + ", ".join(own))
+            defaults = catalogue(code)
+            bare = [
+                f
+                for f in Texts.model_fields
+                if f not in written and f not in sentences and f not in defaults
+            ]
+            if bare and defaults:
+                gaps.append(f"scenarios/texts/{code}.yaml lacks " + ", ".join(bare))
+            elif bare:
+                gaps.append(
+                    f"the bot's default sentences: ozlab ships them in "
+                    f"{', '.join(sentence_languages())}; add scenarios/texts/{code}.yaml, or "
+                    f"translations.{code} for all {len(bare)}"
+                )
+            for scenario_id in study.scenarios:
+                scenario = bundle.scenario(scenario_id)
+                words = scenario.translations.get(code, ScenarioText())
+                missing = [
+                    f for f in _SCENARIO_WORDS if getattr(scenario, f) and not getattr(words, f)
+                ]
+                if missing:
+                    gaps.append(f"scenario {scenario_id}: " + ", ".join(missing))
+        for questionnaire in bundle.questionnaires.values():
+            if missing := questionnaire.missing_in(code):
+                gaps.append(f"questionnaire {questionnaire.id}: " + ", ".join(missing))
+        if gaps or code != study.language:
+            found[code] = gaps
+    return found
+
+
+def check(ref: str | Path, env: Mapping[str, str] | None = None, *, ping: bool = False) -> None:
+    """Validate the study ``ref`` (a path or a shipped name), build its systems with ``env``
+    (the process's environment unless given) and print its summary and the warnings about
+    its design; a broken study raises :class:`~scenarios.loading.StudyError`, which the CLI
+    prints. ``ping`` then sends every networked system one message (``bot.systems.ping``):
+    one that fails raises :class:`~bot.core.errors.SystemSetupError`, finding it is the point."""
+    bundle = load_study(ref)
+    environment = os.environ if env is None else env
+    document = study_document(ref)
+    problems = system_problems(document, bundle.study.systems, environment)
+    if problems:
+        raise StudyError(problems)
+    print(summary(bundle))
+    for warning in design_warnings(bundle.study):
+        line, field = document.where(warning.loc)
+        print(f"{document.file}:{line}: warning: {field}: {warning.message}")
+    if ping:
+        _ping(bundle, environment)
+
+
+def _ping(bundle: StudyBundle, env: Mapping[str, str]) -> None:
+    from bot.systems.ping import ping_lines, ping_systems  # aiohttp: only when asked
+
+    pings = asyncio.run(ping_systems(bundle, env))
+    for line in ping_lines(pings):
+        print(line, flush=True)
+    failed = [ping.system_id for ping in pings if not ping.up]
+    if failed:
+        raise SystemSetupError(
+            f"{len(failed)} of {len(pings)} systems did not answer the ping with a reply the"
+            f" bot can use: {', '.join(failed)} (see above)"
+        )

@@ -1,0 +1,44 @@
+"""What a system under test is told and what it answers: the exchange as the engine, the
+store and every adapter see it (``bot.systems.base`` says how a system is called)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One finished exchange: what the participant wrote and what the system answered."""
+
+    user: str
+    system: str
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """What a system is told on each call."""
+
+    session_id: str
+    scenario_id: str
+    brief: str
+    history: tuple[Turn, ...]
+    message: str
+    system_prompt: str | None = None  # the scenario's own prompt for LLM systems, if any
+
+
+@dataclass(frozen=True)
+class SystemReply:
+    """What a system answered.
+
+    ``events`` may hold ``task_success`` or ``end_dialogue``; ``buttons`` are (title,
+    payload) pairs offered under the last text: a tap sends the payload as the
+    participant's next message (Rasa's buttons).
+    """
+
+    texts: tuple[str, ...]
+    events: frozenset[str] = field(default_factory=frozenset)
+    buttons: tuple[tuple[str, str], ...] = ()
+    event_data: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    """What the system did, by event: ``{"task_success": {"title": ..., ...}}`` for the
+    demo shop's game added; a scenario's ``success_if`` is checked against it."""

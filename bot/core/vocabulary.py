@@ -1,0 +1,290 @@
+"""The words ozlab stores and reads back: one enum for each kind of state, reason and moment.
+
+The engine writes them, the store keeps their values, and the console and analytics read
+them back as these enums, never as strings to be parsed again. Standard library only: the
+bot, the console and analytics all import it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from bot.core.errors import StudyDataError
+
+
+class Stage(StrEnum):
+    """Where a participant is in the study's progression."""
+
+    CONSENT = "consent"  # the agreement is shown, no answer yet
+    DECLINED = "declined"
+    ASSIGNING = "assigning"  # consent given, waiting for the design's assignment
+    DIALOGUE = "dialogue"  # a task: a dialogue, or the rows of a rating task
+    QUESTIONNAIRE = "questionnaire"  # screening, after a task, or after the study
+    FINISHED = "finished"
+    INELIGIBLE = "ineligible"  # screened out: thanked and released
+    CLOSED = "closed"  # abandoned, and the study closes abandoned sessions
+    HELD = "held"  # assigned, waiting for an experimenter to start the session (lab studies)
+
+
+class SessionState(StrEnum):
+    DIALOGUE = "dialogue"
+    QUESTIONNAIRE = "questionnaire"
+    ENDED = "ended"
+    ABANDONED = "abandoned"
+
+
+class EndReason(StrEnum):
+    """Why a session's task ended."""
+
+    SUCCESS = "success"  # the system reported the task done
+    SYSTEM_ENDED = "system_ended"  # the system ended the dialogue
+    EXCHANGE_LIMIT = "exchange_limit"
+    TIME_LIMIT = "time_limit"
+    PARTICIPANT_DONE = "participant_done"  # /done or the Finish button
+    WIZARD = "wizard"  # an experimenter ended it
+    ABANDONED = "abandoned"  # silence, in a study that closes abandoned sessions
+    COMPLETED = "completed"  # every row of a rating task was rated
+
+
+class Consent(StrEnum):
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    DECLINED = "declined"
+
+
+class Moment(StrEnum):
+    """When an answer was asked: the kind of answer it is."""
+
+    SCREENING = "screening"
+    POST_TASK = "post_task"
+    POST_STUDY = "post_study"
+    EXCHANGE = "exchange"  # about one system reply, beside the chat
+    RATING = "rating"  # about one row of a rating task
+
+
+class AnswerStatus(StrEnum):
+    ANSWERED = "answered"
+    SKIPPED = "skipped"  # an optional item the participant skipped
+    NOT_ASKED = "not_asked"  # skip logic left it out
+    MISSING = "missing"  # asked beside the chat and never answered
+
+
+class ReplySource(StrEnum):
+    """Who produced a system line the participant saw."""
+
+    SYSTEM = "system"
+    EDITED = "edited"  # the system's words, edited by a wizard
+    WIZARD = "wizard"  # a wizard's own words in the system's place
+
+
+class CommandKind(StrEnum):
+    """What an experimenter can ask of the bot from the console."""
+
+    SAY = "say"
+    REPLY = "reply"
+    END = "end"
+    SUCCESS = "success"
+    FAIL = "fail"
+    GATE = "gate"
+    PAUSE = "pause"
+    RESUME = "resume"
+    NOTE = "note"
+    START = "start"
+    ERASE = "erase"  # ozlab erase while the bot runs: payload {"participant": pseudonym}
+
+
+class ReplyAction(StrEnum):
+    """What a wizard does with a held reply."""
+
+    APPROVE = "approve"
+    EDIT = "edit"
+    REPLACE = "replace"
+
+
+class CommandOutcome(StrEnum):
+    APPLIED = "applied"
+    EXPIRED = "expired"  # it no longer made sense when the bot came to it
+    REJECTED = "rejected"  # it never could (an unknown scope)
+
+
+class EventKind(StrEnum):
+    """Everything the bot logs beside exchanges and answers."""
+
+    # the participant's progression
+    HELD = "held"
+    NOT_ELIGIBLE = "not_eligible"
+    STUDY_COMPLETED = "study_completed"
+    REMINDED = "reminded"
+    ABANDONED = "abandoned"
+    RESUMED = "resumed"
+    QUESTIONNAIRE_ORDER = "questionnaire_order"
+    # the dialogue
+    OPENING_LINE = "opening_line"
+    CLOSING_LINE = "closing_line"
+    BUTTON_TAPPED = "button_tapped"
+    MESSAGE_AFTER_TIME_LIMIT = "message_after_time_limit"
+    MESSAGE_WHILE_WAITING = "message_while_waiting"
+    MESSAGE_WHILE_PAUSED = "message_while_paused"
+    REPLY_WAITING = "reply_waiting"
+    TASK_REPORTED = "task_reported"  # what the system said it did when it reported success
+    AUTO_SENT = "auto_sent"
+    SYSTEM_CALL_RETRIED = "system_call_retried"
+    # the wizard
+    WIZARD_MESSAGE = "wizard_message"
+    WIZARD_NOTE = "wizard_note"
+    ENDED_BY_WIZARD = "ended_by_wizard"
+    JUDGED = "judged"
+    PAUSED = "paused"
+    RESUMED_BY_WIZARD = "resumed_by_wizard"
+    STARTED_BY_WIZARD = "started_by_wizard"
+    # the bot and the systems
+    UPDATE_UNREADABLE = "update_unreadable"  # skipped: the library could not read it
+    PARTICIPANT_UNREACHABLE = "participant_unreachable"
+    INTERNAL_ERROR = "internal_error"
+    SYSTEM_UNAVAILABLE = "system_unavailable"
+    SYSTEM_AVAILABLE = "system_available"
+    # outside Telegram
+    RESPONSES_IMPORTED = "responses_imported"
+    # pilots: a message that got a hint instead of progress
+    HINTED = "hinted"
+
+
+class Hint(StrEnum):
+    """Why a participant's message got a hint instead of moving the study on: the places
+    a study confuses people (``ozlab report --pilot``)."""
+
+    TAP_A_BUTTON = "tap_a_button"  # typed something that names no button
+    PICK_OPTIONS = "pick_options"  # typed where options are to be ticked
+    TEXT_TOO_LONG = "text_too_long"
+    QUESTION_PENDING = "question_pending"  # /done while a question waits
+    TEXT_ONLY = "text_only"  # a sticker, photo or voice message
+    EDIT_IGNORED = "edit_ignored"  # edited a message already sent
+    CONSENT_PENDING = "consent_pending"  # wrote instead of answering the agreement
+    UNKNOWN_COMMAND = "unknown_command"
+
+
+class GateLevel(StrEnum):
+    STUDY = "study"
+    SYSTEM = "system"
+    SESSION = "session"
+
+
+@dataclass(frozen=True, order=True)
+class GateScope:
+    """What a gate holds back: every reply of the study, of one system, or of one session."""
+
+    level: GateLevel
+    target: str
+
+    def __str__(self) -> str:
+        return f"{self.level.value}:{self.target}"
+
+    @classmethod
+    def parse(cls, raw: str) -> GateScope:
+        """``study:<id>``, ``system:<id>`` or ``session:<id>``, as typed or stored."""
+        level, _, target = raw.partition(":")
+        try:
+            return cls(GateLevel(level), target)
+        except ValueError:
+            pass
+        raise StudyDataError(f"{raw!r} is not session:<id>, system:<id> or study:<id>")
+
+    def __post_init__(self) -> None:
+        if not self.target:
+            raise StudyDataError(f"a {self.level.value} gate needs an id")
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A gate as the console set it; ``auto_send_after`` seconds: the reply goes out by itself."""
+
+    scope: GateScope
+    gated: bool
+    auto_send_after: float | None = None
+    wizard: str = ""
+    set_at: float = 0.0
+
+
+def effective_gate(
+    own: Gate | None, study_id: str, system_id: str | None, gates: Mapping[GateScope, Gate]
+) -> Gate | None:
+    """The gate that holds a session's replies: the whole study's, else its system's, else
+    its own. The one rule the engine applies and the console shows."""
+    scopes = [GateScope(GateLevel.STUDY, study_id)]
+    if system_id:
+        scopes.append(GateScope(GateLevel.SYSTEM, system_id))
+    for scope in scopes:
+        gate = gates.get(scope)
+        if gate is not None and gate.gated:
+            return gate
+    return own if own is not None and own.gated else None
+
+
+class Origin(StrEnum):
+    """Where a participant or an answer came from."""
+
+    TELEGRAM = "telegram"  # through the bot
+    IMPORT = "import"  # from a file (paper forms, another survey tool) or made up as test data
+
+
+class Invitation(StrEnum):
+    """What the store says of the invitation code a newcomer's ``/start`` carries."""
+
+    NONE_HELD = "none_held"  # the store holds no invitation codes: none is asked for
+    FREE = "free"  # a code nobody has used: this participant takes it
+    YOURS = "yours"  # used before by this same participant (coming back)
+    TAKEN = "taken"  # used by someone else
+    UNKNOWN = "unknown"  # no such code (or no code at all)
+
+
+class PaymentStatus(StrEnum):
+    """How a recruited participant's part ended, for the platform's payments."""
+
+    STARTED = "started"  # still taking part (or silent without the study closing them)
+    COMPLETED = "completed"
+    SCREENED_OUT = "screened_out"
+    DECLINED = "declined"
+    TIMED_OUT = "timed_out"  # abandoned, and the study closed their session
+    WITHDRAWN = "withdrawn"  # erased: only the platform id and the time given remain
+
+
+# --- annotation: annotators rate stored conversations afterwards ----------------
+
+
+class AnnotationLevel(StrEnum):
+    """What one annotation target is."""
+
+    EXCHANGE = "exchange"  # one system reply, with the conversation up to it
+    SESSION = "session"  # a whole conversation (overall ratings)
+
+
+class AnnotationRound(StrEnum):
+    """Why an annotator rates a target."""
+
+    FIRST = "first"  # one of the annotators every target gets
+    ADJUDICATION = "adjudication"  # one more, because the first ones disagreed
+
+
+class AnnotatorClaim(StrEnum):
+    """What the store says of an annotator's invitation code (``/start ann-CODE``)."""
+
+    JOINED = "joined"  # a free code: this chat is now that annotator
+    RETURNING = "returning"  # the same chat with its own code again
+    TAKEN = "taken"  # another chat holds the code: refused
+    UNKNOWN = "unknown"  # no annotator has this code
+    DROPPED = "dropped"  # the annotator was declared dropped: the code is spent
+    # the chat already is an active annotator of the code's job (under its own code): it
+    # goes on as that one; the second code stays unused
+    ALREADY = "already"
+
+
+class RatingOutcome(StrEnum):
+    """What became of one annotation the flow recorded."""
+
+    RECORDED = "recorded"
+    UNCHANGED = "unchanged"  # the same rating again (a double tap): nothing written
+    # not a target of this annotator (an old button), or they were declared dropped
+    NOT_ASSIGNED = "not_assigned"
+    LOCKED = "locked"  # the target is done: a rating changes only once it is reopened (/back)

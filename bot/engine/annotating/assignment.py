@@ -1,0 +1,267 @@
+"""Who rates which target of an annotation job: pure planning, no I/O, no clock.
+
+From one ``AnnotationState`` (targets, annotators, assignments, finished first ratings) and
+the job's rules, ``plan`` decides what to change, and only that:
+
+- every target gets the job's number of first-round annotators, nobody twice;
+- a conversation's targets stay with the same annotators where possible (HRI CUES: each
+  annotator rates every exchange of a conversation, in order), and the load is balanced:
+  the least loaded annotator is chosen, ties broken in an order drawn from the job's seed;
+- an annotator who dropped out (declared, or silent past the job's deadline with targets
+  open) gets nothing new, and their open targets go to someone else: a silent one's only
+  where someone else can take them (else they stay theirs, never released and handed back
+  in a loop), a declared one's in any case (they wait for an annotator);
+- where the first annotators of a target all finished and the adjudication rule fires on
+  their ratings, one more annotator is asked (once).
+
+The same state and seed always give the same plan. The store applies a plan only while the
+job is still as it was read (``AnnotationState.version``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from bot.core.annotation import (
+    AnnotationState,
+    AnnotationTarget,
+    Annotator,
+    AssignmentPlan,
+    FirstRating,
+)
+from bot.core.vocabulary import AnnotationLevel, AnnotationRound
+from questionnaires.models import (
+    ChoiceItem,
+    MultiChoiceItem,
+    Questionnaire,
+    ScaleItem,
+    ThumbsItem,
+    YesNoItem,
+)
+from scenarios.jobs import AnnotationJob
+
+TargetKey = tuple[str, AnnotationLevel]
+
+
+class ItemKind(StrEnum):
+    """How a disagreement on an item is judged."""
+
+    CHOICE = "choice"  # yes/no, thumbs, choice: any difference
+    SCALE = "scale"  # points apart
+    OTHER = "other"  # free text: never a disagreement
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What planning needs of a job."""
+
+    annotators: int
+    seed: int = 0
+    choice_differs: bool = False
+    scale_gap: int | None = None  # ratings more than this many points apart disagree
+    adjudicate: bool = False
+    drop_out_after: float | None = None
+
+
+def rules_of(job: AnnotationJob) -> Rules:
+    when = job.adjudication.third_annotator_when if job.adjudication else None
+    return Rules(
+        annotators=job.annotators,
+        seed=job.seed,
+        choice_differs=bool(when and when.choice_differs),
+        scale_gap=None if when is None else when.scale_differs_by_more_than,
+        adjudicate=when is not None,
+        drop_out_after=job.drop_out_after,
+    )
+
+
+def item_kinds(questionnaires: Iterable[Questionnaire]) -> dict[str, ItemKind]:
+    kinds: dict[str, ItemKind] = {}
+    for questionnaire in questionnaires:
+        for item in questionnaire.items:
+            if isinstance(item, ScaleItem):
+                kinds[item.id] = ItemKind.SCALE
+            elif isinstance(item, YesNoItem | ThumbsItem | ChoiceItem | MultiChoiceItem):
+                kinds[item.id] = ItemKind.CHOICE
+            else:
+                kinds[item.id] = ItemKind.OTHER
+    return kinds
+
+
+def _answer(rating: FirstRating) -> object:
+    return rating.value if rating.value is not None else rating.text
+
+
+def disagree(
+    first: Sequence[Mapping[str, FirstRating]], rules: Rules, kinds: Mapping[str, ItemKind]
+) -> bool:
+    """Whether the first annotators' ratings of one target (one mapping item -> rating per
+    annotator) call for adjudication: any two of them differ on a choice item, or are more
+    than ``scale_gap`` points apart on a scale item. An item only one of them answered
+    (skip logic) is judged by the item that decided it."""
+    for i, mine in enumerate(first):
+        for theirs in first[i + 1 :]:
+            for item_id in mine.keys() & theirs.keys():
+                a, b = mine[item_id], theirs[item_id]
+                kind = kinds.get(item_id, ItemKind.OTHER)
+                if kind is ItemKind.CHOICE and rules.choice_differs and _answer(a) != _answer(b):
+                    return True
+                if (
+                    kind is ItemKind.SCALE
+                    and rules.scale_gap is not None
+                    and a.value is not None
+                    and b.value is not None
+                    and abs(a.value - b.value) > rules.scale_gap
+                ):
+                    return True
+    return False
+
+
+def out_of_work(annotator: Annotator, open_since: float | None, rules: Rules, now: float) -> bool:
+    """Dropped out: declared, or silent past the deadline while holding open targets
+    (silence counts from their last activity, or from when the open work was given)."""
+    if annotator.dropped:
+        return True
+    deadline = _deadline(annotator, open_since, rules)
+    return deadline is not None and now > deadline
+
+
+def _deadline(annotator: Annotator, open_since: float | None, rules: Rules) -> float | None:
+    """When a silent annotator holding open targets counts as dropped out (just after)."""
+    if rules.drop_out_after is None or open_since is None:
+        return None
+    return max(annotator.last_active_at or 0.0, open_since) + rules.drop_out_after
+
+
+def _open_since(state: AnnotationState) -> dict[str, float]:
+    """Per annotator with open targets: when the oldest of them was given."""
+    since: dict[str, float] = {}
+    for a in state.assignments:
+        if a.done_at is None:
+            since[a.annotator] = min(since.get(a.annotator, a.assigned_at), a.assigned_at)
+    return since
+
+
+def next_drop_out(state: AnnotationState, rules: Rules, now: float | None = None) -> float | None:
+    """The earliest moment an annotator still counted in, silent with open targets,
+    drops out (the job is to be planned again just after it); None: nobody can. With
+    ``now``, a deadline already passed does not count: the plan made at ``now`` released
+    what someone else could take, and the rest waits for a newcomer (whose invitation or
+    joining plans the job again), not for the clock."""
+    since = _open_since(state)
+    deadlines = [
+        _deadline(a, since.get(a.annotator_id), rules) for a in state.annotators if not a.dropped
+    ]
+    return min((d for d in deadlines if d is not None and (now is None or d >= now)), default=None)
+
+
+def _unit(target: AnnotationTarget) -> str:
+    """What stays together with one annotator: a conversation (or one outside target)."""
+    return target.session_id or target.target
+
+
+class _Planner:
+    def __init__(self, state: AnnotationState, rules: Rules, now: float) -> None:
+        self.state, self.rules = state, rules
+        ids = sorted(a.annotator_id for a in state.annotators)
+        random.Random(f"{rules.seed}:{state.job.job}").shuffle(ids)
+        self.tie = {annotator: n for n, annotator in enumerate(ids)}
+        self.on: dict[TargetKey, dict[str, AnnotationRound]] = {}
+        self.done: dict[TargetKey, set[str]] = {}
+        self.load: dict[str, int] = dict.fromkeys(ids, 0)
+        for a in state.assignments:
+            key = (a.target, a.level)
+            self.on.setdefault(key, {})[a.annotator] = a.round
+            self.load[a.annotator] = self.load.get(a.annotator, 0) + 1
+            if a.done_at is not None:
+                self.done.setdefault(key, set()).add(a.annotator)
+        open_since = _open_since(state)
+        self.gone = {
+            a.annotator_id
+            for a in state.annotators
+            if out_of_work(a, open_since.get(a.annotator_id), rules, now)
+        }
+        self.assign: list[tuple[str, AnnotationLevel, str, AnnotationRound]] = []
+        self.release: list[tuple[str, AnnotationLevel, str]] = []
+        self.unit_people: dict[str, set[str]] = {}
+        for target in state.targets:
+            self.unit_people.setdefault(_unit(target), set()).update(
+                self.on.get((target.target, target.level), {})
+            )
+
+    def release_the_gone(self) -> None:
+        """Open targets of the gone go to others. A silent annotator's target is released
+        only when someone else can take it: else it would come straight back to them at
+        the next plan, again and again (they keep it, and may still finish it). A declared
+        drop-out's targets are released anyway and wait for an annotator."""
+        declared = {a.annotator_id for a in self.state.annotators if a.dropped}
+        for a in self.state.assignments:
+            if a.annotator in self.gone and a.done_at is None:
+                if a.annotator not in declared and not self.someone_else(a.target, a.level):
+                    continue
+                self.release.append((a.target, a.level, a.annotator))
+                del self.on[(a.target, a.level)][a.annotator]
+                self.load[a.annotator] -= 1
+
+    def someone_else(self, target: str, level: AnnotationLevel) -> bool:
+        """Whether an annotator still in, and not on the target yet, could take it."""
+        taken = self.on.get((target, level), {})
+        return any(who not in self.gone and who not in taken for who in self.tie)
+
+    def choose(self, target: AnnotationTarget, prefer: set[str]) -> str | None:
+        taken = self.on.get((target.target, target.level), {})
+        free = [who for who in self.tie if who not in self.gone and who not in taken]
+        if not free:
+            return None
+        return min(free, key=lambda who: (who not in prefer, self.load[who], self.tie[who]))
+
+    def give(self, target: AnnotationTarget, who: str, round_: AnnotationRound) -> None:
+        self.on.setdefault((target.target, target.level), {})[who] = round_
+        self.load[who] += 1
+        self.unit_people.setdefault(_unit(target), set()).add(who)
+        self.assign.append((target.target, target.level, who, round_))
+
+    def first_round(self) -> None:
+        for target in self.state.targets:
+            taken = self.on.get((target.target, target.level), {})
+            firsts = sum(1 for r in taken.values() if r is AnnotationRound.FIRST)
+            for _ in range(self.rules.annotators - firsts):
+                who = self.choose(target, self.unit_people.get(_unit(target), set()))
+                if who is None:
+                    break
+                self.give(target, who, AnnotationRound.FIRST)
+
+    def adjudication(self, kinds: Mapping[str, ItemKind]) -> None:
+        if not self.rules.adjudicate:
+            return
+        ratings: dict[TargetKey, dict[str, dict[str, FirstRating]]] = {}
+        for r in self.state.first_ratings:
+            ratings.setdefault((r.target, r.level), {}).setdefault(r.annotator, {})[r.item_id] = r
+        for target in self.state.targets:
+            key = (target.target, target.level)
+            taken = self.on.get(key, {})
+            if AnnotationRound.ADJUDICATION in taken.values():
+                continue
+            firsts = [w for w, r in taken.items() if r is AnnotationRound.FIRST]
+            finished = [w for w in firsts if w in self.done.get(key, set())]
+            if len(firsts) < self.rules.annotators or len(finished) < len(firsts):
+                continue
+            rated = [ratings.get(key, {}).get(w, {}) for w in sorted(finished)]
+            if len(rated) >= 2 and disagree(rated, self.rules, kinds):
+                who = self.choose(target, set())
+                if who is not None:
+                    self.give(target, who, AnnotationRound.ADJUDICATION)
+
+
+def plan(
+    state: AnnotationState, rules: Rules, kinds: Mapping[str, ItemKind], now: float
+) -> AssignmentPlan:
+    """What to change so that every target has its annotators (see the module's rules)."""
+    planner = _Planner(state, rules, now)
+    planner.release_the_gone()
+    planner.first_round()
+    planner.adjudication(kinds)
+    return AssignmentPlan(assign=tuple(planner.assign), release=tuple(planner.release))

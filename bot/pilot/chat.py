@@ -1,0 +1,195 @@
+"""``ozlab chat STUDY``: the researcher plays the participant in the terminal.
+
+The real bot runs on a study database with the local Bot API emulator in place of Telegram
+(``bot.pilot.emulated``): no token, nothing but loopback. The researcher is one emulated user;
+what the bot sends is printed and what they type is sent or tapped (``bot.pilot.chat_screen``
+says how). The database is an ordinary study database in WAL mode, so a second terminal
+can watch and step in with ``ozlab wizard --db`` while the chat runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import signal
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO, assert_never
+
+from bot.core.privacy import SECRET_ENV
+from bot.core.visible_text import visible
+from bot.pilot import chat_screen as screen
+from bot.pilot.emulated import emulated_study
+from bot.pilot.emulator import Participant
+from bot.store import lock as running
+from scenarios.models import StudyBundle
+
+PILOT_SECRET = "ozlab chat: emulated participants, no Telegram ids"
+"""The pseudonym key when ``OZLAB_SECRET`` is not set: the emulated users are nobody, and a
+fixed key lets a later ``ozlab chat --db`` on the same file resume what an earlier one left."""
+
+_WAKE_EVERY = 3600.0  # a wait on the chat with nothing new just starts again
+
+
+def scratch_database() -> Path:
+    """A new database in a folder of its own, kept afterwards (for the wizard, the report)."""
+    return Path(tempfile.mkdtemp(prefix="ozlab-chat-")) / "chat.sqlite"
+
+
+def chat_secret() -> str:
+    secret = os.environ.get(SECRET_ENV, "")
+    return secret if len(secret) >= 16 else PILOT_SECRET
+
+
+def run_chat(bundle: StudyBundle, db: Path, language: str, out: TextIO = sys.stdout) -> int:
+    """Chat until /quit, end of input (Ctrl-D) or Ctrl-C; 0 however it ends."""
+
+    def write(line: str) -> None:
+        out.write(line + "\n")
+        out.flush()
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        lines: asyncio.Queue[str | None] = asyncio.Queue()
+
+        def put(line: str | None) -> None:
+            loop.call_soon_threadsafe(lines.put_nowait, line)
+
+        _read_lines(sys.stdin, put)
+        await chat(
+            bundle, db, language=language, lines=lines, write=write, stop=stop, writer=writer
+        )
+
+    # Refused at once, before a word is printed, when a bot (or another chat) writes to it.
+    with running.claim(db, "ozlab chat") as writer:
+        write(f"Study {bundle.study.id!r} on {db}")
+        write(f"(watch and step in from another terminal: ozlab wizard --db {db})")
+        asyncio.run(main())
+    write(f"Goodbye. The database stays at {db}")
+    return 0
+
+
+def _read_lines(stream: TextIO, put: Callable[[str | None], None]) -> None:
+    """Lines typed, from a thread of their own (``None`` at the end of input); a daemon, so
+    that a chat ended by /quit or Ctrl-C does not wait for the next line."""
+
+    def read() -> None:
+        for line in stream:
+            put(line)
+        put(None)
+
+    threading.Thread(target=read, name="ozlab-chat-input", daemon=True).start()
+
+
+async def chat(
+    bundle: StudyBundle,
+    db: Path,
+    *,
+    language: str,
+    lines: asyncio.Queue[str | None],
+    write: Callable[[str], None],
+    stop: asyncio.Event,
+    writer: running.Writer | None = None,
+) -> None:
+    """One emulated participant after another (``/restart``) until the chat ends;
+    ``writer``: the writer's lock on ``db`` when the caller holds it already."""
+    async with emulated_study(bundle, db, secret=chat_secret(), writer=writer) as emulator:
+        write(screen.HELP)
+        while True:
+            user_id = 900_000_000 + secrets.randbelow(90_000_000)
+            p = emulator.participant(user_id, first_name="Pilot", language_code=language)
+            action = await _converse(p, lines, write, stop)
+            if isinstance(action, screen.Quit):
+                return
+            write("--- /restart: you are a new participant ---")
+
+
+class _Screen:
+    """What the terminal has shown of one participant's chat."""
+
+    def __init__(self, p: Participant) -> None:
+        self.p = p
+        self.shown: list[screen.Seen] = []
+        self.toasts = 0
+
+    def now(self) -> list[screen.Seen]:
+        return [
+            screen.Seen(
+                m.message_id,
+                m.text,
+                tuple(tuple(row) for row in m.keyboard),
+                m.deleted,
+            )
+            for m in self.p.messages
+        ]
+
+    def changed(self) -> bool:
+        return self.toasts < len(self.p.toasts) or self.now() != self.shown
+
+    def show(self, write: Callable[[str], None]) -> None:
+        now = self.now()
+        for line in screen.news({m.message_id: m for m in self.shown}, now):
+            write(line)
+        self.shown = now
+        for toast in self.p.toasts[self.toasts :]:
+            write(screen.notice(toast))
+        self.toasts = len(self.p.toasts)
+
+
+async def _converse(
+    p: Participant,
+    lines: asyncio.Queue[str | None],
+    write: Callable[[str], None],
+    stop: asyncio.Event,
+) -> screen.Restart | screen.Quit:
+    view = _Screen(p)
+
+    async def follow() -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await p.wait_for(lambda _: view.changed(), timeout=_WAKE_EVERY)
+                view.show(write)
+
+    following = asyncio.create_task(follow())
+    try:
+        write("you: /start")
+        await p.send_text("/start")
+        while True:
+            line = await _next_line(lines, stop)
+            if line is None:
+                return screen.Quit()
+            view.show(write)  # what was shown is what a number refers to
+            match screen.understand(line, view.shown):
+                case screen.Say(text):
+                    await p.send_text(text)
+                case screen.Tap(message_id, data, label):
+                    write(f"you tap: {visible(label)}")
+                    await p.send_callback(data, message_id=message_id)
+                case screen.Restart() | screen.Quit() as ending:
+                    return ending
+                case screen.Nothing():
+                    pass
+                case unknown:
+                    assert_never(unknown)
+    finally:
+        following.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await following
+
+
+async def _next_line(lines: asyncio.Queue[str | None], stop: asyncio.Event) -> str | None:
+    """The next typed line, or None when input ended or the chat was stopped."""
+    getting = asyncio.create_task(lines.get())
+    stopping = asyncio.create_task(stop.wait())
+    done, _ = await asyncio.wait({getting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    for task in (getting, stopping):
+        task.cancel()
+    return getting.result() if getting in done else None

@@ -1,0 +1,302 @@
+"""Bot API method handlers of the emulator (everything except ``getUpdates``).
+
+Each handler gets the emulator, the decoded parameters and the ``time.monotonic()`` at which
+the request arrived, and returns the ``result`` or raises :class:`ApiError` with Telegram's
+error description, so bots meet the failures they will meet in production.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from bot.pilot.emulator.chat import BotMessage, CallbackAnswer, ChatLog
+from bot.pilot.emulator.formatting import parse_text
+from bot.pilot.emulator.keyboards import inline_rows, reply_keyboard_rows, validate_reply_markup
+from bot.pilot.emulator.wire import ApiError, bad_request
+
+if TYPE_CHECKING:
+    from bot.pilot.emulator.server import BotApiEmulator
+
+__all__ = ["METHODS", "NOT_MODIFIED"]
+
+Handler = Callable[["BotApiEmulator", dict[str, Any], float], Any]
+METHODS: dict[str, Handler] = {}
+
+NOT_MODIFIED = (
+    "message is not modified: specified new message content and reply markup are exactly "
+    "the same as a current content and reply markup of the message"
+)
+_QUERY_TOO_OLD = "query is too old and response timeout expired or query ID is invalid"
+_CHAT_ACTIONS = frozenset(
+    {
+        "typing",
+        "upload_photo",
+        "record_video",
+        "upload_video",
+        "record_voice",
+        "upload_voice",
+        "upload_document",
+        "choose_sticker",
+        "find_location",
+        "record_video_note",
+        "upload_video_note",
+    }
+)
+_COMMAND = re.compile(r"[a-z0-9_]{1,32}")
+
+
+def _method(name: str) -> Callable[[Handler], Handler]:
+    def register(handler: Handler) -> Handler:
+        METHODS[name] = handler
+        return handler
+
+    return register
+
+
+def _target_chat(emu: BotApiEmulator, params: dict[str, Any]) -> ChatLog:
+    chat_id = params.get("chat_id")
+    if chat_id is None or chat_id == "":
+        raise bad_request("chat_id is empty")
+    chat = emu.find_chat(chat_id)
+    if chat is None:
+        raise bad_request("chat not found")
+    if chat.blocked:
+        raise ApiError(403, "Forbidden: bot was blocked by the user")
+    return chat
+
+
+def _reply_to(chat: ChatLog, params: dict[str, Any]) -> int | None:
+    reply = params.get("reply_parameters")
+    if isinstance(reply, dict):
+        message_id, lenient = reply.get("message_id"), reply.get("allow_sending_without_reply")
+    else:
+        message_id = params.get("reply_to_message_id")
+        lenient = params.get("allow_sending_without_reply")
+    if message_id is None:
+        return None
+    message = chat.bot_message(message_id)
+    if message_id in chat.user_messages or (message is not None and not message.deleted):
+        return int(message_id)
+    if lenient:
+        return None
+    raise bad_request("message to be replied not found")
+
+
+def _inline_markup(params: dict[str, Any]) -> dict[str, Any] | None:
+    markup = validate_reply_markup(params.get("reply_markup"))
+    if markup is not None and "inline_keyboard" not in markup:
+        raise bad_request("inline keyboard expected")
+    return markup
+
+
+def _message_to_edit(emu: BotApiEmulator, params: dict[str, Any]) -> tuple[ChatLog, BotMessage]:
+    if "inline_message_id" in params:
+        raise bad_request("MESSAGE_ID_INVALID")  # inline mode is not emulated
+    chat = _target_chat(emu, params)
+    message_id = params.get("message_id")
+    if message_id is None:
+        raise bad_request("message identifier is not specified")
+    message = chat.bot_message(message_id)
+    if message is None or message.deleted:
+        if message_id in chat.user_messages:
+            raise bad_request("message can't be edited")
+        raise bad_request("message to edit not found")
+    return chat, message
+
+
+def _touch(message: BotMessage, arrived: float) -> None:
+    message.edit_count += 1
+    message.edited_at = arrived
+    message.edit_date = int(time.time())
+
+
+@_method("getMe")
+def _get_me(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+    return {
+        **emu.bot_user,
+        "can_join_groups": True,
+        "can_read_all_group_messages": False,
+        "supports_inline_queries": False,
+        "can_connect_to_business": False,
+        "has_main_web_app": False,
+    }
+
+
+@_method("deleteWebhook")
+def _delete_webhook(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+    if params.get("drop_pending_updates"):
+        emu.drop_pending()
+    return True
+
+
+@_method("getWebhookInfo")
+def _get_webhook_info(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+    return {"url": "", "has_custom_certificate": False, "pending_update_count": emu.pending_updates}
+
+
+@_method("setWebhook")
+def _set_webhook(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+    raise bad_request("webhooks are not emulated; use getUpdates")
+
+
+@_method("sendMessage")
+def _send_message(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+    chat = _target_chat(emu, params)
+    parsed = parse_text(params.get("text"), params.get("parse_mode"), params.get("entities"))
+    markup = validate_reply_markup(params.get("reply_markup"))
+    reply_to = _reply_to(chat, params)
+    inline = markup if markup is not None and "inline_keyboard" in markup else None
+    if markup is not None and "keyboard" in markup:
+        chat.reply_keyboard = reply_keyboard_rows(markup)
+    elif markup is not None and "remove_keyboard" in markup:
+        chat.reply_keyboard = None
+    message = BotMessage(
+        message_id=chat.next_message_id(),
+        chat_id=chat.chat_id,
+        text=parsed.text,
+        keyboard=inline_rows(inline),
+        sent_at=arrived,
+        date=int(time.time()),
+        entities=parsed.entities,
+        reply_markup=inline,
+        parse_mode=params.get("parse_mode"),
+        reply_to_message_id=reply_to,
+        chat=chat.chat,
+        sender=emu.bot_user,
+    )
+    chat.add_bot_message(message)
+    return message.to_api()
+
+
+@_method("editMessageText")
+def _edit_message_text(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+    chat, message = _message_to_edit(emu, params)
+    parsed = parse_text(params.get("text"), params.get("parse_mode"), params.get("entities"))
+    markup = _inline_markup(params)  # no reply_markup removes the keyboard, as in Telegram
+    if (
+        parsed.text == message.text
+        and parsed.entities == message.entities
+        and markup == message.reply_markup
+    ):
+        raise bad_request(NOT_MODIFIED)
+    previous = message.text
+    message.text = parsed.text
+    message.entities = parsed.entities
+    message.parse_mode = params.get("parse_mode")
+    message.reply_markup = markup
+    message.keyboard = inline_rows(markup)
+    _touch(message, arrived)
+    chat.record_edit(message, previous)
+    return message.to_api()
+
+
+@_method("editMessageReplyMarkup")
+def _edit_message_reply_markup(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+    chat, message = _message_to_edit(emu, params)
+    markup = _inline_markup(params)
+    if markup == message.reply_markup:
+        raise bad_request(NOT_MODIFIED)
+    message.reply_markup = markup
+    message.keyboard = inline_rows(markup)
+    _touch(message, arrived)
+    chat.changed()
+    return message.to_api()
+
+
+@_method("deleteMessage")
+def _delete_message(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+    chat = _target_chat(emu, params)
+    message_id = params.get("message_id")
+    message = chat.bot_message(message_id) if isinstance(message_id, int) else None
+    if message is not None and not message.deleted:
+        message.deleted = True
+        chat.changed()
+        return True
+    if message_id in chat.user_messages:
+        del chat.user_messages[message_id]
+        return True
+    raise bad_request("message to delete not found")
+
+
+@_method("answerCallbackQuery")
+def _answer_callback_query(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+    query_id = str(params.get("callback_query_id", ""))
+    participant = emu.take_query(query_id)
+    if participant is None:
+        raise bad_request(_QUERY_TOO_OLD)
+    text = params.get("text")
+    answer = CallbackAnswer(
+        query_id=query_id,
+        text=text if isinstance(text, str) and text else None,
+        show_alert=bool(params.get("show_alert", False)),
+        url=params.get("url"),
+        answered_at=arrived,
+    )
+    participant.record_answer(answer)
+    return True
+
+
+@_method("sendChatAction")
+def _send_chat_action(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+    chat = _target_chat(emu, params)
+    action = params.get("action")
+    if action not in _CHAT_ACTIONS:
+        raise bad_request("wrong parameter action in request")
+    chat.chat_actions.append(action)
+    chat.changed()
+    return True
+
+
+def _commands_key(params: dict[str, Any]) -> tuple[str, str]:
+    scope = params.get("scope") or {"type": "default"}
+    return json.dumps(scope, sort_keys=True), str(params.get("language_code", ""))
+
+
+@_method("setMyCommands")
+def _set_my_commands(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+    commands = params.get("commands")
+    if not isinstance(commands, list):
+        raise bad_request("can't parse commands JSON object")
+    if len(commands) > 100:
+        raise bad_request("too many commands")
+    cleaned: list[dict[str, str]] = []
+    for command in commands:
+        if not isinstance(command, dict):
+            raise bad_request("can't parse BotCommand")
+        name, description = command.get("command"), command.get("description")
+        if not isinstance(name, str) or not _COMMAND.fullmatch(name):
+            raise bad_request("BOT_COMMAND_INVALID")
+        if not isinstance(description, str) or not 1 <= len(description) <= 256:
+            raise bad_request("BOT_COMMAND_DESCRIPTION_INVALID")
+        cleaned.append({"command": name, "description": description})
+    key = _commands_key(params)
+    if cleaned:
+        emu.commands[key] = cleaned
+    else:
+        emu.commands.pop(key, None)
+    return True
+
+
+@_method("getMyCommands")
+def _get_my_commands(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+    return emu.commands.get(_commands_key(params), [])
+
+
+@_method("deleteMyCommands")
+def _delete_my_commands(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+    emu.commands.pop(_commands_key(params), None)
+    return True
+
+
+@_method("close")
+def _close(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+    return True
+
+
+@_method("logOut")
+def _log_out(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+    return True

@@ -1,0 +1,380 @@
+"""A simulated participant playing a whole study through the emulator, as a person would:
+reading the bot's messages, typing, and tapping buttons. Nothing here talks to the bot
+except through Telegram's interface, so any study can be played: consent, screening, tasks
+(a chat, or rows to rate), ratings of single replies, questionnaires.
+
+What the participant says and answers comes from a :class:`Mind`: the scenario's
+``simulation:`` block (:class:`ScriptedMind`), or a language model (``ozlab pilot``). With a
+:class:`~bot.pilot.simulation.pace.Pace` the participant reads and types at a person's speed on
+the simulated clock the bot runs on."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from bot.engine.common import CONSENT_YES, FINISH
+from bot.pilot.emulator import BotMessage, Participant
+from bot.pilot.simulation.answering import Question, ScriptedAnswers, find_question, merged
+from bot.pilot.simulation.pace import Pace
+from bot.pilot.simulation.script import ScriptedTalker
+from scenarios.models import Scenario, StudyBundle
+from scenarios.simulation import Simulation
+
+_TURN_TIMEOUT = 30.0
+_SETTLE = 5.0
+_GLANCE = 0.2
+
+
+@dataclass(frozen=True)
+class Given:
+    """One answer as the participant gave it: what was tapped or typed."""
+
+    kind: str  # button | options | text | skip
+    shown: str  # the button's text, the options' labels joined by "; ", or the typed text
+    rating: bool = False  # a rating of a single reply, beside the chat
+
+
+@dataclass(frozen=True)
+class Played:
+    exchanges: int
+    answers: int
+    finished: bool
+    given: tuple[Given, ...] = ()
+
+
+def _data(message: BotMessage) -> list[str]:
+    return [data for row in message.keyboard for _, data in row if data]
+
+
+def _more_messages_than(count: int) -> Callable[[Participant], bool]:
+    """Until the bot has sent something after its first ``count`` messages (bound now, not
+    when the loop that waits has moved on)."""
+    return lambda p: len(p.messages) > count
+
+
+def _buttons_changed(message: BotMessage, before: tuple[str, ...]) -> Callable[[Participant], bool]:
+    """Until ``message``'s buttons are no longer ``before`` (edited in place)."""
+    return lambda _: tuple(_data(message)) != before
+
+
+def _asks(message: BotMessage, channel: str = "") -> bool:
+    """Whether the message is a questionnaire item (of the given channel) with buttons."""
+    return any(d.startswith(f"{channel}{a}:") for d in _data(message) for a in "amds")
+
+
+def _button_text(message: BotMessage, data: str) -> str:
+    return next(text for row in message.keyboard for text, d in row if d == data)
+
+
+def _survey_item(p: Participant) -> BotMessage | None:
+    for message in reversed(p.messages):
+        if _asks(message):
+            return message
+    return None
+
+
+def _state(message: BotMessage) -> str:
+    """The showing number the buttons carry: one per item shown, the same while toggling."""
+    return next(d.split(":")[1] for d in _data(message) if d[:2] in ("a:", "m:", "d:", "s:"))
+
+
+class Talker(Protocol):
+    """One task's side of the dialogue: the next message, or None to stop."""
+
+    async def next_message(self, replies: list[str]) -> str | None: ...
+
+
+class Mind(Protocol):
+    """What a simulated participant says and how they answer."""
+
+    def talker(self, scenario: Scenario) -> Talker: ...
+
+    async def choose(
+        self, question: Question, labels: Sequence[str], plan: Simulation, system: str | None
+    ) -> int | None:
+        """The index of the button to tap; None: the participant leaves the study here."""
+        ...
+
+    async def comment(self, question: Question, plan: Simulation, can_skip: bool) -> str | None:
+        """A free-text answer; None: skip (where allowed)."""
+        ...
+
+
+class ScriptedMind:
+    """The scenario's ``simulation:`` block (or its brief, without one)."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.answers = ScriptedAnswers(rng)
+
+    def talker(self, scenario: Scenario) -> Talker:
+        return ScriptedTalker(scenario, self.rng)
+
+    async def choose(
+        self, question: Question, labels: Sequence[str], plan: Simulation, system: str | None
+    ) -> int | None:
+        return self.answers.choose(question, len(labels), plan, system)
+
+    async def comment(self, question: Question, plan: Simulation, can_skip: bool) -> str | None:
+        return self.answers.comment(plan, can_skip)
+
+
+class Lookout(Protocol):
+    """What the simulation knows and a participant's screen does not say: the system of
+    the current session, and whether its task is still on (read from the store, which
+    has the step committed before its messages go out)."""
+
+    async def system(self) -> str | None: ...
+
+    async def in_task(self) -> bool: ...
+
+
+class StudyPlayer:
+    """One simulated participant; every choice comes from its mind (seeded, when scripted)."""
+
+    def __init__(
+        self,
+        p: Participant,
+        bundle: StudyBundle,
+        rng: random.Random,
+        *,
+        mind: Mind | None = None,
+        pace: Pace | None = None,
+        lookout: Lookout | None = None,
+    ) -> None:
+        self.p = p
+        self.bundle = bundle
+        self.rng = rng
+        self.mind: Mind = mind or ScriptedMind(rng)
+        self.pace = pace
+        self.lookout = lookout
+        self.texts = bundle.study.texts
+        self.handled: set[str] = set()
+        self.briefs_seen: set[int] = set()  # message ids of the briefs already played
+        self.exchanges = 0
+        self.answers = 0
+        self.given: list[Given] = []
+        self.plan: Simulation = merged(bundle)  # the current task's, or the study's
+        self._seen: dict[int, str] = {}  # message id -> its text when last read
+
+    def _ended(self, q: Participant) -> bool:
+        endings = (self.texts.thanks, self.texts.not_eligible)
+        return any(any(e in m.text for e in endings) for m in q.messages)
+
+    def _new_brief(self, q: Participant) -> BotMessage | None:
+        """A task's brief not played yet (its "Finish task" button goes when the task ends,
+        so a brief is known by its button while it is the current one)."""
+        fresh = [
+            m for m in q.messages if FINISH in _data(m) and m.message_id not in self.briefs_seen
+        ]
+        return fresh[-1] if fresh else None
+
+    def _pending_item(self, q: Participant) -> BotMessage | None:
+        item = _survey_item(q)
+        return item if item is not None and _state(item) not in self.handled else None
+
+    # --- a person's pace -----------------------------------------------------------
+
+    def _read(self) -> None:
+        """Read what the bot sent or edited since the last look (on the simulated clock)."""
+        for message in self.p.messages:
+            if self._seen.get(message.message_id) != message.text:
+                self._seen[message.message_id] = message.text
+                if self.pace is not None:
+                    self.pace.read(message.text)
+
+    async def _send(self, text: str) -> None:
+        self._read()
+        if self.pace is not None:
+            self.pace.type(text)
+        await self.p.send_text(text)
+
+    async def _tap(
+        self, data: str, message: BotMessage | None = None, *, look: bool = True
+    ) -> None:
+        if look:
+            self._read()
+        if self.pace is not None:
+            self.pace.tap()
+        if message is None:
+            await self.p.tap(data=data)
+        else:
+            await self.p.tap(data=data, message_id=message.message_id)
+
+    # --- the study -----------------------------------------------------------------
+
+    async def play(self) -> Played:
+        p = self.p
+        await self._send("/start")
+        await p.wait_for(lambda q: any(CONSENT_YES in _data(m) for m in q.messages), _TURN_TIMEOUT)
+        await self._tap(CONSENT_YES)
+        while True:
+            await p.wait_for(
+                lambda q: (
+                    self._ended(q)
+                    or self._pending_item(q) is not None
+                    or self._new_brief(q) is not None
+                ),
+                _TURN_TIMEOUT,
+            )
+            if (brief := self._new_brief(p)) is not None:
+                self.briefs_seen.add(brief.message_id)
+                await self._chat(brief)
+            elif (item := self._pending_item(p)) is not None:
+                if not await self._answer(item):
+                    return self._played(False)
+            else:
+                return self._played(True)
+
+    def _played(self, finished: bool) -> Played:
+        return Played(self.exchanges, self.answers, finished, tuple(self.given))
+
+    # --- the dialogue ---------------------------------------------------------------
+
+    async def _chat(self, brief: BotMessage) -> None:
+        scenario = next(
+            s for s in self.bundle.scenarios.values() if s.title in brief.text.split("\n")[0]
+        )
+        self.plan = scenario.simulation or merged(self.bundle)
+        limit = scenario.max_exchanges or 10
+        await self._talk(self.mind.talker(scenario), brief, limit, bool(scenario.exchange))
+
+    async def _talk(self, talker: Talker, brief: BotMessage, limit: int, rates: bool) -> None:
+        p = self.p
+        seen = len(p.messages)
+        # What came with the brief (an opening line) is the first thing to answer.
+        replies = [m.text for m in p.messages if m.message_id > brief.message_id]
+        sent = 0
+        while _survey_item_after(p, brief) is None:
+            message = await talker.next_message(replies)
+            if message is None:
+                await self._send("/done")
+                return
+            await self._send(message)
+            sent += 1
+            self.exchanges += 1
+            await p.wait_for(_more_messages_than(seen), _TURN_TIMEOUT)
+            replies = [m.text for m in p.messages[seen:] if not _asks(m, "x")]
+            first_new = seen
+            seen = len(p.messages)
+            if rates:
+                await self._rate_reply(first_new)
+                seen = len(p.messages)
+            if sent >= limit:
+                # The task should end now: wait for what follows rather than talk over it.
+                try:
+                    await p.wait_for(
+                        lambda q: (
+                            _survey_item_after(q, brief) is not None
+                            or self._new_brief(q) is not None
+                            or self._ended(q)
+                        ),
+                        _SETTLE,
+                    )
+                except TimeoutError:
+                    await self._send("/done")
+                return
+            if await self._task_over(brief):
+                return
+
+    async def _task_over(self, brief: BotMessage) -> bool:
+        """Whether the reply ended the task (a questionnaire or the next brief follows)."""
+        if self.lookout is not None:
+            return not await self.lookout.in_task()
+        try:  # without a lookout: a moment for what would follow the reply
+            await self.p.wait_for(
+                lambda q: (
+                    _survey_item_after(q, brief) is not None
+                    or self._new_brief(q) is not None
+                    or self._ended(q)
+                ),
+                _GLANCE,
+            )
+        except TimeoutError:
+            return False
+        return True
+
+    async def _rate_reply(self, first_new: int) -> None:
+        """Ratings of a single reply appear beside the chat; most people give them."""
+        p = self.p
+
+        def rating(q: Participant) -> BotMessage | None:
+            return next((m for m in q.messages[first_new:] if _asks(m, "x")), None)
+
+        try:
+            await p.wait_for(lambda q: rating(q) is not None or self._ended(q), _SETTLE)
+        except TimeoutError:
+            return
+        message = rating(p)
+        if message is None or self.rng.random() < 0.2:
+            return
+        for _ in range(20):  # one item after another, edited in place, until it is done
+            answers = [d for d in _data(message) if d.startswith("xa:")]
+            if not answers:
+                return
+            before = tuple(_data(message))
+            labels = [_button_text(message, d) for d in answers]
+            question = find_question(self.bundle, message.text)
+            index = await self.mind.choose(question, labels, self.plan, await self._system())
+            data = answers[index if index is not None else self.rng.randrange(len(answers))]
+            self.given.append(Given("button", _button_text(message, data), rating=True))
+            await self._tap(data, message)
+            await p.wait_for(_buttons_changed(message, before), _TURN_TIMEOUT)
+
+    async def _system(self) -> str | None:
+        return await self.lookout.system() if self.lookout is not None else None
+
+    # --- questionnaires ----------------------------------------------------------------
+
+    async def _answer(self, item: BotMessage) -> bool:
+        """Answer one item; False: the participant left the study here."""
+        self.handled.add(_state(item))
+        self.answers += 1
+        datas = _data(item)
+        answers = [d for d in datas if d.startswith("a:")]
+        toggles = [d for d in datas if d.startswith("m:")]
+        question = find_question(self.bundle, item.text)
+        if toggles:
+            chosen = self.rng.sample(toggles, k=self.rng.randint(1, min(2, len(toggles))))
+            self._read()
+            for data in chosen:
+                await self._tap(data, item, look=False)
+                await self.p.wait_for_answer()
+            labels = [_button_text(item, d)[2:] for d in sorted(chosen, key=toggles.index)]
+            self.given.append(Given("options", "; ".join(labels)))
+            done = next(d for d in datas if d.startswith("d:"))
+            await self._tap(done, item, look=False)
+        elif answers:
+            labels = [_button_text(item, d) for d in answers]
+            index = await self.mind.choose(question, labels, self.plan, await self._system())
+            if index is None:
+                return False
+            self.given.append(Given("button", labels[index]))
+            await self._tap(answers[index], item)
+        else:
+            skip = next((d for d in datas if d.startswith("s:")), None)
+            comment = await self.mind.comment(question, self.plan, skip is not None)
+            if comment or skip is None:
+                self.given.append(Given("text", comment or "No comment."))
+                await self._send(comment or "No comment.")
+            else:
+                self.given.append(Given("skip", ""))
+                await self._tap(skip, item)
+        await self.p.wait_for(
+            lambda q: (
+                self._ended(q)
+                or (self._pending_item(q) is not None)
+                or self._new_brief(q) is not None
+            ),
+            _TURN_TIMEOUT,
+        )
+        return True
+
+
+def _survey_item_after(p: Participant, brief: BotMessage) -> BotMessage | None:
+    """A questionnaire item sent after the task's brief: the task is over."""
+    item = _survey_item(p)
+    return item if item is not None and item.message_id > brief.message_id else None

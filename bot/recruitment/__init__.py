@@ -1,0 +1,1 @@
+"""Bringing participants in and paying them: invitation codes and the payments file."""

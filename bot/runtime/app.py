@@ -1,0 +1,266 @@
+"""The composition root: the one place that wires Telegram, the store, the systems and the
+clock around the engine. Everything else receives its dependencies."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from telegram.error import InvalidToken
+from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
+
+from bot.core.errors import TelegramSetupError
+from bot.core.privacy import Privacy
+from bot.engine.delivery import Delivery
+from bot.runtime.annotators import AnnotationRunner
+from bot.runtime.dispatch import Dispatcher
+from bot.runtime.heartbeat import Heartbeat
+from bot.runtime.participants import StudyRunner
+from bot.store import StudyStore, open_store
+from bot.store import lock as running
+from bot.store.definition import definition_json
+from bot.systems.base import System
+from bot.systems.registry import build_systems, close_systems
+from bot.telegram.flood import TELEGRAM_LIMITS, FloodLimits, FloodPacer
+from bot.telegram.menu import publish_commands
+from bot.telegram.ordering import ChatOrderedProcessor
+from bot.telegram.outage import Outage, reach
+from bot.telegram.outbox import FLOOD_WAIT_LIMIT, TelegramOutbox
+from bot.telegram.poller import DurablePoller
+from bot.telegram.request import AiohttpRequest
+from scenarios.models import StudyBundle
+
+log = logging.getLogger(__name__)
+
+TELEGRAM_API_URL = "https://api.telegram.org"
+TOKEN_ENV = "TELEGRAM_BOT_TOKEN"
+
+
+@dataclass(frozen=True)
+class BotConfig:
+    db: Path
+    token: str
+    secret: str
+    bot_api_url: str = TELEGRAM_API_URL
+    tick_interval: float = 1.0
+    command_interval: float = 0.2
+    heartbeat_interval: float = 60.0
+    """Seconds between two "ozlab alive" lines in the log (``bot.runtime.heartbeat``)."""
+    poll_timeout: int = 20
+    max_concurrent_updates: int = 256
+    synchronous: str = "NORMAL"
+    pacing: FloodLimits | None = TELEGRAM_LIMITS
+    """Telegram's flood limits kept before each message; None only where no Telegram is
+    behind the Bot API (the demo, the tests and the benchmarks run on the emulator)."""
+    flood_wait_limit: float = FLOOD_WAIT_LIMIT
+    """Seconds of Telegram's "retry after" one message may wait out before it is given up
+    (and lost); none by default: delayed, never lost."""
+
+
+async def _unless_stopped(work: Coroutine[Any, Any, None], stop: asyncio.Event) -> bool:
+    """True once ``work`` is done; False (and ``work`` cancelled) when ``stop`` came first."""
+    task = asyncio.ensure_future(work)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({task, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiting in (task, stopped):
+            if not waiting.done():
+                waiting.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await waiting
+    if task.done() and not task.cancelled():
+        task.result()  # its error, if it failed for good (a token refused)
+        return True
+    return False
+
+
+def api_base_url(url: str) -> str:
+    """Accept ``http://host:port`` as well as python-telegram-bot's ``.../bot`` form."""
+    url = url.rstrip("/")
+    return url if url.endswith("/bot") else f"{url}/bot"
+
+
+async def run_bot(
+    bundle: StudyBundle,
+    config: BotConfig,
+    *,
+    stop: asyncio.Event,
+    ready: asyncio.Event | None = None,
+    systems: Mapping[str, System] | None = None,
+    store: StudyStore | None = None,
+    clock: Callable[[], float] = time.time,
+    timer: Callable[[], float] = time.perf_counter,
+    writer: running.Writer | None = None,
+) -> None:
+    """Run the study until ``stop`` is set; safe to start again on the same database.
+
+    One database, one writer (``bot.store.lock``): the bot takes the writer's lock on
+    ``config.db`` before anything else and refuses at once when another process has it;
+    ``writer`` is that lock when the caller holds it already (a demo holds it from before
+    it replaces an earlier simulation's file), and is not let go here.
+
+    The composition root: ``store``, ``systems`` and ``clock`` are the real ones unless
+    given (a store given is closed here too, as the bot owns it while it runs); ``timer``
+    measures system latency (a simulation gives its simulated clock for both). Whatever
+    cannot start fails before anything is opened, or closes what was: a supervisor sees
+    the process exit, never hang."""
+    privacy = Privacy(config.secret)
+    if systems is None:
+        systems = build_systems(bundle.study.systems, env=os.environ)
+    built = dict(systems)
+    async with contextlib.AsyncExitStack() as opened:
+        opened.push_async_callback(close_systems, built)
+        if writer is None:
+            try:
+                claimed = await asyncio.to_thread(running.claim, config.db, "ozlab run")
+            except BaseException:
+                if store is not None:  # given, hence the bot's to close
+                    await store.close()
+                raise
+            opened.callback(claimed.release)  # the last thing let go, after the store
+        if store is None:
+            store = await open_store(config.db, clock, synchronous=config.synchronous)
+        opened.push_async_callback(store.close)
+        if await store.record_definition(bundle.study.id, definition_json(bundle)):
+            log.info("study %r: definition stored with its data", bundle.study.id)
+        await _serve(bundle, config, store, privacy, built, (clock, timer), stop, ready)
+
+
+async def _serve(
+    bundle: StudyBundle,
+    config: BotConfig,
+    store: StudyStore,
+    privacy: Privacy,
+    systems: Mapping[str, System],
+    clocks: tuple[Callable[[], float], Callable[[], float]],
+    stop: asyncio.Event,
+    ready: asyncio.Event | None,
+) -> None:
+    clock, timer = clocks
+    requests = (
+        AiohttpRequest(connection_pool_size=config.max_concurrent_updates),
+        AiohttpRequest(connection_pool_size=2),
+    )
+    application: Application[Any, Any, Any, Any, Any, Any] = (
+        ApplicationBuilder()
+        .token(config.token)
+        .base_url(api_base_url(config.bot_api_url))
+        .request(requests[0])
+        .get_updates_request(requests[1])
+        .updater(None)
+        .concurrent_updates(ChatOrderedProcessor(config.max_concurrent_updates))
+        .build()
+    )
+    outbox = TelegramOutbox(
+        application.bot,
+        pacer=FloodPacer(config.pacing) if config.pacing is not None else None,
+        flood_wait_limit=config.flood_wait_limit,
+    )
+    runner = StudyRunner(
+        bundle,
+        store,
+        privacy,
+        systems,
+        outbox,
+        clock=clock,
+        timeouts={spec.id: spec.timeout for spec in bundle.study.systems},
+        timer=timer,
+    )
+    # Annotators rate stored conversations: chats of their own, never participants.
+    annotators = AnnotationRunner(bundle, store, privacy, outbox, clock)
+    dispatcher = Dispatcher(runner, annotators)
+
+    async def on_delivery(delivery: Delivery, _: ContextTypes.DEFAULT_TYPE) -> None:
+        await dispatcher.handle(delivery)
+
+    application.add_handler(TypeHandler(Delivery, on_delivery))
+    deliver = application.update_queue.put_nowait
+    heartbeat = Heartbeat(bundle.study.id, store, clock)
+    outage = Outage()  # one for start-up and polling: one warning a minute, whoever tries
+    poller = DurablePoller(
+        application.bot,
+        store,
+        privacy,
+        heartbeat.counting(deliver),
+        poll_timeout=config.poll_timeout,
+        outage=outage,
+    )
+
+    async def tick(_: ContextTypes.DEFAULT_TYPE) -> None:
+        now = clock()
+        for delivery in runner.due(now):
+            deliver(delivery)
+        annotators.on_clock(now)  # silent annotators' targets go to others
+
+    async def commands(_: ContextTypes.DEFAULT_TYPE) -> None:
+        for delivery in await runner.poll_commands():
+            deliver(delivery)
+
+    async def beat(_: ContextTypes.DEFAULT_TYPE) -> None:
+        await heartbeat.beat()
+
+    polling: asyncio.Task[None] | None = None
+    try:
+        # getMe until Telegram answers (the network may be down as the bot starts); a stop
+        # meanwhile ends the bot before anything began.
+        if not await _unless_stopped(reach(application.bot.initialize, outage), stop):
+            return
+        async with application:
+            for delivery in await runner.load():
+                deliver(delivery)
+            await runner.load_gates()
+            await publish_commands(application.bot, bundle)
+            await application.start()
+            try:
+                assert application.job_queue is not None
+                jobs = application.job_queue
+                interval = config.heartbeat_interval
+                repeating = [
+                    jobs.run_repeating(tick, interval=config.tick_interval, first=0),
+                    # The console and the bot meet in the database: commands are polled.
+                    jobs.run_repeating(commands, interval=config.command_interval, first=0),
+                    jobs.run_repeating(beat, interval=interval, first=interval),
+                ]
+                polling = asyncio.create_task(poller.run(), name="ozlab-poller")
+                log.info("study %r is running", bundle.study.id)
+                if ready is not None:
+                    ready.set()
+                stopped = asyncio.create_task(stop.wait())
+                try:
+                    await asyncio.wait({polling, stopped}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    stopped.cancel()
+                    # None starts while the bot stops: APScheduler's shutdown would cancel
+                    # it half-way and log a clean stop as an error (found by the fuzz test).
+                    for job in repeating:
+                        job.schedule_removal()
+                if polling.done():
+                    polling.result()  # a fatal polling error (a wrong token) ends the bot
+                polling.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await polling
+                await application.update_queue.join()
+                await annotators.settled()  # writes to annotators under way
+                await poller.confirm()
+            finally:
+                # Also when cancelled: stop PTB's own tasks before the store closes under them.
+                if polling is not None and not polling.done():
+                    polling.cancel()
+                if application.running:
+                    await application.stop()
+    except InvalidToken:
+        raise TelegramSetupError(
+            f"Telegram did not accept the bot token, or {config.bot_api_url} is not a Bot API"
+            f" server: check {TOKEN_ENV} and --bot-api-url"
+        ) from None
+    finally:
+        for request in requests:  # PTB skips this when start-up failed half-way
+            await request.shutdown()
