@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
+from bot.annotation.information import informed
 from bot.core.annotation import AnnotationTarget, AnnotationTask, TranscriptExchange
 from bot.core.vocabulary import AnnotationLevel, AnnotationRound, AnnotatorClaim
 from bot.engine import effects as fx
@@ -50,7 +51,7 @@ def task(
     name = exchange_target("p1-1", turn) if turn is not None else "p1-1"
     target = AnnotationTarget(job, name, level, position, "p1-1", turn, "shop-v1", "x")
     shown = conversation if turn is None else conversation[:turn]
-    return AnnotationTask(
+    loaded = AnnotationTask(
         target,
         AnnotationRound.FIRST,
         shown,
@@ -61,6 +62,9 @@ def task(
         conversations=2,
         next_message=None if turn is None or turn == turns else f"user line {turn + 1}",
     )
+    given = informed(loaded)  # as the runtime gives it: what its reply recommends looked up
+    assert given is not None
+    return given
 
 
 def joined(bundle: StudyBundle, job: str, first: AnnotationTask) -> tuple[Annotating, list[str]]:

@@ -24,7 +24,7 @@ ozlab applies the study's ``timeout`` around ``respond``.
 
 from __future__ import annotations
 
-from bot.core.conversation import Conversation, SystemReply
+from bot.systems.base import Conversation, SystemReply
 
 
 class Echo:
