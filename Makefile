@@ -2,7 +2,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench bench-report clean
+.PHONY: demo check test bench bench-report clean
 
 $(BIN)/ozlab: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,6 +14,15 @@ demo: $(BIN)/ozlab
 	$(BIN)/ozlab demo --db ozlab-demo.sqlite
 	$(BIN)/ozlab report --db ozlab-demo.sqlite
 
+# The inner loop: lint, types, and the unit and contract tests (not the ones marked slow,
+# which run whole commands, reports or bots); under a minute on 2 cores once .venv exists.
+check: $(BIN)/ozlab
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/pytest -q -m "not slow"
+
+# Everything, as CI runs it.
 test: $(BIN)/ozlab
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

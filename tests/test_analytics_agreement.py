@@ -32,6 +32,8 @@ from tests.annotation_tables import (
     ratings_frame,
 )
 
+pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
+
 
 def _scale(
     low: int, high: int, measurement: str = "ordinal", item: str = "judge.score"

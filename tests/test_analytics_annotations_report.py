@@ -24,6 +24,8 @@ from analytics.report.render_md import render_markdown
 from analytics.report.render_terminal import render_terminal
 from analytics.statistics.quality import exclude_flagged
 
+pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
+
 RELIABILITY_KEYS = {
     "job", "item", "level", "system", "n_targets", "n_annotators", "statistic", "value",
     "ci_low", "ci_high",

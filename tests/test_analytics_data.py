@@ -36,6 +36,8 @@ from bot.store.sqlite import open_store
 from scenarios.models import StudyBundle
 from tests.storage_probe import schema, session_half_written
 
+pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
+
 ANSWERED = AnswerStatus.ANSWERED
 
 

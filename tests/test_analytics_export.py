@@ -24,6 +24,8 @@ from bot.store.sqlite import open_store
 from scenarios.loading import load_study
 from tests.store_reads import count, resumed, tables
 
+pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
+
 ITEM_STATS = ["system_id", "questionnaire_id", "item_id", "n", "mean", "sd", "median", "iqr"]
 
 

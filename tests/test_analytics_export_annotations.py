@@ -21,6 +21,8 @@ from analytics.report.numbers import build_report
 from bot.cli import analytics_main as main
 from tests.annotation_support import stored_study
 
+pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
+
 ONE = "p0123456789abcde-1"  # a session with the companion, 3 exchanges
 TWO = "pfedcba987654321-1"  # a session with another system, 2 exchanges
 PLAIN = {"codebook", "codebook_values", "columns", "commands", "exchanges", "responses",

@@ -36,6 +36,8 @@ from bot.store.model import StepCommit
 from bot.store.sqlite import open_store
 from scenarios.models import StudyBundle
 
+pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
+
 ANSWERED, SKIPPED = AnswerStatus.ANSWERED, AnswerStatus.SKIPPED
 SEVEN = {1: "Strongly disagree", 2: "Disagree", 3: "Somewhat disagree", 4: "Neither",
          5: "Somewhat agree", 6: "Agree", 7: "Strongly agree"}  # fmt: skip

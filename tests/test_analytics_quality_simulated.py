@@ -9,11 +9,15 @@ import io
 import json
 from pathlib import Path
 
+import pytest
+
 from analytics.data.loading import load_study_data
 from analytics.report.numbers import build_report
 from bot.cli import analytics_main
 from bot.store.sqlite import open_store
 from tests.test_analytics_quality import PARTICIPANTS, _study
+
+pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
 
 # "good" and "neutral" have no flag; "speedy" answered too fast.
 SIMULATED = ("good", "neutral", "speedy")

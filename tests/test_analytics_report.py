@@ -26,6 +26,8 @@ from bot.store.sqlite import SqliteStore, open_store
 from scenarios.loading import load_study
 from tests import store_reads
 
+pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
+
 TABLE_SECTIONS = {
     "participation": ("by_system", "events"),
     "completion": ("by_system", "by_scenario", "end_reasons", "end_reasons_by_scenario"),

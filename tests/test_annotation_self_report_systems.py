@@ -22,6 +22,8 @@ from analytics.report.numbers import build_report
 from tests.annotation_tables import ratings_frame
 from tests.test_analytics_annotations_report import _formats, hri_cues_ratings
 
+pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
+
 SCALE = {("judge", "judge.score"): ItemScale(
     "judge", "judge.score", "scale", tuple("12345"), (1.0, 2.0, 3.0, 4.0, 5.0), "ordinal"
 )}  # fmt: skip

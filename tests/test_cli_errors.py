@@ -26,6 +26,8 @@ from bot.core.privacy import Privacy
 from scenarios.starter import write_starter
 from tests.storage_probe import stamp_schema_version
 
+pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
+
 SECRET = "s" * 32
 
 BROKEN = """\

@@ -11,8 +11,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from bot.cli import ANALYTICS, OZLAB, parser
 from bot.cli.flags import DB_ENV
+
+pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRATCH = {"demo", "pilot", "chat"}  # their own scratch databases, never OZLAB_DB's

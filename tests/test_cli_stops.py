@@ -16,6 +16,8 @@ from analytics.data.synthetic import write_synthetic_study
 from bot.core.errors import StudyDataError
 from tests.e2e_support import PROJECT_ROOT, OzlabProcesses
 
+pytestmark = pytest.mark.slow  # whole commands in subprocesses: make test, not make check
+
 USAGE_ERROR = 2  # argparse's own status for a wrong argument
 
 

@@ -28,6 +28,8 @@ from scenarios.models import Recruitment, StudyBundle
 from tests.conftest import SECRET, StartBot
 from tests.e2e_support import PROJECT_ROOT
 
+pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
+
 OZLAB = str(Path(sys.executable).with_name("ozlab"))
 HYPERLINK = '=HYPERLINK("http://evil.example","x")'
 TYPED = (HYPERLINK, "+1+1", "-1+cmd", "@SUM(1,1)", "\t=1+1")

@@ -17,6 +17,8 @@ from scenarios.jobs import AnnotationJob
 from scenarios.models import Scenario, Study
 from scenarios.reference import all_models, reference
 
+pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 REFERENCE = DOCS / "reference" / "study-file.md"

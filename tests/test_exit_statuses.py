@@ -25,6 +25,8 @@ from tests.conftest import TOKEN, StartBot, consent, say
 from tests.storage_probe import stamp_schema_version
 from tests.test_wizard_desk import shop
 
+pytestmark = pytest.mark.slow  # whole commands in subprocesses: make test, not make check
+
 ROOT = Path(__file__).resolve().parents[1]
 BROKEN = """\
 id: broken

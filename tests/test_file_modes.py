@@ -19,6 +19,8 @@ from tests.annotation_support import stored_study
 from tests.conftest import SECRET
 from tests.e2e_support import PROJECT_ROOT
 
+pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
+
 OZLAB = str(Path(sys.executable).with_name("ozlab"))
 CUES = [("p0123456789abcde-1", "companion", 3), ("p1123456789abcde-1", "companion", 2)]
 

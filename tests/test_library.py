@@ -24,6 +24,8 @@ from scenarios.systems import DemoSystem
 from tests.conftest import StartBot, say
 from tests.store_reads import pick
 
+pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
+
 LIBRARY = Path(str(files("scenarios") / "library"))
 SCENARIOS = LIBRARY / "scenarios"
 STUDIES = LIBRARY / "studies"

@@ -26,6 +26,8 @@ from scenarios.stored import (
 )
 from tests.stress_support import ozlab
 
+pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
+
 EARLIER = Path(__file__).parent / "fixtures" / "schema5-main.sqlite"
 
 

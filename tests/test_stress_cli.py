@@ -8,6 +8,8 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from bot.core.phenomena import StressType
 from bot.engine import effects as fx
 from bot.store.sqlite import open_store
@@ -15,6 +17,8 @@ from bot.store.stress_records import Judge, Replay, ReplyTaken, Review, Verdict
 from tests.fake_servers import FakeOpenAI
 from tests.store_contract.records import session, step
 from tests.stress_support import OZLAB, ozlab
+
+pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
 
 LINE = "Is Moss Hollow on Alex's wishlist?"
 

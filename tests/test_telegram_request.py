@@ -25,6 +25,8 @@ from telegram.ext import ApplicationBuilder, ContextTypes, MessageHandler, filte
 from bot.pilot.emulator import BotApiEmulator, Participant
 from bot.telegram.request import AiohttpRequest, request_pair, use_aiohttp
 
+pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
+
 TOKEN = "123456:TEST-token"
 KEYBOARD = InlineKeyboardMarkup(
     [

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Select
 
@@ -24,6 +25,8 @@ from wizard_console.desk import Desk
 from wizard_console.model import LiveSession
 from wizard_console.screens import FilterScreen, HelpScreen, PromptScreen
 from wizard_console.widgets import SessionsTable, TranscriptView
+
+pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
 
 SIZE = (80, 24)
 
