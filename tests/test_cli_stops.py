@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
 import sys
@@ -14,58 +13,22 @@ import pytest
 
 from analytics.data.synthetic import write_synthetic_study
 from bot.core.errors import StudyDataError
-from tests.e2e_support import PROJECT_ROOT, OzlabProcesses
+from tests.command_line import environment, interrupted_demo, ozlab
+from tests.e2e_support import OzlabProcesses
 
 pytestmark = pytest.mark.slow  # whole commands in subprocesses: make test, not make check
 
 USAGE_ERROR = 2  # argparse's own status for a wrong argument
 
 
-def environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OZLAB_", "TELEGRAM_"))}
-    env["PYTHONPATH"] = str(PROJECT_ROOT)
-    return env
-
-
-def ozlab(
-    *args: str | Path, cwd: Path, module: str = "bot.cli"
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", module, *map(str, args)],
-        cwd=cwd,
-        env=environment(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
 @pytest.mark.slow
 async def test_ctrl_c_stops_a_demo_with_one_line_and_130(tmp_path: Path) -> None:
     """It printed some forty lines of traceback (the simulation's coroutines, asyncio's
     runner) and died of the signal."""
-    db = tmp_path / "demo.sqlite"
-    demo = await asyncio.create_subprocess_exec(
-        *(sys.executable, "-m", "bot.cli", "demo", "-n", "2000", "--db", str(db)),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=tmp_path,
-        env=environment(),
-    )
-    try:
-        assert demo.stdout is not None
-        started = await asyncio.wait_for(demo.stdout.readline(), 60)
-        assert b"2000 simulated participants" in started
-        demo.send_signal(signal.SIGINT)
-        out, err = await asyncio.wait_for(demo.communicate(), 60)
-    finally:
-        if demo.returncode is None:
-            demo.kill()
-            await demo.wait()
-    assert demo.returncode == 130  # the shell's status for Ctrl-C
-    assert err.decode().splitlines() == ["ozlab: stopped by Ctrl-C"]
-    assert b"Database:" not in out  # no summary of a study played half-way
+    status, out, err = await interrupted_demo(tmp_path)
+    assert status == 130  # the shell's status for Ctrl-C
+    assert err.splitlines() == ["ozlab: stopped by Ctrl-C"]
+    assert "Database:" not in out  # no summary of a study played half-way
 
 
 @pytest.mark.slow

@@ -8,11 +8,7 @@ rejected with a crash's 1: a script could not tell them apart."""
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +17,7 @@ from bot.cli import main
 from bot.core import errors
 from bot.pilot.emulator import BotApiEmulator
 from scenarios.models import StudyBundle
+from tests.command_line import interrupted_demo, ozlab
 from tests.conftest import TOKEN, StartBot, consent, say
 from tests.storage_probe import stamp_schema_version
 from tests.test_wizard_desk import shop
@@ -40,25 +37,6 @@ systems:
     id: a
 scenarios: [hmd-gift, missing]
 """
-
-
-def environment() -> dict[str, str]:
-    """A researcher's shell with no ozlab settings and no Telegram token."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OZLAB_", "TELEGRAM_"))}
-    env["PYTHONPATH"] = str(ROOT)
-    return env
-
-
-def ozlab(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``ozlab ARGS`` as a process of its own, as a shell or a script runs it."""
-    return subprocess.run(
-        [sys.executable, "-m", "bot.cli", *map(str, args)],
-        cwd=cwd,
-        env=environment(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_no_two_causes_share_a_status() -> None:
@@ -186,24 +164,6 @@ async def test_a_crash_is_1(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 async def test_ctrl_c_is_130(tmp_path: Path) -> None:
-    db = tmp_path / "demo.sqlite"
-    demo = await asyncio.create_subprocess_exec(
-        *(sys.executable, "-m", "bot.cli", "demo", "-n", "2000", "--db", str(db)),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=tmp_path,
-        env=environment(),
-    )
-    try:
-        assert demo.stdout is not None
-        started = await asyncio.wait_for(demo.stdout.readline(), 60)
-        assert b"2000 simulated participants" in started
-        demo.send_signal(signal.SIGINT)
-        _, err = await asyncio.wait_for(demo.communicate(), 60)
-    finally:
-        if demo.returncode is None:
-            demo.kill()
-            await demo.wait()
-    assert demo.returncode == errors.INTERRUPTED == 130
-    assert err.decode().splitlines() == ["ozlab: stopped by Ctrl-C"]
+    status, _, err = await interrupted_demo(tmp_path)
+    assert status == errors.INTERRUPTED == 130
+    assert err.splitlines() == ["ozlab: stopped by Ctrl-C"]
