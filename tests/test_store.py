@@ -69,7 +69,12 @@ async def test_the_writer_and_the_reader_are_aiosqlite_connections_set_up_the_oz
 ) -> None:
     """Each runs on an aiosqlite thread of its own with what every ozlab connection has (WAL,
     the synchronous setting asked for, the busy timeout, foreign keys); closing ends both."""
+    before = set(threading.enumerate())
     store = await open_store(tmp_path / "study.sqlite", synchronous="FULL")
+    workers = [
+        t for t in set(threading.enumerate()) - before if "_connection_worker_thread" in t.name
+    ]
+    assert len(workers) == 2
     try:
         for conn in (store._writer_conn, store._reader):
             assert isinstance(conn, aiosqlite.Connection)
@@ -87,8 +92,9 @@ async def test_the_writer_and_the_reader_are_aiosqlite_connections_set_up_the_oz
             }
     finally:
         await store.close()
-    workers = [t for t in threading.enumerate() if "_connection_worker_thread" in t.name]
-    assert workers == []
+    for worker in workers:
+        worker.join(timeout=10)  # a closed connection's thread ends just after its last reply
+    assert not any(worker.is_alive() for worker in workers)
 
 
 async def test_a_write_holds_the_write_lock_from_its_start(store: SqliteStore) -> None:
