@@ -8,16 +8,19 @@ import json
 import os
 import shutil
 import sqlite3
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import aiosqlite
 import pytest
 
 from bot.core.errors import SchemaError, StoreError
 from bot.core.participants import ParticipantStatus
 from bot.core.vocabulary import CommandOutcome, EventKind, Moment, Origin, Stage
 from bot.engine import effects as fx
-from bot.store.connection import SCHEMA_VERSION, statements
+from bot.store.applying import Tx
+from bot.store.connection import BUSY_TIMEOUT_MS, SCHEMA_VERSION, statements
 from bot.store.model import StepCommit
 from bot.store.schema import MIGRATIONS
 from bot.store.sqlite import SqliteStore, is_study_database, open_existing, open_store
@@ -59,6 +62,56 @@ async def test_schema_is_versioned_and_reopening_migrates_nothing(tmp_path: Path
     assert rows(path, "PRAGMA user_version") == [(len(MIGRATIONS),)]
     assert rows(path, "PRAGMA journal_mode") == [("wal",)]
     assert is_study_database(path)
+
+
+async def test_the_writer_and_the_reader_are_aiosqlite_connections_set_up_the_ozlab_way(
+    tmp_path: Path,
+) -> None:
+    """Each runs on an aiosqlite thread of its own with what every ozlab connection has (WAL,
+    the synchronous setting asked for, the busy timeout, foreign keys); closing ends both."""
+    before = set(threading.enumerate())
+    store = await open_store(tmp_path / "study.sqlite", synchronous="FULL")
+    workers = [
+        t for t in set(threading.enumerate()) - before if "_connection_worker_thread" in t.name
+    ]
+    assert len(workers) == 2
+    try:
+        for conn in (store._writer_conn, store._reader):
+            assert isinstance(conn, aiosqlite.Connection)
+            found = {}
+            for pragma in ("journal_mode", "synchronous", "busy_timeout", "foreign_keys"):
+                async with conn.execute(f"PRAGMA {pragma}") as cursor:
+                    row = await cursor.fetchone()
+                    assert row is not None
+                    found[pragma] = row[0]
+            assert found == {
+                "journal_mode": "wal",
+                "synchronous": 2,  # FULL
+                "busy_timeout": BUSY_TIMEOUT_MS,
+                "foreign_keys": 1,
+            }
+    finally:
+        await store.close()
+    for worker in workers:
+        worker.join(timeout=10)  # a closed connection's thread ends just after its last reply
+    assert not any(worker.is_alive() for worker in workers)
+
+
+async def test_a_write_holds_the_write_lock_from_its_start(store: SqliteStore) -> None:
+    """BEGIN IMMEDIATE: a batch that reads first cannot fail later beside another writer."""
+
+    def second_writer(tx: Tx) -> str:
+        other = sqlite3.connect(store.path, timeout=0, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            other.execute("ROLLBACK")
+        except sqlite3.OperationalError as error:
+            return str(error)
+        finally:
+            other.close()
+        return "not locked"
+
+    assert await store.write(second_writer) == "database is locked"
 
 
 async def test_newer_and_older_schemas_are_refused_in_a_sentence(tmp_path: Path) -> None:

@@ -2,10 +2,10 @@
 
 Writes go through one writer task that commits the jobs waiting at that moment together
 (group commit): each caller still returns only once its rows are durable, and two hundred
-participants cost a handful of transactions instead of two hundred. A batch runs in one
-hop to a worker thread on the writer's own connection: going through a driver statement
-by statement cost a thread round trip each and halved the bot's throughput (bench/).
-Reads run on a second connection in one thread of their own, each inside one short read
+participants cost a handful of transactions instead of two hundred. The writer and the
+reader are each an aiosqlite connection, a thread of its own: a batch runs as one call on
+the writer's thread (a call per statement cost a thread round trip each and halved the
+bot's throughput, bench/), and each read as one call on the reader's, inside one short read
 transaction, fetched in full.
 
 Open with :func:`open_store` (the bot, importers: creates and upgrades the file) or
@@ -22,10 +22,11 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
+
+import aiosqlite
 
 from bot.core.annotation import (
     AnnotatableSession,
@@ -118,23 +119,17 @@ async def open_store(
     path: str | Path, clock: Callable[[], float] = time.time, *, synchronous: str = "NORMAL"
 ) -> SqliteStore:
     """The store the bot runs on: the file is created or upgraded first."""
-
-    def opening() -> tuple[sqlite3.Connection, sqlite3.Connection, running.Presence]:
-        presence = running.announce(path, create=True)  # the file is made 0600 here
-        try:
-            writer = connect(path, synchronous=synchronous)
-        except BaseException:
-            presence.release()
-            raise
-        try:
-            migrate(writer, path)
-            return writer, connect(path, synchronous=synchronous), presence
-        except BaseException:
-            writer.close()
-            presence.release()
-            raise
-
-    writer, reader, presence = await asyncio.to_thread(opening)
+    # the file is made 0600 here
+    presence = await asyncio.to_thread(running.announce, path, create=True)
+    writer: aiosqlite.Connection | None = None
+    try:
+        writer = await _connection(lambda: _migrated(path, synchronous))
+        reader = await _connection(lambda: connect(path, synchronous=synchronous))
+    except BaseException:
+        if writer is not None:
+            await writer.close()
+        presence.release()
+        raise
     return SqliteStore(path, reader, writer, clock, presence)
 
 
@@ -145,25 +140,53 @@ async def open_existing(
     commands): the schema must be this ozlab's. ``read_only`` (analytics): any schema up
     to this ozlab's, and nothing is written."""
 
-    def opening() -> tuple[sqlite3.Connection, sqlite3.Connection | None, running.Presence]:
+    def announced() -> running.Presence:
         if not Path(path).is_file():
             raise StoreError(f"no study database at {path}: give the --db the bot runs with")
-        presence = running.announce(path)
-        reader: sqlite3.Connection | None = None
-        try:
-            reader = connect(path, read_only=read_only)
-            version = schema_version(reader)
-            if version > SCHEMA_VERSION or (not read_only and version < SCHEMA_VERSION):
-                raise too_new(version, path) if version > SCHEMA_VERSION else too_old(version, path)
-            return reader, None if read_only else connect(path), presence
-        except BaseException:
-            if reader is not None:
-                reader.close()
-            presence.release()
-            raise
+        return running.announce(path)
 
-    reader, writer, presence = await asyncio.to_thread(opening)
+    presence = await asyncio.to_thread(announced)
+    reader: aiosqlite.Connection | None = None
+    try:
+        reader = await _connection(lambda: connect(path, read_only=read_only))
+        version = await _on(reader, schema_version)
+        if version > SCHEMA_VERSION or (not read_only and version < SCHEMA_VERSION):
+            raise too_new(version, path) if version > SCHEMA_VERSION else too_old(version, path)
+        writer = None if read_only else await _connection(lambda: connect(path))
+    except BaseException:
+        if reader is not None:
+            await reader.close()
+        presence.release()
+        raise
     return SqliteStore(path, reader, writer, clock, presence)
+
+
+def _migrated(path: str | Path, synchronous: str) -> sqlite3.Connection:
+    """The writer's connection, the schema brought up to date on it first."""
+    conn = connect(path, synchronous=synchronous)
+    try:
+        migrate(conn, path)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+async def _connection(connector: Callable[[], sqlite3.Connection]) -> aiosqlite.Connection:
+    """An aiosqlite connection whose thread opens the file the ozlab way (``connect``)."""
+    return await aiosqlite.Connection(connector, iter_chunk_size=64)
+
+
+async def _on(conn: aiosqlite.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
+    """``work`` on the connection's own thread, in one hop however many statements it runs:
+    a hop per statement (aiosqlite's ``execute``) halves the bot's throughput (bench/).
+    ``_execute`` is the one call aiosqlite offers for a function of ours on its thread."""
+
+    def call() -> T:
+        return work(conn._conn)
+
+    on_its_thread: Callable[[Callable[[], T]], Awaitable[T]] = conn._execute
+    return await on_its_thread(call)
 
 
 def is_study_database(path: str | Path) -> bool:
@@ -189,15 +212,14 @@ class SqliteStore:
     def __init__(
         self,
         path: str | Path,
-        reader: sqlite3.Connection,
-        writer: sqlite3.Connection | None,
+        reader: aiosqlite.Connection,
+        writer: aiosqlite.Connection | None,
         clock: Callable[[], float],
         presence: running.Presence | None = None,
     ) -> None:
         self.path = str(path)
         self._presence = presence
         self._reader = reader
-        self._reads = ThreadPoolExecutor(1, thread_name_prefix="ozlab-store-reader")
         self._writer_conn = writer
         self._clock = clock
         self._jobs: asyncio.Queue[tuple[Job, asyncio.Future[Any]] | None] = asyncio.Queue()
@@ -215,9 +237,8 @@ class SqliteStore:
             await self._jobs.put(None)
             await self._writer
         if self._writer_conn is not None:
-            await asyncio.to_thread(self._writer_conn.close)
-        await asyncio.get_running_loop().run_in_executor(self._reads, self._reader.close)
-        self._reads.shutdown(wait=True)
+            await self._writer_conn.close()
+        await self._reader.close()
         if self._presence is not None:  # only now: see bot.store.lock on SQLite's own locks
             self._presence.release()
 
@@ -249,12 +270,12 @@ class SqliteStore:
                     break
                 batch.append(queued)
             try:
-                results = await asyncio.to_thread(self._run, [job for job, _ in batch])
+                results = await self._commit([job for job, _ in batch])
             except Exception:
                 # One bad job must not sink the others: run each alone to isolate it.
                 for job, future in batch:
                     try:
-                        (result,) = await asyncio.to_thread(self._run, [job])
+                        (result,) = await self._commit([job])
                     except Exception as error:
                         log.exception("a database write failed")
                         if not future.done():
@@ -267,19 +288,10 @@ class SqliteStore:
                 if not future.done():
                     future.set_result(result)
 
-    def _run(self, jobs: list[Job]) -> list[Any]:
-        conn = self._writer_conn
-        assert conn is not None
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            tx = Tx(conn)
-            results = [job(tx) for job in jobs]
-            tx.finish()
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        return results
+    async def _commit(self, jobs: list[Job]) -> list[Any]:
+        """The batch as one call on the writer's thread, in one transaction."""
+        assert self._writer_conn is not None
+        return await _on(self._writer_conn, lambda conn: _run(conn, jobs))
 
     async def _write(self, job: Callable[[Tx], T]) -> T:
         if self._writer is None:
@@ -290,16 +302,7 @@ class SqliteStore:
 
     async def _read(self, query: Callable[[sqlite3.Connection], T]) -> T:
         """``query`` inside one short read transaction on the reader's own thread."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._reads, self._in_snapshot, query)
-
-    def _in_snapshot(self, query: Callable[[sqlite3.Connection], T]) -> T:
-        conn = self._reader
-        conn.execute("BEGIN")
-        try:
-            return query(conn)
-        finally:
-            conn.execute("COMMIT")
+        return await _on(self._reader, lambda conn: _in_snapshot(conn, query))
 
     # --- the bot: the hot path --------------------------------------------------------
 
@@ -449,7 +452,7 @@ class SqliteStore:
         def query(conn: sqlite3.Connection) -> int:
             return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
-        return await asyncio.get_running_loop().run_in_executor(self._reads, query, self._reader)
+        return await _on(self._reader, query)
 
     async def live_participants(self) -> list[LiveParticipant]:
         """Everyone who came through Telegram and where they stand, in arrival order."""
@@ -501,8 +504,7 @@ class SqliteStore:
 
     async def read_snapshot(self, sink: SnapshotSink) -> SnapshotInfo:
         """Every table analytics reads, from one consistent snapshot, a chunk at a time."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._reads, read_snapshot, self._reader, self.path, sink)
+        return await _on(self._reader, lambda conn: read_snapshot(conn, self.path, sink))
 
     async def import_context(self, study_id: str) -> ImportContext:
         return await self._read(lambda c: reads.import_context(c, study_id))
@@ -628,8 +630,7 @@ class SqliteStore:
     async def backup(self, target: Path) -> None:
         """A consistent copy through SQLite's online backup API (``bot.store.backup``), on
         the reader's connection: the bot's writer is never held up."""
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._reads, take_backup, self._reader, self.path, target)
+        await _on(self._reader, lambda conn: take_backup(conn, self.path, target))
 
     # --- annotation: the SQL is in bot.store.annotating ------------------------
 
@@ -752,6 +753,27 @@ class SqliteStore:
                 tx.conn, job, ratings, now, dry_run=dry_run
             )
         )
+
+
+def _run(conn: sqlite3.Connection, jobs: list[Job]) -> list[Any]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        tx = Tx(conn)
+        results = [job(tx) for job in jobs]
+        tx.finish()
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return results
+
+
+def _in_snapshot(conn: sqlite3.Connection, query: Callable[[sqlite3.Connection], T]) -> T:
+    conn.execute("BEGIN")
+    try:
+        return query(conn)
+    finally:
+        conn.execute("COMMIT")
 
 
 if TYPE_CHECKING:
