@@ -89,6 +89,8 @@ class StudyRunner:
         self._sealed: dict[str, str] = {}  # pseudonym -> encrypted chat id, once computed
         self._undelivered: dict[str, list[fx.Send | fx.Edit]] = {}  # found at start-up
         self._claims: dict[str, str] = {}  # invitation code -> the participant who took it
+        self._pseudonyms: dict[int, str] = {}  # chat id -> pseudonym: a keyed hash, made once
+        self._made_context: Context | None = None
 
     # --- start-up ------------------------------------------------------------------
 
@@ -130,14 +132,32 @@ class StudyRunner:
         return ticks
 
     def _context(self, invitation: Invitation = Invitation.NONE_HELD) -> Context:
-        return Context(
-            self._bundle,
-            gates=self._gates,
-            unavailable=self._health.unavailable,
-            arrival=self._arrivals,
-            cells=self._cells,
-            invitation=invitation,
-        )
+        """What the engine is told beyond the participant; made again only when it changed
+        (the gates and the cells are the runner's own mappings, seen as they are now)."""
+        unavailable = self._health.unavailable
+        made = self._made_context
+        if (
+            made is None
+            or made.invitation is not invitation
+            or made.arrival != self._arrivals
+            or made.gates is not self._gates
+            or made.unavailable != unavailable
+        ):
+            made = self._made_context = Context(
+                self._bundle,
+                gates=self._gates,
+                unavailable=unavailable,
+                arrival=self._arrivals,
+                cells=self._cells,
+                invitation=invitation,
+            )
+        return made
+
+    def _pseudonym(self, chat_id: int) -> str:
+        pseudonym = self._pseudonyms.get(chat_id)
+        if pseudonym is None:
+            pseudonym = self._pseudonyms[chat_id] = self._privacy.pseudonym(chat_id)
+        return pseudonym
 
     async def _newcomer(self, participant: str, event: ev.Event) -> tuple[ev.Event, Invitation]:
         """Someone the bot does not know yet: a platform id in their ``/start`` is sealed
@@ -164,6 +184,8 @@ class StudyRunner:
         if new is None:
             return
         self._journeys[participant] = new
+        if old is not None and _holds_the_same(old, new):
+            return
         before = cells_held(old) if old is not None else ()
         after = cells_held(new)
         if before != after:
@@ -176,10 +198,10 @@ class StudyRunner:
 
     def knows(self, chat_id: int) -> bool:
         """Whether the chat is a participant's the bot holds (who cannot annotate too)."""
-        return self._privacy.pseudonym(chat_id) in self._journeys
+        return self._pseudonym(chat_id) in self._journeys
 
     async def handle(self, delivery: Delivery) -> None:
-        participant = self._privacy.pseudonym(delivery.chat_id)
+        participant = self._pseudonym(delivery.chat_id)
         if isinstance(delivery.event, ev.Tick):
             self._ticking.discard(participant)
         elif isinstance(delivery.event, ev.PARTICIPANT_EVENTS):
@@ -269,7 +291,9 @@ class StudyRunner:
         journey = self._journeys.pop(participant, None)
         if journey is not None:
             self._cells.subtract(cells_held(journey))
-        self._chats.pop(participant, None)
+        chat_id = self._chats.pop(participant, None)
+        if chat_id is not None:
+            self._pseudonyms.pop(chat_id, None)
         self._sealed.pop(participant, None)
         self._undelivered.pop(participant, None)
         self._unreachable.discard(participant)
@@ -286,7 +310,8 @@ class StudyRunner:
         reply: Any = None
         try:
             # A moment beyond the limit, so an adapter that times itself reports first.
-            reply = await asyncio.wait_for(system.respond(call.conversation), limit + 0.2)
+            async with asyncio.timeout(limit + 0.2):  # no task of its own, as wait_for made
+                reply = await system.respond(call.conversation)
             problem = _check_reply(reply)
         except TimeoutError:
             problem, slow = f"no reply within {limit:g} s", True
@@ -424,7 +449,8 @@ class _ParticipantTurn:
             # The system call shows "typing…" itself, once it is worth showing.
             outbound = [e for e in outbound if not isinstance(e, fx.ShowTyping)]
         self._before, self._after = journey, result.journey
-        return Stepped(records, outbound, changed=result.journey != journey)
+        changed = result.journey is not journey and result.journey != journey
+        return Stepped(records, outbound, changed=changed)
 
     async def commit(
         self, stepped: Stepped[fx.Record, fx.Outbound], update_id: int | None
@@ -462,6 +488,16 @@ class _ParticipantTurn:
             record = fx.RecordEvent(EventKind.INTERNAL_ERROR, None, {"kind": kind})
             journey = runner._journeys.get(participant)
             await runner._commit(participant, self.chat_id, journey, [record], update_id)
+
+
+def _holds_the_same(old: Journey, new: Journey) -> bool:
+    """Whether the cells of the design ``new`` holds are ``old``'s without looking: what
+    ``cells_held`` reads did not change (most steps)."""
+    return (
+        old.tasks is new.tasks
+        and old.abandoned == new.abandoned
+        and (old.stage is Stage.CLOSED) is (new.stage is Stage.CLOSED)
+    )
 
 
 def _messages_to_json(messages: list[fx.Send | fx.Edit]) -> str | None:
