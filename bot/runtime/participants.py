@@ -15,7 +15,7 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol, assert_never
 
@@ -36,7 +36,7 @@ from bot.rights import erasure
 from bot.rights.erasure import ErasingStore
 from bot.runtime.driver import Committed, Opening, Outbox, Stepped, drive
 from bot.store.interface import ConsoleReadModel, Recruitment
-from bot.store.model import StepCommit
+from bot.store.model import EarlierStep, StepCommit
 from bot.systems.base import System, SystemTimeout
 from bot.systems.health import SystemHealth
 from bot.telegram.inbound import Inbound
@@ -215,6 +215,7 @@ class StudyRunner:
             update_id=delivery.update_id,
             toast_owed=delivery.callback_id,
         )
+        await turn.settled()
 
     def _delivered(self, participant: str) -> None:
         journey = self._journeys.get(participant)
@@ -231,6 +232,7 @@ class StudyRunner:
         records: list[fx.Record],
         update_id: int | None,
         undelivered: str | None = None,
+        earlier: EarlierStep | None = None,
     ) -> None:
         # Before consent the chat id is kept only while messages wait to be delivered.
         keep_chat = journey is not None and (journey.stage not in _NO_CHAT_KEPT or undelivered)
@@ -249,11 +251,16 @@ class StudyRunner:
                 records=records,
                 update_id=update_id,
                 undelivered=undelivered,
+                earlier=earlier,
             )
         )
 
     async def _carry_out(
-        self, participant: str, chat_id: int, effect: fx.Outbound
+        self,
+        participant: str,
+        chat_id: int,
+        effect: fx.Outbound,
+        before_typing: Callable[[], Awaitable[None]] | None = None,
     ) -> ev.Event | None:
         match effect:
             case fx.Send(text=text, buttons=buttons, remember=remember, format=form):
@@ -271,7 +278,7 @@ class StudyRunner:
             case fx.Toast():
                 pass  # answered by ``handle``, which holds the tap's id
             case fx.CallSystem():
-                return await self._call_system(chat_id, effect)
+                return await self._call_system(chat_id, effect, before_typing)
             case fx.Erase(command_id=command_id):
                 await self._erase(participant, command_id)
             case _:
@@ -300,12 +307,17 @@ class StudyRunner:
         self._ticking.discard(participant)
         forget_encoded_turns()
 
-    async def _call_system(self, chat_id: int, call: fx.CallSystem) -> ev.Event:
+    async def _call_system(
+        self,
+        chat_id: int,
+        call: fx.CallSystem,
+        before_typing: Callable[[], Awaitable[None]] | None = None,
+    ) -> ev.Event:
         """Never raises: a slow, failing or broken system becomes ``SystemFailed``."""
         system = self._systems[call.system_id]
         limit = self._timeouts.get(call.system_id, _DEFAULT_TIMEOUT)
         started = self._timer()
-        typing = _Typing(self._outbox, chat_id)
+        typing = _Typing(self._outbox, chat_id, before_typing)
         slow = False
         reply: Any = None
         try:
@@ -385,9 +397,15 @@ class _Typing:
     bot past the bare aiogram echo bot (bench/exchanges.py). A timer, not a task, until the
     wait is noticeable: most systems answer before it and then cost no task at all."""
 
-    def __init__(self, outbox: Outbox, chat_id: int) -> None:
+    def __init__(
+        self,
+        outbox: Outbox,
+        chat_id: int,
+        before: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self._outbox = outbox
         self._chat_id = chat_id
+        self._before = before  # what must be durable before the chat shows anything
         self._task: asyncio.Task[None] | None = None
         self._timer = asyncio.get_running_loop().call_later(_TYPING_AFTER, self._start)
 
@@ -396,6 +414,8 @@ class _Typing:
 
     async def _keep_typing(self) -> None:
         with contextlib.suppress(Exception):
+            if self._before is not None:
+                await self._before()
             while True:
                 await self._outbox.typing(self._chat_id)
                 await asyncio.sleep(_TYPING_EVERY)
@@ -418,6 +438,11 @@ class _ParticipantTurn:
         self._invitation = Invitation.NONE_HELD
         self._before: Journey | None = None
         self._after: Journey | None = None
+        self._held: tuple[Journey, EarlierStep] | None = None
+        """A step that only asked a system, not committed yet: it goes with the next step's
+        commit (one transaction an exchange), or on its own once the system takes long
+        enough for "typing…" to show."""
+        self._flushing: asyncio.Task[None] | None = None
 
     async def opening(self) -> Opening[ev.Event]:
         runner, participant = self._runner, self._participant
@@ -455,6 +480,12 @@ class _ParticipantTurn:
     async def commit(
         self, stepped: Stepped[fx.Record, fx.Outbound], update_id: int | None
     ) -> Committed[ev.Event]:
+        await self._flushed()
+        if self._held is None and self._after is not None and self._asks_only(stepped):
+            step = EarlierStep(stepped.records, update_id, self._runner._clock())
+            self._held = (self._after, step)
+            return Committed()
+        held = self._take_held()
         messages = [e for e in stepped.outbound if isinstance(e, fx.Send | fx.Edit)]
         await self._runner._commit(
             self._participant,
@@ -463,11 +494,63 @@ class _ParticipantTurn:
             stepped.records,
             update_id,
             _messages_to_json(messages),
+            earlier=held[1] if held is not None else None,
         )
         return Committed(undelivered=bool(messages) and self._after is not None)
 
+    def _asks_only(self, stepped: Stepped[fx.Record, fx.Outbound]) -> bool:
+        """The step only asks a system, of a participant stored before: nothing reaches
+        the chat until the system's answer is stepped and committed, so this step's rows
+        and update can be committed with it. A crash meanwhile leaves the update in the
+        inbox: handled again at start-up, nothing lost and nothing twice."""
+        outbound = stepped.outbound
+        return (
+            self._before is not None
+            and len(outbound) == 1
+            and isinstance(outbound[0], fx.CallSystem)
+        )
+
+    def _take_held(self) -> tuple[Journey, EarlierStep] | None:
+        held, self._held = self._held, None
+        return held
+
+    async def _before_typing(self) -> None:
+        """The system takes a moment: the step that asked it is committed on its own before
+        the chat shows "typing…" (and the console sees the message waiting)."""
+        if self._held is not None and self._flushing is None:
+            self._flushing = asyncio.ensure_future(self._flush())
+        if self._flushing is not None:
+            await asyncio.shield(self._flushing)  # stopping "typing…" does not stop it
+
+    async def _flush(self) -> None:
+        held = self._take_held()
+        if held is None:
+            return
+        journey, step = held
+        try:
+            await self._runner._commit(
+                self._participant, self.chat_id, journey, [], None, earlier=step
+            )
+        except BaseException:
+            self._held = held  # not durable: it goes with the next commit, or ``failed``'s
+            raise
+
+    async def _flushed(self) -> None:
+        """A held step on its way to the store is durable before anything follows."""
+        flushing, self._flushing = self._flushing, None
+        if flushing is not None:
+            await flushing
+
+    async def settled(self) -> None:
+        """Nothing stays held once the delivery is done (a held step is always followed by
+        the system's answer, committed with it: this is the guard)."""
+        await self._flushed()
+        await self._flush()
+
     async def carry_out(self, effect: fx.Outbound) -> ev.Event | None:
-        return await self._runner._carry_out(self._participant, self.chat_id, effect)
+        return await self._runner._carry_out(
+            self._participant, self.chat_id, effect, self._before_typing
+        )
 
     async def delivered(self) -> None:
         self._runner._delivered(self._participant)
@@ -478,11 +561,26 @@ class _ParticipantTurn:
         log.info("participant %s cannot be reached: %s", participant, error)
         record = fx.RecordEvent(EventKind.PARTICIPANT_UNREACHABLE, None, {"error": str(error)})
         journey = runner._journeys.get(participant)
-        await runner._commit(participant, self.chat_id, journey, [record], None)
+        await self._flushed()
+        held = self._take_held()
+        earlier = held[1] if held is not None else None
+        await runner._commit(participant, self.chat_id, journey, [record], None, earlier=earlier)
 
     async def failed(self, update_id: int | None) -> None:
         runner, participant = self._runner, self._participant
         log.exception("handling an update of %s failed", participant)
+        with contextlib.suppress(Exception):
+            await self._flushed()  # durable, or held again
+        if (held := self._take_held()) is not None:
+            # What it would have been had the step been committed on its own: its rows and
+            # update kept; if they cannot be, the update consumed with the error, as then.
+            asked, step = held
+            try:
+                await runner._commit(participant, self.chat_id, asked, [], None, earlier=step)
+                return
+            except Exception:
+                log.exception("the step of %s before it could not be committed", participant)
+                update_id = step.update_id
         if update_id is not None:
             kind = type(self._delivery.event).__name__
             record = fx.RecordEvent(EventKind.INTERNAL_ERROR, None, {"kind": kind})
