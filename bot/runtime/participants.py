@@ -317,12 +317,20 @@ class StudyRunner:
         system = self._systems[call.system_id]
         limit = self._timeouts.get(call.system_id, _DEFAULT_TIMEOUT)
         started = self._timer()
-        typing = _Typing(self._outbox, chat_id, before_typing)
+        # A moment beyond the limit, so an adapter that times itself reports first. The
+        # deadline is set when "typing…" starts: a system that answers sooner costs one
+        # timer, not two (bench/); a limit shorter than that moment is set at once.
+        beyond = limit + 0.2
+        now_set = beyond <= _TYPING_AFTER
+        deadline_at = asyncio.get_running_loop().time() + beyond
+        typing: _Typing | None = None
         slow = False
         reply: Any = None
         try:
-            # A moment beyond the limit, so an adapter that times itself reports first.
-            async with asyncio.timeout(limit + 0.2):  # no task of its own, as wait_for made
+            async with asyncio.timeout_at(deadline_at if now_set else None) as deadline:
+                typing = _Typing(self._outbox, chat_id, before_typing)
+                if not now_set:
+                    typing.also(lambda: deadline.reschedule(deadline_at))
                 reply = await system.respond(call.conversation)
             problem = _check_reply(reply)
         except TimeoutError:
@@ -333,7 +341,8 @@ class StudyRunner:
             log.warning("system %s failed: %s", call.system_id, error)
             problem = f"{type(error).__name__}: {error}"
         finally:
-            typing.stop()
+            if typing is not None:
+                typing.stop()
         latency_ms = (self._timer() - started) * 1000
         system_id = call.system_id
         if problem is not None:
@@ -406,10 +415,17 @@ class _Typing:
         self._outbox = outbox
         self._chat_id = chat_id
         self._before = before  # what must be durable before the chat shows anything
+        self._also: Callable[[], object] | None = None
         self._task: asyncio.Task[None] | None = None
         self._timer = asyncio.get_running_loop().call_later(_TYPING_AFTER, self._start)
 
+    def also(self, then: Callable[[], object]) -> None:
+        """Call ``then`` too once the wait is noticeable (never after :meth:`stop`)."""
+        self._also = then
+
     def _start(self) -> None:
+        if self._also is not None:
+            self._also()
         self._task = asyncio.create_task(self._keep_typing())
 
     async def _keep_typing(self) -> None:
@@ -422,6 +438,7 @@ class _Typing:
 
     def stop(self) -> None:
         self._timer.cancel()
+        self._also = None
         if self._task is not None:
             self._task.cancel()
 
