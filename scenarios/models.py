@@ -559,11 +559,17 @@ class StudyBundle(_Model):
     made once; each entry names its bundle, as ``model_copy`` shares this dict."""
 
     def _once(self, key: object, make: Callable[[], T]) -> T:
-        found = self._made.get(key)
+        # Through ``__pydantic_private__``: ``self._made`` goes by pydantic's ``__getattr__``
+        # after a failed lookup, 30 times as long, and this runs on every step.
+        private = self.__pydantic_private__
+        made: dict[object, tuple[StudyBundle, object]] = (
+            private["_made"] if private is not None else self._made
+        )
+        found = made.get(key)
         if found is not None and found[0] is self:
             return found[1]  # type: ignore[return-value]  # stored by this key's maker
         value = make()
-        self._made[key] = (self, value)
+        made[key] = (self, value)
         return value
 
     def scenario(self, scenario_id: str) -> Scenario:
@@ -595,8 +601,11 @@ class StudyBundle(_Model):
         return code if code in self.languages() else self.study.language
 
     def texts_for(self, language: str | None) -> Texts:
-        """The bot's sentences for a participant whose Telegram uses ``language``."""
-        return self.study.texts_for(self.language_for(language))
+        """The bot's sentences for a participant whose Telegram uses ``language`` (looked
+        up once per language: the engine asks on every step)."""
+        return self._once(
+            ("texts", language), lambda: self.study.texts_for(self.language_for(language))
+        )
 
     def scenario_in(self, scenario_id: str, language: str | None) -> Scenario:
         """A scenario with its words in the participant's language where translated."""

@@ -363,6 +363,24 @@ async def test_a_custom_adapter_that_refuses_crashes_or_hangs_gets_the_polite_pa
     assert rows[4].error is None and rows[4].system_text == "Moody heard: hello"
 
 
+@pytest.mark.parametrize("limit", [0.05, 0.6])
+async def test_a_hang_ends_at_the_studys_timeout_shorter_or_longer_than_typing(
+    emulator: BotApiEmulator, start_bot: StartBot, hmd: StudyBundle, limit: float
+) -> None:
+    """The deadline of a call is set once "typing…" shows, or at once when it comes sooner:
+    either way a hang ends a moment after the study's timeout, not later."""
+    system = spec(
+        "python", id="moody", entry="tests.adapter_studies:Moody", options={}, timeout=limit
+    )
+    bot = await start_bot(with_systems(hmd, system))
+    p = emulator.participant(1007)
+    await consent(p)
+    await refused(p, "slow", SLOW)
+    [row] = exchanges(bot)
+    assert row.error is not None and f"within {limit:g} s" in row.error
+    assert row.latency_ms is not None and limit * 1000 <= row.latency_ms < limit * 1000 + 900
+
+
 @pytest.mark.parametrize(
     "kind",
     [

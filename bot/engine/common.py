@@ -70,8 +70,10 @@ def drop_keyboards(journey: Journey, until: fx.Until | None = None) -> Result:
         return keyboard.until is until
 
     gone = [k.message_id for k in journey.keyboards if passed(k)]
+    if not gone:
+        return journey, []
     kept = tuple(k for k in journey.keyboards if not passed(k))
-    return replace(journey, keyboards=kept), [fx.RemoveButtons(m) for m in gone]
+    return journey.evolve(keyboards=kept), [fx.RemoveButtons(m) for m in gone]
 
 
 def on_screen(journey: Journey, event: ev.ButtonTapped) -> bool:

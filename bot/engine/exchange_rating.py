@@ -30,7 +30,8 @@ def drop(bundle: StudyBundle, journey: Journey) -> list[Doing]:
 def ask(bundle: StudyBundle, journey: Journey, now: float) -> Result:
     """After a system reply: ask the scenario's exchange-level items about it."""
     effects = drop(bundle, journey)
-    journey = replace(journey, exchange_survey=None)
+    if journey.exchange_survey is not None:
+        journey = journey.evolve(exchange_survey=None)
     scenario = scenario_of(bundle, journey)
     if not scenario.exchange:
         return journey, effects
@@ -48,7 +49,7 @@ def ask(bundle: StudyBundle, journey: Journey, now: float) -> Result:
     effects += started.records
     if started.survey is None:
         return journey, effects
-    journey = replace(journey, exchange_survey=started.survey, asked=started.survey.asked)
+    journey = journey.evolve(exchange_survey=started.survey, asked=started.survey.asked)
     texts = texts_of(bundle, journey)
     text, buttons = asking.render(bundle, started.survey, texts, Channel.EXCHANGE)
     return journey, [*effects, fx.Send(text, buttons, remember=True)]

@@ -10,7 +10,7 @@ them on when a phase ends; the phases themselves live in ``phases/``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from bot.core.vocabulary import CommandOutcome, EventKind, Hint, Moment, SessionState
 from bot.engine import effects as fx
@@ -78,7 +78,7 @@ def step(
         return _settle(ctx, *wizard.on_command(ctx, journey, event, now), now)
     if isinstance(event, ev.KeyboardShown):
         shown = (*journey.keyboards, Keyboard(event.until, event.message_id, event.data))
-        return Step(replace(journey, keyboards=shown))
+        return Step(journey.evolve(keyboards=shown))
     if isinstance(event, ev.UnknownCommand):
         if journey.stage is Stage.DIALOGUE and bundle.study.systems_take_commands:
             event = ev.TextReceived(event.text)

@@ -88,6 +88,7 @@ class AnnotationRunner:
         self._replanning: asyncio.Task[None] | None = None
         # chats of annotators dropped while the bot ran -> their Telegram's language
         self._dropped: dict[str, str | None] = {}
+        self._hashes: dict[int, str] = {}  # chat id -> its annotator hash, made once
 
     async def takes(self, delivery: Delivery, participant: bool) -> bool:
         """Handle the delivery when it is an annotator's (True); ``participant``: the chat
@@ -95,7 +96,9 @@ class AnnotationRunner:
         event = delivery.event
         if not isinstance(event, ev.PARTICIPANT_EVENTS):
             return False
-        chat = self._privacy.annotator_chat(delivery.chat_id)
+        chat = self._hashes.get(delivery.chat_id)
+        if chat is None:  # every delivery asks: a keyed hash made once per chat
+            chat = self._hashes[delivery.chat_id] = self._privacy.annotator_chat(delivery.chat_id)
         code = event.code if isinstance(event, ev.StartCommand) else None
         claiming = code is not None and code.lower().startswith(ANNOTATOR_CODE_PREFIX)
         language = event.language if isinstance(event, ev.StartCommand) else None

@@ -15,7 +15,7 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol, assert_never
 
@@ -36,7 +36,7 @@ from bot.rights import erasure
 from bot.rights.erasure import ErasingStore
 from bot.runtime.driver import Committed, Opening, Outbox, Stepped, drive
 from bot.store.interface import ConsoleReadModel, Recruitment
-from bot.store.model import StepCommit
+from bot.store.model import EarlierStep, StepCommit
 from bot.systems.base import System, SystemTimeout
 from bot.systems.health import SystemHealth
 from bot.telegram.inbound import Inbound
@@ -89,6 +89,8 @@ class StudyRunner:
         self._sealed: dict[str, str] = {}  # pseudonym -> encrypted chat id, once computed
         self._undelivered: dict[str, list[fx.Send | fx.Edit]] = {}  # found at start-up
         self._claims: dict[str, str] = {}  # invitation code -> the participant who took it
+        self._pseudonyms: dict[int, str] = {}  # chat id -> pseudonym: a keyed hash, made once
+        self._made_context: Context | None = None
 
     # --- start-up ------------------------------------------------------------------
 
@@ -130,14 +132,32 @@ class StudyRunner:
         return ticks
 
     def _context(self, invitation: Invitation = Invitation.NONE_HELD) -> Context:
-        return Context(
-            self._bundle,
-            gates=self._gates,
-            unavailable=self._health.unavailable,
-            arrival=self._arrivals,
-            cells=self._cells,
-            invitation=invitation,
-        )
+        """What the engine is told beyond the participant; made again only when it changed
+        (the gates and the cells are the runner's own mappings, seen as they are now)."""
+        unavailable = self._health.unavailable
+        made = self._made_context
+        if (
+            made is None
+            or made.invitation is not invitation
+            or made.arrival != self._arrivals
+            or made.gates is not self._gates
+            or made.unavailable != unavailable
+        ):
+            made = self._made_context = Context(
+                self._bundle,
+                gates=self._gates,
+                unavailable=unavailable,
+                arrival=self._arrivals,
+                cells=self._cells,
+                invitation=invitation,
+            )
+        return made
+
+    def _pseudonym(self, chat_id: int) -> str:
+        pseudonym = self._pseudonyms.get(chat_id)
+        if pseudonym is None:
+            pseudonym = self._pseudonyms[chat_id] = self._privacy.pseudonym(chat_id)
+        return pseudonym
 
     async def _newcomer(self, participant: str, event: ev.Event) -> tuple[ev.Event, Invitation]:
         """Someone the bot does not know yet: a platform id in their ``/start`` is sealed
@@ -164,6 +184,8 @@ class StudyRunner:
         if new is None:
             return
         self._journeys[participant] = new
+        if old is not None and _holds_the_same(old, new):
+            return
         before = cells_held(old) if old is not None else ()
         after = cells_held(new)
         if before != after:
@@ -176,10 +198,10 @@ class StudyRunner:
 
     def knows(self, chat_id: int) -> bool:
         """Whether the chat is a participant's the bot holds (who cannot annotate too)."""
-        return self._privacy.pseudonym(chat_id) in self._journeys
+        return self._pseudonym(chat_id) in self._journeys
 
     async def handle(self, delivery: Delivery) -> None:
-        participant = self._privacy.pseudonym(delivery.chat_id)
+        participant = self._pseudonym(delivery.chat_id)
         if isinstance(delivery.event, ev.Tick):
             self._ticking.discard(participant)
         elif isinstance(delivery.event, ev.PARTICIPANT_EVENTS):
@@ -193,6 +215,7 @@ class StudyRunner:
             update_id=delivery.update_id,
             toast_owed=delivery.callback_id,
         )
+        await turn.settled()
 
     def _delivered(self, participant: str) -> None:
         journey = self._journeys.get(participant)
@@ -209,6 +232,7 @@ class StudyRunner:
         records: list[fx.Record],
         update_id: int | None,
         undelivered: str | None = None,
+        earlier: EarlierStep | None = None,
     ) -> None:
         # Before consent the chat id is kept only while messages wait to be delivered.
         keep_chat = journey is not None and (journey.stage not in _NO_CHAT_KEPT or undelivered)
@@ -227,11 +251,16 @@ class StudyRunner:
                 records=records,
                 update_id=update_id,
                 undelivered=undelivered,
+                earlier=earlier,
             )
         )
 
     async def _carry_out(
-        self, participant: str, chat_id: int, effect: fx.Outbound
+        self,
+        participant: str,
+        chat_id: int,
+        effect: fx.Outbound,
+        before_typing: Callable[[], Awaitable[None]] | None = None,
     ) -> ev.Event | None:
         match effect:
             case fx.Send(text=text, buttons=buttons, remember=remember, format=form):
@@ -249,7 +278,7 @@ class StudyRunner:
             case fx.Toast():
                 pass  # answered by ``handle``, which holds the tap's id
             case fx.CallSystem():
-                return await self._call_system(chat_id, effect)
+                return await self._call_system(chat_id, effect, before_typing)
             case fx.Erase(command_id=command_id):
                 await self._erase(participant, command_id)
             case _:
@@ -269,24 +298,40 @@ class StudyRunner:
         journey = self._journeys.pop(participant, None)
         if journey is not None:
             self._cells.subtract(cells_held(journey))
-        self._chats.pop(participant, None)
+        chat_id = self._chats.pop(participant, None)
+        if chat_id is not None:
+            self._pseudonyms.pop(chat_id, None)
         self._sealed.pop(participant, None)
         self._undelivered.pop(participant, None)
         self._unreachable.discard(participant)
         self._ticking.discard(participant)
         forget_encoded_turns()
 
-    async def _call_system(self, chat_id: int, call: fx.CallSystem) -> ev.Event:
+    async def _call_system(
+        self,
+        chat_id: int,
+        call: fx.CallSystem,
+        before_typing: Callable[[], Awaitable[None]] | None = None,
+    ) -> ev.Event:
         """Never raises: a slow, failing or broken system becomes ``SystemFailed``."""
         system = self._systems[call.system_id]
         limit = self._timeouts.get(call.system_id, _DEFAULT_TIMEOUT)
         started = self._timer()
-        typing = _Typing(self._outbox, chat_id)
+        # A moment beyond the limit, so an adapter that times itself reports first. The
+        # deadline is set when "typing…" starts: a system that answers sooner costs one
+        # timer, not two (bench/); a limit shorter than that moment is set at once.
+        beyond = limit + 0.2
+        now_set = beyond <= _TYPING_AFTER
+        deadline_at = asyncio.get_running_loop().time() + beyond
+        typing: _Typing | None = None
         slow = False
         reply: Any = None
         try:
-            # A moment beyond the limit, so an adapter that times itself reports first.
-            reply = await asyncio.wait_for(system.respond(call.conversation), limit + 0.2)
+            async with asyncio.timeout_at(deadline_at if now_set else None) as deadline:
+                typing = _Typing(self._outbox, chat_id, before_typing)
+                if not now_set:
+                    typing.also(lambda: deadline.reschedule(deadline_at))
+                reply = await system.respond(call.conversation)
             problem = _check_reply(reply)
         except TimeoutError:
             problem, slow = f"no reply within {limit:g} s", True
@@ -296,7 +341,8 @@ class StudyRunner:
             log.warning("system %s failed: %s", call.system_id, error)
             problem = f"{type(error).__name__}: {error}"
         finally:
-            typing.stop()
+            if typing is not None:
+                typing.stop()
         latency_ms = (self._timer() - started) * 1000
         system_id = call.system_id
         if problem is not None:
@@ -360,23 +406,39 @@ class _Typing:
     bot past the bare aiogram echo bot (bench/exchanges.py). A timer, not a task, until the
     wait is noticeable: most systems answer before it and then cost no task at all."""
 
-    def __init__(self, outbox: Outbox, chat_id: int) -> None:
+    def __init__(
+        self,
+        outbox: Outbox,
+        chat_id: int,
+        before: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self._outbox = outbox
         self._chat_id = chat_id
+        self._before = before  # what must be durable before the chat shows anything
+        self._also: Callable[[], object] | None = None
         self._task: asyncio.Task[None] | None = None
         self._timer = asyncio.get_running_loop().call_later(_TYPING_AFTER, self._start)
 
+    def also(self, then: Callable[[], object]) -> None:
+        """Call ``then`` too once the wait is noticeable (never after :meth:`stop`)."""
+        self._also = then
+
     def _start(self) -> None:
+        if self._also is not None:
+            self._also()
         self._task = asyncio.create_task(self._keep_typing())
 
     async def _keep_typing(self) -> None:
         with contextlib.suppress(Exception):
+            if self._before is not None:
+                await self._before()
             while True:
                 await self._outbox.typing(self._chat_id)
                 await asyncio.sleep(_TYPING_EVERY)
 
     def stop(self) -> None:
         self._timer.cancel()
+        self._also = None
         if self._task is not None:
             self._task.cancel()
 
@@ -393,6 +455,11 @@ class _ParticipantTurn:
         self._invitation = Invitation.NONE_HELD
         self._before: Journey | None = None
         self._after: Journey | None = None
+        self._held: tuple[Journey, EarlierStep] | None = None
+        """A step that only asked a system, not committed yet: it goes with the next step's
+        commit (one transaction an exchange), or on its own once the system takes long
+        enough for "typing…" to show."""
+        self._flushing: asyncio.Task[None] | None = None
 
     async def opening(self) -> Opening[ev.Event]:
         runner, participant = self._runner, self._participant
@@ -424,11 +491,18 @@ class _ParticipantTurn:
             # The system call shows "typing…" itself, once it is worth showing.
             outbound = [e for e in outbound if not isinstance(e, fx.ShowTyping)]
         self._before, self._after = journey, result.journey
-        return Stepped(records, outbound, changed=result.journey != journey)
+        changed = result.journey is not journey and result.journey != journey
+        return Stepped(records, outbound, changed=changed)
 
     async def commit(
         self, stepped: Stepped[fx.Record, fx.Outbound], update_id: int | None
     ) -> Committed[ev.Event]:
+        await self._flushed()
+        if self._held is None and self._after is not None and self._asks_only(stepped):
+            step = EarlierStep(stepped.records, update_id, self._runner._clock())
+            self._held = (self._after, step)
+            return Committed()
+        held = self._take_held()
         messages = [e for e in stepped.outbound if isinstance(e, fx.Send | fx.Edit)]
         await self._runner._commit(
             self._participant,
@@ -437,11 +511,63 @@ class _ParticipantTurn:
             stepped.records,
             update_id,
             _messages_to_json(messages),
+            earlier=held[1] if held is not None else None,
         )
         return Committed(undelivered=bool(messages) and self._after is not None)
 
+    def _asks_only(self, stepped: Stepped[fx.Record, fx.Outbound]) -> bool:
+        """The step only asks a system, of a participant stored before: nothing reaches
+        the chat until the system's answer is stepped and committed, so this step's rows
+        and update can be committed with it. A crash meanwhile leaves the update in the
+        inbox: handled again at start-up, nothing lost and nothing twice."""
+        outbound = stepped.outbound
+        return (
+            self._before is not None
+            and len(outbound) == 1
+            and isinstance(outbound[0], fx.CallSystem)
+        )
+
+    def _take_held(self) -> tuple[Journey, EarlierStep] | None:
+        held, self._held = self._held, None
+        return held
+
+    async def _before_typing(self) -> None:
+        """The system takes a moment: the step that asked it is committed on its own before
+        the chat shows "typing…" (and the console sees the message waiting)."""
+        if self._held is not None and self._flushing is None:
+            self._flushing = asyncio.ensure_future(self._flush())
+        if self._flushing is not None:
+            await asyncio.shield(self._flushing)  # stopping "typing…" does not stop it
+
+    async def _flush(self) -> None:
+        held = self._take_held()
+        if held is None:
+            return
+        journey, step = held
+        try:
+            await self._runner._commit(
+                self._participant, self.chat_id, journey, [], None, earlier=step
+            )
+        except BaseException:
+            self._held = held  # not durable: it goes with the next commit, or ``failed``'s
+            raise
+
+    async def _flushed(self) -> None:
+        """A held step on its way to the store is durable before anything follows."""
+        flushing, self._flushing = self._flushing, None
+        if flushing is not None:
+            await flushing
+
+    async def settled(self) -> None:
+        """Nothing stays held once the delivery is done (a held step is always followed by
+        the system's answer, committed with it: this is the guard)."""
+        await self._flushed()
+        await self._flush()
+
     async def carry_out(self, effect: fx.Outbound) -> ev.Event | None:
-        return await self._runner._carry_out(self._participant, self.chat_id, effect)
+        return await self._runner._carry_out(
+            self._participant, self.chat_id, effect, self._before_typing
+        )
 
     async def delivered(self) -> None:
         self._runner._delivered(self._participant)
@@ -452,16 +578,41 @@ class _ParticipantTurn:
         log.info("participant %s cannot be reached: %s", participant, error)
         record = fx.RecordEvent(EventKind.PARTICIPANT_UNREACHABLE, None, {"error": str(error)})
         journey = runner._journeys.get(participant)
-        await runner._commit(participant, self.chat_id, journey, [record], None)
+        await self._flushed()
+        held = self._take_held()
+        earlier = held[1] if held is not None else None
+        await runner._commit(participant, self.chat_id, journey, [record], None, earlier=earlier)
 
     async def failed(self, update_id: int | None) -> None:
         runner, participant = self._runner, self._participant
         log.exception("handling an update of %s failed", participant)
+        with contextlib.suppress(Exception):
+            await self._flushed()  # durable, or held again
+        if (held := self._take_held()) is not None:
+            # What it would have been had the step been committed on its own: its rows and
+            # update kept; if they cannot be, the update consumed with the error, as then.
+            asked, step = held
+            try:
+                await runner._commit(participant, self.chat_id, asked, [], None, earlier=step)
+                return
+            except Exception:
+                log.exception("the step of %s before it could not be committed", participant)
+                update_id = step.update_id
         if update_id is not None:
             kind = type(self._delivery.event).__name__
             record = fx.RecordEvent(EventKind.INTERNAL_ERROR, None, {"kind": kind})
             journey = runner._journeys.get(participant)
             await runner._commit(participant, self.chat_id, journey, [record], update_id)
+
+
+def _holds_the_same(old: Journey, new: Journey) -> bool:
+    """Whether the cells of the design ``new`` holds are ``old``'s without looking: what
+    ``cells_held`` reads did not change (most steps)."""
+    return (
+        old.tasks is new.tasks
+        and old.abandoned == new.abandoned
+        and (old.stage is Stage.CLOSED) is (new.stage is Stage.CLOSED)
+    )
 
 
 def _messages_to_json(messages: list[fx.Send | fx.Edit]) -> str | None:

@@ -79,8 +79,14 @@ _STATUS = (
 
 
 def commit_step(tx: Tx, step: StepCommit, now: float) -> None:
-    """The participant's new state and status, the step's rows, and the update it consumed."""
+    """The participant's new state and status, the step's rows, and the update it consumed
+    (an earlier step's rows and update first, at their own time)."""
     conn = tx.conn
+    if (earlier := step.earlier) is not None:
+        for record in earlier.records:
+            apply(tx, step.study_id, step.participant_id, record, earlier.at)
+        if earlier.update_id is not None:
+            consume(conn, earlier.update_id, earlier.at)
     if step.state is not None:
         row = (
             step.participant_id,

@@ -131,7 +131,8 @@ class HotPath(Protocol):
         ...
 
     async def commit_step(self, commit: StepCommit) -> None:
-        """The step's state, rows and consumed update, durable when this returns."""
+        """The step's state, rows and consumed update (with those of ``commit.earlier``,
+        stamped at its own moment), one transaction, durable when this returns."""
         ...
 
     def delivered(self, participant_id: str, *, keep_chat: bool = True) -> None:

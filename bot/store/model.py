@@ -45,6 +45,17 @@ class StoredParticipant:
 
 
 @dataclass(frozen=True)
+class EarlierStep:
+    """A step that sent nothing (it only asked a system), committed with the participant's
+    next step in its transaction: its rows and the update it consumed, stamped with the
+    moment it was taken. Its state is not kept: the next step's replaces it."""
+
+    records: Sequence[Record]
+    update_id: int | None
+    at: float
+
+
+@dataclass(frozen=True)
 class StepCommit:
     """One engine step, committed in one transaction before anything is sent."""
 
@@ -56,6 +67,7 @@ class StepCommit:
     records: Sequence[Record] = ()
     update_id: int | None = None  # the Telegram update this step consumed
     undelivered: str | None = None  # the messages about to be sent, until ``delivered``
+    earlier: EarlierStep | None = None  # committed first, in the same transaction
 
 
 @dataclass(frozen=True)

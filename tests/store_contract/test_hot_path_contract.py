@@ -12,10 +12,10 @@ from pathlib import Path
 from bot.core.vocabulary import CommandKind, CommandOutcome, GateLevel, GateScope
 from bot.engine import effects as fx
 from bot.store.interface import StudyStore
-from bot.store.model import StepCommit
+from bot.store.model import SNAPSHOT_COLUMNS, EarlierStep, StepCommit
 from tests.store_contract.backends import open_backend
 from tests.store_contract.conftest import Clock, OpenStore
-from tests.store_contract.records import step
+from tests.store_contract.records import session, step, tables
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -162,3 +162,24 @@ async def test_an_old_update_not_yet_handled_is_never_replaced(open_store: OpenS
     clock.now += 8 * DAY
     assert await store.remember_updates([(5, "other")]) == set()
     assert await store.pending_updates() == [(5, "kept")]
+
+
+async def test_a_step_that_only_asked_a_system_goes_with_the_next_at_its_own_time(
+    open_store: OpenStore,
+) -> None:
+    """One transaction for an exchange: the message's row and consumed update are stamped
+    when it was handled, the answer's when it came; the state is the later step's."""
+    clock = Clock(2000.0)
+    store = await open_store(clock)
+    await store.commit_step(step("p", *session()))
+    await store.remember_updates([(7, "sealed")])
+    asked = EarlierStep((fx.RecordUserTurn("p-1", 1, "hi"),), 7, 1500.0)
+    answer = fx.RecordSystemTurn("p-1", 1, "hello", 5.0)
+    await store.commit_step(step("p", answer, state='{"x":2}', earlier=asked))
+    assert await store.pending_updates() == []
+    [stored] = await store.load_participants("s")
+    assert stored.state == '{"x":2}'
+    columns = SNAPSHOT_COLUMNS["exchanges"]
+    [row] = [dict(zip(columns, r, strict=True)) for r in (await tables(store))["exchanges"]]
+    assert (row["user_text"], row["user_at"]) == ("hi", 1500.0)
+    assert (row["system_text"], row["system_at"]) == ("hello", 2000.0)

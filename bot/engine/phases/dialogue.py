@@ -159,7 +159,7 @@ def _user_turn(bundle: StudyBundle, journey: Journey, shown: str, sent: str, now
         return new, [late, *effects]
     turn = journey.turns + 1
     journey, removed = drop_keyboards(journey, fx.Until.NEXT_TURN)  # the last reply's buttons
-    journey = replace(journey, turns=turn, pending_message=sent, offered=())
+    journey = journey.evolve(turns=turn, pending_message=sent, offered=())
     new, effects = _ask_system(bundle, journey, now)
     return new, [fx.RecordUserTurn(session, turn, shown), *removed, *effects]
 
@@ -205,8 +205,7 @@ def deliver_reply(
     """The reply reaches the participant: logged, sent, and the task may end with it."""
     session = journey.session_id
     text = "\n\n".join(reply.texts)
-    journey = replace(
-        journey,
+    journey = journey.evolve(
         exchanges=journey.exchanges + 1,
         history=(*journey.history, Turn(journey.pending_message or "", text)),
         pending_message=None,
@@ -290,7 +289,7 @@ def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Res
             ]
         case ev.MessageSent(message_id=message_id) if journey.exchange_survey is not None:
             rating = replace(journey.exchange_survey, message_id=message_id)
-            return replace(journey, exchange_survey=rating), []
+            return journey.evolve(exchange_survey=rating), []
         case ev.DoneCommand():
             return end(bundle, journey, EndReason.PARTICIPANT_DONE, False, now)
         case ev.StartCommand():
