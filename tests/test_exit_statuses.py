@@ -20,23 +20,12 @@ from scenarios.models import StudyBundle
 from tests.command_line import interrupted_demo, ozlab
 from tests.conftest import TOKEN, StartBot, consent, say
 from tests.storage_probe import stamp_schema_version
+from tests.test_cli_errors import BROKEN
 from tests.test_wizard_desk import shop
 
 pytestmark = pytest.mark.slow  # whole commands in subprocesses: make test, not make check
 
 ROOT = Path(__file__).resolve().parents[1]
-BROKEN = """\
-id: broken
-title: Broken
-texts:
-  welcome: Hello
-  consent: Do you agree?
-  declined: Goodbye.
-systems:
-  - type: demo
-    id: a
-scenarios: [hmd-gift, missing]
-"""
 
 
 def test_no_two_causes_share_a_status() -> None:
