@@ -13,7 +13,6 @@ what is planned outside the store (``bot.engine.annotating.assignment``, pure) f
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 from bot.core.annotation import (
@@ -32,6 +31,7 @@ from bot.core.vocabulary import (
     AnnotatorClaim,
     Origin,
 )
+from bot.store.sql import Sql
 
 _ANNOTATOR_COLUMNS = (
     "id, job, origin, code, chat_key, joined_at, last_active_at, paused, dropped_at"
@@ -39,7 +39,7 @@ _ANNOTATOR_COLUMNS = (
 TARGET_COLUMNS = "job, target, level, position, session_id, turn, system_id, scenario_id"
 
 
-def bump(conn: sqlite3.Connection, job: str) -> None:
+def bump(conn: Sql, job: str) -> None:
     conn.execute("UPDATE annotation_jobs SET version = version + 1 WHERE job = ?", (job,))
 
 
@@ -82,7 +82,7 @@ def stored_value(value: object, text: object) -> str:
 # --- jobs, targets, annotators ----------------------------------------------------------------
 
 
-def save_job(conn: sqlite3.Connection, job: AnnotationJobRecord, now: float) -> None:
+def save_job(conn: Sql, job: AnnotationJobRecord, now: float) -> None:
     """The job as its file now says (a changed file updates it; targets stay)."""
     conn.execute(
         "INSERT INTO annotation_jobs (job, study_id, definition, seen_once, drop_out_after,"
@@ -94,12 +94,12 @@ def save_job(conn: sqlite3.Connection, job: AnnotationJobRecord, now: float) -> 
     )
 
 
-def require_job(conn: sqlite3.Connection, job: str) -> None:
+def require_job(conn: Sql, job: str) -> None:
     if conn.execute("SELECT 1 FROM annotation_jobs WHERE job = ?", (job,)).fetchone() is None:
         raise StoreError(f"no annotation job {job!r} in this database")
 
 
-def annotation_jobs(conn: sqlite3.Connection) -> list[AnnotationJobRecord]:
+def annotation_jobs(conn: Sql) -> list[AnnotationJobRecord]:
     return [
         AnnotationJobRecord(str(job), str(study), str(definition), bool(once), drop, int(version))
         for job, study, definition, once, drop, version in conn.execute(
@@ -109,7 +109,7 @@ def annotation_jobs(conn: sqlite3.Connection) -> list[AnnotationJobRecord]:
     ]
 
 
-def add_targets(conn: sqlite3.Connection, job: str, targets: Sequence[AnnotationTarget]) -> int:
+def add_targets(conn: Sql, job: str, targets: Sequence[AnnotationTarget]) -> int:
     """Targets new to the job (one stored already is left as it is); how many."""
     require_job(conn, job)
     added = 0
@@ -117,7 +117,8 @@ def add_targets(conn: sqlite3.Connection, job: str, targets: Sequence[Annotation
         if t.job != job:
             raise StoreError(f"target {t.target!r} belongs to job {t.job!r}, not {job!r}")
         added += conn.execute(
-            f"INSERT OR IGNORE INTO annotation_targets ({TARGET_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+            f"INSERT INTO annotation_targets ({TARGET_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)"
+            " ON CONFLICT DO NOTHING",
             (
                 t.job,
                 t.target,
@@ -134,7 +135,7 @@ def add_targets(conn: sqlite3.Connection, job: str, targets: Sequence[Annotation
     return added
 
 
-def targets(conn: sqlite3.Connection, job: str) -> list[AnnotationTarget]:
+def targets(conn: Sql, job: str) -> list[AnnotationTarget]:
     return [
         target_of(row)
         for row in conn.execute(
@@ -145,7 +146,7 @@ def targets(conn: sqlite3.Connection, job: str) -> list[AnnotationTarget]:
 
 
 def add_annotators(
-    conn: sqlite3.Connection,
+    conn: Sql,
     job: str,
     annotators: Sequence[tuple[str, str | None]],
     origin: Origin,
@@ -171,7 +172,7 @@ def add_annotators(
     return added
 
 
-def annotators(conn: sqlite3.Connection, job: str | None) -> list[Annotator]:
+def annotators(conn: Sql, job: str | None) -> list[Annotator]:
     where, params = ("WHERE job = ?", (job,)) if job is not None else ("", ())
     return [
         _annotator(row)
@@ -182,7 +183,7 @@ def annotators(conn: sqlite3.Connection, job: str | None) -> list[Annotator]:
 
 
 def claim_annotator(
-    conn: sqlite3.Connection, code: str, chat_hash: str, chat_key: str | None, now: float
+    conn: Sql, code: str, chat_hash: str, chat_key: str | None, now: float
 ) -> tuple[AnnotatorClaim, Annotator | None]:
     """``/start ann-CODE`` from the chat ``chat_hash``: a free code becomes this chat's."""
     row = conn.execute(
@@ -217,7 +218,7 @@ def claim_annotator(
 
 
 def rejoin(
-    conn: sqlite3.Connection,
+    conn: Sql,
     annotator_id: str,
     unused: str,
     code: str,
@@ -255,14 +256,14 @@ def rejoin(
     return AnnotatorClaim.JOINED, found
 
 
-def annotator(conn: sqlite3.Connection, annotator_id: str) -> Annotator | None:
+def annotator(conn: Sql, annotator_id: str) -> Annotator | None:
     row = conn.execute(
         f"SELECT {_ANNOTATOR_COLUMNS} FROM annotators WHERE id = ?", (annotator_id,)
     ).fetchone()
     return None if row is None else _annotator(row)
 
 
-def annotator_for_chat(conn: sqlite3.Connection, chat_hash: str) -> Annotator | None:
+def annotator_for_chat(conn: Sql, chat_hash: str) -> Annotator | None:
     """The annotator this chat is: the one it joined last, one not dropped first (a dropped
     one is known too, so that a restart does not take them for a newcomer)."""
     row = conn.execute(
@@ -273,7 +274,7 @@ def annotator_for_chat(conn: sqlite3.Connection, chat_hash: str) -> Annotator | 
     return None if row is None else _annotator(row)
 
 
-def set_paused(conn: sqlite3.Connection, annotator_id: str, paused: bool, now: float) -> bool:
+def set_paused(conn: Sql, annotator_id: str, paused: bool, now: float) -> bool:
     return bool(
         conn.execute(
             "UPDATE annotators SET paused = ?, last_active_at = ? WHERE id = ?",
@@ -282,7 +283,7 @@ def set_paused(conn: sqlite3.Connection, annotator_id: str, paused: bool, now: f
     )
 
 
-def drop_annotator(conn: sqlite3.Connection, annotator_id: str, now: float) -> bool:
+def drop_annotator(conn: Sql, annotator_id: str, now: float) -> bool:
     """Declared dropped: their open targets go to others at the next planning; their
     finished ratings stay (research data); their sealed chat id is forgotten."""
     row = conn.execute(
@@ -301,7 +302,7 @@ def drop_annotator(conn: sqlite3.Connection, annotator_id: str, now: float) -> b
 # --- planning ---------------------------------------------------------------------------------
 
 
-def annotation_state(conn: sqlite3.Connection, job: str) -> AnnotationState | None:
+def annotation_state(conn: Sql, job: str) -> AnnotationState | None:
     found = [j for j in annotation_jobs(conn) if j.job == job]
     if not found:
         return None
@@ -343,7 +344,7 @@ def annotation_state(conn: sqlite3.Connection, job: str) -> AnnotationState | No
     )
 
 
-def target_id_of(conn: sqlite3.Connection, job: str, target: str, level: AnnotationLevel) -> int:
+def target_id_of(conn: Sql, job: str, target: str, level: AnnotationLevel) -> int:
     row = conn.execute(
         "SELECT id FROM annotation_targets WHERE job = ? AND target = ? AND level = ?",
         (job, target, level.value),
@@ -353,9 +354,7 @@ def target_id_of(conn: sqlite3.Connection, job: str, target: str, level: Annotat
     return int(row[0])
 
 
-def apply_plan(
-    conn: sqlite3.Connection, job: str, plan: AssignmentPlan, version: int, now: float
-) -> bool:
+def apply_plan(conn: Sql, job: str, plan: AssignmentPlan, version: int, now: float) -> bool:
     """The plan, if the job is as it was when its state was read; else False (plan again)."""
     row = conn.execute("SELECT version FROM annotation_jobs WHERE job = ?", (job,)).fetchone()
     if row is None or int(row[0]) != version:

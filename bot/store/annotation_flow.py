@@ -5,7 +5,6 @@ done), a target finished or reopened (``/back``), and everyone's progress."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import assert_never
 
@@ -22,13 +21,14 @@ from bot.store import reads
 from bot.store.annotating import TARGET_COLUMNS, bump, set_paused, stored_value, target_of
 from bot.store.applying import consume
 from bot.store.model import AnnotationProgress, AnnotatorAnswer
+from bot.store.sql import Sql
 
 # --- the annotator's flow ---------------------------------------------------------------------
 
 _OPEN = "a.done_at IS NULL AND a.released_at IS NULL"
 
 
-def _task(conn: sqlite3.Connection, annotator_id: str, target_id: int, rnd: str) -> AnnotationTask:
+def _task(conn: Sql, annotator_id: str, target_id: int, rnd: str) -> AnnotationTask:
     row = conn.execute(
         f"SELECT {TARGET_COLUMNS} FROM annotation_targets WHERE id = ?", (target_id,)
     ).fetchone()
@@ -77,7 +77,7 @@ def _task(conn: sqlite3.Connection, annotator_id: str, target_id: int, rnd: str)
     )
 
 
-def next_target(conn: sqlite3.Connection, annotator_id: str) -> AnnotationTask | None:
+def next_target(conn: Sql, annotator_id: str) -> AnnotationTask | None:
     """The annotator's first open target in the job's order; None when all are done."""
     row = conn.execute(
         "SELECT a.target_id, a.round FROM annotation_assignments a"
@@ -89,7 +89,7 @@ def next_target(conn: sqlite3.Connection, annotator_id: str) -> AnnotationTask |
 
 
 def holds_target(
-    conn: sqlite3.Connection, annotator_id: str, job: str, target: str, level: AnnotationLevel
+    conn: Sql, annotator_id: str, job: str, target: str, level: AnnotationLevel
 ) -> bool:
     """The target is the annotator's, open, and they are not dropped."""
     found = _assignment(conn, annotator_id, job, target, level)
@@ -97,7 +97,7 @@ def holds_target(
 
 
 def _assignment(
-    conn: sqlite3.Connection, annotator_id: str, job: str, target: str, level: AnnotationLevel
+    conn: Sql, annotator_id: str, job: str, target: str, level: AnnotationLevel
 ) -> tuple[int, str, float | None, bool] | None:
     """(target id, round, done_at, seen once) of an assignment not released, or None; None
     too once the annotator is dropped (their open targets stay assigned until the next
@@ -116,7 +116,7 @@ def _assignment(
 
 
 def record_rating(
-    conn: sqlite3.Connection,
+    conn: Sql,
     annotator_id: str,
     job: str,
     target: str,
@@ -167,7 +167,7 @@ def record_rating(
 
 
 def finish_target(
-    conn: sqlite3.Connection,
+    conn: Sql,
     annotator_id: str,
     job: str,
     target: str,
@@ -187,7 +187,7 @@ def finish_target(
     return True
 
 
-def reopen_last(conn: sqlite3.Connection, annotator_id: str, now: float) -> AnnotationTask | None:
+def reopen_last(conn: Sql, annotator_id: str, now: float) -> AnnotationTask | None:
     """``/back``: the target the annotator finished last, open again (where the job allows
     revisiting and no adjudication started from it); None otherwise."""
     row = conn.execute(
@@ -215,7 +215,7 @@ def reopen_last(conn: sqlite3.Connection, annotator_id: str, now: float) -> Anno
     return _task(conn, annotator_id, int(target_id), str(rnd))
 
 
-def progress(conn: sqlite3.Connection) -> list[AnnotationProgress]:
+def progress(conn: Sql) -> list[AnnotationProgress]:
     rows = conn.execute(
         "SELECT n.job, n.id, n.joined_at, n.paused, n.dropped_at, n.last_active_at,"
         " coalesce(t.session_id, t.target), a.done_at"
@@ -266,7 +266,7 @@ def progress(conn: sqlite3.Connection) -> list[AnnotationProgress]:
 
 
 def commit_step(
-    conn: sqlite3.Connection,
+    conn: Sql,
     records: Sequence[AnnotatorRecord],
     update_id: int | None,
     now: float,

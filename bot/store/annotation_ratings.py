@@ -3,7 +3,6 @@ stored sessions targets are built from; inside the writer's or the reader's tran
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -18,9 +17,10 @@ from bot.store.annotating import (
     target_id_of,
 )
 from bot.store.model import AnnotationRating, ImportedRating, RatingsImported
+from bot.store.sql import Sql
 
 
-def has_annotations(conn: sqlite3.Connection) -> bool:
+def has_annotations(conn: Sql) -> bool:
     found = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'annotations'"
     ).fetchone()
@@ -34,7 +34,7 @@ def _iso(at: float) -> str:
 # --- analytics and imports --------------------------------------------------------------------
 
 
-def ratings(conn: sqlite3.Connection) -> list[AnnotationRating]:
+def ratings(conn: Sql) -> list[AnnotationRating]:
     """Every rating, but those of a target given to someone else before it was finished
     (the annotator dropped out: their partial ratings would add a rater); none from a file
     of an ozlab before annotations (read-only analytics opens older files as they are)."""
@@ -86,7 +86,7 @@ def ratings(conn: sqlite3.Connection) -> list[AnnotationRating]:
 
 
 def import_ratings(
-    conn: sqlite3.Connection,
+    conn: Sql,
     job: AnnotationJobRecord,
     imported: Sequence[ImportedRating],
     now: float,
@@ -108,9 +108,9 @@ def import_ratings(
         for r in imported:
             target_id = target_id_of(conn, job.job, r.target.target, r.target.level)
             cursor = conn.execute(
-                "INSERT OR IGNORE INTO annotations (target_id, annotator, instrument_id,"
+                "INSERT INTO annotations (target_id, annotator, instrument_id,"
                 " item_id, value, label, text, round, origin, recorded_at)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?)",
+                " VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
                 (
                     target_id,
                     r.annotator,
@@ -147,7 +147,7 @@ def import_ratings(
     return outcome
 
 
-def annotatable_sessions(conn: sqlite3.Connection) -> list[AnnotatableSession]:
+def annotatable_sessions(conn: Sql) -> list[AnnotatableSession]:
     """Every session with the turns the system answered, in the order they started: what
     a job's targets are built from."""
     turns: dict[str, list[int]] = {}

@@ -7,13 +7,13 @@ a transcript lists lines in the order they were committed, whatever their clock 
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import assert_never
 
 from bot.core.participants import ParticipantStatus
 from bot.engine import effects as fx
 from bot.store import recruiting
 from bot.store.model import StepCommit
+from bot.store.sql import Sql
 
 
 class Tx:
@@ -22,7 +22,7 @@ class Tx:
 
     __slots__ = ("_next", "_start", "conn")
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: Sql) -> None:
         self.conn = conn
         self._next: int | None = None
         self._start = 0
@@ -111,7 +111,7 @@ def commit_step(tx: Tx, step: StepCommit, now: float) -> None:
         consume(conn, step.update_id, now)
 
 
-def consume(conn: sqlite3.Connection, update_id: int, now: float) -> None:
+def consume(conn: Sql, update_id: int, now: float) -> None:
     """The Telegram update is handled: its payload goes, its id stays (redeliveries)."""
     conn.execute(
         "UPDATE inbox SET handled_at = ?, payload = NULL WHERE update_id = ?", (now, update_id)
@@ -261,7 +261,7 @@ def apply(tx: Tx, study_id: str, participant_id: str, record: fx.Record, now: fl
             assert_never(record)
 
 
-def settle_command(conn: sqlite3.Connection, command_id: int, outcome: str, now: float) -> None:
+def settle_command(conn: Sql, command_id: int, outcome: str, now: float) -> None:
     """A command's outcome, set once: a second settlement changes nothing."""
     conn.execute(
         "UPDATE commands SET applied_at = ?, outcome = ? WHERE id = ? AND applied_at IS NULL",

@@ -15,10 +15,10 @@ the caller checkpoints the WAL (TRUNCATE) once the transaction is committed.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from collections.abc import Callable, Sequence
 
 from bot.store.model import Erased, ErasureRecord
+from bot.store.sql import Sql, has_table
 from scenarios.stored import read_definition
 
 
@@ -29,7 +29,7 @@ def ledger_digest(pseudonym: str) -> str:
 
 
 def erase_participant(
-    conn: sqlite3.Connection,
+    conn: Sql,
     participant_id: str,
     update_ids: Sequence[int],
     *,
@@ -98,7 +98,7 @@ def erase_participant(
                 (study_id, system_id),
             )
     conn.execute(
-        "INSERT OR IGNORE INTO erasures (study_id, digest, erased_at) VALUES (?,?,?)",
+        "INSERT INTO erasures (study_id, digest, erased_at) VALUES (?,?,?) ON CONFLICT DO NOTHING",
         (study_id or sessions[0][2], ledger_digest(participant_id), now),
     )
     return Erased(
@@ -112,7 +112,7 @@ def erase_participant(
     )
 
 
-def _definition(conn: sqlite3.Connection, study_id: str) -> str | None:
+def _definition(conn: Sql, study_id: str) -> str | None:
     """The study as it ran last, as the file keeps it."""
     row = conn.execute(
         "SELECT definition FROM studies WHERE study_id = ? ORDER BY id DESC LIMIT 1", (study_id,)
@@ -120,7 +120,7 @@ def _definition(conn: sqlite3.Connection, study_id: str) -> str | None:
     return str(row[0]) if row is not None else None
 
 
-def ledger(conn: sqlite3.Connection) -> list[ErasureRecord]:
+def ledger(conn: Sql) -> list[ErasureRecord]:
     """Every erasure the file knows of, oldest first (none in a file from before the
     ledger)."""
     if not _has_ledger(conn):
@@ -134,7 +134,7 @@ def ledger(conn: sqlite3.Connection) -> list[ErasureRecord]:
 
 
 def apply_ledger(
-    conn: sqlite3.Connection,
+    conn: Sql,
     entries: Sequence[ErasureRecord],
     owner: Callable[[str], str | None] | None = None,
 ) -> tuple[int, int]:
@@ -158,13 +158,13 @@ def apply_ledger(
         if erase_participant(conn, participant, pending, now=min(times)) is not None:
             erased += 1
     conn.executemany(
-        "INSERT OR IGNORE INTO erasures (study_id, digest, erased_at) VALUES (?,?,?)",
+        "INSERT INTO erasures (study_id, digest, erased_at) VALUES (?,?,?) ON CONFLICT DO NOTHING",
         [(e.study_id, e.digest, e.erased_at) for e in entries],
     )
     return erased, len(ledger(conn)) - before
 
 
-def _present(conn: sqlite3.Connection) -> list[tuple[str, str, float]]:
+def _present(conn: Sql) -> list[tuple[str, str, float]]:
     """(pseudonym, study, since when) of everyone the file holds rows of."""
     return [
         (str(p), str(s), float(t))
@@ -178,9 +178,7 @@ def _present(conn: sqlite3.Connection) -> list[tuple[str, str, float]]:
     ]
 
 
-def _pending_of(
-    conn: sqlite3.Connection, participant: str, owner: Callable[[str], str | None]
-) -> list[int]:
+def _pending_of(conn: Sql, participant: str, owner: Callable[[str], str | None]) -> list[int]:
     return [
         int(update_id)
         for update_id, payload in conn.execute(
@@ -190,14 +188,11 @@ def _pending_of(
     ]
 
 
-def _has_ledger(conn: sqlite3.Connection) -> bool:
-    found = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'erasures'"
-    ).fetchone()
-    return found is not None
+def _has_ledger(conn: Sql) -> bool:
+    return has_table(conn, "erasures")
 
 
-def drop_chat_keys(conn: sqlite3.Connection) -> int:
+def drop_chat_keys(conn: Sql) -> int:
     """Every encrypted chat id, annotators' too (a study is closed: nobody is to be written
     to again)."""
     participants = conn.execute(
@@ -209,7 +204,7 @@ def drop_chat_keys(conn: sqlite3.Connection) -> int:
     return participants + annotators
 
 
-def expired_participants(conn: sqlite3.Connection, study_id: str, before: float) -> list[str]:
+def expired_participants(conn: Sql, study_id: str, before: float) -> list[str]:
     """Participants of ``study_id`` whose last activity is older than ``before``."""
     return [
         str(row[0])
@@ -221,7 +216,7 @@ def expired_participants(conn: sqlite3.Connection, study_id: str, before: float)
     ]
 
 
-def withdrawals(conn: sqlite3.Connection) -> tuple[tuple[str, str, int], ...]:
+def withdrawals(conn: Sql) -> tuple[tuple[str, str, int], ...]:
     """(study, system or '', count) for every withdrawal counted."""
     return tuple(
         (str(s), str(y), int(c))
@@ -231,7 +226,7 @@ def withdrawals(conn: sqlite3.Connection) -> tuple[tuple[str, str, int], ...]:
     )
 
 
-def checkpoint(conn: sqlite3.Connection) -> bool:
+def checkpoint(conn: Sql) -> bool:
     """Move every page into the main file and empty the WAL: old page images (with the
     erased rows) live on in the WAL until then. False when a reader kept it from finishing."""
     row = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()

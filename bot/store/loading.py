@@ -5,7 +5,6 @@ same lock, the same sequence and the same checks as the bot's own writes."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping, Sequence
 
 from bot.core.vocabulary import Consent, EventKind, Origin
@@ -50,40 +49,40 @@ def _import(
     new = 0
     for person in people:
         cursor = conn.execute(
-            "INSERT OR IGNORE INTO participants (id, study_id, chat_key, consent, created_at,"
-            " updated_at, state, origin) VALUES (?, ?, NULL, ?, ?, ?, '{}', ?)",
+            "INSERT INTO participants (id, study_id, chat_key, consent, created_at,"
+            " updated_at, state, origin) VALUES (?, ?, NULL, ?, ?, ?, '{}', ?)"
+            " ON CONFLICT DO NOTHING",
             (person, study_id, Consent.ACCEPTED.value, now, now, Origin.IMPORT.value),
         )
         new += cursor.rowcount
     duplicates: list[int] = []
     for a in answers:
-        try:
-            conn.execute(
-                "INSERT INTO responses (participant_id, session_id, scope, questionnaire_id,"
-                " item_id, value, label, text, status, shown_at, answered_at, turn, stimulus_id,"
-                " attention_ok, moment, origin, system_id)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    a.participant_id,
-                    a.session_id,
-                    a.scope,
-                    a.questionnaire_id,
-                    a.item_id,
-                    a.value,
-                    a.label,
-                    a.text,
-                    a.status.value,
-                    a.shown_at,
-                    a.answered_at,
-                    a.turn,
-                    a.stimulus_id,
-                    None if a.attention_ok is None else int(a.attention_ok),
-                    a.moment.value,
-                    Origin.IMPORT.value,
-                    a.system_id,
-                ),
-            )
-        except sqlite3.IntegrityError:
+        stored = conn.execute(
+            "INSERT INTO responses (participant_id, session_id, scope, questionnaire_id,"
+            " item_id, value, label, text, status, shown_at, answered_at, turn, stimulus_id,"
+            " attention_ok, moment, origin, system_id)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+            (
+                a.participant_id,
+                a.session_id,
+                a.scope,
+                a.questionnaire_id,
+                a.item_id,
+                a.value,
+                a.label,
+                a.text,
+                a.status.value,
+                a.shown_at,
+                a.answered_at,
+                a.turn,
+                a.stimulus_id,
+                None if a.attention_ok is None else int(a.attention_ok),
+                a.moment.value,
+                Origin.IMPORT.value,
+                a.system_id,
+            ),
+        )
+        if not stored.rowcount:  # the same answer twice: the whole import is refused
             duplicates.append(a.line)
     if duplicates:
         return ImportOutcome(False, 0, 0, 0, tuple(duplicates))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 from collections.abc import Sequence
 from enum import StrEnum
 from typing import TypeVar
@@ -34,6 +33,7 @@ from bot.store.model import (
     Transcript,
     TranscriptEvent,
 )
+from bot.store.sql import Sql
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +59,7 @@ _PARTICIPANTS = (
 )
 
 
-def live_participants(
-    conn: sqlite3.Connection, *, held_only: bool = False
-) -> list[LiveParticipant]:
+def live_participants(conn: Sql, *, held_only: bool = False) -> list[LiveParticipant]:
     """In the order they arrived; with ``held_only``, those with a reply held, oldest first."""
     sql = _PARTICIPANTS + (
         " AND p.held_since IS NOT NULL ORDER BY p.held_since, p.id"
@@ -105,7 +103,7 @@ def _float(value: object) -> float | None:
     return None if value is None else float(str(value))
 
 
-def sessions(conn: sqlite3.Connection, *, count_exchanges: bool) -> list[SessionRecord]:
+def sessions(conn: Sql, *, count_exchanges: bool) -> list[SessionRecord]:
     """Every session in the order they started; the answered exchanges counted if asked."""
     counted = (
         "(SELECT count(system_text) FROM exchanges AS e WHERE e.session_id = s.id)"
@@ -134,7 +132,7 @@ def sessions(conn: sqlite3.Connection, *, count_exchanges: bool) -> list[Session
     ]
 
 
-def transcript(conn: sqlite3.Connection, session_id: str) -> Transcript | None:
+def transcript(conn: Sql, session_id: str) -> Transcript | None:
     ended = conn.execute(
         "SELECT ended_at, end_reason, end_seq FROM sessions WHERE id = ?", (session_id,)
     ).fetchone()
@@ -198,7 +196,7 @@ def transcript(conn: sqlite3.Connection, session_id: str) -> Transcript | None:
     )
 
 
-def latest_definitions(conn: sqlite3.Connection) -> dict[str, str]:
+def latest_definitions(conn: Sql) -> dict[str, str]:
     rows = conn.execute(
         "SELECT study_id, definition FROM studies"
         " WHERE id IN (SELECT max(id) FROM studies GROUP BY study_id) ORDER BY id"
@@ -206,7 +204,7 @@ def latest_definitions(conn: sqlite3.Connection) -> dict[str, str]:
     return {study: definition for study, definition in rows}
 
 
-def gates(conn: sqlite3.Connection) -> dict[GateScope, Gate]:
+def gates(conn: Sql) -> dict[GateScope, Gate]:
     found: dict[GateScope, Gate] = {}
     for raw, gated, auto, wizard, set_at in conn.execute(
         "SELECT scope, gated, auto_send_after, wizard, set_at FROM gates"
@@ -220,7 +218,7 @@ def gates(conn: sqlite3.Connection) -> dict[GateScope, Gate]:
     return found
 
 
-def pending_commands(conn: sqlite3.Connection, after: int) -> tuple[list[Command], list[int]]:
+def pending_commands(conn: Sql, after: int) -> tuple[list[Command], list[int]]:
     """Commands to apply, and the ids of those no ozlab could apply (an unknown kind, a
     payload that is not a JSON object): the backend settles those as rejected."""
     commands: list[Command] = []
@@ -242,9 +240,7 @@ def pending_commands(conn: sqlite3.Connection, after: int) -> tuple[list[Command
     return commands, unreadable
 
 
-def command_outcomes(
-    conn: sqlite3.Connection, command_ids: Sequence[int]
-) -> dict[int, CommandOutcome | None]:
+def command_outcomes(conn: Sql, command_ids: Sequence[int]) -> dict[int, CommandOutcome | None]:
     found: dict[int, CommandOutcome | None] = {}
     ids = list(command_ids)
     for start in range(0, len(ids), 500):
@@ -257,7 +253,7 @@ def command_outcomes(
     return found
 
 
-def import_context(conn: sqlite3.Connection, study_id: str) -> ImportContext:
+def import_context(conn: Sql, study_id: str) -> ImportContext:
     sessions = conn.execute(
         "SELECT id, participant_id, system_id FROM sessions WHERE study_id = ?", (study_id,)
     ).fetchall()
@@ -268,7 +264,7 @@ def import_context(conn: sqlite3.Connection, study_id: str) -> ImportContext:
     )
 
 
-def system_summaries(conn: sqlite3.Connection) -> list[SystemSummary]:
+def system_summaries(conn: Sql) -> list[SystemSummary]:
     sessions = conn.execute(
         "SELECT s.system_id, COUNT(*), COALESCE(SUM(s.success), 0),"
         " SUM(s.ended_at IS NOT NULL),"

@@ -9,26 +9,27 @@ participant leaves it, unlinked, as ``withdrawn`` (a trigger of migration 9).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 from bot.core.vocabulary import Invitation, PaymentStatus
 from bot.store.model import PaymentRecord
+from bot.store.sql import Sql
 
 
-def add_invitations(conn: sqlite3.Connection, codes: Sequence[str], now: float) -> list[str]:
+def add_invitations(conn: Sql, codes: Sequence[str], now: float) -> list[str]:
     """New codes (one already stored is left as it is); those that were new, in order."""
     added: list[str] = []
     for code in codes:
         cursor = conn.execute(
-            "INSERT OR IGNORE INTO invitations (code, created_at) VALUES (?,?)", (code, now)
+            "INSERT INTO invitations (code, created_at) VALUES (?,?) ON CONFLICT DO NOTHING",
+            (code, now),
         )
         if cursor.rowcount:
             added.append(code)
     return added
 
 
-def check_invitation(conn: sqlite3.Connection, code: str | None, participant_id: str) -> Invitation:
+def check_invitation(conn: Sql, code: str | None, participant_id: str) -> Invitation:
     """What ``code`` means for ``participant_id``; NONE_HELD when no code is stored."""
     if conn.execute("SELECT 1 FROM invitations LIMIT 1").fetchone() is None:
         return Invitation.NONE_HELD
@@ -42,7 +43,7 @@ def check_invitation(conn: sqlite3.Connection, code: str | None, participant_id:
     return Invitation.YOURS if row[0] == participant_id else Invitation.TAKEN
 
 
-def claim(conn: sqlite3.Connection, code: str, participant_id: str, now: float) -> None:
+def claim(conn: Sql, code: str, participant_id: str, now: float) -> None:
     """Take a free code (a code already taken stays with whoever took it first)."""
     conn.execute(
         "UPDATE invitations SET used_by = ?, used_at = ? WHERE code = ? AND used_by IS NULL",
@@ -51,7 +52,7 @@ def claim(conn: sqlite3.Connection, code: str, participant_id: str, now: float) 
 
 
 def begin_payment(
-    conn: sqlite3.Connection,
+    conn: Sql,
     study_id: str,
     participant_id: str,
     platform: str,
@@ -60,22 +61,20 @@ def begin_payment(
 ) -> None:
     """The payment record of a newcomer from a platform (the first arrival counts)."""
     conn.execute(
-        "INSERT OR IGNORE INTO payments (participant_id, study_id, platform, platform_key,"
-        " arrived_at, last_at, status) VALUES (?,?,?,?,?,?,?)",
+        "INSERT INTO payments (participant_id, study_id, platform, platform_key,"
+        " arrived_at, last_at, status) VALUES (?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
         (participant_id, study_id, platform, platform_key, now, now, PaymentStatus.STARTED.value),
     )
 
 
-def set_status(
-    conn: sqlite3.Connection, participant_id: str, status: PaymentStatus, now: float
-) -> None:
+def set_status(conn: Sql, participant_id: str, status: PaymentStatus, now: float) -> None:
     conn.execute(
         "UPDATE payments SET status = ?, last_at = ? WHERE participant_id = ?",
         (status.value, now, participant_id),
     )
 
 
-def follow_activity(conn: sqlite3.Connection, participant_id: str, last_activity: float) -> None:
+def follow_activity(conn: Sql, participant_id: str, last_activity: float) -> None:
     """Time given grows with the participant's activity while their part is open."""
     conn.execute(
         "UPDATE payments SET last_at = max(last_at, ?) WHERE participant_id = ? AND status = ?",
@@ -83,7 +82,7 @@ def follow_activity(conn: sqlite3.Connection, participant_id: str, last_activity
     )
 
 
-def payments(conn: sqlite3.Connection) -> list[PaymentRecord]:
+def payments(conn: Sql) -> list[PaymentRecord]:
     return [
         PaymentRecord(
             study_id=str(study_id),

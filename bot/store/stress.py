@@ -8,11 +8,11 @@ finds in ``stress_replays`` exactly what it must not do again.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 
 from bot.core.phenomena import StressType
 from bot.core.stress import Perturbation, Source, Utterance
+from bot.store.sql import Sql, has_table
 from bot.store.stress_records import (
     Judge,
     Judgement,
@@ -27,7 +27,7 @@ from bot.store.stress_records import (
 _SYSTEM_REPLIES = "(e.source IS NULL OR e.source = 'system')"
 
 
-def utterances(conn: sqlite3.Connection, session_ids: Sequence[str] = ()) -> list[Utterance]:
+def utterances(conn: Sql, session_ids: Sequence[str] = ()) -> list[Utterance]:
     """Participants' logged lines that a system (not a wizard) answered, each with the
     reply it answered (empty for the first line), in session and turn order."""
     where = f"e.system_text IS NOT NULL AND {_SYSTEM_REPLIES}"
@@ -48,16 +48,16 @@ def utterances(conn: sqlite3.Connection, session_ids: Sequence[str] = ()) -> lis
 
 
 def add_tests(
-    conn: sqlite3.Connection, perturbations: Iterable[Perturbation], review: Review, now: float
+    conn: Sql, perturbations: Iterable[Perturbation], review: Review, now: float
 ) -> list[int]:
     """Each perturbation's test id; one stored already keeps its id and its review."""
     ids: list[int] = []
     for p in perturbations:
         key = (p.session_id, p.turn, p.stress_type.value, p.perturbed)
         conn.execute(
-            "INSERT OR IGNORE INTO stress_tests (session_id, turn, stress_type, original,"
+            "INSERT INTO stress_tests (session_id, turn, stress_type, original,"
             " perturbed, source, ad_hoc, change, review, created_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?)",
+            " VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
             (
                 *key[:3],
                 p.original,
@@ -78,9 +78,7 @@ def add_tests(
     return ids
 
 
-def review_test(
-    conn: sqlite3.Connection, test_id: int, review: Review, perturbed: str | None
-) -> bool:
+def review_test(conn: Sql, test_id: int, review: Review, perturbed: str | None) -> bool:
     """A person's word on a test (and their edit of it); False when there is no such test."""
     if perturbed is None:
         cursor = conn.execute(
@@ -123,12 +121,10 @@ def _test(row: Sequence[object]) -> StressTest:
 
 
 def tests(
-    conn: sqlite3.Connection, types: Sequence[StressType] = (), review: Review | None = None
+    conn: Sql, types: Sequence[StressType] = (), review: Review | None = None
 ) -> list[StressTest]:
-    where, params = (
-        ["t.stress_type IN (SELECT value FROM json_each(?))"],
-        [json.dumps([t.value for t in types] or [t.value for t in StressType])],
-    )
+    wanted: list[object] = [t.value for t in types or StressType]
+    where, params = [f"t.stress_type IN ({', '.join('?' * len(wanted))})"], wanted
     if review is not None:
         where.append("t.review = ?")
         params.append(review.value)
@@ -139,7 +135,7 @@ def tests(
     return [_test(row) for row in rows]
 
 
-def replayed(conn: sqlite3.Connection) -> set[tuple[int, str]]:
+def replayed(conn: Sql) -> set[tuple[int, str]]:
     return {
         (int(t), str(s)) for t, s in conn.execute("SELECT test_id, system_id FROM stress_replays")
     }
@@ -150,12 +146,13 @@ def _taken(taken: ReplyTaken) -> tuple[str, str, str | None]:
     return json.dumps(list(taken.texts)), json.dumps(events, sort_keys=True), taken.error
 
 
-def record_replay(conn: sqlite3.Connection, replay: Replay, verdict: Judgement | None) -> bool:
+def record_replay(conn: Sql, replay: Replay, verdict: Judgement | None) -> bool:
     """The replay, once (False when it was stored already), with the replay's own verdict."""
     cursor = conn.execute(
-        "INSERT OR IGNORE INTO stress_replays (test_id, system_id, started_at, finished_at,"
+        "INSERT INTO stress_replays (test_id, system_id, started_at, finished_at,"
         " baseline_texts, baseline_events, baseline_error, perturbed_texts,"
-        " perturbed_events, perturbed_error, applicable) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        " perturbed_events, perturbed_error, applicable) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+        " ON CONFLICT DO NOTHING",
         (
             replay.test_id,
             replay.system_id,
@@ -171,11 +168,13 @@ def record_replay(conn: sqlite3.Connection, replay: Replay, verdict: Judgement |
     return cursor.rowcount > 0
 
 
-def record_judgement(conn: sqlite3.Connection, judgement: Judgement) -> None:
+def record_judgement(conn: Sql, judgement: Judgement) -> None:
     """A judge's verdict; the same judge judging again replaces their earlier word."""
     conn.execute(
-        "INSERT OR REPLACE INTO stress_verdicts (test_id, system_id, judge, verdict,"
-        " judged_by, reason, at) VALUES (?,?,?,?,?,?,?)",
+        "INSERT INTO stress_verdicts (test_id, system_id, judge, verdict,"
+        " judged_by, reason, at) VALUES (?,?,?,?,?,?,?)"
+        " ON CONFLICT (test_id, system_id, judge) DO UPDATE SET verdict = excluded.verdict,"
+        " judged_by = excluded.judged_by, reason = excluded.reason, at = excluded.at",
         (
             judgement.test_id,
             judgement.system_id,
@@ -195,7 +194,7 @@ def _reply(texts: object, events: object, error: object) -> ReplyTaken:
     )
 
 
-def results(conn: sqlite3.Connection) -> list[StressResult]:
+def results(conn: Sql) -> list[StressResult]:
     """Every replayed test with its verdicts, by test and system."""
     verdicts: dict[tuple[int, str], list[Judgement]] = {}
     for tid, system, judge, verdict, by, reason, at in conn.execute(
@@ -230,16 +229,16 @@ def results(conn: sqlite3.Connection) -> list[StressResult]:
     return found
 
 
-def count_tests(conn: sqlite3.Connection) -> int:
+def count_tests(conn: Sql) -> int:
     return int(conn.execute("SELECT count(*) FROM stress_tests").fetchone()[0])
 
 
-def results_if_any(conn: sqlite3.Connection) -> list[StressResult]:
+def results_if_any(conn: Sql) -> list[StressResult]:
     """:func:`results`, or none from a file older than the stress tables (read-only
     analytics opens older schemas) or without a replay: the report stays as fast."""
-    known = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'stress_replays'"
-    ).fetchone()
-    if known is None or conn.execute("SELECT 1 FROM stress_replays LIMIT 1").fetchone() is None:
+    if (
+        not has_table(conn, "stress_replays")
+        or conn.execute("SELECT 1 FROM stress_replays LIMIT 1").fetchone() is None
+    ):
         return []
     return results(conn)
