@@ -89,7 +89,7 @@ def save_job(conn: Sql, job: AnnotationJobRecord, now: float) -> None:
         " created_at) VALUES (?,?,?,?,?,?) ON CONFLICT(job) DO UPDATE SET"
         " study_id = excluded.study_id, definition = excluded.definition,"
         " seen_once = excluded.seen_once, drop_out_after = excluded.drop_out_after,"
-        " version = version + 1",
+        " version = annotation_jobs.version + 1",
         (job.job, job.study_id, job.definition, int(job.seen_once), job.drop_out_after, now),
     )
 
@@ -370,7 +370,7 @@ def apply_plan(conn: Sql, job: str, plan: AssignmentPlan, version: int, now: flo
             "INSERT INTO annotation_assignments (target_id, annotator, round, assigned_at)"
             " VALUES (?,?,?,?) ON CONFLICT(target_id, annotator) DO UPDATE SET"
             " round = excluded.round, assigned_at = excluded.assigned_at, released_at = NULL"
-            " WHERE released_at IS NOT NULL",
+            " WHERE annotation_assignments.released_at IS NOT NULL",
             (target_id_of(conn, job, target, level), who, rnd.value, now),
         )
     if plan.assign or plan.release:

@@ -17,14 +17,11 @@ from bot.store.annotating import (
     target_id_of,
 )
 from bot.store.model import AnnotationRating, ImportedRating, RatingsImported
-from bot.store.sql import Sql
+from bot.store.sql import Sql, has_table
 
 
 def has_annotations(conn: Sql) -> bool:
-    found = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'annotations'"
-    ).fetchone()
-    return found is not None
+    return has_table(conn, "annotations")
 
 
 def _iso(at: float) -> str:
@@ -166,6 +163,6 @@ def annotatable_sessions(conn: Sql) -> list[AnnotatableSession]:
         )
         for ident, study, system, scenario, state in conn.execute(
             "SELECT id, study_id, system_id, scenario_id, state FROM sessions"
-            " ORDER BY started_at, rowid"
+            " ORDER BY started_at, id"
         )
     ]

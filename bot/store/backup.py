@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from bot.core.errors import StoreError
@@ -26,8 +27,14 @@ _BESIDE = ("-wal", "-shm", "-journal")
 
 def take_backup(source: sqlite3.Connection, live: str | Path, target: str | Path) -> None:
     """Copy the database ``source`` (opened on ``live``) to ``target``, replacing it whole."""
-    live, target = Path(live), Path(target)
-    _refuse_live(live, target)
+    _refuse_live(Path(live), Path(target))
+    write_backup(target, source.backup)
+
+
+def write_backup(target: str | Path, fill: Callable[[sqlite3.Connection], None]) -> None:
+    """A new SQLite file that ``fill`` writes the study into (through the empty file's
+    connection), checked and then put in the place of ``target``, replacing it whole."""
+    target = Path(target)
     _refuse_open(target)
     try:
         descriptor, name = tempfile.mkstemp(  # readable by its owner only, like a secret
@@ -38,7 +45,7 @@ def take_backup(source: sqlite3.Connection, live: str | Path, target: str | Path
     os.close(descriptor)
     partial = Path(name)
     try:
-        _copy(source, partial, target)
+        _copy(fill, partial, target)
         _flush(partial)
         os.replace(partial, target)
         _flush(target.parent, folder=True)
@@ -79,13 +86,13 @@ def _refuse_open(target: Path) -> None:
             )
 
 
-def _copy(source: sqlite3.Connection, partial: Path, target: Path) -> None:
+def _copy(fill: Callable[[sqlite3.Connection], None], partial: Path, target: Path) -> None:
     try:
         copy = sqlite3.connect(partial, isolation_level=None)
     except sqlite3.Error as error:
         raise StoreError(f"cannot write the backup {target}: {error}") from error
     try:
-        source.backup(copy)  # every page in one step: one snapshot, the bot keeps writing
+        fill(copy)  # SQLite: every page in one step, one snapshot; the bot keeps writing
         copy.execute("PRAGMA journal_mode=DELETE")
         erase_in_copy(copy)
         found = [str(row[0]) for row in copy.execute("PRAGMA integrity_check").fetchall()]

@@ -94,7 +94,7 @@ def erase_participant(
         for system_id in sorted(systems):
             conn.execute(
                 "INSERT INTO withdrawals (study_id, system_id, count) VALUES (?,?,1)"
-                " ON CONFLICT(study_id, system_id) DO UPDATE SET count = count + 1",
+                " ON CONFLICT(study_id, system_id) DO UPDATE SET count = withdrawals.count + 1",
                 (study_id, system_id),
             )
     conn.execute(

@@ -1,7 +1,9 @@
 """One way in to a study database, whatever keeps it: ``open_store(url)`` reads the URL's
 scheme and hands the rest to that backend. A plain path or ``sqlite:///relative/path``
-(``sqlite:////absolute/path``) is a SQLite file; the next backend adds its scheme here and
-nowhere else. A refused URL is said in one line without its password.
+(``sqlite:////absolute/path``) is a SQLite file; ``postgresql://`` (or ``postgres://``) is a
+database on a PostgreSQL server, where each study is a schema of its own: the study is the
+one given (``study=``, or ``?study=`` in the URL, which libpq never sees), else the only
+one the database keeps. A refused URL is said in one line without its password.
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ import os
 import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import Enum
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from bot.core.errors import StoreError, without_passwords
 from bot.store.interface import StudyStore
 
-__all__ = ["Access", "open_store", "shown_url"]
+__all__ = ["Access", "Location", "locate", "open_store", "shown_url"]
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):/")
 """A URL's scheme, then a slash (one is left when a path object folded them): two
@@ -37,16 +41,63 @@ class Access(Enum):
     """Read only (analytics, backups, payments): any older schema, nothing written."""
 
 
+@dataclass(frozen=True)
+class Location:
+    """Where a study is: a SQLite file (``server`` is None), or a study of a server's
+    database (``server`` the URL libpq reads, without ozlab's ``study=``)."""
+
+    path: str
+    server: str | None = None
+    study: str | None = None
+
+    @property
+    def shown(self) -> str:
+        if self.server is None:
+            return self.path
+        return shown_url(self.server) + (f" (study {self.study})" if self.study else "")
+
+
+def locate(url: str | os.PathLike[str], study: str | None = None) -> Location:
+    """The place a ``--db`` names, without opening anything."""
+    text = os.fspath(url)
+    found = _SCHEME.match(text)
+    if found is not None and found.group(1).lower() in _POSTGRES:
+        if not isinstance(url, str):
+            raise StoreError(f"{shown_url(text)} was read as a path: give the URL as text")
+        server, named = _without_study(text)
+        if study is not None and named is not None and study != named:
+            raise StoreError(f"the URL names study {named!r} and --study {study!r}: give one")
+        return Location(text, server, study or named)
+    return Location(_sqlite_path(url))
+
+
+_POSTGRES = ("postgresql", "postgres")
+
+
+def _without_study(url: str) -> tuple[str, str | None]:
+    """The URL without ozlab's own ``study=`` query parameter, and the study it named."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    named = [value for key, value in query if key == "study"]
+    kept = urlencode([(key, value) for key, value in query if key != "study"])
+    return urlunsplit(parts._replace(query=kept)), (named[-1] if named else None)
+
+
 async def open_store(
     url: str | os.PathLike[str],
     clock: Callable[[], float] = time.time,
     *,
     access: Access = Access.RUN,
+    study: str | None = None,
     **settings: str,
 ) -> StudyStore:
     """The study database at ``url``, opened by the backend its scheme names. ``settings``
-    are the backend's own (SQLite: ``synchronous``); a backend refuses one it does not know."""
-    path = _sqlite_path(url)
+    are the backend's own (SQLite: ``synchronous``); a backend refuses one it does not know.
+    ``study`` picks the study of a server's database (a SQLite file is one study's)."""
+    place = locate(url, study)
+    if place.server is not None:
+        return await _open_postgres(place, clock, access, settings)
+    path = place.path
     from bot.store import sqlite  # a backend is loaded only when its scheme is asked for
 
     unknown = sorted(set(settings) - {"synchronous"})
@@ -61,6 +112,43 @@ async def open_store(
     return await sqlite.open_store(path, clock, **settings)
 
 
+async def _open_postgres(
+    place: Location, clock: Callable[[], float], access: Access, settings: dict[str, str]
+) -> StudyStore:
+    try:
+        from bot.store.postgres import store as postgres
+    except ImportError:
+        raise StoreError("PostgreSQL needs psycopg: pip install 'ozlab[postgresql]'") from None
+    if settings:
+        raise StoreError(f"a PostgreSQL study has no setting {sorted(settings)[0]!r}")
+    assert place.server is not None
+    study = place.study
+    if study is None:
+        study = await asyncio.to_thread(_only_study, place.server, access)
+    if access is Access.READ:
+        return await postgres.open_existing(place.server, study, clock, read_only=True)
+    if access is Access.ATTACH:
+        return await postgres.open_existing(place.server, study, clock)
+    return await postgres.open_store(place.server, study, clock, create=access is Access.RUN)
+
+
+def _only_study(server: str, access: Access) -> str:
+    """The one study a database keeps, when no study was named."""
+    from bot.store.postgres.store import studies
+
+    found = studies(server)
+    if len(found) == 1:
+        return found[0]
+    if not found and access is Access.RUN:
+        raise StoreError(f"{shown_url(server)}: name the study to create there (--study)")
+    if not found:
+        raise StoreError(f"no study in {shown_url(server)}: give the --db the bot ran with")
+    raise StoreError(
+        f"{shown_url(server)} keeps studies {', '.join(found)}: say which with --study"
+        " (or ?study= in the URL)"
+    )
+
+
 def _sqlite_path(url: str | os.PathLike[str]) -> str:
     """The SQLite file a URL names, or the one line that says why it names none."""
     text = os.fspath(url)
@@ -71,7 +159,7 @@ def _sqlite_path(url: str | os.PathLike[str]) -> str:
     if scheme != "sqlite":
         raise StoreError(
             f"no store backend for {scheme!r} URLs ({shown_url(text)}): give a SQLite file"
-            " as a path or sqlite:///path"
+            " (a path or sqlite:///path) or a postgresql:// URL"
         )
     if not isinstance(url, str):
         # a path object has folded the URL's slashes: sqlite:///a and sqlite:////a look alike

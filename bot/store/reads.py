@@ -267,7 +267,7 @@ def import_context(conn: Sql, study_id: str) -> ImportContext:
 def system_summaries(conn: Sql) -> list[SystemSummary]:
     sessions = conn.execute(
         "SELECT s.system_id, COUNT(*), COALESCE(SUM(s.success), 0),"
-        " SUM(s.ended_at IS NOT NULL),"
+        " SUM(CASE WHEN s.ended_at IS NOT NULL THEN 1 ELSE 0 END),"
         " AVG((SELECT COUNT(*) FROM exchanges e WHERE e.session_id = s.id"
         "      AND e.system_text IS NOT NULL))"
         " FROM sessions s GROUP BY s.system_id ORDER BY s.system_id"

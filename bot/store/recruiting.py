@@ -77,8 +77,8 @@ def set_status(conn: Sql, participant_id: str, status: PaymentStatus, now: float
 def follow_activity(conn: Sql, participant_id: str, last_activity: float) -> None:
     """Time given grows with the participant's activity while their part is open."""
     conn.execute(
-        "UPDATE payments SET last_at = max(last_at, ?) WHERE participant_id = ? AND status = ?",
-        (last_activity, participant_id, PaymentStatus.STARTED.value),
+        "UPDATE payments SET last_at = ? WHERE participant_id = ? AND status = ? AND last_at < ?",
+        (last_activity, participant_id, PaymentStatus.STARTED.value, last_activity),
     )
 
 

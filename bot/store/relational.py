@@ -298,7 +298,7 @@ class RelationalStore(ABC):
         def job(tx: Tx) -> None:
             tx.conn.execute(
                 "UPDATE participants SET undelivered = NULL,"
-                " chat_key = CASE WHEN ? THEN chat_key END WHERE id = ?",
+                " chat_key = CASE WHEN ? = 1 THEN chat_key END WHERE id = ?",
                 (keep_chat, participant_id),
             )
 

@@ -16,6 +16,7 @@ from bot.store.annotation_ratings import ratings
 from bot.store.connection import SCHEMA_VERSION, migrate, schema_version, too_new
 from bot.store.erasure import withdrawals
 from bot.store.model import SNAPSHOT_COLUMNS, SnapshotInfo, SnapshotSink
+from bot.store.sql import Sql
 
 CHUNK = 200_000
 
@@ -50,7 +51,7 @@ def read_snapshot(conn: sqlite3.Connection, path: str, sink: SnapshotSink) -> Sn
             ).fetchone()[0]
         )
         if version == SCHEMA_VERSION:
-            return _read(conn, sink, version, has_tables)
+            return read_tables(conn, sink, version, has_tables)
         upgraded = sqlite3.connect(":memory:", isolation_level=None)
     finally:
         conn.execute("COMMIT")
@@ -58,14 +59,13 @@ def read_snapshot(conn: sqlite3.Connection, path: str, sink: SnapshotSink) -> Sn
         conn.backup(upgraded)
         migrate(upgraded, path)
         upgraded.execute("BEGIN")
-        return _read(upgraded, sink, version, has_tables)
+        return read_tables(upgraded, sink, version, has_tables)
     finally:
         upgraded.close()
 
 
-def _read(
-    conn: sqlite3.Connection, sink: SnapshotSink, version: int, has_tables: bool
-) -> SnapshotInfo:
+def read_tables(conn: Sql, sink: SnapshotSink, version: int, has_tables: bool) -> SnapshotInfo:
+    """The snapshot's tables, read on ``conn`` inside the caller's read transaction."""
     for table, columns in SNAPSHOT_COLUMNS.items():
         selected = ", ".join("id" if c == _ID[table] else c for c in columns)
         cursor = conn.execute(f"SELECT {selected} FROM {table} ORDER BY {_ORDER[table]}")

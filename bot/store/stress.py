@@ -86,8 +86,11 @@ def review_test(conn: Sql, test_id: int, review: Review, perturbed: str | None) 
         )
     else:
         cursor = conn.execute(
-            "UPDATE OR IGNORE stress_tests SET review = ?, perturbed = ? WHERE id = ?",
-            (review.value, perturbed, test_id),
+            "UPDATE stress_tests SET review = ?, perturbed = ? WHERE id = ? AND NOT EXISTS"
+            " (SELECT 1 FROM stress_tests AS o WHERE o.id != ? AND o.perturbed = ?"
+            " AND (o.session_id, o.turn, o.stress_type) = (SELECT session_id, turn, stress_type"
+            " FROM stress_tests WHERE id = ?))",
+            (review.value, perturbed, test_id, test_id, perturbed, test_id),
         )
         if not cursor.rowcount:  # the edit is a test stored already: this one is not needed
             cursor = conn.execute(

@@ -16,8 +16,19 @@ def sqlite_url(place: Path) -> str:
     return f"sqlite:///{place.resolve()}"
 
 
+def postgresql_url(place: Path) -> str:
+    """A study of its own on the tests' PostgreSQL server, named after the test's folder."""
+    import hashlib
+    import os
+
+    base = os.environ["OZLAB_TEST_POSTGRES"]
+    study = hashlib.sha256(str(place.resolve()).encode()).hexdigest()[:20]
+    return f"{base}?study=t{study}"
+
+
 BACKENDS: dict[str, Callable[[Path], str]] = {
     "sqlite": sqlite_url,
+    "postgresql": postgresql_url,
 }
 """Each backend's URL of a study kept at a place in a test's own folder (a file for
 SQLite; a database named after it for a server)."""

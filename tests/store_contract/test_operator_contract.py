@@ -24,7 +24,7 @@ from bot.engine import effects as fx
 from bot.store.erasure import ledger_digest
 from bot.store.interface import StudyStore
 from bot.store.model import ErasureRecord, StepCommit
-from tests.store_contract.backends import attach_backend, open_backend, url_of
+from tests.store_contract.backends import attach_backend, open_backend, sqlite_url
 from tests.store_contract.records import (
     EXCHANGE,
     conversation,
@@ -145,7 +145,7 @@ async def test_a_backup_opens_as_the_study_stood(
     target.parent.mkdir()
     await store.backup(target)
     await store.commit_step(step("r"))  # after the backup: not in it
-    copy = await open_backend(url_of(backend, target))
+    copy = await open_backend(sqlite_url(target))  # a backup is a SQLite file on every backend
     try:
         assert {p.participant_id for p in await copy.load_participants("s")} == {"p", "q"}
         copied = await tables(copy)
@@ -167,7 +167,7 @@ async def test_a_backup_replaces_the_last_one_whole(
     await store.commit_step(step("q"))
     await store.backup(target)
     assert [path.name for path in folder.iterdir()] == ["nightly"]  # nothing half-written left
-    copy = await attach_backend(url_of(backend, target))
+    copy = await attach_backend(sqlite_url(target))
     try:
         assert [p.participant_id for p in await copy.live_participants()] == ["p", "q"]
     finally:

@@ -1,0 +1,160 @@
+"""A study moved from one database to another, checked row for row (``ozlab copy``).
+
+A study can start on a laptop (SQLite) and move to the lab's server (PostgreSQL), or come
+back for an archive. Every table is copied in its key order inside one transaction of the
+target, then read back in that transaction and compared with the source row for row (a
+digest of each table's rows, which differ if one value does); only then is it committed.
+The target must not hold the study already: a copy never writes over a study. The source is
+read in one consistent snapshot, so a bot may go on running on it meanwhile (what it writes
+afterwards is not in the copy).
+
+Both sides must be at this ozlab's schema (SQLite's version and the PostgreSQL version that
+holds the same tables): ``ozlab run`` once on an older study brings it up to date.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from bot.core.errors import StoreError
+from bot.store.backup import write_backup
+from bot.store.connection import SCHEMA_VERSION, connect, migrate, schema_version
+from bot.store.sql import Sql
+
+CHUNK = 5_000
+
+TABLES: tuple[tuple[str, str], ...] = (
+    ("participants", "id"),
+    ("sessions", "id"),
+    ("exchanges", "id"),
+    ("responses", "id"),
+    ("events", "id"),
+    ("inbox", "update_id"),
+    ("studies", "id"),
+    ("commands", "id"),
+    ("gates", "scope"),
+    ("sequence", "id"),
+    ("withdrawals", "study_id, system_id"),
+    ("invitations", "code"),
+    ("payments", "id"),
+    ("annotation_jobs", "job"),
+    ("annotators", "id"),
+    ("annotation_targets", "id"),
+    ("annotation_assignments", "target_id, annotator"),
+    ("annotations", "id"),
+    ("stress_tests", "id"),
+    ("stress_replays", "test_id, system_id"),
+    ("stress_verdicts", "test_id, system_id, judge"),
+    ("erasures", "digest, erased_at"),
+)
+"""Every table of a study, those that others refer to first, with the key it is read in."""
+
+IDENTITIES: tuple[str, ...] = ("exchanges", "responses", "events", "studies", "commands")
+IDENTITIES += ("payments", "annotation_targets", "annotations", "stress_tests")
+"""Tables whose ``id`` PostgreSQL numbers itself: its counter goes on after the copied rows."""
+
+
+def copy_rows(source: Sql, target: Sql) -> dict[str, int]:
+    """Every table's rows from ``source`` into the new ``target`` (what its migrations put
+    there, the line counter, makes way for the source's); rows per table."""
+    counts: dict[str, int] = {}
+    for table, key in TABLES:
+        target.execute(f"DELETE FROM {table}")
+        rows = source.execute(f"SELECT * FROM {table} ORDER BY {key}")
+        columns = [d[0] for d in _description(rows)]
+        insert = (
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+        )
+        counts[table] = 0
+        while chunk := rows.fetchmany(CHUNK):
+            target.executemany(insert, chunk)
+            counts[table] += len(chunk)
+        rows.close()
+    return counts
+
+
+def digests(sql: Sql) -> dict[str, str]:
+    """A digest of each table's rows in key order: equal when every value is."""
+    found = {}
+    for table, key in TABLES:
+        rows = sql.execute(f"SELECT * FROM {table} ORDER BY {key}")
+        columns = sorted(d[0] for d in _description(rows))
+        order = {d[0]: i for i, d in enumerate(_description(rows))}
+        digest = hashlib.sha256(repr(columns).encode())
+        while chunk := rows.fetchmany(CHUNK):
+            for row in chunk:
+                digest.update(repr(tuple(_value(row[order[c]]) for c in columns)).encode())
+        rows.close()
+        found[table] = digest.hexdigest()
+    return found
+
+
+def _value(value: Any) -> Any:
+    """A value as both backends give it back (a flag may come back as a bool)."""
+    return int(value) if isinstance(value, bool) else value
+
+
+def _description(rows: Any) -> list[Any]:
+    description = rows.description
+    assert description is not None
+    return list(description)
+
+
+def checked_copy(source: Sql, target: Sql) -> dict[str, int]:
+    """:func:`copy_rows`, then the target read back and compared with the source."""
+    counts = copy_rows(source, target)
+    before, after = digests(source), digests(target)
+    differing = [table for table, _ in TABLES if before[table] != after[table]]
+    if differing:
+        raise StoreError(
+            f"the copy of table {differing[0]} differs from its source: nothing was copied"
+        )
+    return counts
+
+
+def copy_into_sqlite(source: Sql, target: Path) -> dict[str, int]:
+    """The study read on ``source`` (inside its read transaction) written as a SQLite file
+    at ``target`` the way a backup is (``bot.store.backup``: whole or not at all)."""
+    counts: dict[str, int] = {}
+
+    def fill(copy: sqlite3.Connection) -> None:
+        migrate(copy, target)
+        copy.execute("BEGIN IMMEDIATE")
+        try:
+            counts.update(checked_copy(source, copy))
+        except BaseException:
+            copy.execute("ROLLBACK")
+            raise
+        copy.execute("COMMIT")
+
+    write_backup(target, fill)
+    return counts
+
+
+@contextmanager
+def sqlite_source(path: Path) -> Iterator[Sql]:
+    """A SQLite study read in one snapshot, never written; at this ozlab's schema."""
+    if not path.is_file():
+        raise StoreError(f"no study database at {path}")
+    conn = connect(path, read_only=True)
+    try:
+        version = schema_version(conn)
+        if version != SCHEMA_VERSION:
+            raise StoreError(
+                f"{path} has schema version {version}; a copy needs {SCHEMA_VERSION}:"
+                " start the bot (ozlab run) once on it to upgrade it"
+            )
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+    except sqlite3.DatabaseError as error:
+        raise StoreError(f"{path} is not a study database ({error})") from error
+    finally:
+        conn.close()

@@ -1,0 +1,239 @@
+"""The PostgreSQL backend of the study store: one study is one schema of a lab's database.
+
+It is :class:`bot.store.relational.RelationalStore`, as the SQLite backend is: the same
+statements, the same group commit. What is its own:
+
+- Each connection (the writer, the reader) is a psycopg connection used from one thread of
+  its own, as SQLite's are: the store's statements are synchronous functions, run in one hop
+  per batch or read.
+- A write transaction starts by counting itself in ``store_version.revision``: the row lock
+  that takes serialises the study's writers as SQLite's ``BEGIN IMMEDIATE`` does (the line
+  sequence is read and written back in each), and the count is the console's ``changes``.
+- A read is one ``REPEATABLE READ, READ ONLY`` transaction: its statements see one snapshot.
+- Every store holds a shared advisory lock on its study for as long as it is open (presence:
+  a demo replaces only a study nobody has open), as the SQLite backend's ``flock`` does.
+- An erasure deletes the rows, then ``VACUUM FULL`` rewrites the study's tables: PostgreSQL
+  leaves deleted rows in the table's files until their space is reused, and a rewrite into
+  new files (the old ones are truncated when it commits) is the way its documentation gives
+  to give the space, and the words in it, back at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import psycopg
+
+from bot.core.errors import StoreError
+from bot.store import snapshot
+from bot.store.applying import Tx
+from bot.store.model import SnapshotInfo, SnapshotSink
+from bot.store.postgres import connection as pg
+from bot.store.postgres.schema import SQLITE_VERSION_OF
+from bot.store.relational import Job, RelationalStore
+from bot.store.sql import Sql
+
+T = TypeVar("T")
+
+
+class _Line:
+    """One psycopg connection and the one thread that uses it."""
+
+    def __init__(self, conn: psycopg.Connection[Any], thread: ThreadPoolExecutor) -> None:
+        self.conn = conn
+        self._thread = thread
+
+    @classmethod
+    async def open(cls, name: str, connector: Callable[[], psycopg.Connection[Any]]) -> _Line:
+        thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        try:
+            conn = await asyncio.get_running_loop().run_in_executor(thread, connector)
+        except BaseException:
+            thread.shutdown(wait=False)
+            raise
+        return cls(conn, thread)
+
+    async def run(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._thread, work, self.conn)
+
+    async def close(self) -> None:
+        try:
+            await self.run(lambda conn: conn.close())
+        finally:
+            self._thread.shutdown(wait=True)
+
+
+async def open_store(
+    url: str, study: str, clock: Callable[[], float] = time.time, *, create: bool = True
+) -> PostgresStore:
+    """The store the bot runs on: the study's schema is created (``create``) or brought up
+    to date first."""
+    schema = pg.study_schema(study)
+    shown = shown_study(url, schema)
+
+    def migrated() -> psycopg.Connection[Any]:
+        conn = pg.connect(url, None)
+        try:
+            if not create and pg.schema_version(conn, schema) is None:
+                raise StoreError(f"no study {schema!r} at {shown}: give the --study the bot ran")
+            pg.migrate(conn, schema, shown)
+            conn.execute(f"SET search_path TO {pg.quoted(schema)}")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    writer = await _Line.open("ozlab-pg-writer", migrated)
+    try:
+        reader = await _reader(url, schema, shown)
+    except BaseException:
+        await writer.close()
+        raise
+    return PostgresStore(url, schema, reader, writer, clock)
+
+
+async def open_existing(
+    url: str, study: str, clock: Callable[[], float] = time.time, *, read_only: bool = False
+) -> PostgresStore:
+    """A store on a study the bot made, never upgraded here (see ``bot.store.sqlite``)."""
+    schema = pg.study_schema(study)
+    shown = shown_study(url, schema)
+    reader = await _reader(url, schema, shown)
+    try:
+        version = await reader.run(lambda conn: pg.schema_version(conn, schema))
+        if version is None:
+            raise StoreError(f"no study {schema!r} at {shown}: give the --study the bot ran")
+        if version > pg.SCHEMA_VERSION:
+            raise pg.too_new(version, shown)
+        if not read_only and version < pg.SCHEMA_VERSION:
+            raise pg.too_old(version, shown)
+        writer = (
+            None
+            if read_only
+            else await _Line.open("ozlab-pg-writer", lambda: pg.connect(url, schema))
+        )
+    except BaseException:
+        await reader.close()
+        raise
+    return PostgresStore(url, schema, reader, writer, clock)
+
+
+async def _reader(url: str, schema: str, shown: str) -> _Line:
+    def connected() -> psycopg.Connection[Any]:
+        conn = pg.connect(url, schema)
+        conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        conn.read_only = True
+        # presence: held until this connection closes, whatever ends the process
+        conn.execute("SELECT pg_advisory_lock_shared(%s)", (pg.lock_key("presence", schema),))
+        return conn
+
+    return await _Line.open("ozlab-pg-reader", connected)
+
+
+def shown_study(url: str, schema: str) -> str:
+    """The study as a line may name it: the URL without a password, and the study."""
+    from bot.store.opening import shown_url
+
+    return f"{shown_url(url)} (study {schema})"
+
+
+def studies(url: str) -> list[str]:
+    """The studies a PostgreSQL database keeps."""
+    conn = pg.connect(url, None)
+    try:
+        return pg.studies_in(conn)
+    finally:
+        conn.close()
+
+
+class PostgresStore(RelationalStore):
+    """:class:`bot.store.interface.StudyStore` on one study's schema of a PostgreSQL database."""
+
+    def __init__(
+        self,
+        url: str,
+        schema: str,
+        reader: _Line,
+        writer: _Line | None,
+        clock: Callable[[], float],
+    ) -> None:
+        super().__init__(shown_study(url, schema), clock, writable=writer is not None)
+        self.url = url
+        self.study = schema
+        self._reader = reader
+        self._writer_line = writer
+
+    async def _close_connections(self) -> None:
+        if self._writer_line is not None:
+            await self._writer_line.close()
+        await self._reader.close()
+
+    async def _commit(self, jobs: list[Job]) -> list[Any]:
+        assert self._writer_line is not None
+        return await self._writer_line.run(lambda conn: _run(conn, jobs))
+
+    async def _read(self, query: Callable[[Sql], T]) -> T:
+        def read(conn: psycopg.Connection[Any]) -> T:
+            with conn.transaction():
+                return query(pg.PostgresSql(conn))
+
+        return await self._reader.run(read)
+
+    async def changes(self) -> int:
+        def query(conn: psycopg.Connection[Any]) -> int:
+            with conn.transaction():
+                row = conn.execute("SELECT revision FROM store_version").fetchone()
+            return int(row[0]) if row else 0
+
+        return await self._reader.run(query)
+
+    async def read_snapshot(self, sink: SnapshotSink) -> SnapshotInfo:
+        version = SQLITE_VERSION_OF[pg.SCHEMA_VERSION]
+        return await self._read(lambda sql: snapshot.read_tables(sql, sink, version, True))
+
+    async def _after_erasure(self) -> None:
+        """Rewrite every table of the study, so that no file of the server keeps the
+        erased rows (``VACUUM`` runs outside a transaction, here on the writer's line
+        between two batches)."""
+
+        def vacuum(conn: psycopg.Connection[Any]) -> None:
+            tables = conn.execute(
+                "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+                " WHERE n.nspname = %s AND c.relkind = 'r' ORDER BY c.relname",
+                (self.study,),
+            ).fetchall()
+            for (table,) in tables:
+                conn.execute(f"VACUUM FULL {pg.quoted(self.study)}.{pg.quoted(table)}")
+
+        line = self._writer_line
+        if line is None:
+            raise StoreError(f"{self.path} was opened read-only: nothing can be erased")
+        await line.run(vacuum)
+
+    async def backup(self, target: Path) -> None:
+        """The study copied into a new SQLite file (``bot.store.moving``): a backup that
+        ``ozlab erase --backups`` and ``ozlab copy`` read as any other."""
+        from bot.store.moving import copy_into_sqlite
+
+        await self._read(lambda sql: copy_into_sqlite(sql, target))
+
+
+def _run(conn: psycopg.Connection[Any], jobs: list[Job]) -> list[Any]:
+    with conn.transaction():
+        sql = pg.PostgresSql(conn)
+        sql.execute("UPDATE store_version SET revision = revision + 1")  # one writer at a time
+        tx = Tx(sql)
+        results = [job(tx) for job in jobs]
+        tx.finish()
+    return results
+
+
+if TYPE_CHECKING:
+    from bot.store.interface import StudyStore
+
+    _: type[StudyStore] = PostgresStore  # the backend implements the whole interface
