@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +18,7 @@ from bot.systems.base import System
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle
 from scenarios.systems import DemoSystem
+from tests.postgres_server import PostgresServer, PostgresUnavailable
 from tests.store_reads import StoredStudy
 
 if TYPE_CHECKING:
@@ -30,6 +31,26 @@ SECRET = "test-secret-that-is-long-enough"
 @pytest.fixture(scope="session")
 def hmd() -> StudyBundle:
     return load_study("hmd")
+
+
+class PostgresForTests(PostgresServer):
+    """The throw-away server, failing the test in one line when there is none to start."""
+
+    def start(self) -> None:
+        try:
+            super().start()
+        except PostgresUnavailable as error:
+            pytest.fail(str(error), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A throw-away PostgreSQL server, started on first use: other tests pay nothing for it."""
+    server = PostgresForTests()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture

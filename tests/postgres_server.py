@@ -1,0 +1,254 @@
+"""A throw-away PostgreSQL cluster for the tests: real server, loopback only, gone afterwards.
+
+The cluster lives in a fresh temporary directory and runs as an unprivileged user (initdb and
+postgres refuse root, and CI runs the tests as root). A small watchdog process owns the server:
+it stops it and removes the directory when the test process closes its pipe, which also happens
+when the test process is killed outright, so a killed pytest leaves no server behind.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import os
+import pwd
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+SUPERUSER = "ozlab"
+# The one role that must give a password: the tests prove credentials come from libpq's
+# environment forms (PGPASSWORD, ~/.pgpass, a service file), never from ozlab's arguments.
+PASSWORD_ROLE = "ozlab_password"
+PASSWORD = "a-test-password-not-a-secret"
+INSTALLED = Path("/usr/lib/postgresql")
+MISSING = (
+    "no PostgreSQL server binaries (initdb) on PATH or in /usr/lib/postgresql/*/bin: "
+    "run .ci/postgres"
+)
+
+HBA = f"""\
+local all all trust
+host all {PASSWORD_ROLE} 127.0.0.1/32 scram-sha-256
+host all all 127.0.0.1/32 trust
+"""
+
+# Run by the watchdog process: start postgres, and when the test process's pipe closes (its end,
+# or its death) stop postgres and remove the cluster's directory. It ends when postgres ends. It
+# ignores Ctrl-C: the test process stops it in order, through the pipe.
+WATCHDOG = r"""
+import ctypes, os, shutil, signal, subprocess, sys, threading
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+base, user, command = sys.argv[1], sys.argv[2], sys.argv[3:]
+
+def die_with_watchdog():
+    # If the watchdog itself is killed, the kernel sends postgres SIGQUIT (immediate stop).
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGQUIT)  # PR_SET_PDEATHSIG
+
+log = open(os.path.join(base, "postgres.log"), "ab")
+server = subprocess.Popen(
+    command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=base,
+    user=user or None, preexec_fn=die_with_watchdog if sys.platform == "linux" else None,
+)
+closed, ended = threading.Event(), threading.Event()
+
+def stop_when_closed():
+    while sys.stdin.buffer.read(4096):
+        pass
+    closed.set()
+    server.send_signal(signal.SIGINT)  # fast shutdown: sessions rolled back, clean checkpoint
+    if not ended.wait(30):
+        server.kill()
+
+threading.Thread(target=stop_when_closed, daemon=True).start()
+server.wait()
+ended.set()
+if closed.is_set():
+    shutil.rmtree(base, ignore_errors=True)
+"""
+
+
+class PostgresUnavailable(RuntimeError):
+    """The machine has no PostgreSQL server to run, or it would not start: one line says why."""
+
+
+def locate_bin(search_path: str | None = None, installed: Path = INSTALLED) -> Path:
+    """The directory of initdb and postgres: PATH first, then Debian's highest version."""
+    found = shutil.which("initdb", path=search_path)
+    if found:
+        return Path(found).resolve().parent
+
+    def version(directory: Path) -> tuple[int, ...]:
+        return tuple(int(part) for part in re.findall(r"\d+", directory.parent.name))
+
+    candidates = [b for b in installed.glob("*/bin") if (b / "initdb").is_file()]
+    if not candidates:
+        raise PostgresUnavailable(MISSING)
+    return max(candidates, key=version)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def server_user() -> str | None:
+    """The user the cluster runs as: Debian's `postgres` when we are root, else ourselves."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError:
+        raise PostgresUnavailable(
+            "running as root and there is no 'postgres' user to run the server as: run .ci/postgres"
+        ) from None
+    return "postgres"
+
+
+def quiet_environment() -> dict[str, str]:
+    """Our environment without libpq's and the server's PG* settings, which would steer them."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+
+
+class PostgresServer:
+    """One cluster, started on first use: `url`, `port`, `data_dir`, `bin` all start it.
+
+    `fsync` stays on by default so the durability tests exercise the server as deployed.
+    """
+
+    def __init__(self, *, fsync: bool = True, start_timeout: float = 60.0) -> None:
+        self.fsync = fsync
+        self.start_timeout = start_timeout
+        self._lock = threading.RLock()
+        self._base: Path | None = None
+        self._bin: Path | None = None
+        self._port = 0
+        self._watchdog: subprocess.Popen[bytes] | None = None
+        self._names = itertools.count(1)
+
+    @property
+    def port(self) -> int:
+        self.start()
+        return self._port
+
+    @property
+    def bin(self) -> Path:
+        self.start()
+        assert self._bin is not None
+        return self._bin
+
+    @property
+    def data_dir(self) -> Path:
+        self.start()
+        assert self._base is not None
+        return self._base / "data"
+
+    @property
+    def url(self) -> str:
+        return self.url_for(SUPERUSER, SUPERUSER)
+
+    def url_for(self, user: str, database: str) -> str:
+        return f"postgresql://{user}@127.0.0.1:{self.port}/{database}"
+
+    def run_sql(
+        self, sql: str, params: tuple[Any, ...] = (), *, url: str | None = None
+    ) -> list[tuple[Any, ...]]:
+        """One statement in autocommit, as the superuser; its rows, if it returns any."""
+        with psycopg.connect(url or self.url, autocommit=True) as connection:
+            cursor = connection.execute(sql.encode(), params)  # type: ignore[call-overload]
+            return cursor.fetchall() if cursor.description else []
+
+    def fresh_database(self) -> str:
+        """The URL of a new, empty database (from template0, so nothing leaks in)."""
+        name = f"test_{os.getpid()}_{next(self._names)}"
+        self.run_sql(f'CREATE DATABASE "{name}" TEMPLATE template0 OWNER {SUPERUSER}')
+        return self.url_for(SUPERUSER, name)
+
+    def start(self) -> None:
+        with self._lock:
+            if self._watchdog is not None:
+                return
+            self._bin = locate_bin()
+            user = server_user()
+            # A free port can be taken by another process before postgres binds it: try again.
+            for attempt in range(5):
+                if self._launch(user, last=attempt == 4):
+                    break
+            self.run_sql(f"CREATE DATABASE {SUPERUSER}", url=self.url_for(SUPERUSER, "postgres"))
+            self.run_sql(f"CREATE ROLE {PASSWORD_ROLE} LOGIN PASSWORD '{PASSWORD}'")
+
+    def _launch(self, user: str | None, *, last: bool) -> bool:
+        """A new cluster, its postgres and watchdog; True once it takes connections."""
+        assert self._bin is not None
+        self._base = base = Path(tempfile.mkdtemp(prefix="ozlab-postgres-"))
+        atexit.register(self.stop)
+        if user is not None:
+            entry = pwd.getpwnam(user)
+            os.chown(base, entry.pw_uid, entry.pw_gid)
+        os.chmod(base, 0o700)
+        initdb = [
+            str(self._bin / "initdb"),
+            *("-D", str(base / "data"), "-U", SUPERUSER, "--auth=trust"),
+            *("--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"),
+        ]
+        done = subprocess.run(
+            initdb, cwd=base, user=user, env=quiet_environment(), capture_output=True
+        )
+        if done.returncode != 0:
+            self.stop()
+            last_line = (done.stderr.decode(errors="replace").strip().splitlines() or ["?"])[-1]
+            raise PostgresUnavailable(f"initdb failed: {last_line!r}")
+        (base / "data" / "pg_hba.conf").write_text(HBA)
+        self._port = free_port()
+        postgres = [
+            str(self._bin / "postgres"),
+            *("-D", str(base / "data"), "-p", str(self._port), "-k", str(base)),
+            *("-c", "listen_addresses=127.0.0.1", "-c", f"fsync={'on' if self.fsync else 'off'}"),
+        ]
+        self._watchdog = subprocess.Popen(
+            [sys.executable, "-c", WATCHDOG, str(base), user or "", *postgres],
+            stdin=subprocess.PIPE,
+            env=quiet_environment(),
+            start_new_session=True,  # Ctrl-C reaches pytest, which stops the server in order
+        )
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            try:
+                psycopg.connect(self.url_for(SUPERUSER, "postgres"), connect_timeout=2).close()
+                return True
+            except psycopg.OperationalError:
+                pass
+            try:
+                self._watchdog.wait(0.05)  # postgres gave up: the watchdog ended with it
+                break
+            except subprocess.TimeoutExpired:
+                pass
+        log = base / "postgres.log"
+        lines = log.read_text(errors="replace").strip().splitlines() if log.exists() else []
+        self.stop()
+        if last or not any("could not bind" in line for line in lines):
+            raise PostgresUnavailable(f"postgres did not start: {(lines or ['?'])[-1]!r}")
+        return False
+
+    def stop(self) -> None:
+        """Stop the server and remove its directory; a second call does nothing."""
+        watchdog, self._watchdog = self._watchdog, None
+        if watchdog is not None:
+            assert watchdog.stdin is not None
+            watchdog.stdin.close()
+            watchdog.wait(60)
+        if self._base is not None:
+            shutil.rmtree(self._base, ignore_errors=True)
+            self._base = None
+        atexit.unregister(self.stop)
