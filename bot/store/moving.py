@@ -15,9 +15,11 @@ holds the same tables): ``ozlab run`` once on an older study brings it up to dat
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -158,3 +160,51 @@ def sqlite_source(path: Path) -> Iterator[Sql]:
         raise StoreError(f"{path} is not a study database ({error})") from error
     finally:
         conn.close()
+
+
+@dataclass(frozen=True)
+class Copied:
+    """What ``ozlab copy`` moved: the study, and rows per table."""
+
+    study: str
+    rows: dict[str, int]
+
+
+def copy_study(source: str, target: str, study: str | None = None) -> Copied:
+    """The study at ``source`` (a SQLite file or a server's study) copied to ``target``,
+    which must not hold it yet; checked row for row before it is committed."""
+    from bot.store.opening import locate
+
+    origin, place = locate(source, study), locate(target, study)
+    with ExitStack() as stack:
+        if origin.server is None:
+            rows = stack.enter_context(sqlite_source(Path(origin.path)))
+            name = study or _only_study_id(rows, origin.path)
+        else:
+            from bot.store.postgres.moving import postgres_source
+            from bot.store.postgres.store import only_study
+
+            name = origin.study or only_study(origin.server)
+            rows = stack.enter_context(postgres_source(origin.server, name))
+        if place.server is None:
+            if os.path.lexists(place.path):
+                raise StoreError(f"{place.path} exists: a copy never writes over a study")
+            return Copied(name, copy_into_sqlite(rows, Path(place.path)))
+        from bot.store.postgres.moving import new_postgres_study
+
+        with new_postgres_study(place.server, place.study or name) as written:
+            return Copied(place.study or name, checked_copy(rows, written))
+
+
+def _only_study_id(rows: Sql, path: str) -> str:
+    """The study a SQLite file keeps, which names it on a server."""
+    found = [
+        str(row[0])
+        for row in rows.execute(
+            "SELECT study_id FROM studies UNION SELECT study_id FROM participants ORDER BY 1"
+        )
+    ]
+    if len(found) != 1:
+        held = ", ".join(found) if found else "no study"
+        raise StoreError(f"{path} holds {held}: say with --study which name it takes")
+    return found[0]

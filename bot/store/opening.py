@@ -124,29 +124,14 @@ async def _open_postgres(
     assert place.server is not None
     study = place.study
     if study is None:
-        study = await asyncio.to_thread(_only_study, place.server, access)
+        study = await asyncio.to_thread(
+            postgres.only_study, place.server, creating=access is Access.RUN
+        )
     if access is Access.READ:
         return await postgres.open_existing(place.server, study, clock, read_only=True)
     if access is Access.ATTACH:
         return await postgres.open_existing(place.server, study, clock)
     return await postgres.open_store(place.server, study, clock, create=access is Access.RUN)
-
-
-def _only_study(server: str, access: Access) -> str:
-    """The one study a database keeps, when no study was named."""
-    from bot.store.postgres.store import studies
-
-    found = studies(server)
-    if len(found) == 1:
-        return found[0]
-    if not found and access is Access.RUN:
-        raise StoreError(f"{shown_url(server)}: name the study to create there (--study)")
-    if not found:
-        raise StoreError(f"no study in {shown_url(server)}: give the --db the bot ran with")
-    raise StoreError(
-        f"{shown_url(server)} keeps studies {', '.join(found)}: say which with --study"
-        " (or ?study= in the URL)"
-    )
 
 
 def _sqlite_path(url: str | os.PathLike[str]) -> str:

@@ -4,6 +4,8 @@ one from its URL. A PostgreSQL backend adds one line to ``BACKENDS``."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,14 +18,14 @@ def sqlite_url(place: Path) -> str:
     return f"sqlite:///{place.resolve()}"
 
 
-def postgresql_url(place: Path) -> str:
-    """A study of its own on the tests' PostgreSQL server, named after the test's folder."""
-    import hashlib
-    import os
+SERVER_ENV = "OZLAB_TEST_POSTGRES"
+"""The tests' PostgreSQL database (the ``postgres`` fixture sets it, for subprocesses too)."""
 
-    base = os.environ["OZLAB_TEST_POSTGRES"]
+
+def postgresql_url(place: Path) -> str:
+    """A study of its own on the tests' PostgreSQL server, named after the place."""
     study = hashlib.sha256(str(place.resolve()).encode()).hexdigest()[:20]
-    return f"{base}?study=t{study}"
+    return f"{os.environ[SERVER_ENV]}?study=t{study}"
 
 
 BACKENDS: dict[str, Callable[[Path], str]] = {

@@ -33,6 +33,7 @@ from bot.core.errors import StoreError
 from bot.store import snapshot
 from bot.store.applying import Tx
 from bot.store.model import SnapshotInfo, SnapshotSink
+from bot.store.opening import shown_url
 from bot.store.postgres import connection as pg
 from bot.store.postgres.schema import SQLITE_VERSION_OF
 from bot.store.relational import Job, RelationalStore
@@ -137,8 +138,6 @@ async def _reader(url: str, schema: str, shown: str) -> _Line:
 
 def shown_study(url: str, schema: str) -> str:
     """The study as a line may name it: the URL without a password, and the study."""
-    from bot.store.opening import shown_url
-
     return f"{shown_url(url)} (study {schema})"
 
 
@@ -149,6 +148,21 @@ def studies(url: str) -> list[str]:
         return pg.studies_in(conn)
     finally:
         conn.close()
+
+
+def only_study(url: str, *, creating: bool = False) -> str:
+    """The one study a database keeps, when no study was named."""
+    found = studies(url)
+    if len(found) == 1:
+        return found[0]
+    shown = shown_url(url)
+    if not found and creating:
+        raise StoreError(f"{shown}: name the study to create there (--study)")
+    if not found:
+        raise StoreError(f"no study in {shown}: give the --db the bot ran with")
+    raise StoreError(
+        f"{shown} keeps studies {', '.join(found)}: say which with --study (or ?study= in the URL)"
+    )
 
 
 class PostgresStore(RelationalStore):
