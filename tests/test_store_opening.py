@@ -115,26 +115,33 @@ def test_a_password_is_hidden_wherever_it_sits() -> None:
     assert shown_url("study.sqlite") == "study.sqlite"
 
 
+COMMANDS = [
+    ["backup", "--out", "copy.sqlite"],
+    ["report"],
+    ["invite", "--n", "1", "--bot", "ozlab_test_bot"],
+    ["erase", "P-1"],
+    ["demo", "-n", "1"],
+    ["copy", "--to", "copy.sqlite"],
+]
+
+
 @pytest.mark.parametrize(
-    "args",
-    [
-        ["backup", "--db", SERVER, "--out", "copy.sqlite"],
-        ["report", "--db", SERVER],
-        ["invite", "--db", SERVER, "--n", "1", "--bot", "ozlab_test_bot"],
-        ["erase", "--db", SERVER, "P-1"],
-        ["demo", "--db", SERVER, "-n", "1"],
-    ],
-    ids=["backup", "report", "invite", "erase", "demo"],
+    ("url", "said"),
+    [(SERVER, "PGPASSWORD"), ("mysql://ann:s3cret-pw@h/db", "no store backend for 'mysql'")],
+    ids=["password", "mysql"],
 )
-def test_a_command_given_another_backend_says_so_in_one_line(
+@pytest.mark.parametrize("args", COMMANDS, ids=[c[0] for c in COMMANDS])
+def test_a_command_given_a_url_it_cannot_use_says_so_in_one_line(
     args: list[str],
+    url: str,
+    said: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    code = main(args)
+    code = main([args[0], "--db", url, *args[1:]])
     err = capsys.readouterr().err
     assert code == StoreError.exit_code
     [line] = err.splitlines()
-    assert "postgresql" in line and "ann:***@" in line and "s3cret" not in line
+    assert said in line and "s3cret" not in line

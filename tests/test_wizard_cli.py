@@ -43,7 +43,7 @@ def test_db_and_as_go_before_or_after_the_action() -> None:
     after = parse("say", "s-1", "hi", "--db", "a.sqlite", "--as", "ada")
     for args in (before, after):
         assert (args.db, args.wizard, args.action, args.text) == (
-            Path("a.sqlite"),
+            "a.sqlite",
             "ada",
             "say",
             "hi",

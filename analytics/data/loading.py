@@ -110,10 +110,10 @@ class StudyData:
         return next(iter(self.bundles.values())) if len(self.bundles) == 1 else None
 
 
-def load_study_data(db: Path | str) -> StudyData:
-    """Read ``db`` (a path or a database URL) from one read-only snapshot; an absent study
-    is an error, an empty one not."""
-    return _assemble(**run_blocking(lambda: _read_all(db)))
+def load_study_data(db: Path | str, study: str | None = None) -> StudyData:
+    """Read ``db`` (a path or a database URL; on a server, ``study``'s schema) from one
+    read-only snapshot; an absent study is an error, an empty one not."""
+    return _assemble(**run_blocking(lambda: _read_all(db, study)))
 
 
 class _Frames:
@@ -139,8 +139,8 @@ class ReportedStore(AnalyticsSnapshot, StressTests, Protocol):
     """The roles analytics reads: the snapshot, and the stress tests' results."""
 
 
-async def _read_all(db: Path | str) -> dict[str, Any]:
-    store = await open_store(db, access=Access.READ)
+async def _read_all(db: Path | str, study: str | None) -> dict[str, Any]:
+    store = await open_store(db, access=Access.READ, study=study)
     try:
         return await _read(store)
     finally:

@@ -7,11 +7,13 @@ into the same file: mixing them would pool participants of different definitions
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pandas as pd
 
-from analytics.data.loading import StudyData
+from analytics.data.loading import StudyData, load_study_data
 from bot.core.errors import StudyDataError
+from bot.store.opening import locate
 
 
 class StudyChoiceError(StudyDataError):
@@ -26,6 +28,14 @@ def study_ids(data: StudyData) -> list[str]:
         *data.sessions["study_id"].dropna().astype(str),
     ]
     return list(dict.fromkeys(seen))
+
+
+def load_study(db: Path | str, study_id: str | None = None) -> StudyData:
+    """The study ``study_id`` of ``db`` (None: its only one): a file's rows of that study, or
+    on a server the study's own schema."""
+    if locate(db).server is not None:
+        return select_study(load_study_data(db, study_id), None)
+    return select_study(load_study_data(db), study_id)
 
 
 def select_study(data: StudyData, study_id: str | None) -> StudyData:

@@ -38,8 +38,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from analytics.data.loading import NUMERIC_TYPES, StudyData, load_study_data
-from analytics.data.selecting import select_study
+from analytics.data.loading import NUMERIC_TYPES, StudyData
+from analytics.data.selecting import load_study
 from analytics.io.progress import steps
 from bot.core.errors import StudyDataError
 from bot.core.researcher_files import neutralised, private_file, private_folder, private_path
@@ -355,7 +355,7 @@ def export_study(
     out = private_folder(out)
     with steps(10 if wide else 9, "Export") as step:
         step("reading the database")
-        data = select_study(load_study_data(db), study)
+        data = load_study(db, study)
         found = tables(data, wide=wide)
         step.add(len(found) - (9 if wide else 8))  # the annotators' tables, when rated
         written = []

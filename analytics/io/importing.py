@@ -71,7 +71,7 @@ def import_responses(
     clock: Callable[[], float] = time.time,
 ) -> ImportResult:
     """Check every row of ``file`` and, when all are right, add them to ``db`` at once."""
-    file, db = Path(file), Path(db)
+    file = Path(file)
     raw = file.read_bytes()
     return run_blocking(lambda: _import(file, raw, db, study, dry_run, clock))
 
@@ -81,7 +81,12 @@ class ImportingStore(Imports, StudyDefinitions, Protocol):
 
 
 async def _import(
-    file: Path, raw: bytes, db: Path, study: str | None, dry_run: bool, clock: Callable[[], float]
+    file: Path,
+    raw: bytes,
+    db: Path | str,
+    study: str | None,
+    dry_run: bool,
+    clock: Callable[[], float],
 ) -> ImportResult:
     store = await open_store(db, clock)
     try:

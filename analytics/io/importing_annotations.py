@@ -72,7 +72,7 @@ def import_annotations(
 ) -> RatingsResult:
     """Check every row of ``file`` against ``instrument`` and, when all are right, add
     them to ``db`` at once."""
-    file, db = Path(file), Path(db)
+    file = Path(file)
     raw = file.read_bytes()
 
     async def run() -> RatingsResult:

@@ -35,15 +35,16 @@ def report(
 ) -> int:
     """Read ``db``, compute the report and write it in ``fmt`` to ``out`` (or stdout);
     with ``figures``, every figure as files for a paper too."""
-    from analytics.data.loading import load_study_data
-    from analytics.data.selecting import select_study
+    from analytics.data.selecting import load_study
     from analytics.io.progress import steps
+    from bot.store.opening import locate
 
     stdout = sys.stdout if stdout is None else stdout
-    source = Path(db).name
+    place = locate(db)
+    source = Path(place.path).name if place.server is None else place.shown
     with steps(3, "Report") as step:
         step("reading the database")
-        data = select_study(load_study_data(db), study)
+        data = load_study(db, study)
         step("computing statistics")
         from analytics.report.numbers import build_report
 

@@ -234,14 +234,15 @@ def power_report(
 ) -> str:
     """``ozlab power``'s text for a study (a shipped name or a YAML file) or a database;
     a database adds what the participants who finished a task so far could detect."""
-    from analytics.data.loading import load_study_data
-    from analytics.data.selecting import select_study
+    from analytics.data.selecting import load_study as load_data
+    from bot.store.opening import locate
 
     path = Path(ref)
     finished: dict[str, set[str]] | None = None
-    if path.is_file() and path.suffix.lower() not in (".yaml", ".yml"):
-        data = select_study(load_study_data(path), study)
-        bundle = data.bundles.get(study) if study else data.bundle
+    on_server = locate(ref).server is not None
+    if on_server or (path.is_file() and path.suffix.lower() not in (".yaml", ".yml")):
+        data = load_data(ref, study)
+        bundle = (data.bundles.get(study) if study else None) or data.bundle
         if bundle is None:
             raise StudyDataError(
                 f"{path} holds no readable study definition: run ozlab power on the study "

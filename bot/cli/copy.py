@@ -30,7 +30,7 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="where it goes: a new SQLite file, or a postgresql:// database without the study",
     )
     copy.add_argument(
-        "--study", help="the study, when the source keeps several (its name on the target too)"
+        "--study", help="the study's id, when the source keeps several (its name on the target too)"
     )
 
 

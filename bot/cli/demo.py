@@ -7,7 +7,6 @@ import asyncio
 import logging
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.cli.flags import STUDY_FILE, participants, scratch_db
@@ -21,7 +20,7 @@ NAME = "demo"
 def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo = commands.add_parser(NAME, help="play a study offline with simulated participants")
     participants(demo, default=12, help="how many simulated participants (default 12)")
-    scratch_db(demo, Path("ozlab-demo.sqlite"), "the demo's database, replaced")
+    scratch_db(demo, "ozlab-demo.sqlite", "the demo's database, replaced")
     demo.add_argument("--study", default="hmd", help=f"{STUDY_FILE} (default hmd)")
     demo.add_argument("--seed", type=int, default=1)
 
@@ -34,11 +33,14 @@ def run(args: argparse.Namespace) -> int:
     from bot.pilot.demo import clear_demo_database, play_study
     from bot.pilot.summary import format_summary, summarize
     from bot.runtime.logging import setup_logging
-    from bot.store import lock as running
+    from bot.store.claims import claim
+    from bot.store.opening import locate
 
     setup_logging(logging.WARNING, [])
-    with running.claim(args.db, "ozlab demo") as writer:  # held from before the replacing
-        clear_demo_database(args.db)
+    place = locate(args.db)
+    study = place.study_or(bundle.study.id)
+    with claim(args.db, "ozlab demo", study) as writer:  # held from before the replacing
+        clear_demo_database(args.db, study)
 
         async def play() -> list[Played]:
             print(f"Playing {bundle.study.id!r} with {args.participants} simulated participants")
@@ -51,6 +53,6 @@ def run(args: argparse.Namespace) -> int:
         played = asyncio.run(play())
         elapsed = time.perf_counter() - started
     print(f"Study {bundle.study.id!r}: {len(played)} simulated participants in {elapsed:.1f} s\n")
-    print(format_summary(summarize(args.db)))
-    print(f"\nDatabase: {args.db.resolve()}")
+    print(format_summary(summarize(args.db, study)))
+    print(f"\nDatabase: {place.shown}")
     return 0

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 
 from bot.cli.arguments import count
 
@@ -15,30 +14,34 @@ STUDY_FILE = "a study file (YAML) or a shipped study's name, e.g. hmd"
 STUDY_ID = "the study's id, when the database holds several"
 
 
+DB_HELP = "a SQLite file or a postgresql:// URL"
+
+
 def database(
     parser: argparse.ArgumentParser,
     *,
-    default: Path | None = None,
+    default: str | None = None,
     required: bool = True,
     help: str = "the study database",
 ) -> None:
-    """``--db``: the study's database; ``OZLAB_DB`` stands in for it when it is not given."""
+    """``--db``: the study's database, a SQLite file or a ``postgresql://`` URL (kept as
+    text: a path object would fold the URL's slashes); ``OZLAB_DB`` stands in for it when it
+    is not given."""
     env = os.environ.get(DB_ENV)
-    fallback = Path(env) if env else default
-    said = f"env {DB_ENV}" + (f"; default {default}" if default is not None else "")
+    fallback = env or default
+    said = f"{DB_HELP}; env {DB_ENV}" + (f"; default {default}" if default is not None else "")
     parser.add_argument(
         "--db",
-        type=Path,
         default=fallback,
         required=required and fallback is None,
         help=f"{help} ({said})",
     )
 
 
-def scratch_db(parser: argparse.ArgumentParser, default: Path | None, help: str) -> None:
+def scratch_db(parser: argparse.ArgumentParser, default: str | None, help: str) -> None:
     """``--db`` of a command that writes a scratch database of its own (demo, pilot, chat):
     ``OZLAB_DB`` names the study's own database, never replaced by one of these."""
-    parser.add_argument("--db", type=Path, default=default, help=f"{help} (not {DB_ENV})")
+    parser.add_argument("--db", default=default, help=f"{help}: {DB_HELP} (not {DB_ENV})")
 
 
 def participants(

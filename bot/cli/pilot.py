@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import logging
 import os
-from pathlib import Path
 
 from bot.cli.flags import STUDY_FILE, participants, scratch_db
 from bot.core.errors import SystemSetupError
@@ -22,7 +21,7 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     pilot.add_argument("study", help=STUDY_FILE)
     participants(pilot, default=20, help="how many simulated participants (default 20)")
-    scratch_db(pilot, Path("ozlab-pilot.sqlite"), "the pilot's database, replaced")
+    scratch_db(pilot, "ozlab-pilot.sqlite", "the pilot's database, replaced")
     pilot.add_argument("--seed", type=int, default=1)
     pilot.add_argument(
         "--simulator",
@@ -62,11 +61,14 @@ def run(args: argparse.Namespace) -> int:
     from bot.pilot.demo import clear_demo_database
     from bot.pilot.pilot_run import pilot_study
     from bot.runtime.logging import setup_logging
-    from bot.store import lock as running
+    from bot.store.claims import claim
+    from bot.store.opening import locate
 
     setup_logging(logging.WARNING, [])
-    with running.claim(args.db, "ozlab pilot") as writer:  # held from before the replacing
-        clear_demo_database(args.db)
+    place = locate(args.db)
+    study = place.study_or(bundle.study.id)
+    with claim(args.db, "ozlab pilot", study) as writer:  # held from before the replacing
+        clear_demo_database(args.db, study)
         played = asyncio.run(
             pilot_study(
                 bundle,
@@ -80,6 +82,6 @@ def run(args: argparse.Namespace) -> int:
         )
     finished = sum(p.finished for p in played)
     print(f"Study {bundle.study.id!r}: {len(played)} simulated participants, {finished} finished")
-    print(f"Database: {args.db.resolve()}")
+    print(f"Database: {place.shown}")
     print(f"Where it breaks: ozlab report --db {args.db} --pilot")
     return 0

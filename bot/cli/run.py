@@ -8,7 +8,6 @@ import logging
 import os
 import signal
 from dataclasses import replace
-from pathlib import Path
 
 from bot.cli.flags import STUDY_FILE, database
 from bot.core.errors import OzlabError, StudyDataError, TelegramSetupError
@@ -22,7 +21,7 @@ API_URL_ENV = "OZLAB_BOT_API_URL"
 def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = commands.add_parser(NAME, help="run a study on Telegram")
     run.add_argument("study", help=STUDY_FILE)
-    database(run, default=Path("ozlab.sqlite"), help="study database")
+    database(run, default="ozlab.sqlite", help="study database")
     run.add_argument(
         "--bot-api-url",
         default=os.environ.get(API_URL_ENV, "https://api.telegram.org"),

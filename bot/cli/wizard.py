@@ -7,15 +7,14 @@ bot process never loads Textual, and the plain commands load only the desk.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from bot.cli.arguments import seconds
-from bot.cli.flags import DB_ENV, database
+from bot.cli.flags import DB_ENV, DB_HELP, database
 from bot.core.errors import NOT_APPLIED, NOT_YET, SchemaError, StoreError, StudyDataError
 
 NAME = "wizard"
-DEFAULT_DB = Path("ozlab.sqlite")
+DEFAULT_DB = "ozlab.sqlite"
 
 
 def _common(top: bool = False) -> Any:
@@ -27,7 +26,7 @@ def _common(top: bool = False) -> Any:
         database(common, default=DEFAULT_DB, help="study database")
     else:
         common.add_argument(
-            "--db", type=Path, default=argparse.SUPPRESS, help=f"study database (env {DB_ENV})"
+            "--db", default=argparse.SUPPRESS, help=f"study database, {DB_HELP} (env {DB_ENV})"
         )
     wizard: object = None if top else argparse.SUPPRESS
     common.add_argument(

@@ -26,7 +26,8 @@ from bot.core.visible_text import visible
 from bot.pilot import chat_screen as screen
 from bot.pilot.emulated import emulated_study
 from bot.pilot.emulator import Participant
-from bot.store import lock as running
+from bot.store.claims import WriterClaim, claim
+from bot.store.opening import Database, locate
 from scenarios.models import StudyBundle
 
 PILOT_SECRET = "ozlab chat: emulated participants, no Telegram ids"
@@ -46,7 +47,7 @@ def chat_secret() -> str:
     return secret if len(secret) >= 16 else PILOT_SECRET
 
 
-def run_chat(bundle: StudyBundle, db: Path, language: str, out: TextIO = sys.stdout) -> int:
+def run_chat(bundle: StudyBundle, db: Database, language: str, out: TextIO = sys.stdout) -> int:
     """Chat until /quit, end of input (Ctrl-D) or Ctrl-C; 0 however it ends."""
 
     def write(line: str) -> None:
@@ -69,11 +70,12 @@ def run_chat(bundle: StudyBundle, db: Path, language: str, out: TextIO = sys.std
         )
 
     # Refused at once, before a word is printed, when a bot (or another chat) writes to it.
-    with running.claim(db, "ozlab chat") as writer:
-        write(f"Study {bundle.study.id!r} on {db}")
+    study = locate(db).study_or(bundle.study.id)
+    with claim(db, "ozlab chat", study) as writer:
+        write(f"Study {bundle.study.id!r} on {locate(db).shown}")
         write(f"(watch and step in from another terminal: ozlab wizard --db {db})")
         asyncio.run(main())
-    write(f"Goodbye. The database stays at {db}")
+    write(f"Goodbye. The database stays at {locate(db).shown}")
     return 0
 
 
@@ -91,13 +93,13 @@ def _read_lines(stream: TextIO, put: Callable[[str | None], None]) -> None:
 
 async def chat(
     bundle: StudyBundle,
-    db: Path,
+    db: Database,
     *,
     language: str,
     lines: asyncio.Queue[str | None],
     write: Callable[[str], None],
     stop: asyncio.Event,
-    writer: running.Writer | None = None,
+    writer: WriterClaim | None = None,
 ) -> None:
     """One emulated participant after another (``/restart``) until the chat ends;
     ``writer``: the writer's lock on ``db`` when the caller holds it already."""

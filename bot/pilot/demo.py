@@ -26,6 +26,8 @@ from bot.pilot.simulation.pace import DEMO_EPOCH, Pace, SimulatedClock
 from bot.pilot.simulation.play import Mind, Played, ScriptedMind, StudyPlayer
 from bot.store import holdings, open_store
 from bot.store import lock as running
+from bot.store.claims import WriterClaim
+from bot.store.opening import Database, locate
 from bot.systems.base import System
 from bot.systems.registry import build_systems, close_systems
 from scenarios.models import StudyBundle
@@ -36,13 +38,26 @@ MindFor = Callable[[int, random.Random], Mind]
 """The mind of participant ``i`` (scripted by default; a language model in ``ozlab pilot``)."""
 
 
-def clear_demo_database(db: Path) -> None:
+def clear_demo_database(db: Database, study: str | None = None) -> None:
     """Make room for a simulation at ``db``: nothing is there, or an earlier simulation's
     database that no process has open, removed with its ``-wal`` and ``-shm``. A file that is
     not an ozlab database, one that holds anything besides simulated participants (people,
     invitation codes, annotators, ratings...), or one a process has open is refused in one
     line, and there is no ``--force``: a demo never deletes people's data. The caller holds
-    the writer's lock (``bot.store.lock.claim``), so no bot starts on the file meanwhile."""
+    the writer's lock (``bot.store.claims.claim``), so no bot starts on the file meanwhile.
+    On a server, the same of the study's schema (``study``, or the URL's)."""
+    place = locate(db)
+    if place.server is not None:
+        from bot.store.postgres.holdings import clear_simulation
+
+        named = place.study or study
+        if named is None:
+            raise StoreError("name the study the simulation writes to on the server (--study)")
+        held = clear_simulation(place.server, named)
+        if held:
+            raise StoreError(f"study {named} holds {_listed(held)}: choose another study")
+        return
+    db = Path(place.path)
     beside = [Path(f"{db}{suffix}") for suffix in ("-wal", "-shm")]
     if not db.exists():
         stray = next((path for path in beside if path.exists()), None)
@@ -93,13 +108,13 @@ class PacedSystem:
 
 async def play_study(
     bundle: StudyBundle,
-    db: Path,
+    db: Database,
     *,
     participants: int,
     seed: int = 1,
     mind_for: MindFor | None = None,
     paced_systems: bool = True,
-    writer: running.Writer | None = None,
+    writer: WriterClaim | None = None,
 ) -> list[Played]:
     """Play the study with ``participants`` simulated participants, one after another.
 
@@ -116,7 +131,7 @@ async def play_study(
         latency = random.Random(f"{seed}:latency")
         systems = {name: PacedSystem(s, clock, latency) for name, s in systems.items()}
     privacy = Privacy(secret)
-    store = await open_store(db, clock)
+    store = await open_store(db, clock, study=locate(db).study_or(bundle.study.id))
     played: list[Played] = []
     marked: list[str] = []
     try:

@@ -12,12 +12,12 @@ import contextlib
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
-from pathlib import Path
 
 from bot.pilot.emulator import BotApiEmulator
 from bot.runtime.app import BotConfig, run_bot
 from bot.store import StudyStore, open_store
-from bot.store import lock as running
+from bot.store.claims import WriterClaim
+from bot.store.opening import Database, locate
 from bot.systems.base import System
 from scenarios.models import StudyBundle
 
@@ -27,7 +27,7 @@ _START_TIMEOUT = 30.0
 @contextlib.asynccontextmanager
 async def emulated_study(
     bundle: StudyBundle,
-    db: Path,
+    db: Database,
     *,
     secret: str,
     tick_interval: float = 0.5,
@@ -36,7 +36,7 @@ async def emulated_study(
     systems: Mapping[str, System] | None = None,
     clock: Callable[[], float] = time.time,
     timer: Callable[[], float] = time.perf_counter,
-    writer: running.Writer | None = None,
+    writer: WriterClaim | None = None,
 ) -> AsyncIterator[BotApiEmulator]:
     """The emulator and the bot running on ``db`` until the block ends (then both stop).
 
@@ -46,7 +46,7 @@ async def emulated_study(
     holds already (``bot.store.lock``); without it the bot takes its own."""
     token = token or f"{secrets.randbelow(10**9) + 10**9}:emulated-{secrets.token_hex(8)}"
     if store is None:
-        store = await open_store(db, clock)
+        store = await open_store(db, clock, study=locate(db).study_or(bundle.study.id))
     try:
         # Telegram never numbers a bot's updates from 1 again: neither does the emulator.
         emulator = BotApiEmulator(token, first_update_id=await store.highest_update_id() + 1)

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from pathlib import Path
 
 from bot.pilot.demo import MindFor, play_study
 from bot.pilot.simulation.llm import PERSONAS, LanguageModelMind
 from bot.pilot.simulation.play import Mind, Played
-from bot.store import lock as running
+from bot.store.claims import WriterClaim
+from bot.store.opening import Database
 from bot.systems.http_json import JsonClient
 from bot.systems.openai import OpenAIChat
 from scenarios.models import StudyBundle
@@ -34,13 +34,13 @@ def simulator_spec(url: str, model: str, api_key_env: str | None) -> OpenAISyste
 
 async def pilot_study(
     bundle: StudyBundle,
-    db: Path,
+    db: Database,
     *,
     participants: int,
     seed: int,
     simulator: OpenAISystem | None,
     env: Mapping[str, str],
-    writer: running.Writer | None = None,
+    writer: WriterClaim | None = None,
 ) -> list[Played]:
     """Play ``participants`` simulated participants; with ``simulator``, a language model
     (one persona each, in turn) writes and taps for them; the systems' latency is real.

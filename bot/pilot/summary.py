@@ -6,22 +6,21 @@ that a study ran and that its systems differ.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from bot.store import Access, open_store
 from bot.store.blocking import run_blocking
 from bot.store.model import SystemSummary
+from bot.store.opening import Database
 
 __all__ = ["SystemSummary", "format_summary", "summarize"]
 
 
-def summarize(db: Path) -> list[SystemSummary]:
+def summarize(db: Database, study: str | None = None) -> list[SystemSummary]:
     """Per system, from the database (read only)."""
-    return run_blocking(lambda: _summarize(db))
+    return run_blocking(lambda: _summarize(db, study))
 
 
-async def _summarize(db: Path) -> list[SystemSummary]:
-    store = await open_store(db, access=Access.READ)
+async def _summarize(db: Database, study: str | None) -> list[SystemSummary]:
+    store = await open_store(db, access=Access.READ, study=study)
     try:
         return await store.system_summaries()
     finally:

@@ -22,9 +22,10 @@ def erase_backups(
     folder: Path,
     ledger: Sequence[ErasureRecord],
     owner: Callable[[str], str | None] | None,
-    live: Path,
+    live: Path | None,
 ) -> list[str]:
-    """One line per file in ``folder`` (the live database ``live`` itself is skipped)."""
+    """One line per file in ``folder`` (the live database ``live`` itself is skipped; None:
+    the study is on a server, and every SQLite file in the folder is a backup)."""
     databases, others = _files(folder, live)
     for path in databases:
         check_backup(path)
@@ -40,7 +41,7 @@ def erase_backups(
     return lines
 
 
-def _files(folder: Path, live: Path) -> tuple[list[Path], list[Path]]:
+def _files(folder: Path, live: Path | None) -> tuple[list[Path], list[Path]]:
     """The folder's backups, and its other files; never the live database or the files
     SQLite keeps beside a database, nor hidden ones (a backup half-written by ``ozlab
     backup`` is hidden until it is complete, and erased then by that command itself)."""
@@ -61,7 +62,9 @@ def _files(folder: Path, live: Path) -> tuple[list[Path], list[Path]]:
     return databases, others
 
 
-def _same(path: Path, live: Path) -> bool:
+def _same(path: Path, live: Path | None) -> bool:
+    if live is None:
+        return False
     guarded = [live, *(live.with_name(live.name + suffix) for suffix in _BESIDE)]
     return any(other.exists() and os.path.samefile(path, other) for other in guarded)
 

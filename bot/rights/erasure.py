@@ -26,9 +26,10 @@ from bot.core.privacy import Privacy
 from bot.core.vocabulary import CommandKind, CommandOutcome
 from bot.rights.backups import erase_backups
 from bot.store import Access, open_store
-from bot.store import lock as running
+from bot.store.claims import alone_on
 from bot.store.interface import ConsoleReadModel, HotPath, OperatorTasks, StudyDefinitions
 from bot.store.model import Erased
+from bot.store.opening import Database, locate
 from bot.telegram.inbound import Inbound
 from scenarios.stored import read_definitions
 
@@ -37,7 +38,7 @@ _WAIT_FOR_BOT = 120.0  # seconds: the bot polls commands every second or so
 
 @dataclass(frozen=True)
 class Request:
-    db: Path
+    db: Database
     participants: Sequence[str] = ()  # pseudonyms
     chat_keys: bool = False
     expired: bool = False
@@ -82,11 +83,12 @@ def pseudonym_of(telegram_id: int, secret: str) -> str:
 
 def erase(request: Request, secret: str = "", clock: Callable[[], float] = time.time) -> list[str]:
     """Carry the request out; one line per thing done, for the operator."""
-    if not request.db.is_file():
-        raise StoreError(f"no study database at {request.db}")
+    place = locate(request.db)
+    if place.server is None and not Path(place.path).is_file():
+        raise StoreError(f"no study database at {place.path}")
     if request.backups is not None and not request.backups.is_dir():
         raise StoreError(f"no folder {request.backups}: --backups names the folder of backups")
-    with running.alone_on(request.db) as alone:
+    with alone_on(request.db) as alone:
         if request.chat_keys and not alone:
             raise StoreError(
                 "a bot runs on this database: stop it before dropping every chat id"
@@ -118,11 +120,17 @@ async def _erase(
             ledger = await store.erasure_ledger()
             opener = owner(privacy) if privacy is not None else None
             lines += await asyncio.to_thread(
-                erase_backups, request.backups, ledger, opener, request.db
+                erase_backups, request.backups, ledger, opener, _live_file(request.db)
             )
         return lines
     finally:
         await store.close()
+
+
+def _live_file(db: Database) -> Path | None:
+    """The study's own file, which a folder of backups may hold too; None on a server."""
+    place = locate(db)
+    return None if place.server is not None else Path(place.path)
 
 
 async def _expired(store: ExpiryStore, now: float) -> list[str]:

@@ -10,7 +10,6 @@ import os
 import time
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from telegram.error import InvalidToken
@@ -24,8 +23,9 @@ from bot.runtime.dispatch import Dispatcher
 from bot.runtime.heartbeat import Heartbeat
 from bot.runtime.participants import StudyRunner
 from bot.store import StudyStore, open_store
-from bot.store import lock as running
+from bot.store.claims import WriterClaim, claim
 from bot.store.definition import definition_json
+from bot.store.opening import Database, locate
 from bot.systems.base import System
 from bot.systems.registry import build_systems, close_systems
 from bot.telegram.flood import TELEGRAM_LIMITS, FloodLimits, FloodPacer
@@ -45,7 +45,7 @@ TOKEN_ENV = "TELEGRAM_BOT_TOKEN"
 
 @dataclass(frozen=True)
 class BotConfig:
-    db: Path
+    db: Database
     token: str
     secret: str
     bot_api_url: str = TELEGRAM_API_URL
@@ -55,7 +55,6 @@ class BotConfig:
     """Seconds between two "ozlab alive" lines in the log (``bot.runtime.heartbeat``)."""
     poll_timeout: int = 20
     max_concurrent_updates: int = 256
-    synchronous: str = "NORMAL"
     pacing: FloodLimits | None = TELEGRAM_LIMITS
     """Telegram's flood limits kept before each message; None only where no Telegram is
     behind the Bot API (the demo, the tests and the benchmarks run on the emulator)."""
@@ -98,7 +97,7 @@ async def run_bot(
     store: StudyStore | None = None,
     clock: Callable[[], float] = time.time,
     timer: Callable[[], float] = time.perf_counter,
-    writer: running.Writer | None = None,
+    writer: WriterClaim | None = None,
 ) -> None:
     """Run the study until ``stop`` is set; safe to start again on the same database.
 
@@ -113,6 +112,7 @@ async def run_bot(
     cannot start fails before anything is opened, or closes what was: a supervisor sees
     the process exit, never hang."""
     privacy = Privacy(config.secret)
+    study = locate(config.db).study_or(bundle.study.id)  # on a server, the study's schema
     if systems is None:
         systems = build_systems(bundle.study.systems, env=os.environ)
     built = dict(systems)
@@ -120,14 +120,14 @@ async def run_bot(
         opened.push_async_callback(close_systems, built)
         if writer is None:
             try:
-                claimed = await asyncio.to_thread(running.claim, config.db, "ozlab run")
+                claimed = await asyncio.to_thread(claim, config.db, "ozlab run", study)
             except BaseException:
                 if store is not None:  # given, hence the bot's to close
                     await store.close()
                 raise
             opened.callback(claimed.release)  # the last thing let go, after the store
         if store is None:
-            store = await open_store(config.db, clock, synchronous=config.synchronous)
+            store = await open_store(config.db, clock, study=study)
         opened.push_async_callback(store.close)
         if await store.record_definition(bundle.study.id, definition_json(bundle)):
             log.info("study %r: definition stored with its data", bundle.study.id)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from bot.core.errors import StoreError
 from bot.store.connection import SCHEMA_VERSION, connect, schema_version, too_new
+from bot.store.sql import Sql
 
 _BOOKKEEPING = {"studies", "inbox", "commands", "gates", "sequence", "sqlite_sequence"}
 _ON_PARTICIPANTS = {"sessions", "exchanges", "responses", "events"}
@@ -72,9 +73,15 @@ def _holdings(conn: sqlite3.Connection, path: str | Path) -> list[str]:
     }
     if "participants" not in tables:
         raise StoreError(f"{path} exists and is not an ozlab database; choose another --db")
-    found: list[str] = []
     columns = {row[1] for row in conn.execute("PRAGMA table_info(participants)")}
-    real = "simulated = 0" if "simulated" in columns else "1"  # before pilots: all people
+    return held(conn, tables, simulated="simulated" in columns)
+
+
+def held(conn: Sql, tables: set[str], *, simulated: bool = True) -> list[str]:
+    """What a study's ``tables`` hold besides simulated participants, in words; ``simulated``:
+    whether participants are marked so (a file from before pilots: all are people)."""
+    found: list[str] = []
+    real = "simulated = 0" if simulated else "1=1"
     people = _one(conn, f"SELECT count(*) FROM participants WHERE {real}")
     if people:
         found.append(
@@ -90,12 +97,13 @@ def _holdings(conn: sqlite3.Connection, path: str | Path) -> list[str]:
             conn,
             "SELECT count(*) FROM payments WHERE participant_id IS NULL OR participant_id"
             " NOT IN (SELECT id FROM participants WHERE simulated = 1)"
-            if "simulated" in columns
+            if simulated
             else "SELECT count(*) FROM payments",
         )
         if paid:
             found.append(_counted(paid, ("payment record", "payment records")))
-    known = {"participants", "withdrawals", "payments", *_BOOKKEEPING, *_ON_PARTICIPANTS}
+    known = {"participants", "withdrawals", "payments", "store_version"}
+    known |= {*_BOOKKEEPING, *_ON_PARTICIPANTS}
     known |= _ON_THEIR_PARENT
     for table in sorted(
         tables - known, key=lambda t: (list(_WORK).index(t) if t in _WORK else len(_WORK), t)
@@ -107,7 +115,7 @@ def _holdings(conn: sqlite3.Connection, path: str | Path) -> list[str]:
     return found
 
 
-def _one(conn: sqlite3.Connection, query: str) -> int:
+def _one(conn: Sql, query: str) -> int:
     row = conn.execute(query).fetchone()
     return int(row[0]) if row else 0
 

@@ -15,12 +15,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from bot.core.errors import StoreError, without_passwords
 from bot.store.interface import StudyStore
 
-__all__ = ["Access", "Location", "locate", "open_store", "shown_url"]
+__all__ = ["Access", "Database", "Location", "locate", "open_store", "shown_url"]
+
+Database = str | os.PathLike[str]
+"""What ``--db`` names: a SQLite file (a path, or ``sqlite:///``) or a ``postgresql://`` URL."""
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):/")
 """A URL's scheme, then a slash (one is left when a path object folded them): two
@@ -50,15 +54,22 @@ class Location:
     server: str | None = None
     study: str | None = None
 
+    def study_or(self, default: str) -> str:
+        """The study the URL names, else ``default`` (the study a bot runs: its schema on a
+        server; a SQLite file ignores it)."""
+        return self.study or default
+
     @property
     def shown(self) -> str:
+        """As a line for the researcher names it (a file by its absolute path)."""
         if self.server is None:
-            return self.path
+            return str(Path(self.path).resolve())
         return shown_url(self.server) + (f" (study {self.study})" if self.study else "")
 
 
-def locate(url: str | os.PathLike[str], study: str | None = None) -> Location:
-    """The place a ``--db`` names, without opening anything."""
+def locate(url: Database, study: str | None = None) -> Location:
+    """The place a ``--db`` names, without opening anything; ``study`` is the one the
+    command names (a URL naming another is refused)."""
     text = os.fspath(url)
     found = _SCHEME.match(text)
     if found is not None and found.group(1).lower() in _POSTGRES:

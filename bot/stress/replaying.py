@@ -54,7 +54,7 @@ def _names(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-async def open_study_db(db: Path) -> StudyStore:
+async def open_study_db(db: Path | str) -> StudyStore:
     """The study database, brought up to this ozlab's schema (the stress tables are the
     newest); never created: a missing file is a wrong --db."""
     from bot.store import Access, open_store

@@ -26,7 +26,7 @@ from psycopg.adapt import Buffer, Loader
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.numeric import Int8Dumper
 
-from bot.core.errors import SchemaError, StoreError
+from bot.core.errors import SchemaError, StoreError, without_passwords
 from bot.store.postgres.schema import MIGRATIONS
 from bot.store.sql import Rows
 
@@ -63,6 +63,11 @@ def conninfo(url: str) -> str:
             " give it in PGPASSWORD, ~/.pgpass or a service file instead"
         )
     return url
+
+
+def shown(url: str) -> str:
+    """The URL as a line may show it."""
+    return without_passwords(url)
 
 
 def lock_key(kind: str, study: str) -> int:
