@@ -49,7 +49,7 @@ def test_db_and_as_go_before_or_after_the_action() -> None:
             "hi",
         )
     console = parse()
-    assert (console.action, console.db, console.wizard) == (None, Path("ozlab.sqlite"), None)
+    assert (console.action, console.db, console.wizard) == (None, "ozlab.sqlite", None)
 
 
 def test_the_bot_and_the_plain_commands_never_import_textual() -> None:
