@@ -40,7 +40,7 @@ def report(
     from bot.store.opening import locate
 
     stdout = sys.stdout if stdout is None else stdout
-    place = locate(db)
+    place = locate(db, study)
     source = Path(place.path).name if place.server is None else place.shown
     with steps(3, "Report") as step:
         step("reading the database")

@@ -160,8 +160,9 @@ def only_study(url: str, *, creating: bool = False) -> str:
         raise StoreError(f"{shown}: name the study to create there (--study)")
     if not found:
         raise StoreError(f"no study in {shown}: give the --db the bot ran with")
+    listed = ", ".join(found[:8]) + (f" and {len(found) - 8} more" if len(found) > 8 else "")
     raise StoreError(
-        f"{shown} keeps studies {', '.join(found)}: say which with --study (or ?study= in the URL)"
+        f"{shown} keeps studies {listed}: say which with --study (or ?study= in the URL)"
     )
 
 
