@@ -9,6 +9,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bot.store import Access, StudyStore, open_store
 
@@ -48,3 +49,15 @@ async def open_backend(url: str, clock: Callable[[], float] = time.time) -> Stud
 async def attach_backend(url: str) -> StudyStore:
     """The store as a console opens it (never upgraded)."""
     return await open_store(url, access=Access.ATTACH)
+
+
+def stored_bytes(backend: str, url: str, place: Path, server: Any = None) -> bytes:
+    """Every byte the backend keeps a study in, as it is on disk now: a SQLite file with its
+    WAL; a server's data files of every database (after a checkpoint has written out what
+    sat in shared memory; the write-ahead log is a backup's matter, see docs)."""
+    if backend == "sqlite":
+        parts = [place, place.with_name(place.name + "-wal"), place.with_name(place.name + "-shm")]
+        return b"".join(path.read_bytes() for path in parts if path.exists())
+    server.run_sql("CHECKPOINT")
+    files = sorted(p for p in (server.data_dir / "base").rglob("*") if p.is_file())
+    return b"".join(path.read_bytes() for path in files)

@@ -24,7 +24,8 @@ from bot.engine import effects as fx
 from bot.store.erasure import ledger_digest
 from bot.store.interface import StudyStore
 from bot.store.model import ErasureRecord, StepCommit
-from tests.store_contract.backends import attach_backend, open_backend, sqlite_url
+from tests.store_contract.backends import attach_backend, open_backend, sqlite_url, stored_bytes
+from tests.store_contract.conftest import OpenStore
 from tests.store_contract.records import (
     EXCHANGE,
     conversation,
@@ -90,6 +91,30 @@ async def test_an_erasure_takes_all_of_one_participant_and_counts_a_withdrawal(
 
     assert await store.erase_participant("p") is None  # nothing left, nothing counted twice
     assert (await snapshot(store))[1].withdrawals == info.withdrawals
+
+
+async def test_an_erased_participants_words_are_nowhere_in_what_keeps_the_study(
+    open_store: OpenStore, backend: str, location: str, tmp_path: Path, request: Any
+) -> None:
+    """Deleted rows live on where the backend keeps them (SQLite's free pages and WAL,
+    PostgreSQL's heap until vacuumed): the erasure wipes them there too."""
+    store = await open_store()
+    words = "zebra-quartz-" + "7" * 24  # long enough to be found only where it was written
+    sid = "p-1"
+    for n in range(1, 40):  # several pages' worth, and an update that leaves old versions
+        await store.commit_step(
+            step("p", *(session("p") if n == 1 else ()), fx.RecordUserTurn(sid, n, f"{words} {n}"))
+        )
+    await store.commit_step(step("q", *session("q"), fx.RecordUserTurn("q-1", 1, "kept words")))
+    server = request.getfixturevalue("postgres") if backend == "postgresql" else None
+    place = tmp_path / "study.sqlite"
+    assert words.encode() in stored_bytes(backend, location, place, server)
+
+    await store.erase_participant("p")
+
+    kept = stored_bytes(backend, location, place, server)
+    assert words.encode() not in kept
+    assert b"kept words" in kept
 
 
 async def test_the_erasure_ledger_keeps_a_digest_and_a_time_and_nothing_else(
