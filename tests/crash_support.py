@@ -227,7 +227,7 @@ class Script:
 
     p: Participant
     bundle: StudyBundle
-    db: Path
+    db: Path | str
     rng: random.Random
     messages: list[str]
     answerable: list[int] = field(default_factory=list)
@@ -349,14 +349,14 @@ class _Kills:
             await self.changed.wait()
 
 
-async def run_crash(settings: CrashSettings, workdir: Path) -> CrashReport:
+async def run_crash(settings: CrashSettings, workdir: Path, db: str | None = None) -> CrashReport:
     """The whole run, then every check; raises only when the run itself could not happen."""
     started = time.perf_counter()
     rng = random.Random(settings.seed)
     report = CrashReport(settings.seed, sessions=settings.sessions)
     bundle = load_study("hmd")
     async with BotApiEmulator(TOKEN, call_log_size=10**7) as emulator:
-        ozlab = OzlabProcesses(emulator, workdir)
+        ozlab = OzlabProcesses(emulator, workdir, db)
         try:
             scripts = [
                 Script(

@@ -152,10 +152,11 @@ class OzlabProcesses(StoredStudy):
     """Starts ``python -m bot.cli run`` against an emulator; :meth:`close` reaps them all.
     The database they share is read back through the store."""
 
-    def __init__(self, emulator: BotApiEmulator, workdir: Path) -> None:
+    def __init__(self, emulator: BotApiEmulator, workdir: Path, db: str | None = None) -> None:
+        """``db``: the study's database (default a SQLite file in ``workdir``)."""
         self.emulator = emulator
         self.workdir = workdir
-        self.db = workdir / "study.sqlite"
+        self.db: Path | str = db or workdir / "study.sqlite"
         self.started: list[OzlabProcess] = []
 
     def env(self) -> dict[str, str]:

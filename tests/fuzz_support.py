@@ -54,7 +54,8 @@ from bot.pilot.emulator import BotApiEmulator, BotMessage, Participant
 from bot.pilot.simulation.play import Played, StudyPlayer
 from bot.runtime.app import BotConfig, run_bot
 from bot.runtime.logging import setup_logging
-from bot.store.sqlite import open_existing
+from bot.store import Access, open_store
+from bot.store.opening import locate
 from bot.telegram import inbound
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle
@@ -144,7 +145,7 @@ def production_logging(secrets: Sequence[str]) -> Iterator[CapturedLog]:
 
 @contextlib.asynccontextmanager
 async def running_bot(
-    bundle: StudyBundle, emulator: BotApiEmulator, db: Path
+    bundle: StudyBundle, emulator: BotApiEmulator, db: Path | str
 ) -> AsyncIterator[None]:
     """``run_bot`` with ``ozlab run``'s settings, except a short long poll (to stop quickly)
     and no pacing (the emulator keeps no flood limits, as ``ozlab run --no-pacing``)."""
@@ -943,20 +944,28 @@ async def _pressure(emulator: BotApiEmulator, limit: int, timeout: float) -> Non
     await emulator.wait_until(lambda e: e.pending_updates <= limit, timeout)
 
 
-async def run_fuzz(settings: FuzzSettings, workdir: Path) -> FuzzReport:
+async def run_fuzz(
+    settings: FuzzSettings,
+    workdir: Path,
+    db: str | None = None,
+    stored: Callable[[], bytes] | None = None,
+) -> FuzzReport:
     """The whole run: bot, players and fuzz together, then every check; never raises for
-    what it measures (the caller decides), only when something could not run at all."""
+    what it measures (the caller decides), only when something could not run at all.
+    ``db``: the study's database (default a SQLite file in ``workdir``); ``stored``: every
+    byte it is kept in, searched for identities (default the file and its WAL)."""
     started = time.perf_counter()
     rng = random.Random(settings.seed)
     report = FuzzReport(settings.seed, players=settings.players)
     bundle = load_study(settings.study)
-    db = workdir / "fuzz.sqlite"
+    study: Path | str = db or workdir / "fuzz.sqlite"
+    stored_now = stored or (lambda: database_bytes(Path(study)))
     with production_logging([TOKEN, SECRET]) as log:
         async with BotApiEmulator(TOKEN, bot_username=BOT_USERNAME) as emulator:
             fuzz = Fuzzer(emulator, rng, settings.fuzz_chats)
-            async with running_bot(bundle, emulator, db):
+            async with running_bot(bundle, emulator, study):
                 if settings.annotators:
-                    await _annotators(fuzz, bundle, emulator, db, settings.annotators)
+                    await _annotators(fuzz, bundle, emulator, study, settings.annotators)
                 players = [
                     StudyPlayer(fuzz.person("Pl"), bundle, random.Random(rng.getrandbits(32)))
                     for _ in range(settings.players)
@@ -978,8 +987,8 @@ async def run_fuzz(settings: FuzzSettings, workdir: Path) -> FuzzReport:
                 report.player_failures = [
                     f"player {i}: {r!r}" for i, r in enumerate(played) if not isinstance(r, Played)
                 ]
-                report.integrity = integrity(db)
-                running_bytes = database_bytes(db)
+                report.integrity = integrity(study)
+                running_bytes = stored_now()
             report.emulator_errors = len(emulator.internal_errors)
             for chat in fuzz.chats:
                 if missing := unanswered(chat, emulator.created_times):
@@ -1008,17 +1017,17 @@ async def run_fuzz(settings: FuzzSettings, workdir: Path) -> FuzzReport:
     forged = [e for e in log.errors if e.message.endswith(f"refused by Telegram: {_FORGED_CHAT}")]
     report.errors_explained = len(forged) if fuzz.forged_chats else 0
     report.errors_logged = [str(e) for e in log.errors if not fuzz.forged_chats or e not in forged]
-    tables = await read_tables(db)
+    tables = await read_tables(study)
     kinds = Counter(row["kind"] for row in tables["events"])
     report.internal_errors = kinds["internal_error"]
     report.unreadable_updates = kinds["update_unreadable"]
-    report.left_unhandled = await left_unhandled(db)
+    report.left_unhandled = await left_unhandled(study)
     report.players_completed = completed(bundle, players, played, tables)
-    report.integrity = integrity(db) if report.integrity == "ok" else report.integrity
+    report.integrity = integrity(study) if report.integrity == "ok" else report.integrity
     typed = "\n".join(fuzz.typed)
     needles = sorted(n for n in fuzz.needles if n not in typed)
     assert len(needles) == len(fuzz.needles), "a fuzz text contains an identity by chance"
-    report.leaks = leaks(needles, running_bytes, database_bytes(db), log.text)
+    report.leaks = leaks(needles, running_bytes, stored_now(), log.text)
     report.log_captured = f"study {bundle.study.id!r} is running" in log.text
     said = [m.get("text", "") for p in fuzz.players for m in p.user_messages.values()]
     words = [t for t in said if t.isascii() and len(t) >= 12 and not t.startswith("/")]
@@ -1028,7 +1037,7 @@ async def run_fuzz(settings: FuzzSettings, workdir: Path) -> FuzzReport:
 
 
 async def _annotators(
-    fuzz: Fuzzer, bundle: StudyBundle, emulator: BotApiEmulator, db: Path, count: int
+    fuzz: Fuzzer, bundle: StudyBundle, emulator: BotApiEmulator, db: Path | str, count: int
 ) -> None:
     """Conversations to rate (two participants play the study through), then ``count`` of
     the fuzz chats become annotators of the study's first job."""
@@ -1091,15 +1100,38 @@ def completed(
     return done
 
 
-def integrity(db: Path) -> str:
-    """``PRAGMA integrity_check`` on a read-only connection (a storage check: SQL is right)."""
+def integrity(db: Path | str) -> str:
+    """``PRAGMA integrity_check`` on a read-only connection (a storage check: SQL is right);
+    on a server, amcheck's check of every index of the study against its table."""
+    place = locate(db)
+    if place.server is not None:
+        return _server_integrity(place.server, place.study or "hmd")
     with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
         return "; ".join(row[0] for row in conn.execute("PRAGMA integrity_check"))
 
 
-async def left_unhandled(db: Path) -> int:
+def _server_integrity(server: str, study: str) -> str:
+    import psycopg
+
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS amcheck")
+        indexes = conn.execute(
+            "SELECT c.oid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_am a ON a.oid = c.relam"
+            " WHERE n.nspname = %s AND a.amname = 'btree'",
+            (study,),
+        ).fetchall()
+        try:
+            for (index,) in indexes:
+                conn.execute("SELECT bt_index_check(%s, true)", (index,))
+        except psycopg.Error as error:
+            return str(error).splitlines()[0]
+    return "ok" if indexes else "no indexes"
+
+
+async def left_unhandled(db: Path | str) -> int:
     """Updates stored in the inbox and never handled, as a restarting bot would find them."""
-    store = await open_existing(db, read_only=True)
+    store = await open_store(db, access=Access.READ)
     try:
         return len(await store.pending_updates())
     finally:

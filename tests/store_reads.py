@@ -18,19 +18,19 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bot.core.annotation import TranscriptExchange
+from bot.store import Access, StudyStore, open_store
 from bot.store.blocking import run_blocking
 from bot.store.model import SNAPSHOT_COLUMNS, StoredParticipant, Transcript
-from bot.store.sqlite import SqliteStore, open_existing
 
 T = TypeVar("T")
 Row = dict[str, Any]
 
 
-def reading(db: Path | str, read: Callable[[SqliteStore], Awaitable[T]]) -> T:
+def reading(db: Path | str, read: Callable[[StudyStore], Awaitable[T]]) -> T:
     """``read`` on a read-only store of ``db``, from a test with or without an event loop."""
 
     async def work() -> T:
-        async with await open_existing(db, read_only=True) as store:
+        async with await open_store(db, access=Access.READ) as store:
             return await read(store)
 
     return run_blocking(work)
@@ -44,7 +44,7 @@ async def read_tables(db: Path | str) -> dict[str, list[Row]]:
         columns = SNAPSHOT_COLUMNS[table]
         found[table] += [dict(zip(columns, row, strict=True)) for row in rows]
 
-    async with await open_existing(db, read_only=True) as store:
+    async with await open_store(db, access=Access.READ) as store:
         await store.read_snapshot(sink)
     return found
 
@@ -69,9 +69,9 @@ def pick(rows: Iterable[Mapping[str, Any]], *columns: str) -> list[tuple[Any, ..
 
 
 class StoredStudy:
-    """The reads of a study database a test asserts with; ``db`` is the file."""
+    """The reads of a study database a test asserts with; ``db`` is the file (or a URL)."""
 
-    db: Path
+    db: Path | str
 
     def tables(self) -> dict[str, list[Row]]:
         return tables(self.db)
@@ -99,7 +99,7 @@ class StoredStudy:
     def transcripts(self) -> list[Transcript]:
         """Each session's transcript, in the order the sessions started."""
 
-        async def read(store: SqliteStore) -> list[Transcript]:
+        async def read(store: StudyStore) -> list[Transcript]:
             found = [await store.transcript(s.session_id) for s in await store.sessions()]
             return [t for t in found if t is not None]
 

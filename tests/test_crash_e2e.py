@@ -16,6 +16,7 @@ import pytest
 
 from tests.crash_annotating import run_annotator_crash
 from tests.crash_support import CrashSettings, run_crash
+from tests.postgres_server import PostgresServer
 
 pytestmark = pytest.mark.slow
 
@@ -33,6 +34,20 @@ async def test_killed_at_random_moments_nothing_is_lost_or_stored_twice(tmp_path
     # At least once, and no more: only messages that went out just before a kill come again
     # (problems() lists any that had been out for over a second).
     assert len(report.duplicate_ages) == report.duplicate_messages, context
+
+
+async def test_killed_on_a_postgresql_server_nothing_is_lost_or_stored_twice(
+    tmp_path: Path, postgres: PostgresServer
+) -> None:
+    """The same at a smaller size with the study on a server: a committed step survives the
+    bot's SIGKILL there too, and nothing is handled twice."""
+    report = await run_crash(
+        CrashSettings(sessions=4, kills=2, seed=SEED), tmp_path, postgres.fresh_database()
+    )
+    context = f"seed {SEED}\n{report.summary()}"
+    assert report.problems() == [], context
+    assert report.kills == 2 and report.sessions_completed == 4, context
+    assert report.lost == [] and report.duplicated_rows == [] and report.unanswered == [], context
 
 
 async def test_annotators_killed_mid_rating_lose_nothing_and_rate_once(tmp_path: Path) -> None:

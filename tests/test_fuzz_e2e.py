@@ -23,6 +23,7 @@ from tests.fuzz_support import (
     run_fuzz,
     shortfall,
 )
+from tests.postgres_server import PostgresServer
 
 SEED = int(os.environ.get("OZLAB_FUZZ_SEED", "20261"))
 
@@ -42,6 +43,28 @@ async def test_fuzzed_updates_amid_whole_sessions(tmp_path: Path) -> None:
     assert any(k.startswith("channel:") for k in kinds), context
     assert report.answerable > 200 and kinds["tap"] > 50, context
     assert report.players_completed == 6, context
+
+
+@pytest.mark.slow
+async def test_fuzzed_updates_on_a_postgresql_server(
+    tmp_path: Path, postgres: PostgresServer
+) -> None:
+    """The same at a smaller size with the study on a server: every update answered once,
+    nothing leaked into the server's data files."""
+    db = postgres.fresh_database()
+    settings = FuzzSettings(updates=200, players=3, seed=SEED)
+    report = await run_fuzz(settings, tmp_path, db, lambda: server_bytes(postgres))
+    context = f"seed {SEED}\n{report.summary()}"
+    assert report.problems() == [], context
+    assert report.players_completed == 3 and report.by_kind["redelivered"], context
+
+
+def server_bytes(server: PostgresServer) -> bytes:
+    """Every data file of the server, once what sat in shared memory is written out."""
+    server.run_sql("CHECKPOINT")
+    return b"".join(
+        p.read_bytes() for p in sorted((server.data_dir / "base").rglob("*")) if p.is_file()
+    )
 
 
 @pytest.mark.slow

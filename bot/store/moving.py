@@ -97,7 +97,10 @@ def digests(sql: Sql) -> dict[str, str]:
 
 
 def _value(value: Any) -> Any:
-    """A value as both backends give it back (a flag may come back as a bool)."""
+    """A value as both backends give it back (a flag may come back as a bool; a NUL in a
+    text comes back from PostgreSQL as U+FFFD, ``bot.store.postgres.connection``)."""
+    if isinstance(value, str) and "\x00" in value:
+        return value.replace("\x00", "\ufffd")
     return int(value) if isinstance(value, bool) else value
 
 

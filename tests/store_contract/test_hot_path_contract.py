@@ -183,3 +183,15 @@ async def test_a_step_that_only_asked_a_system_goes_with_the_next_at_its_own_tim
     [row] = [dict(zip(columns, r, strict=True)) for r in (await tables(store))["exchanges"]]
     assert (row["user_text"], row["user_at"]) == ("hi", 1500.0)
     assert (row["system_text"], row["system_at"]) == ("hello", 2000.0)
+
+
+async def test_a_nul_in_a_participants_words_never_stops_the_write(
+    store: StudyStore, backend: str
+) -> None:
+    """Text from outside may hold any character: SQLite keeps a NUL as it is, PostgreSQL's
+    text cannot hold one and keeps U+FFFD in its place; the step is stored either way."""
+    said = "before\x00after"
+    await store.commit_step(step("p", *session(), fx.RecordUserTurn("p-1", 1, said)))
+    [exchange] = (await tables(store))["exchanges"]
+    kept = said if backend == "sqlite" else "before\ufffdafter"
+    assert kept in exchange

@@ -25,6 +25,7 @@ import psycopg
 from psycopg.adapt import Buffer, Loader
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.numeric import Int8Dumper
+from psycopg.types.string import StrDumperUnknown
 
 from bot.core.errors import SchemaError, StoreError, without_passwords
 from bot.store.postgres.schema import MIGRATIONS
@@ -83,6 +84,15 @@ class _TrueIsOne(Int8Dumper):
         return b"1" if obj else b"0"
 
 
+class _NoNul(StrDumperUnknown):
+    """PostgreSQL's text cannot hold the NUL character, which a participant's message, a
+    system's reply or an imported file may carry: it is kept as U+FFFD, the replacement
+    character, and the write goes through (SQLite keeps the NUL itself)."""
+
+    def dump(self, obj: str) -> Buffer | None:
+        return super().dump(obj.replace("\x00", "\ufffd") if "\x00" in obj else obj)
+
+
 class _NumericAsNumber(Loader):
     """``sum`` of integers is an integer and ``avg`` a float, as SQLite gives them, not a
     ``Decimal`` that no float adds to."""
@@ -106,6 +116,7 @@ def connect(url: str, schema: str | None, *, application: str = "ozlab") -> psyc
     except psycopg.OperationalError as error:
         raise StoreError(f"cannot reach the PostgreSQL server: {_first_line(error)}") from None
     conn.adapters.register_dumper(bool, _TrueIsOne)
+    conn.adapters.register_dumper(str, _NoNul)
     conn.adapters.register_loader("numeric", _NumericAsNumber)
     if schema is not None:
         conn.execute(f"SET search_path TO {quoted(schema)}")
