@@ -1,0 +1,143 @@
+"""The PostgreSQL backend's own guarantees (the contract suite proves the roles on both):
+its migrations, a study per schema, one writer per study, and a SQLite run that never loads
+any of it."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.core.errors import SchemaError, StoreError
+from bot.store import Access, open_store
+from bot.store.claims import alone_on, claim
+from bot.store.connection import migrate as sqlite_migrate
+from bot.store.postgres.connection import SCHEMA_VERSION, translated
+from bot.store.postgres.schema import MIGRATIONS, SQLITE_VERSION_OF
+from tests.postgres_server import PostgresServer
+from tests.store_contract.records import session, step
+
+SHIPPED = ("b340d2b062db2c23",)
+"""The digest of each PostgreSQL migration that has shipped: a study made by an earlier
+ozlab was migrated by exactly these, so they are never edited (a new one is appended)."""
+
+
+def test_a_shipped_migration_is_never_edited() -> None:
+    digests = tuple(hashlib.sha256(m.encode()).hexdigest()[:16] for m in MIGRATIONS)
+    assert digests[: len(SHIPPED)] == SHIPPED
+    assert len(MIGRATIONS) == SCHEMA_VERSION and SCHEMA_VERSION in SQLITE_VERSION_OF
+
+
+def test_the_server_keeps_the_tables_and_columns_of_the_sqlite_schema_it_mirrors(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    """``ozlab copy`` moves a study both ways only because the two schemas match."""
+    conn = sqlite3.connect(tmp_path / "s.sqlite", isolation_level=None)
+    sqlite_migrate(conn)
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    on_file = {t: {r[1] for r in conn.execute(f"PRAGMA table_info({t})")} for t in tables}
+    conn.close()
+    url = postgres.fresh_database()
+    asyncio.run(_opened(url + "?study=mirror"))
+    rows = postgres.run_sql(
+        "SELECT table_name, column_name FROM information_schema.columns"
+        " WHERE table_schema = 'mirror'",
+        url=url,
+    )
+    on_server: dict[str, set[str]] = {}
+    for table, column in rows:
+        on_server.setdefault(str(table), set()).add(str(column))
+    assert on_server.pop("store_version") == {"id", "version", "revision"}
+    assert on_server == on_file
+
+
+async def _opened(url: str) -> None:
+    store = await open_store(url)
+    await store.close()
+
+
+async def test_migrating_twice_at_once_migrates_once_and_a_newer_study_is_refused(
+    postgres: PostgresServer,
+) -> None:
+    url = postgres.fresh_database() + "?study=twice"
+    stores = await asyncio.gather(open_store(url), open_store(url))
+    for store in stores:
+        await store.close()
+    base = url.split("?")[0]
+    assert postgres.run_sql("SELECT version FROM twice.store_version", url=base) == [
+        (SCHEMA_VERSION,)
+    ]
+    postgres.run_sql("UPDATE twice.store_version SET version = 99", url=base)
+    for access in Access:
+        with pytest.raises(SchemaError, match="newer than this ozlab"):
+            await open_store(url, access=access)
+
+
+async def test_a_study_that_is_not_there_is_made_only_by_the_bot(
+    postgres: PostgresServer,
+) -> None:
+    url = postgres.fresh_database() + "?study=absent"
+    for access in (Access.READ, Access.ATTACH, Access.UPGRADE):
+        with pytest.raises(StoreError, match="no study 'absent'"):
+            await open_store(url, access=access)
+    store = await open_store(url)
+    await store.close()
+
+
+async def test_studies_of_one_database_keep_their_rows_apart(postgres: PostgresServer) -> None:
+    base = postgres.fresh_database()
+    one = await open_store(base, study="one")
+    two = await open_store(base, study="two")
+    try:
+        await one.commit_step(step("p", *session("p")))
+        await two.commit_step(step("q", *session("q")))
+        assert [p.participant_id for p in await one.load_participants("s")] == ["p"]
+        assert [p.participant_id for p in await two.load_participants("s")] == ["q"]
+        await one.erase_participant("p")
+        assert [p.participant_id for p in await two.load_participants("s")] == ["q"]
+    finally:
+        await one.close()
+        await two.close()
+    with pytest.raises(StoreError, match="keeps studies one, two: say which with --study"):
+        await open_store(base, access=Access.READ)
+
+
+def test_one_writer_per_study_and_an_erasure_waits_its_turn(postgres: PostgresServer) -> None:
+    base = postgres.fresh_database()
+    with claim(base, "ozlab run", "alpha"):
+        with pytest.raises(StoreError, match=r"taken by another writer \(ozlab writer: ozlab run"):
+            claim(base + "?study=alpha", "ozlab demo")
+        with claim(base, "ozlab run", "beta"):  # another study of the same database
+            pass
+        with alone_on(base + "?study=alpha") as alone:
+            assert not alone
+    with alone_on(base + "?study=alpha") as alone:
+        assert alone
+
+
+def test_statements_keep_their_quoted_text() -> None:
+    assert translated("SELECT '?%' , ? FROM t WHERE a LIKE '%x'") == (
+        "SELECT '?%%' , %s FROM t WHERE a LIKE '%%x'"
+    )
+    assert translated("SELECT instr(a, ?) FROM t") == "SELECT strpos(a, %s) FROM t"
+
+
+def test_a_sqlite_run_loads_nothing_of_the_postgresql_path(tmp_path: Path) -> None:
+    code = (
+        "import asyncio, sys\n"
+        "from bot.store import open_store\n"
+        "import bot.runtime.app, bot.cli\n"
+        "async def main():\n"
+        f"    store = await open_store({str(tmp_path / 's.sqlite')!r})\n"
+        "    await store.close()\n"
+        "asyncio.run(main())\n"
+        "bad = [m for m in sys.modules if m.startswith(('psycopg', 'bot.store.postgres'))]\n"
+        "assert not bad, bad\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
