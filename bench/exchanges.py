@@ -45,7 +45,6 @@ import platform
 import secrets
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -56,8 +55,11 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from bot.core.errors import OzlabError
 from bot.core.privacy import Privacy
 from bot.pilot.emulator import BotApiEmulator, Participant
+from bot.store import Access, open_store
+from bot.store.blocking import run_blocking
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = Path(__file__).resolve().parent
@@ -89,7 +91,9 @@ class BotSpec:
     ozlab: bool = False
 
 
-def _ozlab(system: str) -> Callable[[argparse.Namespace, Path, str, str], list[str]]:
+def _ozlab(
+    system: str, server: bool = False
+) -> Callable[[argparse.Namespace, Path, str, str], list[str]]:
     def command(args: argparse.Namespace, tmp: Path, url: str, secret: str) -> list[str]:
         cmd = [
             sys.executable,
@@ -100,7 +104,7 @@ def _ozlab(system: str) -> Callable[[argparse.Namespace, Path, str, str], list[s
             TOKEN,
             f"--secret={secret}",  # one form: a token_urlsafe secret may start with "-"
             "--db",
-            str(tmp / "study.sqlite"),
+            _server_study(args, tmp) if server else str(tmp / "study.sqlite"),
             "--system",
             system,
             "--times",
@@ -120,8 +124,19 @@ def _echo(kind: str) -> Callable[[argparse.Namespace, Path, str, str], list[str]
     return command
 
 
+def _server_study(args: argparse.Namespace, tmp: Path) -> str:
+    """A study of its own on the PostgreSQL server for this row (named after its folder)."""
+    return f"{args.postgresql}?study=bench_{tmp.parent.name.rsplit('-', 1)[-1].lower()}"
+
+
 BOTS = (
     BotSpec("ozlab", "ozlab, instant system", _ozlab("instant"), ozlab=True),
+    BotSpec(
+        "ozlab-postgresql",
+        "ozlab, instant, PostgreSQL",
+        _ozlab("instant", server=True),
+        ozlab=True,
+    ),
     BotSpec("ozlab-demo", "ozlab, DemoShop v1", _ozlab("demo"), ozlab=True),
     BotSpec("ptb-httpx", "PTB echo, HTTPXRequest", _echo("ptb-httpx")),
     BotSpec("ptb-aiohttp", "PTB echo, AiohttpRequest", _echo("ptb-aiohttp")),
@@ -410,7 +425,9 @@ async def run_one(spec: BotSpec, args: argparse.Namespace, tmp: Path) -> Result:
         ]
     system_ms = _system_times(spec, tmp, secret, args.participants)
     if spec.ozlab:
-        result.db_exchanges = _db_exchanges(tmp / "study.sqlite")
+        result.db_exchanges = _db_exchanges(
+            _server_study(args, tmp) if spec.key == "ozlab-postgresql" else tmp / "study.sqlite"
+        )
         if result.db_exchanges != len(exchanges):
             result.errors.append(
                 f"{result.db_exchanges} exchanges in the database, {len(exchanges)} replies seen"
@@ -441,12 +458,18 @@ def _system_times(
     return times
 
 
-def _db_exchanges(db: Path) -> int | None:
-    with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(db)) as conn:
-        (count,) = conn.execute(
-            "SELECT COUNT(*) FROM exchanges WHERE system_text IS NOT NULL"
-        ).fetchone()
-        return int(count)
+def _db_exchanges(db: Path | str) -> int | None:
+    """Replies the store holds, read through the store (either backend)."""
+
+    async def count() -> int:
+        store = await open_store(db, access=Access.READ)
+        try:
+            return sum(s.exchanges or 0 for s in await store.sessions(count_exchanges=True))
+        finally:
+            await store.close()
+
+    with contextlib.suppress(OzlabError):
+        return run_blocking(count)
     return None
 
 
@@ -584,6 +607,12 @@ def _parser() -> argparse.ArgumentParser:
         "--py-spy", type=Path, help="py-spy record each bot's dialogue phase into this folder"
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    parser.add_argument(
+        "--postgresql",
+        metavar="URL",
+        help="the database of the ozlab-postgresql row (default: a throw-away server on"
+        " 127.0.0.1, started here as the tests start theirs)",
+    )
     return parser
 
 
@@ -629,9 +658,18 @@ def main(argv: list[str] | None = None) -> int:
         if folder is not None:
             folder.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="ozlab-bench-"))
+    server = None
+    if "ozlab-postgresql" in wanted and args.postgresql is None:
+        sys.path.insert(0, str(BENCH.parent))
+        from tests.postgres_server import PostgresServer
+
+        server = PostgresServer()
+        args.postgresql = server.fresh_database()
     try:
         results = asyncio.run(run_all(args, wanted, tmp))
     finally:
+        if server is not None:
+            server.stop()
         if args.keep:
             print(f"kept {tmp}", file=sys.stderr)
         else:

@@ -111,7 +111,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--url", required=True, help="emulator base, http://127.0.0.1:PORT")
     parser.add_argument("--token", required=True)
     parser.add_argument("--secret", required=True)
-    parser.add_argument("--db", type=Path, required=True)
+    parser.add_argument("--db", required=True, help="a SQLite file or a postgresql:// URL")
     parser.add_argument("--system", choices=("instant", "demo", "openai"), default="instant")
     parser.add_argument("--system-url", help="with --system openai: the server's base address")
     parser.add_argument("--times", type=Path, help="write the system's call times (JSON) here")

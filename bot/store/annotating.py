@@ -157,7 +157,7 @@ def add_annotators(
     added: list[str] = []
     for pseudonym, code in annotators:
         taken = conn.execute(
-            "SELECT 1 FROM annotators WHERE id = ? OR (? IS NOT NULL AND code = ?)",
+            "SELECT 1 FROM annotators WHERE id = ? OR (CAST(? AS TEXT) IS NOT NULL AND code = ?)",
             (pseudonym, code, code),
         ).fetchone()
         if taken is not None:

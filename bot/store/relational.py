@@ -238,18 +238,21 @@ class RelationalStore(ABC):
         now = self._clock()
 
         def job(tx: Tx) -> set[int]:
-            new: set[int] = set()
-            for update_id, payload in updates:
-                cursor = tx.conn.execute(
-                    "INSERT INTO inbox (update_id, received_at, payload) VALUES (?,?,?)"
-                    " ON CONFLICT (update_id) DO UPDATE SET received_at = excluded.received_at,"
-                    " payload = excluded.payload, handled_at = NULL"
-                    " WHERE inbox.handled_at IS NOT NULL AND inbox.received_at < ?",
-                    (update_id, now, payload, now - REDELIVERY_WINDOW),
+            stored = [
+                (
+                    update_id,
+                    tx.conn.execute(
+                        "INSERT INTO inbox (update_id, received_at, payload) VALUES (?,?,?)"
+                        " ON CONFLICT (update_id) DO UPDATE SET"
+                        " received_at = excluded.received_at, payload = excluded.payload,"
+                        " handled_at = NULL"
+                        " WHERE inbox.handled_at IS NOT NULL AND inbox.received_at < ?",
+                        (update_id, now, payload, now - REDELIVERY_WINDOW),
+                    ),
                 )
-                if cursor.rowcount:
-                    new.add(update_id)
-            return new
+                for update_id, payload in updates
+            ]  # every row asked for before any answer is read: one round trip on a server
+            return {update_id for update_id, cursor in stored if cursor.rowcount}
 
         return await self._write(job)
 

@@ -17,20 +17,20 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.adapt import Buffer, Loader
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.numeric import Int8Dumper
-from psycopg.types.string import StrDumperUnknown
 
 from bot.core.errors import SchemaError, StoreError, without_passwords
 from bot.store.postgres.schema import MIGRATIONS
 from bot.store.sql import Rows
 
+T = TypeVar("T")
 SCHEMA_VERSION = len(MIGRATIONS)
 STUDY_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 """A study id that can name a schema as it is: lower case, as a lab's database team reads it."""
@@ -84,15 +84,6 @@ class _TrueIsOne(Int8Dumper):
         return b"1" if obj else b"0"
 
 
-class _NoNul(StrDumperUnknown):
-    """PostgreSQL's text cannot hold the NUL character, which a participant's message, a
-    system's reply or an imported file may carry: it is kept as U+FFFD, the replacement
-    character, and the write goes through (SQLite keeps the NUL itself)."""
-
-    def dump(self, obj: str) -> Buffer | None:
-        return super().dump(obj.replace("\x00", "\ufffd") if "\x00" in obj else obj)
-
-
 class _NumericAsNumber(Loader):
     """``sum`` of integers is an integer and ``avg`` a float, as SQLite gives them, not a
     ``Decimal`` that no float adds to."""
@@ -110,13 +101,12 @@ def connect(url: str, schema: str | None, *, application: str = "ozlab") -> psyc
         conn = psycopg.connect(
             conninfo(url),
             autocommit=True,
-            cursor_factory=psycopg.ClientCursor,
+            cursor_factory=psycopg.Cursor,
             application_name=application,
         )
     except psycopg.OperationalError as error:
         raise StoreError(f"cannot reach the PostgreSQL server: {_first_line(error)}") from None
     conn.adapters.register_dumper(bool, _TrueIsOne)
-    conn.adapters.register_dumper(str, _NoNul)
     conn.adapters.register_loader("numeric", _NumericAsNumber)
     if schema is not None:
         conn.execute(f"SET search_path TO {quoted(schema)}")
@@ -146,20 +136,163 @@ def translated(sql: str) -> str:
 
 
 class PostgresSql:
-    """:class:`bot.store.sql.Sql` on a psycopg connection."""
+    """:class:`bot.store.sql.Sql` on a psycopg connection.
 
-    __slots__ = ("connection",)
+    PostgreSQL's text cannot hold the NUL character, which a participant's message, a
+    system's reply or an imported file may carry: ``without_nul`` keeps U+FFFD in its place
+    (SQLite keeps the NUL itself). :func:`nul_safe` runs a transaction again so when the
+    server refused one for it: the check costs nothing on the usual path."""
 
-    def __init__(self, connection: psycopg.Connection[Any]) -> None:
+    __slots__ = ("connection", "without_nul")
+
+    def __init__(self, connection: psycopg.Connection[Any], *, without_nul: bool = False) -> None:
         self.connection = connection
+        self.without_nul = without_nul
 
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Rows:
-        return self.connection.execute(translated(sql), tuple(parameters))
+        values = tuple(_no_nul(parameters) if self.without_nul else parameters)
+        return self.connection.execute(translated(sql), values)
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Rows:
         cursor = self.connection.cursor()
-        cursor.executemany(translated(sql), [tuple(p) for p in parameters])
+        rows = [tuple(_no_nul(p) if self.without_nul else p) for p in parameters]
+        cursor.executemany(translated(sql), rows)
         return cursor
+
+
+def _no_nul(values: Iterable[Any]) -> Iterator[Any]:
+    for value in values:
+        yield value.replace("\x00", "\ufffd") if isinstance(value, str) else value
+
+
+def nul_safe(run: Callable[[bool], T]) -> T:
+    """``run(False)``, or ``run(True)`` (text without NUL) when the server refused a NUL."""
+    try:
+        return run(False)
+    except psycopg.DataError as error:
+        if "NUL" not in str(error):
+            raise
+    return run(True)
+
+
+class BatchedSql:
+    """:class:`bot.store.sql.Sql` for the writer: statements are bound on the client and kept
+    until one's result is read (or the transaction ends), then sent as one query, a round
+    trip for many; the server answers each in turn. A statement per round trip, and
+    psycopg's per-statement machinery, made the bot on a server half as fast
+    (bench/exchanges.py); what is sent and in what order is unchanged."""
+
+    __slots__ = ("_cursor", "_kept", "_results", "without_nul")
+
+    def __init__(self, connection: psycopg.Connection[Any], *, without_nul: bool = False) -> None:
+        self._cursor = psycopg.ClientCursor(connection)
+        self._kept: list[str] = []
+        self._results: list[_Result] = []
+        self.without_nul = without_nul
+
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Rows:
+        values = tuple(_no_nul(parameters) if self.without_nul else parameters)
+        self._kept.append(self._cursor.mogrify(translated(sql), values))
+        return _Deferred(self, len(self._results) + len(self._kept) - 1)
+
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Rows:
+        count = 0
+        for row in parameters:
+            self.execute(sql, row)
+            count += 1
+        return _Counted(count)
+
+    def flush(self) -> None:
+        """Send what is kept, as one query, and keep each statement's answer."""
+        if not self._kept:
+            return
+        cursor, kept = self._cursor, self._kept
+        self._kept = []
+        cursor.execute(";\n".join(kept))
+        while True:
+            rows = cursor.fetchall() if cursor.description is not None else []
+            self._results.append(_Result(cursor.rowcount, cursor.description, rows))
+            if not cursor.nextset():
+                break
+
+    def result(self, index: int) -> _Result:
+        if index >= len(self._results):
+            self.flush()
+        return self._results[index]
+
+
+class _Result:
+    __slots__ = ("description", "rowcount", "rows")
+
+    def __init__(self, rowcount: int, description: Any, rows: list[Any]) -> None:
+        self.rowcount = rowcount
+        self.description = description
+        self.rows = rows
+
+
+class _Deferred:
+    """A kept statement's result: reading it sends what is kept."""
+
+    __slots__ = ("_at", "_batch", "_read")
+
+    def __init__(self, batch: BatchedSql, at: int) -> None:
+        self._batch = batch
+        self._at = at
+        self._read = 0
+
+    @property
+    def rowcount(self) -> int:
+        return self._batch.result(self._at).rowcount
+
+    @property
+    def description(self) -> Any:
+        return self._batch.result(self._at).description
+
+    def fetchone(self) -> Any:
+        rows = self._batch.result(self._at).rows
+        self._read += 1
+        return rows[self._read - 1] if self._read <= len(rows) else None
+
+    def fetchall(self) -> list[Any]:
+        rows = self._batch.result(self._at).rows[self._read :]
+        self._read += len(rows)
+        return rows
+
+    def fetchmany(self, size: int = 1) -> list[Any]:
+        rows = self._batch.result(self._at).rows[self._read : self._read + size]
+        self._read += len(rows)
+        return rows
+
+    def close(self) -> None:
+        """Nothing is held open."""
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
+
+
+class _Counted:
+    """``executemany``'s result: the rows it was given."""
+
+    __slots__ = ("rowcount",)
+    description = None
+
+    def __init__(self, rowcount: int) -> None:
+        self.rowcount = rowcount
+
+    def fetchone(self) -> Any:
+        return None
+
+    def fetchall(self) -> list[Any]:
+        return []
+
+    def fetchmany(self, size: int = 1) -> list[Any]:
+        return []
+
+    def close(self) -> None:
+        """Nothing is held open."""
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(())
 
 
 def studies_in(conn: psycopg.Connection[Any]) -> list[str]:

@@ -190,14 +190,16 @@ class PostgresStore(RelationalStore):
 
     async def _commit(self, jobs: list[Job]) -> list[Any]:
         assert self._writer_line is not None
-        return await self._writer_line.run(lambda conn: _run(conn, jobs))
+        return await self._writer_line.run(
+            lambda conn: pg.nul_safe(lambda clean: _run(conn, jobs, clean))
+        )
 
     async def _read(self, query: Callable[[Sql], T]) -> T:
-        def read(conn: psycopg.Connection[Any]) -> T:
+        def read(conn: psycopg.Connection[Any], clean: bool) -> T:
             with conn.transaction():
-                return query(pg.PostgresSql(conn))
+                return query(pg.PostgresSql(conn, without_nul=clean))
 
-        return await self._reader.run(read)
+        return await self._reader.run(lambda conn: pg.nul_safe(lambda clean: read(conn, clean)))
 
     async def changes(self) -> int:
         def query(conn: psycopg.Connection[Any]) -> int:
@@ -238,13 +240,23 @@ class PostgresStore(RelationalStore):
         await self._read(lambda sql: copy_into_sqlite(sql, target))
 
 
-def _run(conn: psycopg.Connection[Any], jobs: list[Job]) -> list[Any]:
-    with conn.transaction():
-        sql = pg.PostgresSql(conn)
+def _run(conn: psycopg.Connection[Any], jobs: list[Job], without_nul: bool) -> list[Any]:
+    """The batch in one transaction, its statements sent together until a job reads an
+    answer (``BatchedSql``): ``BEGIN`` goes with the first of them and ``COMMIT`` with the
+    last, so that a batch costs two or three round trips to the server."""
+    sql = pg.BatchedSql(conn, without_nul=without_nul)
+    try:
+        sql.execute("BEGIN")
         sql.execute("UPDATE store_version SET revision = revision + 1")  # one writer at a time
         tx = Tx(sql)
         results = [job(tx) for job in jobs]
         tx.finish()
+        sql.execute("COMMIT")
+        sql.flush()
+    except BaseException:
+        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            conn.execute("ROLLBACK")
+        raise
     return results
 
 
