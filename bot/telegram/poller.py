@@ -49,12 +49,13 @@ class DurablePoller:
         self._offset: int | None = None
         self._outage = outage or Outage()
 
-    async def run(self) -> None:
-        """Poll until cancelled; a lost network is waited out (``bot.telegram.outage``), a
-        token Telegram refuses ends it."""
+    async def run(self, ready: Callable[[], None] = lambda: None) -> None:
+        """Poll until cancelled (``ready`` is called as polling begins); a lost network is
+        waited out (``bot.telegram.outage``), a token Telegram refuses ends it."""
         # A webhook left set by an earlier ``ozlab run --webhook`` would make getUpdates fail
         # (409); deleting it keeps what Telegram holds (no drop_pending_updates).
         await reach(self._bot.delete_webhook, self._outage)
+        ready()
         while True:
             # Any error of Telegram's is tried again here: the bot is known to work by now.
             updates = await reach(self._get_updates, self._outage, only_network=False)

@@ -25,11 +25,16 @@ from bot.pilot.emulator.methods import METHODS
 from bot.pilot.emulator.participant import Participant
 from bot.pilot.emulator.updates import UpdateQueue
 from bot.pilot.emulator.waiting import Waiters
+from bot.pilot.emulator.webhook import WebhookPusher
 from bot.pilot.emulator.wire import ApiError, decode_params, error_response, ok_response
 
 __all__ = ["ApiCall", "BotApiEmulator"]
 
 _LOG = logging.getLogger(__name__)
+_WEBHOOK_ACTIVE = (
+    "Conflict: can't use getUpdates method while webhook is active;"
+    " use deleteWebhook to delete the webhook first"
+)
 _CANONICAL = {name.lower(): name for name in [*METHODS, "getUpdates"]}
 
 
@@ -91,6 +96,11 @@ class BotApiEmulator:
         self._next_query = 1
         self._runner: web.AppRunner | None = None
         self._port: int | None = None
+        self.webhook: WebhookPusher | None = None
+        """Posting updates to the bot's webhook since ``setWebhook``; None while polled."""
+        self._retired: list[WebhookPusher] = []
+        self.webhooks_set = 0
+        """How many times the bot set a webhook (a test waits for a restarted bot's)."""
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -113,6 +123,10 @@ class BotApiEmulator:
         """Answer parked long polls with ``[]`` at once, then close the server."""
         self.queue.close()
         self._state_waiters.wake()
+        self.unset_webhook()
+        for pusher in self._retired:
+            await pusher.stop()
+        self._retired.clear()
         runner, self._runner = self._runner, None
         if runner is not None:
             await runner.cleanup()
@@ -318,6 +332,27 @@ class BotApiEmulator:
         """update_id -> ``time.monotonic()`` when the update was created."""
         return self.queue.created_times
 
+    # -- webhook ---------------------------------------------------------------------------
+
+    def set_webhook(self, url: str, secret_token: str | None) -> None:
+        """Post pending updates to ``url`` from now on (``setWebhook``)."""
+        self.webhooks_set += 1
+        pusher = self.webhook
+        if pusher is not None and pusher.url == url:
+            pusher.secret_token = secret_token
+            pusher.poke()  # a restarted bot: try again at once
+            return
+        self.unset_webhook()
+        self.webhook = WebhookPusher(self.queue, url, secret_token, self._state_waiters.wake)
+        self.webhook.start()
+
+    def unset_webhook(self) -> None:
+        """Stop posting (``deleteWebhook``); ``getUpdates`` works again."""
+        pusher, self.webhook = self.webhook, None
+        if pusher is not None:
+            pusher.cancel()
+            self._retired.append(pusher)
+
     # -- HTTP --------------------------------------------------------------------------------
 
     async def _not_found(self, request: web.Request) -> web.Response:
@@ -335,6 +370,8 @@ class BotApiEmulator:
         try:
             params = await decode_params(request)
             if method == "getUpdates":
+                if self.webhook is not None:
+                    raise ApiError(409, _WEBHOOK_ACTIVE)
                 result = await self.queue.get_updates(params)
             else:
                 if self.flood is not None and method in FLOODED_METHODS:

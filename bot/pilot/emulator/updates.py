@@ -114,6 +114,23 @@ class UpdateQueue:
         self._redelivered.clear()
         self.confirmed_offset = max(self.confirmed_offset, self._next_id)
 
+    def first(self) -> dict[str, Any] | None:
+        """The next pending update for a webhook to post (handed out, not yet confirmed)."""
+        batch = self._take(1)
+        return batch[0] if batch else None
+
+    def forget(self, update_id: int) -> None:
+        """A webhook's update is confirmed (the bot answered 2xx) or given up."""
+        index = bisect.bisect_left(self._pending, update_id)
+        if index < len(self._pending) and self._pending[index] == update_id:
+            del self._pending[index]
+        self._redelivered.discard(update_id)
+        self.confirmed_offset = max(self.confirmed_offset, update_id + 1)
+
+    async def wait_for_update(self, seconds: float = 60.0) -> None:
+        """Return when an update is added or redelivered (or after ``seconds``)."""
+        await self._polls.park(seconds)
+
     def close(self) -> None:
         """Answer parked polls with ``[]`` now and any later poll at once."""
         self.closing = True
