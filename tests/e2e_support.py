@@ -161,6 +161,8 @@ class OzlabProcesses(StoredStudy):
         self.db = workdir / "study.sqlite"
         self.started: list[OzlabProcess] = []
         self.webhook_port = free_port() if webhook else None
+        self.extra_env: dict[str, str] = {}
+        """Set for every process started from now on (over the usual variables)."""
 
     def receiving(self, study: str) -> list[str]:
         """The flags that make the bot receive as this run does (none: polling)."""
@@ -182,7 +184,7 @@ class OzlabProcesses(StoredStudy):
         env["PYTHONPATH"] = os.pathsep.join(
             [str(PROJECT_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
         )
-        return env
+        return env | self.extra_env
 
     async def start(
         self,

@@ -22,6 +22,7 @@ import asyncio
 import hmac
 import json
 import logging
+import os
 import re
 import secrets
 from collections.abc import Callable, Mapping
@@ -112,9 +113,10 @@ class WebhookReceiver:
             try:
                 await web.TCPSite(runner, hook.host, hook.port).start()
             except OSError as error:
+                why = os.strerror(error.errno) if error.errno else str(error)
                 raise TelegramSetupError(
-                    f"cannot listen on {hook.host}:{hook.port} for the webhook"
-                    f" ({error.strerror or error}): is another bot or server using it?"
+                    f"cannot listen on {hook.host}:{hook.port} for the webhook ({why}):"
+                    " is another bot or server using it?"
                 ) from None
             try:
                 await reach(self._set_webhook, self._outage)

@@ -51,6 +51,7 @@ _CHAT_ACTIONS = frozenset(
 )
 _COMMAND = re.compile(r"[a-z0-9_]{1,32}")
 _SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
+_UNRESOLVED = "bad webhook: Failed to resolve host: Name or service not known"
 _WRONG_PORT = "bad webhook: Webhook can be set up only on ports 80, 88, 443 or 8443"
 
 
@@ -156,7 +157,7 @@ def _get_webhook_info(emu: BotApiEmulator, params: dict[str, Any], arrived: floa
 def _set_webhook(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
     url = params.get("url")
     if not isinstance(url, str):
-        raise bad_request("bad webhook: Failed to resolve host: Name or service not known")
+        raise bad_request(_UNRESOLVED)
     secret = params.get("secret_token")
     if secret is not None and not _SECRET.fullmatch(str(secret)):
         raise bad_request("secret token contains unallowed characters")
@@ -175,25 +176,24 @@ def _set_webhook(emu: BotApiEmulator, params: dict[str, Any], arrived: float) ->
 
 
 def _check_webhook_url(url: str) -> None:
-    """Telegram posts over https to its four ports; the emulator also posts over http to
-    this machine (the bot under test listens on loopback)."""
+    """Telegram posts over https to its four ports; the emulator posts only to this machine
+    (the bot under test listens on loopback), over http or https, to any port."""
     parts = urlsplit(url)
     try:
         port = parts.port
     except ValueError:
         raise bad_request("bad webhook: Wrong port number specified in the URL") from None
-    if not parts.hostname:
-        raise bad_request("bad webhook: Failed to resolve host: Name or service not known")
-    if parts.scheme == "https":
-        if port not in (None, 443, 80, 88, 8443):
-            raise bad_request(_WRONG_PORT)
-        return
+    host = parts.hostname or ""
     try:
-        local = parts.scheme == "http" and ipaddress.ip_address(parts.hostname).is_loopback
+        local = host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
-        local = parts.scheme == "http" and parts.hostname == "localhost"
-    if not local:
+        local = False
+    if parts.scheme not in ("http", "https"):
         raise bad_request("bad webhook: An HTTPS URL must be provided for webhook")
+    if not local:
+        raise bad_request(_UNRESOLVED)
+    if parts.scheme == "https" and port not in (None, 443, 80, 88, 8443):
+        raise bad_request(_WRONG_PORT)
 
 
 @_method("sendMessage")
