@@ -1,10 +1,12 @@
 """The emulator's webhooks: after ``setWebhook`` it POSTs each update to the bot, with the
-secret header, tries again on any answer that is not 2xx (giving one up after a bound) and
-without end while nothing answers, and refuses ``getUpdates`` with 409 as Telegram does.
+secret header, one chat's updates one at a time and in order, other chats' at once; it tries
+again on any answer that is not 2xx and while nothing answers (giving an update up only once
+it is older than Telegram keeps one), and refuses ``getUpdates`` with 409 as Telegram does.
 The bot here is a small aiohttp server on loopback that answers as a test tells it."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -13,18 +15,23 @@ import pytest
 from aiohttp import web
 
 from bot.pilot.emulator import BotApiEmulator
-from bot.pilot.emulator.webhook import ATTEMPTS, SECRET_HEADER
+from bot.pilot.emulator.waiting import Waiters
+from bot.pilot.emulator.webhook import SECRET_HEADER
 from tests.conftest import free_port
 from tests.test_emulator import TOKEN, call, ok
 
 
 class Receiver:
-    """A webhook that records what it got and answers with ``status``."""
+    """A webhook that records what it got and answers with ``status``; while ``held`` is
+    clear, it answers nothing yet (the posts stay under way)."""
 
     def __init__(self, status: int = 200) -> None:
         self.status = status
         self.got: list[tuple[str | None, dict[str, Any]]] = []
         self.port = free_port()
+        self.held = asyncio.Event()
+        self.held.set()
+        self.arrived = Waiters()
         self._runner: web.AppRunner | None = None
 
     @property
@@ -33,7 +40,12 @@ class Receiver:
 
     async def _post(self, request: web.Request) -> web.Response:
         self.got.append((request.headers.get(SECRET_HEADER), await request.json()))
+        self.arrived.wake()
+        await self.held.wait()
         return web.Response(status=self.status)
+
+    def ids(self) -> list[int]:
+        return [update["update_id"] for _, update in self.got]
 
     async def start(self) -> None:
         app = web.Application()
@@ -93,18 +105,40 @@ async def test_updates_are_posted_with_the_secret_and_polling_is_refused(
     assert (await ok(http, emu, "getWebhookInfo"))["url"] == ""
 
 
-async def test_an_answer_other_than_2xx_is_tried_again_then_given_up(
+async def test_an_answer_other_than_2xx_is_tried_again_until_the_update_is_too_old(
+    http: aiohttp.ClientSession, receiver: Receiver
+) -> None:
+    """Telegram gives an update up only once it has kept it for 23 hours; here 0.3 s."""
+    receiver.status = 500
+    async with BotApiEmulator(TOKEN, webhook_keep_for=0.3) as emu:
+        await ok(http, emu, "setWebhook", url=receiver.url)
+        p = emu.participant(12)
+        refused = await p.send_text("refused")
+        behind = await p.send_text("behind it")  # the chat's next waits for it
+        await emu.wait_until(lambda e: e.webhook is not None and refused in e.webhook.given_up)
+        assert len(receiver.got) >= 3 and set(receiver.ids()) == {refused}
+        assert receiver.got[0][0] is None  # no secret set: no header
+        info = await ok(http, emu, "getWebhookInfo")
+        assert info["last_error_message"] == "Wrong response from the webhook: 500"
+        receiver.status = 200
+        await emu.wait_until(lambda e: e.pending_updates == 0)
+        assert receiver.ids()[-1] == behind
+
+
+async def test_one_chat_waits_for_its_answer_and_other_chats_do_not(
     emu: BotApiEmulator, http: aiohttp.ClientSession, receiver: Receiver
 ) -> None:
-    receiver.status = 500
+    receiver.held.clear()  # the bot takes its time over every update
     await ok(http, emu, "setWebhook", url=receiver.url)
-    refused = await emu.participant(12).send_text("refused")
-    await emu.wait_until(lambda e: e.webhook is not None and refused in e.webhook.given_up)
-    assert [u["update_id"] for _, u in receiver.got] == [refused] * ATTEMPTS
-    assert receiver.got[0][0] is None  # no secret set: no header
-    assert emu.pending_updates == 0
-    info = await ok(http, emu, "getWebhookInfo")
-    assert info["last_error_message"] == "Wrong response from the webhook: 500"
+    alice, bob = emu.participant(15), emu.participant(16)
+    first = await alice.send_text("one")
+    await alice.send_text("two")
+    third = await bob.send_text("three")
+    await receiver.arrived.until(lambda: len(receiver.got) == 2, 10, lambda: str(receiver.got))
+    assert sorted(receiver.ids()) == [first, third]  # alice's "two" waits for "one"'s answer
+    receiver.held.set()
+    await emu.wait_until(lambda e: e.pending_updates == 0)
+    assert receiver.ids()[2] == first + 1
 
 
 async def test_a_bot_that_does_not_answer_gets_the_update_once_it_is_back(
@@ -115,7 +149,7 @@ async def test_a_bot_that_does_not_answer_gets_the_update_once_it_is_back(
     waiting = await emu.participant(13).send_text("while you were away")
     assert emu.webhook is not None
     pusher = emu.webhook
-    await emu.wait_until(lambda e: len(pusher.answers) >= ATTEMPTS + 1, timeout=15)
+    await emu.wait_until(lambda e: len(pusher.answers) >= 4, timeout=15)
     assert {status for _, status in pusher.answers} == {0} and pusher.given_up == []
     await receiver.start()
     await ok(http, emu, "setWebhook", url=receiver.url, secret_token="abc")  # back: at once

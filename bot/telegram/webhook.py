@@ -6,6 +6,10 @@ committed before Telegram hears the 200, so a crash before that leaves it with T
 which sends it again (it retries every answer that is not 2xx); a redelivered id is handled
 once, and the inbox is replayed at start-up as with polling.
 
+Telegram posts the updates of one chat one at a time, the next only after the 200 for the
+one before (other chats' at once, up to ``max_connections``), so each request is handled on
+its own and a chat's order holds: its update is in the dispatcher's queue before the 200.
+
 A POST is Telegram's only if it carries the ``secret_token`` given to ``setWebhook`` in the
 ``X-Telegram-Bot-Api-Secret-Token`` header: anything else is refused with 403 before its body
 is read, and nothing of it is stored. A body with the right secret that is no update is

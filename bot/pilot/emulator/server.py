@@ -25,7 +25,7 @@ from bot.pilot.emulator.methods import METHODS
 from bot.pilot.emulator.participant import Participant
 from bot.pilot.emulator.updates import UpdateQueue
 from bot.pilot.emulator.waiting import Waiters
-from bot.pilot.emulator.webhook import WebhookPusher
+from bot.pilot.emulator.webhook import KEEP_FOR, WebhookPusher
 from bot.pilot.emulator.wire import ApiError, decode_params, error_response, ok_response
 
 __all__ = ["ApiCall", "BotApiEmulator"]
@@ -62,12 +62,14 @@ class BotApiEmulator:
         call_log_size: int = 10_000,
         flood: FloodRules | None = None,
         first_update_id: int = 1,
+        webhook_keep_for: float = KEEP_FOR,
     ) -> None:
         """``flood`` answers messages beyond Telegram's flood limits with 429, as Telegram
         does; without it every message is accepted at once. ``first_update_id``: where the
         update ids begin; on a study database that a bot has run on, after the highest it
         has seen (``StudyStore.highest_update_id``), or the bot takes the new updates for
-        ones it has already handled."""
+        ones it has already handled. ``webhook_keep_for``: seconds a webhook's update is
+        tried for before it is given up (Telegram's 23 hours by default)."""
         self.token = token
         self.host = host
         self._wanted_port = port
@@ -100,6 +102,7 @@ class BotApiEmulator:
         """Posting updates to the bot's webhook since ``setWebhook``; None while polled."""
         self._retired: list[WebhookPusher] = []
         self.webhooks_set = 0
+        self._webhook_keep_for = webhook_keep_for
         """How many times the bot set a webhook (a test waits for a restarted bot's)."""
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -343,7 +346,9 @@ class BotApiEmulator:
             pusher.poke()  # a restarted bot: try again at once
             return
         self.unset_webhook()
-        self.webhook = WebhookPusher(self.queue, url, secret_token, self._state_waiters.wake)
+        self.webhook = WebhookPusher(
+            self.queue, url, secret_token, self._state_waiters.wake, self._webhook_keep_for
+        )
         self.webhook.start()
 
     def unset_webhook(self) -> None:

@@ -114,10 +114,20 @@ class UpdateQueue:
         self._redelivered.clear()
         self.confirmed_offset = max(self.confirmed_offset, self._next_id)
 
-    def first(self) -> dict[str, Any] | None:
-        """The next pending update for a webhook to post (handed out, not yet confirmed)."""
-        batch = self._take(1)
-        return batch[0] if batch else None
+    def pending_ids(self) -> list[int]:
+        """The pending updates' ids, oldest first (for a webhook to post)."""
+        return list(self._pending)
+
+    def hand_out(self, update_id: int) -> dict[str, Any] | None:
+        """The update, as a webhook posts it now; None (and forgotten) when the bot did not
+        allow its kind."""
+        update = self._updates[update_id]
+        if self.allowed.isdisjoint(update):
+            self.forget(update_id)
+            return None
+        self.delivery_times.setdefault(update_id, time.monotonic())
+        self._redelivered.discard(update_id)
+        return update
 
     def forget(self, update_id: int) -> None:
         """A webhook's update is confirmed (the bot answered 2xx) or given up."""
@@ -127,9 +137,14 @@ class UpdateQueue:
         self._redelivered.discard(update_id)
         self.confirmed_offset = max(self.confirmed_offset, update_id + 1)
 
-    async def wait_for_update(self, seconds: float = 60.0) -> None:
-        """Return when an update is added or redelivered (or after ``seconds``)."""
+    async def wait_for_change(self, seconds: float) -> None:
+        """Return when an update is added or redelivered, at :meth:`changed`, or after
+        ``seconds``."""
         await self._polls.park(seconds)
+
+    def changed(self) -> None:
+        """Wake whoever waits in :meth:`wait_for_change` (a webhook's post has ended)."""
+        self._polls.wake()
 
     def close(self) -> None:
         """Answer parked polls with ``[]`` now and any later poll at once."""
