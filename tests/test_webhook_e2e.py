@@ -58,7 +58,7 @@ async def test_a_forged_update_is_refused_and_nothing_of_it_is_stored(
     ozlab.extra_env[SECRET_ENV] = SECRET
     port = ozlab.webhook_port or free_port()
     url = f"http://127.0.0.1:{port}/ozlab/hmd"
-    bot = await ozlab.start()
+    bot = await ozlab.start("--verbose")
     p = emulator.participant(7301)
     await consent(p)
     forged = forged_update(10**9, 7302)
@@ -73,6 +73,7 @@ async def test_a_forged_update_is_refused_and_nothing_of_it_is_stored(
             await post(url, forged)
     await say(p, "adventure games for linux")  # the bot goes on as before
     assert await bot.terminate() == 0
+    assert SECRET not in bot.stderr  # never logged, and redacted like the token if it were
 
     assert highest_update_id(ozlab.db) == max(emulator.created_times) < forged["update_id"]
     assert len(ozlab.participants()) == 1

@@ -30,7 +30,7 @@ import os
 import re
 import secrets
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from aiohttp import web
@@ -61,7 +61,7 @@ class Webhook:
     url: str
     host: str
     port: int
-    secret_token: str
+    secret_token: str = field(repr=False)  # never in a log line or a traceback
 
     @property
     def path(self) -> str:
