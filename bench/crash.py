@@ -4,7 +4,7 @@
 
 Usage::
 
-    .venv/bin/python bench/crash.py [--sessions 60] [--kills 20] [--seed 1]
+    .venv/bin/python bench/crash.py [--sessions 60] [--kills 20] [--seed 1] [--webhook]
 
 Prints sessions completed, kills, lost messages, duplicated rows, unanswered messages and the
 duplicate messages participants saw (re-sent after a kill: what at-least-once delivery
@@ -31,8 +31,13 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=60)
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--webhook", action="store_true", help="the bot gets its updates by webhook, not polling"
+    )
     args = parser.parse_args()
-    settings = CrashSettings(sessions=args.sessions, kills=args.kills, seed=args.seed)
+    settings = CrashSettings(
+        sessions=args.sessions, kills=args.kills, seed=args.seed, webhook=args.webhook
+    )
     with tempfile.TemporaryDirectory(prefix="ozlab-crash-") as folder:
         report = asyncio.run(run_crash(settings, Path(folder)))
     print(report.summary())

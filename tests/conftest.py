@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from pydantic import ValidationError
 from bot.pilot.emulator import BotApiEmulator, Participant
 from bot.runtime.app import BotConfig, run_bot
 from bot.systems.base import System
+from bot.telegram.webhook import Webhook
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle
 from scenarios.systems import DemoSystem
@@ -53,6 +55,20 @@ def postgres() -> Iterator[PostgresServer]:
         server.stop()
 
 
+def free_port() -> int:
+    """A TCP port nothing listens on now, on loopback (for a bot's webhook)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def receiving() -> str:
+    """How the bot gets its updates: "polling", or "webhook" where a test parametrizes
+    ``receiving`` over both."""
+    return "polling"
+
+
 @pytest.fixture
 async def emulator() -> AsyncIterator[BotApiEmulator]:
     async with BotApiEmulator(TOKEN) as emu:
@@ -77,9 +93,10 @@ StartBot = Callable[..., Awaitable[RunningBot]]
 
 @pytest.fixture
 async def start_bot(
-    emulator: BotApiEmulator, tmp_path: Path, hmd: StudyBundle
+    emulator: BotApiEmulator, tmp_path: Path, hmd: StudyBundle, receiving: str
 ) -> AsyncIterator[StartBot]:
     running: list[RunningBot] = []
+    port = free_port()  # the same for every start: Telegram keeps the URL it was given
 
     async def start(
         bundle: StudyBundle | None = None,
@@ -91,6 +108,9 @@ async def start_bot(
     ) -> RunningBot:
         # No pacing unless a test asks for it: the emulator keeps no flood limits by default.
         settings: dict[str, Any] = {"poll_timeout": 1, "tick_interval": 0.05, "pacing": None}
+        if receiving == "webhook":
+            url = f"http://127.0.0.1:{port}/ozlab/{(bundle or hmd).study.id}"
+            settings["webhook"] = Webhook(url, "127.0.0.1", port, "webhook-secret_0123")
         settings |= config
         path = db or tmp_path / "study.sqlite"
         bot_config = BotConfig(
@@ -116,11 +136,13 @@ async def start_bot(
 
 
 @pytest.fixture
-async def ozlab(emulator: BotApiEmulator, tmp_path: Path) -> AsyncIterator[OzlabProcesses]:
+async def ozlab(
+    emulator: BotApiEmulator, tmp_path: Path, receiving: str
+) -> AsyncIterator[OzlabProcesses]:
     """``ozlab run`` processes against the emulator, reaped at the end of the test."""
     from tests.e2e_support import OzlabProcesses  # subprocess machinery: only when asked
 
-    processes = OzlabProcesses(emulator, tmp_path)
+    processes = OzlabProcesses(emulator, tmp_path, webhook=receiving == "webhook")
     try:
         yield processes
     finally:

@@ -84,6 +84,8 @@ class CrashSettings:
     mid_work: float = 0.6
     """Of the other kills, the share that come within 60 ms of a participant writing or
     tapping; the rest come at a moment of ``window`` after the process polls."""
+    webhook: bool = False
+    """The bot gets its updates by webhook (``ozlab run --webhook``), not by polling."""
 
 
 @dataclass
@@ -356,7 +358,7 @@ async def run_crash(settings: CrashSettings, workdir: Path, db: str | None = Non
     report = CrashReport(settings.seed, sessions=settings.sessions)
     bundle = load_study("hmd")
     async with BotApiEmulator(TOKEN, call_log_size=10**7) as emulator:
-        ozlab = OzlabProcesses(emulator, workdir, db)
+        ozlab = OzlabProcesses(emulator, workdir, db, webhook=settings.webhook)
         try:
             scripts = [
                 Script(

@@ -26,6 +26,7 @@ from bot.pilot.emulator import BotApiEmulator, Participant
 from bot.pilot.emulator.waiting import Waiters
 from bot.systems.demo import DemoShop
 from scenarios.models import StudyBundle
+from tests.conftest import free_port
 from tests.store_reads import StoredStudy
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -152,12 +153,37 @@ class OzlabProcesses(StoredStudy):
     """Starts ``python -m bot.cli run`` against an emulator; :meth:`close` reaps them all.
     The database they share is read back through the store."""
 
-    def __init__(self, emulator: BotApiEmulator, workdir: Path, db: str | None = None) -> None:
-        """``db``: the study's database (default a SQLite file in ``workdir``)."""
+    def __init__(
+        self,
+        emulator: BotApiEmulator,
+        workdir: Path,
+        db: str | None = None,
+        *,
+        webhook: bool = False,
+    ) -> None:
+        """``db``: the study's database (default a SQLite file in ``workdir``); ``webhook``:
+        the bots get their updates by webhook (on one loopback port for every start, as
+        behind a proxy), not by polling."""
         self.emulator = emulator
         self.workdir = workdir
         self.db: Path | str = db or workdir / "study.sqlite"
         self.started: list[OzlabProcess] = []
+        self.webhook_port = free_port() if webhook else None
+        self.extra_env: dict[str, str] = {}
+        """Set for every process started from now on (over the usual variables)."""
+
+    def receiving(self, study: str) -> list[str]:
+        """The flags that make the bot receive as this run does (none: polling)."""
+        if self.webhook_port is None:
+            return []
+        url = f"http://127.0.0.1:{self.webhook_port}/ozlab/{Path(study).stem}"
+        return ["--webhook", url, "--listen", f"127.0.0.1:{self.webhook_port}"]
+
+    def _ready(self, emulator: BotApiEmulator) -> int:
+        """Grows as a bot becomes ready: its polls, or the webhooks it set."""
+        if self.webhook_port is None:
+            return emulator.requests["getUpdates"]
+        return emulator.webhooks_set
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OZLAB_", "TELEGRAM_"))}
@@ -166,7 +192,7 @@ class OzlabProcesses(StoredStudy):
         env["PYTHONPATH"] = os.pathsep.join(
             [str(PROJECT_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
         )
-        return env
+        return env | self.extra_env
 
     async def start(
         self,
@@ -176,8 +202,9 @@ class OzlabProcesses(StoredStudy):
         wait_ready: bool = True,
         timeout: float = 20.0,
     ) -> OzlabProcess:
-        """Start the bot; with ``wait_ready``, return once it polls the emulator."""
-        polls_before = self.emulator.requests["getUpdates"]
+        """Start the bot; with ``wait_ready``, return once it polls the emulator (or has set
+        its webhook)."""
+        ready_before = self._ready(self.emulator)
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -189,6 +216,7 @@ class OzlabProcesses(StoredStudy):
             "--bot-api-url",
             api_url or self.emulator.server_url,
             "--no-pacing",  # the emulator keeps no flood limits: no reason to wait for them
+            *self.receiving(study),
             *extra,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,
@@ -201,9 +229,7 @@ class OzlabProcesses(StoredStudy):
         self.started.append(bot)
         if wait_ready:
             polling = asyncio.create_task(
-                self.emulator.wait_until(
-                    lambda e: e.requests["getUpdates"] > polls_before, timeout=timeout
-                )
+                self.emulator.wait_until(lambda e: self._ready(e) > ready_before, timeout=timeout)
             )
             exited = asyncio.create_task(process.wait())
             done, _ = await asyncio.wait({polling, exited}, return_when=asyncio.FIRST_COMPLETED)

@@ -17,9 +17,12 @@ from tests.store_reads import pick
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("system", ["shop-v1", "shop-v0"])
+@pytest.mark.parametrize(
+    ("system", "receiving"),
+    [("shop-v1", "polling"), ("shop-v0", "polling"), ("shop-v1", "webhook")],
+)
 async def test_the_whole_hmd_study(
-    emulator: BotApiEmulator, start_bot: StartBot, hmd, system: str
+    emulator: BotApiEmulator, start_bot: StartBot, hmd, system: str, receiving: str
 ) -> None:
     only = hmd.model_copy(
         update={
@@ -70,6 +73,12 @@ async def test_the_whole_hmd_study(
     [(consent_state, participant_id)] = pick(bot.participants(), "consent", "participant_id")
     assert consent_state == "accepted" and session_id.startswith(participant_id)
     assert str(p.user_id) not in participant_id
+    if receiving == "webhook":  # every update posted once and taken at once; no polling
+        assert emulator.requests["getUpdates"] == 0 and emulator.webhook is not None
+        assert {status for _, status in emulator.webhook.answers} == {200}
+        assert len(emulator.webhook.answers) == len(emulator.created_times)
+    else:
+        assert emulator.webhooks_set == 0
 
 
 async def test_declining_stores_nothing_but_the_decline(

@@ -43,8 +43,10 @@ async def emulator() -> AsyncIterator[GatedEmulator]:
 
 
 @pytest.fixture
-async def ozlab(emulator: GatedEmulator, tmp_path: Path) -> AsyncIterator[OzlabProcesses]:
-    processes = OzlabProcesses(emulator, tmp_path)
+async def ozlab(
+    emulator: GatedEmulator, tmp_path: Path, receiving: str
+) -> AsyncIterator[OzlabProcesses]:
+    processes = OzlabProcesses(emulator, tmp_path, webhook=receiving == "webhook")
     try:
         yield processes
     finally:
@@ -269,13 +271,16 @@ def assert_dialogue_complete(study: StoredStudy, shop: Shopper) -> None:
     assert errors(stored["events"]) == []
 
 
+@pytest.mark.parametrize("receiving", ["polling", "webhook"])
 @pytest.mark.parametrize("moment", ["fetched", "confirmed"])
 async def test_killed_right_after_taking_a_message(
     emulator: GatedEmulator, ozlab: OzlabProcesses, hmd: StudyBundle, moment: str
 ) -> None:
     """Killed as soon as the bot fetched a message (before it could store it), or as soon as
     it told Telegram it has it (stored, handling just begun): the next process handles it,
-    once. After the confirmation only the inbox still has it: this is what it is for.
+    once. After the confirmation only the inbox still has it: this is what it is for. By
+    webhook, "fetched" is Telegram's POST on its way (posted again to the next process) and
+    "confirmed" the bot's 200.
     """
     first = await ozlab.start()
     shop = await at_the_task(ozlab, 610 + (moment == "confirmed"), hmd)

@@ -11,7 +11,8 @@
     ├── StoreError              the study database cannot be used as it is (not a database,
     │   │                       chat ids sealed with another secret)
     │   └── SchemaError         ...its schema is older or newer than this ozlab
-    └── TelegramSetupError      the bot cannot start talking to Telegram (token, server)
+    └── TelegramSetupError      the bot cannot start talking to Telegram (token, server,
+                                a webhook Telegram refuses or a port it cannot listen on)
 
 Each class has its exit status for the command line (``exit_code``): a supervisor or a
 script can tell a broken study file from an unreachable Telegram; :func:`explain` is what
@@ -114,7 +115,8 @@ EXIT_STATUSES: tuple[tuple[int, str], ...] = (
     (SchemaError.exit_code, "the database is of an older or newer ozlab"),
     (
         TelegramSetupError.exit_code,
-        "Telegram refused the token, or --bot-api-url is not a Bot API server",
+        "Telegram refused the token or the --webhook URL, --bot-api-url is not a Bot API"
+        " server, or --listen's port is already in use",
     ),
     (NOT_YET, "ozlab wizard ACTION: not applied within --wait (it will be when the bot runs)"),
     (NOT_APPLIED, "ozlab wizard ACTION: expired or rejected by the bot"),

@@ -35,6 +35,7 @@ from bot.telegram.outage import Outage, reach
 from bot.telegram.outbox import FLOOD_WAIT_LIMIT, TelegramOutbox
 from bot.telegram.poller import DurablePoller
 from bot.telegram.request import AiohttpRequest
+from bot.telegram.webhook import Webhook, WebhookReceiver
 from scenarios.models import StudyBundle
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,8 @@ class BotConfig:
     flood_wait_limit: float = FLOOD_WAIT_LIMIT
     """Seconds of Telegram's "retry after" one message may wait out before it is given up
     (and lost); none by default: delayed, never lost."""
+    webhook: Webhook | None = None
+    """Telegram posts updates to this webhook instead of being polled (``--webhook``)."""
 
 
 async def _unless_stopped(work: Coroutine[Any, Any, None], stop: asyncio.Event) -> bool:
@@ -185,13 +188,25 @@ async def _serve(
     deliver = application.update_queue.put_nowait
     heartbeat = Heartbeat(bundle.study.id, store, clock)
     outage = Outage()  # one for start-up and polling: one warning a minute, whoever tries
-    poller = DurablePoller(
-        application.bot,
-        store,
-        privacy,
-        heartbeat.counting(deliver),
-        poll_timeout=config.poll_timeout,
-        outage=outage,
+    # Polled or posted to, updates go through the same inbox to the same dispatcher.
+    poller: DurablePoller | WebhookReceiver = (
+        DurablePoller(
+            application.bot,
+            store,
+            privacy,
+            heartbeat.counting(deliver),
+            poll_timeout=config.poll_timeout,
+            outage=outage,
+        )
+        if config.webhook is None
+        else WebhookReceiver(
+            application.bot,
+            store,
+            privacy,
+            heartbeat.counting(deliver),
+            config.webhook,
+            outage=outage,
+        )
     )
 
     async def tick(_: ContextTypes.DEFAULT_TYPE) -> None:
@@ -229,10 +244,14 @@ async def _serve(
                     jobs.run_repeating(commands, interval=config.command_interval, first=0),
                     jobs.run_repeating(beat, interval=interval, first=interval),
                 ]
-                polling = asyncio.create_task(poller.run(), name="ozlab-poller")
-                log.info("study %r is running", bundle.study.id)
-                if ready is not None:
-                    ready.set()
+
+                def running() -> None:
+                    """Updates can come in: polled, or Telegram knows where to post."""
+                    log.info("study %r is running", bundle.study.id)
+                    if ready is not None:
+                        ready.set()
+
+                polling = asyncio.create_task(poller.run(running), name="ozlab-poller")
                 stopped = asyncio.create_task(stop.wait())
                 try:
                     await asyncio.wait({polling, stopped}, return_when=asyncio.FIRST_COMPLETED)

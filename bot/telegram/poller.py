@@ -5,11 +5,11 @@ own Updater asks for the next batch before the last one is handled, so a crash i
 loses messages. Here the batch is committed to the inbox (encrypted, stripped of names)
 first; only then is the next ``getUpdates`` sent, and the inbox is replayed at start-up.
 
-Each update is read on its own (``inbound.read_update``): ``Bot.get_updates`` parses a
-batch whole, so one update the library cannot read (from an older or a self-hosted Bot API
-server) would fail the batch on every restart and log it raw, names and all. An update
-that is not readable at all is confirmed, counted in an event with no content, and
-skipped; the rest of its batch is handled.
+Each update is read on its own (``bot.telegram.intake``, the webhook's door too):
+``Bot.get_updates`` parses a batch whole, so one update the library cannot read (from an
+older or a self-hosted Bot API server) would fail the batch on every restart and log it raw,
+names and all. An update that is not readable at all is confirmed, counted in an event with
+no content, and skipped; the rest of its batch is handled.
 """
 
 from __future__ import annotations
@@ -18,22 +18,16 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from telegram import Bot, Update
+from telegram import Bot
 from telegram.error import TelegramError
 
 from bot.core.privacy import Privacy
-from bot.core.vocabulary import EventKind
-from bot.engine import effects as fx
 from bot.engine.delivery import Delivery
 from bot.store.interface import HotPath
-from bot.telegram.inbound import Inbound, UnreadableUpdate, read_update
+from bot.telegram.intake import ALLOWED_UPDATES, take_in, update_id
 from bot.telegram.outage import Outage, reach
 
 log = logging.getLogger(__name__)
-
-_LARGEST_ID = 2**63  # SQLite's integers are 64-bit: Telegram's update ids stay far below
-
-ALLOWED_UPDATES = [Update.MESSAGE, Update.EDITED_MESSAGE, Update.CALLBACK_QUERY]
 
 
 class DurablePoller:
@@ -55,10 +49,13 @@ class DurablePoller:
         self._offset: int | None = None
         self._outage = outage or Outage()
 
-    async def run(self) -> None:
-        """Poll until cancelled; a lost network is waited out (``bot.telegram.outage``), a
-        token Telegram refuses ends it."""
+    async def run(self, ready: Callable[[], None] = lambda: None) -> None:
+        """Poll until cancelled (``ready`` is called as polling begins); a lost network is
+        waited out (``bot.telegram.outage``), a token Telegram refuses ends it."""
+        # A webhook left set by an earlier ``ozlab run --webhook`` would make getUpdates fail
+        # (409); deleting it keeps what Telegram holds (no drop_pending_updates).
         await reach(self._bot.delete_webhook, self._outage)
+        ready()
         while True:
             # Any error of Telegram's is tried again here: the bot is known to work by now.
             updates = await reach(self._get_updates, self._outage, only_network=False)
@@ -77,31 +74,8 @@ class DurablePoller:
         return raw if isinstance(raw, list) else []
 
     async def _accept(self, updates: list[Any]) -> None:
-        ids = [u.get("update_id") if isinstance(u, dict) else None for u in updates]
-        known = [uid for uid in ids if isinstance(uid, int) and not isinstance(uid, bool)]
-        read: dict[int, Inbound | None] = {}
-        unreadable: list[fx.Record] = []
-        for uid, raw in zip(ids, updates, strict=True):
-            if not isinstance(uid, int) or uid in read:
-                continue  # the same update twice in one batch is handled once
-            try:
-                if not 0 <= uid < _LARGEST_ID:
-                    raise UnreadableUpdate("the update id is beyond what a database keeps")
-                read[uid] = read_update(raw)
-            except Exception as error:  # whatever cannot be read: never fatal
-                read[uid] = None
-                log.warning("update %s could not be read (%s): skipped", uid, type(error).__name__)
-                data = {"update_id": uid, "error": type(error).__name__}
-                unreadable.append(fx.RecordEvent(EventKind.UPDATE_UNREADABLE, None, data))
-        kept = [(uid, item) for uid, item in read.items() if item is not None]
-        new = await self._store.remember_updates(
-            [(uid, self._privacy.seal(item.to_json())) for uid, item in kept]
-        )
-        if unreadable:
-            await self._store.settle(unreadable)
-        for uid, item in kept:
-            if uid in new:
-                self._deliver(item.to_delivery())
+        await take_in(updates, self._store, self._privacy, self._deliver)
+        known = [uid for uid in map(update_id, updates) if uid is not None]
         # Only now may Telegram forget them: the next getUpdates carries this offset.
         if known:
             self._offset = max(known) + 1

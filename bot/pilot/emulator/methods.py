@@ -7,15 +7,18 @@ error description, so bots meet the failures they will meet in production.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from bot.pilot.emulator.chat import BotMessage, CallbackAnswer, ChatLog
 from bot.pilot.emulator.formatting import parse_text
 from bot.pilot.emulator.keyboards import inline_rows, reply_keyboard_rows, validate_reply_markup
+from bot.pilot.emulator.updates import DEFAULT_ALLOWED_UPDATES
 from bot.pilot.emulator.wire import ApiError, bad_request
 
 if TYPE_CHECKING:
@@ -47,6 +50,9 @@ _CHAT_ACTIONS = frozenset(
     }
 )
 _COMMAND = re.compile(r"[a-z0-9_]{1,32}")
+_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
+_UNRESOLVED = "bad webhook: Failed to resolve host: Name or service not known"
+_WRONG_PORT = "bad webhook: Webhook can be set up only on ports 80, 88, 443 or 8443"
 
 
 def _method(name: str) -> Callable[[Handler], Handler]:
@@ -128,6 +134,7 @@ def _get_me(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
 
 @_method("deleteWebhook")
 def _delete_webhook(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+    emu.unset_webhook()
     if params.get("drop_pending_updates"):
         emu.drop_pending()
     return True
@@ -135,12 +142,58 @@ def _delete_webhook(emu: BotApiEmulator, params: dict[str, Any], arrived: float)
 
 @_method("getWebhookInfo")
 def _get_webhook_info(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
-    return {"url": "", "has_custom_certificate": False, "pending_update_count": emu.pending_updates}
+    pusher = emu.webhook
+    info: dict[str, Any] = {
+        "url": pusher.url if pusher is not None else "",
+        "has_custom_certificate": False,
+        "pending_update_count": emu.pending_updates,
+    }
+    if pusher is not None and pusher.last_error is not None:
+        info |= {"last_error_date": int(time.time()), "last_error_message": pusher.last_error}
+    return info
 
 
 @_method("setWebhook")
 def _set_webhook(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
-    raise bad_request("webhooks are not emulated; use getUpdates")
+    url = params.get("url")
+    if not isinstance(url, str):
+        raise bad_request(_UNRESOLVED)
+    secret = params.get("secret_token")
+    if secret is not None and not _SECRET.fullmatch(str(secret)):
+        raise bad_request("secret token contains unallowed characters")
+    if url:
+        _check_webhook_url(url)
+    allowed = params.get("allowed_updates")
+    if isinstance(allowed, list):
+        emu.queue.allowed = frozenset(allowed) if allowed else DEFAULT_ALLOWED_UPDATES
+    if params.get("drop_pending_updates"):
+        emu.drop_pending()
+    if not url:  # an empty URL removes the webhook, as deleteWebhook does
+        emu.unset_webhook()
+    else:
+        emu.set_webhook(url, str(secret) if secret else None)
+    return True
+
+
+def _check_webhook_url(url: str) -> None:
+    """Telegram posts over https to its four ports; the emulator posts only to this machine
+    (the bot under test listens on loopback), over http or https, to any port."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        raise bad_request("bad webhook: Wrong port number specified in the URL") from None
+    host = parts.hostname or ""
+    try:
+        local = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        local = False
+    if parts.scheme not in ("http", "https"):
+        raise bad_request("bad webhook: An HTTPS URL must be provided for webhook")
+    if not local:
+        raise bad_request(_UNRESOLVED)
+    if parts.scheme == "https" and port not in (None, 443, 80, 88, 8443):
+        raise bad_request(_WRONG_PORT)
 
 
 @_method("sendMessage")

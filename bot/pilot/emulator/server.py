@@ -25,11 +25,16 @@ from bot.pilot.emulator.methods import METHODS
 from bot.pilot.emulator.participant import Participant
 from bot.pilot.emulator.updates import UpdateQueue
 from bot.pilot.emulator.waiting import Waiters
+from bot.pilot.emulator.webhook import KEEP_FOR, WebhookPusher
 from bot.pilot.emulator.wire import ApiError, decode_params, error_response, ok_response
 
 __all__ = ["ApiCall", "BotApiEmulator"]
 
 _LOG = logging.getLogger(__name__)
+_WEBHOOK_ACTIVE = (
+    "Conflict: can't use getUpdates method while webhook is active;"
+    " use deleteWebhook to delete the webhook first"
+)
 _CANONICAL = {name.lower(): name for name in [*METHODS, "getUpdates"]}
 
 
@@ -57,12 +62,14 @@ class BotApiEmulator:
         call_log_size: int = 10_000,
         flood: FloodRules | None = None,
         first_update_id: int = 1,
+        webhook_keep_for: float = KEEP_FOR,
     ) -> None:
         """``flood`` answers messages beyond Telegram's flood limits with 429, as Telegram
         does; without it every message is accepted at once. ``first_update_id``: where the
         update ids begin; on a study database that a bot has run on, after the highest it
         has seen (``StudyStore.highest_update_id``), or the bot takes the new updates for
-        ones it has already handled."""
+        ones it has already handled. ``webhook_keep_for``: seconds a webhook's update is
+        tried for before it is given up (Telegram's 23 hours by default)."""
         self.token = token
         self.host = host
         self._wanted_port = port
@@ -91,6 +98,12 @@ class BotApiEmulator:
         self._next_query = 1
         self._runner: web.AppRunner | None = None
         self._port: int | None = None
+        self.webhook: WebhookPusher | None = None
+        """Posting updates to the bot's webhook since ``setWebhook``; None while polled."""
+        self._retired: list[WebhookPusher] = []
+        self.webhooks_set = 0
+        self._webhook_keep_for = webhook_keep_for
+        """How many times the bot set a webhook (a test waits for a restarted bot's)."""
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -113,6 +126,10 @@ class BotApiEmulator:
         """Answer parked long polls with ``[]`` at once, then close the server."""
         self.queue.close()
         self._state_waiters.wake()
+        self.unset_webhook()
+        for pusher in self._retired:
+            await pusher.stop()
+        self._retired.clear()
         runner, self._runner = self._runner, None
         if runner is not None:
             await runner.cleanup()
@@ -318,6 +335,29 @@ class BotApiEmulator:
         """update_id -> ``time.monotonic()`` when the update was created."""
         return self.queue.created_times
 
+    # -- webhook ---------------------------------------------------------------------------
+
+    def set_webhook(self, url: str, secret_token: str | None) -> None:
+        """Post pending updates to ``url`` from now on (``setWebhook``)."""
+        self.webhooks_set += 1
+        pusher = self.webhook
+        if pusher is not None and pusher.url == url:
+            pusher.secret_token = secret_token
+            pusher.poke()  # a restarted bot: try again at once
+            return
+        self.unset_webhook()
+        self.webhook = WebhookPusher(
+            self.queue, url, secret_token, self._state_waiters.wake, self._webhook_keep_for
+        )
+        self.webhook.start()
+
+    def unset_webhook(self) -> None:
+        """Stop posting (``deleteWebhook``); ``getUpdates`` works again."""
+        pusher, self.webhook = self.webhook, None
+        if pusher is not None:
+            pusher.cancel()
+            self._retired.append(pusher)
+
     # -- HTTP --------------------------------------------------------------------------------
 
     async def _not_found(self, request: web.Request) -> web.Response:
@@ -335,6 +375,8 @@ class BotApiEmulator:
         try:
             params = await decode_params(request)
             if method == "getUpdates":
+                if self.webhook is not None:
+                    raise ApiError(409, _WEBHOOK_ACTIVE)
                 result = await self.queue.get_updates(params)
             else:
                 if self.flood is not None and method in FLOODED_METHODS:

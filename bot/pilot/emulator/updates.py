@@ -114,6 +114,38 @@ class UpdateQueue:
         self._redelivered.clear()
         self.confirmed_offset = max(self.confirmed_offset, self._next_id)
 
+    def pending_ids(self) -> list[int]:
+        """The pending updates' ids, oldest first (for a webhook to post)."""
+        return list(self._pending)
+
+    def hand_out(self, update_id: int) -> dict[str, Any] | None:
+        """The update, as a webhook posts it now; None (and forgotten) when the bot did not
+        allow its kind."""
+        update = self._updates[update_id]
+        if self.allowed.isdisjoint(update):
+            self.forget(update_id)
+            return None
+        self.delivery_times.setdefault(update_id, time.monotonic())
+        self._redelivered.discard(update_id)
+        return update
+
+    def forget(self, update_id: int) -> None:
+        """A webhook's update is confirmed (the bot answered 2xx) or given up."""
+        index = bisect.bisect_left(self._pending, update_id)
+        if index < len(self._pending) and self._pending[index] == update_id:
+            del self._pending[index]
+        self._redelivered.discard(update_id)
+        self.confirmed_offset = max(self.confirmed_offset, update_id + 1)
+
+    async def wait_for_change(self, seconds: float) -> None:
+        """Return when an update is added or redelivered, at :meth:`changed`, or after
+        ``seconds``."""
+        await self._polls.park(seconds)
+
+    def changed(self) -> None:
+        """Wake whoever waits in :meth:`wait_for_change` (a webhook's post has ended)."""
+        self._polls.wake()
+
     def close(self) -> None:
         """Answer parked polls with ``[]`` now and any later poll at once."""
         self.closing = True
