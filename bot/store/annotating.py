@@ -32,6 +32,7 @@ from bot.core.vocabulary import (
     AnnotatorClaim,
     Origin,
 )
+from bot.store.connection import Queries
 
 _ANNOTATOR_COLUMNS = (
     "id, job, origin, code, chat_key, joined_at, last_active_at, paused, dropped_at"
@@ -99,7 +100,7 @@ def require_job(conn: sqlite3.Connection, job: str) -> None:
         raise StoreError(f"no annotation job {job!r} in this database")
 
 
-def annotation_jobs(conn: sqlite3.Connection) -> list[AnnotationJobRecord]:
+def annotation_jobs(conn: Queries) -> list[AnnotationJobRecord]:
     return [
         AnnotationJobRecord(str(job), str(study), str(definition), bool(once), drop, int(version))
         for job, study, definition, once, drop, version in conn.execute(

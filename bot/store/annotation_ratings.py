@@ -17,10 +17,11 @@ from bot.store.annotating import (
     stored_value,
     target_id_of,
 )
+from bot.store.connection import Queries
 from bot.store.model import AnnotationRating, ImportedRating, RatingsImported
 
 
-def has_annotations(conn: sqlite3.Connection) -> bool:
+def has_annotations(conn: Queries) -> bool:
     found = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'annotations'"
     ).fetchone()
@@ -34,7 +35,7 @@ def _iso(at: float) -> str:
 # --- analytics and imports --------------------------------------------------------------------
 
 
-def ratings(conn: sqlite3.Connection) -> list[AnnotationRating]:
+def ratings(conn: Queries) -> list[AnnotationRating]:
     """Every rating, but those of a target given to someone else before it was finished
     (the annotator dropped out: their partial ratings would add a rater); none from a file
     of an ozlab before annotations (read-only analytics opens older files as they are)."""

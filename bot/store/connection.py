@@ -9,7 +9,9 @@ fails with "database is locked" beside a busy bot.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, Protocol
 
 from bot.core.errors import SchemaError, StoreError
 from bot.core.researcher_files import private_database
@@ -17,6 +19,21 @@ from bot.store.schema import MIGRATIONS
 
 SCHEMA_VERSION = len(MIGRATIONS)
 BUSY_TIMEOUT_MS = 10_000
+
+
+class Rows(Protocol):
+    """What a query gives back: rows one at a time, or the next one."""
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+    def fetchone(self) -> Any: ...
+
+
+class Queries(Protocol):
+    """A connection that runs a query without parameters: an ``sqlite3`` connection, or the
+    snapshot's Arrow connection, so that the reads a snapshot shares are written once."""
+
+    def execute(self, sql: str, /) -> Rows: ...
 
 
 def pragmas(synchronous: str = "NORMAL", *, read_only: bool = False) -> tuple[str, ...]:
@@ -58,7 +75,7 @@ def connect(
     return conn
 
 
-def schema_version(conn: sqlite3.Connection) -> int:
+def schema_version(conn: Queries) -> int:
     row = conn.execute("PRAGMA user_version").fetchone()
     return int(row[0]) if row else 0
 

@@ -18,6 +18,7 @@ import hashlib
 import sqlite3
 from collections.abc import Callable, Sequence
 
+from bot.store.connection import Queries
 from bot.store.model import Erased, ErasureRecord
 from scenarios.stored import read_definition
 
@@ -221,7 +222,7 @@ def expired_participants(conn: sqlite3.Connection, study_id: str, before: float)
     ]
 
 
-def withdrawals(conn: sqlite3.Connection) -> tuple[tuple[str, str, int], ...]:
+def withdrawals(conn: Queries) -> tuple[tuple[str, str, int], ...]:
     """(study, system or '', count) for every withdrawal counted."""
     return tuple(
         (str(s), str(y), int(c))

@@ -503,7 +503,7 @@ class SqliteStore:
     # --- analytics, importers, the demo -------------------------------------------------
 
     async def read_snapshot(self, sink: SnapshotSink) -> SnapshotInfo:
-        """Every table analytics reads, from one consistent snapshot, a chunk at a time."""
+        """Every table analytics reads, from one consistent snapshot, as Arrow tables."""
         return await _on(self._reader, lambda conn: read_snapshot(conn, self.path, sink))
 
     async def import_context(self, study_id: str) -> ImportContext:
