@@ -146,7 +146,12 @@ class _Frames:
 
 
 def _series(column: pa.ChunkedArray, categorical: bool, rows: int) -> pd.Series:
-    if rows == 0 or column.null_count == rows or pa.types.is_union(column.type):
+    if rows == 0 or column.null_count == rows:  # no value: objects, as pandas makes of None
+        if categorical:
+            nothing = pd.Index([], dtype=object)
+            return pd.Series(pd.Categorical.from_codes(np.full(rows, -1), nothing))
+        return pd.Series(np.full(rows, None, dtype=object), dtype=object)
+    if pa.types.is_union(column.type):  # several types: each value as it was stored
         values = pd.Series(column.to_pylist(), dtype=object)
         return values.astype("category") if categorical else values
     if not categorical:
