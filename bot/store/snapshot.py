@@ -164,20 +164,19 @@ def _arrow_table(conn: ArrowConnection, table: str, sql: str) -> pyarrow.Table:
         if pa.types.is_string(result.schema.field(index).type) and not any(
             word in stored for word in _WORDS
         ):
-            result = result.set_column(index, name, _by_type(conn, table, name, sql))
+            result = result.set_column(index, name, _by_type(conn, table, name))
     return result
 
 
-def _by_type(conn: ArrowConnection, table: str, name: str, sql: str) -> pyarrow.Array:
+def _by_type(conn: ArrowConnection, table: str, name: str) -> pyarrow.Array:
     """One column read as four, one per type SQLite stored, joined into a union (a part
     without a value comes as the driver's default type: it is made the one it stands for)."""
     import pyarrow as pa
 
     column = "id" if name == _ID[table] else name
     split = ", ".join(f"CASE typeof({column}) WHEN '{kind}' THEN {column} END" for kind in _STORED)
-    order = sql.rsplit(" ORDER BY ", 1)[1]
     with conn.cursor(adbc_stmt_kwargs={"adbc.sqlite.query.batch_rows": str(WHOLE_TABLE)}) as cur:
-        cur.execute(f"SELECT {split} FROM {table} ORDER BY {order}")
+        cur.execute(f"SELECT {split} FROM {table} ORDER BY {_ORDER[table]}")
         parts = cur.fetch_arrow_table()
     children = [
         pa.nulls(len(part), kind) if part.null_count == len(part) else part.cast(kind)
