@@ -30,6 +30,7 @@ from bot.core.vocabulary import (
 from bot.engine import effects as fx
 from bot.store import snapshot
 from bot.store.blocking import run_blocking
+from bot.store.connection import SCHEMA_VERSION
 from bot.store.definition import definition_json
 from bot.store.model import SNAPSHOT_COLUMNS, StepCommit
 from bot.store.schema import MIGRATIONS
@@ -295,6 +296,31 @@ def test_the_bot_never_loads_the_analysis_stack() -> None:
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parent.parent)
+
+
+def test_a_backend_reading_rows_gives_the_frames_of_the_columnar_read(tmp_path: Path) -> None:
+    """``read_tables`` without a columnar reader makes the Arrow tables from any connection's
+    rows (an older file upgraded in memory; a backend without a driver of its own): the
+    frames are the same as from the SQLite driver's columns."""
+    db = tmp_path / "synthetic.sqlite"
+    write_synthetic_study(db, sessions=20, responses_per_session=20, seed=4, systems=2)
+    columnar = loading._Frames()
+    run_blocking(lambda: _snapshot_into(db, columnar))
+    from_rows = loading._Frames()
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("BEGIN")
+    snapshot.read_tables(conn, from_rows, SCHEMA_VERSION, True)
+    conn.close()
+    for table in SNAPSHOT_COLUMNS:
+        pd.testing.assert_frame_equal(from_rows.frame(table), columnar.frame(table))
+
+
+async def _snapshot_into(db: Path, sink: loading._Frames) -> None:
+    store = await open_store(db)
+    try:
+        await store.read_snapshot(sink)
+    finally:
+        await store.close()
 
 
 def test_each_frame_is_what_pandas_makes_of_the_rows(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ imported only when a snapshot is read: the bot never reads one.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -68,7 +69,8 @@ def read_snapshot(conn: sqlite3.Connection, path: str, sink: SnapshotSink) -> Sn
             raise too_new(version, path)
         if version == SCHEMA_VERSION:
             tables = _has_tables(queries)
-            return _read(queries, lambda t, sql: _arrow_table(arrow, t, sql), sink, version, tables)
+            columnar = functools.partial(_arrow_table, arrow)
+            return read_tables(queries, sink, version, tables, columnar)
     except driver.Error as error:
         raise StoreError(f"cannot read the study database {path}: {error}") from error
     finally:
@@ -109,7 +111,7 @@ def _upgraded(
     try:
         migrate(upgraded, path)
         upgraded.execute("BEGIN")
-        return _read(upgraded, lambda t, sql: _rows_table(upgraded, t, sql), sink, version, tables)
+        return read_tables(upgraded, sink, version, tables)
     finally:
         upgraded.close()
 
@@ -121,17 +123,20 @@ def _has_tables(conn: Queries) -> bool:
     return bool(found[0])
 
 
-def _read(
+def read_tables(
     conn: Queries,
-    table_of: Callable[[str, str], pyarrow.Table],
     sink: SnapshotSink,
     version: int,
     has_tables: bool,
+    table_of: Callable[[str, str], pyarrow.Table] | None = None,
 ) -> SnapshotInfo:
-    """Every table and what comes with them, inside the transaction ``conn`` is in."""
+    """Every table and what comes with them, inside the transaction ``conn`` is in: each
+    table read by ``table_of`` (table, query), by default from ``conn``'s rows, which any
+    backend's connection gives."""
     for table, columns in SNAPSHOT_COLUMNS.items():
         selected = ", ".join(f"id AS {c}" if c == _ID[table] else c for c in columns)
-        sink(table, table_of(table, f"SELECT {selected} FROM {table} ORDER BY {_ORDER[table]}"))
+        query = f"SELECT {selected} FROM {table} ORDER BY {_ORDER[table]}"
+        sink(table, (table_of or functools.partial(_rows_table, conn))(table, query))
     definitions = tuple(
         (str(study), str(definition))
         for study, definition in conn.execute(
@@ -199,13 +204,13 @@ def _union(present: Sequence[pyarrow.Array], children: Sequence[pyarrow.Array]) 
     return pa.UnionArray.from_sparse(pa.array(kinds, type=pa.int8()), list(children))
 
 
-def _rows_table(conn: sqlite3.Connection, table: str, sql: str) -> pyarrow.Table:
-    """``sql``'s rows (of an upgraded copy in memory) as an Arrow table, typed as the driver
-    types them: each column from its values, a column of several types as a union."""
+def _rows_table(conn: Queries, table: str, sql: str) -> pyarrow.Table:
+    """``sql``'s rows (of an upgraded copy in memory, say) as an Arrow table, typed as the
+    driver types them: each column from its values, a column of several types as a union."""
     import pyarrow as pa
 
     names = list(SNAPSHOT_COLUMNS[table])
-    rows = conn.execute(sql).fetchall()
+    rows = list(conn.execute(sql))
     values: list[Sequence[object]] = list(zip(*rows, strict=True)) if rows else [()] * len(names)
     return pa.table([_column(list(v)) for v in values], names=names)
 
