@@ -21,6 +21,7 @@ from bot.core.annotation import TranscriptExchange
 from bot.store import Access, StudyStore, open_store
 from bot.store.blocking import run_blocking
 from bot.store.model import SNAPSHOT_COLUMNS, StoredParticipant, Transcript
+from tests.store_contract.records import rows_of
 
 T = TypeVar("T")
 Row = dict[str, Any]
@@ -40,9 +41,9 @@ async def read_tables(db: Path | str) -> dict[str, list[Row]]:
     """Every snapshot table as a list of rows (dicts by column), in the store's order."""
     found: dict[str, list[Row]] = {table: [] for table in SNAPSHOT_COLUMNS}
 
-    def sink(table: str, rows: Any) -> None:
+    def sink(table: str, arrow: Any) -> None:
         columns = SNAPSHOT_COLUMNS[table]
-        found[table] += [dict(zip(columns, row, strict=True)) for row in rows]
+        found[table] += [dict(zip(columns, row, strict=True)) for row in rows_of(arrow)]
 
     async with await open_store(db, access=Access.READ) as store:
         await store.read_snapshot(sink)

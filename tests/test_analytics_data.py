@@ -13,10 +13,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analytics.data import loading
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS, load_study_data
 from analytics.data.synthetic import synthetic_bundle, write_synthetic_study
 from analytics.report.numbers import build_report
-from analytics.report.render_json import render_json
 from bot.core.errors import StoreError
 from bot.core.vocabulary import (
     AnswerStatus,
@@ -29,8 +29,10 @@ from bot.core.vocabulary import (
 )
 from bot.engine import effects as fx
 from bot.store import snapshot
+from bot.store.blocking import run_blocking
+from bot.store.connection import SCHEMA_VERSION
 from bot.store.definition import definition_json
-from bot.store.model import StepCommit
+from bot.store.model import SNAPSHOT_COLUMNS, StepCommit
 from bot.store.schema import MIGRATIONS
 from bot.store.sqlite import open_store
 from scenarios.models import StudyBundle
@@ -284,28 +286,68 @@ async def test_synthetic_study_writes_what_it_says_on_the_bot_schema(tmp_path: P
 
 
 def test_the_bot_never_loads_the_analysis_stack() -> None:
-    """pandas and pingouin cost the bot start-up time and memory: only analytics uses them."""
+    """pandas, pingouin and Arrow cost the bot start-up time and memory: only analytics
+    uses them (the store reads a snapshot through Arrow only when analytics asks)."""
     code = (
         "import sys, bot.runtime.app, bot.cli, bot.runtime.participants, bot.store.sqlite\n"
         "import bot.pilot.summary, bot.pilot.demo\n"
-        "heavy = {'pandas', 'pingouin', 'scipy', 'analytics'} & set(sys.modules)\n"
+        "heavy = {'pandas', 'pingouin', 'scipy', 'analytics', 'pyarrow', 'adbc_driver_sqlite'}\n"
+        "heavy &= set(sys.modules)\n"
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parent.parent)
 
 
-def test_frames_and_report_do_not_depend_on_how_the_rows_were_chunked(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Rows arrive in chunks; a category first seen in a later chunk must not sort after the
-    # earlier ones (answer sets in a different order change alpha in its last digits).
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")  # the same generated_at
+def test_a_backend_reading_rows_gives_the_frames_of_the_columnar_read(tmp_path: Path) -> None:
+    """``read_tables`` without a columnar reader makes the Arrow tables from any connection's
+    rows (an older file upgraded in memory; a backend without a driver of its own): the
+    frames are the same as from the SQLite driver's columns."""
+    db = tmp_path / "synthetic.sqlite"
+    write_synthetic_study(db, sessions=20, responses_per_session=20, seed=4, systems=2)
+    columnar = loading._Frames()
+    run_blocking(lambda: _snapshot_into(db, columnar))
+    from_rows = loading._Frames()
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("BEGIN")
+    snapshot.read_tables(conn, from_rows, SCHEMA_VERSION, True)
+    conn.close()
+    for table in SNAPSHOT_COLUMNS:
+        pd.testing.assert_frame_equal(from_rows.frame(table), columnar.frame(table))
+
+
+async def _snapshot_into(db: Path, sink: loading._Frames) -> None:
+    store = await open_store(db)
+    try:
+        await store.read_snapshot(sink)
+    finally:
+        await store.close()
+
+
+def test_each_frame_is_what_pandas_makes_of_the_rows(tmp_path: Path) -> None:
+    """The snapshot comes as Arrow columns; each frame is typed as pandas types the table's
+    rows (``from_records``: integers with a gap are floats, a column without a value is
+    objects, a column with a word among numbers too), the ids of the large tables categoricals
+    with sorted categories: what the report's numbers were made with."""
     db = tmp_path / "synthetic.sqlite"
     write_synthetic_study(db, sessions=40, responses_per_session=30, seed=3, systems=2)
-    whole = load_study_data(db)
-    monkeypatch.setattr(snapshot, "CHUNK", 97)
-    chunked = load_study_data(db)
-    for name in ("sessions", "exchanges", "responses", "events", "participants"):
-        pd.testing.assert_frame_equal(getattr(chunked, name), getattr(whole, name))
-    assert chunked.responses["scope"].cat.categories.is_monotonic_increasing
-    assert render_json(build_report(chunked)) == render_json(build_report(whole))
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("UPDATE responses SET value = 'high' WHERE id = 5")  # a file edited by hand
+    expected: dict[str, pd.DataFrame] = {}
+    for table, columns in SNAPSHOT_COLUMNS.items():
+        selected = ", ".join("id" if c == snapshot._ID[table] else c for c in columns)
+        query = f"SELECT {selected} FROM {table} ORDER BY {snapshot._ORDER[table]}"
+        frame = pd.DataFrame.from_records(conn.execute(query).fetchall(), columns=list(columns))
+        if table in ("exchanges", "responses", "events"):
+            for name in set(loading._CATEGORIES) & set(columns):
+                frame[name] = frame[name].astype("category")
+        expected[table] = frame
+    conn.close()
+    found = run_blocking(lambda: loading._read_all(db, None))
+    assert found["responses"]["value"].dtype == object
+    for table, frame in expected.items():
+        pd.testing.assert_frame_equal(found[table], frame, check_exact=True)
+        for name in frame.columns:
+            if isinstance(frame[name].dtype, pd.CategoricalDtype):
+                want, got = frame[name].cat.categories, found[table][name].cat.categories
+                assert got.dtype == want.dtype and list(got) == list(want)
+                assert got.is_monotonic_increasing

@@ -24,6 +24,7 @@ from bot.store.connection import BUSY_TIMEOUT_MS, SCHEMA_VERSION, statements
 from bot.store.model import StepCommit
 from bot.store.schema import MIGRATIONS
 from bot.store.sqlite import SqliteStore, is_study_database, open_existing, open_store
+from tests.store_contract.records import rows_into
 from tests.store_contract.records import step as contract_step
 
 FIXTURE = Path(__file__).parent / "fixtures" / "schema5-main.sqlite"
@@ -48,7 +49,7 @@ async def snapshot(path: Path) -> dict[str, list[tuple[object, ...]]]:
     chunks: dict[str, list[tuple[object, ...]]] = {}
     store = await open_existing(path, read_only=True)
     try:
-        await store.read_snapshot(lambda table, found: chunks.setdefault(table, []).extend(found))
+        await store.read_snapshot(rows_into(chunks))
     finally:
         await store.close()
     return chunks
@@ -361,6 +362,35 @@ async def test_analytics_reads_an_old_file_without_changing_it(tmp_path: Path) -
     data = await snapshot(path)
     assert path.read_bytes() == before
     assert {r[15] for r in data["responses"]} == {"exchange", "rating", "screening", "post_study"}
+
+
+@pytest.mark.parametrize("version", [4, SCHEMA_VERSION])
+async def test_a_column_of_several_types_reads_each_value_as_stored(
+    tmp_path: Path, version: int
+) -> None:
+    """A file edited by hand can hold words in a column of numbers: the snapshot keeps every
+    value as SQLite stored it (the columnar reader would have written the numbers as words),
+    from the current schema and from an older one upgraded in memory."""
+    path = tmp_path / "study.sqlite"
+    old_database(path, version)
+    if version == SCHEMA_VERSION:
+        await (await open_store(path)).close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("UPDATE responses SET value = 'high' WHERE scope = 'study'")
+    conn.execute("UPDATE responses SET value = 2.5 WHERE scope = 'p-1'")
+    conn.execute("UPDATE exchanges SET latency_ms = 'slow'")
+    conn.execute("UPDATE sessions SET seed = 7")  # a text column: the number is stored as text
+    conn.close()
+    data = await snapshot(path)
+    values = {r[3]: r[6] for r in data["responses"]}
+    assert (values["study"], values["p-1"], values["import:sys|form"]) == ("high", 2.5, 3)
+    assert [type(v) for v in (values["study"], values["p-1"], values["import:sys|form"])] == [
+        str,
+        float,
+        int,
+    ]
+    assert [r[7] for r in data["exchanges"]] == ["slow"]
+    assert [r[7] for r in data["sessions"]] == ["7"]
 
 
 async def test_a_backup_never_overwrites_the_live_database(

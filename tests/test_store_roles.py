@@ -9,6 +9,7 @@ import typing
 from pathlib import Path
 from typing import Protocol
 
+import pyarrow
 import pytest
 
 from bot.core import phenomena
@@ -87,8 +88,9 @@ def _shape(method: object) -> list[tuple[str, object, object]]:
 
 
 def _hints(method: object) -> dict[str, object]:
-    """The annotations, resolved: ``fx.Record`` and ``Record`` are the same type."""
-    names: dict[str, object] = {"fx": effects}
+    """The annotations, resolved: ``fx.Record`` and ``Record`` are the same type (and
+    ``pyarrow``, which the store names only for type checkers, is the module)."""
+    names: dict[str, object] = {"fx": effects, "pyarrow": pyarrow}
     modules = (
         effects,
         annotating_model,

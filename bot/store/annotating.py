@@ -31,7 +31,7 @@ from bot.core.vocabulary import (
     AnnotatorClaim,
     Origin,
 )
-from bot.store.sql import Sql
+from bot.store.sql import Queries, Sql
 
 _ANNOTATOR_COLUMNS = (
     "id, job, origin, code, chat_key, joined_at, last_active_at, paused, dropped_at"
@@ -99,7 +99,7 @@ def require_job(conn: Sql, job: str) -> None:
         raise StoreError(f"no annotation job {job!r} in this database")
 
 
-def annotation_jobs(conn: Sql) -> list[AnnotationJobRecord]:
+def annotation_jobs(conn: Queries) -> list[AnnotationJobRecord]:
     return [
         AnnotationJobRecord(str(job), str(study), str(definition), bool(once), drop, int(version))
         for job, study, definition, once, drop, version in conn.execute(

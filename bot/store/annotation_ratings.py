@@ -17,10 +17,10 @@ from bot.store.annotating import (
     target_id_of,
 )
 from bot.store.model import AnnotationRating, ImportedRating, RatingsImported
-from bot.store.sql import Sql, has_table
+from bot.store.sql import Queries, Sql, has_table
 
 
-def has_annotations(conn: Sql) -> bool:
+def has_annotations(conn: Queries) -> bool:
     return has_table(conn, "annotations")
 
 
@@ -31,7 +31,7 @@ def _iso(at: float) -> str:
 # --- analytics and imports --------------------------------------------------------------------
 
 
-def ratings(conn: Sql) -> list[AnnotationRating]:
+def ratings(conn: Queries) -> list[AnnotationRating]:
     """Every rating, but those of a target given to someone else before it was finished
     (the annotator dropped out: their partial ratings would add a rater); none from a file
     of an ozlab before annotations (read-only analytics opens older files as they are)."""

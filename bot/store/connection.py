@@ -14,6 +14,7 @@ from pathlib import Path
 from bot.core.errors import SchemaError, StoreError
 from bot.core.researcher_files import private_database
 from bot.store.schema import MIGRATIONS
+from bot.store.sql import Queries
 
 SCHEMA_VERSION = len(MIGRATIONS)
 BUSY_TIMEOUT_MS = 10_000
@@ -58,7 +59,7 @@ def connect(
     return conn
 
 
-def schema_version(conn: sqlite3.Connection) -> int:
+def schema_version(conn: Queries) -> int:
     row = conn.execute("PRAGMA user_version").fetchone()
     return int(row[0]) if row else 0
 

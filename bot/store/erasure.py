@@ -18,7 +18,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 
 from bot.store.model import Erased, ErasureRecord
-from bot.store.sql import Sql, has_table
+from bot.store.sql import Queries, Sql, has_table
 from scenarios.stored import read_definition
 
 
@@ -216,7 +216,7 @@ def expired_participants(conn: Sql, study_id: str, before: float) -> list[str]:
     ]
 
 
-def withdrawals(conn: Sql) -> tuple[tuple[str, str, int], ...]:
+def withdrawals(conn: Queries) -> tuple[tuple[str, str, int], ...]:
     """(study, system or '', count) for every withdrawal counted."""
     return tuple(
         (str(s), str(y), int(c))

@@ -201,7 +201,9 @@ class AnalyticsSnapshot(Protocol):
     row, always one consistent snapshot."""
 
     async def read_snapshot(self, sink: SnapshotSink) -> SnapshotInfo:
-        """Every table analytics reads, from one consistent snapshot, a chunk at a time."""
+        """Every table analytics reads, from one consistent read transaction, each given to
+        ``sink`` whole as an Arrow table (the types ``SnapshotSink`` says); a backend imports
+        pyarrow only here, so that the bot never does."""
         ...
 
     async def annotation_ratings(self) -> list[AnnotationRating]:

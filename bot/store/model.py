@@ -31,6 +31,8 @@ from bot.core.vocabulary import (
 )
 
 if TYPE_CHECKING:
+    import pyarrow
+
     from bot.engine.effects import Record
 
 
@@ -259,8 +261,12 @@ SNAPSHOT_COLUMNS: Mapping[str, tuple[str, ...]] = {
 """The tables of a snapshot and their columns, in order: every row a sink gets has these."""
 # fmt: on
 
-SnapshotSink = Callable[[str, Sequence[tuple[object, ...]]], None]
-"""Takes one chunk of rows of a table (columns as in ``SNAPSHOT_COLUMNS``)."""
+SnapshotSink = Callable[[str, "pyarrow.Table"], None]
+"""Takes one whole table of a snapshot as Arrow columns (names and order as in
+``SNAPSHOT_COLUMNS``): numbers as int64 or double, words as strings, a column without a value
+of any type as it comes (all null), and a column whose values have several types (only a file
+written by hand has one) as a dense union of int64, double and string, so that no value is
+turned into another."""
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
-__all__ = ["Rows", "Sql", "has_table"]
+__all__ = ["Fetched", "Queries", "Rows", "Sql", "has_table"]
 
 
 class Rows(Protocol):
@@ -43,7 +43,22 @@ class Sql(Protocol):
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Rows: ...
 
 
-def has_table(conn: Sql, name: str) -> bool:
+class Fetched(Protocol):
+    """What a query without parameters gives back: rows one at a time, or the next one."""
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+    def fetchone(self) -> Any: ...
+
+
+class Queries(Protocol):
+    """A connection that runs a query without parameters: any backend's, or the snapshot's
+    Arrow connection, so that the reads a snapshot shares are written once."""
+
+    def execute(self, sql: str, /) -> Fetched: ...
+
+
+def has_table(conn: Queries, name: str) -> bool:
     """Whether the study has table ``name``: only a SQLite file of an older schema lacks
     one (analytics reads those as they are); a PostgreSQL study is always migrated first."""
     if not isinstance(conn, sqlite3.Connection):

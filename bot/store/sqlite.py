@@ -189,7 +189,7 @@ class SqliteStore(RelationalStore):
         return await _on(self._reader, query)
 
     async def read_snapshot(self, sink: SnapshotSink) -> SnapshotInfo:
-        """Every table analytics reads, from one consistent snapshot, a chunk at a time."""
+        """Every table analytics reads, from one consistent snapshot, as Arrow tables."""
         return await _on(self._reader, lambda conn: read_snapshot(conn, self.path, sink))
 
     async def _after_erasure(self) -> None:

@@ -4,6 +4,8 @@ from outside, annotation jobs with their targets."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 from bot.core.annotation import AnnotationJobRecord, AnnotationTarget, AssignmentPlan
 from bot.core.participants import ParticipantStatus
@@ -53,9 +55,24 @@ def answer(line: int, person: str, item: str, **fields: object) -> ImportedAnswe
     )  # fmt: skip
 
 
+def rows_of(columns: Any) -> list[tuple[object, ...]]:
+    """An Arrow table of a snapshot as rows of Python values."""
+    return list(zip(*(column.to_pylist() for column in columns.columns), strict=True))
+
+
+def rows_into(found: dict[str, list[tuple[object, ...]]]) -> Callable[[str, Any], None]:
+    """A snapshot sink keeping each table's rows in ``found`` (a table without rows: no key)."""
+
+    def sink(table: str, columns: Any) -> None:
+        if rows := rows_of(columns):
+            found.setdefault(table, []).extend(rows)
+
+    return sink
+
+
 async def tables(store: StudyStore) -> dict[str, list[tuple[object, ...]]]:
     chunks: dict[str, list[tuple[object, ...]]] = {}
-    await store.read_snapshot(lambda table, rows: chunks.setdefault(table, []).extend(rows))
+    await store.read_snapshot(rows_into(chunks))
     return chunks
 
 

@@ -8,7 +8,7 @@ from bot.core.annotation import AssignmentPlan
 from bot.core.errors import StoreError
 from bot.core.vocabulary import RatingOutcome, SessionState
 from bot.store.interface import StudyStore
-from tests.store_contract.records import EXCHANGE, FIRST, give, ready, targets_of
+from tests.store_contract.records import EXCHANGE, FIRST, give, ready, rows_into, targets_of
 
 
 async def test_a_job_keeps_its_targets_once_and_in_order(store: StudyStore) -> None:
@@ -41,7 +41,7 @@ async def test_annotators_are_never_participants(store: StudyStore) -> None:
     await ready(store)
     assert [p.participant_id for p in await store.live_participants()] == ["p"]
     rows: dict[str, list[tuple[object, ...]]] = {}
-    await store.read_snapshot(lambda table, chunk: rows.setdefault(table, []).extend(chunk))
+    await store.read_snapshot(rows_into(rows))
     assert [row[0] for row in rows.get("participants", [])] == ["p"]
 
 

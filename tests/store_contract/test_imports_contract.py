@@ -7,7 +7,7 @@ from bot.core.vocabulary import Origin
 from bot.store.interface import StudyStore
 from bot.store.model import ImportedRating
 from tests.store_contract.conftest import Clock, OpenStore
-from tests.store_contract.records import EXCHANGE, answer, job
+from tests.store_contract.records import EXCHANGE, answer, job, rows_into
 
 
 async def test_imported_answers_are_all_or_nothing_and_never_resumed(store: StudyStore) -> None:
@@ -26,7 +26,7 @@ async def test_imported_answers_are_all_or_nothing_and_never_resumed(store: Stud
     assert await store.live_participants() == []
 
     chunks: dict[str, list[tuple[object, ...]]] = {}
-    info = await store.read_snapshot(lambda table, rows: chunks.setdefault(table, []).extend(rows))
+    info = await store.read_snapshot(rows_into(chunks))
     assert info.has_tables
     imported = [(r[1], r[5], r[15], r[16], r[17]) for r in chunks["responses"]]
     assert imported == [

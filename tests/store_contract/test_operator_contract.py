@@ -31,6 +31,8 @@ from tests.store_contract.records import (
     conversation,
     give,
     ready,
+    rows_into,
+    rows_of,
     session,
     step,
     tables,
@@ -59,7 +61,7 @@ def everything(participant: str) -> StepCommit:
 
 async def snapshot(store: StudyStore) -> tuple[dict[str, list[Any]], Any]:
     tables: dict[str, list[Any]] = {}
-    info = await store.read_snapshot(lambda table, rows: tables.setdefault(table, []).extend(rows))
+    info = await store.read_snapshot(rows_into(tables))
     return tables, info
 
 
@@ -213,10 +215,10 @@ async def test_a_backup_nowhere_is_one_clear_error(store: StudyStore, tmp_path: 
 async def _simulated(store: StudyStore) -> dict[str, object]:
     found: dict[str, object] = {}
 
-    def sink(table: str, rows: object) -> None:
+    def sink(table: str, columns: Any) -> None:
         if table == "participants":
-            for row in rows:  # type: ignore[attr-defined]
-                found[row[0]] = row[-1]
+            for row in rows_of(columns):
+                found[str(row[0])] = row[-1]
 
     await store.read_snapshot(sink)
     return found

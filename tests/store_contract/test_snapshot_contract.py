@@ -10,7 +10,7 @@ from bot.core.vocabulary import AnswerStatus, EndReason, Moment, RatingOutcome
 from bot.engine import effects as fx
 from bot.store.interface import StudyStore
 from bot.store.model import AnnotationRating
-from tests.store_contract.records import EXCHANGE, give, ready, session, step
+from tests.store_contract.records import EXCHANGE, give, ready, rows_into, session, step
 
 
 async def test_a_snapshot_holds_every_table_with_the_moment_of_each_answer(
@@ -36,7 +36,7 @@ async def test_a_snapshot_holds_every_table_with_the_moment_of_each_answer(
         )
     )
     chunks: dict[str, list[tuple[object, ...]]] = {}
-    await store.read_snapshot(lambda table, rows: chunks.setdefault(table, []).extend(rows))
+    await store.read_snapshot(rows_into(chunks))
     assert {table: len(rows) for table, rows in chunks.items()} == {
         "participants": 1,
         "sessions": 1,
