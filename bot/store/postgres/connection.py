@@ -160,6 +160,23 @@ class PostgresSql:
         return cursor
 
 
+@functools.lru_cache(maxsize=1024)
+def numbered(sql: str) -> str:
+    """``sql`` with SQLite's ``?`` as ``$1``, ``$2``... for ``PREPARE``; quoted text is left
+    alone."""
+    parts = re.split(r"('(?:[^']|'')*')", sql)
+    count = 0
+
+    def number(_: re.Match[str]) -> str:
+        nonlocal count
+        count += 1
+        return f"${count}"
+
+    for index in range(0, len(parts), 2):
+        parts[index] = _INSTR.sub("strpos(", re.sub(r"\?", number, parts[index]))
+    return "".join(parts)
+
+
 def _no_nul(values: Iterable[Any]) -> Iterator[Any]:
     for value in values:
         yield value.replace("\x00", "\ufffd") if isinstance(value, str) else value
@@ -182,17 +199,34 @@ class BatchedSql:
     psycopg's per-statement machinery, made the bot on a server half as fast
     (bench/exchanges.py); what is sent and in what order is unchanged."""
 
-    __slots__ = ("_cursor", "_kept", "_results", "without_nul")
+    __slots__ = ("_cursor", "_kept", "_prepared", "_results", "without_nul")
 
-    def __init__(self, connection: psycopg.Connection[Any], *, without_nul: bool = False) -> None:
+    def __init__(
+        self,
+        connection: psycopg.Connection[Any],
+        prepared: dict[str, str],
+        *,
+        without_nul: bool = False,
+    ) -> None:
+        """``prepared``: the statements the connection has prepared, by their text (the
+        caller empties it, and the server's, when a batch fails: its ``PREPARE`` went too)."""
         self._cursor = psycopg.ClientCursor(connection)
         self._kept: list[str] = []
         self._results: list[_Result] = []
+        self._prepared = prepared
         self.without_nul = without_nul
 
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Rows:
         values = tuple(_no_nul(parameters) if self.without_nul else parameters)
-        self._kept.append(self._cursor.mogrify(translated(sql), values))
+        if not values:
+            self._kept.append(translated(sql).replace("%%", "%"))
+            return _Deferred(self, len(self._results) + len(self._kept) - 1)
+        name = self._prepared.get(sql)
+        if name is None:  # planned once per connection, not once per row
+            name = self._prepared[sql] = f"ozlab_{len(self._prepared) + 1}"
+            self._kept.append(f"PREPARE {name} AS {numbered(sql)}")
+        call = f"EXECUTE {name}({', '.join(['%s'] * len(values))})"
+        self._kept.append(self._cursor.mogrify(call, values))
         return _Deferred(self, len(self._results) + len(self._kept) - 1)
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Rows:

@@ -182,6 +182,8 @@ class PostgresStore(RelationalStore):
         self.study = schema
         self._reader = reader
         self._writer_line = writer
+        self._prepared: dict[str, str] = {}
+        """The writer connection's prepared statements, by their text (``BatchedSql``)."""
 
     async def _close_connections(self) -> None:
         if self._writer_line is not None:
@@ -190,8 +192,9 @@ class PostgresStore(RelationalStore):
 
     async def _commit(self, jobs: list[Job]) -> list[Any]:
         assert self._writer_line is not None
+        prepared = self._prepared
         return await self._writer_line.run(
-            lambda conn: pg.nul_safe(lambda clean: _run(conn, jobs, clean))
+            lambda conn: pg.nul_safe(lambda clean: _run(conn, jobs, prepared, clean))
         )
 
     async def _read(self, query: Callable[[Sql], T]) -> T:
@@ -240,11 +243,13 @@ class PostgresStore(RelationalStore):
         await self._read(lambda sql: copy_into_sqlite(sql, target))
 
 
-def _run(conn: psycopg.Connection[Any], jobs: list[Job], without_nul: bool) -> list[Any]:
+def _run(
+    conn: psycopg.Connection[Any], jobs: list[Job], prepared: dict[str, str], without_nul: bool
+) -> list[Any]:
     """The batch in one transaction, its statements sent together until a job reads an
     answer (``BatchedSql``): ``BEGIN`` goes with the first of them and ``COMMIT`` with the
     last, so that a batch costs two or three round trips to the server."""
-    sql = pg.BatchedSql(conn, without_nul=without_nul)
+    sql = pg.BatchedSql(conn, prepared, without_nul=without_nul)
     try:
         sql.execute("BEGIN")
         sql.execute("UPDATE store_version SET revision = revision + 1")  # one writer at a time
@@ -256,6 +261,9 @@ def _run(conn: psycopg.Connection[Any], jobs: list[Job], without_nul: bool) -> l
     except BaseException:
         if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
             conn.execute("ROLLBACK")
+        if prepared:  # what this batch prepared went with it: start again from none
+            prepared.clear()
+            conn.execute("DEALLOCATE ALL")
         raise
     return results
 
