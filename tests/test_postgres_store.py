@@ -15,6 +15,7 @@ import pytest
 
 from bot.core.errors import SchemaError, StoreError
 from bot.store import Access, open_store
+from bot.store.applying import Tx
 from bot.store.claims import alone_on, claim
 from bot.store.connection import migrate as sqlite_migrate
 from bot.store.postgres.connection import SCHEMA_VERSION, translated
@@ -141,3 +142,33 @@ def test_a_sqlite_run_loads_nothing_of_the_postgresql_path(tmp_path: Path) -> No
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+async def test_a_failed_batch_takes_its_prepared_statements_and_the_next_one_works(
+    postgres: PostgresServer,
+) -> None:
+    """The writer prepares each statement once per connection; a batch that fails takes the
+    ``PREPARE`` it sent with it, and the writer starts again from none."""
+    store = await open_store(postgres.fresh_database() + "?study=failing")
+
+    def failing(tx: Tx) -> None:
+        tx.conn.execute(
+            "INSERT INTO gates (scope, gated, wizard, set_at) VALUES (?,?,?,?)",
+            ("study:x", 1, "w", 1.0),
+        )
+        raise ValueError("a job that fails after its statement went out")
+
+    try:
+        with pytest.raises(ValueError):
+            await store.write(failing)
+        await store.commit_step(step("p", *session("p")))
+        await store.write(
+            lambda tx: tx.conn.execute(
+                "INSERT INTO gates (scope, gated, wizard, set_at) VALUES (?,?,?,?)",
+                ("study:y", 1, "w", 2.0),
+            )
+        )
+        assert [p.participant_id for p in await store.load_participants("s")] == ["p"]
+        assert [str(scope) for scope in await store.gates()] == ["study:y"]
+    finally:
+        await store.close()
