@@ -77,9 +77,9 @@ async def emulator() -> AsyncIterator[BotApiEmulator]:
 
 @dataclass
 class RunningBot(StoredStudy):
-    """The real bot, in this process, on a real SQLite file (read back through the store)."""
+    """The real bot, in this process, on a real study database (read back through the store)."""
 
-    db: Path
+    db: Path | str
     task: asyncio.Task[None]
     stop_event: asyncio.Event
 
@@ -92,8 +92,20 @@ StartBot = Callable[..., Awaitable[RunningBot]]
 
 
 @pytest.fixture
+def stored_in() -> str:
+    """Where a started bot keeps its study: "sqlite", or "postgresql" (a fresh database on
+    the tests' server) where a test parametrizes ``stored_in``."""
+    return "sqlite"
+
+
+@pytest.fixture
 async def start_bot(
-    emulator: BotApiEmulator, tmp_path: Path, hmd: StudyBundle, receiving: str
+    emulator: BotApiEmulator,
+    tmp_path: Path,
+    hmd: StudyBundle,
+    receiving: str,
+    stored_in: str,
+    request: pytest.FixtureRequest,
 ) -> AsyncIterator[StartBot]:
     running: list[RunningBot] = []
     port = free_port()  # the same for every start: Telegram keeps the URL it was given
@@ -112,7 +124,9 @@ async def start_bot(
             url = f"http://127.0.0.1:{port}/ozlab/{(bundle or hmd).study.id}"
             settings["webhook"] = Webhook(url, "127.0.0.1", port, "webhook-secret_0123")
         settings |= config
-        path = db or tmp_path / "study.sqlite"
+        path: Path | str = db or tmp_path / "study.sqlite"
+        if db is None and stored_in == "postgresql":
+            path = request.getfixturevalue("postgres").fresh_database()
         bot_config = BotConfig(
             db=path, token=TOKEN, secret=SECRET, bot_api_url=emulator.server_url, **settings
         )

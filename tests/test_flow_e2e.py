@@ -18,11 +18,21 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.mark.parametrize(
-    ("system", "receiving"),
-    [("shop-v1", "polling"), ("shop-v0", "polling"), ("shop-v1", "webhook")],
+    ("system", "receiving", "stored_in"),
+    [
+        ("shop-v1", "polling", "sqlite"),
+        ("shop-v0", "polling", "sqlite"),
+        ("shop-v1", "webhook", "sqlite"),
+        ("shop-v1", "webhook", "postgresql"),
+    ],
 )
 async def test_the_whole_hmd_study(
-    emulator: BotApiEmulator, start_bot: StartBot, hmd, system: str, receiving: str
+    emulator: BotApiEmulator,
+    start_bot: StartBot,
+    hmd,
+    system: str,
+    receiving: str,
+    stored_in: str,
 ) -> None:
     only = hmd.model_copy(
         update={
