@@ -66,22 +66,24 @@ def claim(server: str, study: str, who: str) -> ServerWriter:
 def alone_on(server: str, study: str) -> Iterator[bool]:
     """True when no writer runs on ``study``, the writer's lock held shared meanwhile so that
     none starts; False when one runs (``bot.store.lock.alone_on``)."""
-    key = pg.lock_key("writer", pg.study_schema(study))
-    conn = pg.connect(server, None, application="ozlab erase")
-    try:
-        yield _locked(conn, "pg_try_advisory_lock_shared", key)
-    finally:
-        conn.close()
+    with _tried(server, "writer", study, "pg_try_advisory_lock_shared", "ozlab erase") as got:
+        yield got
 
 
 @contextlib.contextmanager
 def unused(server: str, study: str) -> Iterator[bool]:
     """True when no ozlab process has ``study`` open, every store kept out meanwhile (a demo
     replacing an earlier simulation's study); False when one has it open."""
-    key = pg.lock_key("presence", pg.study_schema(study))
-    conn = pg.connect(server, None, application="ozlab demo")
+    with _tried(server, "presence", study, "pg_try_advisory_lock", "ozlab demo") as got:
+        yield got
+
+
+@contextlib.contextmanager
+def _tried(server: str, kind: str, study: str, function: str, who: str) -> Iterator[bool]:
+    """Whether ``function`` got the ``kind`` lock on ``study``, held until the block ends."""
+    conn = pg.connect(server, None, application=who)
     try:
-        yield _locked(conn, "pg_try_advisory_lock", key)
+        yield _locked(conn, function, pg.lock_key(kind, pg.study_schema(study)))
     finally:
         conn.close()
 
