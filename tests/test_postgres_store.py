@@ -14,14 +14,18 @@ from pathlib import Path
 import pytest
 
 from bot.core.errors import SchemaError, StoreError
+from bot.core.vocabulary import CommandKind
+from bot.engine import effects as fx
 from bot.store import Access, open_store
 from bot.store.applying import Tx
 from bot.store.claims import alone_on, claim
 from bot.store.connection import migrate as sqlite_migrate
+from bot.store.moving import copy_study
 from bot.store.postgres.connection import SCHEMA_VERSION, translated
 from bot.store.postgres.schema import MIGRATIONS, SQLITE_VERSION_OF
 from tests.postgres_server import PostgresServer
 from tests.store_contract.records import session, step
+from tests.store_reads import read_tables
 
 SHIPPED = ("b340d2b062db2c23",)
 """The digest of each PostgreSQL migration that has shipped: a study made by an earlier
@@ -172,3 +176,31 @@ async def test_a_failed_batch_takes_its_prepared_statements_and_the_next_one_wor
         assert [str(scope) for scope in await store.gates()] == ["study:y"]
     finally:
         await store.close()
+
+
+async def test_a_study_moves_to_a_server_and_back_row_for_row(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    """``ozlab copy`` both ways: every row as it was (a NUL as U+FFFD, as the server keeps
+    it), the numbering going on after the copied rows, and never over a study."""
+    laptop = tmp_path / "laptop.sqlite"
+    store = await open_store(laptop)
+    await store.commit_step(step("p", *session("p"), fx.RecordUserTurn("p-1", 1, "a\x00b 0.1")))
+    await store.append_command("w", CommandKind.NOTE, "p-1", {"text": "first"})
+    await store.close()
+    server = postgres.fresh_database()
+    copied = await asyncio.to_thread(copy_study, str(laptop), server, "moved")
+    assert copied.rows["participants"] == 1 and copied.rows["exchanges"] == 1
+    on_server = await open_store(server, study="moved")
+    try:  # the server numbers the next command after the copied one
+        assert await on_server.append_command("w", CommandKind.NOTE, "p-1") == 2
+    finally:
+        await on_server.close()
+    back = tmp_path / "back.sqlite"
+    await asyncio.to_thread(copy_study, server + "?study=moved", str(back))
+    [exchange] = (await read_tables(back))["exchanges"]
+    assert exchange["user_text"] == "a\ufffdb 0.1"
+    with pytest.raises(StoreError, match="a copy never writes over a study"):
+        copy_study(str(laptop), server, "moved")
+    with pytest.raises(StoreError, match="a copy never writes over a study"):
+        copy_study(server + "?study=moved", str(back))

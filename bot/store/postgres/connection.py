@@ -154,10 +154,22 @@ class PostgresSql:
         return self.connection.execute(translated(sql), values)
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Rows:
+        """Rows for a plain ``INSERT`` go in by ``COPY`` (a study moved to a server: a
+        million answers in seconds, not minutes); anything else row by row."""
         cursor = self.connection.cursor()
         rows = [tuple(_no_nul(p) if self.without_nul else p) for p in parameters]
-        cursor.executemany(translated(sql), rows)
-        return cursor
+        plain = _PLAIN_INSERT.match(sql)
+        if plain is None:
+            cursor.executemany(translated(sql), rows)
+            return cursor
+        with cursor.copy(f"COPY {plain.group(1)} ({plain.group(2)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        return _Counted(len(rows))
+
+
+_PLAIN_INSERT = re.compile(r"^INSERT INTO (\w+) \(([\w, ]+)\) VALUES \([?, ]+\)$")
+"""An ``INSERT`` of whole rows with nothing after its values (no conflict clause)."""
 
 
 @functools.lru_cache(maxsize=1024)
