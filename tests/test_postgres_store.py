@@ -108,7 +108,9 @@ async def test_studies_of_one_database_keep_their_rows_apart(postgres: PostgresS
     finally:
         await one.close()
         await two.close()
-    with pytest.raises(StoreError, match="keeps studies one, two: say which with --study"):
+    with pytest.raises(
+        StoreError, match="keeps studies one, two: say which with [?]study= in the URL"
+    ):
         await open_store(base, access=Access.READ)
 
 

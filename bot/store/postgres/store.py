@@ -81,7 +81,9 @@ async def open_store(
         conn = pg.connect(url, None)
         try:
             if not create and pg.schema_version(conn, schema) is None:
-                raise StoreError(f"no study {schema!r} at {shown}: give the --study the bot ran")
+                raise StoreError(
+                    f"no study {schema!r} at {shown}: name the study the bot ran (?study= in the URL)"
+                )
             pg.migrate(conn, schema, shown)
             conn.execute(f"SET search_path TO {pg.quoted(schema)}")
         except BaseException:
@@ -108,7 +110,9 @@ async def open_existing(
     try:
         version = await reader.run(lambda conn: pg.schema_version(conn, schema))
         if version is None:
-            raise StoreError(f"no study {schema!r} at {shown}: give the --study the bot ran")
+            raise StoreError(
+                f"no study {schema!r} at {shown}: name the study the bot ran (?study= in the URL)"
+            )
         if version > pg.SCHEMA_VERSION:
             raise pg.too_new(version, shown)
         if not read_only and version < pg.SCHEMA_VERSION:
@@ -157,12 +161,12 @@ def only_study(url: str, *, creating: bool = False) -> str:
         return found[0]
     shown = shown_url(url)
     if not found and creating:
-        raise StoreError(f"{shown}: name the study to create there (--study)")
+        raise StoreError(f"{shown}: name the study to create there (?study= in the URL)")
     if not found:
         raise StoreError(f"no study in {shown}: give the --db the bot ran with")
     listed = ", ".join(found[:8]) + (f" and {len(found) - 8} more" if len(found) > 8 else "")
     raise StoreError(
-        f"{shown} keeps studies {listed}: say which with --study (or ?study= in the URL)"
+        f"{shown} keeps studies {listed}: say which with ?study= in the URL (or --study)"
     )
 
 
