@@ -1,0 +1,225 @@
+"""ozlab's commands against a real PostgreSQL server, as a researcher runs them: the same
+numbers as on a SQLite file, a study moved both ways, credentials only from libpq's
+environment, and two studies of one database kept apart while their bots run at once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.pilot.emulator import BotApiEmulator
+from tests.command_line import environment
+from tests.conftest import consent, say
+from tests.e2e_support import OzlabProcesses
+from tests.postgres_server import PASSWORD, PASSWORD_ROLE, PostgresServer
+from tests.store_reads import tables
+
+pytestmark = pytest.mark.slow
+
+EPOCH = "1700000000"
+
+
+def ozlab(
+    *args: str | Path, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``ozlab ARGS`` in a process of its own, in a shell without PG* or ozlab settings
+    (plus ``env``), reports dated by ``SOURCE_DATE_EPOCH`` so that two are comparable."""
+    shell = {k: v for k, v in environment().items() if not k.startswith("PG")}
+    shell["SOURCE_DATE_EPOCH"] = EPOCH
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", *map(str, args)],
+        cwd=cwd,
+        env=shell | (env or {}),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def ok(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    return done.stdout
+
+
+def one_line(done: subprocess.CompletedProcess[str], status: int) -> str:
+    """A refusal as the house has it: its status, one line on stderr, no traceback."""
+    assert done.returncode == status, (done.returncode, done.stderr[-2000:])
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    return lines[0]
+
+
+def report(
+    db: str | Path | None, cwd: Path, *extra: str, env: dict[str, str] | None = None
+) -> dict[str, object]:
+    """``ozlab report --format json`` (``db`` None: from ``OZLAB_DB``), without its
+    "source" (the database it read)."""
+    named = ("--db", db) if db is not None else ()
+    numbers = json.loads(ok(ozlab("report", *named, "--format", "json", *extra, cwd=cwd, env=env)))
+    assert isinstance(numbers, dict)
+    numbers.pop("source")
+    return numbers
+
+
+def exported(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()}
+
+
+def test_a_demo_on_postgresql_reports_and_exports_as_on_sqlite(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    server, file = postgres.fresh_database(), tmp_path / "demo.sqlite"
+    ok(ozlab("demo", "-n", "6", "--db", file, cwd=tmp_path))
+    shown = ok(ozlab("demo", "-n", "6", "--db", server, cwd=tmp_path))
+    assert "6 simulated participants" in shown
+    on_file = report(file, tmp_path)
+    assert report(server, tmp_path, "--study", "hmd") == on_file
+    assert report(f"{server}?study=hmd", tmp_path) == on_file
+    assert report(server, tmp_path) == on_file  # the only study the database keeps
+    ok(ozlab("export", "--db", file, "--out", tmp_path / "from-file", cwd=tmp_path))
+    ok(
+        ozlab(
+            "export", "--db", server, "--study", "hmd", "--out", tmp_path / "from-server",
+            cwd=tmp_path,
+        )
+    )  # fmt: skip
+    from_file = exported(tmp_path / "from-file")
+    assert from_file and exported(tmp_path / "from-server") == from_file
+    # a backup of the server's study is a SQLite file the report reads as the original
+    backup = tmp_path / "backup.sqlite"
+    assert ok(ozlab("backup", "--db", server, "--out", backup, cwd=tmp_path)) == ""
+    assert report(backup, tmp_path) == on_file
+
+
+def test_a_study_moves_to_a_server_and_back_unchanged(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    laptop, server, back = tmp_path / "laptop.sqlite", postgres.fresh_database(), tmp_path / "b.db"
+    ok(ozlab("demo", "-n", "5", "--db", laptop, cwd=tmp_path))
+    said = ok(ozlab("copy", "--db", laptop, "--to", server, cwd=tmp_path))
+    assert "copied study hmd" in said and "checked" in said
+    ok(ozlab("copy", "--db", server, "--to", back, cwd=tmp_path))
+    before = report(laptop, tmp_path)
+    assert report(server, tmp_path, "--study", "hmd") == before
+    assert report(back, tmp_path) == before
+    assert tables(back) == tables(laptop)
+    # onto a database that keeps the study already: refused in one line, nothing changed
+    kept = tables(f"{server}?study=hmd")
+    refused = one_line(ozlab("copy", "--db", laptop, "--to", server, cwd=tmp_path), 5)
+    assert "hmd" in refused
+    assert tables(f"{server}?study=hmd") == kept
+
+
+def test_ozlab_db_stands_in_for_db(postgres: PostgresServer, tmp_path: Path) -> None:
+    server = postgres.fresh_database()
+    ok(ozlab("demo", "-n", "3", "--db", server, cwd=tmp_path))
+    through_env = report(None, tmp_path, env={"OZLAB_DB": server})
+    assert through_env == report(server, tmp_path)
+
+
+# --- credentials only from libpq's environment ---------------------------------------------
+
+
+def test_a_password_comes_from_pgpassword_or_pgpass_and_is_never_shown(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    database = postgres.fresh_database().rsplit("/", 1)[1]
+    postgres.run_sql(f'GRANT CREATE ON DATABASE "{database}" TO {PASSWORD_ROLE}')
+    url = postgres.url_for(PASSWORD_ROLE, database)
+    home = tmp_path / "home"
+    home.mkdir()
+    bare = {"HOME": str(home)}
+    refused = one_line(ozlab("demo", "-n", "2", "--db", url, cwd=tmp_path, env=bare), 5)
+    assert "password" in refused and PASSWORD not in refused
+    said = [
+        ok(ozlab("demo", "-n", "2", "--db", url, cwd=tmp_path, env=bare | {"PGPASSWORD": PASSWORD}))
+    ]
+    pgpass = home / ".pgpass"
+    pgpass.write_text(f"127.0.0.1:{postgres.port}:*:{PASSWORD_ROLE}:{PASSWORD}\n")
+    pgpass.chmod(0o600)
+    numbers = report(url, tmp_path, env=bare)
+    assert numbers == report(postgres.url_for("ozlab", database), tmp_path)
+    wrong = ozlab(
+        "report",
+        "--db",
+        url,
+        cwd=tmp_path,
+        env={"HOME": str(tmp_path), "PGPASSWORD": "x" + PASSWORD},
+    )
+    assert PASSWORD not in one_line(wrong, 5)
+    # a password in the URL itself is refused without being repeated
+    given = url.replace(f"{PASSWORD_ROLE}@", f"{PASSWORD_ROLE}:{PASSWORD}@")
+    inline = ozlab("report", "--db", given, cwd=tmp_path, env=bare)
+    assert inline.returncode != 0 and PASSWORD not in inline.stdout + inline.stderr
+    for done in said:
+        assert PASSWORD not in done
+
+
+# --- two studies of one database, their bots at once -----------------------------------------
+
+
+async def test_two_studies_run_at_once_on_one_database_and_stay_apart(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    server = postgres.fresh_database()
+    async with (
+        BotApiEmulator("123456789:AAE-first-bot-token-0123456789abcdefg") as first,
+        BotApiEmulator("987654321:AAE-other-bot-token-0123456789abcdefg") as second,
+    ):
+        hmd = OzlabProcesses(first, tmp_path, server)
+        xrec = OzlabProcesses(second, tmp_path, server)
+        try:
+            await hmd.start(study="hmd")
+            await xrec.start(study="xrec")
+            for user_id, words in ((701, "dolphin telescope"), (702, "marble orchard")):
+                p = first.participant(user_id)
+                await consent(p)
+                await say(p, words)
+            p = second.participant(703)
+            await p.send_text("/start")
+            await p.wait_for_text("Before you start")
+            before = len(p.messages)
+            await p.tap(text="I agree")
+            await p.wait_for(lambda q: len(q.messages) > before)
+            await say(p, "saffron kayak")
+            # one writer per study: a second bot on hmd is refused, one line, while both run
+            again = await hmd.start(study="hmd", wait_ready=False)
+            assert await asyncio.wait_for(again.finish(), 60) == 5
+            lines = again.stderr.strip().splitlines()
+            assert len(lines) == 1 and "Traceback" not in again.stderr, again.stderr
+            for bots in (hmd, xrec):
+                for bot in bots.started[:1]:
+                    assert await bot.terminate() == 0
+        finally:
+            await hmd.close()
+            await xrec.close()
+    mine, theirs = f"{server}?study=hmd", f"{server}?study=xrec"
+    ours, others = tables(mine), tables(theirs)
+    assert {r["study_id"] for r in ours["sessions"]} == {"hmd"}
+    assert {r["study_id"] for r in others["sessions"]} == {"xrec"}
+    assert len(ours["participants"]) == 2 and len(others["participants"]) == 1
+    texts = {r["user_text"] for r in ours["exchanges"]}
+    assert texts == {"dolphin telescope", "marble orchard"}
+    assert {r["user_text"] for r in others["exchanges"]} == {"saffron kayak"}
+    # the report of each is of its own participants only
+    assert report(server, tmp_path, "--study", "hmd") != report(server, tmp_path, "--study", "xrec")
+    # erasing one of hmd's leaves xrec's rows as they were
+    gone = ours["participants"][0]["participant_id"]
+    ok(ozlab("erase", "--db", mine, gone, cwd=tmp_path))
+    after = tables(mine)
+    assert [r["participant_id"] for r in after["participants"]] == [
+        r["participant_id"] for r in ours["participants"][1:]
+    ]
+    assert tables(theirs) == others
+    # a backup of xrec holds nothing of hmd's
+    backup = tmp_path / "xrec.sqlite"
+    ok(ozlab("backup", "--db", theirs, "--out", backup, cwd=tmp_path))
+    assert tables(backup) == others
+    blob = backup.read_bytes()
+    assert b"saffron kayak" in blob
+    assert b"marble orchard" not in blob and b"dolphin telescope" not in blob
