@@ -15,7 +15,7 @@ import pytest
 from bot.pilot.emulator import BotApiEmulator
 from tests.command_line import environment
 from tests.conftest import consent, say
-from tests.e2e_support import OzlabProcesses
+from tests.e2e_support import PROJECT_ROOT, OzlabProcesses
 from tests.postgres_server import PASSWORD, PASSWORD_ROLE, PostgresServer
 from tests.store_reads import tables
 
@@ -223,3 +223,54 @@ async def test_two_studies_run_at_once_on_one_database_and_stay_apart(
     blob = backup.read_bytes()
     assert b"saffron kayak" in blob
     assert b"marble orchard" not in blob and b"dolphin telescope" not in blob
+
+
+# --- the other commands, each once with a server's URL ---------------------------------------
+
+
+def test_pilot_power_invite_and_import_take_a_server(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    piloted, server = postgres.fresh_database(), postgres.fresh_database()
+    said = ozlab(
+        "pilot", "hmd", "--simulator", "scripted", "-n", "3", "--db", piloted, cwd=tmp_path
+    )
+    ok(said)
+    assert len(tables(piloted)["participants"]) == 3
+    pilot = ok(ozlab("report", "--db", piloted, "--pilot", "--format", "md", cwd=tmp_path))
+    assert "Pilot" in pilot or "pilot" in pilot
+
+    ok(ozlab("demo", "-n", "6", "--db", server, cwd=tmp_path))
+    needed = ok(ozlab("power", server, "--study", "hmd", cwd=tmp_path))
+    assert needed == ok(ozlab("power", f"{server}?study=hmd", cwd=tmp_path))
+    invitations = tmp_path / "invitations.csv"
+    ok(
+        ozlab(
+            "invite",
+            "--db",
+            server,
+            "-n",
+            "3",
+            "--bot",
+            "lab_bot",
+            "--out",
+            invitations,
+            cwd=tmp_path,
+        )
+    )
+    assert len(invitations.read_text().splitlines()) == 4  # a header and three links
+
+    # answers collected elsewhere, in the export's long format, go into another database
+    file = tmp_path / "demo.sqlite"
+    ok(ozlab("demo", "-n", "6", "--db", file, cwd=tmp_path))
+    ok(ozlab("export", "--db", file, "--out", tmp_path / "export", cwd=tmp_path))
+    elsewhere = postgres.fresh_database()
+    csv = tmp_path / "export" / "responses.csv"
+    ok(ozlab("import", "responses", csv, "--db", elsewhere, "--study", "hmd", cwd=tmp_path))
+    imported = tables(f"{elsewhere}?study=hmd")["responses"]
+    assert len(imported) == len(tables(file)["responses"])
+    # a study file names the study too: its id is the schema
+    study_file = PROJECT_ROOT / "scenarios" / "library" / "studies" / "hmd.yaml"
+    another = postgres.fresh_database()
+    ok(ozlab("import", "responses", csv, "--db", another, "--study", study_file, cwd=tmp_path))
+    assert len(tables(f"{another}?study=hmd")["responses"]) == len(imported)
