@@ -18,6 +18,7 @@ from tests.conftest import consent, say
 from tests.e2e_support import PROJECT_ROOT, OzlabProcesses
 from tests.postgres_server import PASSWORD, PASSWORD_ROLE, PostgresServer
 from tests.store_reads import tables
+from tests.terminal_support import Terminal
 
 pytestmark = pytest.mark.slow
 
@@ -274,3 +275,77 @@ def test_pilot_power_invite_and_import_take_a_server(
     another = postgres.fresh_database()
     ok(ozlab("import", "responses", csv, "--db", another, "--study", study_file, cwd=tmp_path))
     assert len(tables(f"{another}?study=hmd")["responses"]) == len(imported)
+
+
+async def ozlab_in_loop(*args: str | Path, cwd: Path) -> tuple[int, str]:
+    """``ozlab ARGS`` in a process of its own while this loop serves the emulator: its
+    status and stdout (stderr with it when it fails)."""
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", *map(str, args), cwd=cwd, env=environment(),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(child.communicate(), 120)
+    assert child.returncode is not None
+    return child.returncode, out.decode() + (err.decode() if child.returncode else "")
+
+
+async def test_a_bot_on_a_server_takes_a_participant_through_and_the_console_follows(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    server = postgres.fresh_database()
+    async with BotApiEmulator("123456789:AAE-one-bot-on-a-server-0123456789abc") as telegram:
+        ozlab_run = OzlabProcesses(telegram, tmp_path, server)
+        try:
+            bot = await ozlab_run.start(study="hmd")
+            p = telegram.participant(901)
+            await consent(p)
+            await say(p, "adventure games for linux")
+            code, listed = await ozlab_in_loop("wizard", "sessions", "--db", server, cwd=tmp_path)
+            assert code == 0, listed
+            [line] = listed.splitlines()
+            assert "study=hmd" in line and "exchanges=1/" in line
+            session = line.split()[0]
+            said = await ozlab_in_loop(
+                "wizard", "say", session, "Hello from the lab", "--db", server, "--as", "ada",
+                cwd=tmp_path,
+            )  # fmt: skip
+            assert said == (0, f"#1 say {session}: applied\n")
+            await p.wait_for_text("Hello from the lab")
+            await p.tap(text="Finish task")
+            await p.wait_for_text("1/5")
+            for n, label in enumerate(("Agree", "Neutral", "Agree", "Disagree"), start=2):
+                value = {"Disagree": 2, "Neutral": 3, "Agree": 4}[label]
+                await p.tap(text=f"{value} · {label}")
+                await p.wait_for_text(f"{n}/5")
+            await p.send_text("Fine, thanks.")
+            await p.wait_for_text("Thank you for taking part")
+            code, listed = await ozlab_in_loop(
+                "wizard", "sessions", "--all", "--db", server, cwd=tmp_path
+            )
+            assert code == 0 and session in listed and "ended" in listed, listed
+            assert await bot.terminate() == 0
+        finally:
+            await ozlab_run.close()
+    stored = tables(server)
+    assert [(s["state"], s["end_reason"]) for s in stored["sessions"]] == [
+        ("ended", "participant_done")
+    ]
+    assert len(stored["responses"]) == 5
+    assert [c["kind"] for c in stored["commands"]] == ["say"]
+
+
+def test_chat_plays_a_study_on_a_server(postgres: PostgresServer, tmp_path: Path) -> None:
+    server = postgres.fresh_database()
+    env = {k: v for k, v in environment().items() if k != "OZLAB_SECRET"}
+    argv = [sys.executable, "-m", "bot.cli", "chat", "hmd", "--db", server]
+    with Terminal(argv, cwd=PROJECT_ROOT, env=env) as chat:
+        chat.expect(r"^bot #2: Privacy agreement")
+        chat.type("1")
+        chat.expect(r"^bot #\d+: Your task")
+        chat.type("Hi! I need adventure games for Linux")
+        chat.expect(r"Would you like to know more")
+        chat.press(b"\x04")
+        assert chat.wait() == 0
+        assert "Traceback" not in chat.output
+    [exchange] = tables(server)["exchanges"]
+    assert exchange["user_text"] == "Hi! I need adventure games for Linux"
