@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ from tests.conftest import consent, say
 from tests.e2e_support import PROJECT_ROOT, OzlabProcesses
 from tests.postgres_server import PASSWORD, PASSWORD_ROLE, PostgresServer
 from tests.store_reads import tables
+from tests.stress_support import start_shops
 from tests.terminal_support import Terminal
 
 pytestmark = pytest.mark.slow
@@ -349,3 +351,31 @@ def test_chat_plays_a_study_on_a_server(postgres: PostgresServer, tmp_path: Path
         assert "Traceback" not in chat.output
     [exchange] = tables(server)["exchanges"]
     assert exchange["user_text"] == "Hi! I need adventure games for Linux"
+
+
+def test_stress_tests_are_made_and_replayed_on_a_server(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    shops = start_shops(tmp_path, participants=4)
+    logged = next(shops)
+    try:
+        server = postgres.fresh_database()
+        ok(ozlab("copy", "--db", logged.played, "--to", server, cwd=tmp_path))
+        live, played = tables(server), len(logged.relay.calls())
+        made = ok(
+            ozlab(
+                "stress", "generate", "--db", server, "--types", "ST-1,ST-2", "--per-type", "3",
+                "--seed", "7", cwd=tmp_path,
+            )
+        )  # fmt: skip
+        assert re.search(r"\d+ ST-1, \d+ ST-2", made), made
+        ran = ok(ozlab("stress", "run", "--db", server, "--concurrency", "4", cwd=tmp_path))
+        assert "Replayed" in ran
+        assert any(c.startswith("stress-") for c in logged.relay.calls()[played:])
+        again = ok(ozlab("stress", "run", "--db", server, cwd=tmp_path))
+        assert "Replayed 0 tests" in again
+        stress = report(server, tmp_path)["stress"]
+        assert isinstance(stress, dict) and set(stress) == {"shop-v0", "shop-v1"}
+        assert tables(server) == live  # replays are conversations of their own
+    finally:
+        shops.close()
