@@ -14,8 +14,8 @@ from bot.pilot.emulator import BotApiEmulator
 from tests.conftest import consent, say
 from tests.e2e_support import PROJECT_ROOT, OzlabProcesses
 from tests.postgres_server import PostgresServer
+from tests.server_commands import ok, one_line, ozlab, report
 from tests.store_reads import tables
-from tests.test_postgres_commands_e2e import ok, one_line, ozlab, report
 
 pytestmark = pytest.mark.slow
 

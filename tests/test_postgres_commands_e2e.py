@@ -5,9 +5,7 @@ environment, and two studies of one database kept apart while their bots run at 
 from __future__ import annotations
 
 import asyncio
-import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,55 +16,12 @@ from tests.command_line import environment
 from tests.conftest import consent, say
 from tests.e2e_support import PROJECT_ROOT, OzlabProcesses
 from tests.postgres_server import PASSWORD, PASSWORD_ROLE, PostgresServer
+from tests.server_commands import ok, one_line, ozlab, report
 from tests.store_reads import tables
 from tests.stress_support import start_shops
 from tests.terminal_support import Terminal
 
 pytestmark = pytest.mark.slow
-
-EPOCH = "1700000000"
-
-
-def ozlab(
-    *args: str | Path, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """``ozlab ARGS`` in a process of its own, in a shell without PG* or ozlab settings
-    (plus ``env``), reports dated by ``SOURCE_DATE_EPOCH`` so that two are comparable."""
-    shell = {k: v for k, v in environment().items() if not k.startswith("PG")}
-    shell["SOURCE_DATE_EPOCH"] = EPOCH
-    return subprocess.run(
-        [sys.executable, "-m", "bot.cli", *map(str, args)],
-        cwd=cwd,
-        env=shell | (env or {}),
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-
-
-def ok(done: subprocess.CompletedProcess[str]) -> str:
-    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
-    return done.stdout
-
-
-def one_line(done: subprocess.CompletedProcess[str], status: int) -> str:
-    """A refusal as the house has it: its status, one line on stderr, no traceback."""
-    assert done.returncode == status, (done.returncode, done.stderr[-2000:])
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
-    return lines[0]
-
-
-def report(
-    db: str | Path | None, cwd: Path, *extra: str, env: dict[str, str] | None = None
-) -> dict[str, object]:
-    """``ozlab report --format json`` (``db`` None: from ``OZLAB_DB``), without its
-    "source" (the database it read)."""
-    named = ("--db", db) if db is not None else ()
-    numbers = json.loads(ok(ozlab("report", *named, "--format", "json", *extra, cwd=cwd, env=env)))
-    assert isinstance(numbers, dict)
-    numbers.pop("source")
-    return numbers
 
 
 def exported(folder: Path) -> dict[str, bytes]:
@@ -379,3 +334,34 @@ def test_stress_tests_are_made_and_replayed_on_a_server(
         assert tables(server) == live  # replays are conversations of their own
     finally:
         shops.close()
+
+
+async def test_a_verbose_bot_on_a_password_role_never_logs_the_password(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    database = postgres.fresh_database().rsplit("/", 1)[1]
+    postgres.run_sql(f'GRANT CREATE ON DATABASE "{database}" TO {PASSWORD_ROLE}')
+    url = postgres.url_for(PASSWORD_ROLE, database)
+    home = tmp_path / "home"
+    home.mkdir()
+    async with BotApiEmulator("123456789:AAE-password-role-bot-0123456789abc") as telegram:
+        ozlab_run = OzlabProcesses(telegram, tmp_path, url)
+        ozlab_run.extra_env = {"HOME": str(home), "PGPASSWORD": "not-" + PASSWORD}
+        try:
+            refused = await ozlab_run.start("-v", study="hmd", wait_ready=False)
+            assert await asyncio.wait_for(refused.finish(), 60) == 5
+            assert "password authentication failed" in refused.stderr
+            ozlab_run.extra_env["PGPASSWORD"] = PASSWORD
+            bot = await ozlab_run.start("-v", study="hmd")
+            p = telegram.participant(911)
+            await consent(p)
+            await say(p, "strategy games for two")
+            assert await bot.terminate() == 0
+        finally:
+            await ozlab_run.close()
+    assert " DEBUG " in bot.stderr
+    for run in ozlab_run.started:
+        assert PASSWORD not in run.stderr
+    assert [e["user_text"] for e in tables(postgres.url_for("ozlab", database))["exchanges"]] == [
+        "strategy games for two"
+    ]
