@@ -118,6 +118,14 @@ def test_a_password_comes_from_pgpassword_or_pgpass_and_is_never_shown(
         assert PASSWORD not in done
 
 
+def counted(server: str, cwd: Path, study: str) -> tuple[object, object]:
+    """The studies ``ozlab report --study`` speaks of, and how many participants."""
+    numbers = report(server, cwd, "--study", study)
+    study_part, participation = numbers["study"], numbers["participation"]
+    assert isinstance(study_part, dict) and isinstance(participation, dict)
+    return study_part["study_ids"], participation["overall"]["participants"]
+
+
 # --- two studies of one database, their bots at once -----------------------------------------
 
 
@@ -165,7 +173,8 @@ async def test_two_studies_run_at_once_on_one_database_and_stay_apart(
     assert texts == {"dolphin telescope", "marble orchard"}
     assert {r["user_text"] for r in others["exchanges"]} == {"saffron kayak"}
     # the report of each is of its own participants only
-    assert report(server, tmp_path, "--study", "hmd") != report(server, tmp_path, "--study", "xrec")
+    assert counted(server, tmp_path, "hmd") == (["hmd"], 2)
+    assert counted(server, tmp_path, "xrec") == (["xrec"], 1)
     # erasing one of hmd's leaves xrec's rows as they were
     gone = ours["participants"][0]["participant_id"]
     ok(ozlab("erase", "--db", mine, gone, cwd=tmp_path))
@@ -174,6 +183,8 @@ async def test_two_studies_run_at_once_on_one_database_and_stay_apart(
         r["participant_id"] for r in ours["participants"][1:]
     ]
     assert tables(theirs) == others
+    assert counted(server, tmp_path, "hmd") == (["hmd"], 1)
+    assert counted(server, tmp_path, "xrec") == (["xrec"], 1)
     # a backup of xrec holds nothing of hmd's
     backup = tmp_path / "xrec.sqlite"
     ok(ozlab("backup", "--db", theirs, "--out", backup, cwd=tmp_path))
