@@ -86,6 +86,9 @@ async def test_a_bot_runs_and_erases_its_own_study_and_the_analysts_only_read(
         conn.execute("DELETE FROM hmd.exchanges")
     gone = seen["participants"][0]["participant_id"]
     assert one_line(ozlab("erase", "--db", f"{analyst}?study=hmd", gone, cwd=tmp_path), 5)
+    ok(ozlab("export", "--db", f"{analyst}?study=hmd", "--out", tmp_path / "export", cwd=tmp_path))
+    assert (tmp_path / "export" / "responses.csv").is_file()
+    ok(ozlab("power", analyst, "--study", "hmd", cwd=tmp_path))
     backup = tmp_path / "hmd.sqlite"
     ok(ozlab("backup", "--db", f"{analyst}?study=hmd", "--out", backup, cwd=tmp_path))
     assert tables(backup) == seen
