@@ -36,6 +36,7 @@ from bot.store.blocking import run_blocking
 from bot.store.definition import definition_json
 from bot.store.interface import Imports, StudyDefinitions
 from bot.store.model import ImportedAnswer
+from bot.store.opening import locate
 from scenarios.models import StudyBundle
 from scenarios.stored import read_definitions
 
@@ -88,11 +89,23 @@ async def _import(
     dry_run: bool,
     clock: Callable[[], float],
 ) -> ImportResult:
-    store = await open_store(db, clock)
+    store = await open_store(db, clock, study=_kept_under(db, study))
     try:
         return await _run(store, file, raw, study, dry_run, clock())
     finally:
         await store.close()
+
+
+def _kept_under(db: Path | str, study: str | None) -> str | None:
+    """The study a server's database keeps the answers under (its own schema): ``--study``
+    as given, or the id of the study file it names. A SQLite file is one study's."""
+    if study is None or locate(db).server is None:
+        return None
+    if Path(study).suffix.lower() not in (".yaml", ".yml"):
+        return study
+    from scenarios.loading import load_study
+
+    return load_study(study).study.id
 
 
 async def _run(

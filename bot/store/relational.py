@@ -190,7 +190,8 @@ class RelationalStore(ABC):
                     try:
                         (result,) = await self._commit([job])
                     except Exception as error:
-                        log.exception("a database write failed")
+                        if not isinstance(error, StoreError):  # that one is said in one line
+                            log.exception("a database write failed")
                         if not future.done():
                             future.set_exception(error)
                     else:

@@ -113,6 +113,19 @@ def connect(url: str, schema: str | None, *, application: str = "ozlab") -> psyc
     return conn
 
 
+def within_rights(work: Callable[[], T]) -> T:
+    """``work``, a statement the server refuses this role (a grant missing, another study's
+    schema) said in one line rather than as a crash: the lab's database team decides the
+    rights, and the line names what was refused."""
+    try:
+        return work()
+    except psycopg.errors.InsufficientPrivilege as error:
+        raise StoreError(
+            f"the PostgreSQL server refused it: {_first_line(error)} (the role lacks a"
+            " grant: see the guide 'A lab's server')"
+        ) from None
+
+
 def _first_line(error: BaseException) -> str:
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
@@ -366,7 +379,13 @@ def migrate(conn: psycopg.Connection[Any], schema: str, shown: str) -> int:
         version = schema_version(conn, schema)
         if version is not None and version > SCHEMA_VERSION:
             raise too_new(version, shown)
-        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {quoted(schema)}")
+        # CREATE SCHEMA asks for the database's CREATE right even when the schema is there:
+        # a lab's bot role owns a schema made for it and has no such right
+        if (
+            conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone()
+            is None
+        ):
+            conn.execute(f"CREATE SCHEMA {quoted(schema)}")
         conn.execute(f"SET LOCAL search_path TO {quoted(schema)}")
         for number, script in enumerate(MIGRATIONS[version or 0 :], start=(version or 0) + 1):
             conn.execute(script)

@@ -53,14 +53,18 @@ class _Line:
     async def open(cls, name: str, connector: Callable[[], psycopg.Connection[Any]]) -> _Line:
         thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
         try:
-            conn = await asyncio.get_running_loop().run_in_executor(thread, connector)
+            conn = await asyncio.get_running_loop().run_in_executor(
+                thread, pg.within_rights, connector
+            )
         except BaseException:
             thread.shutdown(wait=False)
             raise
         return cls(conn, thread)
 
     async def run(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._thread, work, self.conn)
+        return await asyncio.get_running_loop().run_in_executor(
+            self._thread, pg.within_rights, lambda: work(self.conn)
+        )
 
     async def close(self) -> None:
         try:
