@@ -109,7 +109,7 @@ async def test_studies_of_one_database_keep_their_rows_apart(postgres: PostgresS
         await one.close()
         await two.close()
     with pytest.raises(
-        StoreError, match="keeps studies one, two: say which with [?]study= in the URL"
+        StoreError, match=r"keeps studies one, two: say which with \?study= in the URL"
     ):
         await open_store(base, access=Access.READ)
 

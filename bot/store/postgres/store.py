@@ -86,7 +86,8 @@ async def open_store(
         try:
             if not create and pg.schema_version(conn, schema) is None:
                 raise StoreError(
-                    f"no study {schema!r} at {shown}: name the study the bot ran (?study= in the URL)"
+                    f"no study {schema!r} at {shown}: name the study the bot ran"
+                    " (?study= in the URL)"
                 )
             pg.migrate(conn, schema, shown)
             conn.execute(f"SET search_path TO {pg.quoted(schema)}")
