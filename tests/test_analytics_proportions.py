@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import binom, fisher_exact, hypergeom, mannwhitneyu, wilcoxon
+from scipy.stats.contingency import odds_ratio
 
 from analytics.data.loading import load_study_data
 from analytics.statistics.compare import (
@@ -104,6 +105,29 @@ def test_two_systems_and_three_options_use_the_exact_freeman_halton_test() -> No
         "Cramér's V",
     )
     assert row["p"] == pytest.approx(fisher_exact_two_rows(np.array([[6, 4, 2], [3, 9, 6]])))
+
+
+def test_a_pairs_odds_ratio_is_labelled_with_the_two_answers_its_table_holds() -> None:
+    """Systems b and c never chose Alpha: their 2 × 2 table is Beta against Gamma, so the
+    odds ratio is Beta's over Gamma (b chose Beta 4 of 6, c 1 of 6: above 1), not Alpha's.
+    R: fisher.test(matrix(c(4, 1, 2, 5), 2))$estimate is the same conditional MLE."""
+    counts = {
+        "a": {"alpha": 5, "gamma": 1},
+        "b": {"beta": 4, "gamma": 2},
+        "c": {"beta": 1, "gamma": 5},
+        "d": {"alpha": 2, "gamma": 4},
+    }
+    labels = {"alpha": "Alpha", "beta": "Beta", "gamma": "Gamma"}
+    table = compare_proportions(
+        _answers_of(counts), order=["alpha", "beta", "gamma"], labels=labels
+    )
+    pairs = table[table["kind"] == "pairwise"].set_index("groups")
+    assert pairs.loc["b vs c", "effect_name"] == "odds ratio of Beta vs Gamma"
+    expected = odds_ratio(np.array([[4, 2], [1, 5]]), kind="conditional").statistic
+    assert pairs.loc["b vs c", "effect"] == pytest.approx(expected)
+    assert pairs.loc["b vs c", "effect"] > 1
+    assert pairs.loc["a vs b", "effect_name"] == "Cramér's V"
+    assert pairs.loc["a vs d", "effect_name"] == "odds ratio of Alpha vs Gamma"
 
 
 # --- χ² and Cramér's V --------------------------------------------------------------------

@@ -113,7 +113,7 @@ def compare_proportions(
     counts = pd.crosstab(frame[between], frame[answer]).reindex(
         index=groups, columns=categories, fill_value=0
     )
-    return table_of(_between(counts, min_n, _name(categories, labels)))
+    return table_of(_between(counts, min_n, labels or {}))
 
 
 def _name(categories: Sequence[Any], labels: Mapping[Any, str] | None) -> str:
@@ -124,6 +124,15 @@ def _name(categories: Sequence[Any], labels: Mapping[Any, str] | None) -> str:
     return str((labels or {}).get(first, first))
 
 
+def _odds_ratio_name(held: Sequence[Any], answers: Sequence[Any], labels: Mapping[Any, str]) -> str:
+    """The odds ratio of the first answer a 2 × 2 table holds; when the item has answers the
+    table does not hold, the other one is named too, as it is not "every other answer"."""
+    first, other = (str(labels.get(a, a)) for a in held)
+    if len(answers) <= 2:
+        return f"odds ratio of {first}"
+    return f"odds ratio of {first} vs {other}"
+
+
 def _one_answer(categories: Sequence[Any]) -> str | None:
     if len(categories) < 2:
         only = categories[0] if categories else "missing"
@@ -131,10 +140,10 @@ def _one_answer(categories: Sequence[Any]) -> str | None:
     return None
 
 
-def _between(counts: pd.DataFrame, min_n: int, first: str) -> list[Row]:
+def _between(counts: pd.DataFrame, min_n: int, labels: Mapping[Any, str]) -> list[Row]:
     groups = [str(g) for g in counts.index]
     if len(groups) == 2:
-        return [_fisher(counts, min_n, "omnibus", first)]
+        return [_fisher(counts, min_n, "omnibus", labels)]
     n = {str(g): int(v) for g, v in counts.sum(axis=1).items()}
     fields: Row = {"effect_name": "Cramér's V"}
     note = too_few(n, min_n) or _one_answer(list(counts.columns))
@@ -143,7 +152,7 @@ def _between(counts: pd.DataFrame, min_n: int, first: str) -> list[Row]:
     else:
         omnibus = _chi2(counts, n, fields)
     pairs = [
-        _fisher(counts.loc[[a, b]], min_n, "pairwise", first)
+        _fisher(counts.loc[[a, b]], min_n, "pairwise", labels)
         for a, b in itertools.combinations(counts.index, 2)
     ]
     return [omnibus, *_holm(pairs)]
@@ -158,6 +167,10 @@ def _chi2(counts: pd.DataFrame, n: dict[str, int], fields: Row) -> Row:
     with warnings.catch_warnings():
         # pingouin warns on low counts; Cochran's rule below decides what to do about them.
         warnings.filterwarnings("ignore", "Low count on", UserWarning)
+        # An answer a system never got is a zero cell: the log-likelihood and Neyman rows of
+        # pingouin's table divide by it, the Pearson row used here does not.
+        warnings.filterwarnings("ignore", "divide by zero encountered", RuntimeWarning)
+        warnings.filterwarnings("ignore", "invalid value encountered", RuntimeWarning)
         expected, _, table = pg.chi2_independence(long, x="group", y="answer", correction=False)
     pearson = table.set_index("test").loc["pearson"]
     chi2, dof = float(pearson["chi2"]), int(pearson["dof"])
@@ -177,15 +190,16 @@ def _chi2(counts: pd.DataFrame, n: dict[str, int], fields: Row) -> Row:
     )  # fmt: skip
 
 
-def _fisher(counts: pd.DataFrame, min_n: int, kind: str, first: str) -> Row:
-    """Fisher's exact test of two groups; the odds ratio for 2 × 2 (of ``first``, the
-    first group over the second), else Cramér's V."""
+def _fisher(counts: pd.DataFrame, min_n: int, kind: str, labels: Mapping[Any, str]) -> Row:
+    """Fisher's exact test of two groups; for 2 × 2 the odds ratio of the first answer the
+    two groups gave (the first group over the second), else Cramér's V."""
+    answers = list(counts.columns)
     counts = counts.loc[:, counts.sum(axis=0) > 0]
     groups = [str(g) for g in counts.index]
     n = {str(g): int(v) for g, v in counts.sum(axis=1).items()}
     binary = counts.shape[1] == 2
-    ratio = f"odds ratio of {first}" if first else "odds ratio"
-    fields: Row = {"kind": kind, "effect_name": ratio if binary else "Cramér's V"}
+    ratio = _odds_ratio_name(list(counts.columns), answers, labels) if binary else "Cramér's V"
+    fields: Row = {"kind": kind, "effect_name": ratio}
     note = too_few(n, min_n) or _one_answer(list(counts.columns))
     if note:
         return row_of("between", "Fisher's exact test", groups, n, note=note, **fields)
