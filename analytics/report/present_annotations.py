@@ -64,11 +64,12 @@ def _method() -> list[Block]:
             "level of measurement the item allows, and the one marked * (to report) fits the "
             "item (ordinal for scales unless the instrument declares otherwise, nominal for "
             "yes/no and choice items). Cohen's κ for two annotators (for scales weighted "
-            "linearly, |i − j|, and quadratically, (i − j)²), Fleiss' κ for more (targets "
-            "with the same number of ratings); agreement is the share of pairs of ratings "
-            f"of a target that are equal. Intervals: {CONFIDENCE:.0%}; for ICC the F-based "
-            f"interval, for α, κ and agreement a bootstrap over targets ({RESAMPLES:,} "
-            f"resamples, seed {SEED}, the {tail}th and {100 - tail}th percentiles).",
+            "linearly, |i − j|, and quadratically, (i − j)²), Fleiss' κ for more (in the "
+            "form for unequal numbers of ratings per target, Gwet 2014); agreement is the "
+            "share of pairs of ratings of a target that are equal. "
+            f"Intervals: {CONFIDENCE:.0%}; for ICC the F-based interval, for α, κ and "
+            f"agreement a bootstrap over targets ({RESAMPLES:,} resamples, seed {SEED}, "
+            f"the {tail}th and {100 - tail}th percentiles).",
             "method",
         ),
         Paragraph(ADJUDICATION_RULE, "method"),
