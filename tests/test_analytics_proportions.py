@@ -30,6 +30,7 @@ from analytics.statistics.proportions import (
     FREEMAN_HALTON,
     MCNEMAR_EXACT,
     RANDOM_TABLES,
+    RESAMPLES,
     compare_proportions,
     fisher_exact_two_rows,
     one_answer_each,
@@ -169,6 +170,21 @@ def test_small_expected_counts_take_a_reproducible_monte_carlo_p_value() -> None
     assert "expected counts are small" in first["p_method"]
     assert first["p"] == again["p"] and 0 < first["p"] < 1
     assert first["statistic"] == pytest.approx(16 / 3)  # χ² by hand: Σ (O − E)² / E
+
+
+def test_monte_carlo_p_values_carry_an_error_below_a_thousandth_near_005() -> None:
+    """With B random tables the standard error of p is √(p (1 − p) / B): below 0.001 at
+    p = 0.05 needs B ≥ 47,500. Each sampled p carries its own; an exact p has none."""
+    assert RESAMPLES >= 47_500 and math.sqrt(0.05 * 0.95 / RESAMPLES) < 0.001
+    assert f"{RESAMPLES:,} random tables" in RANDOM_TABLES
+    counts = {"a": {"x": 5, "y": 1}, "b": {"x": 1, "y": 5}, "c": {"x": 3, "y": 3}}
+    table = compare_proportions(_answers_of(counts))
+    sampled = table.iloc[0]
+    assert sampled["p_method"].startswith(RANDOM_TABLES)
+    p = sampled["p"]
+    assert sampled["p_mc_error"] == pytest.approx(math.sqrt(p * (1 - p) / RESAMPLES))
+    assert table.iloc[1:]["p_method"].eq(EXACT).all()
+    assert table.iloc[1:]["p_mc_error"].isna().all()
 
 
 def test_too_few_participants_and_one_answer_give_no_p_value() -> None:

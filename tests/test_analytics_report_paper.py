@@ -32,6 +32,7 @@ from analytics.statistics.power import smallest_detectable_effect
 from analytics.statistics.proportions import FREEMAN_HALTON, fisher_exact_two_rows
 from analytics.statistics.questionnaires import wilson_interval
 from analytics.statistics.system_reliability import failure_kind
+from bot.cli import analytics_main as main
 from bot.store.definition import definition_json
 from tests.report_study import HTTP_503, PEOPLE, report_bundle, write_report_study
 
@@ -133,6 +134,30 @@ def test_three_systems_take_chi_squared_with_cramers_v_and_pairwise_fisher(three
     assert omnibus["statistic_name"] == "χ²(2)"
     assert omnibus["effect"] == pytest.approx(np.sqrt(chi2 / counts.sum()))
     assert list(again["test"][1:]) == ["Fisher's exact test"] * 3
+
+
+def test_a_monte_carlo_p_value_is_printed_with_its_error_in_every_format(
+    three_db: Path, three: Report, tmp_path: Path
+) -> None:
+    """post.best's expected counts are small: its χ² p comes from random tables, and every
+    format shows the standard error beside it (the JSON as ``p_mc_error``)."""
+    table = three.comparisons.table
+    (sampled,) = table[table["p_method"].str.startswith("Monte Carlo")].to_dict("records")
+    error = sampled["p_mc_error"]
+    assert 0 < error < 0.002
+    shown = f"Monte Carlo standard error {error:.4f}".replace(" 0.", " .")
+    for suffix in ("txt", "md", "html"):
+        out = tmp_path / f"report.{suffix}"
+        assert main(["report", "--db", str(three_db), "--out", str(out)]) == 0
+        text = " ".join(out.read_text(encoding="utf-8").split())
+        if suffix == "txt":  # the terminal's table wraps the cell over lines
+            assert "standard error" in text and f"{shown.split()[-1]})" in text
+        else:
+            assert shown in text, suffix
+    out = tmp_path / "report.json"
+    assert main(["report", "--db", str(three_db), "--format", "json", "--out", str(out)]) == 0
+    rows = json.loads(out.read_text(encoding="utf-8"))["comparisons"]["table"]
+    assert [r["p_mc_error"] for r in rows if r["p_mc_error"] is not None] == [error]
 
 
 def test_yes_no_items_are_drawn_as_proportions_not_diverging_bars(two: Report) -> None:

@@ -318,6 +318,9 @@ def _result(r: dict, family: int) -> str:
     if d.missing(r["p"]):
         return "not tested: " + ("" if d.missing(r["note"]) else str(r["note"]))
     p = _p(r["p"])
+    if not d.missing(r.get("p_mc_error")):
+        error = f"{float(r['p_mc_error']):.4f}".removeprefix("0")
+        p += f" (Monte Carlo standard error {error})"
     if r["kind"] == "pairwise":
         p += f" (Holm within the measure: {d.p_value(r['p_holm'])})"
     elif family > 1 and not d.missing(r.get("p_family")):

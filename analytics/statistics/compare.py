@@ -20,6 +20,7 @@ ties, fewer than 50 per group), otherwise the normal approximation with continui
 corrections, except that a Wilcoxon test of at most 13 pairs with ties or zero differences
 takes the exact permutation distribution of its signs (R would approximate);
 Kruskal–Wallis and Friedman use the χ² approximation with the tie correction, as R does.
+A p-value from random tables carries its Monte Carlo standard error in ``p_mc_error``.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ COLUMNS = [
     "statistic",
     "p",
     "p_method",
+    "p_mc_error",
     "p_holm",
     "effect_name",
     "effect",
@@ -119,6 +121,7 @@ def row_of(design: str, test: str, groups: Sequence[str], n: dict[str, int], **f
         n_total=sum(n.values()),
         statistic=math.nan,
         p=math.nan,
+        p_mc_error=math.nan,
         p_holm=math.nan,
         effect=math.nan,
     )

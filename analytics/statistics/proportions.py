@@ -43,11 +43,12 @@ from scipy.stats.contingency import odds_ratio
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS
 from analytics.statistics.compare import EXACT, Row, row_of, table_of, too_few
 
-__all__ = ["compare_proportions", "fisher_exact_two_rows", "one_answer_each"]
+__all__ = ["compare_proportions", "fisher_exact_two_rows", "monte_carlo_error", "one_answer_each"]
 
-RESAMPLES = 9_999
+RESAMPLES = 99_999
 SEED = 0
-"""Random tables for a p-value that cannot be exact: fixed, so that a report is reproducible."""
+"""Random tables for a p-value that cannot be exact: fixed, so that a report is reproducible;
+enough that the Monte Carlo standard error near p = 0.05, √(0.05 · 0.95 / B), is 0.0007."""
 TABLE_LIMIT = 2_000_000
 """Tables enumerated for an exact Freeman–Halton p-value before falling back on sampling."""
 RANDOM_TABLES = f"Monte Carlo: {RESAMPLES:,} random tables with the observed margins (seed {SEED})"
@@ -183,6 +184,7 @@ def _chi2(counts: pd.DataFrame, n: dict[str, int], fields: Row) -> Row:
             method=MonteCarloMethod(n_resamples=RESAMPLES, rng=np.random.default_rng(SEED)),
         )
         p, method = float(sampled.pvalue), RANDOM_TABLES + ", as expected counts are small"
+        fields["p_mc_error"] = monte_carlo_error(p)
     return row_of(
         "between", "χ² test of independence", list(n), n, statistic_name=f"χ²({dof})",
         statistic=chi2, p=p, p_method=method, p_holm=p, effect=float(pearson["cramer"]),
@@ -212,6 +214,7 @@ def _fisher(counts: pd.DataFrame, min_n: int, kind: str, labels: Mapping[Any, st
         if exact is None:
             sampling = MonteCarloMethod(n_resamples=RESAMPLES, rng=np.random.default_rng(SEED))
             p, method = float(fisher_exact(table, method=sampling).pvalue), RANDOM_TABLES
+            fields["p_mc_error"] = monte_carlo_error(p)
         else:
             p, method = exact, FREEMAN_HALTON
         effect = cramers_v(table)
@@ -219,6 +222,12 @@ def _fisher(counts: pd.DataFrame, min_n: int, kind: str, labels: Mapping[Any, st
         "between", "Fisher's exact test", groups, n, p=p, p_method=method, p_holm=p,
         effect=effect, **fields,
     )  # fmt: skip
+
+
+def monte_carlo_error(p: float, tables: int = RESAMPLES) -> float:
+    """Standard error of a p-value estimated from ``tables`` random tables, √(p (1 − p) / B):
+    how far another seed's p would typically be."""
+    return math.sqrt(p * (1 - p) / tables)
 
 
 def cramers_v(table: np.ndarray) -> float:
