@@ -325,6 +325,22 @@ def test_family_holm_matches_r_p_adjust() -> None:
     assert table["p_family"][5:].isna().all()
 
 
+def test_family_holm_across_every_test_matches_r_p_adjust() -> None:
+    """``across="all"``: pairwise rows join the family. R:
+    p.adjust(c(0.03, 0.01, 0.05, 0.02, 0.04, 0.001), "holm") gives
+    0.090 0.050 0.090 0.080 0.090 0.006; the untested row stays out."""
+    table = pd.DataFrame(
+        {
+            "kind": ["omnibus"] * 5 + ["pairwise", "omnibus"],
+            "p": [0.03, 0.01, 0.05, 0.02, 0.04, 0.001, math.nan],
+        }
+    )
+    assert family_holm(table, across="all") == 6
+    expected = [0.09, 0.05, 0.09, 0.08, 0.09, 0.006]
+    assert table["p_family"][:6].tolist() == pytest.approx(expected)
+    assert math.isnan(table["p_family"][6])
+
+
 # --- Cronbach's alpha as psych::alpha computes it ------------------------------------------
 
 

@@ -160,6 +160,39 @@ def test_a_monte_carlo_p_value_is_printed_with_its_error_in_every_format(
     assert [r["p_mc_error"] for r in rows if r["p_mc_error"] is not None] == [error]
 
 
+def test_holm_covers_the_headline_tests_unless_asked_to_cover_every_test(
+    three_db: Path, three: Report, tmp_path: Path
+) -> None:
+    """By default the family is each measure's headline (omnibus) test, and every format
+    says so; ``--adjust all`` corrects across every test of the table, pairs included."""
+    table = three.comparisons.table
+    headline = table["p_family"].notna()
+    assert three.comparisons.family == 5 and (table.loc[headline, "kind"] == "omnibus").all()
+    assert "headline test of each measure only" in three.comparisons.method
+    for suffix in ("txt", "md", "html"):
+        out = tmp_path / f"report.{suffix}"
+        assert main(["report", "--db", str(three_db), "--out", str(out)]) == 0
+        text = " ".join(out.read_text(encoding="utf-8").split())
+        assert "headline test of each measure only" in text, suffix
+        assert "--adjust all" in text, suffix
+    out = tmp_path / "all.json"
+    command = ["report", "--db", str(three_db), "--format", "json", "--out", str(out)]
+    assert main([*command, "--adjust", "all"]) == 0
+    found = json.loads(out.read_text(encoding="utf-8"))["comparisons"]
+    tested = [r for r in found["table"] if r["p"] is not None]
+    assert (found["adjust"], found["family"], len(tested)) == ("all", 20, 20)
+    raw = np.array([r["p"] for r in tested])
+    order = np.argsort(raw)
+    holm = np.minimum(1, np.maximum.accumulate(raw[order] * np.arange(20, 0, -1)))
+    corrected = np.empty(20)
+    corrected[order] = holm
+    assert [r["p_family"] for r in tested] == pytest.approx(corrected.tolist())
+    assert "every test in the table" in found["method"]
+    out = tmp_path / "all.md"
+    assert main(["report", "--db", str(three_db), "--out", str(out), "--adjust", "all"]) == 0
+    assert "(Holm across all 20 tests:" in out.read_text(encoding="utf-8")
+
+
 def test_yes_no_items_are_drawn_as_proportions_not_diverging_bars(two: Report) -> None:
     blocks = document(two)
     kinds = [(b.kind, b.key) for b in blocks if isinstance(b, Figure)]

@@ -22,7 +22,8 @@ every row (a value that cannot be computed is ``null``, never NaN)::
     questionnaires: items, items_by_scenario, distribution, constructs, reliability,
                     idial, by_turn, by_turn_constructs, agreement, codebook, choices
                     (tables)
-    comparisons:    design, method, family (measures in the Holm family), table [...]
+    comparisons:    design, method, family (tests in the Holm family), adjust ("headline":
+                    each measure's omnibus test, or "all": every test), table [...]
     comments:       [...]
     stress:         (only when stress tests were replayed) {system: {overall, groups
                     {spelling, lexical, syntactic}, types {ST-1, ...}: each {applied,
@@ -110,6 +111,7 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
             "design": report.comparisons.design,
             "method": report.comparisons.method,
             "family": report.comparisons.family,
+            "adjust": report.comparisons.adjust,
             "table": records(report.comparisons.table),
         },
         "comments": records(report.comments),
