@@ -287,8 +287,10 @@ def _self_report_table(table: pd.DataFrame) -> d.Table:
          "Spearman's ρ (95% CI)", "p", "Note"),
         rows,
         caption="The annotators' mean overall rating of a conversation against what its "
-        "participant reported, over all systems and per system (Spearman's ρ; Fisher-z "
-        "interval; at least 4 conversations)",
+        "participant reported, over all systems and per system (Spearman's ρ with the "
+        "Bonett–Wright interval, Fisher z with variance (1 + ρ²/2)/(n − 3); p as R's "
+        "cor.test: exact over every ordering up to 9 conversations, AS 89's Edgeworth "
+        "series up to 1290, t with n − 2 df with ties; at least 4 conversations)",
         numeric=(False, False, False, True, True, True, False),
         group_by=0,
     )  # fmt: skip

@@ -52,8 +52,8 @@ every row (a value that cannot be computed is ``null``, never NaN)::
                     n_ratings, how], final_by_system [job, instrument_id, item, level,
                     system, n_targets, n_resolved, mean, sd, distribution], self_report
                     [job, instrument_id, item, system (null: all systems pooled),
-                    questionnaire_id, measure, measure_kind, n, rho, ci_low, ci_high, p,
-                    note], trajectories [job, instrument_id, item,
+                    questionnaire_id, measure, measure_kind, n, rho, ci_low, ci_high,
+                    ci_method, p, p_method, note], trajectories [job, instrument_id, item,
                     session_id, system, turn, n_annotators, mean], notes [...]}
 
 Dict cells: ``items[].distribution`` (and the annotators' and final values' distributions)
