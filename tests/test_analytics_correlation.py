@@ -103,3 +103,5 @@ def test_bonett_wright_interval_by_hand() -> None:
     assert low < fisher
     found = spearman(np.array(HOLLANDER_X), np.array(HOLLANDER_Y))
     assert (found.ci_low, found.ci_high, found.ci_method) == (low, high, BONETT_WRIGHT)
+    with pytest.raises(ValueError, match="at least 4 pairs"):
+        spearman(np.array([1.0, 2.0, 3.0]), np.array([3.0, 1.0, 2.0]))

@@ -57,6 +57,8 @@ def spearman(x: np.ndarray, y: np.ndarray, confidence: float = 0.95) -> RankCorr
     two-sided p and its Bonett–Wright interval."""
     a, b = rankdata(np.asarray(x, dtype=float)), rankdata(np.asarray(y, dtype=float))
     n = len(a)
+    if n < 4:
+        raise ValueError(f"Spearman's interval needs at least 4 pairs, not {n}")
     rho = float(np.corrcoef(a, b)[0, 1])
     ties = len(np.unique(a)) < n or len(np.unique(b)) < n
     if ties or n > SERIES_LIMIT:
