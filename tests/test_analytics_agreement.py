@@ -99,6 +99,27 @@ def test_fleiss_kappa_of_the_published_example() -> None:
     assert (row["n_targets"], row["n_annotators"]) == (10, 14)
 
 
+def test_fleiss_kappa_with_unequal_numbers_of_ratings_is_gwets_published_value() -> None:
+    """Krippendorff's twelve units are the ``cac.raw4raters`` example of Gwet (2014),
+    Handbook of Inter-Rater Reliability, 4th ed., p. 120: no target has all four ratings.
+    Fleiss' kappa in the form for unequal numbers of raters, as R's irrCAC prints it:
+
+        library(irrCAC); fleiss.kappa.raw(cac.raw4raters)$est
+        #  coeff.name        pa        pe coeff.val
+        #  Fleiss' Kappa 0.8181818 0.2387153   0.76117
+
+    pa over the 11 targets with two ratings or more, pe from every rated target's shares
+    (the single rating of unit 12 counts there). Only the 8 fully rated targets gave 0.64."""
+    result = analyse(ratings_frame(KRIPPENDORFF),
+                     {("judge", "judge.score"): _scale(1, 5, "nominal")})  # fmt: skip
+    row = _rows(result)["fleiss_kappa"]
+    pa, pe = 0.8181818, 0.2387153
+    assert row["value"] == pytest.approx((pa - pe) / (1 - pe), abs=1e-7)
+    assert row["value"] == pytest.approx(0.76117, abs=5e-6)
+    assert row["n_targets"] == 11
+    assert row["ci_low"] < row["value"] < row["ci_high"]
+
+
 def test_cohen_kappa_matches_statsmodels_and_scikit_learn() -> None:
     first = [1, 2, 3, 3, 2, 1, 4, 1, 2, 5, 4, 3, 2, 5, 1]
     second = [1, 2, 3, 4, 2, 2, 4, 1, 3, 5, 3, 3, 1, 4, 1]

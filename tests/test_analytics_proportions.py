@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import binom, fisher_exact, hypergeom, mannwhitneyu, wilcoxon
+from scipy.stats.contingency import odds_ratio
 
 from analytics.data.loading import load_study_data
 from analytics.statistics.compare import (
@@ -29,6 +30,7 @@ from analytics.statistics.proportions import (
     FREEMAN_HALTON,
     MCNEMAR_EXACT,
     RANDOM_TABLES,
+    RESAMPLES,
     compare_proportions,
     fisher_exact_two_rows,
     one_answer_each,
@@ -106,6 +108,29 @@ def test_two_systems_and_three_options_use_the_exact_freeman_halton_test() -> No
     assert row["p"] == pytest.approx(fisher_exact_two_rows(np.array([[6, 4, 2], [3, 9, 6]])))
 
 
+def test_a_pairs_odds_ratio_is_labelled_with_the_two_answers_its_table_holds() -> None:
+    """Systems b and c never chose Alpha: their 2 × 2 table is Beta against Gamma, so the
+    odds ratio is Beta's over Gamma (b chose Beta 4 of 6, c 1 of 6: above 1), not Alpha's.
+    R: fisher.test(matrix(c(4, 1, 2, 5), 2))$estimate is the same conditional MLE."""
+    counts = {
+        "a": {"alpha": 5, "gamma": 1},
+        "b": {"beta": 4, "gamma": 2},
+        "c": {"beta": 1, "gamma": 5},
+        "d": {"alpha": 2, "gamma": 4},
+    }
+    labels = {"alpha": "Alpha", "beta": "Beta", "gamma": "Gamma"}
+    table = compare_proportions(
+        _answers_of(counts), order=["alpha", "beta", "gamma"], labels=labels
+    )
+    pairs = table[table["kind"] == "pairwise"].set_index("groups")
+    assert pairs.loc["b vs c", "effect_name"] == "odds ratio of Beta vs Gamma"
+    expected = odds_ratio(np.array([[4, 2], [1, 5]]), kind="conditional").statistic
+    assert pairs.loc["b vs c", "effect"] == pytest.approx(expected)
+    assert pairs.loc["b vs c", "effect"] > 1
+    assert pairs.loc["a vs b", "effect_name"] == "Cramér's V"
+    assert pairs.loc["a vs d", "effect_name"] == "odds ratio of Alpha vs Gamma"
+
+
 # --- χ² and Cramér's V --------------------------------------------------------------------
 
 
@@ -145,6 +170,21 @@ def test_small_expected_counts_take_a_reproducible_monte_carlo_p_value() -> None
     assert "expected counts are small" in first["p_method"]
     assert first["p"] == again["p"] and 0 < first["p"] < 1
     assert first["statistic"] == pytest.approx(16 / 3)  # χ² by hand: Σ (O − E)² / E
+
+
+def test_monte_carlo_p_values_carry_an_error_below_a_thousandth_near_005() -> None:
+    """With B random tables the standard error of p is √(p (1 − p) / B): below 0.001 at
+    p = 0.05 needs B ≥ 47,500. Each sampled p carries its own; an exact p has none."""
+    assert RESAMPLES >= 47_500 and math.sqrt(0.05 * 0.95 / RESAMPLES) < 0.001
+    assert f"{RESAMPLES:,} random tables" in RANDOM_TABLES
+    counts = {"a": {"x": 5, "y": 1}, "b": {"x": 1, "y": 5}, "c": {"x": 3, "y": 3}}
+    table = compare_proportions(_answers_of(counts))
+    sampled = table.iloc[0]
+    assert sampled["p_method"].startswith(RANDOM_TABLES)
+    p = sampled["p"]
+    assert sampled["p_mc_error"] == pytest.approx(math.sqrt(p * (1 - p) / RESAMPLES))
+    assert table.iloc[1:]["p_method"].eq(EXACT).all()
+    assert table.iloc[1:]["p_mc_error"].isna().all()
 
 
 def test_too_few_participants_and_one_answer_give_no_p_value() -> None:
@@ -283,6 +323,22 @@ def test_family_holm_matches_r_p_adjust() -> None:
     assert table["p_family"][:5].tolist() == pytest.approx([0.09, 0.05, 0.09, 0.08, 0.09])
     assert table["p"][:5].tolist() == raw
     assert table["p_family"][5:].isna().all()
+
+
+def test_family_holm_across_every_test_matches_r_p_adjust() -> None:
+    """``across="all"``: pairwise rows join the family. R:
+    p.adjust(c(0.03, 0.01, 0.05, 0.02, 0.04, 0.001), "holm") gives
+    0.090 0.050 0.090 0.080 0.090 0.006; the untested row stays out."""
+    table = pd.DataFrame(
+        {
+            "kind": ["omnibus"] * 5 + ["pairwise", "omnibus"],
+            "p": [0.03, 0.01, 0.05, 0.02, 0.04, 0.001, math.nan],
+        }
+    )
+    assert family_holm(table, across="all") == 6
+    expected = [0.09, 0.05, 0.09, 0.08, 0.09, 0.006]
+    assert table["p_family"][:6].tolist() == pytest.approx(expected)
+    assert math.isnan(table["p_family"][6])
 
 
 # --- Cronbach's alpha as psych::alpha computes it ------------------------------------------

@@ -32,6 +32,7 @@ from analytics.statistics.power import smallest_detectable_effect
 from analytics.statistics.proportions import FREEMAN_HALTON, fisher_exact_two_rows
 from analytics.statistics.questionnaires import wilson_interval
 from analytics.statistics.system_reliability import failure_kind
+from bot.cli import analytics_main as main
 from bot.store.definition import definition_json
 from tests.report_study import HTTP_503, PEOPLE, report_bundle, write_report_study
 
@@ -133,6 +134,63 @@ def test_three_systems_take_chi_squared_with_cramers_v_and_pairwise_fisher(three
     assert omnibus["statistic_name"] == "χ²(2)"
     assert omnibus["effect"] == pytest.approx(np.sqrt(chi2 / counts.sum()))
     assert list(again["test"][1:]) == ["Fisher's exact test"] * 3
+
+
+def test_a_monte_carlo_p_value_is_printed_with_its_error_in_every_format(
+    three_db: Path, three: Report, tmp_path: Path
+) -> None:
+    """post.best's expected counts are small: its χ² p comes from random tables, and every
+    format shows the standard error beside it (the JSON as ``p_mc_error``)."""
+    table = three.comparisons.table
+    (sampled,) = table[table["p_method"].str.startswith("Monte Carlo")].to_dict("records")
+    error = sampled["p_mc_error"]
+    assert 0 < error < 0.002
+    shown = f"Monte Carlo standard error {error:.4f}".replace(" 0.", " .")
+    for suffix in ("txt", "md", "html"):
+        out = tmp_path / f"report.{suffix}"
+        assert main(["report", "--db", str(three_db), "--out", str(out)]) == 0
+        text = " ".join(out.read_text(encoding="utf-8").split())
+        if suffix == "txt":  # the terminal's table wraps the cell over lines
+            assert "standard error" in text and f"{shown.split()[-1]})" in text
+        else:
+            assert shown in text, suffix
+    out = tmp_path / "report.json"
+    assert main(["report", "--db", str(three_db), "--format", "json", "--out", str(out)]) == 0
+    rows = json.loads(out.read_text(encoding="utf-8"))["comparisons"]["table"]
+    assert [r["p_mc_error"] for r in rows if r["p_mc_error"] is not None] == [error]
+
+
+def test_holm_covers_the_headline_tests_unless_asked_to_cover_every_test(
+    three_db: Path, three: Report, tmp_path: Path
+) -> None:
+    """By default the family is each measure's headline (omnibus) test, and every format
+    says so; ``--adjust all`` corrects across every test of the table, pairs included."""
+    table = three.comparisons.table
+    headline = table["p_family"].notna()
+    assert three.comparisons.family == 5 and (table.loc[headline, "kind"] == "omnibus").all()
+    assert "headline test of each measure only" in three.comparisons.method
+    for suffix in ("txt", "md", "html"):
+        out = tmp_path / f"report.{suffix}"
+        assert main(["report", "--db", str(three_db), "--out", str(out)]) == 0
+        text = " ".join(out.read_text(encoding="utf-8").split())
+        assert "headline test of each measure only" in text, suffix
+        assert "--adjust all" in text, suffix
+    out = tmp_path / "all.json"
+    command = ["report", "--db", str(three_db), "--format", "json", "--out", str(out)]
+    assert main([*command, "--adjust", "all"]) == 0
+    found = json.loads(out.read_text(encoding="utf-8"))["comparisons"]
+    tested = [r for r in found["table"] if r["p"] is not None]
+    assert (found["adjust"], found["family"], len(tested)) == ("all", 20, 20)
+    raw = np.array([r["p"] for r in tested])
+    order = np.argsort(raw)
+    holm = np.minimum(1, np.maximum.accumulate(raw[order] * np.arange(20, 0, -1)))
+    corrected = np.empty(20)
+    corrected[order] = holm
+    assert [r["p_family"] for r in tested] == pytest.approx(corrected.tolist())
+    assert "every test in the table" in found["method"]
+    out = tmp_path / "all.md"
+    assert main(["report", "--db", str(three_db), "--out", str(out), "--adjust", "all"]) == 0
+    assert "(Holm across all 20 tests:" in out.read_text(encoding="utf-8")
 
 
 def test_yes_no_items_are_drawn_as_proportions_not_diverging_bars(two: Report) -> None:

@@ -184,3 +184,13 @@ def test_fleiss_kappa_of_the_published_example(reliability: list[dict]) -> None:
     row = _of(reliability, "fleiss")["fleiss_kappa"]
     assert row["value"] == pytest.approx(FLEISS_KAPPA, abs=5e-4)
     assert (row["n_targets"], row["n_annotators"]) == (10, 14)
+
+
+def test_fleiss_kappa_with_unequal_numbers_of_ratings_through_import(
+    reliability: list[dict],
+) -> None:
+    """Gwet (2014) p. 120 (R: ``irrCAC::fleiss.kappa.raw(cac.raw4raters)`` prints 0.76117):
+    Krippendorff's units, no target rated by all four; see test_analytics_agreement."""
+    row = _of(reliability, "kripp")["fleiss_kappa"]
+    assert row["value"] == pytest.approx(0.76117, abs=5e-6)
+    assert (row["n_targets"], row["n_annotators"]) == (11, 4)

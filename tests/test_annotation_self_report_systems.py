@@ -5,6 +5,7 @@ Fisher-z interval, the "too few conversations" rule, and the rows in every repor
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import math
 from dataclasses import replace
@@ -19,6 +20,12 @@ from analytics.annotations.ratings import SELF_REPORT_COLUMNS, Annotations, Item
 from analytics.data.loading import load_study_data
 from analytics.data.synthetic import write_synthetic_study
 from analytics.report.numbers import build_report
+from analytics.statistics.correlation import (
+    BONETT_WRIGHT,
+    EDGEWORTH,
+    EXACT_PERMUTATIONS,
+    T_APPROXIMATION,
+)
 from tests.annotation_tables import ratings_frame
 from tests.test_analytics_annotations_report import _formats, hri_cues_ratings
 
@@ -47,12 +54,20 @@ def _section(systems: list[str], ratings: dict[str, list[int]] = RATINGS) -> Ann
 
 
 def _expected(rows: slice) -> tuple[float, float, float, float]:
-    """scipy's rho and p on the same pairs, and the Fisher-z 95% interval
-    (tanh(atanh(rho) ± 1.959964 / sqrt(n - 3)))."""
+    """scipy's rho; its p (t with n − 2 df) when there are ties, else twice the tail of S
+    over every ordering, as R's cor.test; the Bonett–Wright 95% interval
+    (tanh(atanh(rho) ± 1.959964 · √((1 + rho²/2) / (n − 3))))."""
     mean = ((np.array(RATINGS["a"]) + np.array(RATINGS["b"])) / 2)[rows]
     reported = np.array(REPORTED)[rows]
     rho, p = stats.spearmanr(mean, reported)
-    half = stats.norm.ppf(0.975) / math.sqrt(len(mean) - 3)
+    n = len(mean)
+    if len(set(mean)) == n and len(set(reported)) == n:
+        orders = np.array(list(itertools.permutations(range(n))))
+        s = ((orders - np.arange(n)) ** 2).sum(axis=1)
+        observed = ((stats.rankdata(mean) - stats.rankdata(reported)) ** 2).sum()
+        tail = s >= observed if observed > (n**3 - n) / 6 else s <= observed
+        p = min(1.0, 2 * np.count_nonzero(tail) / len(s))
+    half = stats.norm.ppf(0.975) * math.sqrt((1 + rho**2 / 2) / (n - 3))
     return (
         float(rho),
         float(p),
@@ -71,13 +86,13 @@ def test_rho_pooled_and_per_system_with_known_answers() -> None:
         rho, p, low, high = _expected(part)
         assert row["n"] == len(SESSIONS[part])
         assert (row["rho"], row["p"]) == (pytest.approx(rho, abs=1e-12), pytest.approx(p))
-        # pingouin gives the interval to 6 decimals
-        assert (row["ci_low"], row["ci_high"]) == (
-            pytest.approx(low, abs=5e-7),
-            pytest.approx(high, abs=5e-7),
-        )
+        assert (row["ci_low"], row["ci_high"]) == (pytest.approx(low), pytest.approx(high))
+        assert row["ci_method"] == BONETT_WRIGHT
         assert row["note"] is None
     assert rows["alpha"]["rho"] != pytest.approx(rows[None]["rho"])  # not the pooled figure
+    # beta's four conversations have no ties: every ordering counted, as R's cor.test
+    assert rows["beta"]["p_method"] == EXACT_PERMUTATIONS
+    assert rows[None]["p_method"] == rows["alpha"]["p_method"] == T_APPROXIMATION
 
 
 def test_a_system_with_too_few_conversations_gets_the_rule_not_a_number() -> None:
@@ -105,6 +120,9 @@ def test_every_report_format_shows_the_per_system_rows(tmp_path: Path) -> None:
     per_system = [r for r in rows if r["system"] is not None]
     assert {r["system"] for r in per_system} == {"system-a", "system-b"}
     assert all(r["n"] == 12 for r in per_system) and len(per_system) == 2 * len(pooled)
+    tested = [r for r in rows if r["rho"] is not None]
+    assert tested and all(r["ci_method"] == BONETT_WRIGHT for r in tested)
+    assert all(r["p_method"] in (EXACT_PERMUTATIONS, EDGEWORTH, T_APPROXIMATION) for r in tested)
     for fmt in ("md", "terminal", "html"):
         text = html.unescape(formats[fmt])
         start = text.index("Spearman's ρ (95% CI)")
@@ -113,3 +131,4 @@ def test_every_report_format_shows_the_per_system_rows(tmp_path: Path) -> None:
         for system in ("all", "system-a", "system-b"):
             assert system in table, (fmt, system)
         assert "(construct)" in table, fmt
+        assert "Bonett–Wright" in " ".join(text.split()), fmt

@@ -14,9 +14,9 @@ annotators go in, and the report only formats what comes out.
 - Krippendorff's alpha (Krippendorff 2011), by the ``krippendorff`` package, at every level
   of measurement the item allows; it takes missing ratings as they come.
 - Cohen's kappa for two annotators (linearly and quadratically weighted for scales), Fleiss'
-  kappa for more (each target rated by the same number of annotators, not necessarily the
-  same ones: Fleiss 1971), and percentage agreement (agreeing pairs of ratings of a target
-  over all such pairs).
+  kappa for more (not necessarily the same annotators on every target: Fleiss 1971; in the
+  form for unequal numbers of ratings per target, Gwet 2014), and percentage agreement
+  (agreeing pairs of ratings of a target over all such pairs).
 
 Intervals of alpha, kappa and agreement come from a bootstrap over targets (``RESAMPLES``
 resamples with replacement, drawn from ``SEED``: the same numbers on every run), percentile
@@ -279,37 +279,42 @@ def cohen_kappa(
     return (value, low, high, len(units))
 
 
-def _fleiss_units(data: Matrix, domain: Sequence[float]) -> tuple[np.ndarray, int]:
-    """Per target rated by the most annotators any target has (m): [1, P_i, n_i1..n_iV]."""
-    rated = (~np.isnan(data)).sum(axis=0)
-    m = int(rated.max()) if rated.size else 0
-    counts = _counts(data[:, rated == m], domain)
-    if m < 2:
-        return np.zeros((0, len(domain) + 2)), m
-    agreement = ((counts**2).sum(axis=1) - m) / (m * (m - 1))
-    return np.column_stack([np.ones(len(counts)), agreement, counts]), m
+def _fleiss_units(data: Matrix, domain: Sequence[float]) -> np.ndarray:
+    """Per rated target i with m_i ratings, n_ik of them value k: [m_i ≥ 2, P_i, 1,
+    n_ik / m_i...], P_i = Σ n_ik (n_ik − 1) / (m_i (m_i − 1)) (0 below two ratings)."""
+    counts = _counts(data, domain)
+    m = counts.sum(axis=1)
+    counts, m = counts[m >= 1], m[m >= 1]
+    pairable = m >= 2
+    pairs = np.where(pairable, m * (m - 1), 1.0)
+    agreement = np.where(pairable, ((counts**2).sum(axis=1) - m) / pairs, 0.0)
+    shares = counts / m[:, None]
+    return np.column_stack([pairable.astype(float), agreement, np.ones(len(m)), shares])
 
 
-def _fleiss_from(sums: np.ndarray, m: int) -> np.ndarray:
-    targets, agreement, counts = sums[:, 0], sums[:, 1], sums[:, 2:]
+def _fleiss_from(sums: np.ndarray) -> np.ndarray:
+    pairable, agreement, rated, shares = sums[:, 0], sums[:, 1], sums[:, 2], sums[:, 3:]
     with np.errstate(divide="ignore", invalid="ignore"):
-        observed = agreement / targets
-        shares = counts / (targets * m)[:, None]
-        chance = (shares**2).sum(axis=1)
+        observed = agreement / pairable
+        chance = ((shares / rated[:, None]) ** 2).sum(axis=1)
         return np.where(chance < 1, (observed - chance) / (1 - chance), np.nan)
 
 
 def fleiss_kappa(data: Matrix, domain: Sequence[float]) -> tuple[float, float, float, int]:
-    """Fleiss' (1971) kappa over the targets rated by the most annotators any target has
-    (kappa needs the same number of ratings per target): (kappa, low, high, targets)."""
-    units, m = _fleiss_units(data, domain)
-    if len(units) < 2:
-        return (math.nan, math.nan, math.nan, len(units))
-    value = float(_fleiss_from(units.sum(axis=0, keepdims=True), m)[0])
+    """Fleiss' kappa in the form for unequal numbers of ratings per target (Gwet 2014, as
+    R's irrCAC ``fleiss.kappa.raw``), which is Fleiss' (1971) when every target has the same
+    number: observed agreement averaged over the targets with two ratings or more, chance
+    agreement from every rated target's shares of each value. (kappa, low, high, targets
+    with two ratings or more)."""
+    units = _fleiss_units(data, domain)
+    targets = int(units[:, 0].sum())
+    if targets < 2:
+        return (math.nan, math.nan, math.nan, targets)
+    value = float(_fleiss_from(units.sum(axis=0, keepdims=True))[0])
     if math.isnan(value):
-        return (value, math.nan, math.nan, len(units))
-    low, high = _interval(units, lambda sums: _fleiss_from(sums, m))
-    return (value, low, high, len(units))
+        return (value, math.nan, math.nan, targets)
+    low, high = _interval(units, _fleiss_from)
+    return (value, low, high, targets)
 
 
 def _agreeing_pairs(data: Matrix, domain: Sequence[float]) -> np.ndarray:

@@ -14,7 +14,6 @@ what the rest of the report uses.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
@@ -23,10 +22,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pingouin as pg
 
 from analytics.annotations import agreement as ag
 from analytics.data.loading import ANNOTATION_COLUMNS, StudyData
+from analytics.statistics.correlation import spearman
 from bot.core.vocabulary import AnnotationLevel, AnnotationRound, Moment
 from questionnaires.models import (
     ChoiceItem,
@@ -134,7 +133,9 @@ SELF_REPORT_COLUMNS = [
     "rho",
     "ci_low",
     "ci_high",
+    "ci_method",
     "p",
+    "p_method",
     "note",
 ]
 TRAJECTORY_COLUMNS = [
@@ -804,14 +805,17 @@ def _self_report(
 
 
 def _spearman(both: pd.DataFrame) -> dict[str, Any]:
-    """Spearman's rho of ``rating`` and ``score`` with its Fisher-z 95% interval and p
-    (pingouin), or the reason there is none: fewer than 4 pairs, or a side that never varies."""
+    """Spearman's rho of ``rating`` and ``score`` with its Bonett–Wright 95% interval and
+    R's p (``analytics.statistics.correlation``), or the reason there is none: fewer than 4
+    pairs, or a side that never varies."""
     row: dict[str, Any] = {
         "n": len(both),
         "rho": math.nan,
         "ci_low": math.nan,
         "ci_high": math.nan,
+        "ci_method": None,
         "p": math.nan,
+        "p_method": None,
         "note": None,
     }
     if len(both) < 4:
@@ -819,16 +823,14 @@ def _spearman(both: pd.DataFrame) -> dict[str, Any]:
     elif both["rating"].nunique() < 2 or both["score"].nunique() < 2:
         row["note"] = "one side never varies"
     else:
-        with ag.unrounded(), warnings.catch_warnings():
-            # pingouin also estimates power, which it cannot for 4 pairs; it is not used
-            warnings.filterwarnings("ignore", "Sample size is too small", UserWarning)
-            result = pg.corr(both["rating"], both["score"], method="spearman")
-        low, high = result["CI95"].iloc[0]
+        found = spearman(both["rating"].to_numpy(float), both["score"].to_numpy(float))
         row |= {
-            "rho": float(result["r"].iloc[0]),
-            "ci_low": float(low),
-            "ci_high": float(high),
-            "p": float(result["p_val"].iloc[0]),
+            "rho": found.rho,
+            "ci_low": found.ci_low,
+            "ci_high": found.ci_high,
+            "ci_method": found.ci_method,
+            "p": found.p,
+            "p_method": found.p_method,
         }
     return row
 

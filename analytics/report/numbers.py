@@ -97,7 +97,9 @@ class Comparisons:
     """The tests used, in one sentence for the report."""
     table: pd.DataFrame
     family: int = 0
-    """How many measures were tested: the family of Holm's correction in ``p_family``."""
+    """How many tests are in the family of Holm's correction in ``p_family``."""
+    adjust: str = "headline"
+    """Holm's family: each measure's headline test, or ``all`` the tests in the table."""
 
 
 @dataclass(frozen=True)
@@ -175,10 +177,15 @@ def simulated_note(simulated: int, everyone: int) -> str:
 
 
 def build_report(
-    data: StudyData, *, exclude_flagged: bool = False, reading: ReadingTime = READING
+    data: StudyData,
+    *,
+    exclude_flagged: bool = False,
+    reading: ReadingTime = READING,
+    adjust: str = "headline",
 ) -> Report:
     """The whole report; with ``exclude_flagged`` every number is computed without the
-    participants that data-quality checks flagged, and the report says how many and why."""
+    participants that data-quality checks flagged, and the report says how many and why;
+    ``adjust`` is Holm's family across measures (``analytics.statistics.compare.ADJUST``)."""
     flags = quality_flags(data, reading)
     simulated = simulated_participants(data.participants)
     everyone = len(data.participants)
@@ -189,7 +196,7 @@ def build_report(
     notes = [*data.notes, *_missing(data, info)]
     wizard_table, wizard_note = tasks.wizard_share(data.exchanges, data.has_wizard_source)
     scores = stats.construct_scores(data.responses)
-    comparisons = _comparisons(data, info, scores)
+    comparisons = _comparisons(data, info, scores, adjust)
     if simulated:
         notes.append(simulated_note(len(simulated), everyone))
     if exclusion is not None:
@@ -301,13 +308,15 @@ CATEGORICAL_TYPES = ("yes_no", "thumbs", "choice")
 """Items whose answers are categories: compared as proportions, never as ranks."""
 
 
-def _comparisons(data: StudyData, info: StudyInfo, scores: pd.DataFrame) -> Comparisons:
+def _comparisons(
+    data: StudyData, info: StudyInfo, scores: pd.DataFrame, adjust: str = "headline"
+) -> Comparisons:
     responses = data.responses
     systems = [s for s in responses["system_id"].dropna().unique() if s not in _PSEUDO]
     design = info.design
     if len(systems) < 2:
         method = "No comparison: fewer than two systems have questionnaire answers."
-        return Comparisons(design, method, pd.DataFrame(columns=_COMPARISON_COLUMNS))
+        return Comparisons(design, method, pd.DataFrame(columns=_COMPARISON_COLUMNS), adjust=adjust)
     size = min(len(systems), 3)
     within = design == "within"
     tables = []
@@ -336,13 +345,8 @@ def _comparisons(data: StudyData, info: StudyInfo, scores: pd.DataFrame) -> Comp
     tables += _categorical(asked[categorical], data.choices, within)
     table = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
     table = table.reindex(columns=_COMPARISON_COLUMNS)
-    family = family_holm(table)
-    across = (
-        f" Across the {family} measures tested, each p-value is also corrected with Holm's "
-        "method for the family (the raw p beside it)."
-        if family > 1
-        else ""
-    )
+    family = family_holm(table, adjust)
+    across = _family_sentence(family, adjust)
     method = (
         f"{design.capitalize()}-subjects design, {len(systems)} systems. Scale items and "
         f"constructs: {_METHODS[(design, size)]}; yes/no and choice items, as proportions: "
@@ -351,7 +355,25 @@ def _comparisons(data: StudyData, info: StudyInfo, scores: pd.DataFrame) -> Comp
         f"with too few participants give no p-value. Each p-value says how it was computed.{across}"
         " Multiple-choice items are described, not tested."
     )
-    return Comparisons(design, method, table, family)
+    return Comparisons(design, method, table, family, adjust)
+
+
+def _family_sentence(family: int, adjust: str) -> str:
+    """Which tests Holm's correction across measures covers, said in the report because a
+    reader cannot tell from the numbers."""
+    if family < 2:
+        return ""
+    if adjust == "all":
+        return (
+            f" Holm's correction covers every test in the table, {family} tests (headline and "
+            "pairwise), each p-value also given corrected (the raw p beside it)."
+        )
+    return (
+        f" Across the {family} measures tested, each p-value is also corrected with Holm's "
+        "method for the family (the raw p beside it): the headline test of each measure only; "
+        "pairwise tests are corrected within their measure, and ozlab report --adjust all "
+        "corrects across every test in the table."
+    )
 
 
 def _categorical(answers: pd.DataFrame, choices: pd.DataFrame, within: bool) -> list[pd.DataFrame]:

@@ -312,13 +312,18 @@ def _p(value: object) -> str:
     return f"p {p}" if p.startswith("<") else f"p = {p}"
 
 
-def _result(r: dict, family: int) -> str:
+def _result(r: dict, family: int, adjust: str = "headline") -> str:
     """``U = 895.0, p = .012 (Holm, 5 measures: .060), rank-biserial r = 0.60``, or why
     there is no test."""
     if d.missing(r["p"]):
         return "not tested: " + ("" if d.missing(r["note"]) else str(r["note"]))
     p = _p(r["p"])
-    if r["kind"] == "pairwise":
+    if not d.missing(r.get("p_mc_error")):
+        error = f"{float(r['p_mc_error']):.4f}".removeprefix("0")
+        p += f" (Monte Carlo standard error {error})"
+    if adjust == "all" and family > 1 and not d.missing(r.get("p_family")):
+        p += f" (Holm across all {family} tests: {d.p_value(r['p_family'])})"
+    elif r["kind"] == "pairwise":
         p += f" (Holm within the measure: {d.p_value(r['p_holm'])})"
     elif family > 1 and not d.missing(r.get("p_family")):
         p += f" (Holm across {family} measures: {d.p_value(r['p_family'])})"
@@ -351,7 +356,8 @@ def _comparisons(report: Report) -> list[Block]:
             n += f" = {r['n_total']}" if len(per_group) > 1 else ""
         test = r["test"] + (" (pairwise)" if r["kind"] == "pairwise" else "")
         how = "" if d.missing(r["p_method"]) else str(r["p_method"])
-        rows.append((_measure(r), test, r["groups"], n, _result(r, comparisons.family), how))
+        result = _result(r, comparisons.family, comparisons.adjust)
+        rows.append((_measure(r), test, r["groups"], n, result, how))
     blocks.append(
         d.table(
             ("Measure", "Test", "Systems", "n", "Result", "p-value computed by"),

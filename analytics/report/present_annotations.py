@@ -64,11 +64,12 @@ def _method() -> list[Block]:
             "level of measurement the item allows, and the one marked * (to report) fits the "
             "item (ordinal for scales unless the instrument declares otherwise, nominal for "
             "yes/no and choice items). Cohen's κ for two annotators (for scales weighted "
-            "linearly, |i − j|, and quadratically, (i − j)²), Fleiss' κ for more (targets "
-            "with the same number of ratings); agreement is the share of pairs of ratings "
-            f"of a target that are equal. Intervals: {CONFIDENCE:.0%}; for ICC the F-based "
-            f"interval, for α, κ and agreement a bootstrap over targets ({RESAMPLES:,} "
-            f"resamples, seed {SEED}, the {tail}th and {100 - tail}th percentiles).",
+            "linearly, |i − j|, and quadratically, (i − j)²), Fleiss' κ for more (in the "
+            "form for unequal numbers of ratings per target, Gwet 2014); agreement is the "
+            "share of pairs of ratings of a target that are equal. "
+            f"Intervals: {CONFIDENCE:.0%}; for ICC the F-based interval, for α, κ and "
+            f"agreement a bootstrap over targets ({RESAMPLES:,} resamples, seed {SEED}, "
+            f"the {tail}th and {100 - tail}th percentiles).",
             "method",
         ),
         Paragraph(ADJUDICATION_RULE, "method"),
@@ -286,8 +287,10 @@ def _self_report_table(table: pd.DataFrame) -> d.Table:
          "Spearman's ρ (95% CI)", "p", "Note"),
         rows,
         caption="The annotators' mean overall rating of a conversation against what its "
-        "participant reported, over all systems and per system (Spearman's ρ; Fisher-z "
-        "interval; at least 4 conversations)",
+        "participant reported, over all systems and per system (Spearman's ρ with the "
+        "Bonett–Wright interval, Fisher z with variance (1 + ρ²/2)/(n − 3); p as R's "
+        "cor.test: exact over every ordering up to 9 conversations, AS 89's Edgeworth "
+        "series up to 1290, t with n − 2 df with ties; at least 4 conversations)",
         numeric=(False, False, False, True, True, True, False),
         group_by=0,
     )  # fmt: skip

@@ -22,7 +22,8 @@ every row (a value that cannot be computed is ``null``, never NaN)::
     questionnaires: items, items_by_scenario, distribution, constructs, reliability,
                     idial, by_turn, by_turn_constructs, agreement, codebook, choices
                     (tables)
-    comparisons:    design, method, family (measures in the Holm family), table [...]
+    comparisons:    design, method, family (tests in the Holm family), adjust ("headline":
+                    each measure's omnibus test, or "all": every test), table [...]
     comments:       [...]
     stress:         (only when stress tests were replayed) {system: {overall, groups
                     {spelling, lexical, syntactic}, types {ST-1, ...}: each {applied,
@@ -51,8 +52,8 @@ every row (a value that cannot be computed is ``null``, never NaN)::
                     n_ratings, how], final_by_system [job, instrument_id, item, level,
                     system, n_targets, n_resolved, mean, sd, distribution], self_report
                     [job, instrument_id, item, system (null: all systems pooled),
-                    questionnaire_id, measure, measure_kind, n, rho, ci_low, ci_high, p,
-                    note], trajectories [job, instrument_id, item,
+                    questionnaire_id, measure, measure_kind, n, rho, ci_low, ci_high,
+                    ci_method, p, p_method, note], trajectories [job, instrument_id, item,
                     session_id, system, turn, n_annotators, mean], notes [...]}
 
 Dict cells: ``items[].distribution`` (and the annotators' and final values' distributions)
@@ -110,6 +111,7 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
             "design": report.comparisons.design,
             "method": report.comparisons.method,
             "family": report.comparisons.family,
+            "adjust": report.comparisons.adjust,
             "table": records(report.comparisons.table),
         },
         "comments": records(report.comments),

@@ -32,6 +32,7 @@ def report(
     stdout: TextIO | None = None,
     figures: Path | None = None,
     pilot: bool = False,
+    adjust: str = "headline",
 ) -> int:
     """Read ``db``, compute the report and write it in ``fmt`` to ``out`` (or stdout);
     with ``figures``, every figure as files for a paper too."""
@@ -48,7 +49,7 @@ def report(
         step("computing statistics")
         from analytics.report.numbers import build_report
 
-        built = build_report(data, exclude_flagged=exclude_flagged)
+        built = build_report(data, exclude_flagged=exclude_flagged, adjust=adjust)
         step(f"writing {fmt}")
         found = None
         if pilot:

@@ -20,6 +20,7 @@ ties, fewer than 50 per group), otherwise the normal approximation with continui
 corrections, except that a Wilcoxon test of at most 13 pairs with ties or zero differences
 takes the exact permutation distribution of its signs (R would approximate);
 Kruskal–Wallis and Friedman use the χ² approximation with the tie correction, as R does.
+A p-value from random tables carries its Monte Carlo standard error in ``p_mc_error``.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ COLUMNS = [
     "statistic",
     "p",
     "p_method",
+    "p_mc_error",
     "p_holm",
     "effect_name",
     "effect",
@@ -119,6 +121,7 @@ def row_of(design: str, test: str, groups: Sequence[str], n: dict[str, int], **f
         n_total=sum(n.values()),
         statistic=math.nan,
         p=math.nan,
+        p_mc_error=math.nan,
         p_holm=math.nan,
         effect=math.nan,
     )
@@ -264,11 +267,20 @@ def _within(wide: pd.DataFrame, groups: list[str], min_n: int) -> list[Row]:
     return [omnibus, *_holm(pairs)]
 
 
-def family_holm(table: pd.DataFrame) -> int:
+ADJUST = ("headline", "all")
+"""Holm's family: each measure's headline (omnibus) test, or every test in the table."""
+
+
+def family_holm(table: pd.DataFrame, across: str = "headline") -> int:
     """Holm's correction across every measure's omnibus test, written into ``p_family``
     (the raw ``p`` stays beside it): testing several items or constructs is a family.
-    Pairwise rows keep their correction within their measure. Returns the family's size."""
-    omnibus = (table["kind"] == "omnibus") & table["p"].notna()
+    Pairwise rows keep their correction within their measure, unless ``across="all"``
+    puts every tested row, pairs included, into the family. Returns the family's size."""
+    if across not in ADJUST:
+        raise ValueError(f"no Holm family {across!r}: one of {', '.join(ADJUST)}")
+    omnibus = table["p"].notna()
+    if across == "headline":
+        omnibus &= table["kind"] == "omnibus"
     table["p_family"] = np.nan
     if omnibus.any():
         _, corrected = pg.multicomp(table.loc[omnibus, "p"].to_numpy(dtype=float), method="holm")

@@ -43,11 +43,12 @@ from scipy.stats.contingency import odds_ratio
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS
 from analytics.statistics.compare import EXACT, Row, row_of, table_of, too_few
 
-__all__ = ["compare_proportions", "fisher_exact_two_rows", "one_answer_each"]
+__all__ = ["compare_proportions", "fisher_exact_two_rows", "monte_carlo_error", "one_answer_each"]
 
-RESAMPLES = 9_999
+RESAMPLES = 99_999
 SEED = 0
-"""Random tables for a p-value that cannot be exact: fixed, so that a report is reproducible."""
+"""Random tables for a p-value that cannot be exact: fixed, so that a report is reproducible;
+enough that the Monte Carlo standard error near p = 0.05, √(0.05 · 0.95 / B), is 0.0007."""
 TABLE_LIMIT = 2_000_000
 """Tables enumerated for an exact Freeman–Halton p-value before falling back on sampling."""
 RANDOM_TABLES = f"Monte Carlo: {RESAMPLES:,} random tables with the observed margins (seed {SEED})"
@@ -113,7 +114,7 @@ def compare_proportions(
     counts = pd.crosstab(frame[between], frame[answer]).reindex(
         index=groups, columns=categories, fill_value=0
     )
-    return table_of(_between(counts, min_n, _name(categories, labels)))
+    return table_of(_between(counts, min_n, labels or {}))
 
 
 def _name(categories: Sequence[Any], labels: Mapping[Any, str] | None) -> str:
@@ -124,6 +125,15 @@ def _name(categories: Sequence[Any], labels: Mapping[Any, str] | None) -> str:
     return str((labels or {}).get(first, first))
 
 
+def _odds_ratio_name(held: Sequence[Any], answers: Sequence[Any], labels: Mapping[Any, str]) -> str:
+    """The odds ratio of the first answer a 2 × 2 table holds; when the item has answers the
+    table does not hold, the other one is named too, as it is not "every other answer"."""
+    first, other = (str(labels.get(a, a)) for a in held)
+    if len(answers) <= 2:
+        return f"odds ratio of {first}"
+    return f"odds ratio of {first} vs {other}"
+
+
 def _one_answer(categories: Sequence[Any]) -> str | None:
     if len(categories) < 2:
         only = categories[0] if categories else "missing"
@@ -131,10 +141,10 @@ def _one_answer(categories: Sequence[Any]) -> str | None:
     return None
 
 
-def _between(counts: pd.DataFrame, min_n: int, first: str) -> list[Row]:
+def _between(counts: pd.DataFrame, min_n: int, labels: Mapping[Any, str]) -> list[Row]:
     groups = [str(g) for g in counts.index]
     if len(groups) == 2:
-        return [_fisher(counts, min_n, "omnibus", first)]
+        return [_fisher(counts, min_n, "omnibus", labels)]
     n = {str(g): int(v) for g, v in counts.sum(axis=1).items()}
     fields: Row = {"effect_name": "Cramér's V"}
     note = too_few(n, min_n) or _one_answer(list(counts.columns))
@@ -143,7 +153,7 @@ def _between(counts: pd.DataFrame, min_n: int, first: str) -> list[Row]:
     else:
         omnibus = _chi2(counts, n, fields)
     pairs = [
-        _fisher(counts.loc[[a, b]], min_n, "pairwise", first)
+        _fisher(counts.loc[[a, b]], min_n, "pairwise", labels)
         for a, b in itertools.combinations(counts.index, 2)
     ]
     return [omnibus, *_holm(pairs)]
@@ -158,6 +168,10 @@ def _chi2(counts: pd.DataFrame, n: dict[str, int], fields: Row) -> Row:
     with warnings.catch_warnings():
         # pingouin warns on low counts; Cochran's rule below decides what to do about them.
         warnings.filterwarnings("ignore", "Low count on", UserWarning)
+        # An answer a system never got is a zero cell: the log-likelihood and Neyman rows of
+        # pingouin's table divide by it, the Pearson row used here does not.
+        warnings.filterwarnings("ignore", "divide by zero encountered", RuntimeWarning)
+        warnings.filterwarnings("ignore", "invalid value encountered", RuntimeWarning)
         expected, _, table = pg.chi2_independence(long, x="group", y="answer", correction=False)
     pearson = table.set_index("test").loc["pearson"]
     chi2, dof = float(pearson["chi2"]), int(pearson["dof"])
@@ -170,6 +184,7 @@ def _chi2(counts: pd.DataFrame, n: dict[str, int], fields: Row) -> Row:
             method=MonteCarloMethod(n_resamples=RESAMPLES, rng=np.random.default_rng(SEED)),
         )
         p, method = float(sampled.pvalue), RANDOM_TABLES + ", as expected counts are small"
+        fields["p_mc_error"] = monte_carlo_error(p)
     return row_of(
         "between", "χ² test of independence", list(n), n, statistic_name=f"χ²({dof})",
         statistic=chi2, p=p, p_method=method, p_holm=p, effect=float(pearson["cramer"]),
@@ -177,15 +192,16 @@ def _chi2(counts: pd.DataFrame, n: dict[str, int], fields: Row) -> Row:
     )  # fmt: skip
 
 
-def _fisher(counts: pd.DataFrame, min_n: int, kind: str, first: str) -> Row:
-    """Fisher's exact test of two groups; the odds ratio for 2 × 2 (of ``first``, the
-    first group over the second), else Cramér's V."""
+def _fisher(counts: pd.DataFrame, min_n: int, kind: str, labels: Mapping[Any, str]) -> Row:
+    """Fisher's exact test of two groups; for 2 × 2 the odds ratio of the first answer the
+    two groups gave (the first group over the second), else Cramér's V."""
+    answers = list(counts.columns)
     counts = counts.loc[:, counts.sum(axis=0) > 0]
     groups = [str(g) for g in counts.index]
     n = {str(g): int(v) for g, v in counts.sum(axis=1).items()}
     binary = counts.shape[1] == 2
-    ratio = f"odds ratio of {first}" if first else "odds ratio"
-    fields: Row = {"kind": kind, "effect_name": ratio if binary else "Cramér's V"}
+    ratio = _odds_ratio_name(list(counts.columns), answers, labels) if binary else "Cramér's V"
+    fields: Row = {"kind": kind, "effect_name": ratio}
     note = too_few(n, min_n) or _one_answer(list(counts.columns))
     if note:
         return row_of("between", "Fisher's exact test", groups, n, note=note, **fields)
@@ -198,6 +214,7 @@ def _fisher(counts: pd.DataFrame, min_n: int, kind: str, first: str) -> Row:
         if exact is None:
             sampling = MonteCarloMethod(n_resamples=RESAMPLES, rng=np.random.default_rng(SEED))
             p, method = float(fisher_exact(table, method=sampling).pvalue), RANDOM_TABLES
+            fields["p_mc_error"] = monte_carlo_error(p)
         else:
             p, method = exact, FREEMAN_HALTON
         effect = cramers_v(table)
@@ -205,6 +222,12 @@ def _fisher(counts: pd.DataFrame, min_n: int, kind: str, first: str) -> Row:
         "between", "Fisher's exact test", groups, n, p=p, p_method=method, p_holm=p,
         effect=effect, **fields,
     )  # fmt: skip
+
+
+def monte_carlo_error(p: float, tables: int = RESAMPLES) -> float:
+    """Standard error of a p-value estimated from ``tables`` random tables, √(p (1 − p) / B):
+    how far another seed's p would typically be."""
+    return math.sqrt(p * (1 - p) / tables)
 
 
 def cramers_v(table: np.ndarray) -> float:

@@ -29,6 +29,13 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="leave out participants flagged by data-quality checks, and say how many and why",
     )
+    report.add_argument(
+        "--adjust",
+        choices=("headline", "all"),
+        default="headline",
+        help="Holm's correction across measures: headline (default: each measure's omnibus "
+        "test; pairs corrected within their measure) or all (every test in the comparison)",
+    )
     report.add_argument("--study", help=f"the study to report on: {STUDY_ID}")
     report.add_argument(
         "--pilot",
@@ -56,4 +63,5 @@ def run(args: argparse.Namespace) -> int:
         study=args.study,
         figures=args.figures,
         pilot=args.pilot,
+        adjust=args.adjust,
     )
