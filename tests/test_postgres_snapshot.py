@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import sqlite3
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -14,8 +15,11 @@ import pyarrow as pa
 import pytest
 
 from analytics.data.loading import StudyData, load_study_data
+from bot.cli import analytics_main
+from bot.core.errors import StoreError
 from bot.store import Access, open_store
 from bot.store.model import SNAPSHOT_COLUMNS
+from bot.store.postgres.snapshot import MISSING
 from tests.command_line import ozlab
 from tests.postgres_server import PASSWORD, PASSWORD_ROLE, PostgresServer
 
@@ -165,3 +169,19 @@ def test_the_columnar_read_takes_credentials_from_libpq_s_environment(
     url = postgres.url_for(PASSWORD_ROLE, database) + "?study=kept"
     monkeypatch.setenv("PGPASSWORD", PASSWORD)
     assert len(load_study_data(url).sessions) == 0
+
+
+def test_without_the_driver_a_report_says_what_to_install_in_one_line(
+    postgres: PostgresServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    url = postgres.fresh_database() + "?study=bare"
+    asyncio.run(_created(url))
+    for name in [m for m in sys.modules if m.startswith("adbc_driver_postgresql")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "adbc_driver_postgresql", None)
+    code = analytics_main(["report", "--db", url, "--format", "json"])
+    [line] = capsys.readouterr().err.splitlines()
+    assert code == StoreError.exit_code
+    assert line.endswith(MISSING)
