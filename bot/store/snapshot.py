@@ -79,7 +79,7 @@ def read_snapshot(conn: sqlite3.Connection, path: str, sink: SnapshotSink) -> Sn
     return _upgraded(conn, path, sink, version)
 
 
-class _Fetched(list[tuple[Any, ...]]):
+class Fetched(list[tuple[Any, ...]]):
     """A query's rows, all fetched."""
 
     def fetchone(self) -> tuple[Any, ...] | None:
@@ -92,10 +92,10 @@ class _Queries:
     def __init__(self, conn: ArrowConnection) -> None:
         self.conn = conn
 
-    def execute(self, sql: str, /) -> _Fetched:
+    def execute(self, sql: str, /) -> Fetched:
         with self.conn.cursor() as cursor:
             cursor.execute(sql)
-            return _Fetched(cursor.fetchall())
+            return Fetched(cursor.fetchall())
 
 
 def _upgraded(

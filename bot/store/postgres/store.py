@@ -30,12 +30,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import psycopg
 
 from bot.core.errors import StoreError
-from bot.store import snapshot
 from bot.store.applying import Tx
 from bot.store.model import SnapshotInfo, SnapshotSink
 from bot.store.opening import shown_url
 from bot.store.postgres import connection as pg
-from bot.store.postgres.schema import SQLITE_VERSION_OF
+from bot.store.postgres import snapshot
 from bot.store.relational import Job, RelationalStore
 from bot.store.sql import Sql
 
@@ -222,8 +221,11 @@ class PostgresStore(RelationalStore):
         return await self._reader.run(query)
 
     async def read_snapshot(self, sink: SnapshotSink) -> SnapshotInfo:
-        version = SQLITE_VERSION_OF[pg.SCHEMA_VERSION]
-        return await self._read(lambda sql: snapshot.read_tables(sql, sink, version, True))
+        """Read columnar on a connection of its own (``bot.store.postgres.snapshot``), on
+        the reader's thread: the event loop is never held up by a large study."""
+        return await self._reader.run(
+            lambda _: snapshot.read_snapshot(self.url, self.study, self.path, sink)
+        )
 
     async def _after_erasure(self) -> None:
         """Rewrite every table of the study, so that no file of the server keeps the
