@@ -31,7 +31,7 @@ class ServerWriter:
 
     def release(self) -> None:
         if self._conn is not None:
-            self._conn.close()  # the server lets the session's locks go with it
+            let_go(self._conn)
             self._conn = None
 
     def __enter__(self) -> ServerWriter:
@@ -84,6 +84,18 @@ def _tried(server: str, kind: str, study: str, function: str, who: str) -> Itera
     conn = pg.connect(server, None, application=who)
     try:
         yield _locked(conn, function, pg.lock_key(kind, pg.study_schema(study)))
+    finally:
+        let_go(conn)
+
+
+def let_go(conn: psycopg.Connection[Any]) -> None:
+    """The session's locks let go now, then the connection closed: the server drops them
+    with a closed session too, but only once its process has seen the socket close, which
+    a command started right after (an erasure after a bot stopped) could come before."""
+    try:
+        conn.execute("SELECT pg_advisory_unlock_all()")
+    except psycopg.Error:
+        pass  # a connection the server has already dropped holds no lock
     finally:
         conn.close()
 

@@ -35,6 +35,7 @@ from bot.store.model import SnapshotInfo, SnapshotSink
 from bot.store.opening import shown_url
 from bot.store.postgres import connection as pg
 from bot.store.postgres import snapshot
+from bot.store.postgres.lock import let_go
 from bot.store.relational import Job, RelationalStore
 from bot.store.sql import Sql
 
@@ -67,7 +68,7 @@ class _Line:
 
     async def close(self) -> None:
         try:
-            await self.run(lambda conn: conn.close())
+            await self.run(let_go)  # presence let go before the next command looks
         finally:
             self._thread.shutdown(wait=True)
 
