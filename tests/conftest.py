@@ -48,7 +48,9 @@ class PostgresForTests(PostgresServer):
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresServer]:
     """A throw-away PostgreSQL server, started on first use: other tests pay nothing for it."""
-    server = PostgresForTests()
+    # No fsync: no test stops the server or the machine, only the bot (whose commits the
+    # server keeps either way); the benchmarks start theirs with fsync on, as deployed.
+    server = PostgresForTests(fsync=False)
     try:
         yield server
     finally:

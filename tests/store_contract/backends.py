@@ -58,6 +58,4 @@ def stored_bytes(backend: str, url: str, place: Path, server: Any = None) -> byt
     if backend == "sqlite":
         parts = [place, place.with_name(place.name + "-wal"), place.with_name(place.name + "-shm")]
         return b"".join(path.read_bytes() for path in parts if path.exists())
-    server.run_sql("CHECKPOINT")
-    files = sorted(p for p in (server.data_dir / "base").rglob("*") if p.is_file())
-    return b"".join(path.read_bytes() for path in files)
+    return bytes(server.stored_bytes())
