@@ -22,13 +22,14 @@ check: $(BIN)/ozlab
 	$(BIN)/mypy
 	$(BIN)/pytest -q -m "not slow"
 
-# Everything, as CI runs it.
+# Everything, as CI runs it: on two workers (-n 2), as most tests wait on bots, servers and
+# browsers rather than compute; each worker starts its own throw-away PostgreSQL server.
 test: $(BIN)/ozlab
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	.ci/postgres
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 bench: $(BIN)/ozlab
