@@ -233,8 +233,9 @@ class BatchedSql:
         *,
         without_nul: bool = False,
     ) -> None:
-        """``prepared``: the statements the connection has prepared, by their text (the
-        caller empties it, and the server's, when a batch fails: its ``PREPARE`` went too)."""
+        """``prepared``: how to run each statement the connection has prepared, by its text
+        (the caller empties it, and the server's, when a batch fails: its ``PREPARE`` went
+        too)."""
         self._cursor = psycopg.ClientCursor(connection)
         self._kept: list[str] = []
         self._results: list[_Result] = []
@@ -246,11 +247,11 @@ class BatchedSql:
         if not values:
             self._kept.append(translated(sql).replace("%%", "%"))
             return _Deferred(self, len(self._results) + len(self._kept) - 1)
-        name = self._prepared.get(sql)
-        if name is None:  # planned once per connection, not once per row
-            name = self._prepared[sql] = f"ozlab_{len(self._prepared) + 1}"
+        call = self._prepared.get(sql)
+        if call is None:  # planned once per connection, not once per row
+            name = f"ozlab_{len(self._prepared) + 1}"
             self._kept.append(f"PREPARE {name} AS {numbered(sql)}")
-        call = f"EXECUTE {name}({', '.join(['%s'] * len(values))})"
+            call = self._prepared[sql] = f"EXECUTE {name}({', '.join(['%s'] * len(values))})"
         self._kept.append(self._cursor.mogrify(call, values))
         return _Deferred(self, len(self._results) + len(self._kept) - 1)
 
