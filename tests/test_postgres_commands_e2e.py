@@ -83,14 +83,21 @@ def test_ozlab_db_stands_in_for_db(postgres: PostgresServer, tmp_path: Path) -> 
 # --- credentials only from libpq's environment ---------------------------------------------
 
 
+def password_role_database(postgres: PostgresServer, tmp_path: Path) -> tuple[str, str, Path]:
+    """A fresh database the password role may create a study in: its URL for that role and
+    for the superuser, and an empty home folder (no ~/.pgpass unless a test writes one)."""
+    superuser = postgres.fresh_database()
+    database = superuser.rsplit("/", 1)[1]
+    postgres.run_sql(f'GRANT CREATE ON DATABASE "{database}" TO {PASSWORD_ROLE}')
+    home = tmp_path / "home"
+    home.mkdir()
+    return postgres.url_for(PASSWORD_ROLE, database), superuser, home
+
+
 def test_a_password_comes_from_pgpassword_or_pgpass_and_is_never_shown(
     postgres: PostgresServer, tmp_path: Path
 ) -> None:
-    database = postgres.fresh_database().rsplit("/", 1)[1]
-    postgres.run_sql(f'GRANT CREATE ON DATABASE "{database}" TO {PASSWORD_ROLE}')
-    url = postgres.url_for(PASSWORD_ROLE, database)
-    home = tmp_path / "home"
-    home.mkdir()
+    url, superuser, home = password_role_database(postgres, tmp_path)
     bare = {"HOME": str(home)}
     refused = one_line(ozlab("demo", "-n", "2", "--db", url, cwd=tmp_path, env=bare), 5)
     assert "password" in refused and PASSWORD not in refused
@@ -101,7 +108,7 @@ def test_a_password_comes_from_pgpassword_or_pgpass_and_is_never_shown(
     pgpass.write_text(f"127.0.0.1:{postgres.port}:*:{PASSWORD_ROLE}:{PASSWORD}\n")
     pgpass.chmod(0o600)
     numbers = report(url, tmp_path, env=bare)
-    assert numbers == report(postgres.url_for("ozlab", database), tmp_path)
+    assert numbers == report(superuser, tmp_path)
     wrong = ozlab(
         "report",
         "--db",
@@ -350,11 +357,7 @@ def test_stress_tests_are_made_and_replayed_on_a_server(
 async def test_a_verbose_bot_on_a_password_role_never_logs_the_password(
     postgres: PostgresServer, tmp_path: Path
 ) -> None:
-    database = postgres.fresh_database().rsplit("/", 1)[1]
-    postgres.run_sql(f'GRANT CREATE ON DATABASE "{database}" TO {PASSWORD_ROLE}')
-    url = postgres.url_for(PASSWORD_ROLE, database)
-    home = tmp_path / "home"
-    home.mkdir()
+    url, superuser, home = password_role_database(postgres, tmp_path)
     async with BotApiEmulator("123456789:AAE-password-role-bot-0123456789abc") as telegram:
         ozlab_run = OzlabProcesses(telegram, tmp_path, url)
         ozlab_run.extra_env = {"HOME": str(home), "PGPASSWORD": "not-" + PASSWORD}
@@ -373,6 +376,4 @@ async def test_a_verbose_bot_on_a_password_role_never_logs_the_password(
     assert " DEBUG " in bot.stderr
     for run in ozlab_run.started:
         assert PASSWORD not in run.stderr
-    assert [e["user_text"] for e in tables(postgres.url_for("ozlab", database))["exchanges"]] == [
-        "strategy games for two"
-    ]
+    assert [e["user_text"] for e in tables(superuser)["exchanges"]] == ["strategy games for two"]
