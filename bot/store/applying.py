@@ -18,14 +18,22 @@ from bot.store.sql import Sql
 
 class Tx:
     """The writer's transaction: its connection, and the sequence, read once and written
-    back once per transaction (one row, whatever the number of lines)."""
+    back once per transaction (one row, whatever the number of lines).
+
+    ``sequence``: the sequence's value when the writer knows it already (it wrote it last
+    and nobody wrote since), so that it need not be read."""
 
     __slots__ = ("_next", "_start", "conn")
 
-    def __init__(self, conn: Sql) -> None:
+    def __init__(self, conn: Sql, sequence: int | None = None) -> None:
         self.conn = conn
-        self._next: int | None = None
-        self._start = 0
+        self._next: int | None = sequence
+        self._start = sequence or 0
+
+    @property
+    def sequence(self) -> int | None:
+        """The sequence's value once this transaction commits; None if it was not read."""
+        return self._next
 
     def seq(self) -> int:
         if self._next is None:

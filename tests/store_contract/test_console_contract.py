@@ -17,6 +17,7 @@ from bot.core.vocabulary import (
 from bot.engine import effects as fx
 from bot.store.interface import StudyStore
 from tests.store_contract.backends import attach_backend
+from tests.store_contract.conftest import OpenStore
 from tests.store_contract.records import session, step
 
 
@@ -95,6 +96,23 @@ async def test_a_transcript_lists_lines_in_the_order_they_were_committed(
     )
     assert transcript.end_reason is EndReason.SUCCESS
     assert await store.transcript("nobody-1") is None
+
+
+async def test_lines_of_two_writers_taking_turns_keep_their_commit_order(
+    open_store: OpenStore,
+) -> None:
+    """A writer that knows the line sequence from its own last commit must still see another
+    writer's commit in between (a console's command, an import)."""
+    one, two = await open_store(), await open_store()
+    await one.commit_step(step("p", *session()))
+    for turn, writer in enumerate((one, two, one, one, two, one), start=1):
+        await writer.commit_step(step("p", fx.RecordUserTurn("p-1", turn, f"line {turn}")))
+        await writer.commit_step(step("p", fx.RecordSystemTurn("p-1", turn, f"reply {turn}", 1.0)))
+    transcript = await one.transcript("p-1")
+    assert transcript is not None
+    seqs = [seq for e in transcript.exchanges for seq in (e.user_seq, e.system_seq)]
+    assert [e.turn for e in transcript.exchanges] == [1, 2, 3, 4, 5, 6]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs) == 12
 
 
 async def test_a_console_sees_what_changed(store: StudyStore, location: str) -> None:

@@ -193,6 +193,7 @@ class PostgresStore(RelationalStore):
         self._writer_line = writer
         self._prepared: dict[str, str] = {}
         """The writer connection's prepared statements, by their text (``BatchedSql``)."""
+        self._known = _Known()
 
     async def _close_connections(self) -> None:
         if self._writer_line is not None:
@@ -201,9 +202,9 @@ class PostgresStore(RelationalStore):
 
     async def _commit(self, jobs: list[Job]) -> list[Any]:
         assert self._writer_line is not None
-        prepared = self._prepared
+        prepared, known = self._prepared, self._known
         return await self._writer_line.run(
-            lambda conn: pg.nul_safe(lambda clean: _run(conn, jobs, prepared, clean))
+            lambda conn: pg.nul_safe(lambda clean: _run(conn, jobs, prepared, known, clean))
         )
 
     async def _read(self, query: Callable[[Sql], T]) -> T:
@@ -255,28 +256,88 @@ class PostgresStore(RelationalStore):
         await self._read(lambda sql: copy_into_sqlite(sql, target))
 
 
+class _Known:
+    """What the writer knows of its study between two batches: the revision its last commit
+    made and the line sequence as it left it. While nobody else commits (one writer process
+    a study), the next batch need not read the sequence: a round trip fewer in the middle of
+    each batch. A check at the start of the batch, on the server, makes sure of it."""
+
+    __slots__ = ("revision", "sequence")
+
+    def __init__(self) -> None:
+        self.revision: int | None = None
+        self.sequence: int | None = None
+
+    def forget(self) -> None:
+        self.revision = self.sequence = None
+
+
+class _SomeoneElseWrote(Exception):
+    """The study's revision is not the one this writer left: its sequence must be read."""
+
+
+_NOT_OURS = "OZ001"
+"""The SQLSTATE of the check below, so that its failure is told from any other error."""
+
+
+def _unchanged_since(revision: int) -> str:
+    """A statement that fails unless the study's revision, just counted up by this batch,
+    follows ``revision``: no other writer committed between this writer's batches."""
+    return (
+        "DO $$ BEGIN IF (SELECT revision FROM store_version) <> "
+        f"{int(revision) + 1} THEN RAISE EXCEPTION 'another writer committed'"
+        f" USING ERRCODE = '{_NOT_OURS}'; END IF; END $$"
+    )
+
+
 def _run(
-    conn: psycopg.Connection[Any], jobs: list[Job], prepared: dict[str, str], without_nul: bool
+    conn: psycopg.Connection[Any],
+    jobs: list[Job],
+    prepared: dict[str, str],
+    known: _Known,
+    without_nul: bool,
 ) -> list[Any]:
     """The batch in one transaction, its statements sent together until a job reads an
     answer (``BatchedSql``): ``BEGIN`` goes with the first of them and ``COMMIT`` with the
-    last, so that a batch costs two or three round trips to the server."""
+    last, so that a batch costs one or two round trips to the server."""
+    try:
+        return _batch(conn, jobs, prepared, known, without_nul)
+    except _SomeoneElseWrote:
+        known.forget()
+        return _batch(conn, jobs, prepared, known, without_nul)
+
+
+def _batch(
+    conn: psycopg.Connection[Any],
+    jobs: list[Job],
+    prepared: dict[str, str],
+    known: _Known,
+    without_nul: bool,
+) -> list[Any]:
     sql = pg.BatchedSql(conn, prepared, without_nul=without_nul)
     try:
         sql.execute("BEGIN")
-        sql.execute("UPDATE store_version SET revision = revision + 1")  # one writer at a time
-        tx = Tx(sql)
+        # one writer at a time: the row lock serialises the study's writers
+        counted = sql.execute("UPDATE store_version SET revision = revision + 1 RETURNING revision")
+        if known.revision is not None:
+            sql.execute(_unchanged_since(known.revision))
+        tx = Tx(sql, known.sequence if known.revision is not None else None)
         results = [job(tx) for job in jobs]
         tx.finish()
         sql.execute("COMMIT")
         sql.flush()
-    except BaseException:
+    except BaseException as error:
+        known.forget()
         if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
             conn.execute("ROLLBACK")
         if prepared:  # what this batch prepared went with it: start again from none
             prepared.clear()
             conn.execute("DEALLOCATE ALL")
+        if isinstance(error, psycopg.Error) and error.sqlstate == _NOT_OURS:
+            raise _SomeoneElseWrote from None
         raise
+    known.revision = int(counted.fetchone()[0])
+    known.sequence = tx.sequence
     return results
 
 
