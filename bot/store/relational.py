@@ -238,7 +238,7 @@ class RelationalStore(ABC):
         after a week without updates), which takes the old row's place."""
         now = self._clock()
 
-        def job(tx: Tx) -> set[int]:
+        def job(tx: Tx) -> Callable[[], set[int]]:
             stored = [
                 (
                     update_id,
@@ -252,10 +252,11 @@ class RelationalStore(ABC):
                     ),
                 )
                 for update_id, payload in updates
-            ]  # every row asked for before any answer is read: one round trip on a server
-            return {update_id for update_id, cursor in stored if cursor.rowcount}
+            ]
+            # the answers read once the batch committed: no round trip in its middle
+            return lambda: {update_id for update_id, cursor in stored if cursor.rowcount}
 
-        return await self._write(job)
+        return (await self._write(job))()
 
     async def pending_updates(self) -> list[tuple[int, str]]:
         def query(conn: Sql) -> list[tuple[int, str]]:
