@@ -3,15 +3,18 @@
 The tables are read columnar by the ADBC PostgreSQL driver (the server's binary ``COPY``
 straight into Arrow), as the SQLite backend reads its file: rows made into Python values
 took most of a report's time. Every table is read inside one ``REPEATABLE READ, READ ONLY``
-transaction of a connection of its own, whose ``search_path`` is the study's schema: the
-tables agree with each other and nothing is written. The sink gets the Arrow types the
-SQLite path gives for the same rows, so analytics makes the same frames of them. The driver
-is imported only when a snapshot is read: neither the bot nor a SQLite study needs it.
+transaction of a connection of its own, whose ``search_path`` is the study's schema, and a
+second connection that imports the same snapshot reads the later half of a large table at
+the same time: the tables agree with each other and nothing is written. The sink gets the
+Arrow types the SQLite path gives for the same rows, so analytics makes the same frames of
+them. The driver is imported only when a snapshot is read: neither the bot nor a SQLite
+study needs it.
 """
 
 from __future__ import annotations
 
 import functools
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from bot.core.errors import StoreError
@@ -43,24 +46,46 @@ def read_snapshot(url: str, schema: str, shown: str, sink: SnapshotSink) -> Snap
         import adbc_driver_postgresql.dbapi as driver
     except ImportError:
         raise StoreError(MISSING) from None
-    try:
-        arrow = driver.connect(pg.conninfo(url), autocommit=True)
-    except driver.Error as error:
-        raise StoreError(f"cannot reach the PostgreSQL server: {_first_line(error)}") from None
+
+    def connected() -> ArrowConnection:
+        try:
+            made: ArrowConnection = driver.connect(pg.conninfo(url), autocommit=True)
+        except driver.Error as error:
+            raise StoreError(f"cannot reach the PostgreSQL server: {_first_line(error)}") from None
+        return made
+
+    arrow = connected()
+    second: ArrowConnection | None = None
     try:
         queries = _Queries(arrow)
-        queries.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        queries.execute(_BEGIN)
         queries.execute(f"SET LOCAL search_path TO {pg.quoted(schema)}")
+        [(exported,)] = queries.execute("SELECT pg_export_snapshot()")
+        second = connected()
+        helper = _Queries(second)
+        helper.execute(_BEGIN)
+        helper.execute(f"SET TRANSACTION SNAPSHOT '{exported}'")
+        helper.execute(f"SET LOCAL search_path TO {pg.quoted(schema)}")
         version = SQLITE_VERSION_OF[pg.SCHEMA_VERSION]
-        info = snapshot.read_tables(
-            queries, sink, version, True, functools.partial(_arrow_table, arrow)
-        )
-        queries.execute("COMMIT")  # nothing was written: the snapshot is let go
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ozlab-pg-snapshot") as other:
+            read = functools.partial(_arrow_table, arrow, second, other)
+            info = snapshot.read_tables(queries, sink, version, True, read)
+        for each in (helper, queries):
+            each.execute("COMMIT")  # nothing was written: the snapshot is let go
         return info
     except driver.Error as error:
         raise StoreError(f"cannot read {shown}: {_first_line(error)}") from None
     finally:
+        if second is not None:
+            second.close()
         arrow.close()
+
+
+_BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+HALVED = 100_000
+"""Rows of a table (by its ids) above which its two halves are read at once, on two
+connections that share one snapshot (``pg_export_snapshot``): the driver's decoding of
+the server's rows, one core's work, takes most of a large study's read."""
 
 
 def _first_line(error: BaseException) -> str:
@@ -82,11 +107,37 @@ class _Queries:
             return snapshot.Fetched(rows)
 
 
-def _arrow_table(conn: ArrowConnection, table: str, sql: str) -> pyarrow.Table:
-    """``sql``'s result as the SQLite path types the same rows (``as_sqlite_reads``)."""
+def _arrow_table(
+    conn: ArrowConnection,
+    second: ArrowConnection,
+    other: ThreadPoolExecutor,
+    table: str,
+    sql: str,
+) -> pyarrow.Table:
+    """``sql``'s result as the SQLite path types the same rows (``as_sqlite_reads``); a
+    large table ordered by its id read in two halves at once, one on ``second``."""
+    import pyarrow as pa
+
+    head, by_id, _ = sql.rpartition(_BY_ID)
+    if by_id:
+        with conn.cursor() as cursor:
+            cursor.execute(f"SELECT min(id), max(id) FROM {table}")
+            low, high = cursor.fetchone() or (None, None)
+        if low is not None and high - low > HALVED:
+            middle = (low + high) // 2
+            later = other.submit(_fetched, second, f"{head} WHERE id > {middle}{_BY_ID}")
+            first = _fetched(conn, f"{head} WHERE id <= {middle}{_BY_ID}")
+            return as_sqlite_reads(pa.concat_tables([first, later.result()]))
+    return as_sqlite_reads(_fetched(conn, sql))
+
+
+_BY_ID = " ORDER BY id"
+
+
+def _fetched(conn: ArrowConnection, sql: str) -> pyarrow.Table:
     with conn.cursor(adbc_stmt_kwargs={_BATCH_BYTES: str(WHOLE_TABLE)}) as cursor:
         cursor.execute(sql)
-        return as_sqlite_reads(cursor.fetch_arrow_table())
+        return cursor.fetch_arrow_table()
 
 
 def as_sqlite_reads(result: pyarrow.Table) -> pyarrow.Table:
