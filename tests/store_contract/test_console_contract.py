@@ -16,9 +16,10 @@ from bot.core.vocabulary import (
 )
 from bot.engine import effects as fx
 from bot.store.interface import StudyStore
+from bot.store.model import EarlierStep
 from tests.store_contract.backends import attach_backend
-from tests.store_contract.conftest import OpenStore
-from tests.store_contract.records import session, step
+from tests.store_contract.conftest import Clock, OpenStore
+from tests.store_contract.records import session, step, tables
 
 
 async def test_gates_come_back_as_set(store: StudyStore) -> None:
@@ -96,6 +97,47 @@ async def test_a_transcript_lists_lines_in_the_order_they_were_committed(
     )
     assert transcript.end_reason is EndReason.SUCCESS
     assert await store.transcript("nobody-1") is None
+
+
+async def test_an_exchange_committed_with_its_reply_is_the_exchange_two_commits_make(
+    open_store: OpenStore,
+) -> None:
+    """The line and its reply in one transaction (the step that only asked the system goes
+    with the step its answer brings) make the row a line and a later reply make."""
+    clock = Clock()
+    store = await open_store(clock)
+
+    def records(who: str) -> tuple[fx.Record, fx.Record, fx.Record]:
+        return (
+            fx.RecordUserTurn(f"{who}-1", 1, "add it"),
+            fx.RecordEvent(EventKind.CLOSING_LINE, f"{who}-1", {"text": "between"}),
+            fx.RecordSystemTurn(f"{who}-1", 1, "Added.", 2.5, source=ReplySource.EDITED),
+        )
+
+    for who in "pq":
+        await store.commit_step(step(who, *session(who)))
+    line, event, reply = records("p")
+    clock.now = 1010.0
+    await store.commit_step(step("p", reply, earlier=EarlierStep((line, event), None, 1005.0)))
+    line, event, reply = records("q")
+    clock.now = 1005.0
+    await store.commit_step(step("q", line, event))
+    clock.now = 1010.0
+    await store.commit_step(step("q", reply))
+    together, apart = (await tables(store))["exchanges"]
+    assert together[2:] == apart[2:]  # all but the row id and the session
+    found = [await store.transcript(f"{who}-1") for who in "pq"]
+    for transcript in found:
+        assert transcript is not None
+        [exchange] = transcript.exchanges
+        [between] = transcript.events
+        assert exchange.user_seq is not None and exchange.system_seq is not None
+        assert exchange.user_seq < between.seq < exchange.system_seq
+        assert (exchange.user_at, exchange.system_at, exchange.source) == (
+            1005.0,
+            1010.0,
+            ReplySource.EDITED,
+        )
 
 
 async def test_lines_of_two_writers_taking_turns_keep_their_commit_order(
