@@ -459,16 +459,6 @@ class Texts(_Model):
     """Side by side: the vote's message once voted, ``{choice}`` the button's words."""
     arena_revealed: str = _EN["arena_revealed"]
     """Side by side, when the study reveals names: ``{a}`` and ``{b}`` after the vote."""
-    preference_first: str = _EN["preference_first"]
-    """A preference item's option for the system met first."""
-    preference_second: str = _EN["preference_second"]
-    """A preference item's option for the system met second."""
-    preference_none: str = _EN["preference_none"]
-    """A preference item's option for neither (a tie)."""
-    preference_much: str = _EN["preference_much"]
-    """A preference item with strength: added to the side's words ("… much better")."""
-    preference_slightly: str = _EN["preference_slightly"]
-    """A preference item with strength: added to the side's words ("… slightly better")."""
 
 
 class SideBySide(_Model):
