@@ -139,3 +139,22 @@ def test_a_limit_reached_waits_for_the_vote_then_ends_the_task() -> None:
         assert of(voted.effects, fx.RecordVote)[0].vote.winner is Winner.TIE
     assert of(voted.effects, fx.CloseSession)
     assert chat.journey is not None and chat.journey.stage is not Stage.DIALOGUE
+
+
+def test_a_side_that_becomes_unavailable_is_logged_as_in_a_dialogue() -> None:
+    chat, journey = in_task()
+    b = journey.sides.systems[1] if journey.sides else ""
+    asked(chat)
+    down = ev.SystemFailed("HTTP 500", 30.0, unavailable=True, failures=3)
+    step = chat.do(ev.SidesAnswered((replied("fine"), down)))
+    (logged,) = [
+        e for e in of(step.effects, fx.RecordEvent) if e.kind is EventKind.SYSTEM_UNAVAILABLE
+    ]
+    assert logged.data == {"system": b, "failures": 3}
+    asked(chat, "again")
+    back = ev.SystemReplied(SystemReply(texts=("back",)), 5.0, recovered=True)
+    step = chat.do(ev.SidesAnswered((replied("fine"), back)))
+    (logged,) = [
+        e for e in of(step.effects, fx.RecordEvent) if e.kind is EventKind.SYSTEM_AVAILABLE
+    ]
+    assert logged.data == {"system": b, "failures": 0}

@@ -206,7 +206,8 @@ def _answered(
         for letter, text in zip(LETTERS, said, strict=False)
     )
     data = {"turn": turn, "replies": logged, "flagged": flagged}
-    effects: list[Doing] = [
+    effects: list[Doing] = [*_health(journey, sides, event)]
+    effects += [
         fx.RecordSystemTurn(
             session,
             turn,
@@ -228,6 +229,19 @@ def _answered(
         new, more = _end(bundle, journey, reason)
         return new, effects + more
     return journey, effects
+
+
+def _health(journey: Journey, sides: Sides, event: ev.SidesAnswered) -> list[Doing]:
+    """A system that started or stopped failing with this turn, logged as in a dialogue."""
+    logged: list[Doing] = []
+    for system, answer in zip(sides.systems, event.answers, strict=True):
+        if isinstance(answer, ev.SystemFailed) and answer.unavailable:
+            data: dict[str, object] = {"system": system, "failures": answer.failures}
+            logged.append(fx.RecordEvent(EventKind.SYSTEM_UNAVAILABLE, journey.session_id, data))
+        elif isinstance(answer, ev.SystemReplied) and answer.recovered:
+            data = {"system": system, "failures": 0}
+            logged.append(fx.RecordEvent(EventKind.SYSTEM_AVAILABLE, journey.session_id, data))
+    return logged
 
 
 def _reply_message(texts: Texts, letter: str, text: str | None) -> fx.Send:
