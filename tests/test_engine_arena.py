@@ -158,3 +158,24 @@ def test_a_side_that_becomes_unavailable_is_logged_as_in_a_dialogue() -> None:
         e for e in of(step.effects, fx.RecordEvent) if e.kind is EventKind.SYSTEM_AVAILABLE
     ]
     assert logged.data == {"system": b, "failures": 0}
+
+
+def test_the_sides_survive_a_restart_and_an_unanswered_turn_is_asked_again() -> None:
+    chat, _ = in_task()
+    asked(chat)
+    chat.do(ev.SidesAnswered((replied("one <i>"), replied("two"))))
+    chat.tap(encode(VoteTap(1, 0)))
+    asked(chat, "second message")
+    journey = chat.journey
+    assert journey is not None and journey.pending_message == "second message"
+    stored = Journey.from_json(journey.to_json())
+    assert stored == journey and stored.sides == journey.sides
+
+    chat.journey = stored
+    again = chat.do(ev.Recovered())
+    (call,) = of(again.effects, fx.CallSides)
+    assert [c.conversation.message for c in call.calls] == ["second message"] * 2
+    assert [len(c.conversation.history) for c in call.calls] == [1, 1]
+    waiting = chat.do(ev.TextReceived("hello?"))  # both still to answer: told to wait
+    assert not of(waiting.effects, fx.CallSides)
+    assert of(waiting.effects, fx.Send) == [fx.Send(TEXTS.wait_for_reply)]
