@@ -194,6 +194,39 @@ class ThumbsItem(_Item):
         return [(1, self.up), (0, self.down)]
 
 
+class PreferenceItem(_Item):
+    """Which of the two systems the participant met they prefer: "the first assistant" or
+    "the second assistant", in the order met (stored as a vote between those two
+    systems too); with ``strength``, much or slightly, or no preference."""
+
+    type: Literal["preference"]
+    """``preference``: the first or the second system met; stored as 1 or 2, or with
+    ``strength`` as 1 (first, much) to 5 (second, much), 3 being no preference."""
+    strength: bool = False
+    """Ask how much: much or slightly better, or no preference (five buttons)."""
+    first: str = "The first assistant"
+    """The words for the system met first."""
+    second: str = "The second assistant"
+    """The words for the system met second."""
+    neither: str = "No preference"
+    """With ``strength``: the words for no preference."""
+    much: str = "much better"
+    """With ``strength``: added to a side's words for a strong preference."""
+    slightly: str = "slightly better"
+    """With ``strength``: added to a side's words for a weak preference."""
+
+    def choices(self) -> list[tuple[int, str]]:
+        if not self.strength:
+            return [(1, self.first), (2, self.second)]
+        return [
+            (1, f"{self.first}, {self.much}"),
+            (2, f"{self.first}, {self.slightly}"),
+            (3, self.neither),
+            (4, f"{self.second}, {self.slightly}"),
+            (5, f"{self.second}, {self.much}"),
+        ]
+
+
 class Option(_Model):
     value: int | str
     """Stored with the answer: a number, or a short code such as "off_topic"."""
@@ -252,10 +285,10 @@ class TextItem(_Item):
 
 
 Item = Annotated[
-    ScaleItem | YesNoItem | ThumbsItem | ChoiceItem | MultiChoiceItem | TextItem,
+    ScaleItem | YesNoItem | ThumbsItem | ChoiceItem | MultiChoiceItem | TextItem | PreferenceItem,
     Field(discriminator="type"),
 ]
-ClosedItem = ScaleItem | YesNoItem | ThumbsItem | ChoiceItem
+ClosedItem = ScaleItem | YesNoItem | ThumbsItem | ChoiceItem | PreferenceItem
 """Items answered with one tap."""
 
 

@@ -299,6 +299,12 @@ class _StudyLoader:
         self.problems += rules.study_language(document)
         self.problems += rules.design_size(document)
         self.problems += rules.translation_keys(document, self.language)
+        scenarios = {
+            ref_id: document
+            for (noun, ref_id), document in self.documents.items()
+            if noun == _SCENARIOS.noun
+        }
+        self.problems += rules.side_by_side_systems(document, scenarios)
         documents = {
             ref_id: document
             for (noun, ref_id), document in self.documents.items()

@@ -48,12 +48,36 @@ def scenario_kind(document: Document) -> list[Problem]:
             if key in data:
                 message = f"a rating task has no dialogue: {key} is for kind: dialogue"
                 problems.append(document.problem((key,), message))
-    elif kind == "dialogue":
+    elif kind in ("dialogue", "side_by_side"):
         for key in _RATING_ONLY:
             if key in data:
                 message = f"{key} is for rating tasks: add 'kind: rating', or remove it"
                 problems.append(document.problem((key,), message))
+    if kind == "side_by_side" and "exchange" in data:
+        message = "side by side, each turn is a vote between two replies: no exchange ratings"
+        problems.append(document.problem(("exchange",), message))
     return problems
+
+
+def side_by_side_systems(document: Document, scenarios: Mapping[str, Document]) -> list[Problem]:
+    """A side-by-side task shows two systems with a program behind them (never a wizard's)."""
+    systems = document.data.get("systems")
+    named = document.data.get("scenarios")
+    if not isinstance(systems, list) or not isinstance(named, list):
+        return []
+    programs = [s for s in systems if isinstance(s, dict) and s.get("type") != "wizard"]
+    side_by_side = [
+        ref for ref in named
+        if isinstance(ref, str) and ref in scenarios
+        and scenarios[ref].data.get("kind") == "side_by_side"
+    ]  # fmt: skip
+    if not side_by_side or len(programs) >= 2:
+        return []
+    message = (
+        f"scenario {side_by_side[0]!r} is side by side: it needs two systems that are not"
+        f" wizards, and the study has {len(programs)}"
+    )
+    return [document.problem(("systems",), message)]
 
 
 def translation_keys(document: Document, language: str) -> list[Problem]:

@@ -925,6 +925,33 @@ def test_dialogue_with_rating_fields(tmp_path: Path) -> None:
     ]
 
 
+def test_a_side_by_side_task_needs_two_programmed_systems_and_no_exchange_ratings(
+    tmp_path: Path,
+) -> None:
+    text = STUDY.replace("[hmd-gift]", "[gift]").replace(
+        "  - type: demo\n    id: shop-v0\n    variant: v0\n", "  - type: wizard\n    id: human\n"
+    )
+    study = write(tmp_path, "study.yaml", text)
+    write(tmp_path, "questionnaires/rating.yaml", QUESTIONNAIRE)
+    side = "id: gift\ntitle: A gift\nkind: side_by_side\nbrief: Find a gift.\nexchange: []\n"
+    scenario = write(tmp_path, "scenarios/gift.yaml", side)
+    assert [(p.file, p.line, p.field, p.message) for p in problems_of(study)] == [
+        (
+            study,
+            line_of(text, "systems"),
+            "systems",
+            "scenario 'gift' is side by side: it needs two systems that are not wizards,"
+            " and the study has 1",
+        ),
+        (
+            scenario,
+            line_of(side, "exchange"),
+            "exchange",
+            "side by side, each turn is a vote between two replies: no exchange ratings",
+        ),
+    ]
+
+
 def test_rating_task_with_dialogue_fields(tmp_path: Path) -> None:
     text = RATING_SCENARIO + "max_exchanges: 4\n"
     study, scenario, _ = rating_study(tmp_path, text)

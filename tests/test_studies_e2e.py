@@ -93,12 +93,18 @@ async def test_a_shipped_study_stores_what_participants_gave(
         assert result.finished
         participant = privacy.pseudonym(user)
         for ratings in (False, True):
-            gave = [g for g in result.given if g.rating == ratings]
+            gave = [g for g in result.given if g.rating == ratings and g.kind != "vote"]
             stored = answers_of(bot, participant, ratings=ratings)
             assert len(gave) == len(stored), (name, ratings, gave, stored)
             for given, row in zip(gave, stored, strict=True):
                 assert matches(given, row), (name, given, row)
     stored = bot.tables()
+    for user, result in zip(users, played, strict=True):  # side by side: a vote a turn
+        votes = [v for v in stored["votes"] if v["rater"] == privacy.pseudonym(user)]
+        turns = [
+            v for v in votes if v["source"] == "side_by_side" and v["winner"] != "not_comparable"
+        ]
+        assert len(turns) == len([g for g in result.given if g.kind == "vote"])
     sessions = stored["sessions"]
     assert sessions and {s["state"] for s in sessions} == {"ended"}
     played_scenarios = {s["scenario_id"] for s in sessions}

@@ -86,7 +86,8 @@ def _scenario(bundle: StudyBundle, scenario: Scenario) -> str:
             limits.append(f"at most {_count(scenario.max_exchanges, 'exchange')}")
         if scenario.time_limit:
             limits.append(f"{_duration(scenario.time_limit)} limit")
-        parts = [", ".join(["dialogue", *limits])]
+        kind = "side by side" if scenario.kind == "side_by_side" else "dialogue"
+        parts = [", ".join([kind, *limits])]
         if scenario.exchange:
             parts.append(f"after each reply: {', '.join(scenario.exchange)}")
     if scenario.post_task:

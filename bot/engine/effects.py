@@ -20,6 +20,7 @@ from bot.core.vocabulary import (
     ReplySource,
     SessionState,
 )
+from bot.core.votes import Vote
 
 Buttons = tuple[tuple[tuple[str, str], ...], ...]
 """Rows of (label, callback data) for an inline keyboard."""
@@ -153,6 +154,13 @@ class SetPaymentStatus:
     status: PaymentStatus
 
 
+@dataclass(frozen=True)
+class RecordVote:
+    """A pairwise judgement the participant gave, kept with the step that took it."""
+
+    vote: Vote
+
+
 Record = (
     RecordConsent
     | OpenSession
@@ -168,6 +176,7 @@ Record = (
     | ClaimInvitation
     | RecordRecruitment
     | SetPaymentStatus
+    | RecordVote
 )
 
 # --- outbound: what the driver does after the commit ----------------------------------
@@ -223,6 +232,14 @@ class CallSystem:
 
 
 @dataclass(frozen=True)
+class CallSides:
+    """Side by side: every call at once (a turn costs the slower system, not the sum);
+    answered with one ``SidesAnswered``."""
+
+    calls: tuple[CallSystem, ...]
+
+
+@dataclass(frozen=True)
 class Erase:
     """The participant withdrew: the store erases everything of theirs in one transaction
     and the driver forgets them. Carried out after the step's commit, before what follows.
@@ -231,7 +248,7 @@ class Erase:
     command_id: int | None = None
 
 
-Outbound = Send | Edit | RemoveButtons | Toast | ShowTyping | CallSystem | Erase
+Outbound = Send | Edit | RemoveButtons | Toast | ShowTyping | CallSystem | CallSides | Erase
 Effect = Record | Outbound
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from bot.core.vocabulary import AnswerStatus, Hint, Moment, SessionState
-from bot.engine import asking
+from bot.engine import asking, preference
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.asking import Asked, Survey
@@ -165,6 +165,7 @@ def _continue(
     survey = journey.survey
     assert survey is not None
     effects: list[Doing] = list(asked.records)
+    effects += preference.votes(bundle, journey, survey, asked.records)
     if not in_place and survey.message_id is not None:  # answered by typing: buttons done
         effects.append(fx.RemoveButtons(survey.message_id))
     if asked.survey is None:

@@ -180,5 +180,6 @@ def _told(participant: str, erased: Erased | None) -> str:
     return (
         f"erased {participant}: {erased.sessions} sessions, {erased.exchanges} exchanges,"
         f" {erased.responses} answers, {erased.events} events, {erased.commands} commands,"
-        f" {erased.pending_updates} pending updates; one withdrawal counted"
+        f" {erased.votes} votes, {erased.pending_updates} pending updates; one withdrawal"
+        " counted"
     )

@@ -7,11 +7,12 @@ without them, a uniform choice. Screening items are answered to pass the study's
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from questionnaires.models import Item, Questionnaire
+from questionnaires.models import Item, PreferenceItem, Questionnaire
 from scenarios.models import StudyBundle
 from scenarios.simulation import Answers, Simulation
 
@@ -44,6 +45,7 @@ def merged(bundle: StudyBundle) -> Simulation:
     items: dict[str, dict[int, float]] = {}
     profiles: dict[str, dict[str, float]] = {}
     comments: list[str] = []
+    votes: dict[str, float] = {}
     for scenario in bundle.scenarios.values():
         if scenario.simulation is None:
             continue
@@ -51,7 +53,10 @@ def merged(bundle: StudyBundle) -> Simulation:
         for system, profile in scenario.simulation.answers.profiles.items():
             profiles.setdefault(system, {}).update(profile)
         comments += scenario.simulation.comments
-    return Simulation(answers=Answers(profiles=profiles, items=items), comments=tuple(comments))
+        votes.update(scenario.simulation.votes)
+    return Simulation(
+        answers=Answers(profiles=profiles, items=items), comments=tuple(comments), votes=votes
+    )
 
 
 class ScriptedAnswers:
@@ -111,3 +116,32 @@ def _weighted(rng: random.Random, values: Sequence[int | str], weights: Mapping[
     if not any(w for _, w in known):
         return rng.randrange(len(values))
     return rng.choices([i for i, _ in known], weights=[w for _, w in known])[0]
+
+
+def preferred(rng: random.Random, plan: Simulation, first: str, second: str) -> float:
+    """The chance a simulated participant prefers ``first`` to ``second``: Bradley-Terry on
+    the plan's ``votes`` strengths (a system not listed is 0)."""
+    gap = plan.votes.get(second, 0.0) - plan.votes.get(first, 0.0)
+    return 1.0 / (1.0 + math.exp(gap))
+
+
+def vote(rng: random.Random, plan: Simulation, a: str, b: str) -> int:
+    """A side-by-side vote's button: 0 A better, 1 B better, 2 tie (at the plan's
+    ``tie_rate``)."""
+    if rng.random() < plan.tie_rate:
+        return 2
+    return 0 if rng.random() < preferred(rng, plan, a, b) else 1
+
+
+def prefer(rng: random.Random, plan: Simulation, item: PreferenceItem, met: Sequence[str]) -> int:
+    """A preference item's button for the two systems met, in order (``met``)."""
+    if len(met) < 2:
+        return rng.randrange(len(item.choices()))
+    chance = preferred(rng, plan, met[0], met[1])
+    first = rng.random() < chance
+    if not item.strength:
+        return 0 if first else 1
+    if rng.random() < plan.tie_rate:
+        return 2
+    much = rng.random() < abs(2 * chance - 1)
+    return (0 if much else 1) if first else (4 if much else 3)

@@ -17,9 +17,17 @@ from typing import Protocol
 
 from bot.engine.common import CONSENT_YES, FINISH
 from bot.pilot.emulator import BotMessage, Participant
-from bot.pilot.simulation.answering import Question, ScriptedAnswers, find_question, merged
+from bot.pilot.simulation.answering import (
+    Question,
+    ScriptedAnswers,
+    find_question,
+    merged,
+    prefer,
+    vote,
+)
 from bot.pilot.simulation.pace import Pace
 from bot.pilot.simulation.script import ScriptedTalker
+from questionnaires.models import PreferenceItem
 from scenarios.models import Scenario, StudyBundle
 from scenarios.simulation import Simulation
 
@@ -32,7 +40,7 @@ _GLANCE = 0.2
 class Given:
     """One answer as the participant gave it: what was tapped or typed."""
 
-    kind: str  # button | options | text | skip
+    kind: str  # button | options | text | skip | vote (side by side: not an answer)
     shown: str  # the button's text, the options' labels joined by "; ", or the typed text
     rating: bool = False  # a rating of a single reply, beside the chat
 
@@ -63,6 +71,11 @@ def _buttons_changed(message: BotMessage, before: tuple[str, ...]) -> Callable[[
 def _asks(message: BotMessage, channel: str = "") -> bool:
     """Whether the message is a questionnaire item (of the given channel) with buttons."""
     return any(d.startswith(f"{channel}{a}:") for d in _data(message) for a in "amds")
+
+
+def _ballot(message: BotMessage) -> bool:
+    """Whether the message is a side-by-side vote with its buttons."""
+    return any(d.startswith("v:") for d in _data(message))
 
 
 def _button_text(message: BotMessage, data: str) -> str:
@@ -130,6 +143,10 @@ class Lookout(Protocol):
     async def system(self) -> str | None: ...
 
     async def in_task(self) -> bool: ...
+
+    async def met(self) -> tuple[str, ...]: ...
+
+    async def sides(self) -> tuple[str, str] | None: ...
 
 
 class StudyPlayer:
@@ -240,9 +257,12 @@ class StudyPlayer:
         )
         self.plan = scenario.simulation or merged(self.bundle)
         limit = scenario.max_exchanges or 10
-        await self._talk(self.mind.talker(scenario), brief, limit, bool(scenario.exchange))
+        votes = scenario.kind == "side_by_side"
+        await self._talk(self.mind.talker(scenario), brief, limit, bool(scenario.exchange), votes)
 
-    async def _talk(self, talker: Talker, brief: BotMessage, limit: int, rates: bool) -> None:
+    async def _talk(
+        self, talker: Talker, brief: BotMessage, limit: int, rates: bool, votes: bool = False
+    ) -> None:
         p = self.p
         seen = len(p.messages)
         # What came with the brief (an opening line) is the first thing to answer.
@@ -257,8 +277,10 @@ class StudyPlayer:
             sent += 1
             self.exchanges += 1
             await p.wait_for(_more_messages_than(seen), _TURN_TIMEOUT)
-            replies = [m.text for m in p.messages[seen:] if not _asks(m, "x")]
             first_new = seen
+            if votes:
+                await self._vote(first_new)
+            replies = [m.text for m in p.messages[seen:] if not _asks(m, "x") and not _ballot(m)]
             seen = len(p.messages)
             if rates:
                 await self._rate_reply(first_new)
@@ -324,6 +346,37 @@ class StudyPlayer:
             await self._tap(data, message)
             await p.wait_for(_buttons_changed(message, before), _TURN_TIMEOUT)
 
+    async def _vote(self, first_new: int) -> None:
+        """Side by side: both replies read, then the vote (a turn with a failed side has
+        no ballot: nothing to vote on)."""
+        p = self.p
+        texts = self.bundle.study.texts
+
+        def ballot(q: Participant) -> BotMessage | None:
+            return next((m for m in q.messages[first_new:] if _ballot(m)), None)
+
+        failed = texts.arena_side_failed.split("{")[0]
+        try:
+            await p.wait_for(
+                lambda q: (
+                    ballot(q) is not None
+                    or any(failed in m.text for m in q.messages[first_new:])
+                    or self._ended(q)
+                ),
+                _SETTLE,
+            )
+        except TimeoutError:
+            return
+        message = ballot(p)
+        sides = await self.lookout.sides() if self.lookout is not None else None
+        if message is None:
+            return
+        choice = vote(self.rng, self.plan, *sides) if sides else self.rng.randrange(3)
+        data = _data(message)[choice]
+        self.given.append(Given("vote", _button_text(message, data)))
+        await self._tap(data, message)
+        await p.wait_for(lambda _: not _data(message), _TURN_TIMEOUT)
+
     async def _system(self) -> str | None:
         return await self.lookout.system() if self.lookout is not None else None
 
@@ -347,6 +400,11 @@ class StudyPlayer:
             self.given.append(Given("options", "; ".join(labels)))
             done = next(d for d in datas if d.startswith("d:"))
             await self._tap(done, item, look=False)
+        elif answers and isinstance(question.item, PreferenceItem) and self.lookout is not None:
+            met = await self.lookout.met()
+            preferred = prefer(self.rng, self.plan, question.item, met)
+            self.given.append(Given("button", _button_text(item, answers[preferred])))
+            await self._tap(answers[preferred], item)
         elif answers:
             labels = [_button_text(item, d) for d in answers]
             index = await self.mind.choose(question, labels, self.plan, await self._system())
