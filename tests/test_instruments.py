@@ -35,6 +35,7 @@ SHIPPED = {
     "hri-cues-overall",
     "e2e-nlg",
     "e2e-nlg-screening",
+    "acute-eval",
 }
 
 

@@ -17,6 +17,7 @@ from bot.engine.annotating.model import (
     ReopenLast,
     SetPaused,
 )
+from bot.engine.annotating.pairs import pair_sessions
 from bot.store import reads
 from bot.store.annotating import TARGET_COLUMNS, bump, set_paused, stored_value, target_of
 from bot.store.applying import consume
@@ -47,8 +48,16 @@ def _task(conn: Sql, annotator_id: str, target_id: int, rnd: str) -> AnnotationT
         if (session or name) == unit and level == AnnotationLevel.EXCHANGE.value
     ]
     conversation: tuple[TranscriptExchange, ...] = ()
+    second: tuple[TranscriptExchange, ...] = ()
+    second_system: str | None = None
     following: str | None = None
-    if target.session_id is not None:
+    both = pair_sessions(target.target) if target.level is AnnotationLevel.PAIR else None
+    if both is not None:  # a pair: both conversations whole, the first shown first
+        shown = [reads.transcript(conn, session) for session in both]
+        conversation, second = (() if t is None else tuple(t.exchanges) for t in shown)
+        found = conn.execute("SELECT system_id FROM sessions WHERE id = ?", (both[1],)).fetchone()
+        second_system = None if found is None else str(found[0])
+    elif target.session_id is not None:
         transcript = reads.transcript(conn, target.session_id)
         if transcript is not None:
             conversation = tuple(
@@ -74,6 +83,8 @@ def _task(conn: Sql, annotator_id: str, target_id: int, rnd: str) -> AnnotationT
         conversation_number=conversations.index(unit) + 1,
         conversations=len(conversations),
         next_message=following,
+        second=second,
+        second_system=second_system,
     )
 
 

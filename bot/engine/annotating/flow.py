@@ -63,7 +63,7 @@ def step(
     texts = bundle.texts_for(state.language)
     job = bundle.jobs[state.job]
     match event:
-        case TargetLoaded(task=task, pushed=pushed):
+        case TargetLoaded(task=task, pushed=pushed, unqualified=unqualified):
             if pushed and state.task is not None:
                 return state, []  # busy: they reach it after the target in front of them
             if state.paused and not pushed:  # a message while paused and idle: resumed
@@ -72,7 +72,8 @@ def step(
                 return shown, unpaused + effects
             if task is None:
                 idle = replace(state, task=None, survey=None)
-                return idle, [] if pushed else [fx.Send(texts.ann_all_done)]
+                done = texts.ann_not_qualified if unqualified else texts.ann_all_done
+                return idle, [] if pushed else [fx.Send(done)]
             intro = [texts.ann_new_work] if pushed else []
             return _present(bundle, job, texts, state, task, now, intro)
         case Reopened(task=task):
@@ -145,7 +146,8 @@ def _claimed(bundle: StudyBundle, state: Annotating | None, event: Claimed, now:
     else:
         effects.append(fx.Send(texts.ann_resumed))
     if event.task is None:
-        return replace(current, task=None, survey=None), [*effects, fx.Send(texts.ann_nothing_yet)]
+        idle = texts.ann_not_qualified if event.unqualified else texts.ann_nothing_yet
+        return replace(current, task=None, survey=None), [*effects, fx.Send(idle)]
     if current.survey is not None and current.survey.message_id is not None:
         effects.append(fx.RemoveButtons(current.survey.message_id))
     new, shown = _present(bundle, job, texts, current, event.task, now, [])
@@ -210,6 +212,8 @@ def _command(
 def _instruments(job: AnnotationJob, task: AnnotationTask) -> tuple[str, ...]:
     if task.target.level is AnnotationLevel.EXCHANGE:
         return job.rate.exchange
+    if task.target.level is AnnotationLevel.PAIR:
+        return job.rate.pair
     return job.rate.session
 
 
@@ -302,9 +306,15 @@ def _present(
 ) -> Result:
     """A target shown afresh: what of its conversation is new to the chat, then its item."""
     effects: list[AnnotatorEffect] = [fx.Send(text) for text in intro]
-    said, shown = view.conversation(task, state.shown, texts, with_next=job.with_next_message)
-    if said:
-        effects.append(fx.Send(said))
+    if task.target.level is AnnotationLevel.PAIR:  # both conversations, once per pair
+        unit = view.unit_of(task)
+        if state.shown is None or state.shown[0] != unit:
+            effects += [fx.Send(part) for part in view.pair(job, task, texts)]
+        shown: tuple[str, int] | None = (unit, 0)
+    else:
+        said, shown = view.conversation(task, state.shown, texts, with_next=job.with_next_message)
+        if said:
+            effects.append(fx.Send(said))
     survey = resume_survey(bundle, job, task, now, state.language)
     state = replace(state, task=task, shown=shown, survey=survey)
     if survey is None:  # every item answered before a restart: only the finish was missing

@@ -40,6 +40,8 @@ class Claimed:
     paused: bool = False
     task: AnnotationTask | None = None
     language: str | None = None
+    unqualified: bool = False
+    """Below a pairwise job's onboarding threshold: no real pairs (told so)."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,8 @@ class TargetLoaded:
 
     task: AnnotationTask | None
     pushed: bool = False
+    unqualified: bool = False
+    """Below a pairwise job's onboarding threshold: no real pairs (told so)."""
 
 
 @dataclass(frozen=True)
