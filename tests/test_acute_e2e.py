@@ -1,0 +1,112 @@
+"""ACUTE-Eval through the real bot and the emulator: simulated participants play the HMD
+study with both shop assistants, then three annotators invited to its hmd-acute job compare
+pairs of their conversations in Telegram. The one who misses the onboarding pairs' known
+answers is told so and gets no real pair; the others share every real pair, none seeing a
+conversation twice."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from bot.core.vocabulary import AnnotationLevel
+from bot.engine.annotating.pairs import pair_sessions
+from bot.pilot.emulator import BotApiEmulator, BotMessage, Participant
+from scenarios.loading import load_study
+from tests.annotating_support import ALL_DONE, current_item, invite, play, stored
+from tests.conftest import StartBot
+
+pytestmark = pytest.mark.slow
+
+BETTER = ("I found 2 adventure games for Linux", "Which game would you like to add?")
+"""Lines only the better conversation of each onboarding pair has."""
+UNQUALIFIED = "no more pairs for you"
+
+
+def _finished(p: Participant) -> bool:
+    last = p.messages[-1] if p.messages else None
+    return last is not None and (ALL_DONE in last.text or UNQUALIFIED in last.text)
+
+
+def _better_side(p: Participant) -> int:
+    """Which speaker is better in the pair on screen: known for onboarding pairs, else the
+    first (an annotator who always prefers what was shown first)."""
+    shown = [m.text for m in p.messages if "conversation 2 of 2" in m.text]
+    last = shown[-1] if shown else ""
+    return 2 if any(line in last for line in BETTER) else 1
+
+
+def _label(message: BotMessage, side: int) -> str | None:
+    """The button of the option naming Speaker ``side`` (None: a text item, typed)."""
+    buttons = [t for row in message.keyboard for t, d in row if d and d[1:2] == "a"]
+    if not buttons:
+        return None
+    assert f"{side} = " in message.text and f"Speaker {side}" in message.text
+    return str(side)
+
+
+async def _compare_all(p: Participant, *, knows: bool) -> None:
+    """Answer every pair: with the known answer (``knows``) or always against it."""
+    while True:
+        await p.wait_for(lambda q: current_item(q) is not None or _finished(q), timeout=30)
+        message = current_item(p)
+        if message is None:
+            return
+        count = len(p.messages)
+        before = [d for row in message.keyboard for _, d in row]
+        side = _better_side(p)
+        label = _label(message, side if knows else 3 - side)
+        if label is None:
+            await p.send_text("Clearer and more helpful.")
+        else:
+            await p.tap(text=label, message_id=message.message_id)
+
+        def moved(
+            q: Participant, m: BotMessage = message, n: int = count, was: list[str] = before
+        ) -> bool:
+            return [d for row in m.keyboard for _, d in row] != was or len(q.messages) > n
+
+        await p.wait_for(moved, timeout=30)
+
+
+async def test_annotators_compare_hmd_conversations_with_acute_eval(
+    emulator: BotApiEmulator, start_bot: StartBot, tmp_path: Path
+) -> None:
+    bundle = load_study("hmd")
+    db = tmp_path / "hmd.sqlite"
+    await start_bot(bundle, db=db)
+    await play(emulator, bundle, participants=4)
+    codes = await invite(db, "hmd-acute", 3)
+    annotators = [emulator.participant(7100 + i, first_name=f"Ann{i}") for i in range(3)]
+    for p, (_, code), knows in zip(annotators, codes, (True, False, True), strict=True):
+        await p.send_text(f"/start {code}")
+        await p.wait_for_text("read pairs of conversations", timeout=20)
+        await _compare_all(p, knows=knows)
+
+    good, bad, other = (pseudonym for pseudonym, _ in codes)
+    assert UNQUALIFIED in annotators[1].messages[-1].text
+    assert ALL_DONE in annotators[0].messages[-1].text
+    ratings = await stored(db, lambda s: s.annotation_ratings())
+    targets = await stored(db, lambda s: s.annotation_targets("hmd-acute"))
+    sessions = {
+        s.session_id: s.system for s in await stored(db, lambda s: s.annotatable_sessions())
+    }
+    real = [t for t in targets if pair_sessions(t.target)]
+    assert len(real) == 4 and all(t.level is AnnotationLevel.PAIR for t in targets)
+    for t in real:  # one conversation of each assistant, in the side order drawn
+        first, second = pair_sessions(t.target) or ("", "")
+        assert {sessions[first], sessions[second]} == {"shop-v1", "shop-v0"}
+    choices = [r for r in ratings if not r.item_id.endswith("justification")]
+    by_pair = Counter(r.target for r in choices if pair_sessions(r.target))
+    assert by_pair == {t.target: 4 for t in real}  # every real pair, once, four questions
+    raters = {r.annotator for r in choices if pair_sessions(r.target)}
+    assert raters == {good, other}  # never the one below the threshold
+    assert not [r for r in ratings if r.annotator == bad and pair_sessions(r.target)]
+    for who in (good, other):
+        seen = [s for r in choices if r.annotator == who and r.item_id.endswith("engagingness")
+                for s in pair_sessions(r.target) or ()]  # fmt: skip
+        assert seen and len(seen) == len(set(seen))  # no conversation twice
+    typed = {r.value for r in ratings if r.item_id.endswith("justification")}
+    assert typed == {"Clearer and more helpful."}
