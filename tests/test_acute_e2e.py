@@ -6,11 +6,13 @@ conversation twice."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from analytics.data.loading import load_study_data
 from bot.core.vocabulary import AnnotationLevel
 from bot.engine.annotating.pairs import pair_sessions
 from bot.pilot.emulator import BotApiEmulator, BotMessage, Participant
@@ -110,3 +112,26 @@ async def test_annotators_compare_hmd_conversations_with_acute_eval(
         assert seen and len(seen) == len(set(seen))  # no conversation twice
     typed = {r.value for r in ratings if r.item_id.endswith("justification")}
     assert typed == {"Clearer and more helpful."}
+
+    # every forced choice is a vote of the votes frame, as the statistics read it
+    frame = await asyncio.to_thread(load_study_data, db)
+    votes = frame.votes
+    assert set(votes["source"]) == {"acute"} and set(votes["rater_kind"]) == {"annotator"}
+    assert set(frame.vote_studies) == {"hmd"}
+    real_votes = votes[~votes["onboarding"]]
+    assert len(real_votes) == 16  # four pairs, four questions
+    assert set(real_votes["question"]) == {
+        "engagingness", "interestingness", "humanness", "knowledge"
+    }  # fmt: skip
+    for t in real:
+        shown = real_votes[real_votes["session"] == t.target]
+        first, second = pair_sessions(t.target) or ("", "")
+        assert set(shown["system_a"]) == {sessions[first]}  # the system shown first
+        assert set(shown["system_b"]) == {sessions[second]}
+        assert set(shown["winner"]) == {"a"}  # these annotators prefer what they saw first
+        assert shown["onboarding_correct"].isna().all()
+    onboarding = votes[votes["onboarding"]]
+    assert len(onboarding) == 3 * 2 * 4  # everyone, both known pairs, four questions
+    correct = onboarding.groupby("rater")["onboarding_correct"].all().to_dict()
+    assert correct == {good: True, bad: False, other: True}
+    assert not set(onboarding["system_a"]) & {"shop-v1", "shop-v0"}

@@ -6,9 +6,17 @@ annotator below the onboarding threshold is told so, politely."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from bot.core.annotation import AnnotationTarget, AnnotationTask, TranscriptExchange
-from bot.core.vocabulary import AnnotationLevel, AnnotationRound, AnnotatorClaim
+from bot.core.vocabulary import (
+    AnnotationLevel,
+    AnnotationRound,
+    AnnotatorClaim,
+    RaterKind,
+    VoteSource,
+    Winner,
+)
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.annotating.flow import step
@@ -18,6 +26,8 @@ from bot.engine.annotating.model import (
     Claimed,
     FinishTarget,
     RecordRating,
+    RecordVotes,
+    Reloaded,
     TargetLoaded,
 )
 from bot.engine.callbacks import Channel, SurveyTap, TapAction, encode
@@ -78,10 +88,67 @@ def test_a_pair_is_shown_whole_and_answered_with_four_forced_choices() -> None:
     assert rated == [("acute-eval.engagingness", 1), ("acute-eval.interestingness", 1),
                      ("acute-eval.humanness", 2), ("acute-eval.knowledge", 1)]  # fmt: skip
     assert all(r.level is AnnotationLevel.PAIR for r in records if isinstance(r, RecordRating))
-    assert [r for r in records if isinstance(r, FinishTarget)] == [
-        FinishTarget("A-1", JOB, "S-1~S-2", AnnotationLevel.PAIR)
-    ]
+    kept = [r for r in records if isinstance(r, RecordVotes | FinishTarget)]
+    assert kept[-1] == FinishTarget("A-1", JOB, "S-1~S-2", AnnotationLevel.PAIR)
+    [voted] = [r for r in kept if isinstance(r, RecordVotes)]  # kept with the finish
+    assert [(v.question, v.winner) for v in voted.votes] == [
+        ("engagingness", Winner.A), ("interestingness", Winner.A), ("humanness", Winner.B),
+        ("knowledge", Winner.A),
+    ]  # fmt: skip
+    vote = voted.votes[0]
+    assert (vote.system_a, vote.system_b, vote.session_a, vote.session_b) == (
+        "shop-v1", "shop-v0", "S-1", "S-2"
+    )  # fmt: skip
+    assert (vote.source, vote.rater, vote.rater_kind, vote.session_id) == (
+        VoteSource.ACUTE, "A-1", RaterKind.ANNOTATOR, "S-1~S-2"
+    )  # fmt: skip
+    assert not vote.onboarding and vote.correct() is None
+    assert vote.vote_id == "hmd-acute:S-1~S-2:A-1:engagingness"
     assert state.task is None
+
+
+def test_answers_given_before_a_restart_count_in_the_pairs_votes() -> None:
+    """Three choices stored, then the bot restarted: the last one finishes the pair, and
+    its votes are all four."""
+    stored = {
+        "acute-eval.engagingness": "2",
+        "acute-eval.interestingness": "2",
+        "acute-eval.humanness": "1",
+    }
+    task = replace(pair_task(), answers=stored)
+    state, _ = step(HMD, None, Reloaded("A-1", JOB, False, task), 0.0)
+    assert state is not None
+    state, _ = step(HMD, state, ev.StartCommand(), 0.0)
+    assert state is not None
+    state, _ = step(HMD, state, tap(state, 1), 0.0)  # knowledge: speaker 2
+    assert state is not None
+    _, effects = step(HMD, state, ev.TextReceived("Speaker 2 knew the games."), 0.0)
+    [voted] = [e for e in effects if isinstance(e, RecordVotes)]
+    assert {v.question: v.winner for v in voted.votes} == {
+        "engagingness": Winner.B, "interestingness": Winner.B, "humanness": Winner.A,
+        "knowledge": Winner.B,
+    }  # fmt: skip
+
+
+def test_an_onboarding_pairs_votes_carry_the_known_answer() -> None:
+    onboarding = AnnotationTask(
+        AnnotationTarget(JOB, "onboarding:asks-when-unclear:2", AnnotationLevel.PAIR, 0),
+        AnnotationRound.FIRST, (), {}, 0, 0, 1, 7,
+    )  # fmt: skip
+    state, _ = step(HMD, None, Claimed(AnnotatorClaim.JOINED, "A-1", JOB, False, onboarding), 0)
+    assert state is not None
+    effects: list[AnnotatorEffect] = []
+    for choice in (1, 1, 1, 0):  # speaker 2 (the better one, shown second), then not
+        state, said = step(HMD, state, tap(state, choice), 0.0)
+        assert state is not None
+        effects += said
+    _, said = step(HMD, state, tap(state, 0, TapAction.SKIP), 0.0)
+    [voted] = [e for e in said if isinstance(e, RecordVotes)]
+    assert [v.correct() for v in voted.votes] == [True, True, True, False]
+    assert all(v.onboarding and v.expected is Winner.B for v in voted.votes)
+    assert (voted.votes[0].system_a, voted.votes[0].system_b) == (
+        "onboarding:worse", "onboarding:better"
+    )  # fmt: skip
 
 
 def test_a_pause_and_return_shows_the_pair_once_a_restart_shows_it_again() -> None:

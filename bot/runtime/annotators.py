@@ -43,6 +43,7 @@ from bot.engine.annotating.model import (
     Claimed,
     FinishTarget,
     RecordRating,
+    RecordVotes,
     Reloaded,
     Reopened,
     ReopenLast,
@@ -272,7 +273,7 @@ class AnnotationRunner:
                         return Committed(instead=await self._elsewhere(chat, chat_id))
                     if answer is RatingOutcome.LOCKED:
                         log.info("an annotator's rating of a target seen once and done: not kept")
-                case SetPaused():
+                case SetPaused() | RecordVotes():
                     pass
                 case FinishTarget():
                     await self._plan(record.job, self._clock(), record.annotator)
@@ -299,7 +300,7 @@ class AnnotationRunner:
                 pass  # answered by ``_run``, which holds the tap's id
             case SetCommands(commands=commands):
                 await self._outbox.chat_commands(chat_id, commands)
-            case RecordRating() | SetPaused() | FinishTarget() | ReopenLast():
+            case RecordRating() | RecordVotes() | SetPaused() | FinishTarget() | ReopenLast():
                 raise AssertionError(f"{type(effect).__name__} is committed, not said")
             case _:
                 assert_never(effect)
@@ -384,6 +385,10 @@ class AnnotationRunner:
             await asyncio.gather(*self._pushes, return_exceptions=True)
 
 
+_RECORDS = (RecordRating, RecordVotes, SetPaused, FinishTarget, ReopenLast)
+"""What of a step the store keeps (the rest is said)."""
+
+
 class _AnnotatorTurn:
     """One delivery (or pushed work) of an annotator's chat: the flow's step, its records
     committed with the update in one store call, then what is said."""
@@ -412,7 +417,9 @@ class _AnnotatorTurn:
         records: list[AnnotatorRecord] = []
         said: list[AnnotatorEffect] = []
         for effect in effects:
-            if isinstance(effect, RecordRating | SetPaused | FinishTarget | ReopenLast):
+            if isinstance(
+                effect, RecordRating | RecordVotes | SetPaused | FinishTarget | ReopenLast
+            ):
                 records.append(effect)
             else:
                 said.append(effect)

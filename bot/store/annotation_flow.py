@@ -14,11 +14,12 @@ from bot.engine.annotating.model import (
     AnnotatorRecord,
     FinishTarget,
     RecordRating,
+    RecordVotes,
     ReopenLast,
     SetPaused,
 )
 from bot.engine.annotating.pairs import pair_sessions
-from bot.store import reads
+from bot.store import reads, votes
 from bot.store.annotating import TARGET_COLUMNS, bump, set_paused, stored_value, target_of
 from bot.store.applying import consume
 from bot.store.model import AnnotationProgress, AnnotatorAnswer
@@ -177,6 +178,18 @@ def record_rating(
     return RatingOutcome.RECORDED
 
 
+def record_votes(conn: Sql, record: RecordVotes, now: float) -> int:
+    """A finished pair's votes, under the job's study, while the pair is the annotator's
+    and open; how many were new (a vote id kept already changes nothing)."""
+    found = _assignment(conn, record.annotator, record.job, record.target, AnnotationLevel.PAIR)
+    if found is None or found[2] is not None:
+        return 0
+    study = conn.execute(
+        "SELECT study_id FROM annotation_jobs WHERE job = ?", (record.job,)
+    ).fetchone()
+    return votes.record(conn, str(study[0]), record.votes, Origin.TELEGRAM, now)
+
+
 def finish_target(
     conn: Sql,
     annotator_id: str,
@@ -304,6 +317,8 @@ def commit_step(
                 answers.append(outcome)
                 if outcome is RatingOutcome.NOT_ASSIGNED:
                     break
+            case RecordVotes():
+                answers.append(record_votes(conn, record, now))
             case SetPaused(annotator=annotator, paused=paused):
                 answers.append(set_paused(conn, annotator, paused, now))
             case FinishTarget(annotator=annotator, job=job, target=target, level=level):

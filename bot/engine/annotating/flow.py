@@ -20,6 +20,7 @@ from bot.engine import asking
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.annotating import view
+from bot.engine.annotating.acute import pair_questions, pair_votes
 from bot.engine.annotating.information import information_for, information_text
 from bot.engine.annotating.model import (
     Annotating,
@@ -28,6 +29,7 @@ from bot.engine.annotating.model import (
     Claimed,
     FinishTarget,
     RecordRating,
+    RecordVotes,
     Reloaded,
     Reopened,
     ReopenLast,
@@ -316,9 +318,9 @@ def _present(
         if said:
             effects.append(fx.Send(said))
     survey = resume_survey(bundle, job, task, now, state.language)
-    state = replace(state, task=task, shown=shown, survey=survey)
+    state = replace(state, task=task, shown=shown, survey=survey, given=())
     if survey is None:  # every item answered before a restart: only the finish was missing
-        return replace(state, task=None), [*effects, _finish(state, task)]
+        return replace(state, task=None), [*effects, *_finished(bundle, job, state, task)]
     item = asking.current_item(bundle, survey)
     effects += _extra(job, task, item.id, first_only=False)
     effects.append(_item(bundle, texts, task, survey, in_place=False))
@@ -327,6 +329,24 @@ def _present(
 
 def _finish(state: Annotating, task: AnnotationTask) -> FinishTarget:
     return FinishTarget(state.annotator, state.job, task.target.target, task.target.level)
+
+
+def _finished(
+    bundle: StudyBundle, job: AnnotationJob, state: Annotating, task: AnnotationTask
+) -> list[AnnotatorEffect]:
+    """A target done: a pair's votes (from every answer it got), then its finish."""
+    if task.target.level is not AnnotationLevel.PAIR:
+        return [_finish(state, task)]
+    questions = pair_questions(bundle.questionnaires[q] for q in job.rate.pair)
+    answers = {**task.answers, **dict(state.given)}
+    votes = pair_votes(job, questions, task, state.annotator, answers)
+    recorded = RecordVotes(state.annotator, state.job, task.target.target, votes)
+    return [recorded, _finish(state, task)] if votes else [_finish(state, task)]
+
+
+def _stored(rating: RecordRating) -> str:
+    """An answer as the store gives it back (``AnnotationTask.answers``)."""
+    return str(rating.value) if rating.value is not None else rating.text or ""
 
 
 def _ratings(state: Annotating, task: AnnotationTask, asked: Asked) -> list[AnnotatorEffect]:
@@ -360,11 +380,14 @@ def _advance(
     task, survey = state.task, state.survey
     assert task is not None and survey is not None
     effects = _ratings(state, task, asked)
+    given = [(r.item_id, _stored(r)) for r in effects if isinstance(r, RecordRating)]
+    state = replace(state, given=(*state.given, *given))
     done = f"{view.progress(task, texts)} ✓"
     if asked.survey is None:
         if survey.message_id is not None:  # the last item stays, with nothing to tap
             effects.append(fx.Edit(survey.message_id, done))
-        return replace(state, task=None, survey=None), [*effects, _finish(state, task)]
+        finished = _finished(bundle, job, state, task)
+        return replace(state, task=None, survey=None, given=()), [*effects, *finished]
     following = numbered(asked.survey, task)
     item = asking.current_item(bundle, following)
     extra = _extra(job, task, item.id, first_only=True)
