@@ -135,3 +135,32 @@ async def test_annotators_compare_hmd_conversations_with_acute_eval(
     correct = onboarding.groupby("rater")["onboarding_correct"].all().to_dict()
     assert correct == {good: True, bad: False, other: True}
     assert not set(onboarding["system_a"]) & {"shop-v1", "shop-v0"}
+
+
+async def test_an_adaptive_job_draws_each_next_pair_after_the_votes(
+    emulator: BotApiEmulator, start_bot: StartBot, tmp_path: Path
+) -> None:
+    """Adaptive selection through the real bot: one open pair at a time per pair of systems,
+    the next drawn (and stored) once the annotator voted, up to the job's budget."""
+    shipped = load_study("hmd")
+    job = shipped.jobs["hmd-acute"]
+    adaptive = job.pairing.model_copy(
+        update={"selection": "adaptive", "pairs_per_system_pair": 3, "onboarding": None}
+    )
+    jobs = {**shipped.jobs, "hmd-acute": job.model_copy(update={"pairwise": adaptive})}
+    bundle = shipped.model_copy(update={"jobs": jobs})
+    db = tmp_path / "adaptive.sqlite"
+    await start_bot(bundle, db=db)
+    await play(emulator, bundle, participants=6)
+    [(_, code)] = await invite(db, "hmd-acute", 1)
+    before = await stored(db, lambda s: s.annotation_targets("hmd-acute"))
+    assert len(before) == 1  # one pair of systems: one open pair at a time
+    p = emulator.participant(7200, first_name="Ann")
+    await p.send_text(f"/start {code}")
+    await _compare_all(p, knows=True)
+    after = await stored(db, lambda s: s.annotation_targets("hmd-acute"))
+    assert len(after) == 3 and after[0] == before[0]  # drawn one by one, up to the budget
+    seen = [s for t in after for s in pair_sessions(t.target) or ()]
+    assert len(seen) == len(set(seen))  # one annotator: never a conversation twice
+    votes = (await asyncio.to_thread(load_study_data, db)).votes
+    assert len(votes) == 3 * 4 and not votes["onboarding"].any()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import textwrap
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -335,3 +336,33 @@ def test_onboarding_first_then_real_pairs_only_for_those_who_passed(tmp_path: Pa
     real = [t.target for t in sim.targets if pair_sessions(t.target)]
     given = Counter(t for (t, _) in sim.assignments if pair_sessions(t))
     assert all(given[t] <= 1 for t in real)  # one annotator per pair
+
+
+def test_a_dropped_annotators_open_pairs_go_to_someone_who_may_take_them(
+    tmp_path: Path,
+) -> None:
+    limited = JOB.replace("pairwise:\n", "pairwise:\n  pairs_per_annotator: 2\n")
+    bundle = load_study(study_with(tmp_path, limited))
+    job = bundle.jobs["duel"]
+    targets = build_targets(job, "mini", logs(per_system=2))
+    sim = Job(job, targets, 3, [bundle.questionnaires["acute-eval"]])
+    known = next(t.target for t in sim.targets if t.target.startswith("onboarding:"))
+    sim.plan()
+    sim.answer("A-0", first=known.endswith(":1"))
+    sim.plan()
+    held = [t for t in sim.open("A-0") if pair_sessions(t)]
+    assert len(held) == 2
+    sim.people[0] = replace(sim.people[0], dropped=True)
+    sim.answer("A-2", first=known.endswith(":1"))  # passes onboarding after the drop-out
+    state = AnnotationState(
+        AnnotationJobRecord(job.id, "mini", "{}", True),
+        tuple(sim.targets), tuple(sim.people), tuple(sim.assignments.values()),
+        tuple(sim.ratings), 0,
+    )  # fmt: skip
+    decided = plan(state, sim.rules, {}, 0.0)
+    assert {(t, who) for t, _, who in decided.release} == {(t, "A-0") for t in held}
+    given = [t for t, _, who, _ in decided.assign if who == "A-2"]
+    assert given[0] == held[0]  # the first open pair goes on, before any newer one
+    seen = [s for t in given for s in pair_sessions(t) or ()]
+    assert len(given) == 2 and len(seen) == len(set(seen))
+    assert not [t for t, _, who, _ in decided.assign if who == "A-0"]
