@@ -17,7 +17,7 @@ from bot.core.vocabulary import AnnotationLevel
 from bot.engine.annotating.pairs import pair_sessions
 from bot.pilot.emulator import BotApiEmulator, BotMessage, Participant
 from scenarios.loading import load_study
-from tests.annotating_support import ALL_DONE, current_item, invite, play, stored
+from tests.annotating_support import ALL_DONE, current_item, invite, json_report, play, stored
 from tests.conftest import StartBot
 
 pytestmark = pytest.mark.slow
@@ -135,6 +135,11 @@ async def test_annotators_compare_hmd_conversations_with_acute_eval(
     correct = onboarding.groupby("rater")["onboarding_correct"].all().to_dict()
     assert correct == {good: True, bad: False, other: True}
     assert not set(onboarding["system_a"]) & {"shop-v1", "shop-v0"}
+
+    # forced choices are comparisons, not ratings: no agreement statistics over them
+    report = await json_report(db, tmp_path / "report.json")
+    assert not [r for r in report["reliability"] if r["job"] == "hmd-acute"]
+    assert frame.annotations.empty
 
 
 async def test_an_adaptive_job_draws_each_next_pair_after_the_votes(
