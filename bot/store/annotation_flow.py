@@ -9,7 +9,13 @@ from collections.abc import Sequence
 from typing import assert_never
 
 from bot.core.annotation import AnnotationTask, TranscriptExchange
-from bot.core.vocabulary import AnnotationLevel, AnnotationRound, Origin, RatingOutcome
+from bot.core.vocabulary import (
+    AnnotationLevel,
+    AnnotationRound,
+    Origin,
+    RatingOutcome,
+    VoteSource,
+)
 from bot.engine.annotating.model import (
     AnnotatorRecord,
     FinishTarget,
@@ -180,13 +186,18 @@ def record_rating(
 
 def record_votes(conn: Sql, record: RecordVotes, now: float) -> int:
     """A finished pair's votes, under the job's study, while the pair is the annotator's
-    and open; how many were new (a vote id kept already changes nothing)."""
+    and open; how many were kept. A pair judged again (reopened with ``/back``) has its
+    earlier votes replaced: one annotator, one judgement of a pair."""
     found = _assignment(conn, record.annotator, record.job, record.target, AnnotationLevel.PAIR)
     if found is None or found[2] is not None:
         return 0
     study = conn.execute(
         "SELECT study_id FROM annotation_jobs WHERE job = ?", (record.job,)
     ).fetchone()
+    conn.execute(
+        "DELETE FROM votes WHERE source = ? AND job = ? AND session_id = ? AND rater = ?",
+        (VoteSource.ACUTE.value, record.job, record.target, record.annotator),
+    )
     return votes.record(conn, str(study[0]), record.votes, Origin.TELEGRAM, now)
 
 

@@ -1,5 +1,6 @@
 """An ACUTE pair in the store: its next target comes with both conversations whole (the
-first shown first) and the second one's system; erasing either participant takes the pair,
+first shown first) and the second one's system; its votes are kept with its finish, only
+from its annotator, replaced when judged again; erasing either participant takes the pair,
 its assignments and its ratings with it."""
 
 from __future__ import annotations
@@ -7,7 +8,9 @@ from __future__ import annotations
 import pytest
 
 from bot.core.annotation import AnnotationTarget
-from bot.core.vocabulary import AnnotationLevel, AnnotatorClaim
+from bot.core.vocabulary import AnnotationLevel, AnnotatorClaim, RaterKind, VoteSource, Winner
+from bot.core.votes import Vote
+from bot.engine.annotating.model import FinishTarget, RecordVotes, ReopenLast
 from bot.engine.annotating.pairs import pair_target
 from bot.store.interface import StudyStore
 from tests.store_contract.records import conversation, give, job
@@ -15,11 +18,11 @@ from tests.store_contract.records import conversation, give, job
 PAIR = AnnotationLevel.PAIR
 
 
-async def _paired(store: StudyStore) -> tuple[str, str]:
+async def _paired(store: StudyStore, *, seen_once: bool = True) -> tuple[str, str]:
     first = await conversation(store, "p", turns=2)
     second = await conversation(store, "q", turns=3)
     name = pair_target(first, second)
-    await store.save_annotation_job(job("acute"))
+    await store.save_annotation_job(job("acute", seen_once=seen_once))
     target = AnnotationTarget("acute", name, PAIR, 0, first, None, "sys", "task")
     assert await store.add_annotation_targets("acute", [target]) == 1
     assert await store.add_annotators("acute", [("A-1", "ann-ONE")]) == ["A-1"]
@@ -51,3 +54,30 @@ async def test_erasing_either_participant_takes_the_pair_with_it(
     assert await store.annotation_targets("acute") == []
     assert await store.annotation_ratings() == []
     assert await store.next_annotation_target("A-1") is None
+
+
+def _vote(name: str, winner: Winner, question: str = "engagingness") -> Vote:
+    return Vote(
+        vote_id=f"acute:{name}:A-1:{question}", source=VoteSource.ACUTE, rater="A-1",
+        rater_kind=RaterKind.ANNOTATOR, system_a="sys", system_b="sys", winner=winner,
+        question=question, session_id=name, job="acute",
+    )  # fmt: skip
+
+
+async def test_a_pairs_votes_are_kept_with_its_finish_and_replaced_when_judged_again(
+    store: StudyStore,
+) -> None:
+    _, name = await _paired(store, seen_once=False)
+    first = RecordVotes("A-1", "acute", name, (_vote(name, Winner.A), _vote(name, Winner.B, "x")))
+    finish = FinishTarget("A-1", "acute", name, PAIR)
+    assert await store.commit_annotator_step([first, finish], None) == [2, True]
+    assert await store.commit_annotator_step([first], None) == [0]  # done: nothing more
+    assert [v.winner for _, v in await store.votes()] == [Winner.A, Winner.B]
+    # reopened (a job that allows /back) and judged again: the new judgement replaces it
+    await store.commit_annotator_step([ReopenLast("A-1")], None)
+    again = RecordVotes("A-1", "acute", name, (_vote(name, Winner.B),))
+    assert await store.commit_annotator_step([again, finish], None) == [1, True]
+    [(study, vote)] = await store.votes()
+    assert (study, vote.winner, vote.rater_kind) == ("s", Winner.B, RaterKind.ANNOTATOR)
+    stranger = RecordVotes("A-2", "acute", name, (_vote(name, Winner.A),))
+    assert await store.commit_annotator_step([stranger], None) == [0]  # not theirs
