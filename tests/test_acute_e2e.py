@@ -1,8 +1,8 @@
-"""ACUTE-Eval through the real bot and the emulator: simulated participants play the HMD
-study with both shop assistants, then three annotators invited to its hmd-acute job compare
-pairs of their conversations in Telegram. The one who misses the onboarding pairs' known
-answers is told so and gets no real pair; the others share every real pair, none seeing a
-conversation twice."""
+"""ACUTE-Eval through the real bot and the emulator: simulated participants (``ozlab
+demo``'s players) play the HMD study with both shop assistants, then three annotators
+invited to its hmd-acute job compare pairs of their conversations in Telegram. The one who
+misses the onboarding pairs' known answers is told so and gets no real pair; the others
+share every real pair, none seeing a conversation twice; every choice is a vote."""
 
 from __future__ import annotations
 
