@@ -366,3 +366,32 @@ def test_a_dropped_annotators_open_pairs_go_to_someone_who_may_take_them(
     seen = [s for t in given for s in pair_sessions(t) or ()]
     assert len(given) == 2 and len(seen) == len(set(seen))
     assert not [t for t, _, who, _ in decided.assign if who == "A-0"]
+
+
+CODED = """\
+id: coded
+title: Coded
+items:
+  - type: choice
+    id: coded.better
+    text: Which speaker is better?
+    options: [{value: first, label: Speaker 1}, {value: second, label: Speaker 2}]
+"""
+
+
+def test_a_jobs_own_forced_choice_with_coded_options_is_scored_by_its_codes(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "questionnaires").mkdir()
+    (tmp_path / "questionnaires" / "coded.yaml").write_text(CODED)
+    bundle = load_study(study_with(tmp_path, JOB.replace("pair: [acute-eval]", "pair: [coded]")))
+    job = bundle.jobs["duel"]
+    rules = rules_of(job, [bundle.questionnaires["coded"]])
+    assert rules.known == {
+        "onboarding:plain:1": {"coded.better": "first"},
+        "onboarding:plain:2": {"coded.better": "second"},
+    }
+    target = AnnotationTarget("duel", "onboarding:plain:2", PAIR, 0)
+    said = [FirstRating(target.target, PAIR, "A-1", "coded.better", None, "second")]
+    result = onboarding_result("A-1", [target], [target.target], said, rules)
+    assert (result.right, result.answered, result.passed) == (1, 1, True)

@@ -150,10 +150,11 @@ def onboarding_result(
     right = answered = 0
     for r in ratings:
         wanted = rules.known.get(r.target, {}).get(r.item_id)
-        if r.annotator != annotator or wanted is None or r.value is None:
+        given = _answer(r)
+        if r.annotator != annotator or wanted is None or given is None:
             continue
         answered += 1
-        right += int(r.value == wanted)
+        right += int(str(given) == str(wanted))  # an option's value: a number or a code
     if not onboarding:
         return OnboardingResult(0, 0, True, True)
     passed = finished and answered > 0 and right / answered >= rules.threshold

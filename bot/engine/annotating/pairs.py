@@ -74,10 +74,6 @@ def known_showing(job: AnnotationJob, target: str) -> KnownShowing | None:
     return None
 
 
-def is_onboarding(target: AnnotationTarget) -> bool:
-    return target.target.startswith(ONBOARDING_PREFIX)
-
-
 def system_pair(a: str, b: str) -> SystemPair:
     """A pair of systems, in one order whichever was shown first."""
     return (a, b) if a <= b else (b, a)
@@ -274,12 +270,13 @@ def first_choice_wins(
     tally: dict[SystemPair, list[int]] = {}
     for r in ratings:
         both = pair_sessions(r.target)
-        if r.item_id != item_id or both is None or r.value is None:
+        given = r.value if r.value is not None else r.text
+        if r.item_id != item_id or both is None or given is None:
             continue
         if not all(s in system_of for s in both):
             continue
         shown = (system_of[both[0]], system_of[both[1]])
-        winner = shown[0] if r.value == first_value else shown[1]
+        winner = shown[0] if str(given) == str(first_value) else shown[1]
         key = system_pair(*shown)
         counts = tally.setdefault(key, [0, 0])
         counts[0 if winner == key[0] else 1] += 1
