@@ -8,6 +8,9 @@ rated, at which level (each exchange, the whole session), with which instruments
 many annotators, when a further annotator adjudicates, whether an exchange may be seen
 again, and what extra information an item shows. ``scenarios.loading`` loads and checks it
 with file, line and field like every other file.
+
+A job of ``kind: pairwise`` (ACUTE-Eval) rates pairs instead: two stored conversations, one
+per system, side by side, with forced-choice questions about one speaker of each.
 """
 
 from __future__ import annotations
@@ -52,17 +55,22 @@ class SessionChoice(_Model):
 class Instruments(_Model):
     """The questionnaires (ids from the study's or the shipped library) asked per level:
     ``exchange`` after each system reply of a conversation, ``session`` once per
-    conversation, after its last exchange."""
+    conversation, after its last exchange, ``pair`` once per pair of conversations (a
+    pairwise job only: forced choices between "Speaker 1" and "Speaker 2")."""
 
     exchange: tuple[str, ...] = ()
     """Questionnaires rated after each system reply of a conversation."""
     session: tuple[str, ...] = ()
     """Questionnaires rated once per conversation, after its last exchange."""
+    pair: tuple[str, ...] = ()
+    """Questionnaires rated once per pair of conversations (``kind: pairwise``)."""
 
     @model_validator(mode="after")
     def _something_rated(self) -> Instruments:
-        if not self.exchange and not self.session:
-            raise ValueError("name the instruments of at least one level: exchange or session")
+        if not self.exchange and not self.session and not self.pair:
+            raise ValueError(
+                "name the instruments of at least one level: exchange, session or pair"
+            )
         return self
 
 
@@ -136,6 +144,60 @@ class Brief(_Model):
     """Worked examples, shown after the guidelines."""
 
 
+class KnownExchange(_Model):
+    """One exchange of an onboarding conversation, written in the job file."""
+
+    user: str = Field(min_length=1)
+    """What the user said."""
+    system: str = Field(min_length=1)
+    """What the speaker judged answered."""
+
+
+class KnownPair(_Model):
+    """An onboarding pair (ACUTE-Eval's quality check): two conversations written in the job
+    file, one of them plainly better on every question, and which one."""
+
+    id: str = Field(pattern=_ID_PATTERN)
+    """The pair's id (its target is ``onboarding:<id>``)."""
+    better: tuple[KnownExchange, ...] = Field(min_length=1)
+    """The conversation whose speaker is the known answer to every question."""
+    worse: tuple[KnownExchange, ...] = Field(min_length=1)
+    """The conversation whose speaker is plainly worse."""
+
+
+class Onboarding(_Model):
+    """Pairs with a known answer, given to every annotator before any real pair; an
+    annotator who picks the known answer less often than ``threshold`` gets no real pair
+    (ACUTE-Eval: 0.75)."""
+
+    pairs: tuple[KnownPair, ...] = Field(min_length=1)
+    """The known pairs, shown first, in this order (which side is first is drawn)."""
+    threshold: float = Field(default=0.75, ge=0.0, le=1.0)
+    """The share of onboarding answers an annotator must get right to go on."""
+
+
+class Pairwise(_Model):
+    """How a pairwise job builds its pairs of conversations and who rates them."""
+
+    speaker: Literal["system", "user"] = "system"
+    """The speaker the questions are about: the system (ACUTE-Eval's model speaker) or the
+    user. The other one's lines are shown too, labelled as the partner."""
+    same_scenario: bool = True
+    """Both conversations of a pair come from the same scenario."""
+    pairs_per_system_pair: int = Field(default=10, ge=1)
+    """How many pairs of conversations each pair of systems gets (balanced selection), or
+    how many pairs are drawn in all, per pair of systems on average (adaptive)."""
+    selection: Literal["balanced", "adaptive"] = "balanced"
+    """``balanced``: every pair of systems gets as many pairs. ``adaptive`` (Chatbot
+    Arena's active sampling): after each vote the next pair goes to the pair of systems
+    whose preference interval one more vote would narrow most."""
+    pairs_per_annotator: int | None = Field(default=None, ge=1)
+    """At most this many real pairs per annotator (ACUTE-Eval gives each a few); none: no
+    limit."""
+    onboarding: Onboarding | None = None
+    """Known pairs before the real ones; none: no quality check."""
+
+
 class AnnotationJob(_Model):
     """One annotation job: its id equals its file name and names it everywhere (the
     database, ``ozlab invite --job``, ``ozlab import annotations --job``)."""
@@ -144,6 +206,12 @@ class AnnotationJob(_Model):
     """The job's id, equal to its file name."""
     title: str = Field(min_length=1)
     """What annotators are told they rate (their welcome and ``/help`` name it)."""
+    kind: Literal["ratings", "pairwise"] = "ratings"
+    """``ratings``: exchanges and conversations rated one at a time. ``pairwise``
+    (ACUTE-Eval): two conversations of two systems side by side, rated with ``rate.pair``'s
+    forced choices, as ``pairwise`` says."""
+    pairwise: Pairwise | None = None
+    """How the pairs are built and given out (``kind: pairwise`` only)."""
     sessions: SessionChoice = SessionChoice()
     """Which stored sessions are rated; by default every ended session of the study."""
     rate: Instruments
@@ -167,9 +235,30 @@ class AnnotationJob(_Model):
     brief: Brief
     """What annotators read before their first target."""
 
+    @model_validator(mode="after")
+    def _kind_fits(self) -> AnnotationJob:
+        if self.kind == "pairwise":
+            if self.rate.exchange or self.rate.session or not self.rate.pair:
+                raise ValueError(
+                    "a pairwise job rates pairs only: name its instruments under rate.pair"
+                )
+            if self.adjudication is not None:
+                raise ValueError("a pairwise job has no adjudication: each vote stands alone")
+        else:
+            if self.rate.pair:
+                raise ValueError("rate.pair needs kind: pairwise")
+            if self.pairwise is not None:
+                raise ValueError("pairwise settings need kind: pairwise")
+        return self
+
+    @property
+    def pairing(self) -> Pairwise:
+        """The pairwise settings (the defaults when the file gives none)."""
+        return self.pairwise or Pairwise()
+
     def instruments(self) -> tuple[str, ...]:
         """Every instrument the job uses, exchange level first."""
-        return tuple(dict.fromkeys((*self.rate.exchange, *self.rate.session)))
+        return tuple(dict.fromkeys((*self.rate.exchange, *self.rate.session, *self.rate.pair)))
 
     def annotators_needed(self) -> int:
         """Annotators a job needs at least: the first round's, plus one to adjudicate."""

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from questionnaires.models import Questionnaire
+from questionnaires.models import ChoiceItem, Questionnaire, TextItem
 from scenarios.yaml_lines import Document, Loc, Problem
 
-LEVELS = ("exchange", "session")
+LEVELS = ("exchange", "session", "pair")
 
 
 def instrument_refs(document: Document) -> list[tuple[str, Loc]]:
@@ -73,7 +73,36 @@ def job_problems(
                     )
                     problems.append(document.problem(loc, message))
                 shown.setdefault(item_id, n)
+    problems += _forced_choices(document, questionnaires)
     problems += _study_names(document, study)
+    return problems
+
+
+def _forced_choices(
+    document: Document, questionnaires: Mapping[str, Questionnaire | None]
+) -> list[Problem]:
+    """A pair's instruments ask forced choices: each item a choice between exactly two
+    options (the first conversation's speaker, the second's), or free text (a
+    justification), and at least one choice."""
+    rate = document.data.get("rate")
+    refs = rate.get("pair") if isinstance(rate, dict) else None
+    problems: list[Problem] = []
+    for i, ref in enumerate(refs if isinstance(refs, list) else []):
+        questionnaire = questionnaires.get(ref) if isinstance(ref, str) else None
+        if questionnaire is None:
+            continue
+        loc = ("rate", "pair", i)
+        for item in questionnaire.items:
+            if isinstance(item, TextItem):
+                continue
+            if not isinstance(item, ChoiceItem) or len(item.options) != 2:
+                message = (
+                    f"item {item.id!r} of {ref!r} is not a forced choice: a pair's items are"
+                    " choices of exactly two options (speaker 1, speaker 2) or text"
+                )
+                problems.append(document.problem(loc, message))
+        if not any(isinstance(item, ChoiceItem) for item in questionnaire.items):
+            problems.append(document.problem(loc, f"{ref!r} asks no forced choice"))
     return problems
 
 

@@ -439,6 +439,16 @@ class Texts(_Model):
     """An annotator's ``/help`` while rating: ``{title}`` and ``{progress}``."""
     ann_help_paused: str = _EN["ann_help_paused"]
     """An annotator's ``/help`` while paused: ``{title}`` and ``{progress}``."""
+    ann_progress_pair: str = _EN["ann_progress_pair"]
+    """Where an annotator stands in a pairwise job: ``{pair}`` of ``{pairs}``."""
+    ann_pair_conversation: str = _EN["ann_pair_conversation"]
+    """Above each conversation of a pair: ``{pair}``, ``{pairs}``, ``{side}`` (1 or 2)."""
+    ann_speaker: str = _EN["ann_speaker"]
+    """How the judged speaker's lines are labelled in a pair: ``{side}``."""
+    ann_partner: str = _EN["ann_partner"]
+    """How the other speaker's lines are labelled in a pair."""
+    ann_not_qualified: str = _EN["ann_not_qualified"]
+    """To an annotator below a pairwise job's onboarding threshold: no real pairs."""
     ann_help_idle: str = _EN["ann_help_idle"]
     """An annotator's ``/help`` with nothing left to rate: ``{title}``."""
     arena_heading: str = _EN["arena_heading"]

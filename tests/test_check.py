@@ -37,9 +37,13 @@ def test_shipped_study_is_ok(capsys: pytest.CaptureFixture[str]) -> None:
     assert err == ""
     assert out.splitlines() == [
         "OK: study 'hmd' — 2 systems (shop-v1, shop-v0), 1 scenario (hmd-gift), "
-        "1 questionnaire (hmd: 5 items, 4 scale, 1 text), balanced design",
+        "2 questionnaires (hmd: 5 items, 4 scale, 1 text; acute-eval: 5 items, 4 choice, 1 text),"
+        " balanced design",
         "  design: balanced (seed 20241); each participant: 1 scenario; systems between subjects",
         "  scenario hmd-gift: dialogue, at most 10 exchanges; after the task: hmd",
+        "  annotation job hmd-acute: each pair of conversations (acute-eval), 1 annotator,"
+        " each seen once, in order, balanced pairs, 20 per pair of systems,"
+        " 2 onboarding pairs first (pass mark 75%)",
     ]
 
 

@@ -36,6 +36,7 @@ SHIPPED = {
     "e2e-nlg",
     "e2e-nlg-screening",
     "preference",
+    "acute-eval",
 }
 
 

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from analytics.data.votes import no_votes, votes_frame
 from bot.core.annotation import AnnotationJobRecord
-from bot.core.vocabulary import AnswerStatus, EndReason, Moment, Origin
+from bot.core.vocabulary import AnnotationLevel, AnswerStatus, EndReason, Moment, Origin
 from bot.store import Access, open_store
 from bot.store.blocking import run_blocking
 from bot.store.interface import AnalyticsSnapshot, StressTests
@@ -516,7 +516,10 @@ def _imported_instruments(jobs: Sequence[AnnotationJobRecord]) -> dict[str, Ques
 
 
 def _annotations(ratings: Sequence[AnnotationRating]) -> pd.DataFrame:
-    """The store's annotation ratings as a frame (``ANNOTATION_COLUMNS``, plain objects)."""
+    """The store's annotation ratings as a frame (``ANNOTATION_COLUMNS``, plain objects).
+    A pair's forced choices (ACUTE-Eval) rate no one conversation: they are the votes frame's
+    (``votes``), analysed as comparisons, never as ratings with an agreement."""
+    ratings = [rating for rating in ratings if rating.level != AnnotationLevel.PAIR.value]
     if not ratings:
         return no_annotations()
     return pd.DataFrame(

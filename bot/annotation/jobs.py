@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from bot.core.annotation import AnnotationJobRecord, AnnotationState, AssignmentPlan
 from bot.core.errors import StudyDataError
-from bot.engine.annotating.assignment import item_kinds, next_drop_out, plan, rules_of
+from bot.engine.annotating.assignment import (
+    forced_choices,
+    item_kinds,
+    next_drop_out,
+    onboarding_result,
+    plan,
+    rules_of,
+)
+from bot.engine.annotating.pairs import adaptive_counts
 from bot.engine.annotating.targets import build_targets
 from bot.store.interface import AnnotationPlanning
 from scenarios.jobs import AnnotationJob
@@ -43,18 +51,56 @@ def job_record(bundle: StudyBundle, job: AnnotationJob) -> AnnotationJobRecord:
 
 async def prepare_job(store: AnnotationPlanning, bundle: StudyBundle, job: AnnotationJob) -> int:
     """Store the job and the targets of sessions ended since it was last prepared; how many
-    targets are new."""
+    targets are new. An adaptive pairwise job's next pairs follow the votes so far."""
     await store.save_annotation_job(job_record(bundle, job))
     existing = await store.annotation_targets(job.id)
     sessions = await store.annotatable_sessions()
-    new = build_targets(job, bundle.study.id, sessions, existing)
+    votes = pending = None
+    if job.kind == "pairwise" and job.pairing.selection == "adaptive":
+        state = await store.annotation_state(job.id)
+        if state is not None:
+            done = [a.target for a in state.assignments if a.done_at is not None]
+            question = _first_question(bundle, job)
+            votes, pending = adaptive_counts(
+                question, state.targets, done, state.first_ratings, sessions
+            )
+    new = build_targets(job, bundle.study.id, sessions, existing, votes, pending)
     return await store.add_annotation_targets(job.id, new) if new else 0
+
+
+def _first_question(bundle: StudyBundle, job: AnnotationJob) -> tuple[str, int | str] | None:
+    """The job's first forced choice, and the value that picks the first conversation."""
+    choices = forced_choices(bundle.questionnaires[q] for q in job.rate.pair)
+    first = next(iter(choices.items()), None)
+    return None if first is None else (first[0], first[1][0])
+
+
+async def unqualified(
+    store: AnnotationPlanning, bundle: StudyBundle, job: AnnotationJob, annotator: str
+) -> bool:
+    """The annotator finished a pairwise job's onboarding pairs below its threshold."""
+    if job.kind != "pairwise" or job.pairing.onboarding is None:
+        return False
+    state = await store.annotation_state(job.id)
+    if state is None:
+        return False
+    instruments = [bundle.questionnaires[q] for q in job.instruments()]
+    done = [
+        a.target for a in state.assignments if a.annotator == annotator and a.done_at is not None
+    ]
+    result = onboarding_result(
+        annotator, state.targets, done, state.first_ratings, rules_of(job, instruments)
+    )
+    return result.finished and not result.passed
 
 
 async def assign(
     store: AnnotationPlanning, bundle: StudyBundle, job: AnnotationJob, now: float
 ) -> AssignmentPlan:
-    """Plan and apply who rates what; the plan that was applied (empty: nothing to do)."""
+    """Plan and apply who rates what; the plan that was applied (empty: nothing to do). An
+    adaptive pairwise job first draws its next pairs from the votes so far."""
+    if job.kind == "pairwise" and job.pairing.selection == "adaptive":
+        await prepare_job(store, bundle, job)
     decided, _ = await _assigned(store, bundle, job, now)
     return decided
 
@@ -74,8 +120,9 @@ async def assign_on_the_clock(
 async def _assigned(
     store: AnnotationPlanning, bundle: StudyBundle, job: AnnotationJob, now: float
 ) -> tuple[AssignmentPlan, AnnotationState]:
-    rules = rules_of(job)
-    kinds = item_kinds(bundle.questionnaires[q] for q in job.instruments())
+    instruments = [bundle.questionnaires[q] for q in job.instruments()]
+    rules = rules_of(job, instruments)
+    kinds = item_kinds(instruments)
     for _ in range(_ATTEMPTS):
         state = await store.annotation_state(job.id)
         if state is None:

@@ -100,7 +100,11 @@ def _scenario(bundle: StudyBundle, scenario: Scenario) -> str:
 def _job(job: AnnotationJob) -> str:
     rated = [
         f"each {level} ({', '.join(ids)})"
-        for level, ids in (("exchange", job.rate.exchange), ("session", job.rate.session))
+        for level, ids in (
+            ("exchange", job.rate.exchange),
+            ("session", job.rate.session),
+            ("pair of conversations", job.rate.pair),
+        )
         if ids
     ]
     rule = job.adjudication.third_annotator_when if job.adjudication else None
@@ -108,6 +112,13 @@ def _job(job: AnnotationJob) -> str:
     if rule is not None:
         parts.append("one more where they disagree")
     parts.append("each seen once, in order" if job.seen_once_in_order else "revisitable")
+    if job.kind == "pairwise":
+        pairing = job.pairing
+        per = pairing.pairs_per_system_pair
+        parts.append(f"{pairing.selection} pairs, {per} per pair of systems")
+        if pairing.onboarding is not None:
+            known = _count(len(pairing.onboarding.pairs), "onboarding pair")
+            parts.append(f"{known} first (pass mark {pairing.onboarding.threshold:.0%})")
     if job.sessions.sample is not None:
         parts.append(f"a sample of {job.sessions.sample.n} sessions by system")
     return f"annotation job {job.id}: " + ", ".join(parts)

@@ -157,6 +157,10 @@ class AnnotationTask:
     next_message: str | None = None
     """The participant's next message after the exchange (HRI CUES rates "the robot's
     response and the participant's subsequent input"); None for the last one."""
+    second: tuple[TranscriptExchange, ...] = ()
+    """A pair's conversation shown second (``conversation`` is the first one, whole)."""
+    second_system: str | None = None
+    """The system of a pair's conversation shown second (``target.system``: the first's)."""
     recommended: tuple[str, ...] = ()
     """The catalogue entries of what the rated reply names (the demo shop's games), in the
     order it names them: a job's extra information shows them (``bot.annotation``)."""

@@ -260,6 +260,7 @@ class AnnotationLevel(StrEnum):
 
     EXCHANGE = "exchange"  # one system reply, with the conversation up to it
     SESSION = "session"  # a whole conversation (overall ratings)
+    PAIR = "pair"  # two conversations side by side, one per system (a forced choice)
 
 
 class AnnotationRound(StrEnum):

@@ -27,7 +27,7 @@ from typing import Any, Protocol, assert_never
 from bot.annotation.deadlines import RECHECK, DropOutWatch
 from bot.annotation.information import informed
 from bot.annotation.invitations import ANNOTATOR_CODE_PREFIX
-from bot.annotation.jobs import assign, assign_on_the_clock
+from bot.annotation.jobs import assign, assign_on_the_clock, unqualified
 from bot.core.annotation import AnnotationTask, Annotator, AssignmentPlan
 from bot.core.errors import StudyDataError
 from bot.core.privacy import Privacy
@@ -43,6 +43,7 @@ from bot.engine.annotating.model import (
     Claimed,
     FinishTarget,
     RecordRating,
+    RecordVotes,
     Reloaded,
     Reopened,
     ReopenLast,
@@ -153,9 +154,21 @@ class AnnotationRunner:
         self._chats[annotator.annotator_id] = chat_id
         self._dropped.pop(chat, None)
         task = await self._next_target(annotator.annotator_id)
+        below = task is None and await self._unqualified(annotator.annotator_id, annotator.job)
         return Claimed(
-            claim, annotator.annotator_id, annotator.job, annotator.paused, task, language
+            claim, annotator.annotator_id, annotator.job, annotator.paused, task, language, below
         )
+
+    async def _unqualified(self, annotator: str, job_id: str) -> bool:
+        """Below a pairwise job's onboarding threshold (told so when nothing is left)."""
+        job = self._bundle.jobs[job_id]
+        return await unqualified(self._store, self._bundle, job, annotator)
+
+    async def _loaded(self, annotator: str, job_id: str) -> TargetLoaded:
+        """The annotator's next target, or why there is none."""
+        task = await self._next_target(annotator)
+        below = task is None and await self._unqualified(annotator, job_id)
+        return TargetLoaded(task, unqualified=below)
 
     async def _next_target(self, annotator: str) -> AnnotationTask | None:
         """The annotator's next target, with what its rated reply recommends."""
@@ -184,8 +197,7 @@ class AnnotationRunner:
                     queue[-1] = ev.StartCommand()  # after a restart: the item shown again
         state = self._states.get(chat)
         if state is not None and state.task is None and _asks_for_work(first):
-            task = await self._next_target(state.annotator)
-            queue[-1] = TargetLoaded(task)
+            queue[-1] = await self._loaded(state.annotator, state.job)
         if state is not None and state.task is not None and _returns(first):
             target = state.task.target
             if not await self._store.holds_annotation_target(
@@ -261,12 +273,11 @@ class AnnotationRunner:
                         return Committed(instead=await self._elsewhere(chat, chat_id))
                     if answer is RatingOutcome.LOCKED:
                         log.info("an annotator's rating of a target seen once and done: not kept")
-                case SetPaused():
+                case SetPaused() | RecordVotes():
                     pass
                 case FinishTarget():
                     await self._plan(record.job, self._clock(), record.annotator)
-                    task = await self._next_target(record.annotator)
-                    then.append(TargetLoaded(task))
+                    then.append(await self._loaded(record.annotator, record.job))
                 case ReopenLast():
                     then.append(
                         Reopened(informed(answer if isinstance(answer, AnnotationTask) else None))
@@ -289,7 +300,7 @@ class AnnotationRunner:
                 pass  # answered by ``_run``, which holds the tap's id
             case SetCommands(commands=commands):
                 await self._outbox.chat_commands(chat_id, commands)
-            case RecordRating() | SetPaused() | FinishTarget() | ReopenLast():
+            case RecordRating() | RecordVotes() | SetPaused() | FinishTarget() | ReopenLast():
                 raise AssertionError(f"{type(effect).__name__} is committed, not said")
             case _:
                 assert_never(effect)
@@ -374,6 +385,10 @@ class AnnotationRunner:
             await asyncio.gather(*self._pushes, return_exceptions=True)
 
 
+_RECORDS = (RecordRating, RecordVotes, SetPaused, FinishTarget, ReopenLast)
+"""What of a step the store keeps (the rest is said)."""
+
+
 class _AnnotatorTurn:
     """One delivery (or pushed work) of an annotator's chat: the flow's step, its records
     committed with the update in one store call, then what is said."""
@@ -402,7 +417,9 @@ class _AnnotatorTurn:
         records: list[AnnotatorRecord] = []
         said: list[AnnotatorEffect] = []
         for effect in effects:
-            if isinstance(effect, RecordRating | SetPaused | FinishTarget | ReopenLast):
+            if isinstance(
+                effect, RecordRating | RecordVotes | SetPaused | FinishTarget | ReopenLast
+            ):
                 records.append(effect)
             else:
                 said.append(effect)

@@ -9,15 +9,23 @@ from collections.abc import Sequence
 from typing import assert_never
 
 from bot.core.annotation import AnnotationTask, TranscriptExchange
-from bot.core.vocabulary import AnnotationLevel, AnnotationRound, Origin, RatingOutcome
+from bot.core.vocabulary import (
+    AnnotationLevel,
+    AnnotationRound,
+    Origin,
+    RatingOutcome,
+    VoteSource,
+)
 from bot.engine.annotating.model import (
     AnnotatorRecord,
     FinishTarget,
     RecordRating,
+    RecordVotes,
     ReopenLast,
     SetPaused,
 )
-from bot.store import reads
+from bot.engine.annotating.pairs import pair_sessions
+from bot.store import reads, votes
 from bot.store.annotating import TARGET_COLUMNS, bump, set_paused, stored_value, target_of
 from bot.store.applying import consume
 from bot.store.model import AnnotationProgress, AnnotatorAnswer
@@ -47,8 +55,16 @@ def _task(conn: Sql, annotator_id: str, target_id: int, rnd: str) -> AnnotationT
         if (session or name) == unit and level == AnnotationLevel.EXCHANGE.value
     ]
     conversation: tuple[TranscriptExchange, ...] = ()
+    second: tuple[TranscriptExchange, ...] = ()
+    second_system: str | None = None
     following: str | None = None
-    if target.session_id is not None:
+    both = pair_sessions(target.target) if target.level is AnnotationLevel.PAIR else None
+    if both is not None:  # a pair: both conversations whole, the first shown first
+        shown = [reads.transcript(conn, session) for session in both]
+        conversation, second = (() if t is None else tuple(t.exchanges) for t in shown)
+        found = conn.execute("SELECT system_id FROM sessions WHERE id = ?", (both[1],)).fetchone()
+        second_system = None if found is None else str(found[0])
+    elif target.session_id is not None:
         transcript = reads.transcript(conn, target.session_id)
         if transcript is not None:
             conversation = tuple(
@@ -74,6 +90,8 @@ def _task(conn: Sql, annotator_id: str, target_id: int, rnd: str) -> AnnotationT
         conversation_number=conversations.index(unit) + 1,
         conversations=len(conversations),
         next_message=following,
+        second=second,
+        second_system=second_system,
     )
 
 
@@ -164,6 +182,23 @@ def record_rating(
     conn.execute("UPDATE annotators SET last_active_at = ? WHERE id = ?", (now, annotator_id))
     bump(conn, job)
     return RatingOutcome.RECORDED
+
+
+def record_votes(conn: Sql, record: RecordVotes, now: float) -> int:
+    """A finished pair's votes, under the job's study, while the pair is the annotator's
+    and open; how many were kept. A pair judged again (reopened with ``/back``) has its
+    earlier votes replaced: one annotator, one judgement of a pair."""
+    found = _assignment(conn, record.annotator, record.job, record.target, AnnotationLevel.PAIR)
+    if found is None or found[2] is not None:
+        return 0
+    study = conn.execute(
+        "SELECT study_id FROM annotation_jobs WHERE job = ?", (record.job,)
+    ).fetchone()
+    conn.execute(
+        "DELETE FROM votes WHERE source = ? AND job = ? AND session_id = ? AND rater = ?",
+        (VoteSource.ACUTE.value, record.job, record.target, record.annotator),
+    )
+    return votes.record(conn, str(study[0]), record.votes, Origin.TELEGRAM, now)
 
 
 def finish_target(
@@ -293,6 +328,8 @@ def commit_step(
                 answers.append(outcome)
                 if outcome is RatingOutcome.NOT_ASSIGNED:
                     break
+            case RecordVotes():
+                answers.append(record_votes(conn, record, now))
             case SetPaused(annotator=annotator, paused=paused):
                 answers.append(set_paused(conn, annotator, paused, now))
             case FinishTarget(annotator=annotator, job=job, target=target, level=level):

@@ -82,6 +82,15 @@ def erase_participant(
         delete("events", f"session_id IN ({marks})", ids)
         delete("commands", f"session_id IN ({marks})", ids)
         delete("gates", f"scope IN ({marks})", [f"session:{i}" for i in ids])
+        # A pair (ACUTE) is kept with the session shown first: the triggers take it with
+        # that one; with the one shown second it goes here.
+        paired = (
+            "SELECT id FROM annotation_targets WHERE level = 'pair'"
+            f" AND substr(target, instr(target, '~') + 1) IN ({marks})"
+        )
+        delete("annotations", f"target_id IN ({paired})", ids)
+        delete("annotation_assignments", f"target_id IN ({paired})", ids)
+        delete("annotation_targets", f"id IN ({paired})", ids)
     delete("votes", "rater = ? AND rater_kind = 'participant'", [participant_id])
     if ids:
         for column in ("session_id", "session_a", "session_b"):

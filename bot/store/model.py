@@ -368,7 +368,7 @@ class AnnotationRating:
     recorded_at: str
 
 
-AnnotatorAnswer = RatingOutcome | bool | AnnotationTask | None
+AnnotatorAnswer = RatingOutcome | bool | int | AnnotationTask | None
 """The store's answer to one record of an annotator's step: a rating's outcome, whether a
 pause or a finish took, the target ``/back`` opened again."""
 

@@ -12,7 +12,10 @@ the job's rules, ``plan`` decides what to change, and only that:
   where someone else can take them (else they stay theirs, never released and handed back
   in a loop), a declared one's in any case (they wait for an annotator);
 - where the first annotators of a target all finished and the adjudication rule fires on
-  their ratings, one more annotator is asked (once).
+  their ratings, one more annotator is asked (once);
+- in a pairwise job, every annotator gets every onboarding pair first, and real pairs only
+  once they answered the onboarding pairs well enough (``onboarding_result``); nobody gets
+  a pair with a conversation they were given before, nor more pairs than the job allows.
 
 The same state and seed always give the same plan. The store applies a plan only while the
 job is still as it was read (``AnnotationState.version``).
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from bot.core.annotation import (
@@ -33,6 +36,7 @@ from bot.core.annotation import (
     FirstRating,
 )
 from bot.core.vocabulary import AnnotationLevel, AnnotationRound
+from bot.engine.annotating.pairs import onboarding_target, pair_sessions
 from questionnaires.models import (
     ChoiceItem,
     MultiChoiceItem,
@@ -64,10 +68,18 @@ class Rules:
     scale_gap: int | None = None  # ratings more than this many points apart disagree
     adjudicate: bool = False
     drop_out_after: float | None = None
+    pairwise: bool = False
+    known: Mapping[str, Mapping[str, int | str]] = field(default_factory=dict)
+    """Onboarding target -> item -> the known answer's value."""
+    threshold: float = 0.0
+    pairs_per_annotator: int | None = None
 
 
-def rules_of(job: AnnotationJob) -> Rules:
+def rules_of(job: AnnotationJob, questionnaires: Iterable[Questionnaire] = ()) -> Rules:
+    """What planning needs of a job; a pairwise job's onboarding answers come from its
+    instruments' options (``questionnaires``)."""
     when = job.adjudication.third_annotator_when if job.adjudication else None
+    pairing = job.pairing
     return Rules(
         annotators=job.annotators,
         seed=job.seed,
@@ -75,7 +87,78 @@ def rules_of(job: AnnotationJob) -> Rules:
         scale_gap=None if when is None else when.scale_differs_by_more_than,
         adjudicate=when is not None,
         drop_out_after=job.drop_out_after,
+        pairwise=job.kind == "pairwise",
+        known=known_answers(job, questionnaires) if job.kind == "pairwise" else {},
+        threshold=pairing.onboarding.threshold if pairing.onboarding else 0.0,
+        pairs_per_annotator=pairing.pairs_per_annotator,
     )
+
+
+def forced_choices(questionnaires: Iterable[Questionnaire]) -> dict[str, tuple[int | str, ...]]:
+    """Each forced-choice item of a pair's instruments: its two values, the first
+    conversation's speaker's first."""
+    return {
+        item.id: tuple(value for value, _ in item.choices())
+        for questionnaire in questionnaires
+        for item in questionnaire.items
+        if isinstance(item, ChoiceItem)
+    }
+
+
+def known_answers(
+    job: AnnotationJob, questionnaires: Iterable[Questionnaire]
+) -> dict[str, dict[str, int | str]]:
+    """Per onboarding target, the value of every forced choice that picks the better
+    conversation's speaker, on the side it is shown."""
+    onboarding = job.pairing.onboarding
+    if onboarding is None:
+        return {}
+    choices = forced_choices(q for q in questionnaires if q.id in job.rate.pair)
+    known: dict[str, dict[str, int | str]] = {}
+    for pair in onboarding.pairs:
+        for better_first in (True, False):
+            side = 0 if better_first else 1
+            known[onboarding_target(pair, better_first)] = {
+                item: values[side] for item, values in choices.items()
+            }
+    return known
+
+
+@dataclass(frozen=True)
+class OnboardingResult:
+    """How an annotator did on the onboarding pairs: answers right of answers given, and
+    whether they finished them all and passed."""
+
+    right: int
+    answered: int
+    finished: bool
+    passed: bool
+
+
+def onboarding_result(
+    annotator: str,
+    targets: Sequence[AnnotationTarget],
+    done: Iterable[str],
+    ratings: Iterable[FirstRating],
+    rules: Rules,
+) -> OnboardingResult:
+    """An annotator's onboarding: every onboarding target of the job finished (``done``:
+    the targets they finished), and the share of forced choices answered as known at least
+    the job's threshold. A job without onboarding passes everyone."""
+    onboarding = {t.target for t in targets if t.target in rules.known}
+    finished = onboarding <= set(done)
+    right = answered = 0
+    for r in ratings:
+        wanted = rules.known.get(r.target, {}).get(r.item_id)
+        given = _answer(r)
+        if r.annotator != annotator or wanted is None or given is None:
+            continue
+        answered += 1
+        right += int(str(given) == str(wanted))  # an option's value: a number or a code
+    if not onboarding:
+        return OnboardingResult(0, 0, True, True)
+    passed = finished and answered > 0 and right / answered >= rules.threshold
+    return OnboardingResult(right, answered, finished, passed)
 
 
 def item_kinds(questionnaires: Iterable[Questionnaire]) -> dict[str, ItemKind]:
@@ -159,8 +242,15 @@ def next_drop_out(state: AnnotationState, rules: Rules, now: float | None = None
 
 
 def _unit(target: AnnotationTarget) -> str:
-    """What stays together with one annotator: a conversation (or one outside target)."""
+    """What stays together with one annotator: a conversation (or one outside target, or a
+    pair: two pairs sharing a conversation never go to one annotator)."""
+    if target.level is AnnotationLevel.PAIR:
+        return target.target
     return target.session_id or target.target
+
+
+def _conversations(target: str) -> tuple[str, ...]:
+    return pair_sessions(target) or ()
 
 
 class _Planner:
@@ -191,6 +281,46 @@ class _Planner:
             self.unit_people.setdefault(_unit(target), set()).update(
                 self.on.get((target.target, target.level), {})
             )
+        self.seen: dict[str, set[str]] = {}  # annotator -> conversations of pairs given
+        self.pairs: dict[str, int] = {}  # annotator -> real pairs given
+        self.qualified: set[str] = set(ids)
+        if rules.pairwise:
+            self._pairwise_init()
+
+    def _pairwise_init(self) -> None:
+        for a in self.state.assignments:
+            sessions = _conversations(a.target)
+            if sessions:
+                self.seen.setdefault(a.annotator, set()).update(sessions)
+                self.pairs[a.annotator] = self.pairs.get(a.annotator, 0) + 1
+        finished: dict[str, list[str]] = {}
+        for (target, _), people in self.done.items():
+            for who in people:
+                finished.setdefault(who, []).append(target)
+        self.qualified = {
+            who
+            for who in self.tie
+            if onboarding_result(
+                who,
+                self.state.targets,
+                finished.get(who, []),
+                self.state.first_ratings,
+                self.rules,
+            ).passed
+        }
+
+    def may_take(self, target: AnnotationTarget, who: str) -> bool:
+        """Pairwise: onboarding pairs to everyone; a real pair only to a qualified
+        annotator under the job's limit who was given none of its conversations before."""
+        if not self.rules.pairwise or target.target in self.rules.known:
+            return True
+        sessions = _conversations(target.target)
+        limit = self.rules.pairs_per_annotator
+        return (
+            who in self.qualified
+            and (limit is None or self.pairs.get(who, 0) < limit)
+            and not (set(sessions) & self.seen.get(who, set()))
+        )
 
     def release_the_gone(self) -> None:
         """Open targets of the gone go to others. A silent annotator's target is released
@@ -213,7 +343,11 @@ class _Planner:
 
     def choose(self, target: AnnotationTarget, prefer: set[str]) -> str | None:
         taken = self.on.get((target.target, target.level), {})
-        free = [who for who in self.tie if who not in self.gone and who not in taken]
+        free = [
+            who
+            for who in self.tie
+            if who not in self.gone and who not in taken and self.may_take(target, who)
+        ]
         if not free:
             return None
         return min(free, key=lambda who: (who not in prefer, self.load[who], self.tie[who]))
@@ -223,12 +357,19 @@ class _Planner:
         self.load[who] += 1
         self.unit_people.setdefault(_unit(target), set()).add(who)
         self.assign.append((target.target, target.level, who, round_))
+        sessions = _conversations(target.target)
+        if sessions:
+            self.seen.setdefault(who, set()).update(sessions)
+            self.pairs[who] = self.pairs.get(who, 0) + 1
 
     def first_round(self) -> None:
         for target in self.state.targets:
             taken = self.on.get((target.target, target.level), {})
             firsts = sum(1 for r in taken.values() if r is AnnotationRound.FIRST)
-            for _ in range(self.rules.annotators - firsts):
+            wanted = self.rules.annotators
+            if target.target in self.rules.known:  # an onboarding pair: everyone's
+                wanted = len(self.tie)
+            for _ in range(wanted - firsts):
                 who = self.choose(target, self.unit_people.get(_unit(target), set()))
                 if who is None:
                     break

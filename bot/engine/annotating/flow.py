@@ -20,6 +20,7 @@ from bot.engine import asking
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.annotating import view
+from bot.engine.annotating.acute import pair_questions, pair_votes
 from bot.engine.annotating.information import information_for, information_text
 from bot.engine.annotating.model import (
     Annotating,
@@ -28,6 +29,7 @@ from bot.engine.annotating.model import (
     Claimed,
     FinishTarget,
     RecordRating,
+    RecordVotes,
     Reloaded,
     Reopened,
     ReopenLast,
@@ -63,7 +65,7 @@ def step(
     texts = bundle.texts_for(state.language)
     job = bundle.jobs[state.job]
     match event:
-        case TargetLoaded(task=task, pushed=pushed):
+        case TargetLoaded(task=task, pushed=pushed, unqualified=unqualified):
             if pushed and state.task is not None:
                 return state, []  # busy: they reach it after the target in front of them
             if state.paused and not pushed:  # a message while paused and idle: resumed
@@ -72,7 +74,8 @@ def step(
                 return shown, unpaused + effects
             if task is None:
                 idle = replace(state, task=None, survey=None)
-                return idle, [] if pushed else [fx.Send(texts.ann_all_done)]
+                done = texts.ann_not_qualified if unqualified else texts.ann_all_done
+                return idle, [] if pushed else [fx.Send(done)]
             intro = [texts.ann_new_work] if pushed else []
             return _present(bundle, job, texts, state, task, now, intro)
         case Reopened(task=task):
@@ -145,7 +148,8 @@ def _claimed(bundle: StudyBundle, state: Annotating | None, event: Claimed, now:
     else:
         effects.append(fx.Send(texts.ann_resumed))
     if event.task is None:
-        return replace(current, task=None, survey=None), [*effects, fx.Send(texts.ann_nothing_yet)]
+        idle = texts.ann_not_qualified if event.unqualified else texts.ann_nothing_yet
+        return replace(current, task=None, survey=None), [*effects, fx.Send(idle)]
     if current.survey is not None and current.survey.message_id is not None:
         effects.append(fx.RemoveButtons(current.survey.message_id))
     new, shown = _present(bundle, job, texts, current, event.task, now, [])
@@ -210,6 +214,8 @@ def _command(
 def _instruments(job: AnnotationJob, task: AnnotationTask) -> tuple[str, ...]:
     if task.target.level is AnnotationLevel.EXCHANGE:
         return job.rate.exchange
+    if task.target.level is AnnotationLevel.PAIR:
+        return job.rate.pair
     return job.rate.session
 
 
@@ -302,13 +308,19 @@ def _present(
 ) -> Result:
     """A target shown afresh: what of its conversation is new to the chat, then its item."""
     effects: list[AnnotatorEffect] = [fx.Send(text) for text in intro]
-    said, shown = view.conversation(task, state.shown, texts, with_next=job.with_next_message)
-    if said:
-        effects.append(fx.Send(said))
+    if task.target.level is AnnotationLevel.PAIR:  # both conversations, once per pair
+        unit = view.unit_of(task)
+        if state.shown is None or state.shown[0] != unit:
+            effects += [fx.Send(part) for part in view.pair(job, task, texts)]
+        shown: tuple[str, int] | None = (unit, 0)
+    else:
+        said, shown = view.conversation(task, state.shown, texts, with_next=job.with_next_message)
+        if said:
+            effects.append(fx.Send(said))
     survey = resume_survey(bundle, job, task, now, state.language)
-    state = replace(state, task=task, shown=shown, survey=survey)
+    state = replace(state, task=task, shown=shown, survey=survey, given=())
     if survey is None:  # every item answered before a restart: only the finish was missing
-        return replace(state, task=None), [*effects, _finish(state, task)]
+        return replace(state, task=None), [*effects, *_finished(bundle, job, state, task)]
     item = asking.current_item(bundle, survey)
     effects += _extra(job, task, item.id, first_only=False)
     effects.append(_item(bundle, texts, task, survey, in_place=False))
@@ -317,6 +329,24 @@ def _present(
 
 def _finish(state: Annotating, task: AnnotationTask) -> FinishTarget:
     return FinishTarget(state.annotator, state.job, task.target.target, task.target.level)
+
+
+def _finished(
+    bundle: StudyBundle, job: AnnotationJob, state: Annotating, task: AnnotationTask
+) -> list[AnnotatorEffect]:
+    """A target done: a pair's votes (from every answer it got), then its finish."""
+    if task.target.level is not AnnotationLevel.PAIR:
+        return [_finish(state, task)]
+    questions = pair_questions(bundle.questionnaires[q] for q in job.rate.pair)
+    answers = {**task.answers, **dict(state.given)}
+    votes = pair_votes(job, questions, task, state.annotator, answers)
+    recorded = RecordVotes(state.annotator, state.job, task.target.target, votes)
+    return [recorded, _finish(state, task)] if votes else [_finish(state, task)]
+
+
+def _stored(rating: RecordRating) -> str:
+    """An answer as the store gives it back (``AnnotationTask.answers``)."""
+    return str(rating.value) if rating.value is not None else rating.text or ""
 
 
 def _ratings(state: Annotating, task: AnnotationTask, asked: Asked) -> list[AnnotatorEffect]:
@@ -350,11 +380,14 @@ def _advance(
     task, survey = state.task, state.survey
     assert task is not None and survey is not None
     effects = _ratings(state, task, asked)
+    given = [(r.item_id, _stored(r)) for r in effects if isinstance(r, RecordRating)]
+    state = replace(state, given=(*state.given, *given))
     done = f"{view.progress(task, texts)} ✓"
     if asked.survey is None:
         if survey.message_id is not None:  # the last item stays, with nothing to tap
             effects.append(fx.Edit(survey.message_id, done))
-        return replace(state, task=None, survey=None), [*effects, _finish(state, task)]
+        finished = _finished(bundle, job, state, task)
+        return replace(state, task=None, survey=None, given=()), [*effects, *finished]
     following = numbered(asked.survey, task)
     item = asking.current_item(bundle, following)
     extra = _extra(job, task, item.id, first_only=True)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from bot.core.annotation import AnnotationTask
 from bot.core.vocabulary import AnnotationLevel, AnnotatorClaim
+from bot.core.votes import Vote
 from bot.engine import effects as fx
 from bot.engine.asking import Survey
 
@@ -24,6 +25,7 @@ class Annotating:
     survey: Survey | None = None
     paused: bool = False
     shown: tuple[str, int] | None = None  # (conversation, last turn shown in the chat)
+    given: tuple[tuple[str, str], ...] = ()  # a pair's answers given since it was shown
 
 
 # --- events ---------------------------------------------------------------------------------
@@ -40,6 +42,8 @@ class Claimed:
     paused: bool = False
     task: AnnotationTask | None = None
     language: str | None = None
+    unqualified: bool = False
+    """Below a pairwise job's onboarding threshold: no real pairs (told so)."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,8 @@ class TargetLoaded:
 
     task: AnnotationTask | None
     pushed: bool = False
+    unqualified: bool = False
+    """Below a pairwise job's onboarding threshold: no real pairs (told so)."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,17 @@ class RecordRating:
 
 
 @dataclass(frozen=True)
+class RecordVotes:
+    """A finished ACUTE pair's votes, kept with its finish (only while the pair is the
+    annotator's)."""
+
+    annotator: str
+    job: str
+    target: str
+    votes: tuple[Vote, ...]
+
+
+@dataclass(frozen=True)
 class FinishTarget:
     """The annotator answered every item of the target: done; then who rates what is
     planned again (adjudication, reassignment), and ``TargetLoaded`` follows."""
@@ -130,11 +147,12 @@ class SetCommands:
     commands: tuple[tuple[str, str], ...]
 
 
-AnnotatorRecord = RecordRating | FinishTarget | ReopenLast | SetPaused
+AnnotatorRecord = RecordRating | RecordVotes | FinishTarget | ReopenLast | SetPaused
 """What the store keeps of an annotator's step, with the update it consumed."""
 
 AnnotatorEffect = (
     RecordRating
+    | RecordVotes
     | FinishTarget
     | ReopenLast
     | SetPaused

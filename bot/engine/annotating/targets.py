@@ -4,16 +4,18 @@ A session the job chooses gives one exchange target per turn the system answered
 (``SESSION#TURN``) when the job rates exchanges, and one session target (``SESSION``) after
 them when it rates sessions. Each target keeps the session's system and scenario, so that
 nothing is pooled across them. Only ended sessions are rated (a live one is still growing).
-Targets once stored stay: building again only adds what is new, after what exists.
+Targets once stored stay: building again only adds what is new, after what exists. A
+pairwise job's targets are pairs of sessions (``bot.engine.annotating.pairs``).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from bot.core.annotation import AnnotatableSession, AnnotationTarget
 from bot.core.vocabulary import AnnotationLevel, SessionState
+from bot.engine.annotating.pairs import SystemPair, build_pairs, pair_sessions
 from scenarios.jobs import AnnotationJob
 
 RATED_STATES = (SessionState.ENDED,)
@@ -78,11 +80,18 @@ def build_targets(
     study_id: str,
     sessions: Sequence[AnnotatableSession],
     existing: Sequence[AnnotationTarget] = (),
+    votes: Mapping[SystemPair, tuple[int, int]] | None = None,
+    pending: Mapping[SystemPair, int] | None = None,
 ) -> list[AnnotationTarget]:
     """The targets to add (those not in ``existing``), positioned after them, in the order
-    the sessions started and, within one, exchange by exchange, then the session."""
+    the sessions started and, within one, exchange by exchange, then the session. A
+    pairwise job's: its pairs (``votes`` and ``pending`` steer adaptive selection)."""
     have = {t.key for t in existing}
     taken = {t.session_id for t in existing if t.session_id is not None}
+    if job.kind == "pairwise":
+        paired = {s for t in existing for s in pair_sessions(t.target) or ()}
+        chosen = _chosen(job, study_id, sessions, paired)
+        return build_pairs(job, chosen, existing, votes, pending)
     position = max((t.position for t in existing), default=-1) + 1
     added: list[AnnotationTarget] = []
     for session in _chosen(job, study_id, sessions, taken):

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from bot.core.annotation import AnnotationTask, TranscriptExchange
 from bot.core.vocabulary import AnnotationLevel
+from bot.engine.annotating.pairs import pair_conversations
 from scenarios.jobs import AnnotationJob
 from scenarios.models import Texts
 
@@ -50,13 +51,19 @@ def where(job: AnnotationJob, texts: Texts, task: AnnotationTask | None, paused:
 
 
 def unit_of(task: AnnotationTask) -> str:
-    """The conversation a target belongs to (an outside target is its own)."""
+    """The conversation a target belongs to (an outside target, or a pair, is its own)."""
+    if task.target.level is AnnotationLevel.PAIR:
+        return task.target.target
     return task.target.session_id or task.target.target
 
 
 def progress(task: AnnotationTask, texts: Texts) -> str:
     """ "Exchange 12 of 27 · conversation 3 of 25" (the whole conversation for an overall
-    rating)."""
+    rating; "Pair 2 of 5" for a pair)."""
+    if task.target.level is AnnotationLevel.PAIR:
+        return texts.ann_progress_pair.format(
+            pair=task.conversation_number, pairs=task.conversations
+        )
     if task.target.level is AnnotationLevel.EXCHANGE and task.exchange_number:
         return texts.ann_progress_exchange.format(
             exchange=task.exchange_number,
@@ -94,3 +101,21 @@ def conversation(
     if with_next and task.next_message is not None:
         lines.append(f"{texts.ann_user}: {task.next_message}")
     return "\n".join(lines), (unit, max(x.turn for x in new))
+
+
+def pair(job: AnnotationJob, task: AnnotationTask, texts: Texts) -> list[str]:
+    """A pair's two conversations, one message each, whole: the judged speaker's lines as
+    "Speaker 1" (first conversation) or "Speaker 2", the other's as the partner. Nothing of
+    which system spoke is shown."""
+    parts = []
+    numbers = {"pair": task.conversation_number, "pairs": task.conversations}
+    for side, exchanges in enumerate(pair_conversations(job, task), start=1):
+        speaker = texts.ann_speaker.format(side=side)
+        partner = texts.ann_partner
+        user, system = (partner, speaker) if job.pairing.speaker == "system" else (speaker, partner)
+        lines = [texts.ann_pair_conversation.format(side=side, **numbers)]
+        for x in exchanges:
+            reply = x.system_text if x.system_text is not None else texts.ann_no_reply
+            lines += ["", f"{user}: {x.user_text}", f"{system}: {reply}"]
+        parts.append("\n".join(lines))
+    return parts
