@@ -1,0 +1,12 @@
+"""Pairwise comparisons: Bradley–Terry scores with rater-bootstrap and sandwich intervals,
+ranks, win rates and the rest of the report's pairwise section (docs/pairwise.md)."""
+
+from analytics.statistics.pairwise.analysis import (
+    VOTE_COLUMNS,
+    Pairwise,
+    PairwiseOptions,
+    empty_votes,
+    pairwise_section,
+)
+
+__all__ = ["VOTE_COLUMNS", "Pairwise", "PairwiseOptions", "empty_votes", "pairwise_section"]
