@@ -21,6 +21,7 @@ would cost seconds each report, the batched steps a fraction.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -92,6 +93,12 @@ class Design:
     ties: TieModel
     position: bool = True
 
+    @cached_property
+    def outer(self) -> np.ndarray:
+        """Pairs × columns²: each pair's xxᵀ flattened, so that every round's Xᵀ diag(w) X
+        is one matrix product (weights × ``outer``)."""
+        return (self.x[:, :, None] * self.x[:, None, :]).reshape(len(self.x), -1)
+
     @property
     def width(self) -> int:
         """Parameters: the free log-strengths, γ, and τ for Davidson's model."""
@@ -123,7 +130,7 @@ def derivatives(
         p = 1.0 / (1.0 + np.exp(-eta))
         loglik = -(wins * np.logaddexp(0.0, -eta) + (n - wins) * np.logaddexp(0.0, eta)).sum(1)
         gradient = (wins - n * p) @ x
-        hessian = -np.einsum("rp,pi,pj->rij", n * p * (1 - p), x, x, optimize=True)
+        hessian = -_weighted_outer(model, n * p * (1 - p))
         return loglik, gradient, hessian
     u = eta / 2
     tau = theta[:, -1:]
@@ -137,10 +144,16 @@ def derivatives(
     h_tt = -(n * pt * (1 - pt)).sum(1)
     rounds, width = theta.shape
     hessian = np.empty((rounds, width, width))
-    hessian[:, :-1, :-1] = np.einsum("rp,pi,pj->rij", h_uu / 4, x, x, optimize=True)
+    hessian[:, :-1, :-1] = _weighted_outer(model, h_uu / 4)
     hessian[:, :-1, -1] = hessian[:, -1, :-1] = (h_ut / 2) @ x
     hessian[:, -1, -1] = h_tt
     return loglik, gradient, hessian
+
+
+def _weighted_outer(model: Design, weights: np.ndarray) -> np.ndarray:
+    """Xᵀ diag(w) X for every round's weights w (rounds × pairs)."""
+    columns = model.x.shape[1]
+    return (weights @ model.outer).reshape(len(weights), columns, columns)
 
 
 def _start(model: Design, totals: np.ndarray) -> np.ndarray:
