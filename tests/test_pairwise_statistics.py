@@ -298,6 +298,23 @@ def test_a_system_that_won_every_comparison_is_not_fitted_but_said() -> None:
     assert not bool(found.counts.iloc[0]["identified"])
     assert "won (or lost) every comparison" in found.notes[0]
     assert len(found.win_rates) == 4
+    # each system won once and lost once, but always when shown first: γ is infinite
+    rows = [("r1", "x", "y", "a"), ("r2", "y", "x", "a")] * 6
+    votes = votes_frame(pd.DataFrame(rows, columns=["rater", "system_a", "system_b", "winner"]))
+    found = pairwise_section(votes, ("x", "y"), PairwiseOptions(rounds=20))
+    assert found.scores.empty and "shown first won every vote" in found.notes[0]
+    assert found.win_rates["win_rate"].tolist() == [0.5, 0.5]
+
+
+def test_few_raters_are_said() -> None:
+    rows = [("r1", "x", "y", "a"), ("r2", "y", "x", "a"), ("r1", "x", "y", "b")] * 3
+    votes = votes_frame(pd.DataFrame(rows, columns=["rater", "system_a", "system_b", "winner"]))
+    found = pairwise_section(votes, ("x", "y"), PairwiseOptions(rounds=20))
+    assert not found.scores.empty
+    assert found.notes == (
+        "turn: only 2 raters; intervals that resample raters and the sandwich need many more "
+        "(at least 10) to be trusted.",
+    )
 
 
 def _simulated(rng: np.random.Generator, strengths: np.ndarray) -> pd.DataFrame:

@@ -6,7 +6,15 @@ from analytics.statistics.pairwise.analysis import (
     Pairwise,
     PairwiseOptions,
     empty_votes,
+    pairwise_from_study,
     pairwise_section,
 )
 
-__all__ = ["VOTE_COLUMNS", "Pairwise", "PairwiseOptions", "empty_votes", "pairwise_section"]
+__all__ = [
+    "VOTE_COLUMNS",
+    "Pairwise",
+    "PairwiseOptions",
+    "empty_votes",
+    "pairwise_from_study",
+    "pairwise_section",
+]

@@ -15,6 +15,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from analytics.data.loading import StudyData
 from analytics.statistics.pairwise import summaries
 from analytics.statistics.pairwise.fitting import TieModel, count_battles, design, identified
 from analytics.statistics.pairwise.ranking import ELO, scores
@@ -26,6 +27,8 @@ VOTE_COLUMNS = (
 )  # fmt: skip
 WINNERS = ("a", "b", "tie", "both_bad", "not_comparable")
 BothBad = Literal["exclude", "tie"]
+FEW_RATERS = 10
+"""Below this many raters the report warns that the rater-clustered intervals are rough."""
 
 SCORE_COLUMNS = [
     "question", "system", "anchor", "comparisons", "wins", "losses", "ties", "log_strength",
@@ -145,6 +148,14 @@ def empty_votes() -> pd.DataFrame:
     return pd.DataFrame({name: pd.Series(dtype=object) for name in VOTE_COLUMNS})
 
 
+def pairwise_from_study(data: StudyData, systems: tuple[str, ...]) -> Pairwise | None:
+    """The report's pairwise section from the snapshot's votes; None without votes."""
+    votes = getattr(data, "votes", None)
+    if votes is None or votes.empty:
+        return None
+    return pairwise_section(votes, systems)
+
+
 def _fit_rows(votes: pd.DataFrame, options: PairwiseOptions) -> tuple[pd.Series, pd.DataFrame]:
     """Which votes a fit may use, and the votes with 'both bad' made ties if so chosen."""
     votes = votes.copy()
@@ -180,12 +191,13 @@ def pairwise_section(
         present = set(used["system_a"]) | set(used["system_b"])
         order = tuple(s for s in systems if s in present) + tuple(sorted(present - set(systems)))
         anchor = options.anchor if options.anchor in present else (order[0] if order else None)
-        row = {
+        raters = int(used["rater"].nunique())
+        row: dict[str, object] = {
             "question": question,
             "sources": ", ".join(sorted(set(mine["source"].astype(str)))),
             "votes": len(mine),
             "fitted": len(used),
-            "raters": used["rater"].nunique(),
+            "raters": raters,
             "systems": len(order),
             "ties": int((used["winner"] == "tie").sum()),
             "tie_rate": float((used["winner"] == "tie").mean()) if len(used) else np.nan,
@@ -207,22 +219,32 @@ def pairwise_section(
             continue
         battles = count_battles(used, order)
         model = design(battles, order.index(anchor), options.ties, position=options.position)
-        if not identified(battles, battles.totals()):
+        fitted_scores = (
+            scores(
+                battles,
+                model,
+                rounds=options.rounds,
+                seed=options.seed,
+                level=options.level,
+                anchor_score=options.anchor_score,
+            )
+            if identified(battles, battles.totals())
+            else None
+        )
+        if fitted_scores is None:
             notes.append(
                 f"{question}: no Bradley–Terry fit, since some systems won (or lost) every "
-                "comparison with the rest (the maximum-likelihood estimate is infinite); "
-                "the win rates below are the data."
+                "comparison with the rest, or the system shown first won every vote (the "
+                "maximum-likelihood estimate is infinite); the win rates below are the data."
             )
             counts.append(row)
             continue
-        fitted_scores = scores(
-            battles,
-            model,
-            rounds=options.rounds,
-            seed=options.seed,
-            level=options.level,
-            anchor_score=options.anchor_score,
-        )
+        if raters < FEW_RATERS:
+            notes.append(
+                f"{question}: only {raters} rater{'' if raters == 1 else 's'}; intervals that "
+                f"resample raters and the sandwich need many more (at least {FEW_RATERS}) to "
+                "be trusted."
+            )
         row["identified"] = True
         row["converged_rounds"] = fitted_scores.converged_rounds
         counts.append(row)

@@ -104,9 +104,12 @@ def scores(
     seed: int,
     level: float,
     anchor_score: float,
-) -> Scores:
-    """Fit, resample and rank: one row per system and one per further parameter."""
+) -> Scores | None:
+    """Fit, resample and rank: one row per system and one per further parameter; None when
+    the estimate is not finite (say, the system shown first won every vote)."""
     estimate = fit(model, battles.totals())
+    if not np.isfinite(estimate).all() or np.abs(estimate).max() >= BOUND:
+        return None
     model_cov, robust_cov = covariances(battles, model, estimate)
     resampled = rater_bootstrap(battles, model, estimate, rounds=rounds, seed=seed)
     boot_low, boot_high = percentile_interval(resampled.theta, level)
