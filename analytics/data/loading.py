@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import ValidationError
 
+from analytics.data.votes import no_votes, votes_frame
 from bot.core.annotation import AnnotationJobRecord
 from bot.core.vocabulary import AnswerStatus, EndReason, Moment, Origin
 from bot.store import Access, open_store
@@ -106,6 +107,11 @@ class StudyData:
     imported_instruments: dict[str, Questionnaire] = field(default_factory=dict)
     """Instruments that imported ratings were checked against (``ozlab import annotations
     --instrument FILE``), as their jobs stored them, by id: no study names them."""
+    votes: pd.DataFrame = field(default_factory=no_votes)
+    """Every pairwise judgement (side by side, preference items, ACUTE pairs): the votes
+    frame, ``analytics.data.votes.VOTE_COLUMNS``."""
+    vote_studies: tuple[str, ...] = ()
+    """The study of each row of ``votes``, in its order (the frame itself has no study)."""
 
     @property
     def bundle(self) -> StudyBundle | None:
@@ -438,6 +444,7 @@ def _assemble(
     events: pd.DataFrame,
     participants: pd.DataFrame,
     commands: pd.DataFrame,
+    votes: pd.DataFrame,
     definitions: list[tuple[str, str]],
     withdrawals: tuple[tuple[str, str, int], ...],
     annotations: pd.DataFrame,
@@ -487,6 +494,8 @@ def _assemble(
         stress=stress,
         annotations=annotations,
         imported_instruments=imported_instruments,
+        votes=votes_frame(votes),
+        vote_studies=tuple(str(study) for study in votes["study_id"].astype(object)),
     )
 
 

@@ -77,6 +77,7 @@ def select_study(data: StudyData, study_id: str | None) -> StudyData:
     # Ratings follow the conversations they rate; material from outside the study is rated
     # in a job of its own (imported), which belongs to no one study: left out of a choice.
     rated = data.annotations["session_id"].astype(object).isin(session_ids)
+    chosen = [study == study_id for study in data.vote_studies]
     return replace(
         data,
         sessions=sessions.reset_index(drop=True),
@@ -89,4 +90,6 @@ def select_study(data: StudyData, study_id: str | None) -> StudyData:
         choices=choices,
         bundles={study_id: bundle} if bundle is not None else {},
         annotations=data.annotations[rated].reset_index(drop=True),
+        votes=data.votes[chosen].reset_index(drop=True) if chosen else data.votes,
+        vote_studies=tuple(study for study in data.vote_studies if study == study_id),
     )

@@ -1,5 +1,5 @@
-"""``ozlab import responses | annotations``: data collected outside Telegram, checked row by
-row first (``analytics.io.importing``, ``analytics.io.importing_annotations``)."""
+"""``ozlab import responses | annotations | votes``: data collected outside Telegram, checked
+row by row first (``analytics.io.importing``, ``importing_annotations``, ``importing_votes``)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ _SHOWN = 50  # problems listed; the count covers all
 
 def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     imports = commands.add_parser(
-        NAME, help="add data collected outside Telegram: import responses|annotations FILE.csv"
+        NAME,
+        help="add data collected outside Telegram: import responses|annotations|votes FILE.csv",
     )
     kinds = imports.add_subparsers(dest="kind", required=True)
     responses = kinds.add_parser(
@@ -51,11 +52,22 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     annotations.add_argument(
         "--dry-run", action="store_true", help="check every row, write nothing"
     )
+    votes = kinds.add_parser(
+        "votes", help="pairwise judgements made elsewhere, in the votes frame's columns"
+    )
+    votes.add_argument("file", type=Path, help="CSV file (UTF-8, header row)")
+    database(votes, help="study database")
+    votes.add_argument(
+        "--study", help="the study the votes belong to: its id, when the database holds several"
+    )
+    votes.add_argument("--dry-run", action="store_true", help="check every row, write nothing")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.kind == "annotations":
         return _annotations(args)
+    if args.kind == "votes":
+        return _votes(args)
     return _responses(args)
 
 
@@ -89,6 +101,20 @@ def _annotations(args: argparse.Namespace) -> int:
         f"{plural(result.ratings, 'rating')} of {plural(result.annotators, 'annotator')} on "
         f"{plural(result.targets, 'target')} {verb} "
         f"({plural(result.new_annotators, 'new annotator')}) into job {result.job!r}."
+    )
+    return 0
+
+
+def _votes(args: argparse.Namespace) -> int:
+    from analytics.io.importing_votes import import_votes
+    from analytics.report.document import plural
+
+    result = import_votes(args.file, args.db, study=args.study, dry_run=args.dry_run)
+    _refuse_problems(args.file, result.problems)
+    verb = "would be imported (dry run)" if args.dry_run else "imported"
+    print(
+        f"{plural(result.votes, 'vote')} of {plural(result.raters, 'rater')} {verb} into study "
+        f"{result.study_id!r}."
     )
     return 0
 

@@ -288,3 +288,39 @@ class RatingOutcome(StrEnum):
     # not a target of this annotator (an old button), or they were declared dropped
     NOT_ASSIGNED = "not_assigned"
     LOCKED = "locked"  # the target is done: a rating changes only once it is reopened (/back)
+
+
+class VoteSource(StrEnum):
+    """How a pairwise judgement was given."""
+
+    SIDE_BY_SIDE = "side_by_side"  # two systems' replies to one message, turn by turn
+    PREFERENCE = "preference"  # a questionnaire item after meeting two systems one by one
+    ACUTE = "acute"  # an annotator compared two logged conversations
+
+
+class RaterKind(StrEnum):
+    PARTICIPANT = "participant"
+    ANNOTATOR = "annotator"
+
+
+class Winner(StrEnum):
+    """A vote's outcome, from the side of the system shown first (``a``)."""
+
+    A = "a"
+    B = "b"
+    TIE = "tie"
+    BOTH_BAD = "both_bad"  # side by side's fourth button: neither reply was good
+    NOT_COMPARABLE = "not_comparable"  # a side failed: never a loss for it
+
+
+class Strength(StrEnum):
+    """How much a preference item's answer prefers one side ("no preference" is a tie)."""
+
+    MUCH = "much"
+    SLIGHTLY = "slightly"
+
+
+class FlagReason(StrEnum):
+    """Why a vote is kept apart from the fit."""
+
+    SELF_IDENTIFICATION = "self_identification"  # a system named itself in its reply

@@ -20,6 +20,7 @@ from bot.core.vocabulary import (
     ReplySource,
     SessionState,
 )
+from bot.core.votes import Vote
 
 Buttons = tuple[tuple[tuple[str, str], ...], ...]
 """Rows of (label, callback data) for an inline keyboard."""
@@ -153,6 +154,13 @@ class SetPaymentStatus:
     status: PaymentStatus
 
 
+@dataclass(frozen=True)
+class RecordVote:
+    """A pairwise judgement the participant gave, kept with the step that took it."""
+
+    vote: Vote
+
+
 Record = (
     RecordConsent
     | OpenSession
@@ -168,6 +176,7 @@ Record = (
     | ClaimInvitation
     | RecordRecruitment
     | SetPaymentStatus
+    | RecordVote
 )
 
 # --- outbound: what the driver does after the commit ----------------------------------

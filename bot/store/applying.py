@@ -10,8 +10,9 @@ import json
 from typing import assert_never
 
 from bot.core.participants import ParticipantStatus
+from bot.core.vocabulary import Origin
 from bot.engine import effects as fx
-from bot.store import recruiting
+from bot.store import recruiting, votes
 from bot.store.model import StepCommit
 from bot.store.sql import Sql
 
@@ -257,6 +258,8 @@ def apply(tx: Tx, study_id: str, participant_id: str, record: fx.Record, now: fl
             recruiting.begin_payment(conn, study_id, participant_id, platform, key, now)
         case fx.SetPaymentStatus(status=status):
             recruiting.set_status(conn, participant_id, status, now)
+        case fx.RecordVote(vote=vote):
+            votes.insert(conn, study_id, vote, Origin.TELEGRAM, now)
         case _:
             assert_never(record)
 

@@ -1,7 +1,8 @@
 """A participant's erasure (GDPR art. 17), inside the writer's transaction.
 
 Every row that is theirs or names them goes in one transaction: their answers, exchanges,
-sessions, events, the commands and gates about their sessions, inbox payloads still pending,
+sessions, events, votes (theirs, and those that showed one of their sessions), the commands
+and gates about their sessions, inbox payloads still pending,
 and the participant row itself (the state snapshot, undelivered messages, the encrypted chat
 id). Session ids carry the pseudonym, so anything keyed by a session goes too. What remains
 is an anonymous count of withdrawals per study (and per system when the study, as stored in
@@ -81,6 +82,10 @@ def erase_participant(
         delete("events", f"session_id IN ({marks})", ids)
         delete("commands", f"session_id IN ({marks})", ids)
         delete("gates", f"scope IN ({marks})", [f"session:{i}" for i in ids])
+    delete("votes", "rater = ? AND rater_kind = 'participant'", [participant_id])
+    if ids:
+        for column in ("session_id", "session_a", "session_b"):
+            delete("votes", f"{column} IN ({marks})", ids)
     for update_id in update_ids:
         delete("inbox", "update_id = ? AND handled_at IS NULL", [update_id])
     delete("sessions", "participant_id = ?", [participant_id])
@@ -109,6 +114,7 @@ def erase_participant(
         events=counts.get("events", 0),
         commands=counts.get("commands", 0),
         pending_updates=counts.get("inbox", 0),
+        votes=counts.get("votes", 0),
     )
 
 

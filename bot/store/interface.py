@@ -61,6 +61,7 @@ from bot.store.model import (
     StoredParticipant,
     SystemSummary,
     Transcript,
+    VotesImported,
 )
 
 __all__ = [
@@ -72,6 +73,7 @@ __all__ = [
     "HotPath",
     "Imports",
     "OperatorTasks",
+    "PairwiseVotes",
     "Recruitment",
     "StoreLifetime",
     "StressTests",
@@ -82,6 +84,7 @@ __all__ = [
 if TYPE_CHECKING:
     from bot.core.phenomena import StressType
     from bot.core.stress import Perturbation, Utterance
+    from bot.core.votes import Vote
     from bot.engine.annotating.model import AnnotatorRecord
     from bot.engine.effects import Record
     from bot.store.stress_records import Judgement, Replay, Review, StressResult, StressTest
@@ -484,6 +487,30 @@ class AnnotatorWork(Protocol):
         ...
 
 
+class PairwiseVotes(Protocol):
+    """Pairwise judgements outside a participant's step (a participant's come as the
+    step's ``RecordVote`` records): an annotator's ACUTE pairs, a file's votes, the votes
+    read back."""
+
+    async def record_votes(
+        self, study_id: str, votes: Sequence[Vote], update_id: int | None = None
+    ) -> int:
+        """Keep ``votes`` (a vote id kept already changes nothing) and consume the update
+        ``update_id`` in the same transaction; how many were new."""
+        ...
+
+    async def votes(self) -> list[tuple[str, Vote]]:
+        """Every vote with its study, oldest first."""
+        ...
+
+    async def import_votes(
+        self, study_id: str, votes: Sequence[tuple[int, Vote]], *, dry_run: bool = False
+    ) -> VotesImported:
+        """Votes from a file (each with its line), all or none: none when any vote id is
+        kept already (those lines are given back), none on a dry run."""
+        ...
+
+
 class StudyStore(
     StoreLifetime,
     StudyDefinitions,
@@ -496,6 +523,7 @@ class StudyStore(
     OperatorTasks,
     AnnotationPlanning,
     AnnotatorWork,
+    PairwiseVotes,
     Protocol,
 ):
     """The study database, whatever holds it (SQLite today: ``bot.store.sqlite``): every
@@ -514,5 +542,6 @@ ROLES: tuple[type, ...] = (
     OperatorTasks,
     AnnotationPlanning,
     AnnotatorWork,
+    PairwiseVotes,
 )
 """Every role, in the order of the contract suite: what a new backend implements."""

@@ -83,6 +83,7 @@ class Erased:
     events: int
     commands: int
     pending_updates: int
+    votes: int = 0
 
 
 @dataclass(frozen=True)
@@ -205,6 +206,15 @@ class ImportContext:
 
 
 @dataclass(frozen=True)
+class VotesImported:
+    """What an import of votes did: how many were (or, on a dry run, would be) kept, or
+    the file's lines whose vote ids are kept already (then none is)."""
+
+    votes: int
+    duplicates: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class ImportOutcome:
     """What an import did: written, or rolled back (a dry run, or answers already stored)."""
 
@@ -256,6 +266,12 @@ SNAPSHOT_COLUMNS: Mapping[str, tuple[str, ...]] = {
     ),
     "commands": (
         "command_id", "at", "wizard", "kind", "session_id", "payload", "applied_at", "outcome",
+    ),
+    "votes": (
+        "vote_id", "study_id", "source", "rater", "rater_kind", "system_a", "system_b",
+        "winner", "strength", "question", "scenario_id", "session_id", "turn", "session_a",
+        "session_b", "flag_reason", "onboarding", "expected", "onboarding_correct", "job",
+        "origin", "voted_at",
     ),
 }
 """The tables of a snapshot and their columns, in order: every row a sink gets has these."""

@@ -53,6 +53,7 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("stress_replays", "test_id, system_id"),
     ("stress_verdicts", "test_id, system_id, judge"),
     ("erasures", "digest, erased_at"),
+    ("votes", "id"),
 )
 """Every table of a study, those that others refer to first, with the key it is read in."""
 

@@ -56,6 +56,7 @@ from bot.store import (
     recruiting,
     stress,
 )
+from bot.store import votes as votes_rows
 from bot.store.applying import Tx
 from bot.store.definition import masked_definition
 from bot.store.model import (
@@ -80,6 +81,7 @@ from bot.store.model import (
     StoredParticipant,
     SystemSummary,
     Transcript,
+    VotesImported,
 )
 from bot.store.sql import Sql
 from bot.store.stress_records import Judgement, Replay, Review, StressResult, StressTest
@@ -87,6 +89,7 @@ from bot.store.stress_records import Judgement, Replay, Review, StressResult, St
 if TYPE_CHECKING:
     from bot.core.phenomena import StressType
     from bot.core.stress import Perturbation, Utterance
+    from bot.core.votes import Vote
     from bot.engine.annotating.model import AnnotatorRecord
 
 log = logging.getLogger(__name__)
@@ -630,4 +633,30 @@ class RelationalStore(ABC):
             lambda tx: annotation_ratings.import_ratings(
                 tx.conn, job, ratings, now, dry_run=dry_run
             )
+        )
+
+    # --- pairwise votes: the SQL is in bot.store.votes ------------------------------------
+
+    async def record_votes(
+        self, study_id: str, votes: Sequence[Vote], update_id: int | None = None
+    ) -> int:
+        now, kept = self._clock(), list(votes)
+
+        def job(tx: Tx) -> int:
+            new = votes_rows.record(tx.conn, study_id, kept, Origin.TELEGRAM, now)
+            if update_id is not None:
+                applying.consume(tx.conn, update_id, now)
+            return new
+
+        return await self._write(job)
+
+    async def votes(self) -> list[tuple[str, Vote]]:
+        return await self._read(votes_rows.stored)
+
+    async def import_votes(
+        self, study_id: str, votes: Sequence[tuple[int, Vote]], *, dry_run: bool = False
+    ) -> VotesImported:
+        now, rows = self._clock(), list(votes)
+        return await self._write(
+            lambda tx: votes_rows.import_votes(tx.conn, study_id, rows, now, dry_run=dry_run)
         )

@@ -423,4 +423,40 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (digest, erased_at)
     );
     """,
+    # 14: pairwise votes, one row per judgement between two systems, whatever gave it: a
+    # side-by-side turn, a preference item, an ACUTE pair. system_a is always the one shown
+    # (or met) first; winner is said from its side. A participant's erasure takes their
+    # votes (by rater) and every vote that showed one of their sessions (the trigger).
+    """
+    CREATE TABLE votes (
+        id            TEXT PRIMARY KEY,    -- stable: 'SESSION#TURN', 'SESSION:ITEM', ...
+        study_id      TEXT NOT NULL,
+        source        TEXT NOT NULL,       -- side_by_side | preference | acute
+        rater         TEXT NOT NULL,       -- participant's or annotator's pseudonym
+        rater_kind    TEXT NOT NULL,       -- participant | annotator
+        system_a      TEXT NOT NULL,       -- shown first / as "A" / met first
+        system_b      TEXT NOT NULL,
+        winner        TEXT NOT NULL,       -- a | b | tie | both_bad | not_comparable
+        strength      TEXT,                -- much | slightly (preference items)
+        question      TEXT NOT NULL,       -- item id, ACUTE question id, or 'turn'
+        scenario_id   TEXT,
+        session_id    TEXT,                -- the session, or the ACUTE pair's id
+        turn          INTEGER,             -- side by side: the exchange judged
+        session_a     TEXT,                -- ACUTE: the logged conversation shown first
+        session_b     TEXT,
+        flag_reason   TEXT,                -- set: kept apart from the fit
+        onboarding    INTEGER NOT NULL DEFAULT 0,  -- ACUTE pair with a known answer
+        expected      TEXT,                -- the known answer of an onboarding pair
+        onboarding_correct INTEGER,        -- onboarding: the known answer was given
+        job           TEXT,                -- the ACUTE annotation job
+        origin        TEXT NOT NULL,       -- telegram | import
+        voted_at      REAL NOT NULL
+    );
+    CREATE INDEX votes_by_rater ON votes(rater);
+    CREATE INDEX votes_by_session ON votes(session_id);
+    CREATE TRIGGER votes_go_with_their_session AFTER DELETE ON sessions BEGIN
+        DELETE FROM votes
+            WHERE session_id = OLD.id OR session_a = OLD.id OR session_b = OLD.id;
+    END;
+    """,
 )

@@ -40,6 +40,7 @@ _ID = {
     "events": "event_id",
     "participants": "participant_id",
     "commands": "command_id",
+    "votes": "vote_id",
 }
 _ORDER = {
     "sessions": "started_at, id",
@@ -48,6 +49,7 @@ _ORDER = {
     "events": "id",
     "participants": "created_at, id",
     "commands": "id",
+    "votes": "voted_at, id",
 }
 _STORED = ("integer", "real", "text", "blob")
 """The types SQLite stores a value as (``typeof``), in the order of ``_arrow_types``."""

@@ -11,7 +11,7 @@ PL/pgSQL functions.
 
 from __future__ import annotations
 
-SQLITE_VERSION_OF = {1: 13}
+SQLITE_VERSION_OF = {1: 13, 2: 14}
 """The SQLite schema version each PostgreSQL version holds the same tables as: ``ozlab
 copy`` moves a study only between these two."""
 
@@ -310,5 +310,42 @@ MIGRATIONS: tuple[str, ...] = (
         revision BIGINT NOT NULL     -- grows with every commit: the console's "changes"
     );
     INSERT INTO store_version (id, version, revision) VALUES (1, 0, 0);
+    """,
+    # 2: SQLite's version 14, pairwise votes (see there)
+    """
+    CREATE TABLE votes (
+        id            TEXT PRIMARY KEY,
+        study_id      TEXT NOT NULL,
+        source        TEXT NOT NULL,
+        rater         TEXT NOT NULL,
+        rater_kind    TEXT NOT NULL,
+        system_a      TEXT NOT NULL,
+        system_b      TEXT NOT NULL,
+        winner        TEXT NOT NULL,
+        strength      TEXT,
+        question      TEXT NOT NULL,
+        scenario_id   TEXT,
+        session_id    TEXT,
+        turn          BIGINT,
+        session_a     TEXT,
+        session_b     TEXT,
+        flag_reason   TEXT,
+        onboarding    BIGINT NOT NULL DEFAULT 0,
+        expected      TEXT,
+        onboarding_correct BIGINT,
+        job           TEXT,
+        origin        TEXT NOT NULL,
+        voted_at      DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX votes_by_rater ON votes(rater);
+    CREATE INDEX votes_by_session ON votes(session_id);
+    CREATE FUNCTION votes_go_with_their_session() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM votes
+            WHERE session_id = OLD.id OR session_a = OLD.id OR session_b = OLD.id;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER votes_go_with_their_session AFTER DELETE ON sessions
+        FOR EACH ROW EXECUTE FUNCTION votes_go_with_their_session();
     """,
 )
