@@ -2,19 +2,15 @@
 ranks, win rates and the rest of the report's pairwise section (docs/pairwise.md)."""
 
 from analytics.statistics.pairwise.analysis import (
-    VOTE_COLUMNS,
     Pairwise,
     PairwiseOptions,
-    empty_votes,
     pairwise_from_study,
     pairwise_section,
 )
 
 __all__ = [
-    "VOTE_COLUMNS",
     "Pairwise",
     "PairwiseOptions",
-    "empty_votes",
     "pairwise_from_study",
     "pairwise_section",
 ]

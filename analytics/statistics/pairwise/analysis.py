@@ -1,6 +1,6 @@
 """The statistics of pairwise votes, from the votes frame to tidy tables per question.
 
-Every judgement is a row of the votes frame (``VOTE_COLUMNS``: docs/pairwise.md). Each
+Every judgement is a row of the votes frame (``analytics.data.votes.VOTE_COLUMNS``). Each
 question (side by side's ``turn``, a preference item, an ACUTE question) is fitted on its
 own. Kept out of every fit, and counted: flagged votes (a system named itself),
 onboarding pairs, votes where a side failed (``not_comparable``), votes with one system on
@@ -20,11 +20,6 @@ from analytics.statistics.pairwise import summaries
 from analytics.statistics.pairwise.fitting import TieModel, count_battles, design, identified
 from analytics.statistics.pairwise.ranking import ELO, scores
 
-VOTE_COLUMNS = (
-    "vote_id", "source", "rater", "rater_kind", "system_a", "system_b", "winner", "strength",
-    "question", "scenario", "session", "turn", "flagged", "flag_reason", "onboarding",
-    "onboarding_correct", "time",
-)  # fmt: skip
 WINNERS = ("a", "b", "tie", "both_bad", "not_comparable")
 BothBad = Literal["exclude", "tie"]
 FEW_RATERS = 10
@@ -144,16 +139,11 @@ def methods(options: PairwiseOptions) -> dict[str, str]:
     }
 
 
-def empty_votes() -> pd.DataFrame:
-    return pd.DataFrame({name: pd.Series(dtype=object) for name in VOTE_COLUMNS})
-
-
 def pairwise_from_study(data: StudyData, systems: tuple[str, ...]) -> Pairwise | None:
     """The report's pairwise section from the snapshot's votes; None without votes."""
-    votes = getattr(data, "votes", None)
-    if votes is None or votes.empty:
+    if data.votes.empty:
         return None
-    return pairwise_section(votes, systems)
+    return pairwise_section(data.votes, systems)
 
 
 def _fit_rows(votes: pd.DataFrame, options: PairwiseOptions) -> tuple[pd.Series, pd.DataFrame]:

@@ -147,7 +147,7 @@ def onboarding(votes: pd.DataFrame, threshold: float) -> pd.DataFrame:
     known = votes[votes["onboarding"].astype(bool)]
     if known.empty:
         return pd.DataFrame(columns=ONBOARDING_COLUMNS)
-    right = known["onboarding_correct"].map(lambda v: v is True or v == 1)
+    right = known["onboarding_correct"].astype("boolean").fillna(False).astype(bool)
     table = (
         pd.DataFrame({"rater": known["rater"].astype(str), "right": right})
         .groupby("rater", sort=True)
