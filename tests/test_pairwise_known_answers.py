@@ -82,3 +82,28 @@ def test_the_section_shows_in_markdown_and_html(imported: Path) -> None:
         assert done.returncode == 0, done.stderr
         assert "Pairwise comparisons" in done.stdout and "Shown first" in done.stdout
     assert 'id="pairwise-forest-turn"' in done.stdout
+
+
+def test_the_export_has_one_row_per_vote_with_its_sides(imported: Path) -> None:
+    out = imported.parent / "export"
+    done = ozlab("export", "--db", imported, "--out", out, cwd=imported.parent)
+    assert done.returncode == 0, done.stderr
+    with (out / "votes.csv").open(encoding="utf-8") as given:
+        rows = list(csv.DictReader(given))
+    assert len(rows) == 83
+    first = next(r for r in rows if r["vote_id"] == "v000")
+    with FIXTURE.open(encoding="utf-8") as given:
+        vote = next(csv.DictReader(given))
+    assert (first["system_a"], first["system_b"]) == (
+        SYSTEMS[vote["system_a"]], SYSTEMS[vote["system_b"]],
+    )  # fmt: skip
+    assert first["winner"] == vote["winner"] and first["rater"] == vote["rater"]
+    assert first["winner_system"] == first["system_" + vote["winner"]]
+    assert (first["question"], first["source"], first["in_fit"]) == ("turn", "side_by_side", "1")
+    assert first["voted_at_iso"] == "2026-11-27T09:00:00Z"
+    assert first["study_id"] == "synthetic"
+    left_out = {r["vote_id"]: r for r in rows if r["in_fit"] == "0"}
+    assert set(left_out) == {"v900", "v901"} and left_out["v900"]["winner_system"] == ""
+    with (out / "columns.csv").open(encoding="utf-8") as given:
+        described = {r["column"] for r in csv.DictReader(given) if r["table"] == "votes"}
+    assert {"system_a", "system_b", "rater", "scenario_id", "question", "voted_at"} <= described

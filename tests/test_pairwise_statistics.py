@@ -354,3 +354,24 @@ def test_rater_bootstrap_intervals_cover_the_true_strengths() -> None:
             total += 1
     assert 0.90 <= covered / total <= 0.99
     assert 0.90 <= sandwich_covered / total <= 0.99
+
+
+def test_exported_votes_neutralise_formulas_in_csv(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from analytics.data.loading import StudyData
+    from analytics.io.export import spreadsheet_safe
+    from analytics.io.export_votes import vote_tables
+
+    empty = pd.DataFrame()
+    data = StudyData(empty, empty, empty, empty, empty, empty, empty)
+    rows = [("r1", "x", "y", "a"), ("r2", "y", "x", "b")]
+    votes = votes_frame(
+        pd.DataFrame(rows, columns=["rater", "system_a", "system_b", "winner"]),
+        question='=HYPERLINK("http://x")',
+    )
+    (table,) = vote_tables(replace(data, votes=votes, vote_studies=("s", "s"))).values()
+    safe = spreadsheet_safe(table)
+    assert safe["question"].tolist() == ['\'=HYPERLINK("http://x")'] * 2
+    assert table.frame["winner_system"].tolist() == ["x", "x"]
+    assert vote_tables(data) == {}
