@@ -375,3 +375,16 @@ def test_exported_votes_neutralise_formulas_in_csv(tmp_path: Path) -> None:
     assert safe["question"].tolist() == ['\'=HYPERLINK("http://x")'] * 2
     assert table.frame["winner_system"].tolist() == ["x", "x"]
     assert vote_tables(data) == {}
+
+
+def test_davidson_through_the_section_reports_nu_and_keeps_the_order() -> None:
+    votes = votes_frame(pd.read_csv(FIXTURE))
+    half = pairwise_section(votes, options=PairwiseOptions(rounds=100))
+    davidson = pairwise_section(votes, options=PairwiseOptions(rounds=100, ties="davidson"))
+    assert list(davidson.scores["system"]) == list(half.scores["system"])
+    assert davidson.counts.iloc[0]["model"] == "davidson"
+    parameters = davidson.parameters.set_index("parameter")
+    assert set(parameters.index) == {"shown_first", "tie_log_nu"}
+    nu = parameters.loc["tie_log_nu"]
+    assert nu["boot_low"] < nu["estimate"] < nu["boot_high"]
+    assert "Davidson" in davidson.methods["model"]
