@@ -86,9 +86,10 @@ class Scenario(_Model):
 
     id: str = Field(min_length=1, max_length=64)
     """The scenario's name in the study, the database and the report; equals its file name."""
-    kind: Literal["dialogue", "rating"] = "dialogue"
+    kind: Literal["dialogue", "rating", "side_by_side"] = "dialogue"
     """``dialogue``: the participant chats with a system; ``rating``: they rate the rows of
-    ``stimuli`` with ``rate_with``."""
+    ``stimuli`` with ``rate_with``; ``side_by_side``: every message goes to two systems at
+    once, shown as "A" and "B", and the participant votes for the better reply."""
     title: str
     """A short name, shown above the brief and in the report."""
     brief: str = Field(min_length=1)
@@ -440,6 +441,44 @@ class Texts(_Model):
     """An annotator's ``/help`` while paused: ``{title}`` and ``{progress}``."""
     ann_help_idle: str = _EN["ann_help_idle"]
     """An annotator's ``/help`` with nothing left to rate: ``{title}``."""
+    arena_heading: str = _EN["arena_heading"]
+    """Side by side: the question under the two replies, with the vote's buttons."""
+    arena_side: str = _EN["arena_side"]
+    """Side by side: the label above a reply, ``{side}`` A or B."""
+    arena_side_failed: str = _EN["arena_side_failed"]
+    """Side by side: in place of a reply that failed (``{side}``); no vote that turn."""
+    arena_a_better: str = _EN["arena_a_better"]
+    """Side by side: the vote's button for A's reply."""
+    arena_b_better: str = _EN["arena_b_better"]
+    """Side by side: the vote's button for B's reply."""
+    arena_tie: str = _EN["arena_tie"]
+    """Side by side: the vote's button for two replies as good as each other."""
+    arena_both_bad: str = _EN["arena_both_bad"]
+    """Side by side: the vote's button for two replies that are both bad."""
+    arena_voted: str = _EN["arena_voted"]
+    """Side by side: the vote's message once voted, ``{choice}`` the button's words."""
+    arena_revealed: str = _EN["arena_revealed"]
+    """Side by side, when the study reveals names: ``{a}`` and ``{b}`` after the vote."""
+    preference_first: str = _EN["preference_first"]
+    """A preference item's option for the system met first."""
+    preference_second: str = _EN["preference_second"]
+    """A preference item's option for the system met second."""
+    preference_none: str = _EN["preference_none"]
+    """A preference item's option for neither (a tie)."""
+    preference_much: str = _EN["preference_much"]
+    """A preference item with strength: added to the side's words ("… much better")."""
+    preference_slightly: str = _EN["preference_slightly"]
+    """A preference item with strength: added to the side's words ("… slightly better")."""
+
+
+class SideBySide(_Model):
+    """How side-by-side tasks show their two systems."""
+
+    reveal_names: bool = False
+    """Tell the participant which system was A and which B, after each vote."""
+    names: dict[str, tuple[str, ...]] = {}
+    """System id → the names it might call itself ("ShopBot"): a reply that contains one
+    of its own system's names is flagged, and its vote kept apart from the ranking."""
 
 
 class Study(_Model):
@@ -494,6 +533,9 @@ class Study(_Model):
     """Further languages the study is offered in, even where nothing of it is translated
     yet: their participants get the bot's default sentences in them, and ``ozlab check``
     lists what is missing in each."""
+    side_by_side: SideBySide = SideBySide()
+    """Side-by-side tasks: whether the systems' names are revealed after a vote, and the
+    names each system might call itself (a reply naming its own system is flagged)."""
     stress_model: OpenAISystem | None = None
     """An OpenAI-compatible endpoint (settings as for an ``openai`` system) that proposes
     stress tests for a person to review and may judge replays (``ozlab stress``); never a
@@ -541,6 +583,14 @@ class Study(_Model):
     def _unique_system_ids(self) -> Study:
         if repeats := repeated_ids("systems", self.systems):
             raise error_at("Study", repeats)
+        known = {s.id for s in self.systems}
+        unknown = [
+            (("side_by_side", "names", system), f"no system {system!r} in systems", system)
+            for system in self.side_by_side.names
+            if system not in known
+        ]
+        if unknown:
+            raise error_at("Study", unknown)
         return self
 
 

@@ -92,3 +92,9 @@ class Simulation(_Model):
     comment_rate: float = Field(default=0.5, ge=0, le=1)
     """The share of free-text items that may be skipped which they answer with one of
     ``comments``."""
+    votes: dict[str, float] = {}
+    """Side by side, and preference items: how good each system seems to them, on a logit
+    scale (Bradley-Terry): A is preferred to B with probability 1 / (1 + e^(b - a)). A
+    system not listed is 0; none listed: every vote a coin toss."""
+    tie_rate: float = Field(default=0.1, ge=0, le=1)
+    """The share of side-by-side votes that are a tie, whatever the systems."""

@@ -131,6 +131,8 @@ class EventKind(StrEnum):
     TASK_REPORTED = "task_reported"  # what the system said it did when it reported success
     AUTO_SENT = "auto_sent"
     SYSTEM_CALL_RETRIED = "system_call_retried"
+    SIDES_DRAWN = "sides_drawn"  # side by side: which system is A and which B, this session
+    SIDES_REPLIED = "sides_replied"  # side by side: each system's reply to one message
     # the wizard
     WIZARD_MESSAGE = "wizard_message"
     WIZARD_NOTE = "wizard_note"

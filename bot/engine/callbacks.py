@@ -63,6 +63,15 @@ class SystemButtonTap:
 
 
 @dataclass(frozen=True)
+class VoteTap:
+    """A side-by-side vote on ``turn``'s two replies: ``choice`` numbers the buttons
+    (``bot.engine.arena.CHOICES``: A better, B better, tie, both bad)."""
+
+    turn: int
+    choice: int
+
+
+@dataclass(frozen=True)
 class SurveyTap:
     """A questionnaire button; ``asked`` numbers the showing, so old buttons are known."""
 
@@ -72,12 +81,13 @@ class SurveyTap:
     index: int | None = None
 
 
-Tap = ConsentTap | WithdrawTap | FinishTap | SystemButtonTap | SurveyTap
+Tap = ConsentTap | WithdrawTap | FinishTap | SystemButtonTap | VoteTap | SurveyTap
 
 _CONSENT = {True: "c:y", False: "c:n"}
 _WITHDRAW = {True: "w:y", False: "w:n"}
 _FINISH = "done"
 _SYSTEM = "sb"
+_VOTE = "v"
 _INDEXED = (TapAction.ANSWER, TapAction.TOGGLE)
 
 
@@ -91,6 +101,8 @@ def encode(tap: Tap) -> str:
             data = _FINISH
         case SystemButtonTap(turn=turn, index=index):
             data = f"{_SYSTEM}:{turn}:{index}"
+        case VoteTap(turn=turn, choice=choice):
+            data = f"{_VOTE}:{turn}:{choice}"
         case SurveyTap(channel=channel, action=action, asked=asked, index=index):
             data = f"{channel.value}{action.value}:{asked}"
             if action in _INDEXED:
@@ -115,6 +127,8 @@ def decode(data: str) -> Tap | None:
     numbers = [int(part) for part in parts]
     if head == _SYSTEM:
         return SystemButtonTap(*numbers) if len(numbers) == 2 else None
+    if head == _VOTE:
+        return VoteTap(*numbers) if len(numbers) == 2 else None
     try:
         channel, action = Channel(head[:-1]), TapAction(head[-1:])
     except ValueError:

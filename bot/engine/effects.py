@@ -232,6 +232,14 @@ class CallSystem:
 
 
 @dataclass(frozen=True)
+class CallSides:
+    """Side by side: every call at once (a turn costs the slower system, not the sum);
+    answered with one ``SidesAnswered``."""
+
+    calls: tuple[CallSystem, ...]
+
+
+@dataclass(frozen=True)
 class Erase:
     """The participant withdrew: the store erases everything of theirs in one transaction
     and the driver forgets them. Carried out after the step's commit, before what follows.
@@ -240,7 +248,7 @@ class Erase:
     command_id: int | None = None
 
 
-Outbound = Send | Edit | RemoveButtons | Toast | ShowTyping | CallSystem | Erase
+Outbound = Send | Edit | RemoveButtons | Toast | ShowTyping | CallSystem | CallSides | Erase
 Effect = Record | Outbound
 
 

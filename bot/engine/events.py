@@ -97,6 +97,14 @@ class SystemFailed:
 
 
 @dataclass(frozen=True)
+class SidesAnswered:
+    """Side by side: what each system said to the same message, asked at once, in the
+    order of ``CallSides`` (A first)."""
+
+    answers: tuple[SystemReplied | SystemFailed, ...]
+
+
+@dataclass(frozen=True)
 class MessageSent:
     """The answer to ``Send(remember=True)``: which message to edit in place later."""
 
@@ -150,6 +158,7 @@ Event = (
     | ButtonTapped
     | SystemReplied
     | SystemFailed
+    | SidesAnswered
     | MessageSent
     | KeyboardShown
     | WizardCommand

@@ -17,7 +17,7 @@ from bot.core.vocabulary import Moment, Stage
 from bot.engine.asking import Survey
 from bot.engine.effects import Until
 
-__all__ = ["Journey", "Keyboard", "Stage", "Task", "Waiting"]
+__all__ = ["Journey", "Keyboard", "Sides", "Stage", "Task", "Waiting"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,18 @@ class Waiting:
 
 
 @dataclass(frozen=True)
+class Sides:
+    """A side-by-side task: the systems shown as A and B (A first), each one's own history
+    of the conversation, and the turn whose vote is open (``flagged``: one of its replies
+    named its own system)."""
+
+    systems: tuple[str, ...]
+    histories: tuple[tuple[Turn, ...], ...]
+    ballot: int | None = None
+    flagged: bool = False
+
+
+@dataclass(frozen=True)
 class Journey:
     participant: str
     stage: Stage
@@ -84,6 +96,7 @@ class Journey:
     reminded: bool = False
     abandoned: bool = False
     keyboards: tuple[Keyboard, ...] = ()  # messages whose buttons go away later
+    sides: Sides | None = None  # a side-by-side task's two systems
 
     @property
     def task(self) -> Task:
@@ -170,6 +183,7 @@ class Journey:
                 "exchange_survey": _survey(data.get("exchange_survey")),
                 "waiting": _waiting(data.get("waiting")),
                 "keyboards": tuple(Keyboard.from_list(k) for k in data.get("keyboards", ())),
+                "sides": _sides(data.get("sides")),
             }
         )
 
@@ -213,6 +227,13 @@ def _waiting(data: dict[str, Any] | None) -> Waiting | None:
     if data is None:
         return None
     return Waiting(**{**data, "texts": tuple(data["texts"]), "events": tuple(data["events"])})
+
+
+def _sides(data: dict[str, Any] | None) -> Sides | None:
+    if data is None:
+        return None
+    histories = tuple(tuple(Turn(**t) for t in h) for h in data["histories"])
+    return Sides(**{**data, "systems": tuple(data["systems"]), "histories": histories})
 
 
 _OLD_MOMENTS = {"stimulus": Moment.RATING}  # as snapshots before schema 6 named it

@@ -38,6 +38,7 @@ def open_session(bundle: StudyBundle, journey: Journey, index: int, now: float) 
         stimulus_index=0,
         gated=False,  # a gate belongs to a session: the next task starts ungated
         gate_auto_send=None,
+        sides=None,
     )
     task = journey.task
     opened = fx.OpenSession(

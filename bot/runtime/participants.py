@@ -279,6 +279,11 @@ class StudyRunner:
                 pass  # answered by ``handle``, which holds the tap's id
             case fx.CallSystem():
                 return await self._call_system(chat_id, effect, before_typing)
+            case fx.CallSides(calls=calls):
+                answers = await asyncio.gather(
+                    *(self._call_system(chat_id, call, before_typing) for call in calls)
+                )
+                return ev.SidesAnswered(tuple(answers))
             case fx.Erase(command_id=command_id):
                 await self._erase(participant, command_id)
             case _:
@@ -312,7 +317,7 @@ class StudyRunner:
         chat_id: int,
         call: fx.CallSystem,
         before_typing: Callable[[], Awaitable[None]] | None = None,
-    ) -> ev.Event:
+    ) -> ev.SystemReplied | ev.SystemFailed:
         """Never raises: a slow, failing or broken system becomes ``SystemFailed``."""
         system = self._systems[call.system_id]
         limit = self._timeouts.get(call.system_id, _DEFAULT_TIMEOUT)
@@ -487,7 +492,7 @@ class _ParticipantTurn:
             if isinstance(effect, fx.ClaimInvitation):
                 runner._claims[effect.code] = participant
         records, outbound = fx.split(result.effects)
-        if any(isinstance(e, fx.CallSystem) for e in outbound):
+        if any(isinstance(e, fx.CallSystem | fx.CallSides) for e in outbound):
             # The system call shows "typing…" itself, once it is worth showing.
             outbound = [e for e in outbound if not isinstance(e, fx.ShowTyping)]
         self._before, self._after = journey, result.journey
@@ -524,7 +529,7 @@ class _ParticipantTurn:
         return (
             self._before is not None
             and len(outbound) == 1
-            and isinstance(outbound[0], fx.CallSystem)
+            and isinstance(outbound[0], fx.CallSystem | fx.CallSides)
         )
 
     def _take_held(self) -> tuple[Journey, EarlierStep] | None:

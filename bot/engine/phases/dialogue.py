@@ -16,9 +16,9 @@ from bot.core.vocabulary import (
     ReplySource,
     effective_gate,
 )
+from bot.engine import arena, exchange_rating, task
 from bot.engine import effects as fx
 from bot.engine import events as ev
-from bot.engine import exchange_rating, task
 from bot.engine.callbacks import FinishTap, SurveyTap, SystemButtonTap, encode
 from bot.engine.common import (
     Doing,
@@ -42,6 +42,7 @@ END_EVENT = "end_dialogue"
 
 WAITING = "waiting"
 TRANSITIONS = (
+    *arena.TRANSITIONS,
     Transition(
         Phase.DIALOGUE,
         Phase.DIALOGUE,
@@ -62,6 +63,9 @@ TRANSITIONS = (
 def enter(bundle: StudyBundle, journey: Journey, index: int, now: float) -> Result:
     journey, effects = task.open_session(bundle, journey, index, now)
     scenario = scenario_of(bundle, journey)
+    if scenario.kind == "side_by_side":
+        journey, drawn = arena.begin(bundle, journey)
+        effects += drawn
     if scenario.opening_line:
         data = {"text": scenario.opening_line}
         effects.append(fx.RecordEvent(EventKind.OPENING_LINE, journey.session_id, data))
@@ -261,6 +265,8 @@ def _on_tap(bundle: StudyBundle, journey: Journey, event: ev.ButtonTapped, now: 
 
 def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Result:
     bundle = ctx.bundle
+    if (side_by_side := arena.on_event(bundle, journey, event, now)) is not None:
+        return side_by_side
     texts = texts_of(bundle, journey)
     session = journey.session_id
     match event:
