@@ -8,6 +8,7 @@ tests/fixtures/pairwise_votes.csv for ties as half a win and the clustered sandw
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -357,8 +358,6 @@ def test_rater_bootstrap_intervals_cover_the_true_strengths() -> None:
 
 
 def test_exported_votes_neutralise_formulas_in_csv(tmp_path: Path) -> None:
-    from dataclasses import replace
-
     from analytics.data.loading import StudyData
     from analytics.io.export import spreadsheet_safe
     from analytics.io.export_votes import vote_tables
@@ -388,3 +387,25 @@ def test_davidson_through_the_section_reports_nu_and_keeps_the_order() -> None:
     nu = parameters.loc["tie_log_nu"]
     assert nu["boot_low"] < nu["estimate"] < nu["boot_high"]
     assert "Davidson" in davidson.methods["model"]
+
+
+def test_excluding_flagged_participants_takes_their_votes_out_too() -> None:
+    from analytics.data.loading import StudyData
+    from analytics.statistics.quality import exclude_flagged
+
+    people = pd.DataFrame({"participant_id": ["p1", "p2"], "session_id": ["s1", "s2"]})
+    data = StudyData(people, people, people, people, people, people, pd.DataFrame())
+    rows = [("p1", "x", "y", "a"), ("p2", "x", "y", "b"), ("p1", "y", "x", "a")]
+    votes = votes_frame(pd.DataFrame(rows, columns=["rater", "system_a", "system_b", "winner"]))
+    annotator = votes_frame(
+        pd.DataFrame([("p1", "x", "y", "a")], columns=["rater", "system_a", "system_b", "winner"]),
+        source="acute",
+        rater_kind="annotator",
+    )
+    both = pd.concat([votes, annotator], ignore_index=True)
+    data = replace(data, votes=both, vote_studies=("one", "two", "one", "one"))
+    flags = pd.DataFrame({"participant_id": ["p1"], "flag": ["too_fast"]})
+    kept, _ = exclude_flagged(data, flags)
+    assert kept.votes["rater"].tolist() == ["p2", "p1"]
+    assert kept.votes["rater_kind"].tolist() == ["participant", "annotator"]
+    assert kept.vote_studies == ("two", "one")
