@@ -11,7 +11,8 @@ errors is still text), and a meaning in ``columns``; the codebook says what each
 on which scale, with which labels, whether it is reverse-worded, to which construct it
 belongs and which wide column holds it. The responses file is also what ``ozlab import
 responses`` reads back. A study with annotation ratings also gets the annotators' tables
-(``analytics.io.export_annotations``).
+(``analytics.io.export_annotations``), a study with pairwise votes the votes, one row per
+vote (``analytics.io.export_votes``).
 
 The same database gives the same bytes: rows and columns come in a fixed order, and the
 one time a format writes of its own (the ``.sav`` header's creation time) is
@@ -388,6 +389,9 @@ def tables(data: StudyData, *, wide: bool = False) -> dict[str, Table]:
     from analytics.io.export_annotations import annotation_tables  # it imports this module
 
     found |= annotation_tables(data, wide=wide)
+    from analytics.io.export_votes import vote_tables  # it imports this module too
+
+    found |= vote_tables(data)
     typed = {
         name: Table(_typed(t.frame, t.columns), t.columns, f"ozlab {study}: {name}")
         for name, t in found.items()

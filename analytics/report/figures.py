@@ -65,6 +65,10 @@ def charts(report: Report, block: Figure) -> list[Chart]:
             paths[paths["job"] == block.key], systems, name, block.caption
         )
         return [chart] if chart else []
+    if block.kind.startswith("pairwise_") and report.pairwise is not None:
+        from analytics.report.present_pairwise import pairwise_charts
+
+        return pairwise_charts(report.pairwise, block, name)
     raise ValueError(f"no chart for figures of kind {block.kind!r}")
 
 

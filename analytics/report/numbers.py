@@ -21,6 +21,7 @@ from analytics.report.stress import StressSection, stress_section
 from analytics.statistics import completion as tasks
 from analytics.statistics import questionnaires as stats
 from analytics.statistics.compare import family_holm
+from analytics.statistics.pairwise import Pairwise, pairwise_from_study
 from analytics.statistics.proportions import compare_proportions
 from analytics.statistics.quality import (
     READING,
@@ -133,6 +134,9 @@ class Report:
     annotations: Annotations | None = None
     """Annotators' agreement, adjudication and self-report correlations; None (and no
     section) when the study has no annotation ratings."""
+    pairwise: Pairwise | None = None
+    """Bradley–Terry scores and the rest of the pairwise votes' numbers; None (and no
+    section) when the study has no votes."""
 
     def for_system(self, system_id: str) -> dict[str, pd.DataFrame]:
         """Every table's rows about one system, by table name."""
@@ -237,6 +241,7 @@ def build_report(
         provenance=provenance(data, exclusion, info.design, info.systems),
         stress=stress_section(data.stress, data.sessions["session_id"]) if data.stress else None,
         annotations=annotation_section(data, scores, info.systems),
+        pairwise=pairwise_from_study(data, info.systems),
     )
 
 

@@ -25,6 +25,13 @@ every row (a value that cannot be computed is ``null``, never NaN)::
     comparisons:    design, method, family (tests in the Holm family), adjust ("headline":
                     each measure's omnibus test, or "all": every test), table [...]
     comments:       [...]
+    pairwise:       (only when the study has votes) options {ties, both_bad, anchor,
+                    anchor_score, rounds, seed, level, position, onboarding_threshold,
+                    alpha, power}, methods {model, scale, bootstrap, sandwich, rank,
+                    shown_first, win_rate, agreement, onboarding, sample_size: sentences},
+                    questions [...], scores [...], parameters [...], win_rates [...], pairs
+                    [...], sample_size [...], raters [...], onboarding [...], notes [...]
+                    (docs/pairwise.md; an unbounded interval end is null)
     stress:         (only when stress tests were replayed) {system: {overall, groups
                     {spelling, lexical, syntactic}, types {ST-1, ...}: each {applied,
                     passed, failed, unsure, awaiting, not_applicable, pass_rate, ci_low,
@@ -136,6 +143,10 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
         else records(report.annotations.reliability),
         "annotations": _annotations(report),
     }
+    if report.pairwise is not None:
+        from analytics.report.present_pairwise import pairwise_json
+
+        whole["pairwise"] = pairwise_json(report.pairwise)
     return _with_stress(whole, report)
 
 

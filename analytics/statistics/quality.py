@@ -243,7 +243,7 @@ def exclude_flagged(
     data: StudyData, flags: pd.DataFrame, kinds: Iterable[str] = FLAG_KINDS
 ) -> tuple[StudyData, Exclusion]:
     """The same study without every participant who has a flag of ``kinds``: all their
-    sessions, exchanges, answers and events go, not only the flagged ones."""
+    sessions, exchanges, answers, events and votes go, not only the flagged ones."""
     kinds = tuple(kinds)
     chosen = flags[flags["flag"].isin(kinds)]
     gone = set(chosen["participant_id"].astype(str))
@@ -254,6 +254,10 @@ def exclude_flagged(
         return frame[~frame["participant_id"].astype(object).isin(gone)].reset_index(drop=True)
 
     sessions = keep(data.sessions)
+    theirs = (data.votes["rater_kind"] == "participant") & data.votes["rater"].isin(gone)
+    studies = data.vote_studies
+    if len(studies) == len(data.votes):
+        studies = tuple(s for s, out in zip(studies, theirs, strict=True) if not out)
     annotated = data.annotations["session_id"]
     ours = annotated.isna() | annotated.isin(set(sessions["session_id"].astype(object)))
     kept = replace(
@@ -264,6 +268,8 @@ def exclude_flagged(
         responses=keep(data.responses),
         events=keep(data.events),
         participants=keep(data.participants),
+        votes=data.votes[~theirs].reset_index(drop=True),
+        vote_studies=studies,
     )
     summary = Exclusion(
         participants_before=len(data.participants),

@@ -1,0 +1,280 @@
+"""The statistics of pairwise votes, from the votes frame to tidy tables per question.
+
+Every judgement is a row of the votes frame (``analytics.data.votes.VOTE_COLUMNS``). Each
+question (side by side's ``turn``, a preference item, an ACUTE question) is fitted on its
+own. Kept out of every fit, and counted: flagged votes (a system named itself),
+onboarding pairs, votes where a side failed (``not_comparable``), votes with one system on
+both sides, and by default "both bad" votes (``both_bad="tie"`` counts them as ties).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from analytics.data.loading import StudyData
+from analytics.statistics.pairwise import summaries
+from analytics.statistics.pairwise.fitting import TieModel, count_battles, design, identified
+from analytics.statistics.pairwise.ranking import ELO, scores
+
+WINNERS = ("a", "b", "tie", "both_bad", "not_comparable")
+BothBad = Literal["exclude", "tie"]
+FEW_RATERS = 10
+"""Below this many raters the report warns that the rater-clustered intervals are rough."""
+
+SCORE_COLUMNS = [
+    "question", "system", "anchor", "comparisons", "wins", "losses", "ties", "log_strength",
+    "boot_low", "boot_high", "sandwich_low", "sandwich_high", "se_sandwich", "se_model",
+    "elo", "elo_boot_low", "elo_boot_high", "elo_sandwich_low", "elo_sandwich_high", "rank",
+    "rank_worst",
+]  # fmt: skip
+PARAMETER_COLUMNS = [
+    "question", "parameter", "estimate", "boot_low", "boot_high", "sandwich_low",
+    "sandwich_high", "se_sandwich", "se_model", "probability", "probability_low",
+    "probability_high",
+]  # fmt: skip
+COUNT_COLUMNS = [
+    "question", "sources", "votes", "fitted", "raters", "systems", "ties", "tie_rate",
+    "both_bad", "both_bad_rate", "not_comparable", "flagged", "onboarding", "same_system",
+    "model", "anchor", "identified", "rounds", "converged_rounds",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PairwiseOptions:
+    """The protocol's choices for the statistics; the defaults are docs/pairwise.md's."""
+
+    ties: TieModel = "half"
+    both_bad: BothBad = "exclude"
+    anchor: str | None = None
+    """The system whose log-strength is 0 (and Elo score ``anchor_score``); by default the
+    first of the study's systems that has votes."""
+    anchor_score: float = 1000.0
+    rounds: int = 1000
+    seed: int = 0
+    level: float = 0.95
+    position: bool = True
+    """Estimate a "shown first" term."""
+    onboarding_threshold: float = 0.75
+    alpha: float = 0.05
+    power: float = 0.8
+
+
+@dataclass(frozen=True)
+class Pairwise:
+    """Every number of the pairwise section, tidy, one table per kind, a question column."""
+
+    options: PairwiseOptions
+    counts: pd.DataFrame
+    scores: pd.DataFrame
+    parameters: pd.DataFrame
+    win_rates: pd.DataFrame
+    pairs: pd.DataFrame
+    raters: pd.DataFrame
+    onboarding: pd.DataFrame
+    sample_size: pd.DataFrame
+    methods: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+def methods(options: PairwiseOptions) -> dict[str, str]:
+    """What each number is, in one sentence each (the JSON's ``methods``)."""
+    ties = (
+        "ties count as half a win for each side (the binomial likelihood of wins + ties/2)"
+        if options.ties == "half"
+        else "ties by Davidson's (1970) model, P(tie) ∝ ν·√(π_i·π_j), ν estimated"
+    )
+    both_bad = (
+        "'both bad' votes are left out of the fit and counted"
+        if options.both_bad == "exclude"
+        else "'both bad' votes count as ties"
+    )
+    level = f"{100 * options.level:g}%"
+    return {
+        "model": (
+            "Bradley–Terry by maximum likelihood (scipy.optimize trust-region Newton), "
+            f"log-odds(first preferred) = β_first − β_second + γ; {ties}; {both_bad}"
+        ),
+        "scale": (
+            "log_strength is β (natural log of the strength), the anchor's 0; elo is "
+            f"{options.anchor_score:g} + β · 400/ln 10 ({ELO:.4f}), so 400 points are odds of "
+            "10 to 1; every interval is relative to the anchor"
+        ),
+        "bootstrap": (
+            f"{level} percentile interval over {options.rounds:,} rounds resampling whole "
+            f"raters with replacement (numpy PCG64, seed {options.seed}); a bound that no "
+            "finite estimate reaches (a system winning or losing every comparison in some "
+            "rounds) is unbounded"
+        ),
+        "sandwich": (
+            f"{level} normal interval with the sandwich (robust) standard error clustered "
+            "by rater, H⁻¹(Σ g_r g_rᵀ)H⁻¹, no small-sample factor (geepack's)"
+        ),
+        "rank": (
+            "1 + the number of systems whose bootstrap lower bound is above this one's upper "
+            "bound (Chatbot Arena's); rank_worst: the number of systems minus those whose "
+            "upper bound is below this one's lower bound"
+        ),
+        "shown_first": (
+            "γ, the log-odds advantage of the system shown first (A, left, met first); "
+            "probability: how often the first of two equal systems would be preferred "
+            "(ties as half), 0.5 for no position effect"
+        ),
+        "win_rate": "wins + ties/2 over comparisons, either side shown first",
+        "agreement": summaries.AGREEMENT_METHOD,
+        "onboarding": (
+            "onboarding pairs with a known answer, never in a fit; passed: a rate of at "
+            f"least {options.onboarding_threshold:g}"
+        ),
+        "sample_size": (
+            "comparisons of one pair for a two-sided binomial test (α = "
+            f"{options.alpha:g}, power {options.power:g}, normal approximation) to show the "
+            "better of two systems adjacent in the ranking is preferred, at the rate the "
+            "fitted model gives (ties as half, no position effect); votes taken as "
+            "independent, so with few raters more are needed"
+        ),
+    }
+
+
+def pairwise_from_study(data: StudyData, systems: tuple[str, ...]) -> Pairwise | None:
+    """The report's pairwise section from the snapshot's votes; None without votes."""
+    if data.votes.empty:
+        return None
+    return pairwise_section(data.votes, systems)
+
+
+def _fit_rows(votes: pd.DataFrame, options: PairwiseOptions) -> tuple[pd.Series, pd.DataFrame]:
+    """Which votes a fit may use, and the votes with 'both bad' made ties if so chosen."""
+    votes = votes.copy()
+    if options.both_bad == "tie":
+        votes["winner"] = votes["winner"].replace("both_bad", "tie")
+    usable = (
+        ~votes["flagged"].astype(bool)
+        & ~votes["onboarding"].astype(bool)
+        & votes["winner"].isin(["a", "b", "tie"])
+        & (votes["system_a"] != votes["system_b"])
+    )
+    return usable, votes
+
+
+def pairwise_section(
+    votes: pd.DataFrame,
+    systems: tuple[str, ...] = (),
+    options: PairwiseOptions | None = None,
+) -> Pairwise:
+    """Every question's fit and tables; ``systems`` gives the order systems are listed
+    and the default anchor (the study's declared order), others follow by name."""
+    options = options or PairwiseOptions()
+    votes = votes.astype({"question": str, "system_a": str, "system_b": str, "rater": str})
+    both_bad = votes["winner"] == "both_bad"
+    usable, votes = _fit_rows(votes, options)
+    fitted = votes[usable]
+    notes: list[str] = []
+    counts, score_tables, parameter_tables, sample_tables = [], [], [], []
+    pairs = summaries.pair_counts(fitted)
+    for question, mine in votes.groupby("question", sort=True):
+        question = str(question)
+        used = mine[usable.loc[mine.index]]
+        present = set(used["system_a"]) | set(used["system_b"])
+        order = tuple(s for s in systems if s in present) + tuple(sorted(present - set(systems)))
+        anchor = options.anchor if options.anchor in present else (order[0] if order else None)
+        raters = int(used["rater"].nunique())
+        row: dict[str, object] = {
+            "question": question,
+            "sources": ", ".join(sorted(set(mine["source"].astype(str)))),
+            "votes": len(mine),
+            "fitted": len(used),
+            "raters": raters,
+            "systems": len(order),
+            "ties": int((used["winner"] == "tie").sum()),
+            "tie_rate": float((used["winner"] == "tie").mean()) if len(used) else np.nan,
+            "both_bad": int(both_bad.loc[mine.index].sum()),
+            "both_bad_rate": float(both_bad.loc[mine.index].mean()),
+            "not_comparable": int((mine["winner"] == "not_comparable").sum()),
+            "flagged": int(mine["flagged"].astype(bool).sum()),
+            "onboarding": int(mine["onboarding"].astype(bool).sum()),
+            "same_system": int((mine["system_a"] == mine["system_b"]).sum()),
+            "model": "davidson" if options.ties == "davidson" else "bradley_terry_half_ties",
+            "anchor": anchor,
+            "identified": False,
+            "rounds": options.rounds,
+            "converged_rounds": 0,
+        }
+        if len(order) < 2 or anchor is None:
+            notes.append(f"{question}: fewer than two systems compared, nothing to fit.")
+            counts.append(row)
+            continue
+        battles = count_battles(used, order)
+        model = design(battles, order.index(anchor), options.ties, position=options.position)
+        fitted_scores = (
+            scores(
+                battles,
+                model,
+                rounds=options.rounds,
+                seed=options.seed,
+                level=options.level,
+                anchor_score=options.anchor_score,
+            )
+            if identified(battles, battles.totals())
+            else None
+        )
+        if fitted_scores is None:
+            notes.append(
+                f"{question}: no Bradley–Terry fit, since some systems won (or lost) every "
+                "comparison with the rest, or the system shown first won every vote (the "
+                "maximum-likelihood estimate is infinite); the win rates below are the data."
+            )
+            counts.append(row)
+            continue
+        if raters < FEW_RATERS:
+            notes.append(
+                f"{question}: only {raters} rater{'' if raters == 1 else 's'}; intervals that "
+                f"resample raters and the sandwich need many more (at least {FEW_RATERS}) to "
+                "be trusted."
+            )
+        row["identified"] = True
+        row["converged_rounds"] = fitted_scores.converged_rounds
+        counts.append(row)
+        ranked = fitted_scores.systems.assign(question=question)
+        score_tables.append(ranked[SCORE_COLUMNS])
+        parameter_tables.append(_with_probabilities(fitted_scores.parameters, question))
+        sample_tables.append(
+            summaries.sample_size(question, ranked, pairs, alpha=options.alpha, power=options.power)
+        )
+    return Pairwise(
+        options=options,
+        counts=pd.DataFrame(counts, columns=COUNT_COLUMNS),
+        scores=_stack(score_tables, SCORE_COLUMNS),
+        parameters=_stack(parameter_tables, PARAMETER_COLUMNS),
+        win_rates=summaries.win_rates(fitted),
+        pairs=pairs,
+        raters=summaries.rater_agreement(fitted),
+        onboarding=summaries.onboarding(votes, options.onboarding_threshold),
+        sample_size=_stack(sample_tables, summaries.SAMPLE_COLUMNS),
+        methods=methods(options),
+        notes=tuple(notes),
+    )
+
+
+def _with_probabilities(parameters: pd.DataFrame, question: str) -> pd.DataFrame:
+    """The shown-first term also as the share of wins the first of two equals would get."""
+    table = parameters.assign(question=question)
+    position = table["parameter"] == "shown_first"
+
+    def logistic(values: pd.Series) -> pd.Series:
+        odds = np.exp(-values.astype(float).clip(-700, 700).to_numpy())
+        return pd.Series(1 / (1 + odds), index=values.index)
+
+    table["probability"] = logistic(table["estimate"]).where(position)
+    table["probability_low"] = logistic(table["boot_low"]).where(position)
+    table["probability_high"] = logistic(table["boot_high"]).where(position)
+    return table[PARAMETER_COLUMNS]
+
+
+def _stack(tables: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
+    if not tables:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(tables, ignore_index=True)[columns]
