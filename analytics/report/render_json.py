@@ -25,6 +25,16 @@ every row (a value that cannot be computed is ``null``, never NaN)::
     comparisons:    design, method, family (tests in the Holm family), adjust ("headline":
                     each measure's omnibus test, or "all": every test), table [...]
     comments:       [...]
+    models:         (only when some participant did several tasks or gave a score
+                    more than once) {success {test [method, n_sessions, n_participants,
+                    systems, chi2, df, p, working_correlation, note], odds_ratios
+                    [system_id, reference, odds_ratio, ci_low, ci_high, p]}, mixed {fits
+                    [measure_kind, questionnaire_id, measure, method, formula, n_scores,
+                    n_participants, n_scenarios, var_participant, var_scenario,
+                    var_residual, reml_criterion, dropped, note], terms [measure_kind,
+                    questionnaire_id, measure, term, kind, estimate, se, ci_low, ci_high,
+                    z, p]}}; completion rows say their interval's method in ci_method and
+                    correct_ci_method (Wilson's, or a GEE's clustered by participant)
     stress:         (only when stress tests were replayed) {system: {overall, groups
                     {spelling, lexical, syntactic}, types {ST-1, ...}: each {applied,
                     passed, failed, unsure, awaiting, not_applicable, pass_rate, ci_low,
@@ -136,6 +146,17 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
         else records(report.annotations.reliability),
         "annotations": _annotations(report),
     }
+    if report.models is not None:
+        whole["models"] = {
+            "success": {
+                "test": records(report.models.success_test),
+                "odds_ratios": records(report.models.success_terms),
+            },
+            "mixed": {
+                "fits": records(report.models.fits),
+                "terms": records(report.models.terms),
+            },
+        }
     return _with_stress(whole, report)
 
 

@@ -1,0 +1,108 @@
+"""Mixed models of repeated scores, checked against R's lme4 through the user's path: the
+answers of tests/fixtures/mixed_idial.csv go in with ``ozlab import responses`` and the
+numbers come out of ``ozlab report --format json``.
+
+Twelve participants each rated four tasks of IDIAL's questionnaire, two with each system, in
+six orders (ABAB, BABA, AABB, BBAA, ABBA, BAAB); the task_completion construct is the mean of
+idial.s1 and idial.s2. Fixture values from tests/r/mixed_idial.R (lme4 1.1, REML;
+``confint(method = "Wald")``), agreeing here to 1e-6 (statsmodels' optimiser stops earlier
+than lme4's).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analytics.statistics.mixed import mixed_model
+from bot.cli import main
+
+FIXTURE = Path(__file__).parent / "fixtures" / "mixed_idial.csv"
+TOLERANCE = 1e-6
+# term: (estimate, standard error, Wald 95% low, high), from tests/r/mixed_idial.R
+LME4 = {
+    "intercept (shop-v0, period 1)": (
+        1.6641411134738946,
+        0.235821944075131,
+        1.2019385963224194,
+        2.126343630625370,
+    ),
+    "shop-v1 − shop-v0": (
+        0.6717177730522119,
+        0.173818445833938,
+        0.3310398793689666,
+        1.012395666735457,
+    ),
+    "period 2 − period 1": (
+        0.4065644538955762,
+        0.256508050527895,
+        -0.0961820868836781,
+        0.909310994674830,
+    ),
+    "period 3 − period 1": (
+        0.3648977872289095,
+        0.256508050527895,
+        -0.1378487535503447,
+        0.867644328008164,
+    ),
+    "period 4 − period 1": (
+        0.2815644538955762,
+        0.256508050527895,
+        -0.2211820868836781,
+        0.784310994674830,
+    ),
+    "carry-over of shop-v1": (
+        -0.0631289077911525,
+        0.207280983428188,
+        -0.4693921699904442,
+        0.343134354408139,
+    ),
+}
+VAR_PARTICIPANT, VAR_RESIDUAL, REML = 0.246375144574821, 0.330330170777292, 102.336676963954
+
+
+def _report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict:
+    db = tmp_path / "idial.sqlite"
+    assert main(["import", "responses", str(FIXTURE), "--db", str(db), "--study", "idial"]) == 0
+    capsys.readouterr()
+    assert main(["report", "--db", str(db), "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_imported_repeated_scores_give_lme4s_model_in_the_json_report(tmp_path, capsys) -> None:
+    models = _report(tmp_path, capsys)["models"]
+    fits = {(f["measure_kind"], f["measure"]): f for f in models["mixed"]["fits"]}
+    fit = fits[("construct", "task_completion")]
+    assert fit["n_scores"] == 48 and fit["n_participants"] == 12 and fit["n_scenarios"] == 0
+    assert "random intercept per participant" in fit["formula"]
+    assert "period + carry-over" in fit["formula"] and "lmer" in fit["method"]
+    assert fit["var_participant"] == pytest.approx(VAR_PARTICIPANT, abs=TOLERANCE)
+    assert fit["var_residual"] == pytest.approx(VAR_RESIDUAL, abs=TOLERANCE)
+    assert fit["reml_criterion"] == pytest.approx(REML, abs=TOLERANCE)
+    assert fit["dropped"] == "" and fit["note"] is None
+    terms = {
+        t["term"]: t
+        for t in models["mixed"]["terms"]
+        if (t["measure_kind"], t["measure"]) == ("construct", "task_completion")
+    }
+    assert set(terms) == set(LME4)
+    for name, (estimate, se, low, high) in LME4.items():
+        got = terms[name]
+        assert got["estimate"] == pytest.approx(estimate, abs=TOLERANCE), name
+        assert got["se"] == pytest.approx(se, abs=TOLERANCE), name
+        assert (got["ci_low"], got["ci_high"]) == pytest.approx((low, high), abs=TOLERANCE)
+    # the single items of the construct are not modelled alone; no task success here
+    assert models["success"]["test"] == []
+
+
+def test_too_few_participants_give_no_model_and_say_why() -> None:
+    answers = pd.read_csv(FIXTURE)
+    few = answers[answers["participant_id"].isin(["P01", "P02", "P03", "P04"])]
+    sets = few[few["item_id"] == "idial.s1"].assign(scenario_id=None, score=few["value"])
+    found = mixed_model(sets)
+    assert found.fit["note"] == "fewer than 5 participants" and found.terms.empty
+    assert math.isnan(float(found.fit["var_residual"]))  # type: ignore[arg-type]
