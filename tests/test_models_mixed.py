@@ -106,3 +106,36 @@ def test_too_few_participants_give_no_model_and_say_why() -> None:
     found = mixed_model(sets)
     assert found.fit["note"] == "fewer than 5 participants" and found.terms.empty
     assert math.isnan(float(found.fit["var_residual"]))  # type: ignore[arg-type]
+
+
+# tests/r/mixed_crossed.R: (estimates, standard errors), variances (participant, scenario,
+# residual), REML criterion. lme4 stops where the likelihood is flat to 1e-8: statsmodels'
+# optimum is as good or better (a lower REML criterion), its variances within 2e-5.
+CROSSED = {
+    "crossed_usability": (
+        (3.305069579479237, -0.510350438692159, -0.241248702345269),
+        (0.166931934304978, 0.209534864412289, 0.211837895089848),
+        (0.5047919482666057, 0.0119206266861454, 0.1624524354701732),
+        311.85205434904,
+    ),
+    "crossed_boundary": (
+        (2.075000000000003, -0.775000000000002, 0.149999999999998),
+        (0.263784165466318, 0.373047144341735, 0.373047144341736),
+        (0.479150697062941, 0.0, 0.433340324889354),
+        154.582304768356,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CROSSED))
+def test_crossed_scenarios_give_lme4s_model(name: str) -> None:
+    scores = pd.read_csv(FIXTURE.parent / f"{name}.csv").assign(answered_at=0.0)
+    found = mixed_model(scores)
+    estimates, errors, variances, reml = CROSSED[name]
+    assert found.fit["n_scenarios"] == 2 and "one per scenario (crossed)" in found.fit["formula"]
+    assert list(found.terms["estimate"]) == pytest.approx(estimates, abs=1e-5)
+    assert list(found.terms["se"]) == pytest.approx(errors, abs=1e-5)
+    got = [found.fit[k] for k in ("var_participant", "var_scenario", "var_residual")]
+    assert got == pytest.approx(variances, abs=1e-4)
+    assert float(found.fit["reml_criterion"]) <= reml + 1e-7  # type: ignore[arg-type]
+    assert float(found.fit["reml_criterion"]) == pytest.approx(reml, abs=1e-6)  # type: ignore[arg-type]

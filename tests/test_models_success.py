@@ -11,6 +11,7 @@ family = binomial, corstr = "exchangeable", scale.fix = TRUE)``), agreeing here 
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 from pathlib import Path
 
@@ -132,3 +133,16 @@ def test_groups_a_gee_cannot_model_say_why() -> None:
         systems.assign(participant_id=systems["participant_id"] + systems["system_id"])
     )
     assert "same outcome" in test["note"].iloc[0] and odds.empty
+
+
+@pytest.mark.parametrize("form", ["terminal", "md", "html"])
+def test_every_format_states_the_method(tmp_path, capsys, form: str) -> None:
+    db = tmp_path / "tasks.sqlite"
+    asyncio.run(_write(db, PATTERNS))
+    out = tmp_path / f"report.{form}"
+    assert main(["report", "--db", str(db), "--format", form, "--out", str(out)]) == 0
+    text = " ".join(html.unescape(out.read_text(encoding="utf-8")).split())
+    assert "Models for repeated measures" in text
+    assert "a 95% interval from a GEE clustered by participant" in text
+    assert "Wald χ² test of the systems' terms" in text
+    assert "χ²(1) = 9.86, p = .002" in text and "0.12 (0.03–0.45)" in text

@@ -100,17 +100,12 @@ def mixed_model(scores: pd.DataFrame, confidence: float = 0.95) -> MixedFit:
     x = columns[:, keep]
     fit["dropped"] = ", ".join(names[i] for i in dropped)
     names, kinds = [names[i] for i in keep], [kinds[i] for i in keep]
-    result = _fit(frame, x, several_scenarios)
-    if result is None:
+    found = _fit(frame, x, several_scenarios)
+    if found is None:
         fit["note"] = "the model did not converge"
         return MixedFit(fit, empty)
+    result, fit["var_participant"], fit["var_scenario"] = found
     fit["var_residual"] = float(result.scale)
-    if several_scenarios:
-        variances = dict(zip(result.model.exog_vc.names, np.asarray(result.vcomp), strict=True))
-        fit["var_participant"] = float(variances["participant"])
-        fit["var_scenario"] = float(variances["scenario"])
-    else:
-        fit["var_participant"] = float(np.asarray(result.cov_re)[0, 0])
     fit["reml_criterion"] = -2 * float(result.llf)
     beta = np.asarray(result.fe_params)
     se = _fixed_se(frame, x, fit)
@@ -187,28 +182,59 @@ def _estimable(columns: np.ndarray) -> tuple[list[int], list[int]]:
 
 
 def _fit(frame: pd.DataFrame, x: np.ndarray, several_scenarios: bool) -> Any:
+    """The REML fit with the variances of participants and scenarios (NaN: not in the
+    model), or None. A variance lme4 puts on the boundary (0) statsmodels only approaches,
+    as it optimises its logarithm: when the crossed model is no better than the model
+    without scenarios, the scenarios' variance is 0 and the simpler fit is the answer."""
+    people = frame["participant_id"].astype(str).to_numpy()
+    y = frame["score"].astype(float).to_numpy()
+    alone = _best(_participants_model(y, x, people))
+    if not several_scenarios:
+        return None if alone is None else (alone, float(np.asarray(alone.cov_re)[0, 0]), math.nan)
+    scenario = frame["scenario_id"].astype(object).fillna("(none)").astype(str).to_numpy()
+    crossed = _best(_crossed_model(y, x, {"participant": people, "scenario": scenario}))
+    if crossed is not None and (alone is None or crossed.llf > alone.llf + 1e-7):
+        variances = dict(zip(crossed.model.exog_vc.names, np.asarray(crossed.vcomp), strict=True))
+        return crossed, float(variances["participant"]), float(variances["scenario"])
+    return None if alone is None else (alone, float(np.asarray(alone.cov_re)[0, 0]), 0.0)
+
+
+def _participants_model(y: np.ndarray, x: np.ndarray, people: np.ndarray) -> Any:
+    import statsmodels.api as sm
+
+    return sm.MixedLM(y, x, groups=pd.factorize(people)[0], exog_re=np.ones((len(y), 1)))
+
+
+def _crossed_model(y: np.ndarray, x: np.ndarray, factors: dict[str, np.ndarray]) -> Any:
+    """Crossed random intercepts: one group holding everything, a variance component each."""
     import statsmodels.api as sm
     from statsmodels.regression.mixed_linear_model import VCSpec
 
-    y = frame["score"].astype(float).to_numpy()
-    people = frame["participant_id"].astype(str).to_numpy()
-    if several_scenarios:
-        scenario = frame["scenario_id"].astype(object).fillna("(none)").astype(str).to_numpy()
-        names, cols, colnames = [], [], []
-        for name, labels in (("participant", people), ("scenario", scenario)):
-            levels = sorted(set(labels))
-            names.append(name)
-            cols.append([np.column_stack([(labels == v).astype(float) for v in levels])])
-            colnames.append([levels])
-        model = sm.MixedLM(y, x, groups=np.zeros(len(y)), exog_vc=VCSpec(names, colnames, cols))
-    else:
-        model = sm.MixedLM(y, x, groups=pd.factorize(people)[0], exog_re=np.ones((len(y), 1)))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a boundary fit warns; convergence is checked below
-        result = model.fit(reml=True, method=["bfgs"], gtol=1e-12)
-    if not result.converged or not np.all(np.isfinite(result.bse_fe)):
-        return None
-    return result
+    names, columns, levels = [], [], []
+    for name, labels in factors.items():
+        values = sorted(set(labels))
+        names.append(name)
+        columns.append([np.column_stack([(labels == v).astype(float) for v in values])])
+        levels.append([values])
+    return sm.MixedLM(y, x, groups=np.zeros(len(y)), exog_vc=VCSpec(names, levels, columns))
+
+
+def _best(model: Any) -> Any:
+    """The highest REML likelihood any of three optimisers reached (BFGS to a tight
+    gradient agrees with lme4 to 1e-8; Powell gets closest to a boundary)."""
+    fits = []
+    for options in ({"method": ["bfgs"], "gtol": 1e-12}, {"method": ["powell"]}, {}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # boundary and convergence warnings: judged here
+            try:
+                result = model.fit(reml=True, **options)
+            except (np.linalg.LinAlgError, ValueError):
+                continue
+        if np.isfinite(result.llf) and np.all(np.isfinite(result.fe_params)):
+            fits.append(result)
+        if options.get("gtol") and result.converged and fits:
+            break  # the tight BFGS converged: nothing to improve on
+    return max(fits, key=lambda r: r.llf) if fits else None
 
 
 def _formula(systems: list[str], within: bool, scenarios: bool) -> str:
