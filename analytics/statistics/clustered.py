@@ -88,7 +88,7 @@ def success_rate(
     if k in (0, n):
         low, high = wilson_interval(people if k else 0, people, confidence)
         return Rate(k / n, low, high, ALIKE)
-    fit = _gee(y, np.ones((n, 1)), outcomes[cluster])
+    fit = fit_gee(y, np.ones((n, 1)), outcomes[cluster])
     if fit is None:
         return Rate(k / n, math.nan, math.nan, NOT_CONVERGED)
     estimate, se = float(fit.params[0]), float(fit.bse[0])
@@ -153,7 +153,7 @@ def compare_success(
         return pd.DataFrame([row], columns=TEST_COLUMNS), empty
     labels = frame[group].astype(str).to_numpy()
     x = np.column_stack([np.ones(len(frame))] + [labels == s for s in systems[1:]]).astype(float)
-    fit = _gee(y, x, frame[cluster])
+    fit = fit_gee(y, x, frame[cluster])
     if fit is None:
         row["note"] = NOT_CONVERGED
         return pd.DataFrame([row], columns=TEST_COLUMNS), empty
@@ -180,7 +180,7 @@ def compare_success(
     return pd.DataFrame([row], columns=TEST_COLUMNS), terms
 
 
-def _gee(y: np.ndarray, x: np.ndarray, clusters: pd.Series) -> Any:
+def fit_gee(y: np.ndarray, x: np.ndarray, clusters: pd.Series) -> Any:
     """statsmodels' GEE as geepack fits it (tests/test_models_success.py), or None when it
     did not converge."""
     import statsmodels.api as sm
@@ -195,7 +195,7 @@ def _gee(y: np.ndarray, x: np.ndarray, clusters: pd.Series) -> Any:
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence is checked below, not warned about
-        fit = model.fit(maxiter=100)
+        fit = model.fit(maxiter=200, ctol=1e-12)
     return fit if fit.converged and np.all(np.isfinite(fit.bse)) else None
 
 
