@@ -117,7 +117,10 @@ def test_one_task_each_keeps_wilsons_interval_and_needs_no_model(tmp_path, capsy
     assert (alpha["successes"], alpha["n"]) == (8, 10)
     assert (alpha["ci_low"], alpha["ci_high"]) == wilson_interval(8, 10)  # the same floats
     assert alpha["ci_method"] == WILSON
-    assert "models" not in report
+    assert report["models"] == {
+        "success": {"test": [], "odds_ratios": []},
+        "mixed": {"fits": [], "terms": []},
+    }
 
 
 def test_groups_a_gee_cannot_model_say_why() -> None:

@@ -3,7 +3,7 @@ tasks (GEE), and a mixed model of each score participants gave several times.
 
 The section exists only where the data call for it: some participant contributed several
 sessions, or gave a score more than once. Otherwise the report's tests over participants
-stand alone and there is no section (and no ``models`` key in the JSON).
+stand alone and there is no section (the JSON's ``models`` tables are empty).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pandas as pd
 
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS, StudyData
 from analytics.statistics import mixed
-from analytics.statistics.clustered import compare_success
+from analytics.statistics.clustered import TERM_COLUMNS, TEST_COLUMNS, compare_success
 from analytics.statistics.completion import task_outcomes
 from bot.core.vocabulary import AnswerStatus, Moment
 
@@ -33,6 +33,16 @@ class ModelsSection:
     """One row per measure modelled: ``KEYS``, ``method``, ``mixed.FIT_COLUMNS``."""
     terms: pd.DataFrame
     """One row per measure and fixed effect: ``KEYS``, ``mixed.TERM_COLUMNS``."""
+
+
+def empty_section() -> ModelsSection:
+    """The section's tables with nothing in them."""
+    return ModelsSection(
+        success_test=pd.DataFrame(columns=TEST_COLUMNS),
+        success_terms=pd.DataFrame(columns=TERM_COLUMNS),
+        fits=pd.DataFrame(columns=[*KEYS, "method", *mixed.FIT_COLUMNS]),
+        terms=pd.DataFrame(columns=[*KEYS, *mixed.TERM_COLUMNS]),
+    )
 
 
 def models_section(data: StudyData, scores: pd.DataFrame) -> ModelsSection | None:

@@ -25,8 +25,8 @@ every row (a value that cannot be computed is ``null``, never NaN)::
     comparisons:    design, method, family (tests in the Holm family), adjust ("headline":
                     each measure's omnibus test, or "all": every test), table [...]
     comments:       [...]
-    models:         (only when some participant did several tasks or gave a score
-                    more than once) {success {test [method, n_sessions, n_participants,
+    models:         (empty tables unless some participant did several tasks or gave a
+                    score more than once) {success {test [method, n_sessions, n_participants,
                     systems, chi2, df, p, working_correlation, note], odds_ratios
                     [system_id, reference, odds_ratio, ci_low, ci_high, p]}, mixed {fits
                     [measure_kind, questionnaire_id, measure, method, formula, n_scores,
@@ -146,17 +146,7 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
         else records(report.annotations.reliability),
         "annotations": _annotations(report),
     }
-    if report.models is not None:
-        whole["models"] = {
-            "success": {
-                "test": records(report.models.success_test),
-                "odds_ratios": records(report.models.success_terms),
-            },
-            "mixed": {
-                "fits": records(report.models.fits),
-                "terms": records(report.models.terms),
-            },
-        }
+    whole["models"] = _models(report)
     return _with_stress(whole, report)
 
 
@@ -175,6 +165,21 @@ def _annotations(report: Report) -> dict[str, Any] | None:
         "adjudication_rule": ADJUDICATION_RULE,
         **{name: records(getattr(found, name)) for name in (*tables, "trajectories")},
         "notes": list(found.notes),
+    }
+
+
+def _models(report: Report) -> dict[str, Any]:
+    """Always the same keys (empty tables where no participant did several tasks or gave a
+    score twice), as every other section."""
+    from analytics.report.models import empty_section
+
+    models = report.models or empty_section()
+    return {
+        "success": {
+            "test": records(models.success_test),
+            "odds_ratios": records(models.success_terms),
+        },
+        "mixed": {"fits": records(models.fits), "terms": records(models.terms)},
     }
 
 

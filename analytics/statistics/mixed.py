@@ -192,7 +192,8 @@ def _fit(frame: pd.DataFrame, x: np.ndarray, several_scenarios: bool) -> Any:
     if not several_scenarios:
         return None if alone is None else (alone, float(np.asarray(alone.cov_re)[0, 0]), math.nan)
     scenario = frame["scenario_id"].astype(object).fillna("(none)").astype(str).to_numpy()
-    crossed = _best(_crossed_model(y, x, {"participant": people, "scenario": scenario}))
+    floor = -math.inf if alone is None else float(alone.llf)
+    crossed = _best(_crossed_model(y, x, {"participant": people, "scenario": scenario}), floor)
     if crossed is not None and (alone is None or crossed.llf > alone.llf + 1e-7):
         variances = dict(zip(crossed.model.exog_vc.names, np.asarray(crossed.vcomp), strict=True))
         return crossed, float(variances["participant"]), float(variances["scenario"])
@@ -219,22 +220,35 @@ def _crossed_model(y: np.ndarray, x: np.ndarray, factors: dict[str, np.ndarray])
     return sm.MixedLM(y, x, groups=np.zeros(len(y)), exog_vc=VCSpec(names, levels, columns))
 
 
-def _best(model: Any) -> Any:
-    """The highest REML likelihood any of three optimisers reached (BFGS to a tight
-    gradient agrees with lme4 to 1e-8; Powell gets closest to a boundary)."""
-    fits = []
-    for options in ({"method": ["bfgs"], "gtol": 1e-12}, {"method": ["powell"]}, {}):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # boundary and convergence warnings: judged here
-            try:
-                result = model.fit(reml=True, **options)
-            except (np.linalg.LinAlgError, ValueError):
-                continue
-        if np.isfinite(result.llf) and np.all(np.isfinite(result.fe_params)):
-            fits.append(result)
-        if options.get("gtol") and result.converged and fits:
-            break  # the tight BFGS converged: nothing to improve on
-    return max(fits, key=lambda r: r.llf) if fits else None
+def _best(model: Any, floor: float | None = None) -> Any:
+    """The REML fit, or None. Without ``floor``: BFGS to a tight gradient (it agrees with
+    lme4 to 1e-8), Powell's method when BFGS stops short. With ``floor`` (the likelihood of
+    the model without this one's last variance): Powell first, quick and closest to a
+    boundary; no better than ``floor`` means the variance is on the boundary (the simpler
+    model is the answer), otherwise BFGS refines Powell's estimate."""
+    tight = {"method": ["bfgs"], "gtol": 1e-12}
+    first = _attempt(model, tight if floor is None else {"method": ["powell"]})
+    if first is None or (floor is not None and first.llf <= floor + 1e-7):
+        return first
+    if floor is None and first.converged:
+        return first
+    if floor is None:
+        second = _attempt(model, {"method": ["powell"]})
+    else:
+        second = _attempt(model, {**tight, "start_params": first.params_object})
+    fits = [f for f in (first, second) if f is not None]
+    return max(fits, key=lambda r: r.llf)
+
+
+def _attempt(model: Any, options: dict[str, Any]) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # boundary and convergence warnings: judged here
+        try:
+            result = model.fit(reml=True, **options)
+        except (np.linalg.LinAlgError, ValueError):
+            return None
+    ok = np.isfinite(result.llf) and np.all(np.isfinite(result.fe_params))
+    return result if ok else None
 
 
 def _formula(systems: list[str], within: bool, scenarios: bool) -> str:
