@@ -139,3 +139,15 @@ def test_crossed_scenarios_give_lme4s_model(name: str) -> None:
     assert got == pytest.approx(variances, abs=1e-4)
     assert float(found.fit["reml_criterion"]) <= reml + 1e-7  # type: ignore[arg-type]
     assert float(found.fit["reml_criterion"]) == pytest.approx(reml, abs=1e-6)  # type: ignore[arg-type]
+
+
+def test_the_markdown_report_shows_the_model_in_words(tmp_path: Path, capsys) -> None:
+    db = tmp_path / "idial.sqlite"
+    assert main(["import", "responses", str(FIXTURE), "--db", str(db), "--study", "idial"]) == 0
+    out = tmp_path / "report.md"
+    assert main(["report", "--db", str(db), "--format", "md", "--out", str(out)]) == 0
+    text = " ".join(out.read_text(encoding="utf-8").split()).replace("\\_", "_")
+    assert "Mixed model of idial: task_completion" in text
+    assert "score ~ system + period + carry-over (the previous answer set's system)" in text
+    assert "| shop-v1 − shop-v0 | 0.67 (0.33–1.01) | 0.17 | 3.86 | \\< .001 |" in text
+    assert "| carry-over of shop-v1 | −0.06 (−0.47 to 0.34) |" in text

@@ -43,7 +43,8 @@ def model_blocks(report: Report) -> list[Block]:
             "Where participants did several tasks or gave a score more than once, their "
             "answers are not independent: the participant, not the session, is the unit "
             "sampled. These models account for it; the tests over participants in the "
-            "comparison of systems average each participant's answers per system.",
+            "comparison of systems average each participant's answers per system. The models' "
+            "p-values are not in Holm's family (they are not corrected).",
             "method",
         ),
     ]
@@ -80,7 +81,7 @@ def _success(test: pd.DataFrame, odds: pd.DataFrame) -> list[Block]:
                 (
                     r["system_id"],
                     r["reference"],
-                    f"{d.num(r['odds_ratio'])} ({d.num(r['ci_low'])}–{d.num(r['ci_high'])})",
+                    f"{d.num(r['odds_ratio'])} ({_between(r['ci_low'], r['ci_high'])})",
                     d.p_value(r["p"]),
                 )
                 for r in odds.to_dict("records")
@@ -90,6 +91,13 @@ def _success(test: pd.DataFrame, odds: pd.DataFrame) -> list[Block]:
         )
     )
     return blocks
+
+
+def _between(low: object, high: object) -> str:
+    """``0.33–1.01``, or ``−1.16 to −0.24`` where a dash would read as a minus."""
+    first, second = d.num(low), d.num(high)
+    joint = " to " if "−" in first + second else "–"
+    return f"{first}{joint}{second}"
 
 
 def _mixed(fit: dict, terms: pd.DataFrame) -> list[Block]:
@@ -141,7 +149,7 @@ def _mixed(fit: dict, terms: pd.DataFrame) -> list[Block]:
             [
                 (
                     r["term"],
-                    f"{d.num(r['estimate'])} ({d.num(r['ci_low'])}–{d.num(r['ci_high'])})",
+                    f"{d.num(r['estimate'])} ({_between(r['ci_low'], r['ci_high'])})",
                     d.num(r["se"]),
                     d.num(r["z"]),
                     d.p_value(r["p"]),
