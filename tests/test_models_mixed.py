@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analytics.statistics.mixed import mixed_model
+from analytics.statistics.mixed import UNTIMED, mixed_model
 from bot.cli import main
 
 FIXTURE = Path(__file__).parent / "fixtures" / "mixed_idial.csv"
@@ -151,3 +151,14 @@ def test_the_markdown_report_shows_the_model_in_words(tmp_path: Path, capsys) ->
     assert "score ~ system + period + carry-over (the previous answer set's system)" in text
     assert "| shop-v1 − shop-v0 | 0.67 (0.33–1.01) | 0.17 | 3.86 | \\< .001 |" in text
     assert "| carry-over of shop-v1 | −0.06 (−0.47 to 0.34) |" in text
+
+
+def test_answer_sets_without_times_leave_out_period_and_carry_over() -> None:
+    answers = pd.read_csv(FIXTURE).assign(answered_at=1_760_000_000.0)
+    sets = answers.groupby(["participant_id", "system_id", "scope"], as_index=False).agg(
+        score=("value", "mean"), answered_at=("answered_at", "min")
+    )
+    found = mixed_model(sets.assign(scenario_id=None))
+    assert found.fit["dropped"] == UNTIMED and found.fit["note"] is None
+    assert list(found.terms["kind"]) == ["intercept", "system"]
+    assert "period" not in str(found.fit["formula"])

@@ -127,7 +127,8 @@ def _mixed(fit: dict, terms: pd.DataFrame) -> list[Block]:
     if fit["dropped"]:
         blocks.append(
             Paragraph(
-                f"Left out, as the design cannot tell them from the other terms: {fit['dropped']}.",
+                f"Left out: {fit['dropped']}; an aliased term is one the design cannot "
+                "tell from the others.",
                 "note",
             )
         )

@@ -14,7 +14,9 @@ participant, system, scenario and time. The model (statsmodels ``MixedLM``, REML
 
 Intervals are Wald intervals (estimate ± z·SE), p-values Wald z tests, as
 ``confint(fit, method = "Wald")`` and a z test in R. A term the design cannot separate from
-the others (carry-over in some crossover designs) is left out, and named in ``dropped``.
+the others (carry-over in some crossover designs) is left out, and named in ``dropped``;
+so are period and carry-over when a participant's answer sets share a time (imported
+without one), which leaves their order unknown.
 
 Items answered on an ordinal scale call for a cumulative-link mixed model (R's
 ``ordinal::clmm``); no well-kept Python library fits one (statsmodels' ``OrderedModel`` has
@@ -42,6 +44,7 @@ METHOD = (
     "Linear mixed model (statsmodels MixedLM, REML, as lme4's lmer): Wald intervals and z "
     "tests of the fixed effects"
 )
+UNTIMED = "period and carry-over (some answer sets of a participant share their time)"
 TERM_COLUMNS = ["term", "kind", "estimate", "se", "ci_low", "ci_high", "z", "p"]
 FIT_COLUMNS = [
     "formula", "n_scores", "n_participants", "n_scenarios", "var_participant", "var_scenario",
@@ -77,7 +80,9 @@ def mixed_model(scores: pd.DataFrame, confidence: float = 0.95) -> MixedFit:
     frame = with_periods(scores.dropna(subset=["score", "system_id"]))
     systems = sorted(frame["system_id"].astype(str).unique())
     scenarios = frame["scenario_id"].dropna().astype(str).unique()
-    within = bool((frame.groupby("participant_id")["system_id"].nunique() > 1).any())
+    met = bool((frame.groupby("participant_id")["system_id"].nunique() > 1).any())
+    tied = frame.groupby("participant_id")["answered_at"].apply(lambda t: t.duplicated().any())
+    within = met and not bool(tied.any())
     fit: dict[str, object] = dict.fromkeys(FIT_COLUMNS, math.nan)
     fit.update(
         n_scores=len(frame),
@@ -98,7 +103,11 @@ def mixed_model(scores: pd.DataFrame, confidence: float = 0.95) -> MixedFit:
     columns, names, kinds = _design(frame, systems, within)
     keep, dropped = _estimable(columns)
     x = columns[:, keep]
-    fit["dropped"] = ", ".join(names[i] for i in dropped)
+    aliased = ", ".join(names[i] for i in dropped)
+    untimed = UNTIMED if met and not within else ""
+    fit["dropped"] = "; ".join(
+        part for part in (untimed, aliased and f"{aliased} (aliased)") if part
+    )
     names, kinds = [names[i] for i in keep], [kinds[i] for i in keep]
     found = _fit(frame, x, several_scenarios)
     if found is None:
