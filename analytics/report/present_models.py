@@ -127,8 +127,12 @@ def _mixed(fit: dict, terms: pd.DataFrame) -> list[Block]:
     if fit["dropped"]:
         blocks.append(
             Paragraph(
-                f"Left out: {fit['dropped']}; an aliased term is one the design cannot "
-                "tell from the others.",
+                f"Left out: {fit['dropped']}."
+                + (
+                    " An aliased term is one the design cannot tell from the others."
+                    if "(aliased)" in str(fit["dropped"])
+                    else ""
+                ),
                 "note",
             )
         )
