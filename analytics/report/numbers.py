@@ -16,6 +16,7 @@ import pandas as pd
 from analytics.annotations.ratings import Annotations
 from analytics.annotations.ratings import from_study as annotation_section
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS, StudyData
+from analytics.report.models import ModelsSection, models_section
 from analytics.report.provenance import Provenance, provenance
 from analytics.report.stress import StressSection, stress_section
 from analytics.statistics import completion as tasks
@@ -137,6 +138,9 @@ class Report:
     pairwise: Pairwise | None = None
     """Bradley–Terry scores and the rest of the pairwise votes' numbers; None (and no
     section) when the study has no votes."""
+    models: ModelsSection | None = None
+    """Models for repeated measures (GEE of success, mixed models of scores); None (and no
+    section) when every participant did one task and gave each score once."""
 
     def for_system(self, system_id: str) -> dict[str, pd.DataFrame]:
         """Every table's rows about one system, by table name."""
@@ -242,6 +246,7 @@ def build_report(
         stress=stress_section(data.stress, data.sessions["session_id"]) if data.stress else None,
         annotations=annotation_section(data, scores, info.systems),
         pairwise=pairwise_from_study(data, info.systems),
+        models=models_section(data, scores),
     )
 
 

@@ -13,6 +13,7 @@ from analytics.report import document as d
 from analytics.report.document import Block, Bullets, Figure, Heading, Paragraph
 from analytics.report.numbers import Report
 from analytics.report.present_annotations import annotation_blocks
+from analytics.report.present_models import interval_caption, interval_words, model_blocks
 from analytics.report.present_pairwise import pairwise_blocks
 from analytics.report.present_questionnaires import questionnaire_blocks
 from analytics.report.present_systems import provenance_blocks, reliability_blocks
@@ -64,6 +65,7 @@ def document(report: Report, *, limit: int | None = None, source: str | None = N
     blocks += annotation_blocks(report)
     blocks += pairwise_blocks(report, limit)
     blocks += _comparisons(report)
+    blocks += model_blocks(report)
     blocks += stress_blocks(report.stress, limit)
     blocks += _comments(report, limit)
     blocks += _quality(report, limit)
@@ -235,7 +237,7 @@ def _completion(report: Report) -> list[Block]:
     blocks += [
         Paragraph(
             "Dialogue tasks whose outcome is known (ended or abandoned; abandoned ones count "
-            f"as not completed). {kinds}Success rates with Wilson's 95% interval; time from "
+            f"as not completed). {kinds}{interval_words(completion.by_system)}; time from "
             "the start of the task to its end. Exchanges count the system's replies; failed "
             "exchanges (an error or no reply in time) are counted apart.",
             "method",
@@ -244,7 +246,7 @@ def _completion(report: Report) -> list[Block]:
             "completion",
             caption="Task success per system"
             + (" (system reported; done correctly)" if both else "")
-            + ", with 95% Wilson intervals",
+            + f", with {interval_caption(completion.by_system)}",
         ),
         *_completion_tables(completion.by_system, ["system_id"], ""),
     ]

@@ -32,6 +32,16 @@ every row (a value that cannot be computed is ``null``, never NaN)::
                     questions [...], scores [...], parameters [...], win_rates [...], pairs
                     [...], sample_size [...], raters [...], onboarding [...], notes [...]
                     (docs/pairwise.md; an unbounded interval end is null)
+    models:         (empty tables unless some participant did several tasks or gave a
+                    score more than once) {success {test [method, n_sessions, n_participants,
+                    systems, chi2, df, p, working_correlation, note], odds_ratios
+                    [system_id, reference, odds_ratio, ci_low, ci_high, p]}, mixed {fits
+                    [measure_kind, questionnaire_id, measure, method, formula, n_scores,
+                    n_participants, n_scenarios, var_participant, var_scenario,
+                    var_residual, reml_criterion, dropped, note], terms [measure_kind,
+                    questionnaire_id, measure, term, kind, estimate, se, ci_low, ci_high,
+                    z, p]}}; completion rows say their interval's method in ci_method and
+                    correct_ci_method (Wilson's, or a GEE's clustered by participant)
     stress:         (only when stress tests were replayed) {system: {overall, groups
                     {spelling, lexical, syntactic}, types {ST-1, ...}: each {applied,
                     passed, failed, unsure, awaiting, not_applicable, pass_rate, ci_low,
@@ -147,6 +157,7 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
         from analytics.report.present_pairwise import pairwise_json
 
         whole["pairwise"] = pairwise_json(report.pairwise)
+    whole["models"] = _models(report)
     return _with_stress(whole, report)
 
 
@@ -165,6 +176,21 @@ def _annotations(report: Report) -> dict[str, Any] | None:
         "adjudication_rule": ADJUDICATION_RULE,
         **{name: records(getattr(found, name)) for name in (*tables, "trajectories")},
         "notes": list(found.notes),
+    }
+
+
+def _models(report: Report) -> dict[str, Any]:
+    """Always the same keys (empty tables where no participant did several tasks or gave a
+    score twice), as every other section."""
+    from analytics.report.models import empty_section
+
+    models = report.models or empty_section()
+    return {
+        "success": {
+            "test": records(models.success_test),
+            "odds_ratios": records(models.success_terms),
+        },
+        "mixed": {"fits": records(models.fits), "terms": records(models.terms)},
     }
 
 
