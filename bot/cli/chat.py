@@ -27,8 +27,10 @@ def run(args: argparse.Namespace) -> int:
 
     adapters_beside(args.study)
     bundle = load_study(args.study)
-    from bot.pilot.chat import run_chat, scratch_database
+    from bot.pilot.chat import chat_log, run_chat, scratch_database
     from bot.runtime.logging import setup_logging
 
-    setup_logging(logging.WARNING, [])
-    return run_chat(bundle, args.db or scratch_database(), args.lang)
+    db = args.db or scratch_database()
+    log = chat_log(db)
+    setup_logging(logging.WARNING, [], log)
+    return run_chat(bundle, db, args.lang, log)

@@ -42,13 +42,30 @@ def scratch_database() -> Path:
     return Path(tempfile.mkdtemp(prefix="ozlab-chat-")) / "chat.sqlite"
 
 
+def chat_log(db: Database) -> Path:
+    """Where the bot's log lines go during a chat: beside a SQLite file (``chat.log`` for
+    ``chat.sqlite``), in a folder of its own for a server's study. Never the terminal, which
+    shows only the participant's conversation."""
+    location = locate(db)
+    if location.server is None:
+        return Path(location.path).with_suffix(".log")
+    return Path(tempfile.mkdtemp(prefix="ozlab-chat-")) / "chat.log"
+
+
 def chat_secret() -> str:
     secret = os.environ.get(SECRET_ENV, "")
     return secret if len(secret) >= 16 else PILOT_SECRET
 
 
-def run_chat(bundle: StudyBundle, db: Database, language: str, out: TextIO = sys.stdout) -> int:
-    """Chat until /quit, end of input (Ctrl-D) or Ctrl-C; 0 however it ends."""
+def run_chat(
+    bundle: StudyBundle,
+    db: Database,
+    language: str,
+    log: Path,
+    out: TextIO = sys.stdout,
+) -> int:
+    """Chat until /quit, end of input (Ctrl-D) or Ctrl-C; 0 however it ends. ``log``: where
+    the bot's log lines went (named once, at the start)."""
 
     def write(line: str) -> None:
         out.write(line + "\n")
@@ -74,6 +91,7 @@ def run_chat(bundle: StudyBundle, db: Database, language: str, out: TextIO = sys
     with claim(db, "ozlab chat", study) as writer:
         write(f"Study {bundle.study.id!r} on {locate(db).shown}")
         write(f"(watch and step in from another terminal: ozlab wizard --db {db})")
+        write(f"(the bot's log: {log})")
         asyncio.run(main())
     write(f"Goodbye. The database stays at {locate(db).shown}")
     return 0
