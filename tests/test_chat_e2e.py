@@ -186,3 +186,22 @@ def test_log_lines_go_to_the_log_not_to_the_participants_screen(tmp_path: Path) 
     assert "WARNING bot.runtime.participants: system broken failed" in log.read_text("utf-8")
     assert "WARNING" not in chat.output and "failed" not in chat.output, chat.output
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
+
+
+def test_a_researcher_chats_on_a_demos_database(tmp_path: Path) -> None:
+    """The demo sealed its simulated participants' chats under its own secret: the chat's
+    new participant plays beside them, and they are left as they were."""
+    db = tmp_path / "demo.sqlite"
+    ozlab("demo", "-n", "2", "--db", str(db), "--study", "hmd")
+    before = tables(db)
+    argv = [sys.executable, "-m", "bot.cli", "chat", "hmd", "--db", str(db)]
+    with Terminal(argv, cwd=ROOT, env=ENV) as chat:
+        chat.expect(r"\[1\] I agree")
+        chat.type("1")
+        chat.expect(r"\[1\] Finish task")
+        chat.type("/quit")
+        assert chat.wait() == 0
+    assert "Traceback" not in chat.output and "another OZLAB_SECRET" not in chat.output
+    after = tables(db)
+    assert len(after["participants"]) == len(before["participants"]) + 1
+    assert all(p in after["participants"] for p in before["participants"])
