@@ -22,7 +22,7 @@ from bot.check.systems import system_problems
 from bot.core.errors import SystemSetupError
 from questionnaires.models import Condition, Questionnaire
 from scenarios.jobs import AnnotationJob
-from scenarios.loading import StudyError, load_study, study_document
+from scenarios.loading import StudyError, checked_study, study_document
 from scenarios.models import Scenario, ScenarioText, StudyBundle, Texts
 from scenarios.sentences import catalogue
 from scenarios.sentences import languages as sentence_languages
@@ -196,7 +196,7 @@ def check(ref: str | Path, env: Mapping[str, str] | None = None, *, ping: bool =
     its design; a broken study raises :class:`~scenarios.loading.StudyError`, which the CLI
     prints. ``ping`` then sends every networked system one message (``bot.systems.ping``):
     one that fails raises :class:`~bot.core.errors.SystemSetupError`, finding it is the point."""
-    bundle = load_study(ref)
+    bundle, unused = checked_study(ref)
     environment = os.environ if env is None else env
     document = study_document(ref)
     problems = system_problems(document, bundle.study.systems, environment)
@@ -206,6 +206,8 @@ def check(ref: str | Path, env: Mapping[str, str] | None = None, *, ping: bool =
     for warning in design_warnings(bundle.study):
         line, field = document.where(warning.loc)
         print(f"{document.file}:{line}: warning: {field}: {warning.message}")
+    for problem in unused:
+        print(f"{problem.file}:{problem.line}: warning: {problem.field}: {problem.message}")
     if ping:
         _ping(bundle, environment)
 
