@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from bot.check.study import check
 from bot.core.conversation import Conversation, SystemReply, ToolCall
 from bot.core.errors import SystemSetupError
 from bot.core.vocabulary import EndReason, EventKind
@@ -232,6 +233,19 @@ def test_a_function_that_cannot_be_imported_stops_the_start(tmp_path: Path) -> N
     )
     with pytest.raises(SystemSetupError, match=r"tool 'add_to_wishlist': importing .* failed"):
         scenario_tools(bundle)
+
+
+def test_check_tells_a_function_that_does_not_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    check(write_study(tmp_path / "good"), env={})
+    assert "gift" in capsys.readouterr().out
+    broken = write_study(tmp_path / "bad", scenarios__shop_tools_dot_py="import nope\n" + TOOLS_PY)
+    with pytest.raises(StudyError) as raised:
+        check(broken, env={})
+    said = str(raised.value)
+    assert f"{(tmp_path / 'bad/scenarios/shop_tools.py').resolve()}: scenario 'gift'" in said
+    assert "ModuleNotFoundError: No module named 'nope'" in said
 
 
 # --- the openai adapter against a local server -------------------------------------------

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from bot.check.design import design_warnings
-from bot.check.systems import system_problems
+from bot.check.systems import system_problems, tool_problems
 from bot.core.errors import SystemSetupError
 from questionnaires.models import Condition, Questionnaire
 from scenarios.jobs import AnnotationJob
@@ -200,6 +200,7 @@ def check(ref: str | Path, env: Mapping[str, str] | None = None, *, ping: bool =
     environment = os.environ if env is None else env
     document = study_document(ref)
     problems = system_problems(document, bundle.study.systems, environment)
+    problems += tool_problems(bundle)
     if problems:
         raise StudyError(problems)
     print(summary(bundle))
