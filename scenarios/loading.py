@@ -319,6 +319,7 @@ class _StudyLoader:
         }
         self.problems += rules.misplaced_questionnaires(self.uses, self.questionnaires, documents)
         self.problems += rules.shared_item_ids(self.questionnaires, documents)
+        self.problems += rules.success_item(document, self.uses, self.questionnaires)
 
 
 def _looks_like_path(ref: str) -> bool:

@@ -390,6 +390,9 @@ class Texts(_Model):
     held: str = _EN["held"]
     """After consent in a study with ``hold_after_consent``: the experimenter starts the
     session."""
+    system_changed: str = _EN["system_changed"]
+    """Before the next task's brief when it has another system than the task before
+    (within subjects): the participant is told the assistant has changed."""
     task_over: str = _EN["task_over"]
     """After a task ends, before its questionnaires or the next task."""
     questionnaire_intro: str = _EN["questionnaire_intro"]
@@ -576,6 +579,10 @@ class Study(_Model):
     """Questionnaires (ids) asked once, after the last task."""
     design: Design = Design()
     """How participants are assigned scenarios and systems."""
+    success_item: str | None = None
+    """A yes/no item of a post-task questionnaire (``task.done``) whose answer says whether
+    the participant did the task: it decides success for a system whose own events and tool
+    calls do not (a language model without tools)."""
     timing: Timing = Timing()
     """Reminders and abandonment of silent participants."""
     retention: Seconds | None = None

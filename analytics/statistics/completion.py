@@ -13,6 +13,10 @@ the system reported (``success``: it said the task was done) and whether the tas
 as the scenario's ``success_if`` defines (``correct``: True, False, or NaN when nothing
 decided it). Each gets its rate with Wilson's interval over the sessions where it is known.
 
+Where a sessions frame has ``success_measured`` (``analytics.statistics.success_sources``),
+the success rate is over the tasks whose success some source decided (``success_n``): a
+system no source speaks for has no rate, never 0 %.
+
 Exchanges per task count real exchanges only (the system replied); failed ones (an error or
 no reply in time) are counted apart, as they are not turns the participant experienced as
 a dialogue.
@@ -117,9 +121,15 @@ def _dialogues(sessions: pd.DataFrame) -> pd.DataFrame:
         else pd.Series(np.nan, index=frame.index)
     )
     real = frame["n_exchanges"] - frame["n_failed_replies"]
+    measured = (
+        frame["success_measured"].astype(bool)
+        if "success_measured" in frame.columns
+        else pd.Series(True, index=frame.index)
+    )
     return frame.assign(
         outcome_known=known,
-        succeeded=(frame["success"] == 1) & known,
+        success_known=known & measured,
+        succeeded=(frame["success"] == 1) & known & measured,
         correct_known=correct.notna() & known,
         done_correctly=(correct == 1) & known,
         real_exchanges=real,
@@ -141,7 +151,8 @@ def completion(
         done = known.loc[known.index.intersection(group.index)]
         timed = closed.loc[closed.index.intersection(group.index)]
         successes, n = int(done["succeeded"].sum()), len(done)
-        low, high = wilson_interval(successes, n, confidence)
+        n_measured = int(done["success_known"].sum())
+        low, high = wilson_interval(successes, n_measured, confidence)
         judged = done[done["correct_known"]]
         correct, n_judged = int(judged["done_correctly"].sum()), len(judged)
         correct_low, correct_high = wilson_interval(correct, n_judged, confidence)
@@ -154,7 +165,8 @@ def completion(
                 "in_progress": len(group) - n,
                 "n": n,
                 "successes": successes,
-                "success_rate": successes / n if n else math.nan,
+                "success_n": n_measured,
+                "success_rate": successes / n_measured if n_measured else math.nan,
                 "ci_low": low,
                 "ci_high": high,
                 "correct_n": n_judged,
@@ -187,6 +199,7 @@ _COMPLETION_COLUMNS = [
     "in_progress",
     "n",
     "successes",
+    "success_n",
     "success_rate",
     "ci_low",
     "ci_high",
