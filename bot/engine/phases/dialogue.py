@@ -83,15 +83,21 @@ def end(
     return task.end_task(bundle, journey, reason, success, Phase.DIALOGUE, dropped, correct)
 
 
-def _done_correctly(bundle: StudyBundle, journey: Journey, reply: SystemReply) -> bool | None:
-    """The scenario's ``success_if`` on what the system reported doing (None: undefined)."""
-    checks = scenario_of(bundle, journey).success_if
+def _done_correctly(
+    bundle: StudyBundle, journey: Journey, reply: SystemReply, reported_by: str
+) -> bool | None:
+    """The scenario's ``success_if`` on what the system reported doing (None: undefined):
+    its ``tool.argument`` tests on the tool calls that ended the task, its other tests on
+    the system's own ``task_success`` data."""
+    by_tools = reported_by == TOOL_SUCCESS_EVENT
+    checks = {
+        name: check
+        for name, check in scenario_of(bundle, journey).success_if.items()
+        if ("." in name) == by_tools
+    }
     if not checks:
         return None
-    did = {
-        **reply.event_data.get(SUCCESS_EVENT, {}),
-        **reply.event_data.get(TOOL_SUCCESS_EVENT, {}),
-    }
+    did = reply.event_data.get(reported_by, {})
     return all(name in did and check.holds(did[name]) for name, check in checks.items())
 
 
@@ -265,7 +271,7 @@ def deliver_reply(
         did = dict(reply.event_data.get(reported_by, {}))
         reported = {"event": reported_by, "data": did}
         effects.append(fx.RecordEvent(EventKind.TASK_REPORTED, session, reported))
-        correct = _done_correctly(bundle, journey, reply)
+        correct = _done_correctly(bundle, journey, reply, reported_by)
         new, more = end(bundle, journey, EndReason.SUCCESS, True, now, correct)
         return new, effects + more
     if END_EVENT in reply.events:
