@@ -20,6 +20,7 @@ from bot.engine import events as ev
 from bot.engine.common import CONSENT_YES
 from bot.engine.flow import step
 from bot.engine.journey import Journey
+from bot.store.model import TranscriptEvent
 from bot.systems.base import SystemFailure
 from bot.systems.http_json import JsonClient
 from bot.systems.openai import OpenAIChat
@@ -30,6 +31,7 @@ from scenarios.models import StudyBundle
 from scenarios.systems import OpenAISystem
 from scenarios.yaml_lines import StudyError
 from tests.fake_servers import FakeOpenAI, calling
+from wizard_console.transcript import event_line
 
 STUDY = """\
 id: shop-llm
@@ -408,3 +410,14 @@ def test_a_failed_ending_call_does_not_end_the_task(tmp_path: Path) -> None:
         for e in effects
         if isinstance(e, fx.RecordEvent) and e.kind is EventKind.TOOL_CALLED
     ] == ["the tool failed"]
+
+
+def test_the_console_shows_each_call_and_what_the_model_was_told() -> None:
+    data = {"turn": 2, "tool": "add_to_wishlist", "arguments": {"game": "Lantern Road"}}
+    called = event_line(TranscriptEvent(1, 1, 5.0, EventKind.TOOL_CALLED, data | {"result": "ok"}))
+    assert called is not None and called.turn == 2
+    assert called.text == 'tool add_to_wishlist {"game": "Lantern Road"} → ok'
+    failed = event_line(
+        TranscriptEvent(2, 2, 6.0, EventKind.TOOL_CALLED, data | {"result": None, "error": "no"})
+    )
+    assert failed is not None and failed.text.endswith("→ error: no")
