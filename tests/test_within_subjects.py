@@ -16,6 +16,9 @@ from bot.engine.journey import Journey, Task
 from bot.pilot.emulator import BotApiEmulator
 from scenarios.models import Design, Scenario, Study, StudyBundle, Texts
 from tests.conftest import StartBot
+from tests.storage_probe import command_log
+from tests.test_wizard_cli import ozlab_wizard
+from tests.test_wizard_desk import until
 
 CHANGED = "From now on you will talk to a different assistant"
 
@@ -140,3 +143,33 @@ async def test_on_the_emulator_the_first_system_s_buttons_are_gone_before_the_se
     assert {first, second} == {"first", "second"}
     kinds = [e["kind"] for e in bot.events()]
     assert kinds.count(EventKind.SYSTEM_CHANGED.value) == 1
+
+
+@pytest.mark.slow
+async def test_on_the_emulator_a_held_reply_of_the_first_system_is_gone_for_good(
+    emulator: BotApiEmulator, start_bot: StartBot
+) -> None:
+    within = bundle()
+    systems = {"first": Buttons("first"), "second": Buttons("second")}
+    bot = await start_bot(within, systems=systems, command_interval=0.05)
+    p = emulator.participant(4343)
+    await p.send_text("/start")
+    await p.wait_for_text("Privacy agreement")
+    await p.tap(text="I agree")
+    await p.wait_for_text("Your task")
+    [session] = await until(lambda: bot.sessions())
+    first = session["system_id"]
+    code, _ = await ozlab_wizard(bot.db, "gate", f"system:{first}", "on")
+    assert code == 0
+    await p.send_text("hello")
+    await until(lambda: bot.events("reply_waiting"))
+    await p.send_text("/done")
+    await p.wait_for_text(CHANGED)
+    code, said = await ozlab_wizard(bot.db, "reply", session["session_id"], "--approve")
+    assert code != 0, said  # nothing is waiting any more: the held reply went with its task
+    assert [c["outcome"] for c in command_log(bot.db) if c["kind"] == "reply"] == ["expired"]
+    await p.send_text("hello again")
+    await p.wait_for(lambda q: q.messages[-1].text.endswith(" here"))
+    assert [m.text for m in p.messages if m.text.endswith(" here")] == [
+        f"{'second' if first == 'first' else 'first'} here"
+    ]
