@@ -20,6 +20,7 @@ from bot.engine import events as ev
 from bot.engine.common import CONSENT_YES
 from bot.engine.flow import step
 from bot.engine.journey import Journey
+from bot.pilot.emulator import BotApiEmulator
 from bot.store.model import TranscriptEvent
 from bot.systems.base import SystemFailure
 from bot.systems.http_json import JsonClient
@@ -30,6 +31,7 @@ from scenarios.loading import load_study
 from scenarios.models import StudyBundle
 from scenarios.systems import OpenAISystem
 from scenarios.yaml_lines import StudyError
+from tests.conftest import StartBot
 from tests.fake_servers import FakeOpenAI, calling
 from wizard_console.transcript import event_line
 
@@ -316,8 +318,11 @@ async def test_rounds_are_bounded(tmp_path: Path, client: JsonClient) -> None:
     async with FakeOpenAI(reply=lambda body: calling(("price", "{}"))) as server:
         tools = scenario_tools(load_study(write_study(tmp_path)))
         llm = OpenAIChat(spec(server.url, max_tool_rounds=2), client, {}, tools)
-        with pytest.raises(SystemFailure, match="still called tools after 2 rounds"):
+        with pytest.raises(SystemFailure, match="still called tools after 2 rounds") as failed:
             await llm.respond(conversation())
+        assert [(c.tool, c.result) for c in failed.value.tool_calls] == [
+            ("price", "unknown game")
+        ] * 2
         assert len(server.requests) == 3
         assert server.last.json["tool_choice"] == "none"
 
@@ -421,3 +426,46 @@ def test_the_console_shows_each_call_and_what_the_model_was_told() -> None:
         TranscriptEvent(2, 2, 6.0, EventKind.TOOL_CALLED, data | {"result": None, "error": "no"})
     )
     assert failed is not None and failed.text.endswith("→ error: no")
+
+
+def test_calls_made_before_the_system_failed_are_recorded_all_the_same(tmp_path: Path) -> None:
+    bundle = load_study(write_study(tmp_path))
+    calls = (ToolCall("add_to_wishlist", {"game": "Lantern Road"}, "ok", ends_task=True),)
+    failed = ev.SystemFailed("the model still called tools", 9.0, tool_calls=calls)
+    effects = step(bundle, "p1", in_dialogue(bundle), failed, 2.0).effects
+    recorded = [e.data for e in effects if isinstance(e, fx.RecordEvent)]
+    assert [d["tool"] for d in recorded if "tool" in d] == ["add_to_wishlist"]
+    assert not [e for e in effects if isinstance(e, fx.CloseSession)]
+    [turn] = [e for e in effects if isinstance(e, fx.RecordSystemTurn)]
+    assert turn.error == "the model still called tools"
+
+
+@pytest.mark.slow
+async def test_on_the_emulator_each_call_is_stored_even_in_a_failed_turn(
+    tmp_path: Path, emulator: BotApiEmulator, start_bot: StartBot
+) -> None:
+    async with FakeOpenAI(
+        reply=lambda body: calling(("price", '{"game": "Lantern Road"}'))
+    ) as fake:
+        bundle = load_study(write_study(tmp_path / "study", fake.url))
+        llm = bundle.study.systems[0].model_copy(update={"max_tool_rounds": 1, "retries": 0})
+        study = bundle.study.model_copy(update={"systems": (llm,)})
+        bot = await start_bot(bundle.model_copy(update={"study": study}))
+        p = emulator.participant(5150)
+        await p.send_text("/start")
+        await p.wait_for_text("Do you agree")
+        await p.tap(text="I agree")
+        await p.wait_for_text("Your task")
+        await p.send_text("How much is Lantern Road?")
+        await p.wait_for_text("Sorry")
+    [stored] = [json.loads(e["data"]) if isinstance(e["data"], str) else e["data"]
+                for e in bot.events("tool_called")]  # fmt: skip
+    assert stored == {
+        "turn": 1,
+        "tool": "price",
+        "arguments": {"game": "Lantern Road"},
+        "result": '{"price": 12.5, "currency": "EUR"}',
+        "error": None,
+    }
+    [exchange] = bot.transcript_exchanges()
+    assert "still called tools after 1 rounds" in (exchange.error or "")

@@ -112,9 +112,16 @@ class OpenAIChat:
         return body
 
     async def respond(self, conversation: Conversation) -> SystemReply:
+        calls: list[ToolCall] = []
+        try:
+            return await self._turn(conversation, calls)
+        except SystemFailure as error:
+            error.tool_calls = tuple(calls)  # made before it failed: recorded all the same
+            raise
+
+    async def _turn(self, conversation: Conversation, calls: list[ToolCall]) -> SystemReply:
         tools = self.tools.get(conversation.scenario_id)
         messages = self.messages(conversation)
-        calls: list[ToolCall] = []
         rounds = self.spec.max_tool_rounds
         for number in range(rounds + 1):
             answer = await self.client.post(
@@ -128,6 +135,8 @@ class OpenAIChat:
             asked = message.get("tool_calls")
             if tools is None or not isinstance(asked, list) or not asked:
                 return SystemReply(texts=(self._content(first, message),), tool_calls=tuple(calls))
+            if number == rounds:
+                break  # told to answer in words, it called tools again: they are not run
             messages.append(
                 {"role": "assistant", "content": message.get("content"), "tool_calls": asked}
             )

@@ -330,8 +330,10 @@ def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Res
             new, effects = _on_reply(ctx, journey, event, now)
             return new, [*_health(journey, event), *effects]
         case ev.SystemFailed(error=error, latency_ms=latency, slow=slow):
+            called, _ = _tool_calls(journey, SystemReply((), tool_calls=event.tool_calls))
             journey = replace(journey, pending_message=None)
             return journey, [
+                *called,
                 *_health(journey, event),
                 fx.RecordSystemTurn(session, journey.turns, None, latency, error),
                 fx.Send(texts.system_slow if slow else texts.system_error),
