@@ -243,13 +243,14 @@ def test_check_tells_a_function_that_does_not_import(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     check(write_study(tmp_path / "good"), env={})
-    assert "gift" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "tools for language models: search_games, add_to_wishlist (ends the task), price" in said
     broken = write_study(tmp_path / "bad", scenarios__shop_tools_dot_py="import nope\n" + TOOLS_PY)
     with pytest.raises(StudyError) as raised:
         check(broken, env={})
-    said = str(raised.value)
-    assert f"{(tmp_path / 'bad/scenarios/shop_tools.py').resolve()}: scenario 'gift'" in said
-    assert "ModuleNotFoundError: No module named 'nope'" in said
+    told = str(raised.value)
+    assert f"{(tmp_path / 'bad/scenarios/shop_tools.py').resolve()}: scenario 'gift'" in told
+    assert "ModuleNotFoundError: No module named 'nope'" in told
 
 
 # --- the openai adapter against a local server -------------------------------------------

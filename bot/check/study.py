@@ -89,6 +89,9 @@ def _scenario(bundle: StudyBundle, scenario: Scenario) -> str:
         parts = [", ".join(["dialogue", *limits])]
         if scenario.exchange:
             parts.append(f"after each reply: {', '.join(scenario.exchange)}")
+        if scenario.tools:
+            named = [t.name + (" (ends the task)" if t.ends_task else "") for t in scenario.tools]
+            parts.append(f"tools for language models: {', '.join(named)}")
     if scenario.post_task:
         parts.append(f"after the task: {', '.join(scenario.post_task)}")
     if scenario.translations:
