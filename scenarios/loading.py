@@ -32,7 +32,8 @@ from scenarios.loading_stimuli import (
     read_stimuli,
     template_columns,
 )
-from scenarios.models import Scenario, Stimulus, Study, StudyBundle
+from scenarios.loading_tools import tool_sources
+from scenarios.models import Scenario, Stimulus, Study, StudyBundle, ToolSource
 from scenarios.yaml_lines import (
     Document,
     Model,
@@ -119,6 +120,7 @@ class _StudyLoader:
         self.uses: list[rules.Use] = []
         self.stimuli: dict[str, tuple[Stimulus, ...]] = {}
         self.jobs: dict[str, AnnotationJob] = {}
+        self.tools: dict[str, dict[str, ToolSource]] = {}
         self.language = "en"
         self.warnings: list[Problem] = []  # what a study may do, but ozlab check tells
 
@@ -185,6 +187,7 @@ class _StudyLoader:
                 self.problems += rules.scenario_kind(document)
                 self.problems += rules.translation_keys(document, self.language)
                 self.load_stimuli(ref_id, document, folder)
+                self.load_tools(ref_id, document, folder)
         cache[ref_id] = loaded
         return True
 
@@ -228,6 +231,16 @@ class _StudyLoader:
                 self.problems.append(document.problem(("stimulus_template",), str(error)))
                 return
             check_template(table, columns, self.problems)
+
+    def load_tools(self, scenario_id: str, document: Document, folder: Resource) -> None:
+        """Read where each of a scenario's tools gets its results, beside it."""
+        tools = document.data.get("tools")
+        if not isinstance(tools, list) or not tools:
+            return
+        sources, files = tool_sources(document, tools, folder, self.problems)
+        self.files += files
+        if sources:
+            self.tools[scenario_id] = sources
 
     def follow_jobs(self, document: Document) -> None:
         """Load the annotation jobs the study names (an id, or a path beside the study),
@@ -326,6 +339,7 @@ class _StudyLoader:
         ]
         errors, self.warnings = rules.simulated_answers(scenarios, system_ids, self.questionnaires)
         self.problems += errors
+        self.problems += rules.success_item(document, self.uses, self.questionnaires)
 
 
 def _looks_like_path(ref: str) -> bool:
@@ -386,6 +400,7 @@ def checked_study(ref: str | Path) -> tuple[StudyBundle, list[Problem]]:
         },
         stimuli=loader.stimuli,
         jobs=loader.jobs,
+        tools=loader.tools,
     )
     return bundle, _in_file_order(loader.warnings, loader.files)
 

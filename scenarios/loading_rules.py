@@ -287,3 +287,23 @@ def _setting_problems(
             )
             return [document.problem(loc, message)]
     return []
+
+
+def success_item(
+    document: Document, uses: Iterable[Use], questionnaires: Mapping[str, Questionnaire | None]
+) -> list[Problem]:
+    """The study's ``success_item`` must be a yes/no item asked after a task."""
+    wanted = document.data.get("success_item")
+    if not isinstance(wanted, str):
+        return []
+    after_task = {use.questionnaire for use in uses if use.key == "post_task"}
+    for questionnaire_id in after_task:
+        questionnaire = questionnaires.get(questionnaire_id)
+        for item in questionnaire.items if questionnaire is not None else ():
+            if item.id == wanted:
+                if item.type == "yes_no":
+                    return []
+                message = f"{wanted!r} is a {item.type} item; the success item must be yes_no"
+                return [document.problem(("success_item",), message)]
+    message = f"no yes/no item {wanted!r} in a questionnaire asked after a task (post_task)"
+    return [document.problem(("success_item",), message)]

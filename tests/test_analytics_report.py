@@ -30,7 +30,7 @@ pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make tes
 
 TABLE_SECTIONS = {
     "participation": ("by_system", "events"),
-    "completion": ("by_system", "by_scenario", "end_reasons", "end_reasons_by_scenario"),
+    "completion": ("by_system", "by_scenario", "end_reasons", "end_reasons_by_scenario", "sources"),
     "questionnaires": (
         "items", "items_by_scenario", "distribution", "constructs", "reliability", "idial",
         "by_turn", "by_turn_constructs", "agreement", "codebook",

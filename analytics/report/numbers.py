@@ -9,7 +9,7 @@ yet, no definition stored, one system only) becomes a sentence in ``Report.notes
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -35,6 +35,8 @@ from analytics.statistics.quality import (
 from analytics.statistics.quality import (
     exclude_flagged as drop_flagged,
 )
+from analytics.statistics.success_sources import SOURCE_COLUMNS
+from analytics.statistics.success_sources import decide as decide_success
 from analytics.statistics.system_reliability import SystemReliability, system_reliability
 from bot.core.vocabulary import AnswerStatus, Moment
 
@@ -68,6 +70,8 @@ class Completion:
     by_scenario: pd.DataFrame
     end_reasons: pd.DataFrame
     end_reasons_by_scenario: pd.DataFrame
+    sources: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=SOURCE_COLUMNS))
+    """Per system, which source decided its task success (``None``: not measured)."""
 
 
 @dataclass(frozen=True)
@@ -213,6 +217,7 @@ def build_report(
             "excluded because data-quality checks flagged them; every number below is "
             "computed without them."
         )
+    decided, sources = decide_success(data.sessions, data.events, data.responses, data.bundles)
     return Report(
         study=info,
         participation=Participation(
@@ -221,8 +226,9 @@ def build_report(
             events=tasks.events_by_kind(data.events),
         ),
         completion=Completion(
-            by_system=tasks.completion(data.sessions),
-            by_scenario=tasks.completion(data.sessions, by=("system_id", "scenario_id")),
+            by_system=tasks.completion(decided),
+            by_scenario=tasks.completion(decided, by=("system_id", "scenario_id")),
+            sources=sources,
             end_reasons=tasks.end_reasons(data.sessions),
             end_reasons_by_scenario=tasks.end_reasons(data.sessions, ("system_id", "scenario_id")),
         ),

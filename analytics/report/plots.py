@@ -312,11 +312,12 @@ def completion_chart(
 ) -> Chart | None:
     """Success rate per system (and per scenario, lighter) with Wilson's 95% interval; the
     task done correctly beside the success the system reported, when it was judged."""
-    known = by_system[by_system["n"] > 0]
+    decided = "success_n" if "success_n" in by_system.columns else "n"
+    known = by_system[by_system[decided] > 0]
     if known.empty:
         return None
     judged = "correct_n" in known.columns and bool((known["correct_n"] > 0).any())
-    scenarios = list(dict.fromkeys(by_scenario.loc[by_scenario["n"] > 0, "scenario_id"]))
+    scenarios = list(dict.fromkeys(by_scenario.loc[by_scenario[decided] > 0, "scenario_id"]))
     show_scenarios = len(scenarios) > 1
     step = 1 + (len(scenarios) if show_scenarios else 0)
     figure = _figure(1.1 + 0.42 * len(known) * step * (1.5 if judged else 1))
@@ -332,7 +333,9 @@ def completion_chart(
         names.append(str(r["system_id"]))
         if not show_scenarios:
             continue
-        mine = by_scenario[(by_scenario["system_id"] == r["system_id"]) & (by_scenario["n"] > 0)]
+        mine = by_scenario[
+            (by_scenario["system_id"] == r["system_id"]) & (by_scenario[decided] > 0)
+        ]
         for s in mine.to_dict("records"):
             k = scenarios.index(s["scenario_id"])
             sy = y + (1 + k) * (1.5 if judged else 1)

@@ -16,6 +16,7 @@ from analytics.report.present_annotations import annotation_blocks
 from analytics.report.present_models import interval_caption, interval_words, model_blocks
 from analytics.report.present_pairwise import pairwise_blocks
 from analytics.report.present_questionnaires import questionnaire_blocks
+from analytics.report.present_success import NOT_MEASURED, not_measured, success_source_blocks
 from analytics.report.present_systems import provenance_blocks, reliability_blocks
 from analytics.report.stress import stress_blocks
 from bot.core.vocabulary import EndReason, ReplySource
@@ -162,6 +163,8 @@ def _success_rows(table: pd.DataFrame, keys: list[str]) -> list[tuple[str, ...]]
     for r in table.to_dict("records"):
         row = (*(str(r[k]) for k in keys), d.count(r["n"]), d.count(r["successes"]),
                d.rate(r["success_rate"], r["ci_low"], r["ci_high"]))  # fmt: skip
+        if not_measured(r):
+            row = (*row[:-2], NOT_MEASURED, NOT_MEASURED)
         if both:
             rate = d.rate(r["correct_rate"], r["correct_ci_low"], r["correct_ci_high"])
             row += (d.count(r["correct_n"]), d.count(r["correct"]), rate)
@@ -249,6 +252,7 @@ def _completion(report: Report) -> list[Block]:
             + f", with {interval_caption(completion.by_system)}",
         ),
         *_completion_tables(completion.by_system, ["system_id"], ""),
+        *success_source_blocks(completion.sources),
     ]
     scenarios = completion.by_scenario["scenario_id"].nunique()
     if scenarios > 1:

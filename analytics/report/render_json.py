@@ -16,7 +16,8 @@ every row (a value that cannot be computed is ``null``, never NaN)::
     participation:  overall {participants, consented, ..., imported_answers,
                     imported_participants}, by_system [...], events [...]
     completion:     by_system [...], by_scenario [...], end_reasons [...],
-                    end_reasons_by_scenario [...]
+                    end_reasons_by_scenario [...], sources [...] (which source decided
+                    each system's task success; null: not measured)
     wizard:         table [...], note
     system_reliability: by_system [...], errors [...], periods [...]
     questionnaires: items, items_by_scenario, distribution, constructs, reliability,
@@ -116,7 +117,13 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
         },
         "completion": {
             name: records(getattr(report.completion, name))
-            for name in ("by_system", "by_scenario", "end_reasons", "end_reasons_by_scenario")
+            for name in (
+                "by_system",
+                "by_scenario",
+                "end_reasons",
+                "end_reasons_by_scenario",
+                "sources",
+            )
         },
         "wizard": {"table": records(report.wizard.table), "note": report.wizard.note},
         "system_reliability": {

@@ -15,6 +15,10 @@ decided it). Each gets its rate over the sessions where it is known, with Wilson
 when each participant contributed one session and a GEE's clustered by participant when some
 contributed several (``analytics.statistics.clustered``; ``ci_method`` says which).
 
+Where a sessions frame has ``success_measured`` (``analytics.statistics.success_sources``),
+the success rate is over the tasks whose success some source decided (``success_n``): a
+system no source speaks for has no rate, never 0 %.
+
 Exchanges per task count real exchanges only (the system replied); failed ones (an error or
 no reply in time) are counted apart, as they are not turns the participant experienced as
 a dialogue.
@@ -119,9 +123,15 @@ def _dialogues(sessions: pd.DataFrame) -> pd.DataFrame:
         else pd.Series(np.nan, index=frame.index)
     )
     real = frame["n_exchanges"] - frame["n_failed_replies"]
+    measured = (
+        frame["success_measured"].astype(bool)
+        if "success_measured" in frame.columns
+        else pd.Series(True, index=frame.index)
+    )
     return frame.assign(
         outcome_known=known,
-        succeeded=(frame["success"] == 1) & known,
+        success_known=known & measured,
+        succeeded=(frame["success"] == 1) & known & measured,
         correct_known=correct.notna() & known,
         done_correctly=(correct == 1) & known,
         real_exchanges=real,
@@ -129,10 +139,10 @@ def _dialogues(sessions: pd.DataFrame) -> pd.DataFrame:
 
 
 def task_outcomes(sessions: pd.DataFrame) -> pd.DataFrame:
-    """Dialogue tasks whose outcome is known, one row each: participant, system, scenario
-    and ``succeeded`` (0 or 1), for the models of success across systems."""
+    """Dialogue tasks whose success some source decided, one row each: participant,
+    system, scenario and ``succeeded`` (0 or 1), for the models of success across systems."""
     frame = _dialogues(sessions)
-    known = frame[frame["outcome_known"]]
+    known = frame[frame["success_known"]]
     return pd.DataFrame(
         {
             "participant_id": known["participant_id"].astype(str),
@@ -158,7 +168,9 @@ def completion(
         done = known.loc[known.index.intersection(group.index)]
         timed = closed.loc[closed.index.intersection(group.index)]
         successes, n = int(done["succeeded"].sum()), len(done)
-        success = success_rate(done, value="succeeded", confidence=confidence)
+        measured = done[done["success_known"]]
+        n_measured = len(measured)
+        success = success_rate(measured, value="succeeded", confidence=confidence)
         judged = done[done["correct_known"]]
         correct, n_judged = int(judged["done_correctly"].sum()), len(judged)
         right = success_rate(judged, value="done_correctly", confidence=confidence)
@@ -171,7 +183,8 @@ def completion(
                 "in_progress": len(group) - n,
                 "n": n,
                 "successes": successes,
-                "success_rate": successes / n if n else math.nan,
+                "success_n": n_measured,
+                "success_rate": successes / n_measured if n_measured else math.nan,
                 "ci_low": success.low,
                 "ci_high": success.high,
                 "correct_n": n_judged,
@@ -206,6 +219,7 @@ _COMPLETION_COLUMNS = [
     "in_progress",
     "n",
     "successes",
+    "success_n",
     "success_rate",
     "ci_low",
     "ci_high",

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from bot.check.design import design_warnings, planned_warning
-from bot.check.systems import system_problems
+from bot.check.systems import system_problems, tool_problems
 from bot.core.errors import SystemSetupError
 from questionnaires.models import Condition, Questionnaire
 from scenarios.jobs import AnnotationJob
@@ -90,6 +90,9 @@ def _scenario(bundle: StudyBundle, scenario: Scenario) -> str:
         parts = [", ".join([kind, *limits])]
         if scenario.exchange:
             parts.append(f"after each reply: {', '.join(scenario.exchange)}")
+        if scenario.tools:
+            named = [t.name + (" (ends the task)" if t.ends_task else "") for t in scenario.tools]
+            parts.append(f"tools for language models: {', '.join(named)}")
     if scenario.post_task:
         parts.append(f"after the task: {', '.join(scenario.post_task)}")
     if scenario.translations:
@@ -219,6 +222,7 @@ def check(
     environment = os.environ if env is None else env
     document = study_document(ref)
     problems = system_problems(document, bundle.study.systems, environment)
+    problems += tool_problems(bundle)
     if problems:
         raise StudyError(problems)
     print(summary(bundle))

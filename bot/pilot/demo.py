@@ -30,6 +30,7 @@ from bot.store.claims import WriterClaim
 from bot.store.opening import Database, locate
 from bot.systems.base import System
 from bot.systems.registry import build_systems, close_systems
+from bot.systems.tools import scenario_tools
 from scenarios.models import StudyBundle
 
 _FIRST_USER_ID = 700_000_000
@@ -125,7 +126,7 @@ async def play_study(
     token = f"{random.Random(seed).randrange(10**9)}:demo-{seed}"
     secret = hashlib.sha256(f"ozlab demo secret {seed}".encode()).hexdigest()
     clock = SimulatedClock(DEMO_EPOCH)
-    built = build_systems(bundle.study.systems, env=os.environ)
+    built = build_systems(bundle.study.systems, env=os.environ, tools=scenario_tools(bundle))
     systems: dict[str, System] = dict(built)
     if paced_systems:
         latency = random.Random(f"{seed}:latency")

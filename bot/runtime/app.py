@@ -28,6 +28,7 @@ from bot.store.definition import definition_json
 from bot.store.opening import Database, locate
 from bot.systems.base import System
 from bot.systems.registry import build_systems, close_systems
+from bot.systems.tools import scenario_tools
 from bot.telegram.flood import TELEGRAM_LIMITS, FloodLimits, FloodPacer
 from bot.telegram.menu import publish_commands
 from bot.telegram.ordering import ChatOrderedProcessor
@@ -121,7 +122,7 @@ async def run_bot(
     privacy = Privacy(config.secret, foreign_chats=config.foreign_chats)
     study = locate(config.db).study_or(bundle.study.id)  # on a server, the study's schema
     if systems is None:
-        systems = build_systems(bundle.study.systems, env=os.environ)
+        systems = build_systems(bundle.study.systems, env=os.environ, tools=scenario_tools(bundle))
     built = dict(systems)
     async with contextlib.AsyncExitStack() as opened:
         opened.push_async_callback(close_systems, built)

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol, assert_never
 
-from bot.core.conversation import SystemReply
+from bot.core.conversation import SystemReply, ToolCall
 from bot.core.privacy import Privacy
 from bot.core.vocabulary import CommandKind, CommandOutcome, EventKind, Gate, GateScope, Invitation
 from bot.engine import effects as fx
@@ -37,7 +37,7 @@ from bot.rights.erasure import ErasingStore
 from bot.runtime.driver import Committed, Opening, Outbox, Stepped, drive
 from bot.store.interface import ConsoleReadModel, Recruitment
 from bot.store.model import EarlierStep, StepCommit
-from bot.systems.base import System, SystemTimeout
+from bot.systems.base import System, SystemFailure, SystemTimeout
 from bot.systems.health import SystemHealth
 from bot.telegram.inbound import Inbound
 from bot.telegram.outbox import ParticipantUnreachable
@@ -333,6 +333,7 @@ class StudyRunner:
         typing: _Typing | None = None
         slow = False
         reply: Any = None
+        calls: tuple[ToolCall, ...] = ()
         try:
             async with asyncio.timeout_at(deadline_at if now_set else None) as deadline:
                 typing = _Typing(self._outbox, chat_id, before_typing)
@@ -343,7 +344,10 @@ class StudyRunner:
         except TimeoutError:
             problem, slow = f"no reply within {limit:g} s", True
         except SystemTimeout as error:
-            problem, slow = str(error), True
+            problem, slow, calls = str(error), True, error.tool_calls
+        except SystemFailure as error:
+            log.warning("system %s failed: %s", call.system_id, error)
+            problem, calls = f"{type(error).__name__}: {error}", error.tool_calls
         except Exception as error:
             log.warning("system %s failed: %s", call.system_id, error)
             problem = f"{type(error).__name__}: {error}"
@@ -357,7 +361,7 @@ class StudyRunner:
             if unavailable:
                 log.warning("system %s is now unavailable", system_id)
             failures = self._health.failures(system_id)
-            return ev.SystemFailed(problem, latency_ms, slow, unavailable, failures)
+            return ev.SystemFailed(problem, latency_ms, slow, unavailable, failures, calls)
         recovered = self._health.succeeded(system_id)
         if recovered:
             log.warning("system %s is now available", system_id)
