@@ -388,6 +388,9 @@ def tables(data: StudyData, *, wide: bool = False) -> dict[str, Table]:
     from analytics.io.export_annotations import annotation_tables  # it imports this module
 
     found |= annotation_tables(data, wide=wide)
+    from analytics.io.export_stress import stress_tables  # it imports this module
+
+    found |= stress_tables(data)
     typed = {
         name: Table(_typed(t.frame, t.columns), t.columns, f"ozlab {study}: {name}")
         for name, t in found.items()

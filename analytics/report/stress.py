@@ -72,7 +72,8 @@ class StressSection:
     model_verdicts: int = 0
 
 
-def _state(result: StressResult) -> str:
+def counted_as(result: StressResult) -> str:
+    """How the report counts a replay: passed, failed, unsure, awaiting or not_applicable."""
     if not result.replay.applicable:
         return "not_applicable"
     verdict = result.verdict
@@ -124,7 +125,7 @@ def stress_section(
     failures: list[dict[str, Any]] = []
     agreement: list[dict[str, Any]] = []
     for system, mine in by_system.items():
-        states = [(r.test.perturbation.stress_type, _state(r)) for r in mine]
+        states = [(r.test.perturbation.stress_type, counted_as(r)) for r in mine]
         overall = _row(system, "overall", "overall", (s for _, s in states))
         rows.append(overall)
         group_rates: list[float] = []
@@ -155,7 +156,7 @@ def stress_section(
             }
         )
         for r in mine:
-            if _state(r) == "failed":
+            if counted_as(r) == "failed":
                 judge = next(
                     j for j in r.judgements if j.verdict is Verdict.FAIL and r.verdict is j.verdict
                 )
