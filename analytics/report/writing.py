@@ -9,17 +9,44 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from bot.core.errors import StudyDataError
+
 if TYPE_CHECKING:
     from analytics.io.progress import Steps
     from analytics.report.numbers import Report
     from analytics.report.pilot import PilotFindings
 
-_SUFFIXES = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json"}
+_SUFFIXES = {
+    "": "terminal",
+    ".txt": "terminal",
+    ".md": "md",
+    ".markdown": "md",
+    ".html": "html",
+    ".htm": "html",
+    ".json": "json",
+}
+_WRITTEN = ".txt (terminal), .md, .html or .json"
 
 
-def format_for(out: Path | None) -> str:
-    """The format ``--out``'s suffix names; terminal when it names none."""
-    return _SUFFIXES.get(out.suffix.lower() if out else "", "terminal")
+def format_for(out: Path | None, asked: str | None = None) -> str:
+    """The format to write: ``asked``, else the one ``--out``'s suffix names (terminal when
+    there is none). A suffix that names no format ozlab writes, or another format than the
+    one asked, is refused before the database is read: a ``report.docx`` of plain text would
+    open as a broken document."""
+    if out is None:
+        return asked or "terminal"
+    suffix = out.suffix.lower()
+    named = _SUFFIXES.get(suffix)
+    if named is None:
+        raise StudyDataError(
+            f"cannot write a report as {out.name}: ozlab writes {_WRITTEN}, not {suffix}"
+        )
+    if asked is not None and asked != named and suffix:
+        raise StudyDataError(
+            f"--format {asked} does not go with --out {out.name}, which names {named}: give "
+            f"the file the suffix of its format"
+        )
+    return asked or named
 
 
 def report(

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
     return report(
         args.db,
-        fmt=args.format or format_for(args.out),
+        fmt=format_for(args.out, args.format),
         out=args.out,
         exclude_flagged=args.exclude_flagged,
         study=args.study,
