@@ -90,7 +90,7 @@ def test_terminal_report_on_a_database_the_bot_wrote(capsys, demo_db: Path) -> N
     code, out, err = run(capsys, "--db", demo_db)
     assert code == 0
     for words in ("Participation", "Task completion", "Wizard involvement", "Questionnaires",
-                  "Comparison of systems", "Comments", "Data quality", "hmd.understanding",
+                  "Systems compared", "Comments", "Data quality", "hmd.understanding",
                   "Mann–Whitney U", "System reported success", "Done correctly",
                   "System reliability", "Provenance"):  # fmt: skip
         assert words in out, words

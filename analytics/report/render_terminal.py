@@ -96,14 +96,62 @@ def _block(console: Console, block: Block) -> None:
 
 
 def _fitted(console: Console, block: Table) -> RenderableType:
-    """The table as wide as the console allows: numbers and headers' words whole if they
-    fit, else headers folded, else numbers wrapped between words; row by row when even that
-    is too wide."""
-    for whole, headers in ((True, True), (True, False), (False, False)):
-        table = _table(block, whole_numbers=whole, whole_headers=headers)
+    """The table as wide as the console allows: every cell whole if that fits, else each
+    column given at least its longest word and the rest of the width shared out; row by
+    row when even the words do not fit."""
+    table = _table(block, _whole(block, headers=True))
+    if _fits(console, table):
+        return table
+    least = _least(block)
+    most = [max(w, m) for w, m in zip(_whole(block, headers=False), least, strict=True)]
+    room = console.width - 3 * (len(block.columns) - 1)  # padding and rule between columns
+    if sum(least) <= room:
+        table = _table(block, _shared(block, least, most, room), exact=True)
         if _fits(console, table):
             return table
     return _stacked(block)
+
+
+def _whole(block: Table, *, headers: bool) -> list[int]:
+    """Each column's width with every cell (and, with ``headers``, every header's word)
+    on one line."""
+    widths = []
+    for index, name in enumerate(block.columns):
+        cells = [cell_len(row[index]) for row in block.rows]
+        words = [cell_len(w) for w in name.split()] if headers else []
+        widths.append(max([*cells, *words, 1]))
+    return widths
+
+
+def _least(block: Table) -> list[int]:
+    """Each column's narrowest: its longest word, its header's up to 10 (at most 20: a
+    longer one folds)."""
+    least = []
+    for i, name in enumerate(block.columns):
+        cells = max((cell_len(w) for row in block.rows for w in row[i].split()), default=1)
+        header = max((min(10, cell_len(w)) for w in name.split()), default=1)
+        least.append(max(1, min(20, max(cells, header))))
+    return least
+
+
+def _shared(block: Table, least: list[int], most: list[int], room: int) -> list[int]:
+    """Widths from ``least`` up to ``most`` within ``room``: text columns first to a
+    readable 24, then numbers whole (a rate over three lines is hard to read), then text
+    shares what is left."""
+    flags = block.numeric or (False,) * len(block.columns)
+    widths = list(least)
+    readable = [m if numeric else min(m, 24) for m, numeric in zip(most, flags, strict=True)]
+    for goal, numbers in ((readable, False), (most, True), (most, False)):
+        spare = room - sum(widths)
+        wanted = [
+            max(0, g - w) if numeric is numbers else 0
+            for w, g, numeric in zip(widths, goal, flags, strict=True)
+        ]
+        total = sum(wanted)
+        if total and spare > 0:
+            share = min(1.0, spare / total)
+            widths = [w + int(want * share) for w, want in zip(widths, wanted, strict=True)]
+    return widths
 
 
 def _fits(console: Console, table: RichTable) -> bool:
@@ -115,7 +163,8 @@ def _fits(console: Console, table: RichTable) -> bool:
     return all(cell_len(line) <= console.width for line in captured.get().splitlines())
 
 
-def _table(block: Table, *, whole_numbers: bool = True, whole_headers: bool = False) -> RichTable:
+def _table(block: Table, widths: list[int], *, exact: bool = False) -> RichTable:
+    """``widths``: each column's least width, or with ``exact`` its width."""
     table = RichTable(
         title=None if block.caption is None else _text(block.caption),
         title_justify="left",
@@ -128,16 +177,13 @@ def _table(block: Table, *, whole_numbers: bool = True, whole_headers: bool = Fa
         show_edge=False,
     )
     flags = block.numeric or (False,) * len(block.columns)
-    for index, (name, numeric) in enumerate(zip(block.columns, flags, strict=True)):
-        # Numbers and short ids (systems, scenarios) stay whole, long text wraps; a header
-        # wider than its column wraps too when the table would not fit otherwise.
-        longest = max((len(row[index]) for row in block.rows), default=0)
-        word = max((len(w) for row in block.rows for w in row[index].split()), default=0)
-        least = longest if numeric and whole_numbers else min(word, 20)
-        if whole_headers:
-            least = max(least, *(len(w) for w in name.split()), 0)
+    for name, numeric, width in zip(block.columns, flags, widths, strict=True):
         table.add_column(
-            _text(name), justify="right" if numeric else "left", overflow="fold", min_width=least
+            _text(name),
+            justify="right" if numeric else "left",
+            overflow="fold",
+            min_width=width,
+            width=width if exact else None,
         )
     breaks = set(block.group_breaks)
     for index, row in enumerate(block.rows):
