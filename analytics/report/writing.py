@@ -24,8 +24,9 @@ _SUFFIXES = {
     ".html": "html",
     ".htm": "html",
     ".json": "json",
+    ".tex": "tex",
 }
-_WRITTEN = ".txt (terminal), .md, .html or .json"
+_WRITTEN = ".txt (terminal), .md, .html, .json or .tex"
 
 
 def format_for(out: Path | None, asked: str | None = None) -> str:
@@ -34,6 +35,11 @@ def format_for(out: Path | None, asked: str | None = None) -> str:
     one asked, is refused before the database is read: a ``report.docx`` of plain text would
     open as a broken document."""
     if out is None:
+        if asked == "tex":
+            raise StudyDataError(
+                "--format tex writes a main file with its tables and figures beside it: give "
+                "--out report.tex"
+            )
         return asked or "terminal"
     suffix = out.suffix.lower()
     named = _SUFFIXES.get(suffix)
@@ -83,9 +89,14 @@ def report(
             from analytics.report.pilot import pilot_findings
 
             found = pilot_findings(data)
-        text = _render(
-            built, fmt, source, step, terminal=out is None and fmt == "terminal", pilot=found
-        )
+        if fmt == "tex":
+            assert out is not None  # format_for refused a LaTeX report without --out
+            _write_latex(built, out, source, step, pilot=found)
+            text = None
+        else:
+            text = _render(
+                built, fmt, source, step, terminal=out is None and fmt == "terminal", pilot=found
+            )
         if figures is not None:
             from analytics.report.figures import write_report_figures
 
@@ -103,6 +114,36 @@ def report(
         write_private(out, text)  # its owner's only: it quotes participants
         print(f"Report written to {out}", file=sys.stderr)
     return 0
+
+
+def _write_latex(
+    built: Report, out: Path, source: str, step: Steps, *, pilot: PilotFindings | None
+) -> None:
+    """The main file, one file per table and the figures as PDF, beside ``out``."""
+    from analytics.report import figures, plots
+    from analytics.report.document import Figure
+    from analytics.report.present import document
+    from analytics.report.render_tex import write_latex
+    from bot.core.researcher_files import private_folder, write_private
+
+    blocks = document(built, source=source)
+    if pilot is not None:
+        from analytics.report.present_pilot import pilot_blocks
+
+        blocks = [*blocks, *pilot_blocks(pilot)]
+    step.add(sum(isinstance(b, Figure) for b in blocks))
+
+    def draw(block: Figure) -> list[tuple[str, str, bytes]]:
+        step(f"figure {figures.chart_name(block)}")
+        return [
+            (chart.name, chart.caption, plots.encode(chart.figure, "pdf"))
+            for chart in figures.charts(built, block)
+        ]
+
+    private_folder(out.parent)
+    written = write_latex(blocks, out, draw, write_private, private_folder)
+    print(f"Report written to {out} ({len(written) - 1} table and figure files beside it)",
+          file=sys.stderr)  # fmt: skip
 
 
 def _render(
