@@ -23,7 +23,8 @@ pytestmark = pytest.mark.slow  # whole reports in every format: make test, not m
 
 SECTIONS = [
     "Systems compared", "Participation", "Task completion", "System reliability",
-    "Wizard involvement", "Questionnaires", "Comments", "Data quality", "Provenance",
+    "Wizard involvement", "Questionnaires", "Comments", "Example conversations", "Data quality",
+    "Provenance",
 ]  # fmt: skip
 
 
@@ -72,8 +73,8 @@ def test_every_format_shows_the_same_order(study_db: Path, tmp_path: Path) -> No
     txt = order(found["txt"], [f"\n{s} ─" for s in SECTIONS])
     assert md == sorted(md) and html == sorted(html) and txt == sorted(txt)
     keys = list(json.loads(found["json"]))
-    sections = ["comparisons", "participation", "completion", "system_reliability",
-                "wizard", "questionnaires", "comments", "quality", "provenance"]  # fmt: skip
+    sections = ["comparisons", "participation", "completion", "system_reliability", "wizard",
+                "questionnaires", "comments", "examples", "quality", "provenance"]  # fmt: skip
     assert [k for k in keys if k in sections] == sections
 
 

@@ -9,13 +9,14 @@ yet, no definition stored, one system only) becomes a sentence in ``Report.notes
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
 from analytics.annotations.ratings import Annotations
 from analytics.annotations.ratings import from_study as annotation_section
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS, StudyData
+from analytics.report.examples import example_conversations
 from analytics.report.provenance import Provenance, provenance
 from analytics.report.stress import StressSection, stress_section
 from analytics.statistics import completion as tasks
@@ -133,6 +134,9 @@ class Report:
     annotations: Annotations | None = None
     """Annotators' agreement, adjudication and self-report correlations; None (and no
     section) when the study has no annotation ratings."""
+    examples: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """A few whole conversations per system with their exchanges' ratings
+    (``analytics.report.examples``)."""
 
     def for_system(self, system_id: str) -> dict[str, pd.DataFrame]:
         """Every table's rows about one system, by table name."""
@@ -237,6 +241,7 @@ def build_report(
         provenance=provenance(data, exclusion, info.design, info.systems),
         stress=stress_section(data.stress, data.sessions["session_id"]) if data.stress else None,
         annotations=annotation_section(data, scores, info.systems),
+        examples=example_conversations(data, info.systems),
     )
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 
 from analytics.report import document as d
 from analytics.report.document import Block, Bullets, Figure, Heading, Paragraph
+from analytics.report.examples import example_blocks
 from analytics.report.numbers import Report
 from analytics.report.present_annotations import annotation_blocks
 from analytics.report.present_headline import headline_table, result_words
@@ -53,9 +54,9 @@ _SOURCES = {
 
 def document(report: Report, *, limit: int | None = None, source: str | None = None) -> list[Block]:
     """Every section of the report, in reading order: what a reader wants first comes
-    first (the systems compared), then completion, the questionnaires in detail, the
-    annotators, stress tests, data quality and how the report was made. Every format
-    (terminal, Markdown, HTML, LaTeX) shows this order; the JSON keeps it too."""
+    first (the systems compared), then completion, the questionnaires in detail, example
+    conversations, the annotators, stress tests, data quality and how the report was made.
+    Every format (terminal, Markdown, HTML, LaTeX) shows this order; the JSON keeps it too."""
     blocks: list[Block] = [*_title(report, source)]
     if report.notes:
         blocks += [Heading("Notes"), Bullets(report.notes)]
@@ -66,6 +67,7 @@ def document(report: Report, *, limit: int | None = None, source: str | None = N
     blocks += _wizard(report)
     blocks += questionnaire_blocks(report)
     blocks += _comments(report, limit)
+    blocks += example_blocks(report.examples, report.questionnaires.codebook, limit)
     blocks += annotation_blocks(report)
     blocks += stress_blocks(report.stress, limit)
     blocks += _quality(report, limit)

@@ -21,6 +21,9 @@ order; every table is a list of row objects whose keys are the columns of the ma
                     idial, by_turn, by_turn_constructs, agreement, codebook, choices
                     (tables)
     comments:       [...]
+    examples:       [...] the example conversations' exchanges: system_id, session_id,
+                    participant_id, scenario_id, end_reason, turn, user_text, system_text,
+                    source, error, ratings {item: answer}
     reliability:    [...] agreement between annotators, one object per job, item, level,
                     system and statistic: job, instrument_id, item, level ("exchange" |
                     "session"), system (null: all systems pooled), n_targets,
@@ -115,6 +118,7 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
             "table": records(report.comparisons.table),
         },
         "comments": records(report.comments),
+        "examples": records(report.examples),
         "quality": {
             "flags": records(report.quality.flags),
             "participants": records(report.quality.participants),
@@ -142,7 +146,7 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
 READING_ORDER = (
     "format", "version", "generated_at", "source", "study", "notes", "comparisons",
     "participation", "completion", "system_reliability", "wizard", "questionnaires",
-    "comments", "reliability", "annotations", "stress", "quality", "provenance",
+    "comments", "examples", "reliability", "annotations", "stress", "quality", "provenance",
 )  # fmt: skip
 """The sections in the order of the document (``analytics.report.present.document``)."""
 

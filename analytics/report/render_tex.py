@@ -87,7 +87,11 @@ _PACKAGES = ("booktabs", "longtable", "array", "graphicx", "textcomp")
 def latex(text: str) -> str:
     """``text`` as LaTeX that prints it as written, on one line."""
     out = []
+    run = 0  # characters since the last space: a long run (a digest, a URL) may break
     for char in visible(" ".join(str(text).split())):
+        run = 0 if char == " " else run + 1
+        if run > 1 and run % 16 == 1:
+            out.append(r"\allowbreak{}")
         if char in _SPECIAL:
             out.append(_SPECIAL[char])
         elif char in _SYMBOLS:
