@@ -103,7 +103,9 @@ def _fitted(console: Console, block: Table) -> RenderableType:
     if _fits(console, table):
         return table
     least = _least(block)
-    most = [max(w, m) for w, m in zip(_whole(block, headers=False), least, strict=True)]
+    heads = [cell_len(name) for name in block.columns]  # a header on one line if room allows
+    most = [max(w, m, h) for w, m, h in zip(_whole(block, headers=False), least, heads,
+                                            strict=True)]  # fmt: skip
     room = console.width - 3 * (len(block.columns) - 1)  # padding and rule between columns
     if sum(least) <= room:
         table = _table(block, _shared(block, least, most, room), exact=True)
