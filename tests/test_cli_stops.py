@@ -81,6 +81,10 @@ def test_export_into_a_file_is_one_line_and_3_and_the_file_stays(tmp_path: Path)
             ("report", "--db", "study.sqlite", "--format", "json", "--out", "report.md"),
             "--format json does not go with --out report.md, which names md",
         ),
+        (
+            ("report", "--db", "study.sqlite", "--format", "tex"),
+            "--format tex writes a main file with its tables and figures beside it",
+        ),
         (("schema", "--out", "afile"), "afile: File exists"),
         (("new", "afile"), "afile: File exists"),
     ],

@@ -90,7 +90,8 @@ def report(
 
             found = pilot_findings(data)
         if fmt == "tex":
-            assert out is not None  # format_for refused a LaTeX report without --out
+            if out is None:  # the command line refused it already, in format_for
+                raise StudyDataError("a LaTeX report needs a file to write: --out report.tex")
             _write_latex(built, out, source, step, pilot=found)
             text = None
         else:
