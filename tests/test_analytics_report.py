@@ -90,8 +90,8 @@ def test_terminal_report_on_a_database_the_bot_wrote(capsys, demo_db: Path) -> N
     code, out, err = run(capsys, "--db", demo_db)
     assert code == 0
     for words in ("Participation", "Task completion", "Wizard involvement", "Questionnaires",
-                  "Comparison of systems", "Comments", "Data quality", "hmd.understanding",
-                  "Mann–Whitney U", "System reported success", "Done correctly",
+                  "Systems compared", "Comments", "Data quality", "hmd.understanding",
+                  "Mann–Whitney U", "Succeeded", "Where task success came from", "Done correctly",
                   "System reliability", "Provenance"):  # fmt: skip
         assert words in out, words
     assert "shop-v0" in out and "shop-v1" in out

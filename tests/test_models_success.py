@@ -143,7 +143,7 @@ def test_groups_a_gee_cannot_model_say_why() -> None:
 def test_every_format_states_the_method(tmp_path, capsys, form: str) -> None:
     db = tmp_path / "tasks.sqlite"
     asyncio.run(_write(db, PATTERNS))
-    out = tmp_path / f"report.{form}"
+    out = tmp_path / f"report.{'txt' if form == 'terminal' else form}"
     assert main(["report", "--db", str(db), "--format", form, "--out", str(out)]) == 0
     text = " ".join(html.unescape(out.read_text(encoding="utf-8")).split())
     assert "Models for repeated measures" in text

@@ -392,6 +392,10 @@ def tables(data: StudyData, *, wide: bool = False) -> dict[str, Table]:
     from analytics.io.export_votes import vote_tables  # it imports this module too
 
     found |= vote_tables(data)
+
+    from analytics.io.export_stress import stress_tables  # it imports this module
+
+    found |= stress_tables(data)
     typed = {
         name: Table(_typed(t.frame, t.columns), t.columns, f"ozlab {study}: {name}")
         for name, t in found.items()

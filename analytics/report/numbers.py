@@ -16,6 +16,7 @@ import pandas as pd
 from analytics.annotations.ratings import Annotations
 from analytics.annotations.ratings import from_study as annotation_section
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS, StudyData
+from analytics.report.examples import example_conversations
 from analytics.report.models import ModelsSection, models_section
 from analytics.report.provenance import Provenance, provenance
 from analytics.report.stress import StressSection, stress_section
@@ -145,6 +146,9 @@ class Report:
     models: ModelsSection | None = None
     """Models for repeated measures (GEE of success, mixed models of scores); None (and no
     section) when every participant did one task and gave each score once."""
+    examples: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """A few whole conversations per system with their exchanges' ratings
+    (``analytics.report.examples``)."""
 
     def for_system(self, system_id: str) -> dict[str, pd.DataFrame]:
         """Every table's rows about one system, by table name."""
@@ -253,6 +257,7 @@ def build_report(
         annotations=annotation_section(data, scores, info.systems),
         pairwise=pairwise_from_study(data, info.systems),
         models=models_section(data, scores),
+        examples=example_conversations(data, info.systems),
     )
 
 

@@ -11,8 +11,10 @@ import pandas as pd
 
 from analytics.report import document as d
 from analytics.report.document import Block, Bullets, Figure, Heading, Paragraph
+from analytics.report.examples import example_blocks
 from analytics.report.numbers import Report
 from analytics.report.present_annotations import annotation_blocks
+from analytics.report.present_headline import headline_table, result_words
 from analytics.report.present_models import interval_caption, interval_words, model_blocks
 from analytics.report.present_pairwise import pairwise_blocks
 from analytics.report.present_questionnaires import questionnaire_blocks
@@ -54,21 +56,26 @@ _SOURCES = {
 
 
 def document(report: Report, *, limit: int | None = None, source: str | None = None) -> list[Block]:
-    """Every section of the report, in reading order."""
+    """Every section of the report, in reading order: what a reader wants first comes
+    first (the systems compared, by their measures and by people's preferences), then
+    completion, the questionnaires in detail and the models of repeated measures, example
+    conversations, the annotators, stress tests, data quality and how the report was made.
+    Every format (terminal, Markdown, HTML, LaTeX) shows this order; the JSON keeps it too."""
     blocks: list[Block] = [*_title(report, source)]
     if report.notes:
         blocks += [Heading("Notes"), Bullets(report.notes)]
+    blocks += _comparisons(report)
+    blocks += pairwise_blocks(report, limit)
     blocks += _participation(report)
     blocks += _completion(report)
     blocks += reliability_blocks(report)
     blocks += _wizard(report)
     blocks += questionnaire_blocks(report)
-    blocks += annotation_blocks(report)
-    blocks += pairwise_blocks(report, limit)
-    blocks += _comparisons(report)
     blocks += model_blocks(report)
-    blocks += stress_blocks(report.stress, limit)
     blocks += _comments(report, limit)
+    blocks += example_blocks(report.examples, report.questionnaires.codebook, limit)
+    blocks += annotation_blocks(report)
+    blocks += stress_blocks(report.stress, limit)
     blocks += _quality(report, limit)
     blocks += provenance_blocks(report, source)
     return blocks
@@ -143,7 +150,7 @@ def _participation(report: Report) -> list[Block]:
 
 _SUCCESS_COLUMNS = ("Tasks", "Succeeded", "Success rate (95% CI)")
 _JUDGED_COLUMNS = (
-    "Tasks", "System reported success", "Rate (95% CI)", "Judged", "Done correctly",
+    "Tasks", "Succeeded", "Rate (95% CI)", "Judged", "Done correctly",
     "Rate (95% CI)",
 )  # fmt: skip
 _EFFORT_COLUMNS = (
@@ -315,43 +322,17 @@ def _measure(row: dict) -> str:
     return str(row["measure"])
 
 
-def _p(value: object) -> str:
-    p = d.p_value(value)
-    return f"p {p}" if p.startswith("<") else f"p = {p}"
-
-
-def _result(r: dict, family: int, adjust: str = "headline") -> str:
-    """``U = 895.0, p = .012 (Holm, 5 measures: .060), rank-biserial r = 0.60``, or why
-    there is no test."""
-    if d.missing(r["p"]):
-        return "not tested: " + ("" if d.missing(r["note"]) else str(r["note"]))
-    p = _p(r["p"])
-    if not d.missing(r.get("p_mc_error")):
-        error = f"{float(r['p_mc_error']):.4f}".removeprefix("0")
-        p += f" (Monte Carlo standard error {error})"
-    if adjust == "all" and family > 1 and not d.missing(r.get("p_family")):
-        p += f" (Holm across all {family} tests: {d.p_value(r['p_family'])})"
-    elif r["kind"] == "pairwise":
-        p += f" (Holm within the measure: {d.p_value(r['p_holm'])})"
-    elif family > 1 and not d.missing(r.get("p_family")):
-        p += f" (Holm across {family} measures: {d.p_value(r['p_family'])})"
-    parts = []
-    if not d.missing(r["statistic"]):
-        parts.append(f"{r['statistic_name']} = {d.num(r['statistic'], 1)}")
-    parts.append(p)
-    if not d.missing(r["effect_name"]):
-        parts.append(f"{r['effect_name']} = {d.num(r['effect'])}")
-    return ", ".join(parts)
-
-
 def _comparisons(report: Report) -> list[Block]:
     comparisons = report.comparisons
     blocks: list[Block] = [
-        Heading("Comparison of systems"),
+        Heading("Systems compared"),
         Paragraph(comparisons.method, "method"),
     ]
     if report.provenance.detectable:
         blocks.append(Paragraph(report.provenance.detectable, "method"))
+    glance = headline_table(report)
+    if glance is not None:
+        blocks.append(glance)
     if comparisons.table.empty:
         return blocks
     rows = []
@@ -364,7 +345,7 @@ def _comparisons(report: Report) -> list[Block]:
             n += f" = {r['n_total']}" if len(per_group) > 1 else ""
         test = r["test"] + (" (pairwise)" if r["kind"] == "pairwise" else "")
         how = "" if d.missing(r["p_method"]) else str(r["p_method"])
-        result = _result(r, comparisons.family, comparisons.adjust)
+        result = result_words(r, comparisons.family, comparisons.adjust)
         rows.append((_measure(r), test, r["groups"], n, result, how))
     blocks.append(
         d.table(

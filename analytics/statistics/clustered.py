@@ -194,9 +194,10 @@ def fit_gee(y: np.ndarray, x: np.ndarray, clusters: pd.Series) -> Any:
         cov_struct=sm.cov_struct.Exchangeable(),
     )
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # convergence is checked below, not warned about
+        warnings.simplefilter("ignore")  # convergence is checked here, not warned about
         fit = model.fit(maxiter=200, ctol=1e-12)
-    return fit if fit.converged and np.all(np.isfinite(fit.bse)) else None
+        usable = fit.converged and np.all(np.isfinite(fit.bse))  # a negative variance: nan
+    return fit if usable else None
 
 
 def _expit(x: float) -> float:

@@ -9,19 +9,21 @@ from pathlib import Path
 from bot.cli.flags import STUDY_ID, database
 
 NAME = "report"
-FORMATS = ("terminal", "md", "html", "json")
+FORMATS = ("terminal", "md", "html", "json", "tex")
 
 
 def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     report = commands.add_parser(
-        NAME, help="the per-system evaluation report: terminal, --format md|html|json"
+        NAME, help="the per-system evaluation report: terminal, --format md|html|json|tex"
     )
     database(report, help="study database")
     report.add_argument(
         "--format",
         choices=FORMATS,
         help="terminal (rich tables; plain text with --out), md, html (one self-contained "
-        "file with plots) or json (every number); default: from --out's suffix, else terminal",
+        "file with plots), json (every number) or tex (LaTeX for a paper: a main file, one "
+        "file per table, figures as PDF; needs --out); default: from --out's suffix, else "
+        "terminal",
     )
     report.add_argument("--out", type=Path, help="write to this file instead of stdout")
     report.add_argument(
@@ -57,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
     return report(
         args.db,
-        fmt=args.format or format_for(args.out),
+        fmt=format_for(args.out, args.format),
         out=args.out,
         exclude_flagged=args.exclude_flagged,
         study=args.study,
