@@ -86,7 +86,8 @@ def shape(value: object) -> object:
     return type(value).__name__ if value is not None else "null"
 
 
-def test_terminal_report_on_a_database_the_bot_wrote(capsys, demo_db: Path) -> None:
+def test_terminal_report_on_a_database_the_bot_wrote(capsys, demo_db: Path, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "250")  # headers whole on one line, whatever runs the tests
     code, out, err = run(capsys, "--db", demo_db)
     assert code == 0
     for words in ("Participation", "Task completion", "Wizard involvement", "Questionnaires",

@@ -41,7 +41,11 @@ def run(args: argparse.Namespace) -> int:
             flush=True,
         )
 
-    asyncio.run(serve_demo(args.host, args.port or 8080, args.variant, started=started))
+    asyncio.run(
+        serve_demo(
+            args.host, 8080 if args.port is None else args.port, args.variant, started=started
+        )
+    )
     return 0
 
 
@@ -57,5 +61,9 @@ def _serve_model(args: argparse.Namespace) -> int:
             flush=True,
         )
 
-    asyncio.run(serve_model(args.host, args.port or 8081, args.variant, started=started))
+    asyncio.run(
+        serve_model(
+            args.host, 8081 if args.port is None else args.port, args.variant, started=started
+        )
+    )
     return 0
