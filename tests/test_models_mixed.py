@@ -162,3 +162,17 @@ def test_answer_sets_without_times_leave_out_period_and_carry_over() -> None:
     assert found.fit["dropped"] == UNTIMED and found.fit["note"] is None
     assert list(found.terms["kind"]) == ["intercept", "system"]
     assert "period" not in str(found.fit["formula"])
+
+
+def test_a_measure_larger_than_the_report_fits_by_default_is_left_out_and_says_how() -> None:
+    answers = pd.read_csv(FIXTURE).assign(answered_at=1_760_000_000.0)
+    sets = answers.groupby(["participant_id", "system_id", "scope"], as_index=False).agg(
+        score=("value", "mean"), answered_at=("answered_at", "min")
+    )
+    sets = sets.assign(scenario_id=None)
+    left_out = mixed_model(sets, largest=len(sets) - 1)
+    assert left_out.terms.empty
+    assert f"not fitted: {len(sets):,} scores" in str(left_out.fit["note"])
+    assert "ozlab report --models" in str(left_out.fit["note"])
+    fitted = mixed_model(sets, largest=None)
+    assert list(fitted.terms["kind"]) == ["intercept", "system"]

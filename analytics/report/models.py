@@ -45,8 +45,11 @@ def empty_section() -> ModelsSection:
     )
 
 
-def models_section(data: StudyData, scores: pd.DataFrame) -> ModelsSection | None:
-    """The section, or None when no participant did several tasks or gave a score twice."""
+def models_section(
+    data: StudyData, scores: pd.DataFrame, *, every_size: bool = False
+) -> ModelsSection | None:
+    """The section, or None when no participant did several tasks or gave a score twice;
+    a measure with more scores than ``mixed.LARGEST_FITTED`` is fitted only ``every_size``."""
     outcomes = task_outcomes(data.sessions)
     outcomes = outcomes[~outcomes["system_id"].isin(_PSEUDO) & outcomes["system_id"].notna()]
     test, odds = compare_success(outcomes)
@@ -54,7 +57,7 @@ def models_section(data: StudyData, scores: pd.DataFrame) -> ModelsSection | Non
     for keys, part in _measures(data, scores):
         if part["system_id"].nunique() < 2 or not mixed.repeated(part):
             continue
-        found = mixed.mixed_model(part)
+        found = mixed.mixed_model(part, largest=None if every_size else mixed.LARGEST_FITTED)
         method = mixed.METHOD
         if keys[0] == "item":
             note = found.fit["note"]

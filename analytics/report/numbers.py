@@ -198,10 +198,12 @@ def build_report(
     exclude_flagged: bool = False,
     reading: ReadingTime = READING,
     adjust: str = "headline",
+    every_model: bool = False,
 ) -> Report:
     """The whole report; with ``exclude_flagged`` every number is computed without the
     participants that data-quality checks flagged, and the report says how many and why;
-    ``adjust`` is Holm's family across measures (``analytics.statistics.compare.ADJUST``)."""
+    ``adjust`` is Holm's family across measures (``analytics.statistics.compare.ADJUST``);
+    ``every_model``: mixed models fitted on a measure of any size (``--models``)."""
     flags = quality_flags(data, reading)
     simulated = simulated_participants(data.participants)
     everyone = len(data.participants)
@@ -256,7 +258,7 @@ def build_report(
         stress=stress_section(data.stress, data.sessions["session_id"]) if data.stress else None,
         annotations=annotation_section(data, scores, info.systems),
         pairwise=pairwise_from_study(data, info.systems),
-        models=models_section(data, scores),
+        models=models_section(data, scores, every_size=every_model),
         examples=example_conversations(data, info.systems),
     )
 

@@ -66,6 +66,7 @@ def report(
     figures: Path | None = None,
     pilot: bool = False,
     adjust: str = "headline",
+    every_model: bool = False,
 ) -> int:
     """Read ``db``, compute the report and write it in ``fmt`` to ``out`` (or stdout);
     with ``figures``, every figure as files for a paper too."""
@@ -82,7 +83,9 @@ def report(
         step("computing statistics")
         from analytics.report.numbers import build_report
 
-        built = build_report(data, exclude_flagged=exclude_flagged, adjust=adjust)
+        built = build_report(
+            data, exclude_flagged=exclude_flagged, adjust=adjust, every_model=every_model
+        )
         step(f"writing {fmt}")
         found = None
         if pilot:

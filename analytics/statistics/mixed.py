@@ -74,9 +74,18 @@ def with_periods(scores: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(period=period, previous_system=previous.astype(object))
 
 
-def mixed_model(scores: pd.DataFrame, confidence: float = 0.95) -> MixedFit:
+LARGEST_FITTED = 3_000
+"""Scores of one measure above which the report fits no mixed model unless asked
+(``ozlab report --models``): statsmodels' REML fit loops over participants in Python and
+fits crossed scenarios as one dense group, seconds to minutes a measure at 10,000 scores
+(a human evaluation rarely has more than a few hundred)."""
+
+
+def mixed_model(
+    scores: pd.DataFrame, confidence: float = 0.95, *, largest: int | None = LARGEST_FITTED
+) -> MixedFit:
     """The model of ``score`` for one measure (columns participant_id, system_id,
-    scenario_id, answered_at, score)."""
+    scenario_id, answered_at, score); none fitted above ``largest`` scores (None: any)."""
     frame = with_periods(scores.dropna(subset=["score", "system_id"]))
     systems = sorted(frame["system_id"].astype(str).unique())
     scenarios = frame["scenario_id"].dropna().astype(str).unique()
@@ -99,6 +108,12 @@ def mixed_model(scores: pd.DataFrame, confidence: float = 0.95) -> MixedFit:
         return MixedFit(fit, empty)
     if fit["n_participants"] < MIN_PARTICIPANTS:  # type: ignore[operator]
         fit["note"] = f"fewer than {MIN_PARTICIPANTS} participants"
+        return MixedFit(fit, empty)
+    if largest is not None and len(frame) > largest:
+        fit["note"] = (
+            f"not fitted: {len(frame):,} scores, over {largest:,} (the fit takes minutes at"
+            " this size): ozlab report --models fits it"
+        )
         return MixedFit(fit, empty)
     columns, names, kinds = _design(frame, systems, within)
     keep, dropped = _estimable(columns)

@@ -38,6 +38,12 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="Holm's correction across measures: headline (default: each measure's omnibus "
         "test; pairs corrected within their measure) or all (every test in the comparison)",
     )
+    report.add_argument(
+        "--models",
+        action="store_true",
+        help="fit the mixed models of repeated measures on measures of any size (above 3,000 "
+        "scores a measure they are left out by default: the fit takes minutes)",
+    )
     report.add_argument("--study", help=f"the study to report on: {STUDY_ID}")
     report.add_argument(
         "--pilot",
@@ -66,4 +72,5 @@ def run(args: argparse.Namespace) -> int:
         figures=args.figures,
         pilot=args.pilot,
         adjust=args.adjust,
+        every_model=args.models,
     )
