@@ -9,7 +9,7 @@ conversations and a reader cannot suspect they were picked to flatter a system.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,31 +38,36 @@ def example_conversations(data: StudyData, systems: Sequence[str]) -> pd.DataFra
     ]
     seeds = pd.to_numeric(sessions["seed"], errors="coerce").dropna()
     generator = np.random.default_rng(int(seeds.iloc[0]) if len(seeds) else 0)
-    ratings = _ratings(data.responses)
-    rows: list[dict[str, Any]] = []
+    chosen: list[tuple[str, dict[Hashable, Any]]] = []
     for system in systems:
         mine = ended[ended["system_id"].astype(str) == system].sort_values("session_id")
         if mine.empty:
             continue
         picked = generator.choice(len(mine), size=min(PER_SYSTEM, len(mine)), replace=False)
-        for session in mine.iloc[sorted(picked)].to_dict("records"):
-            turns = exchanges[exchanges["session_id"] == session["session_id"]].sort_values("turn")
-            for turn in turns.to_dict("records"):
-                rows.append(
-                    {
-                        "system_id": system,
-                        "session_id": session["session_id"],
-                        "participant_id": session["participant_id"],
-                        "scenario_id": session["scenario_id"],
-                        "end_reason": session["end_reason"],
-                        "turn": int(turn["turn"]),
-                        "user_text": turn["user_text"],
-                        "system_text": turn["system_text"],
-                        "source": turn["source"],
-                        "error": turn["error"],
-                        "ratings": ratings.get((str(session["session_id"]), int(turn["turn"])), {}),
-                    }
-                )
+        chosen += [(system, session) for session in mine.iloc[sorted(picked)].to_dict("records")]
+    shown = {str(session["session_id"]) for _, session in chosen}
+    # the chosen conversations' answers only: a large study has a million others
+    responses = data.responses
+    ratings = _ratings(responses[responses["session_id"].astype(str).isin(shown)])
+    rows: list[dict[str, Any]] = []
+    for system, session in chosen:
+        turns = exchanges[exchanges["session_id"] == session["session_id"]].sort_values("turn")
+        for turn in turns.to_dict("records"):
+            rows.append(
+                {
+                    "system_id": system,
+                    "session_id": session["session_id"],
+                    "participant_id": session["participant_id"],
+                    "scenario_id": session["scenario_id"],
+                    "end_reason": session["end_reason"],
+                    "turn": int(turn["turn"]),
+                    "user_text": turn["user_text"],
+                    "system_text": turn["system_text"],
+                    "source": turn["source"],
+                    "error": turn["error"],
+                    "ratings": ratings.get((str(session["session_id"]), int(turn["turn"])), {}),
+                }
+            )
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
