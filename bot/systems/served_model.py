@@ -13,20 +13,16 @@ Like the shop it keeps no state: every answer is a pure function of the messages
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
 from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 
 from bot.core.conversation import Conversation, Turn
-from bot.core.errors import SystemSetupError
 from bot.systems.demo import DemoShop, Variant
 from bot.systems.demo.shop import TASK_SUCCESS
-
-log = logging.getLogger(__name__)
+from bot.systems.served_demo import serve
 
 ADD_TOOL = "add_to_wishlist"
 PATH = "/v1/chat/completions"
@@ -137,25 +133,6 @@ async def serve_model(
     started: Callable[[str], None] | None = None,
 ) -> None:
     """Serve the shop as a model until cancelled; ``started`` gets the base address once
-    listening. An address it cannot listen on is a :class:`SystemSetupError`."""
-    runner = web.AppRunner(model_app(variant), access_log=None)
-    await runner.setup()
-    try:
-        site = web.TCPSite(runner, host, port)
-        try:
-            await site.start()
-        except OSError as error:
-            reason = error.strerror or str(error)
-            raise SystemSetupError(
-                f"the demo model cannot listen on {host}:{port}: {reason}"
-            ) from None
-        bound_host, bound_port = runner.addresses[0][:2]
-        url = f"http://{bound_host}:{bound_port}"
-        if ":" in str(bound_host):
-            url = f"http://[{bound_host}]:{bound_port}"
-        log.info("demo model %s serving at %s", variant, url)
-        if started is not None:
-            started(url)
-        await asyncio.Event().wait()  # until cancelled
-    finally:
-        await runner.cleanup()
+    listening. An address it cannot listen on is a
+    :class:`~bot.core.errors.SystemSetupError`."""
+    await serve(model_app(variant), f"demo model {variant}", host, port, started)
