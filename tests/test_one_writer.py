@@ -155,6 +155,31 @@ def test_an_earlier_demos_database_is_replaced(tmp_path: Path) -> None:
     assert len(tables(db)["participants"]) == 3
 
 
+def test_an_earlier_arena_demo_with_its_votes_is_replaced_but_not_imported_votes(
+    tmp_path: Path,
+) -> None:
+    """Votes of simulated participants are the demo's own; votes imported from elsewhere
+    are somebody's work."""
+    db = tmp_path / "arena.sqlite"
+    assert command("demo", "--study", "arena", "-n", "2", "--db", str(db)).returncode == 0
+    again = command("demo", "--study", "arena", "-n", "1", "--db", str(db))
+    assert again.returncode == 0, again.stderr
+    assert len(tables(db)["participants"]) == 1 and tables(db)["votes"]
+    votes = tmp_path / "votes.csv"
+    votes.write_text(
+        "vote_id,source,rater,system_a,system_b,winner,question\n"
+        "v1,preference,R1,shop-v1,shop-v0,a,overall\n",
+        encoding="utf-8",
+    )
+    imported = command("import", "votes", str(votes), "--db", str(db), "--study", "arena")
+    assert imported.returncode == 0, imported.stderr
+    before = stored_bytes(db)
+    done = command("demo", "--study", "arena", "-n", "1", "--db", str(db))
+    assert done.returncode == REFUSED
+    assert one_line(done) == f"ozlab: {db} holds 1 vote: choose another --db"
+    assert stored_bytes(db) == before
+
+
 def test_a_simulation_with_erasures_in_its_ledger_is_refused(tmp_path: Path) -> None:
     """The ledger is what carries an erasure into the backups of that file: replacing the
     file would lose it, so a demo's file from which someone was erased stays."""

@@ -2,12 +2,12 @@
 ozlab has it open: the two things a demo or a pilot asks before it replaces a file.
 
 Read without writing. Every table is accounted for: a simulation writes participants marked
-simulated and what hangs on them (sessions, exchanges, answers, events), the bot's own
-bookkeeping (inbox, definitions, commands, gates, the sequence), nothing else. Anything else
-is somebody's work (invitation codes, payments, annotation jobs, annotators and their
-ratings, stress tests, a count of withdrawals, the ledger of erasures that backups still
-need) and so is a table this ozlab does not know (a newer one's): its rows are counted as
-such.
+simulated and what hangs on them (sessions, exchanges, answers, events, their votes), the
+bot's own bookkeeping (inbox, definitions, commands, gates, the sequence), nothing else.
+Anything else is somebody's work (invitation codes, payments, annotation jobs, annotators
+and their ratings, anyone else's votes, stress tests, a count of withdrawals, the ledger of
+erasures that backups still need) and so is a table this ozlab does not know (a newer
+one's): its rows are counted as such.
 """
 
 from __future__ import annotations
@@ -102,7 +102,17 @@ def held(conn: Sql, tables: set[str], *, simulated: bool = True) -> list[str]:
         )
         if paid:
             found.append(_counted(paid, ("payment record", "payment records")))
-    known = {"participants", "withdrawals", "payments", "store_version"}
+    if "votes" in tables:
+        others = _one(
+            conn,
+            "SELECT count(*) FROM votes WHERE rater_kind <> 'participant' OR rater NOT IN"
+            " (SELECT id FROM participants WHERE simulated = 1)"
+            if simulated
+            else "SELECT count(*) FROM votes",
+        )
+        if others:
+            found.append(_counted(others, ("vote", "votes")))
+    known = {"participants", "withdrawals", "payments", "votes", "store_version"}
     known |= {*_BOOKKEEPING, *_ON_PARTICIPANTS}
     known |= _ON_THEIR_PARENT
     for table in sorted(
