@@ -120,6 +120,7 @@ class _StudyLoader:
         self.stimuli: dict[str, tuple[Stimulus, ...]] = {}
         self.jobs: dict[str, AnnotationJob] = {}
         self.language = "en"
+        self.warnings: list[Problem] = []  # what a study may do, but ozlab check tells
 
     def open(
         self, file: Path, resource: Resource, model: type[Model]
@@ -312,6 +313,19 @@ class _StudyLoader:
         }
         self.problems += rules.misplaced_questionnaires(self.uses, self.questionnaires, documents)
         self.problems += rules.shared_item_ids(self.questionnaires, documents)
+        scenarios = {
+            ref_id: document
+            for (noun, ref_id), document in self.documents.items()
+            if noun == _SCENARIOS.noun
+        }
+        systems = document.data.get("systems")
+        system_ids = [
+            str(s["id"])
+            for s in (systems if isinstance(systems, list) else [])
+            if isinstance(s, dict) and "id" in s
+        ]
+        errors, self.warnings = rules.simulated_answers(scenarios, system_ids, self.questionnaires)
+        self.problems += errors
 
 
 def _looks_like_path(ref: str) -> bool:
@@ -344,6 +358,13 @@ def load_study(ref: str | Path) -> StudyBundle:
 
     ``ref`` is a path to a study YAML file or the name of a shipped study (``"hmd"``).
     """
+    return checked_study(ref)[0]
+
+
+def checked_study(ref: str | Path) -> tuple[StudyBundle, list[Problem]]:
+    """:func:`load_study`, and the warnings ``ozlab check`` tells at their lines (settings
+    the study never uses, such as a simulated participant's profile of another study's
+    system)."""
     file, resource = _find_study(ref)
     loader = _StudyLoader(file.parent)
     document, study = loader.open(file, resource, Study)
@@ -357,7 +378,7 @@ def load_study(ref: str | Path) -> StudyBundle:
         loader.check_study(document)
     if loader.problems or study is None:
         raise StudyError(_in_file_order(loader.problems, loader.files))
-    return StudyBundle(
+    bundle = StudyBundle(
         study=study,
         scenarios={key: value for key, value in loader.scenarios.items() if value is not None},
         questionnaires={
@@ -366,6 +387,7 @@ def load_study(ref: str | Path) -> StudyBundle:
         stimuli=loader.stimuli,
         jobs=loader.jobs,
     )
+    return bundle, _in_file_order(loader.warnings, loader.files)
 
 
 def study_document(ref: str | Path) -> Document:

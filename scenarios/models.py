@@ -322,6 +322,8 @@ class Texts(_Model):
     """To a tap on a button whose answer is already stored (an old or repeated button)."""
     unknown_command: str = _EN["unknown_command"]
     """To a ``/command`` the bot does not know, unless ``systems_take_commands``."""
+    unknown_command_consent: str = _EN["unknown_command_consent"]
+    """To a ``/command`` the bot does not know, before the agreement is answered."""
     thanks: str = _EN["thanks"]
     """The last message of the study, after the last questionnaire."""
     finished: str = _EN["finished"]
@@ -342,7 +344,8 @@ class Texts(_Model):
     nothing_to_withdraw: str = _EN["nothing_to_withdraw"]
     """To ``/withdraw`` from someone the study holds nothing of."""
     consent_withdraw_note: str = _EN["consent_withdraw_note"]
-    """Added to the consent text: how to withdraw."""
+    """Added to the consent text, before its closing question if it ends with one: how to
+    withdraw."""
     help_not_started: str = _EN["help_not_started"]
     """``/help`` before ``/start``."""
     help_consent: str = _EN["help_consent"]

@@ -23,6 +23,8 @@ import pingouin as pg
 
 from bot.core.errors import StudyDataError
 from bot.core.vocabulary import SessionState
+from bot.engine.assignment import design_block
+from scenarios.models import Study
 
 DesignKind = Literal["between", "within"]
 DEFAULT_D = 0.5
@@ -274,6 +276,8 @@ def power_report(
         + f", α = {alpha:g}, power = {power:g}",
         _needed_words(needed),
     ]
+    if whole := in_whole_cells(bundle.study, needed.participants):
+        lines.append(whole)
     if design.systems == "within" and len(systems) > 1:
         tasks = design.tasks_per_participant
         if tasks is not None and tasks < len(systems):
@@ -290,6 +294,20 @@ def power_report(
         lines.append(f"Finished a task so far: {counts} participants.")
         lines.append(found.sentence())
     return "\n".join(lines) + "\n"
+
+
+def in_whole_cells(study: Study, participants: int) -> str | None:
+    """The sample a study's design needs for ``participants`` to be enough: rounded up to
+    a whole multiple of the participants that fill its cells evenly (Latin-square rows,
+    balanced cells; ``bot.engine.assignment.design_block``); None when any number does."""
+    block = design_block(study)
+    if block.participants == 1:
+        return None
+    planned = block.whole(participants)
+    return (
+        f"Design: {block.cells}: whole multiples of {block.participants} participants fill it"
+        f" evenly; plan {planned} in all."
+    )
 
 
 def _design_words(design: DesignKind, systems: int) -> str:

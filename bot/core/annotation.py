@@ -129,6 +129,9 @@ class AnnotationState:
     assignments: tuple[AnnotationAssignment, ...]  # those not released
     first_ratings: tuple[FirstRating, ...]
     version: int
+    imported: tuple[tuple[str, AnnotationLevel, str], ...] = ()
+    """(target, level, annotator) of each target an annotator rated in a file brought in by
+    ``ozlab import annotations``: rated, though never assigned."""
 
 
 @dataclass(frozen=True)

@@ -101,9 +101,10 @@ class StudyRunner:
         for stored in await self._store.load_participants(self._bundle.study.id):
             journey = Journey.from_json(stored.state)
             self._remember(stored.participant_id, None, journey)
-            if stored.chat_key is None:
+            sealed = None if stored.chat_key is None else self._privacy.reachable(stored.chat_key)
+            if sealed is None:
                 continue
-            chat_id = int(self._privacy.unseal(stored.chat_key))
+            chat_id = int(sealed)
             self._chats[stored.participant_id] = chat_id
             if stored.undelivered:
                 self._undelivered[stored.participant_id] = _messages_from_json(stored.undelivered)
@@ -111,7 +112,8 @@ class StudyRunner:
             if interrupted or stored.undelivered:
                 todo.append(Delivery(chat_id, ev.Recovered()))
         for _update_id, payload in await self._store.pending_updates():
-            todo.append(Inbound.from_json(self._privacy.unseal(payload)).to_delivery())
+            if (update := self._privacy.reachable(payload)) is not None:
+                todo.append(Inbound.from_json(update).to_delivery())
         return todo
 
     def due(self, now: float) -> list[Delivery]:

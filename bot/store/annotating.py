@@ -334,6 +334,16 @@ def annotation_state(conn: Sql, job: str) -> AnnotationState | None:
             (job, AnnotationRound.FIRST.value),
         )
     )
+    imported = tuple(
+        (str(target), AnnotationLevel(level), str(who))
+        for target, level, who in conn.execute(
+            "SELECT DISTINCT t.target, t.level, r.annotator"
+            " FROM annotations r JOIN annotation_targets t ON t.id = r.target_id"
+            " WHERE t.job = ? AND r.round = ? AND r.origin = ?"
+            " ORDER BY t.target, t.level, r.annotator",
+            (job, AnnotationRound.FIRST.value, Origin.IMPORT.value),
+        )
+    )
     return AnnotationState(
         job=found[0],
         targets=tuple(targets(conn, job)),
@@ -341,6 +351,7 @@ def annotation_state(conn: Sql, job: str) -> AnnotationState | None:
         assignments=assignments,
         first_ratings=first,
         version=found[0].version,
+        imported=imported,
     )
 
 
