@@ -18,7 +18,7 @@ from bot.engine.callbacks import Channel, SurveyTap, TapAction, encode
 from bot.engine.common import Doing, Result, silence, stale_tap, texts_of
 from bot.engine.hints import asked_now, hinted
 from bot.engine.journey import Journey, Stage
-from questionnaires.models import MultiChoiceItem, TextItem
+from questionnaires.models import MultiChoiceItem, SliderItem, TextItem
 from scenarios.models import StudyBundle, Texts
 
 After = Callable[[Journey, bool], Result]
@@ -227,6 +227,13 @@ def on_event(
                 return journey, [
                     *hinted(Hint.PICK_OPTIONS, texts.pick_options, session, **where, text=text)
                 ]
+            if isinstance(item, SliderItem):
+                point = asking.typed_slider(item, text)
+                if point is None:
+                    hint = texts.tap_a_button.format(low=item.min, high=item.max)
+                    return journey, [*hinted(Hint.TAP_A_BUTTON, hint, session, **where, text=text)]
+                asked = asking.answer(bundle, survey, now, value=point, label=str(point))
+                return _continue(bundle, journey, asked, now, after, in_place=False)
             index = asking.typed_choice(item, text)
             options = asking.choices(item)
             if index is None:
