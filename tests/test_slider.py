@@ -82,9 +82,12 @@ def test_a_sliders_ends_in_another_language_and_what_is_still_untranslated() -> 
 
 
 def test_a_typed_number_is_a_point_from_0_to_100_and_nothing_else() -> None:
+    """Shared by participants and annotators: "5" is the point 5, never the fifth button."""
     item = slider()
-    assert [asking.typed_slider(item, t) for t in ("0", " 37 ", "100", "４２")] == [0, 37, 100, 42]
-    assert [asking.typed_slider(item, t) for t in ("101", "-1", "37.5", "half", "")] == [None] * 5
+    typed = [asking.typed_answer(item, t) for t in ("0", " 5 ", "100", "４２")]
+    assert typed == [(0, "0"), (5, "5"), (100, "100"), (42, "42")]
+    assert [asking.typed_answer(item, t) for t in ("101", "-1", "37.5", "half", "")] == [None] * 5
+    assert asking.typed_range(item) == (0, 100)
 
 
 def test_simulated_participants_answer_a_slider_near_each_systems_mean() -> None:

@@ -337,10 +337,24 @@ def offered(bundle: StudyBundle, survey: Survey, texts: Texts, channel: Channel)
     return {data for row in buttons for _, data in row}
 
 
-def typed_slider(item: SliderItem, text: str) -> int | None:
-    """A typed point of a slider: any whole number from 0 to 100."""
-    number = typed_number(text)
-    return number if number is not None and item.min <= number <= item.max else None
+def typed_answer(item: Item, text: str) -> tuple[int | str, str] | None:
+    """What a number typed for an item with buttons answers, as (value, label): a
+    slider's point from 0 to 100, a scale's point, or the option of that number."""
+    if isinstance(item, SliderItem):
+        number = typed_number(text)
+        if number is None or not item.min <= number <= item.max:
+            return None
+        return number, str(number)
+    index = typed_choice(item, text)
+    return None if index is None else choices(item)[index]
+
+
+def typed_range(item: Item) -> tuple[int | str, int | str]:
+    """The lowest and highest number a participant may type for an item with buttons."""
+    if isinstance(item, SliderItem):
+        return item.min, item.max
+    options = choices(item)
+    return (options[0][0], options[-1][0]) if isinstance(item, ScaleItem) else (1, len(options))
 
 
 def typed_choice(item: Item, text: str) -> int | None:
