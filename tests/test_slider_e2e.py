@@ -1,8 +1,16 @@
 """A visual-analogue slider (0–100) asked through the real bot on the emulator: a row of
 buttons, a typed number accepted, anything else refused politely, a forged tap changing
-nothing; then its answers in the export's codebook and the report's numeric summary."""
+nothing; then its answers in the export's codebook and the report's numeric summary; and a
+pilot whose simulated participants answer it as each system's profile says."""
 
 from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,10 +20,16 @@ from analytics.report.numbers import build_report
 from analytics.report.present_questionnaires import questionnaire_blocks
 from analytics.report.render_md import render_markdown
 from analytics.statistics.questionnaires import describe_items
+from bot.cli import analytics_main
+from bot.pilot.demo import clear_demo_database
 from bot.pilot.emulator import BotApiEmulator
+from bot.pilot.pilot_run import pilot_study
 from questionnaires.models import Questionnaire
+from scenarios.loading import load_study
 from scenarios.models import StudyBundle
 from tests.conftest import StartBot
+from tests.fake_servers import FakeOpenAI
+from tests.test_pilot_sim import STUDY
 
 pytestmark = pytest.mark.slow
 
@@ -111,3 +125,66 @@ def _asked(message: object) -> int:
     """The showing number the message's buttons carry (``a:ASKED:INDEX``)."""
     keyboard: list[list[tuple[str, str]]] = getattr(message, "keyboard")  # noqa: B009
     return int(keyboard[0][0][1].split(":")[1])
+
+
+PILOT_SCENARIO = """\
+id: dinner
+title: Dinner in town
+brief: Find a vegetarian restaurant near the station for four people on Friday.
+max_exchanges: 2
+post_task: [food-vas]
+simulation:
+  say: ["Hi, I need a vegetarian place near the station", "for four people on friday"]
+  answers:
+    types: {slider: 50}
+    profiles:
+      bistro-a: {slider: 75}
+      bistro-b: {food-vas.trust: 25}
+"""
+PILOT_QUESTIONNAIRE = """\
+id: food-vas
+title: About the recommender
+items:
+  - type: slider
+    id: food-vas.trust
+    text: How much did you trust the recommender?
+    left: Not at all
+    right: Completely
+    step: 5
+"""
+
+
+def test_a_pilot_reports_the_difference_planted_between_two_systems_on_a_slider(
+    tmp_path: Path,
+) -> None:
+    """Simulated participants answer the slider by its buttons, each system as its profile
+    says (a type for one, the item's own id for the other): the report's means show it."""
+    folder = tmp_path / "food"
+    (folder / "scenarios").mkdir(parents=True)
+    (folder / "questionnaires").mkdir()
+    (folder / "scenarios" / "dinner.yaml").write_text(PILOT_SCENARIO)
+    (folder / "questionnaires" / "food-vas.yaml").write_text(PILOT_QUESTIONNAIRE)
+    db = tmp_path / "pilot.sqlite"
+    clear_demo_database(db)
+
+    async def pilot() -> None:
+        async with FakeOpenAI(_restaurants) as a, FakeOpenAI(_restaurants) as b:
+            text = STUDY.replace('"URL"', f'"{a.url}"', 1).replace('"URL"', f'"{b.url}"')
+            (folder / "study.yaml").write_text(text)
+            bundle = load_study(folder / "study.yaml")
+            await pilot_study(bundle, db, participants=12, seed=5, simulator=None, env={})
+
+    asyncio.run(pilot())
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert analytics_main(["report", "--db", str(db), "--format", "json"]) == 0
+    report = json.loads(out.getvalue())
+    items = {(r["system_id"], r["item_id"]): r for r in report["questionnaires"]["items"]}
+    a, b = items[("bistro-a", "food-vas.trust")], items[("bistro-b", "food-vas.trust")]
+    assert a["n"] >= 4 and b["n"] >= 4, (a, b)
+    assert 60 < a["mean"] < 90 and 10 < b["mean"] < 40, (a["mean"], b["mean"])
+    assert 5 < a["sd"] < 30, a  # about 17.5 points: the spread in quarters of the range
+
+
+def _restaurants(body: dict[str, Any]) -> str:
+    return "Here are two:\n1. Verde Station, vegetarian\n2. Olive Tree, vegetarian"
