@@ -261,11 +261,8 @@ class SliderItem(_Item):
         return self
 
     def choices(self) -> list[tuple[int, str]]:
-        """The buttons' points, the ends with their words."""
-        ends = {0: self.left, 100: self.right}
-        return [
-            (v, f"{v} · {ends[v]}" if ends.get(v) else str(v)) for v in range(0, 101, self.step)
-        ]
+        """The buttons' points, each labelled by its number (as a typed answer is)."""
+        return [(v, str(v)) for v in range(0, 101, self.step)]
 
     def anchors(self) -> list[tuple[int, str]]:
         """The ends' words, for the codebook and the message."""

@@ -105,6 +105,7 @@ async def test_a_slider_is_answered_by_a_typed_number_and_by_a_button(
     answers = data.responses[data.responses["questionnaire_id"].astype(object) == "vas"]
     stored = dict(zip(answers["item_id"].astype(object), answers["value"], strict=True))
     assert stored == {"vas.trust": 37.0, "vas.ease": 80.0}
+    assert sorted(answers["label"].astype(object)) == ["37", "80"]  # typed or tapped alike
     book = codebook(data).set_index("item_id")
     assert book.loc["vas.trust", "type"] == "slider"
     assert (book.loc["vas.trust", "min"], book.loc["vas.trust", "max"]) == (0, 100)
