@@ -410,6 +410,8 @@ class Texts(_Model):
     """Under a free-text question: ``{limit}`` is its length limit."""
     pick_options: str = _EN["pick_options"]
     """Under a multiple-choice question."""
+    slider_hint: str = _EN["slider_hint"]
+    """Under a slider's buttons: that a typed number from 0 to 100 is an answer too."""
     pick_at_least_one: str = _EN["pick_at_least_one"]
     """To a participant who taps Done on a required multiple-choice question with nothing
     chosen."""

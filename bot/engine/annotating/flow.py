@@ -473,11 +473,10 @@ def _typed(
         return _advance(bundle, job, texts, state, asked, in_place=False)
     if isinstance(item, MultiChoiceItem):
         return state, [fx.Send(texts.pick_options)]
-    index = asking.typed_choice(item, text)
-    options = asking.choices(item)
-    if index is None:
-        numbers = [v for v, _ in options] if hasattr(item, "labels") else [1, len(options)]
-        return state, [fx.Send(texts.tap_a_button.format(low=numbers[0], high=numbers[-1]))]
-    value, label = options[index]
+    typed = asking.typed_answer(item, text)
+    if typed is None:
+        low, high = asking.typed_range(item)
+        return state, [fx.Send(texts.tap_a_button.format(low=low, high=high))]
+    value, label = typed
     asked = asking.answer(bundle, survey, now, value=value, label=label)
     return _advance(bundle, job, texts, state, asked, in_place=False)
