@@ -7,7 +7,7 @@ from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-from questionnaires.models import Questionnaire, error_at, repeated_ids
+from questionnaires.models import Loc, Questionnaire, error_at, repeated_ids
 from scenarios.durations import Seconds
 from scenarios.jobs import AnnotationJob
 from scenarios.sentences import SOURCE, catalogue, code_of
@@ -410,6 +410,8 @@ class Texts(_Model):
     """Under a free-text question: ``{limit}`` is its length limit."""
     pick_options: str = _EN["pick_options"]
     """Under a multiple-choice question."""
+    slider_hint: str = _EN["slider_hint"]
+    """Under a slider's buttons: that a typed number from 0 to 100 is an answer too."""
     pick_at_least_one: str = _EN["pick_at_least_one"]
     """To a participant who taps Done on a required multiple-choice question with nothing
     chosen."""
@@ -588,6 +590,26 @@ class SideBySide(_Model):
     of its own system's names is flagged, and its vote kept apart from the ranking."""
 
 
+class PairwiseChoices(_Model):
+    """The protocol's choices for the report's pairwise statistics (docs/pairwise.md)."""
+
+    ties: Literal["half", "davidson"] = "half"
+    """``half``: a tie is half a win for each side (Chatbot Arena's count); ``davidson``:
+    Davidson's (1970) tie model, with its tie parameter estimated."""
+    both_bad: Literal["exclude", "tie"] = "exclude"
+    """``exclude``: "both bad" votes are left out of the fit and counted; ``tie``: they
+    count as ties (a vote that neither is better)."""
+    anchor: str | None = None
+    """The system whose score is ``anchor_score`` and log-strength 0: every score and
+    interval is relative to it. None: the first of ``systems`` that has votes."""
+    anchor_score: float = 1000.0
+    """The anchor's score on the Elo-like scale (400 points: odds of 10 to 1)."""
+    bootstrap_rounds: int = Field(default=1000, ge=20, le=100_000)
+    """Rounds of the bootstrap that resamples whole raters for the intervals."""
+    seed: int = 0
+    """The bootstrap's seed: the same votes and seed give the same intervals."""
+
+
 class Study(_Model):
     """A study: its systems under test, scenarios, questionnaires, design and every sentence
     the bot says."""
@@ -647,6 +669,9 @@ class Study(_Model):
     side_by_side: SideBySide = SideBySide()
     """Side-by-side tasks: whether the systems' names are revealed after a vote, and the
     names each system might call itself (a reply naming its own system is flagged)."""
+    pairwise: PairwiseChoices = PairwiseChoices()
+    """How the report's pairwise statistics treat ties and "both bad" votes, which system
+    anchors the scores, and the bootstrap's rounds and seed."""
     stress_model: OpenAISystem | None = None
     """An OpenAI-compatible endpoint (settings as for an ``openai`` system) that proposes
     stress tests for a person to review and may judge replays (``ozlab stress``); never a
@@ -695,11 +720,14 @@ class Study(_Model):
         if repeats := repeated_ids("systems", self.systems):
             raise error_at("Study", repeats)
         known = {s.id for s in self.systems}
-        unknown = [
+        unknown: list[tuple[Loc, str, object]] = [
             (("side_by_side", "names", system), f"no system {system!r} in systems", system)
             for system in self.side_by_side.names
             if system not in known
         ]
+        anchor = self.pairwise.anchor
+        if anchor is not None and anchor not in known:
+            unknown.append((("pairwise", "anchor"), f"no system {anchor!r} in systems", anchor))
         if unknown:
             raise error_at("Study", unknown)
         return self

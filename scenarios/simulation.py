@@ -37,7 +37,7 @@ Setting = float | dict[int, float]
 weight). A number is the mean answer on a scale item's own scale, and the share of "yes"
 (or thumbs up) on a two-button item, from 0 to 1."""
 
-ITEM_TYPES = ("scale", "yes_no", "thumbs", "choice")
+ITEM_TYPES = ("scale", "yes_no", "thumbs", "choice", "slider")
 """The item types a setting may name: those answered by tapping one button."""
 
 
@@ -66,10 +66,11 @@ class Answers(_Model):
     items: dict[str, dict[int, float]] = {}
     """Item id → answer value → weight: a distribution for every system."""
     types: dict[str, Setting] = {}
-    """Item type (``scale``, ``yes_no``, ``thumbs``, ``choice``) → a mean (a share of "yes"
-    for two-button items) or a distribution, for every system."""
+    """Item type (``scale``, ``yes_no``, ``thumbs``, ``choice``, ``slider``) → a mean (a
+    share of "yes" for two-button items) or a distribution, for every system."""
     spread: float = Field(default=0.7, ge=0)
-    """How far answers scatter around a mean (the standard deviation on the item's scale)."""
+    """How far answers scatter around a mean (the standard deviation on the item's scale;
+    on a 0–100 slider, in quarters of its range: 0.7 is 17.5 points)."""
     consistency: float = Field(default=0.6, ge=0, le=1)
     """How much a participant's answers to one construct's items share: the correlation
     between two of them (0: independent; Cronbach's α follows from it and the items)."""

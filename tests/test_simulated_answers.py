@@ -169,5 +169,5 @@ def test_check_tells_each_setting_that_cannot_be_used_at_its_line(tmp_path: Path
         " this study (its systems: bistro-a, bistro-b): the profile is not used",
         f"{dinner}:15: warning: simulation.answers.profiles.bistro-b.food.nothing:"
         " 'food.nothing' is neither an item of this study's questionnaires, nor an item type"
-        " (scale, yes_no, thumbs, choice), nor default: the setting is not used",
+        " (scale, yes_no, thumbs, choice, slider), nor default: the setting is not used",
     ]

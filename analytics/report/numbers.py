@@ -22,6 +22,7 @@ from analytics.report.provenance import Provenance, provenance
 from analytics.report.stress import StressSection, stress_section
 from analytics.statistics import completion as tasks
 from analytics.statistics import questionnaires as stats
+from analytics.statistics import side_by_side
 from analytics.statistics.compare import family_holm
 from analytics.statistics.pairwise import Pairwise, pairwise_from_study
 from analytics.statistics.proportions import compare_proportions
@@ -217,26 +218,29 @@ def build_report(
     comparisons = _comparisons(data, info, scores, adjust)
     if simulated:
         notes.append(simulated_note(len(simulated), everyone))
+    one_system = side_by_side.one_system_sessions(data.sessions)
+    if shared := side_by_side.left_out_note(data.sessions):
+        notes.append(shared)
     if exclusion is not None:
         notes.append(
             f"{exclusion.excluded} of {exclusion.participants_before} participants were "
             "excluded because data-quality checks flagged them; every number below is "
             "computed without them."
         )
-    decided, sources = decide_success(data.sessions, data.events, data.responses, data.bundles)
+    decided, sources = decide_success(one_system, data.events, data.responses, data.bundles)
     return Report(
         study=info,
         participation=Participation(
             overall=tasks.participation(data),
-            by_system=tasks.participation_by_system(data.sessions, data.withdrawals),
+            by_system=tasks.participation_by_system(one_system, data.withdrawals),
             events=tasks.events_by_kind(data.events),
         ),
         completion=Completion(
             by_system=tasks.completion(decided),
             by_scenario=tasks.completion(decided, by=("system_id", "scenario_id")),
             sources=sources,
-            end_reasons=tasks.end_reasons(data.sessions),
-            end_reasons_by_scenario=tasks.end_reasons(data.sessions, ("system_id", "scenario_id")),
+            end_reasons=tasks.end_reasons(one_system),
+            end_reasons_by_scenario=tasks.end_reasons(one_system, ("system_id", "scenario_id")),
         ),
         wizard=WizardShare(wizard_table, wizard_note),
         questionnaires=_questionnaires(data, scores),
@@ -252,7 +256,10 @@ def build_report(
         ),
         notes=tuple(notes),
         system_reliability=system_reliability(
-            data.exchanges, data.events, data.sessions, has_source=data.has_wizard_source
+            side_by_side.per_side_exchanges(data.exchanges, data.events, data.sessions),
+            data.events,
+            data.sessions,
+            has_source=data.has_wizard_source,
         ),
         provenance=provenance(data, exclusion, info.design, info.systems),
         stress=stress_section(data.stress, data.sessions["session_id"]) if data.stress else None,

@@ -72,6 +72,7 @@ class Annotator:
     last_active_at: float | None = None
     paused: bool = False
     dropped: bool = False
+    simulated: bool = False  # played by a simulation (``ozlab demo``), not a person
 
 
 @dataclass(frozen=True)

@@ -42,8 +42,9 @@ MindFor = Callable[[int, random.Random], Mind]
 def clear_demo_database(db: Database, study: str | None = None) -> None:
     """Make room for a simulation at ``db``: nothing is there, or an earlier simulation's
     database that no process has open, removed with its ``-wal`` and ``-shm``. A file that is
-    not an ozlab database, one that holds anything besides simulated participants (people,
-    invitation codes, annotators, ratings...), or one a process has open is refused in one
+    not an ozlab database, one that holds anything besides simulated participants and
+    annotators (people, invitation codes, annotators who are people, their ratings, anyone
+    else's votes...), or one a process has open is refused in one
     line, and there is no ``--force``: a demo never deletes people's data. The caller holds
     the writer's lock (``bot.store.claims.claim``), so no bot starts on the file meanwhile.
     On a server, the same of the study's schema (``study``, or the URL's)."""

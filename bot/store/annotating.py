@@ -34,7 +34,7 @@ from bot.core.vocabulary import (
 from bot.store.sql import Queries, Sql
 
 _ANNOTATOR_COLUMNS = (
-    "id, job, origin, code, chat_key, joined_at, last_active_at, paused, dropped_at"
+    "id, job, origin, code, chat_key, joined_at, last_active_at, paused, dropped_at, simulated"
 )
 TARGET_COLUMNS = "job, target, level, position, session_id, turn, system_id, scenario_id"
 
@@ -44,7 +44,7 @@ def bump(conn: Sql, job: str) -> None:
 
 
 def _annotator(row: Sequence[object]) -> Annotator:
-    ident, job, origin, code, key, joined, active, paused, dropped = row
+    ident, job, origin, code, key, joined, active, paused, dropped, simulated = row
     return Annotator(
         annotator_id=str(ident),
         job=str(job),
@@ -55,6 +55,7 @@ def _annotator(row: Sequence[object]) -> Annotator:
         last_active_at=None if active is None else float(str(active)),
         paused=bool(paused),
         dropped=dropped is not None,
+        simulated=bool(simulated),
     )
 
 

@@ -511,6 +511,20 @@ class RelationalStore(ABC):
 
         return await self._write(job)
 
+    async def mark_simulated_annotators(self, annotator_ids: Sequence[str]) -> int:
+        ids = list(annotator_ids)
+
+        def job(tx: Tx) -> int:
+            marked = 0
+            for annotator in ids:
+                cursor = tx.conn.execute(
+                    "UPDATE annotators SET simulated = 1 WHERE id = ?", (annotator,)
+                )
+                marked += cursor.rowcount
+            return marked
+
+        return await self._write(job)
+
     async def inactive_since(self, study_id: str, before: float) -> list[str]:
         return await self._read(lambda c: erasure.expired_participants(c, study_id, before))
 

@@ -22,6 +22,7 @@ from scenarios.simulation import Answers, Setting, Simulation
 _ELIGIBLE_SHARE = 0.9
 _NORMAL = NormalDist()
 _EDGE = 1e-9  # a quantile of exactly 0 or 1 has no normal deviate
+_SLIDER_QUARTER = 25.0  # a slider's spread is in quarters of 0–100, a 5-point scale's steps
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,8 @@ class ScriptedAnswers:
         elif len(numbers) == 2:  # a share of the higher answer ("yes", thumbs up)
             chosen = numbers[1] if u >= 1 - setting else numbers[0]
         else:
-            drawn = setting + answers.spread * _NORMAL.inv_cdf(u)
+            spread = answers.spread * (_SLIDER_QUARTER if item.type == "slider" else 1)
+            drawn = setting + spread * _NORMAL.inv_cdf(u)
             chosen = min(numbers, key=lambda v: (abs(v - drawn), v))
         return values.index(chosen)
 
