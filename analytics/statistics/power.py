@@ -59,16 +59,12 @@ class PowerTest:
         return DEFAULT_F if self.anova else DEFAULT_D
 
 
-@dataclass(frozen=True)
-class SampleSize:
-    """Participants needed to detect ``effect`` with ``power`` at ``alpha``."""
+class _Whole:
+    """Whole participants from a plan's exact n (``exact``: per system between
+    participants, participants in all within)."""
 
     test: PowerTest
-    effect: float
-    alpha: float
-    power: float
     exact: float
-    """pingouin's n: per system between participants, participants in all within."""
 
     @property
     def per_system(self) -> int:
@@ -79,6 +75,18 @@ class SampleSize:
     def participants(self) -> int:
         """Participants in all."""
         return self.per_system * (self.test.systems if self.test.design == "between" else 1)
+
+
+@dataclass(frozen=True)
+class SampleSize(_Whole):
+    """Participants needed to detect ``effect`` with ``power`` at ``alpha``."""
+
+    test: PowerTest
+    effect: float
+    alpha: float
+    power: float
+    exact: float
+    """pingouin's n: per system between participants, participants in all within."""
 
 
 @dataclass(frozen=True)
@@ -109,7 +117,7 @@ class Detectable:
 
 
 @dataclass(frozen=True)
-class RankPlan:
+class RankPlan(_Whole):
     """The sample the report's rank test needs: the parametric test's n divided by the rank
     test's asymptotic relative efficiency (ARE) against it under normal data, as G*Power's
     "A.R.E." method plans the Wilcoxon–Mann–Whitney test."""
@@ -122,14 +130,6 @@ class RankPlan:
     test: PowerTest
     test_n: float
     """The parametric test's n it comes from."""
-
-    @property
-    def per_system(self) -> int:
-        return math.ceil(self.exact - 1e-9)
-
-    @property
-    def participants(self) -> int:
-        return self.per_system * (self.test.systems if self.test.design == "between" else 1)
 
 
 _THREE_OVER_PI = 3 / math.pi
