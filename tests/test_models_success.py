@@ -168,4 +168,37 @@ def test_the_textbook_wheeze_data_give_geepacks_model() -> None:
     assert list(fit.bse) == pytest.approx(
         [0.1138930101435748, 0.0438553131386047, 0.1777465439525232], abs=5e-7
     )
-    assert float(fit.model.cov_struct.dep_params) == pytest.approx(0.354063681130103, abs=1e-4)
+    assert fit.working_correlation == pytest.approx(0.354063681130103, abs=1e-4)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_gee_is_statsmodels_gee_on_unequal_clusters(seed: int) -> None:
+    """The GEE written out over arrays is statsmodels' ``GEE(Binomial, Exchangeable)``:
+    clusters of one to six rows, a covariate varying within clusters (systems met within
+    participants) and one varying between them, a shared cluster effect so α is not 0."""
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 7, size=120)
+    people = np.repeat(np.arange(len(sizes)), sizes)
+    within = rng.integers(0, 3, size=len(people))
+    between = rng.normal(size=len(sizes))[people]
+    x = np.column_stack([np.ones(len(people)), within == 1, within == 2, between]).astype(float)
+    shared = rng.normal(scale=1.2, size=len(sizes))[people]
+    y = rng.random(len(people)) < 1 / (1 + np.exp(-(x @ [0.2, 0.6, -0.5, 0.4] + shared)))
+    clusters = pd.Series(people).map(lambda p: f"p{p}")
+    ours = fit_gee(y.astype(float), x, clusters)
+    theirs = sm.GEE(
+        y.astype(float),
+        x,
+        groups=pd.factorize(clusters)[0],
+        family=sm.families.Binomial(),
+        cov_struct=sm.cov_struct.Exchangeable(),
+    ).fit(maxiter=200, ctol=1e-12)
+    assert ours is not None and theirs.converged
+    assert ours.params == pytest.approx(np.asarray(theirs.params), abs=1e-9)
+    assert ours.cov == pytest.approx(np.asarray(theirs.cov_params()), abs=1e-11)
+    assert ours.working_correlation == pytest.approx(
+        float(theirs.model.cov_struct.dep_params), abs=1e-9
+    )
+    assert ours.working_correlation > 0.05  # the shared effect is there to be found

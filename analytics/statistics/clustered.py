@@ -20,9 +20,7 @@ the same outcome); with fewer than ``MIN_CLUSTERS`` participants, no interval.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -98,7 +96,7 @@ def success_rate(
         _expit(estimate - z * se),
         _expit(estimate + z * se),
         GEE,
-        float(fit.model.cov_struct.dep_params),
+        fit.working_correlation,
     )
 
 
@@ -157,15 +155,15 @@ def compare_success(
     if fit is None:
         row["note"] = NOT_CONVERGED
         return pd.DataFrame([row], columns=TEST_COLUMNS), empty
-    beta, cov = np.asarray(fit.params)[1:], np.asarray(fit.cov_params())[1:, 1:]
+    beta, cov = fit.params[1:], fit.cov[1:, 1:]
     statistic = float(beta @ np.linalg.solve(cov, beta))
     row.update(
         chi2=statistic,
         p=float(chi2.sf(statistic, len(beta))),
-        working_correlation=float(fit.model.cov_struct.dep_params),
+        working_correlation=fit.working_correlation,
     )
     z = float(norm.ppf(0.5 + confidence / 2))
-    se = np.asarray(fit.bse)[1:]
+    se = fit.bse[1:]
     terms = pd.DataFrame(
         {
             "system_id": systems[1:],
@@ -180,24 +178,137 @@ def compare_success(
     return pd.DataFrame([row], columns=TEST_COLUMNS), terms
 
 
-def fit_gee(y: np.ndarray, x: np.ndarray, clusters: pd.Series) -> Any:
-    """statsmodels' GEE as geepack fits it (tests/test_models_success.py), or None when it
-    did not converge."""
-    import statsmodels.api as sm
+@dataclass(frozen=True)
+class GeeFit:
+    params: np.ndarray
+    cov: np.ndarray
+    """The robust (sandwich) covariance of ``params``."""
+    working_correlation: float
 
+    @property
+    def bse(self) -> np.ndarray:
+        return np.sqrt(np.diag(self.cov))
+
+
+def fit_gee(
+    y: np.ndarray, x: np.ndarray, clusters: pd.Series, *, maxiter: int = 200, ctol: float = 1e-12
+) -> GeeFit | None:
+    """The GEE as statsmodels' ``GEE(family=Binomial(), cov_struct=Exchangeable())`` and
+    geepack fit it (tests/test_models_success.py), or None when it did not converge.
+
+    Written out over arrays rather than called: statsmodels loops over the clusters in
+    Python, a second a fit at 5,000 participants, where the exchangeable working
+    correlation has a closed-form inverse, ``R⁻¹ = (I − c·J)/(1 − α)`` with
+    ``c = α/(1 + (k − 1)α)`` for a cluster of ``k``, so every cluster's part is a sum over
+    its rows. The iteration is statsmodels': start from the logistic regression
+    (independence), then alternate a Fisher scoring step of the mean parameters with the
+    moment estimate of α (scale from Pearson residuals with ``p`` degrees of freedom),
+    until the score's norm is below ``ctol`` after α was updated at least once; the
+    dispersion fixed at 1."""
+    groups, sizes = _clusters(clusters)
+    params = np.zeros(x.shape[1])
+    for _ in range(maxiter):  # the independence fit statsmodels starts from
+        step, score = _scoring_step(y, x, groups, sizes, params, 0.0)
+        if step is None:
+            return None
+        params = params + step
+        if np.sqrt(score @ score) < ctol:
+            break
+    alpha, updated = 0.0, False
+    for _ in range(maxiter):
+        step, score = _scoring_step(y, x, groups, sizes, params, alpha)
+        if step is None:
+            return None
+        params = params + step
+        if np.sqrt(score @ score) < ctol and updated:
+            break
+        alpha, updated = _exchangeable_alpha(y, x, groups, sizes, params), True
+    else:
+        return None
+    cov = _sandwich(y, x, groups, sizes, params, alpha)
+    if not np.all(np.isfinite(np.diag(cov))) or np.any(np.diag(cov) < 0):
+        return None
+    return GeeFit(params, cov, alpha)
+
+
+def _clusters(clusters: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     groups = pd.factorize(clusters.astype(str))[0]
-    model = sm.GEE(
-        y,
-        x,
-        groups=groups,
-        family=sm.families.Binomial(),
-        cov_struct=sm.cov_struct.Exchangeable(),
+    return groups, np.bincount(groups).astype(float)
+
+
+def _parts(
+    y: np.ndarray, x: np.ndarray, params: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The fitted mean's derivative, the residual, and the standard deviation of each row."""
+    mean = 1.0 / (1.0 + np.exp(-(x @ params)))
+    variance = mean * (1.0 - mean)
+    return x * variance[:, None], y - mean, np.sqrt(variance)
+
+
+def _solve(
+    rows: np.ndarray, sd: np.ndarray, groups: np.ndarray, sizes: np.ndarray, alpha: float
+) -> np.ndarray:
+    """``V⁻¹·rows`` per cluster, ``V = diag(sd)·R·diag(sd)`` with R exchangeable."""
+    scaled = rows / sd[:, None]
+    c = alpha / (1.0 - alpha) / (1.0 + alpha * (sizes - 1.0))
+    sums = _cluster_sums(scaled, groups, len(sizes))
+    return (scaled / (1.0 - alpha) - c[groups, None] * sums[groups]) / sd[:, None]
+
+
+def _cluster_sums(rows: np.ndarray, groups: np.ndarray, count: int) -> np.ndarray:
+    return np.column_stack(
+        [np.bincount(groups, weights=rows[:, j], minlength=count) for j in range(rows.shape[1])]
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # convergence is checked here, not warned about
-        fit = model.fit(maxiter=200, ctol=1e-12)
-        usable = fit.converged and np.all(np.isfinite(fit.bse))  # a negative variance: nan
-    return fit if usable else None
+
+
+def _scoring_step(
+    y: np.ndarray,
+    x: np.ndarray,
+    groups: np.ndarray,
+    sizes: np.ndarray,
+    params: np.ndarray,
+    alpha: float,
+) -> tuple[np.ndarray | None, np.ndarray]:
+    derivative, residual, sd = _parts(y, x, params)
+    solved = _solve(np.column_stack([derivative, residual]), sd, groups, sizes, alpha)
+    bread, score = derivative.T @ solved[:, :-1], derivative.T @ solved[:, -1]
+    try:
+        return np.linalg.solve(bread, score), score
+    except np.linalg.LinAlgError:
+        return None, score
+
+
+def _exchangeable_alpha(
+    y: np.ndarray, x: np.ndarray, groups: np.ndarray, sizes: np.ndarray, params: np.ndarray
+) -> float:
+    """statsmodels' moment estimate: the cross-products of Pearson residuals within
+    clusters over the pairs, both with ``p`` degrees of freedom taken off."""
+    _, residual, sd = _parts(y, x, params)
+    pearson = residual / sd
+    n, p = len(y), x.shape[1]
+    squares = pearson @ pearson
+    sums = np.bincount(groups, weights=pearson, minlength=len(sizes))
+    scale = squares / (n - p)
+    pairs = float(np.sum(sizes * (sizes - 1.0)) / 2.0)
+    return float((sums @ sums - squares) / 2.0 / scale / (pairs - p))
+
+
+def _sandwich(
+    y: np.ndarray,
+    x: np.ndarray,
+    groups: np.ndarray,
+    sizes: np.ndarray,
+    params: np.ndarray,
+    alpha: float,
+) -> np.ndarray:
+    """The robust covariance ``B⁻¹·M·B⁻¹``: B the model's information, M the outer
+    products of each cluster's score."""
+    derivative, residual, sd = _parts(y, x, params)
+    solved = _solve(np.column_stack([derivative, residual]), sd, groups, sizes, alpha)
+    bread = derivative.T @ solved[:, :-1]
+    scores = _cluster_sums(derivative * solved[:, -1:], groups, len(sizes))
+    inverse = np.linalg.inv(bread)
+    return inverse @ (scores.T @ scores) @ inverse
 
 
 def _expit(x: float) -> float:

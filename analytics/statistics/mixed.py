@@ -90,8 +90,8 @@ def mixed_model(
     systems = sorted(frame["system_id"].astype(str).unique())
     scenarios = frame["scenario_id"].dropna().astype(str).unique()
     met = bool((frame.groupby("participant_id")["system_id"].nunique() > 1).any())
-    tied = frame.groupby("participant_id")["answered_at"].apply(lambda t: t.duplicated().any())
-    within = met and not bool(tied.any())
+    tied = frame.duplicated(["participant_id", "answered_at"]).any()
+    within = met and not bool(tied)
     fit: dict[str, object] = dict.fromkeys(FIT_COLUMNS, math.nan)
     fit.update(
         n_scores=len(frame),
@@ -225,15 +225,14 @@ def _fit(frame: pd.DataFrame, x: np.ndarray, several_scenarios: bool) -> Any:
 
 
 def _participants_model(y: np.ndarray, x: np.ndarray, people: np.ndarray) -> Any:
-    import statsmodels.api as sm
+    from statsmodels.regression.mixed_linear_model import MixedLM
 
-    return sm.MixedLM(y, x, groups=pd.factorize(people)[0], exog_re=np.ones((len(y), 1)))
+    return MixedLM(y, x, groups=pd.factorize(people)[0], exog_re=np.ones((len(y), 1)))
 
 
 def _crossed_model(y: np.ndarray, x: np.ndarray, factors: dict[str, np.ndarray]) -> Any:
     """Crossed random intercepts: one group holding everything, a variance component each."""
-    import statsmodels.api as sm
-    from statsmodels.regression.mixed_linear_model import VCSpec
+    from statsmodels.regression.mixed_linear_model import MixedLM, VCSpec
 
     names, columns, levels = [], [], []
     for name, labels in factors.items():
@@ -241,7 +240,7 @@ def _crossed_model(y: np.ndarray, x: np.ndarray, factors: dict[str, np.ndarray])
         names.append(name)
         columns.append([np.column_stack([(labels == v).astype(float) for v in values])])
         levels.append([values])
-    return sm.MixedLM(y, x, groups=np.zeros(len(y)), exog_vc=VCSpec(names, levels, columns))
+    return MixedLM(y, x, groups=np.zeros(len(y)), exog_vc=VCSpec(names, levels, columns))
 
 
 def _best(model: Any, floor: float | None = None) -> Any:
