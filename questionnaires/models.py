@@ -315,6 +315,49 @@ class MultiChoiceItem(_Options):
     """Whether at least one option must be chosen."""
 
 
+MAX_RANKED = 10
+"""The most options a ranking may have: each is a button of its own row, and ordering more
+than ten by taps on a phone is a chore that yields careless tails."""
+
+
+class RankingItem(_Options):
+    """The options put in order: tapped from first to last, each tap moving an option into
+    the order shown in the message; the last tap can be undone, and "Done" confirms."""
+
+    type: Literal["ranking"]
+    """``ranking``: every option ranked, first to last; stored as the option values in
+    that order, separated by commas, and exported as a rank per option (1 = first)."""
+    options: tuple[Option, ...] = Field(min_length=2)
+    """The options to rank, at least two and at most ten; a button each, in this order."""
+
+    @model_validator(mode="after")
+    def _rankable(self) -> RankingItem:
+        problems: list[tuple[Loc, str, object]] = []
+        if len(self.options) > MAX_RANKED:
+            message = (
+                f"a ranking has at most {MAX_RANKED} options, not {len(self.options)}: "
+                "put more in order by other means (a choice of the few that matter)"
+            )
+            problems.append((("options",), message, len(self.options)))
+        problems += [
+            (("options", i, "value"), f"option value {o.value!r} has a comma: the order is "
+             "stored as values separated by commas", o.value)
+            for i, o in enumerate(self.options)
+            if "," in str(o.value)
+        ]  # fmt: skip
+        if problems:
+            raise error_at("RankingItem", problems)
+        return self
+
+    def ranks(self, stored: str | None) -> dict[int | str, int]:
+        """Each option's rank (1 = first) in a stored order; empty when it is not one."""
+        codes = stored.split(",") if stored else []
+        values = {str(o.value): o.value for o in self.options}
+        if sorted(codes) != sorted(values):
+            return {}
+        return {values[code]: rank for rank, code in enumerate(codes, start=1)}
+
+
 class TextItem(_Item):
     """Free text typed by the participant; optional items can be skipped with a button."""
 
@@ -334,7 +377,8 @@ Item = Annotated[
     | MultiChoiceItem
     | TextItem
     | PreferenceItem
-    | SliderItem,
+    | SliderItem
+    | RankingItem,
     Field(discriminator="type"),
 ]
 ClosedItem = ScaleItem | YesNoItem | ThumbsItem | ChoiceItem | PreferenceItem
@@ -353,7 +397,7 @@ class ItemText(_Model):
     labels: dict[int, str] = {}
     """Scale items: point → label."""
     options: dict[int | str, str] = {}
-    """Choice items: option value → label."""
+    """Choice, multiple-choice and ranking items: option value → label."""
     left: str | None = None
     """Slider items: the words at 0."""
     right: str | None = None
@@ -387,7 +431,7 @@ class ItemText(_Model):
         }
         if isinstance(item, ScaleItem) and self.labels:
             update["labels"] = {**item.labels, **self.labels}
-        if isinstance(item, ChoiceItem | MultiChoiceItem) and self.options:
+        if isinstance(item, _Options) and self.options:
             words = {str(value): label for value, label in self.options.items()}
             update["options"] = tuple(
                 o.model_copy(update={"label": words.get(str(o.value), o.label)})
@@ -407,11 +451,7 @@ class ItemText(_Model):
         for point in self.labels:
             if point not in points:
                 found.append((("labels", point), f"{item.id!r} has no scale point {point}", point))
-        values = (
-            {str(o.value) for o in item.options}
-            if isinstance(item, ChoiceItem | MultiChoiceItem)
-            else set()
-        )
+        values = {str(o.value) for o in item.options} if isinstance(item, _Options) else set()
         for value in self.options:
             if str(value) not in values:
                 found.append((("options", value), f"{item.id!r} has no option {value!r}", value))
@@ -432,7 +472,7 @@ class ItemText(_Model):
             gaps.append("examples")
         if isinstance(item, ScaleItem) and set(item.labels) - set(self.labels):
             gaps.append("labels")
-        if isinstance(item, ChoiceItem | MultiChoiceItem):
+        if isinstance(item, _Options):
             given = {str(v) for v in self.options}
             if any(str(o.value) not in given for o in item.options):
                 gaps.append("options")
@@ -514,6 +554,9 @@ class Questionnaire(_Model):
                 problems.append(((*loc, "item"), message, condition.item))
             elif isinstance(earlier := self.items[target], TextItem):
                 message = f"{condition.item!r} is free text: a condition needs answer choices"
+                problems.append(((*loc, "item"), message, condition.item))
+            elif isinstance(earlier, RankingItem):
+                message = f"{condition.item!r} is a ranking: a condition needs one answer"
                 problems.append(((*loc, "item"), message, condition.item))
             else:
                 values = {v for v, _ in earlier.choices()}

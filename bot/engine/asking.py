@@ -18,6 +18,7 @@ from questionnaires.models import (
     Item,
     MultiChoiceItem,
     Questionnaire,
+    RankingItem,
     ScaleItem,
     SliderItem,
     TextItem,
@@ -39,7 +40,7 @@ class Survey:
     order: tuple[int, ...] = ()  # item indexes of the current questionnaire, as asked
     position: int = 0  # index into ``order``
     answers: tuple[tuple[str, Answer], ...] = ()  # this questionnaire's answers so far
-    selected: tuple[int, ...] = ()  # options toggled on a multiple-choice item
+    selected: tuple[int, ...] = ()  # options toggled (multiple choice), or ranked in order
     asked: int = 0  # the showing number the current item's buttons carry
     message_id: int | None = None  # the message edited in place, once known
     shown_at: float = 0.0
@@ -290,6 +291,23 @@ def render(
             tuple(points[start : start + _SLIDER_ROW])
             for start in range(0, len(points), _SLIDER_ROW)
         )
+    elif isinstance(item, RankingItem):
+        lines.append("")
+        if survey.selected:
+            lines.append(texts.ranking_order)
+            lines.extend(f"{n}. {options[i][1]}" for n, i in enumerate(survey.selected, start=1))
+            lines.append("")
+        lines.append(texts.ranking_hint)
+        rows.extend(
+            ((label, data(TapAction.RANK, i)),)
+            for i, (_, label) in enumerate(options)
+            if i not in survey.selected
+        )
+        controls = [(texts.undo_button, data(TapAction.UNDO))] if survey.selected else []
+        if len(survey.selected) == len(options):
+            controls.append((texts.done_button, data(TapAction.DONE)))
+        if controls:
+            rows.append(tuple(controls))
     elif isinstance(item, MultiChoiceItem):
         for index, (_, label) in enumerate(options):
             mark = "☑" if index in survey.selected else "☐"

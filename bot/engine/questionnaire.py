@@ -18,7 +18,7 @@ from bot.engine.callbacks import Channel, SurveyTap, TapAction, encode
 from bot.engine.common import Doing, Result, silence, stale_tap, texts_of
 from bot.engine.hints import asked_now, hinted
 from bot.engine.journey import Journey, Stage
-from questionnaires.models import MultiChoiceItem, TextItem
+from questionnaires.models import MultiChoiceItem, RankingItem, TextItem
 from scenarios.models import StudyBundle, Texts
 
 After = Callable[[Journey, bool], Result]
@@ -128,6 +128,8 @@ def tap_with(
     if tap.action is TapAction.SKIP and not item.required:
         skipped = asking.answer(bundle, survey, now, status=AnswerStatus.SKIPPED)
         return TapOutcome(survey, [fx.Toast()], skipped)
+    if isinstance(item, RankingItem) and tap.action in _RANKING:
+        return _rank(bundle, texts, survey, tap, now)
     if isinstance(item, MultiChoiceItem) and tap.action is TapAction.TOGGLE:
         if tap.index is None or not 0 <= tap.index < len(options):
             return TapOutcome(survey, [fx.Toast(texts.already_recorded)])
@@ -151,6 +153,31 @@ def tap_with(
         asked = asking.answer(bundle, survey, now, value=value, label=label)
         return TapOutcome(survey, [fx.Toast(label)], asked)
     return TapOutcome(survey, [fx.Toast(texts.already_recorded)])
+
+
+_RANKING = (TapAction.RANK, TapAction.UNDO, TapAction.DONE)
+
+
+def _rank(
+    bundle: StudyBundle, texts: Texts, survey: Survey, tap: SurveyTap, now: float
+) -> TapOutcome:
+    """A ranking's tap (one the message offered): an option to the next place, the last
+    one back, or the order confirmed once every option has its place."""
+    options = asking.choices(asking.current_item(bundle, survey))
+    if tap.action is TapAction.DONE:
+        values = [str(options[i][0]) for i in survey.selected]
+        labels = "; ".join(options[i][1] for i in survey.selected)
+        asked = asking.answer(bundle, survey, now, text=",".join(values), label=labels)
+        return TapOutcome(survey, [fx.Toast()], asked)
+    if tap.action is TapAction.RANK and tap.index is not None:
+        placed = replace(survey, selected=(*survey.selected, tap.index))
+        toast = fx.Toast(f"{len(placed.selected)}. {options[tap.index][1]}")
+    else:
+        placed = replace(survey, selected=survey.selected[:-1])
+        toast = fx.Toast()
+    text, buttons = asking.render(bundle, placed, texts, tap.channel)
+    redraw: list[Doing] = [fx.Edit(survey.message_id, text, buttons)] if survey.message_id else []
+    return TapOutcome(placed, [toast, *redraw])
 
 
 def _continue(
@@ -226,6 +253,10 @@ def on_event(
             if isinstance(item, MultiChoiceItem):
                 return journey, [
                     *hinted(Hint.PICK_OPTIONS, texts.pick_options, session, **where, text=text)
+                ]
+            if isinstance(item, RankingItem):
+                return journey, [
+                    *hinted(Hint.RANK_OPTIONS, texts.rank_options, session, **where, text=text)
                 ]
             typed = asking.typed_answer(item, text)
             if typed is None:
