@@ -44,6 +44,9 @@ SEVERAL_SYSTEMS = "(several systems)"
 """System of post-study answers from a participant who met more than one system."""
 NUMERIC_TYPES = ("scale", "yes_no", "thumbs", "slider")
 """Item types whose stored value is a number on an ordered scale."""
+ORDER_TYPES = ("ranking",)
+"""Item types whose answer is an order of options (stored as their codes, first to last):
+summarised by each option's rank, not as one answer."""
 POINT_TYPES = ("scale", "yes_no", "thumbs")
 """Numeric item types with few points, each counted even when nobody chose it (a slider's
 101 are not)."""
@@ -257,8 +260,8 @@ def _codebook(questionnaires: Mapping[str, Mapping[str, Any]]) -> tuple[pd.DataF
                     "position": position,
                     "type": kind,
                     "text": item.get("text", ""),
-                    "min": item.get("min", 0 if kind in ("yes_no", "thumbs") else np.nan),
-                    "max": item.get("max", 1 if kind in ("yes_no", "thumbs") else np.nan),
+                    "min": item.get("min", _LOWEST.get(str(kind), np.nan)),
+                    "max": item.get("max", _highest(item)),
                     "reverse": bool(item.get("reverse", False)),
                     "construct": item.get("construct"),
                     "attention": item.get("attention"),
@@ -273,6 +276,21 @@ def _codebook(questionnaires: Mapping[str, Mapping[str, Any]]) -> tuple[pd.DataF
     return items_frame, pd.DataFrame(choices, columns=CHOICE_COLUMNS)
 
 
+_LOWEST = {"yes_no": 0, "thumbs": 0, "ranking": 1}
+"""The lowest point of items whose file states none: a ranking's first place is 1."""
+
+
+def _highest(item: Mapping[str, Any]) -> float:
+    """The highest point of an item whose file states none: 1 (yes, thumbs up), or a
+    ranking's last place."""
+    kind = item.get("type")
+    if kind in ("yes_no", "thumbs"):
+        return 1
+    if kind in ORDER_TYPES:
+        return len(item.get("options", ()))
+    return np.nan
+
+
 def item_choices(item: dict[str, Any]) -> list[tuple[Any, str]]:
     kind = item.get("type")
     if kind == "scale":
@@ -282,7 +300,7 @@ def item_choices(item: dict[str, Any]) -> list[tuple[Any, str]]:
         return [(1, item.get("yes", "Yes")), (0, item.get("no", "No"))]
     if kind == "thumbs":
         return [(1, item.get("up", "👍")), (0, item.get("down", "👎"))]
-    if kind in ("choice", "multi_choice"):
+    if kind in ("choice", "multi_choice", *ORDER_TYPES):
         return [(o["value"], o["label"]) for o in item.get("options", ())]
     if kind == "slider":  # only its ends have words
         ends = ((0, item.get("left")), (100, item.get("right")))
