@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from questionnaires.models import Item, Questionnaire
+from questionnaires.models import Item, Questionnaire, RankingItem
 from scenarios.yaml_lines import Document, Loc, Problem
 
 LANGUAGE = re.compile(r"[a-z]{2,3}")
@@ -260,6 +260,10 @@ def _setting_problems(
     else:
         answered = [items[key]]
     for item in answered:
+        if isinstance(item, RankingItem):
+            if found := _ranking_setting(item, setting):
+                return [document.problem(loc, found)]
+            continue
         values = [v for v, _ in item.choices()] if hasattr(item, "choices") else []
         numbers = sorted(v for v in values if isinstance(v, int))
         if not values or len(numbers) != len(values):
@@ -287,6 +291,20 @@ def _setting_problems(
             )
             return [document.problem(loc, message)]
     return []
+
+
+def _ranking_setting(item: RankingItem, setting: object) -> str | None:
+    """What is wrong with a ranking's setting: it weighs the item's own options."""
+    options = [str(o.value) for o in item.options]
+    if not isinstance(setting, dict):
+        return (
+            f"item {item.id!r} is a ranking: give its options weights (the heaviest tends to"
+            f" come first), as {{{options[0]}: 3, {options[1]}: 1}}, not {setting!r}"
+        )
+    strange = [key for key in setting if str(key) not in options]
+    if strange:
+        return f"item {item.id!r} has no option {strange[0]!r} (its options: {', '.join(options)})"
+    return None
 
 
 def success_item(

@@ -4,6 +4,8 @@ every option has its place), and what is stored."""
 
 from __future__ import annotations
 
+import random
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -12,9 +14,11 @@ from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.callbacks import Channel, SurveyTap, TapAction, decode, encode
 from bot.engine.journey import Journey
+from bot.pilot.simulation.answering import Question, ScriptedAnswers
 from questionnaires.models import Questionnaire, RankingItem
 from scenarios.loading import StudyError, load_questionnaire, load_study
 from scenarios.models import StudyBundle
+from scenarios.simulation import Answers, Simulation
 from tests.test_engine import in_dialogue, make_bundle, of, run
 from tests.test_loading import line_of, write
 
@@ -235,3 +239,59 @@ def test_an_annotation_job_asks_no_ranking(tmp_path: Path) -> None:
     [problem] = [str(p) for p in caught.value.problems]
     assert problem.startswith(f"{tmp_path / 'jobs' / 'rate.yaml'}:4: rate.session[0]: ")
     assert "item 'order.matters' of 'order' is a ranking: annotators are asked" in problem
+
+
+def test_simulated_participants_rank_by_each_systems_weights() -> None:
+    """Plackett–Luce: a system whose weights favour the price puts it first most often; a
+    system without a setting gives every order alike."""
+    [item] = RANKED.questionnaires["q"].items[:1]
+    settings = Answers.model_validate({"profiles": {"a": {"q.order": {"price": 8, "fit": 1}}}})
+    plan = Simulation(answers=settings)
+    rng = random.Random(11)
+    question = Question(item.text, item, None)
+
+    def firsts(system: str) -> Counter[int]:
+        orders = [ScriptedAnswers(rng).rank(question, plan, system) for _ in range(600)]
+        assert all(sorted(order) == [0, 1, 2] for order in orders)
+        assert system != "a" or all(order[-1] == 2 for order in orders)  # unnamed: last
+        return Counter(order[0] for order in orders)
+
+    assert firsts("a")[0] > 480  # 8 / 9 of them
+    assert all(170 < n < 230 for n in firsts("b").values())
+
+
+SETTINGS = """\
+id: dinner
+title: Dinner
+brief: Find a place to eat.
+post_task: [order]
+simulation:
+  answers:
+    profiles:
+      bistro-a:
+        order.matters: 2.5
+      bistro-b:
+        order.matters: {price: 3, taste: 1}
+"""
+
+
+def test_check_tells_a_ranking_setting_that_cannot_be_used_at_its_line(tmp_path: Path) -> None:
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "questionnaires").mkdir()
+    (tmp_path / "scenarios" / "dinner.yaml").write_text(SETTINGS)
+    (tmp_path / "questionnaires" / "order.yaml").write_text(ORDER)
+    (tmp_path / "study.yaml").write_text(
+        "id: food\ntitle: Food\ntexts: {welcome: Hi, consent: Do you agree, declined: Bye}\n"
+        "systems:\n  - {type: demo, id: bistro-a}\n  - {type: demo, id: bistro-b}\n"
+        "scenarios: [dinner]\n"
+    )
+    with pytest.raises(StudyError) as caught:
+        load_study(tmp_path / "study.yaml")
+    told = [(p.file.name, p.line, p.field, p.message) for p in caught.value.problems]
+    assert told == [
+        ("dinner.yaml", 9, "simulation.answers.profiles.bistro-a.order.matters",
+         "item 'order.matters' is a ranking: give its options weights (the heaviest tends to"
+         " come first), as {price: 3, fit: 1}, not 2.5"),
+        ("dinner.yaml", 11, "simulation.answers.profiles.bistro-b.order.matters",
+         "item 'order.matters' has no option 'taste' (its options: price, fit, speed)"),
+    ]  # fmt: skip

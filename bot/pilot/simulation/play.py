@@ -40,8 +40,8 @@ _GLANCE = 0.2
 class Given:
     """One answer as the participant gave it: what was tapped or typed."""
 
-    kind: str  # button | options | text | skip | vote (side by side: not an answer)
-    shown: str  # the button's text, the options' labels joined by "; ", or the typed text
+    kind: str  # button | options | order | text | skip | vote (side by side: not an answer)
+    shown: str  # the button's text, the options' labels joined by "; " (in order), or the text
     rating: bool = False  # a rating of a single reply, beside the chat
 
 
@@ -70,7 +70,7 @@ def _buttons_changed(message: BotMessage, before: tuple[str, ...]) -> Callable[[
 
 def _asks(message: BotMessage, channel: str = "") -> bool:
     """Whether the message is a questionnaire item (of the given channel) with buttons."""
-    return any(d.startswith(f"{channel}{a}:") for d in _data(message) for a in "amds")
+    return any(d.startswith(f"{channel}{a}:") for d in _data(message) for a in "amdsr")
 
 
 def _ballot(message: BotMessage) -> bool:
@@ -91,7 +91,7 @@ def _survey_item(p: Participant) -> BotMessage | None:
 
 def _state(message: BotMessage) -> str:
     """The showing number the buttons carry: one per item shown, the same while toggling."""
-    return next(d.split(":")[1] for d in _data(message) if d[:2] in ("a:", "m:", "d:", "s:"))
+    return next(d.split(":")[1] for d in _data(message) if d[:2] in ("a:", "m:", "d:", "s:", "r:"))
 
 
 class Talker(Protocol):
@@ -115,6 +115,12 @@ class Mind(Protocol):
         """A free-text answer; None: skip (where allowed)."""
         ...
 
+    async def rank(
+        self, question: Question, labels: Sequence[str], plan: Simulation, system: str | None
+    ) -> list[int]:
+        """A ranking's buttons in the order to tap them, first to last (every index once)."""
+        ...
+
 
 class ScriptedMind:
     """The scenario's ``simulation:`` block (or its brief, without one)."""
@@ -133,6 +139,14 @@ class ScriptedMind:
 
     async def comment(self, question: Question, plan: Simulation, can_skip: bool) -> str | None:
         return self.answers.comment(plan, can_skip)
+
+    async def rank(
+        self, question: Question, labels: Sequence[str], plan: Simulation, system: str | None
+    ) -> list[int]:
+        order = self.answers.rank(question, plan, system)
+        if sorted(order) != list(range(len(labels))):  # not the item the message shows
+            order = self.rng.sample(range(len(labels)), len(labels))
+        return order
 
 
 class Lookout(Protocol):
@@ -389,8 +403,20 @@ class StudyPlayer:
         datas = _data(item)
         answers = [d for d in datas if d.startswith("a:")]
         toggles = [d for d in datas if d.startswith("m:")]
+        ranks = [d for d in datas if d.startswith("r:")]
         question = find_question(self.bundle, item.text)
-        if toggles:
+        if ranks:
+            labels = [_button_text(item, d) for d in ranks]
+            order = await self.mind.rank(question, labels, self.plan, await self._system())
+            self._read()
+            for place in order:
+                await self._tap(ranks[place], item, look=False)
+                await self.p.wait_for_answer()
+            self.given.append(Given("order", "; ".join(labels[i] for i in order)))
+            done = f"d:{_state(item)}"
+            await self.p.wait_for(lambda _: done in _data(item), _TURN_TIMEOUT)
+            await self._tap(done, item, look=False)
+        elif toggles:
             chosen = self.rng.sample(toggles, k=self.rng.randint(1, min(2, len(toggles))))
             self._read()
             for data in chosen:
