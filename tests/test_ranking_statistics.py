@@ -52,7 +52,7 @@ def responses(orders: list[tuple[str, str]] = ORDERS) -> pd.DataFrame:
 def test_each_answer_becomes_a_rank_per_option() -> None:
     ranks = option_ranks(responses(), CHOICES)
     assert len(ranks) == 3 * len(ORDERS)
-    first = ranks[ranks["session_id"] == "a2-1"]
+    first = ranks[ranks["session_id"] == "a2-1"].sort_values("rank")
     assert list(zip(first["option"], first["label"], first["rank"], strict=True)) == [
         ("price", "Price", 1),
         ("speed", "Speed", 2),

@@ -33,10 +33,11 @@ from bot.core.vocabulary import AnswerStatus
 
 RANK_COLUMNS = [
     "participant_id", "session_id", "system_id", "questionnaire_id", "item_id", "option",
-    "label", "rank", "options",
+    "position", "label", "rank", "options",
 ]  # fmt: skip
 """One row per answered ranking and option: ``option`` is its stored code (as text),
-``rank`` its place (1 = first), ``options`` how many the ranking has."""
+``position`` its place among the buttons (from 0), ``rank`` its place in the participant's
+order (1 = first), ``options`` how many the ranking has."""
 MEAN_COLUMNS = [
     "questionnaire_id", "item_id", "option", "label", "system_id", "n", "mean", "sd",
     "ci_low", "ci_high", "first", "options",
@@ -56,7 +57,12 @@ def option_ranks(responses: pd.DataFrame, choices: pd.DataFrame) -> pd.DataFrame
     ]
     options = choices.astype({"questionnaire_id": object, "item_id": object})
     labels = {
-        (q, i): dict(zip(group["value"].astype(str), group["label"].astype(str), strict=True))
+        (q, i): {
+            str(value): (position, str(label))
+            for position, (value, label) in enumerate(
+                zip(group["value"], group["label"], strict=True)
+            )
+        }
         for (q, i), group in options.groupby(["questionnaire_id", "item_id"], sort=False)
     }
     rows: list[tuple[object, ...]] = []
@@ -68,10 +74,14 @@ def option_ranks(responses: pd.DataFrame, choices: pd.DataFrame) -> pd.DataFrame
         for rank, code in enumerate(codes, start=1):
             rows.append(
                 (r["participant_id"], r["session_id"], r["system_id"], r["questionnaire_id"],
-                 r["item_id"], code, named[code], rank, len(codes))
+                 r["item_id"], code, *named[code], rank, len(codes))
             )  # fmt: skip
     frame = pd.DataFrame(rows, columns=RANK_COLUMNS)
-    return frame.astype({"rank": int, "options": int}) if len(frame) else frame
+    if frame.empty:
+        return frame
+    # Options in the order offered, systems by name: the order the tables show.
+    frame = frame.astype({"position": int, "rank": int, "options": int, "system_id": str})
+    return frame.sort_values(["position", "system_id"], kind="stable").reset_index(drop=True)
 
 
 def _per_participant(ranks: pd.DataFrame) -> pd.DataFrame:
