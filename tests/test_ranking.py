@@ -15,6 +15,7 @@ from bot.engine import events as ev
 from bot.engine.callbacks import Channel, SurveyTap, TapAction, decode, encode
 from bot.engine.journey import Journey
 from bot.pilot.simulation.answering import Question, ScriptedAnswers
+from bot.pilot.simulation.llm import named_order
 from questionnaires.models import Questionnaire, RankingItem
 from scenarios.loading import StudyError, load_questionnaire, load_study
 from scenarios.models import StudyBundle
@@ -295,3 +296,8 @@ def test_check_tells_a_ranking_setting_that_cannot_be_used_at_its_line(tmp_path:
         ("dinner.yaml", 11, "simulation.answers.profiles.bistro-b.order.matters",
          "item 'order.matters' has no option 'taste' (its options: price, fit, speed)"),
     ]  # fmt: skip
+
+
+def test_a_language_models_order_is_read_by_number_each_option_once() -> None:
+    assert named_order("2, 3, 1", 3) == [1, 2, 0]
+    assert named_order("3 first, then 3 again, 9 and 1", 3) == [2, 0]
