@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from questionnaires.models import ChoiceItem, Questionnaire, RankingItem, TextItem
+from questionnaires.models import ChoiceItem, MatrixItem, Questionnaire, RankingItem, TextItem
 from scenarios.yaml_lines import Document, Loc, Problem
 
 LEVELS = ("exchange", "session", "pair")
@@ -79,7 +79,7 @@ def job_problems(
     return problems
 
 
-_NOT_FOR_ANNOTATORS = (RankingItem,)
+_NOT_FOR_ANNOTATORS = (RankingItem, MatrixItem)
 """Item types an annotator is not asked: their answers are not ratings that agreement,
 adjudication or known answers could compare."""
 
@@ -87,7 +87,8 @@ adjudication or known answers could compare."""
 def _unrated_items(
     document: Document, questionnaires: Mapping[str, Questionnaire | None]
 ) -> list[Problem]:
-    """An annotator's instruments ask no ranking."""
+    """An annotator's instruments ask no ranking and no matrix (give its statements as
+    scale items)."""
     problems: list[Problem] = []
     for ref, loc in instrument_refs(document):
         questionnaire = questionnaires.get(ref)

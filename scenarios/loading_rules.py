@@ -203,8 +203,8 @@ def simulated_answers(
         item.id: item
         for questionnaire in questionnaires.values()
         if questionnaire is not None
-        for item in questionnaire.items
-    }
+        for item in questionnaire.answered_items()
+    }  # a matrix's statements are answered, and so given settings, as scale items
     known_systems = set(systems)
     errors: list[Problem] = []
     unused: list[Problem] = []

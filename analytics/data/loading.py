@@ -251,7 +251,12 @@ def _bundles(definitions: Iterable[tuple[str, str]], notes: list[str]) -> dict[s
 def _codebook(questionnaires: Mapping[str, Mapping[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
     items, choices = [], []
     for q_id, questionnaire in questionnaires.items():
-        for position, item in enumerate(questionnaire.get("items", ())):
+        stored = (
+            (position, entry)
+            for position, asked in enumerate(questionnaire.get("items", ()))
+            for entry in stored_items(asked)
+        )
+        for position, item in stored:
             kind = item.get("type")
             items.append(
                 {
@@ -276,6 +281,26 @@ def _codebook(questionnaires: Mapping[str, Mapping[str, Any]]) -> tuple[pd.DataF
     return items_frame, pd.DataFrame(choices, columns=CHOICE_COLUMNS)
 
 
+def stored_items(item: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The items an asked item's answers are stored as: itself, or a matrix's statements,
+    each a scale item of its own (its construct, else the matrix's; the codebook's text
+    names the matrix it was asked in)."""
+    if item.get("type") != "matrix":
+        return [item]
+    shared = {k: item.get(k) for k in ("min", "max", "labels", "required")}
+    return [
+        {
+            **shared,
+            "type": "scale",
+            "id": statement.get("id"),
+            "text": f"{statement.get('text', '')} (matrix {item.get('id')}: {item.get('text')})",
+            "reverse": statement.get("reverse", False),
+            "construct": statement.get("construct") or item.get("construct"),
+        }
+        for statement in item.get("statements", ())
+    ]
+
+
 _LOWEST = {"yes_no": 0, "thumbs": 0, "ranking": 1}
 """The lowest point of items whose file states none: a ranking's first place is 1."""
 
@@ -291,7 +316,7 @@ def _highest(item: Mapping[str, Any]) -> float:
     return np.nan
 
 
-def item_choices(item: dict[str, Any]) -> list[tuple[Any, str]]:
+def item_choices(item: Mapping[str, Any]) -> list[tuple[Any, str]]:
     kind = item.get("type")
     if kind == "scale":
         labels = {int(k): v for k, v in item.get("labels", {}).items()}

@@ -27,7 +27,7 @@ from bot.pilot.simulation.answering import (
 )
 from bot.pilot.simulation.pace import Pace
 from bot.pilot.simulation.script import ScriptedTalker
-from questionnaires.models import PreferenceItem
+from questionnaires.models import MatrixItem, PreferenceItem
 from scenarios.models import Scenario, StudyBundle
 from scenarios.simulation import Simulation
 
@@ -66,6 +66,11 @@ def _more_messages_than(count: int) -> Callable[[Participant], bool]:
 def _buttons_changed(message: BotMessage, before: tuple[str, ...]) -> Callable[[Participant], bool]:
     """Until ``message``'s buttons are no longer ``before`` (edited in place)."""
     return lambda _: tuple(_data(message)) != before
+
+
+def _text_changed(message: BotMessage, before: str) -> Callable[[Participant], bool]:
+    """Until ``message`` no longer reads ``before`` (edited in place)."""
+    return lambda _: message.text != before
 
 
 def _asks(message: BotMessage, channel: str = "") -> bool:
@@ -426,6 +431,8 @@ class StudyPlayer:
             self.given.append(Given("options", "; ".join(labels)))
             done = next(d for d in datas if d.startswith("d:"))
             await self._tap(done, item, look=False)
+        elif answers and isinstance(question.item, MatrixItem):
+            await self._answer_statements(item, question.item, question)
         elif answers and isinstance(question.item, PreferenceItem) and self.lookout is not None:
             met = await self.lookout.met()
             preferred = prefer(self.rng, self.plan, question.item, met)
@@ -456,6 +463,25 @@ class StudyPlayer:
             _TURN_TIMEOUT,
         )
         return True
+
+    async def _answer_statements(
+        self, message: BotMessage, matrix: MatrixItem, question: Question
+    ) -> None:
+        """A matrix's statements one after another in the same message, each answered as
+        the scale item it is stored as (its own settings, its construct's trait)."""
+        state = _state(message)
+        for statement in matrix.statement_items():
+            answers = [d for d in _data(message) if d.startswith(f"a:{state}:")]
+            if not answers:
+                return
+            labels = [_button_text(message, d) for d in answers]
+            asked = Question(message.text, statement, question.instrument)
+            index = await self.mind.choose(asked, labels, self.plan, await self._system())
+            chosen = index if index is not None else self.rng.randrange(len(answers))
+            self.given.append(Given("button", labels[chosen]))
+            before = message.text
+            await self._tap(answers[chosen], message)
+            await self.p.wait_for(_text_changed(message, before), _TURN_TIMEOUT)
 
 
 def _survey_item_after(p: Participant, brief: BotMessage) -> BotMessage | None:
