@@ -98,7 +98,8 @@ async def test_a_ranking_is_tapped_in_order_undone_and_confirmed_in_one_message(
     # A tap on an option already placed, on one the item never had, and an old showing's.
     for forged in (f"r:{showing}:1", f"r:{showing}:7", f"r:{int(showing) - 1}:0"):
         await p.send_callback(forged, message_id=asked.message_id)
-        assert await p.wait_for_toast()
+        await p.wait_for_toast("already recorded")
+    assert sum("already recorded" in toast for toast in p.toasts) == 3
     assert "2." not in p.bot_message(asked.message_id).text
 
     await p.tap(text="The price", message_id=asked.message_id)
