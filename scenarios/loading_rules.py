@@ -166,23 +166,30 @@ def shared_item_ids(
 ) -> list[Problem]:
     """Answers are stored by item id, so two questionnaires of a study must not share one."""
     problems = []
-    owners: dict[str, tuple[str, Document, int]] = {}
+    owners: dict[str, tuple[str, Document, Loc]] = {}
     for questionnaire_id, questionnaire in questionnaires.items():
         document = documents.get(questionnaire_id)
         if questionnaire is None or document is None:
             continue
+        stored: list[tuple[str, Loc]] = []  # a matrix's statements are stored as items too
         for index, item in enumerate(questionnaire.items):
-            owner, owner_document, owner_index = owners.setdefault(
-                item.id, (questionnaire_id, document, index)
+            stored.append((item.id, ("items", index, "id")))
+            stored += [
+                (statement.id, ("items", index, "statements", n, "id"))
+                for n, statement in enumerate(getattr(item, "statements", ()))
+            ]
+        for item_id, loc in stored:
+            owner, owner_document, owner_loc = owners.setdefault(
+                item_id, (questionnaire_id, document, loc)
             )
             if owner != questionnaire_id:
-                line, _ = owner_document.where(("items", owner_index, "id"))
+                line, _ = owner_document.where(owner_loc)
                 message = (
-                    f"item id {item.id!r} is also used by questionnaire {owner!r} "
+                    f"item id {item_id!r} is also used by questionnaire {owner!r} "
                     f"({owner_document.file}:{line}); answers are stored by item id, so every "
                     "item of a study needs its own id"
                 )
-                problems.append(document.problem(("items", index, "id"), message))
+                problems.append(document.problem(loc, message))
     return problems
 
 

@@ -248,3 +248,31 @@ def test_annotation_jobs_refuse_a_matrix(tmp_path: Path) -> None:
         load_study(study)
     [problem] = [str(p) for p in caught.value.problems]
     assert "item 'ux.grid' of 'ux' is a matrix: annotators are asked" in problem
+
+
+def test_check_knows_statements_as_the_studys_items(tmp_path: Path) -> None:
+    """A statement's id is an item id of the study (another questionnaire may not use it),
+    and a simulation setting may name it (checked against the matrix's scale)."""
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "questionnaires").mkdir()
+    (tmp_path / "questionnaires" / "ux.yaml").write_text(GRID)
+    other = "id: more\ntitle: More\nitems:\n  - {type: yes_no, id: ux.clear, text: Is it clear}\n"
+    (tmp_path / "questionnaires" / "more.yaml").write_text(other)
+    (tmp_path / "scenarios" / "dinner.yaml").write_text(
+        "id: dinner\ntitle: Dinner\nbrief: Find a place to eat.\npost_task: [ux, more]\n"
+        "simulation:\n  answers:\n    profiles:\n      bistro-a: {ux.understood: 9}\n"
+    )
+    (tmp_path / "study.yaml").write_text(
+        "id: food\ntitle: Food\ntexts: {welcome: Hi, consent: Do you agree, declined: Bye}\n"
+        "systems:\n  - {type: demo, id: bistro-a}\nscenarios: [dinner]\n"
+    )
+    with pytest.raises(StudyError) as caught:
+        load_study(tmp_path / "study.yaml")
+    told = sorted((p.file.name, p.line, p.message) for p in caught.value.problems)
+    assert told == [
+        ("dinner.yaml", 8, "a mean of 9 is off the scale of item 'ux.understood' (1 to 3)"),
+        ("more.yaml", 4, f"item id 'ux.clear' is also used by questionnaire 'ux'"
+         f" ({tmp_path / 'questionnaires' / 'ux.yaml'}:{line_of(GRID, 'ux.clear')}); answers are"
+         " stored by item id, so"
+         " every item of a study needs its own id"),
+    ]  # fmt: skip
