@@ -14,6 +14,7 @@ import yaml
 
 from analytics.data.loading import stored_items
 from bot.core.vocabulary import AnswerStatus
+from bot.engine import asking
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.callbacks import Channel, SurveyTap, TapAction, encode
@@ -276,3 +277,17 @@ def test_check_knows_statements_as_the_studys_items(tmp_path: Path) -> None:
          " stored by item id, so"
          " every item of a study needs its own id"),
     ]  # fmt: skip
+
+
+def test_an_abandoned_matrix_keeps_the_statements_answered_so_far() -> None:
+    """A rating beside the chat that the next reply overtakes: what was answered stays."""
+    journey = at_matrix()
+    journey = run(GRIDDED, journey, tap(journey, TapAction.ANSWER, 2)).journey
+    assert journey.survey is not None
+    rows = asking.abandon(GRIDDED, journey.survey)
+    assert [(r.item_id, r.value, r.status) for r in rows if isinstance(r, fx.RecordResponse)] == [
+        ("ux.understood", 3, AnswerStatus.ANSWERED),
+        ("ux.clear", None, AnswerStatus.MISSING),
+        ("ux.confusing", None, AnswerStatus.MISSING),
+        ("q.again", None, AnswerStatus.MISSING),
+    ]

@@ -150,11 +150,19 @@ def answer(
 def answer_statements(bundle: StudyBundle, survey: Survey, now: float) -> Asked:
     """Record a matrix's statements, each with its point from ``survey.selected``, as
     answers to items of their own, and move to the next item that applies."""
-    instrument = questionnaire(bundle, survey)
     item = current_item(bundle, survey)
     assert isinstance(item, MatrixItem)
+    records = _statements_answered(survey, questionnaire(bundle, survey), item)
+    survey = replace(survey, answers=(*survey.answers, (item.id, None)), selected=())
+    return _advance(bundle, survey, survey.position + 1, now, records)
+
+
+def _statements_answered(
+    survey: Survey, instrument: Questionnaire, item: MatrixItem
+) -> tuple[fx.Record, ...]:
+    """The answers of a matrix's statements answered so far (``survey.selected``)."""
     points = item.choices()
-    records = tuple(
+    return tuple(
         fx.RecordResponse(
             session_id=survey.session_id,
             questionnaire_id=instrument.id,
@@ -169,16 +177,15 @@ def answer_statements(bundle: StudyBundle, survey: Survey, now: float) -> Asked:
             turn=survey.turn,
             stimulus_id=survey.stimulus_id,
         )
-        for statement, index in zip(item.statements, survey.selected, strict=True)
+        for statement, index in zip(item.statements, survey.selected, strict=False)
     )
-    survey = replace(survey, answers=(*survey.answers, (item.id, None)), selected=())
-    return _advance(bundle, survey, survey.position + 1, now, records)
 
 
 def abandon(
     bundle: StudyBundle, survey: Survey, status: AnswerStatus = AnswerStatus.MISSING
 ) -> tuple[fx.Record, ...]:
-    """Rows for every item still to come (an exchange rating nobody gave)."""
+    """Rows for every item still to come (an exchange rating nobody gave); the statements
+    of a matrix answered so far keep their answers."""
     records: list[fx.Record] = []
     for q_index in range(survey.questionnaire_index, len(survey.questionnaires)):
         instrument = bundle.questionnaire(survey.questionnaires[q_index])
@@ -188,7 +195,13 @@ def abandon(
             else range(len(instrument.items))
         )
         for i in indexes:
-            records += _unanswered(survey, instrument, instrument.items[i], status)
+            item = instrument.items[i]
+            rows = _unanswered(survey, instrument, item, status)
+            now_asked = q_index == survey.questionnaire_index and i == survey.order[survey.position]
+            if isinstance(item, MatrixItem) and now_asked:
+                given = _statements_answered(survey, instrument, item)
+                rows = (*given, *rows[len(given) :])
+            records += rows
     return tuple(records)
 
 
