@@ -263,7 +263,10 @@ CODEBOOK = [
     Column("item_id", "string", "the item, as the study file names it"),
     Column("position", "integer", "the item's place in its instrument, from 0"),
     Column(
-        "type", "string", "scale, yes_no, thumbs, choice, multi_choice, text, slider or ranking"
+        "type",
+        "string",
+        "scale, yes_no, thumbs, choice, multi_choice, text, slider or ranking (a matrix's "
+        "statements: scale, one row each)",
     ),
     Column("text", "string", "the item's wording"),
     Column(
