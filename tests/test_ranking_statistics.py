@@ -101,3 +101,18 @@ def test_nothing_answered_gives_empty_tables() -> None:
     answers = responses()
     none = option_ranks(answers[answers["type"] == "scale"], CHOICES)
     assert none.empty and mean_ranks(none).empty and compare_ranks(none).empty
+
+
+def test_within_subjects_each_option_is_compared_by_the_signed_rank_test() -> None:
+    """The same participants ranked with both systems: Wilcoxon per option, pairs by
+    participant (the test itself is checked against R in test_analytics_stats)."""
+    orders = [(f"p{n}", "price,fit,speed") for n in range(6)]
+    orders += [(f"p{n}", "speed,fit,price" if n < 5 else "price,fit,speed") for n in range(6)]
+    answers = responses(orders)
+    answers.loc[answers.index[:12], "system_id"] = ["a"] * 6 + ["b"] * 6
+    answers = answers.iloc[:12]
+    tests = compare_ranks(option_ranks(answers, CHOICES), within=True)
+    assert set(tests["test"]) == {"Wilcoxon signed-rank"}
+    price = tests[tests["option"] == "price"].iloc[0]
+    assert price["n_total"] == 6 and price["p"] < 0.1
+    assert tests[tests["option"] == "fit"].iloc[0]["note"].startswith("every participant rated")
