@@ -134,11 +134,7 @@ def tap_with(
         return _statement(bundle, texts, survey, tap, tap.index, now)
     if isinstance(item, MatrixItem) and tap.action is TapAction.UNDO:
         back = replace(survey, selected=survey.selected[:-1])
-        text, buttons = asking.render(bundle, back, texts, tap.channel)
-        again: list[Doing] = (
-            [fx.Edit(survey.message_id, text, buttons)] if survey.message_id else []
-        )
-        return TapOutcome(back, [fx.Toast(), *again])
+        return TapOutcome(back, [fx.Toast(), *_redrawn(bundle, texts, back, tap.channel)])
     if isinstance(item, MultiChoiceItem) and tap.action is TapAction.TOGGLE:
         if tap.index is None or not 0 <= tap.index < len(options):
             return TapOutcome(survey, [fx.Toast(texts.already_recorded)])
