@@ -269,6 +269,91 @@ class SliderItem(_Item):
         return [(v, words) for v, words in ((0, self.left), (100, self.right)) if words]
 
 
+class Statement(_Model):
+    """One statement of a matrix: answered on the matrix's scale and stored, exported and
+    scored as an item of its own."""
+
+    id: str = Field(min_length=1, max_length=64)
+    """A stable id, unique among the questionnaire's items and statements
+    (``ux.clear``): its answers, its export column and its construct are keyed by it."""
+    text: str = Field(min_length=1)
+    """The statement, as the participant reads it."""
+    reverse: bool = False
+    """Scored as min + max − answer in analysis; shown as asked."""
+    construct_name: str | None = Field(default=None, alias="construct")
+    """``construct`` in files: the scale this statement belongs to; unset, the matrix's."""
+
+
+MAX_STATEMENTS = 12
+"""The most statements a matrix may have: the message lists them all, and a longer grid
+is where people start answering without reading."""
+
+
+class MatrixItem(_Item):
+    """Several statements on one rating scale, asked one after another in one message
+    edited in place: the statements answered so far with their answers, the current one
+    marked, and its scale as buttons; each statement is stored as an item of its own."""
+
+    type: Literal["matrix"]
+    """``matrix``: statements on one scale; each stored, exported and scored as its own
+    scale item (usable in a ``construct``)."""
+    statements: tuple[Statement, ...] = Field(min_length=2)
+    """The statements, asked in this order; at least two and at most twelve."""
+    min: int = 1
+    """The lowest point of the scale."""
+    max: int = 5
+    """The highest point of the scale."""
+    labels: dict[int, str]
+    """Point → its label, for every point from ``min`` to ``max``."""
+    measurement: Measurement | None = None
+    """As a scale item's: the level of measurement of its statements' scale."""
+
+    @model_validator(mode="after")
+    def _askable(self) -> MatrixItem:
+        """Its scale as a scale item's (every point labelled), and few enough statements,
+        each with its own id."""
+        problems: list[tuple[Loc, str, object]] = []
+        scale = {"type": "scale", "id": self.id, "text": self.text, "labels": dict(self.labels)}
+        try:
+            ScaleItem.model_validate({**scale, "min": self.min, "max": self.max})
+        except ValidationError as error:
+            problems += [
+                (tuple(e["loc"]), str(e["msg"]).removeprefix("Value error, "), e.get("input"))
+                for e in error.errors()
+            ]
+        if len(self.statements) > MAX_STATEMENTS:
+            message = (
+                f"a matrix has at most {MAX_STATEMENTS} statements, not "
+                f"{len(self.statements)}: split it in two"
+            )
+            problems.append((("statements",), message, len(self.statements)))
+        problems += repeated_ids("statements", self.statements)
+        if problems:
+            raise error_at("MatrixItem", problems)
+        return self
+
+    def choices(self) -> list[tuple[int, str]]:
+        """The scale's points, each with its label."""
+        return [(v, self.labels[v]) for v in range(self.min, self.max + 1)]
+
+    def statement_items(self) -> tuple[ScaleItem, ...]:
+        """Each statement as the scale item it is stored, exported and scored as."""
+        return tuple(
+            ScaleItem(
+                type="scale",
+                id=s.id,
+                text=s.text,
+                min=self.min,
+                max=self.max,
+                labels=dict(self.labels),
+                reverse=s.reverse,
+                construct_name=s.construct_name or self.construct_name,
+                measurement=self.measurement,
+            )
+            for s in self.statements
+        )
+
+
 class Option(_Model):
     value: int | str
     """Stored with the answer: a number, or a short code such as "off_topic"."""
@@ -315,6 +400,49 @@ class MultiChoiceItem(_Options):
     """Whether at least one option must be chosen."""
 
 
+MAX_RANKED = 10
+"""The most options a ranking may have: each is a button of its own row, and ordering more
+than ten by taps on a phone is a chore that yields careless tails."""
+
+
+class RankingItem(_Options):
+    """The options put in order: tapped from first to last, each tap moving an option into
+    the order shown in the message; the last tap can be undone, and "Done" confirms."""
+
+    type: Literal["ranking"]
+    """``ranking``: every option ranked, first to last; stored as the option values in
+    that order, separated by commas, and exported as a rank per option (1 = first)."""
+    options: tuple[Option, ...] = Field(min_length=2)
+    """The options to rank, at least two and at most ten; a button each, in this order."""
+
+    @model_validator(mode="after")
+    def _rankable(self) -> RankingItem:
+        problems: list[tuple[Loc, str, object]] = []
+        if len(self.options) > MAX_RANKED:
+            message = (
+                f"a ranking has at most {MAX_RANKED} options, not {len(self.options)}: "
+                "put more in order by other means (a choice of the few that matter)"
+            )
+            problems.append((("options",), message, len(self.options)))
+        problems += [
+            (("options", i, "value"), f"option value {o.value!r} has a comma: the order is "
+             "stored as values separated by commas", o.value)
+            for i, o in enumerate(self.options)
+            if "," in str(o.value)
+        ]  # fmt: skip
+        if problems:
+            raise error_at("RankingItem", problems)
+        return self
+
+    def ranks(self, stored: str | None) -> dict[int | str, int]:
+        """Each option's rank (1 = first) in a stored order; empty when it is not one."""
+        codes = stored.split(",") if stored else []
+        values = {str(o.value): o.value for o in self.options}
+        if sorted(codes) != sorted(values):
+            return {}
+        return {values[code]: rank for rank, code in enumerate(codes, start=1)}
+
+
 class TextItem(_Item):
     """Free text typed by the participant; optional items can be skipped with a button."""
 
@@ -334,7 +462,9 @@ Item = Annotated[
     | MultiChoiceItem
     | TextItem
     | PreferenceItem
-    | SliderItem,
+    | SliderItem
+    | RankingItem
+    | MatrixItem,
     Field(discriminator="type"),
 ]
 ClosedItem = ScaleItem | YesNoItem | ThumbsItem | ChoiceItem | PreferenceItem
@@ -351,9 +481,11 @@ class ItemText(_Model):
     examples: tuple[str, ...] | None = None
     """The item's ``examples`` in this language."""
     labels: dict[int, str] = {}
-    """Scale items: point → label."""
+    """Scale and matrix items: point → label."""
+    statements: dict[str, str] = {}
+    """Matrix items: statement id → its text."""
     options: dict[int | str, str] = {}
-    """Choice items: option value → label."""
+    """Choice, multiple-choice and ranking items: option value → label."""
     left: str | None = None
     """Slider items: the words at 0."""
     right: str | None = None
@@ -385,9 +517,14 @@ class ItemText(_Model):
             )
             if value is not None
         }
-        if isinstance(item, ScaleItem) and self.labels:
+        if isinstance(item, ScaleItem | MatrixItem) and self.labels:
             update["labels"] = {**item.labels, **self.labels}
-        if isinstance(item, ChoiceItem | MultiChoiceItem) and self.options:
+        if isinstance(item, MatrixItem) and self.statements:
+            update["statements"] = tuple(
+                s.model_copy(update={"text": self.statements.get(s.id, s.text)})
+                for s in item.statements
+            )
+        if isinstance(item, _Options) and self.options:
             words = {str(value): label for value, label in self.options.items()}
             update["options"] = tuple(
                 o.model_copy(update={"label": words.get(str(o.value), o.label)})
@@ -403,18 +540,19 @@ class ItemText(_Model):
     def problems(self, item: Item) -> list[tuple[Loc, str, object]]:
         """Words for what ``item`` does not have: (field, message, value), for the file."""
         found: list[tuple[Loc, str, object]] = []
-        points = set(item.labels) if isinstance(item, ScaleItem) else set()
+        points = set(item.labels) if isinstance(item, ScaleItem | MatrixItem) else set()
         for point in self.labels:
             if point not in points:
                 found.append((("labels", point), f"{item.id!r} has no scale point {point}", point))
-        values = (
-            {str(o.value) for o in item.options}
-            if isinstance(item, ChoiceItem | MultiChoiceItem)
-            else set()
-        )
+        values = {str(o.value) for o in item.options} if isinstance(item, _Options) else set()
         for value in self.options:
             if str(value) not in values:
                 found.append((("options", value), f"{item.id!r} has no option {value!r}", value))
+        ids = {s.id for s in item.statements} if isinstance(item, MatrixItem) else set()
+        for statement in self.statements:
+            if statement not in ids:
+                message = f"{item.id!r} has no statement {statement!r}"
+                found.append((("statements", statement), message, statement))
         for key in ("yes", "no"):
             if getattr(self, key) is not None and not isinstance(item, YesNoItem):
                 found.append(((key,), f"{item.id!r} is not a yes_no item", key))
@@ -430,9 +568,11 @@ class ItemText(_Model):
             gaps.append("help")
         if item.examples and self.examples is None:
             gaps.append("examples")
-        if isinstance(item, ScaleItem) and set(item.labels) - set(self.labels):
+        if isinstance(item, ScaleItem | MatrixItem) and set(item.labels) - set(self.labels):
             gaps.append("labels")
-        if isinstance(item, ChoiceItem | MultiChoiceItem):
+        if isinstance(item, MatrixItem) and {s.id for s in item.statements} - set(self.statements):
+            gaps.append("statements")
+        if isinstance(item, _Options):
             given = {str(v) for v in self.options}
             if any(str(o.value) not in given for o in item.options):
                 gaps.append("options")
@@ -488,7 +628,18 @@ class Questionnaire(_Model):
 
     @model_validator(mode="after")
     def _unique_item_ids(self) -> Questionnaire:
-        if repeats := repeated_ids("items", self.items):
+        repeats = repeated_ids("items", self.items)
+        owners: dict[str, Loc] = {item.id: ("items", i) for i, item in enumerate(self.items)}
+        for i, item in enumerate(self.items):
+            for j, statement in enumerate(getattr(item, "statements", ())):
+                here: Loc = ("items", i, "statements", j)
+                first = owners.setdefault(statement.id, here)
+                if first != here:
+                    where = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in first)
+                    where = where.removeprefix(".")
+                    message = f"statement id {statement.id!r} is already used by {where}"
+                    repeats.append((("items", i, "statements", j, "id"), message, statement.id))
+        if repeats:
             raise error_at("Questionnaire", repeats)
         return self
 
@@ -514,6 +665,9 @@ class Questionnaire(_Model):
                 problems.append(((*loc, "item"), message, condition.item))
             elif isinstance(earlier := self.items[target], TextItem):
                 message = f"{condition.item!r} is free text: a condition needs answer choices"
+                problems.append(((*loc, "item"), message, condition.item))
+            elif isinstance(earlier, RankingItem | MatrixItem):
+                message = f"{condition.item!r} is a {earlier.type}: a condition needs one answer"
                 problems.append(((*loc, "item"), message, condition.item))
             else:
                 values = {v for v, _ in earlier.choices()}
@@ -548,6 +702,14 @@ class Questionnaire(_Model):
 
     def item(self, item_id: str) -> Item:
         return next(item for item in self.items if item.id == item_id)
+
+    def answered_items(self) -> tuple[Item, ...]:
+        """The items answers are stored under: each item, a matrix as its statements."""
+        return tuple(
+            answered
+            for item in self.items
+            for answered in (item.statement_items() if isinstance(item, MatrixItem) else (item,))
+        )
 
     def in_language(self, language: str) -> Questionnaire:
         """This questionnaire in ``language`` where it has words for it, else as written."""

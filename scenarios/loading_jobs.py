@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from questionnaires.models import ChoiceItem, Questionnaire, TextItem
+from questionnaires.models import ChoiceItem, MatrixItem, Questionnaire, RankingItem, TextItem
 from scenarios.yaml_lines import Document, Loc, Problem
 
 LEVELS = ("exchange", "session", "pair")
@@ -74,7 +74,31 @@ def job_problems(
                     problems.append(document.problem(loc, message))
                 shown.setdefault(item_id, n)
     problems += _forced_choices(document, questionnaires)
+    problems += _unrated_items(document, questionnaires)
     problems += _study_names(document, study)
+    return problems
+
+
+_NOT_FOR_ANNOTATORS = (RankingItem, MatrixItem)
+"""Item types an annotator is not asked: their answers are not ratings that agreement,
+adjudication or known answers could compare."""
+
+
+def _unrated_items(
+    document: Document, questionnaires: Mapping[str, Questionnaire | None]
+) -> list[Problem]:
+    """An annotator's instruments ask no ranking and no matrix (give its statements as
+    scale items)."""
+    problems: list[Problem] = []
+    for ref, loc in instrument_refs(document):
+        questionnaire = questionnaires.get(ref)
+        for item in questionnaire.items if questionnaire is not None else ():
+            if isinstance(item, _NOT_FOR_ANNOTATORS):
+                message = (
+                    f"item {item.id!r} of {ref!r} is a {item.type}: annotators are asked"
+                    " scale, yes/no, thumbs, choice, multi_choice, slider and text items"
+                )
+                problems.append(document.problem(loc, message))
     return problems
 
 

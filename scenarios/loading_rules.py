@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from questionnaires.models import Item, Questionnaire
+from questionnaires.models import Item, Questionnaire, RankingItem
 from scenarios.yaml_lines import Document, Loc, Problem
 
 LANGUAGE = re.compile(r"[a-z]{2,3}")
@@ -166,23 +166,30 @@ def shared_item_ids(
 ) -> list[Problem]:
     """Answers are stored by item id, so two questionnaires of a study must not share one."""
     problems = []
-    owners: dict[str, tuple[str, Document, int]] = {}
+    owners: dict[str, tuple[str, Document, Loc]] = {}
     for questionnaire_id, questionnaire in questionnaires.items():
         document = documents.get(questionnaire_id)
         if questionnaire is None or document is None:
             continue
+        stored: list[tuple[str, Loc]] = []  # a matrix's statements are stored as items too
         for index, item in enumerate(questionnaire.items):
-            owner, owner_document, owner_index = owners.setdefault(
-                item.id, (questionnaire_id, document, index)
+            stored.append((item.id, ("items", index, "id")))
+            stored += [
+                (statement.id, ("items", index, "statements", n, "id"))
+                for n, statement in enumerate(getattr(item, "statements", ()))
+            ]
+        for item_id, loc in stored:
+            owner, owner_document, owner_loc = owners.setdefault(
+                item_id, (questionnaire_id, document, loc)
             )
             if owner != questionnaire_id:
-                line, _ = owner_document.where(("items", owner_index, "id"))
+                line, _ = owner_document.where(owner_loc)
                 message = (
-                    f"item id {item.id!r} is also used by questionnaire {owner!r} "
+                    f"item id {item_id!r} is also used by questionnaire {owner!r} "
                     f"({owner_document.file}:{line}); answers are stored by item id, so every "
                     "item of a study needs its own id"
                 )
-                problems.append(document.problem(("items", index, "id"), message))
+                problems.append(document.problem(loc, message))
     return problems
 
 
@@ -203,8 +210,8 @@ def simulated_answers(
         item.id: item
         for questionnaire in questionnaires.values()
         if questionnaire is not None
-        for item in questionnaire.items
-    }
+        for item in questionnaire.answered_items()
+    }  # a matrix's statements are answered, and so given settings, as scale items
     known_systems = set(systems)
     errors: list[Problem] = []
     unused: list[Problem] = []
@@ -260,6 +267,10 @@ def _setting_problems(
     else:
         answered = [items[key]]
     for item in answered:
+        if isinstance(item, RankingItem):
+            if found := _ranking_setting(item, setting):
+                return [document.problem(loc, found)]
+            continue
         values = [v for v, _ in item.choices()] if hasattr(item, "choices") else []
         numbers = sorted(v for v in values if isinstance(v, int))
         if not values or len(numbers) != len(values):
@@ -287,6 +298,20 @@ def _setting_problems(
             )
             return [document.problem(loc, message)]
     return []
+
+
+def _ranking_setting(item: RankingItem, setting: object) -> str | None:
+    """What is wrong with a ranking's setting: it weighs the item's own options."""
+    options = [str(o.value) for o in item.options]
+    if not isinstance(setting, dict):
+        return (
+            f"item {item.id!r} is a ranking: give its options weights (the heaviest tends to"
+            f" come first), as {{{options[0]}: 3, {options[1]}: 1}}, not {setting!r}"
+        )
+    strange = [key for key in setting if str(key) not in options]
+    if strange:
+        return f"item {item.id!r} has no option {strange[0]!r} (its options: {', '.join(options)})"
+    return None
 
 
 def success_item(

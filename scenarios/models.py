@@ -403,7 +403,7 @@ class Texts(_Model):
     skip_button: str = _EN["skip_button"]
     """The button that skips an optional question or comment."""
     done_button: str = _EN["done_button"]
-    """The button that closes a multiple-choice question."""
+    """The button that closes a multiple-choice question or confirms a ranking."""
     examples_button: str = _EN["examples_button"]
     """The button that shows an item's help and examples."""
     type_your_answer: str = _EN["type_your_answer"]
@@ -412,6 +412,14 @@ class Texts(_Model):
     """Under a multiple-choice question."""
     slider_hint: str = _EN["slider_hint"]
     """Under a slider's buttons: that a typed number from 0 to 100 is an answer too."""
+    ranking_hint: str = _EN["ranking_hint"]
+    """Under a ranking question: tap the options from first to last; undo takes one back."""
+    ranking_order: str = _EN["ranking_order"]
+    """Above the options a participant has put in order so far."""
+    undo_button: str = _EN["undo_button"]
+    """The button that takes back the option ranked last."""
+    rank_options: str = _EN["rank_options"]
+    """To a participant who types while a ranking waits for taps."""
     pick_at_least_one: str = _EN["pick_at_least_one"]
     """To a participant who taps Done on a required multiple-choice question with nothing
     chosen."""

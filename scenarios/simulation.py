@@ -32,10 +32,13 @@ class ReplyRule(_Model):
     """First drop the item picked before, and pick another (the system said it will not do)."""
 
 
-Setting = float | dict[int, float]
+Setting = float | dict[int | str, float]
 """How simulated participants answer an item: a number, or a distribution (answer value →
 weight). A number is the mean answer on a scale item's own scale, and the share of "yes"
-(or thumbs up) on a two-button item, from 0 to 1."""
+(or thumbs up) on a two-button item, from 0 to 1. For a ranking, option value → weight:
+each place goes to one of the options still unranked with a chance in proportion to its
+weight (Plackett–Luce), so the heaviest tends to come first; an option not named comes
+after those named."""
 
 ITEM_TYPES = ("scale", "yes_no", "thumbs", "choice", "slider")
 """The item types a setting may name: those answered by tapping one button."""
@@ -62,9 +65,10 @@ class Answers(_Model):
 
     profiles: dict[str, dict[str, Setting]] = {}
     """System id → item id, item type or ``default`` (scale items) → a mean or a
-    distribution."""
-    items: dict[str, dict[int, float]] = {}
-    """Item id → answer value → weight: a distribution for every system."""
+    distribution (for a ranking, by its id: the options' weights)."""
+    items: dict[str, dict[int | str, float]] = {}
+    """Item id → answer value (a ranking's option value) → weight: a distribution for
+    every system."""
     types: dict[str, Setting] = {}
     """Item type (``scale``, ``yes_no``, ``thumbs``, ``choice``, ``slider``) → a mean (a
     share of "yes" for two-button items) or a distribution, for every system."""

@@ -14,7 +14,7 @@ from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.flow import step
 from bot.engine.journey import Journey, Stage
-from questionnaires.models import MultiChoiceItem, Questionnaire
+from questionnaires.models import MultiChoiceItem, Questionnaire, RankingItem
 from scenarios.models import StudyBundle
 from tests.test_engine import BUNDLE, in_dialogue, make_bundle, questionnaire_journey, run
 
@@ -34,6 +34,22 @@ def _multi_choice_bundle() -> StudyBundle:
 
 
 MULTI = _multi_choice_bundle()
+
+
+def _ranking_bundle() -> StudyBundle:
+    order = RankingItem.model_validate(
+        {
+            "type": "ranking",
+            "id": "q.order",
+            "text": "Put these in order",
+            "options": [{"value": "speed", "label": "Speed"}, {"value": "tone", "label": "Tone"}],
+        }
+    )
+    only = Questionnaire(id="q", title="Rating", items=(order,))
+    return make_bundle().model_copy(update={"questionnaires": {"q": only}})
+
+
+RANKED = _ranking_bundle()
 
 
 def _at_consent() -> Journey:
@@ -56,6 +72,11 @@ def _at_ticks() -> Journey:
     return run(MULTI, done, ev.MessageSent(99)).journey
 
 
+def _at_ranking() -> Journey:
+    done = run(RANKED, in_dialogue(RANKED), ev.DoneCommand()).journey
+    return run(RANKED, done, ev.MessageSent(99)).journey
+
+
 AT_A = {"questionnaire": "q", "item": "q.a"}
 Case = tuple[StudyBundle, Callable[[], Journey], ev.Event, dict[str, object], str | None]
 CASES: dict[Hint, list[Case]] = {
@@ -68,6 +89,15 @@ CASES: dict[Hint, list[Case]] = {
             _at_ticks,
             ev.TextReceived("speed"),
             {"questionnaire": "q", "item": "q.liked", "text": "speed"},
+            "p1-1",
+        )
+    ],
+    Hint.RANK_OPTIONS: [
+        (
+            RANKED,
+            _at_ranking,
+            ev.TextReceived("tone first"),
+            {"questionnaire": "q", "item": "q.order", "text": "tone first"},
             "p1-1",
         )
     ],

@@ -632,7 +632,8 @@ def test_field_of_another_item_type_says_which_type_has_it(tmp_path: Path) -> No
     problem = questionnaire_problem(tmp_path, text)
     assert (problem.line, problem.field) == (line_of(text, "options"), "items[1].options")
     assert problem.message.startswith(
-        "unknown field 'options' for type 'text': only types 'choice', 'multi_choice' have it"
+        "unknown field 'options' for type 'text': only types 'choice', 'multi_choice', 'ranking'"
+        " have it"
     )
 
 

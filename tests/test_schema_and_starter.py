@@ -171,6 +171,8 @@ def test_schemas_document_fields_and_accept_durations_in_words() -> None:
         "text",
         "preference",
         "slider",
+        "ranking",
+        "matrix",
     }
     scale = questionnaire_schema()["$defs"]["ScaleItem"]["properties"]
     assert "construct" in scale and "reverse" in scale

@@ -34,7 +34,7 @@ def matches(given: Given, row: tuple) -> bool:
             return status == "skipped"
         case "text":
             return status == "answered" and text == given.shown
-        case "options":
+        case "options" | "order":
             return status == "answered" and label == given.shown
     if " · " in given.shown:  # "4 · Agree"
         return label == given.shown.split(" · ", 1)[1]

@@ -44,6 +44,9 @@ SEVERAL_SYSTEMS = "(several systems)"
 """System of post-study answers from a participant who met more than one system."""
 NUMERIC_TYPES = ("scale", "yes_no", "thumbs", "slider")
 """Item types whose stored value is a number on an ordered scale."""
+ORDER_TYPES = ("ranking",)
+"""Item types whose answer is an order of options (stored as their codes, first to last):
+summarised by each option's rank, not as one answer."""
 POINT_TYPES = ("scale", "yes_no", "thumbs")
 """Numeric item types with few points, each counted even when nobody chose it (a slider's
 101 are not)."""
@@ -248,7 +251,12 @@ def _bundles(definitions: Iterable[tuple[str, str]], notes: list[str]) -> dict[s
 def _codebook(questionnaires: Mapping[str, Mapping[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
     items, choices = [], []
     for q_id, questionnaire in questionnaires.items():
-        for position, item in enumerate(questionnaire.get("items", ())):
+        stored = (
+            (position, entry)
+            for position, asked in enumerate(questionnaire.get("items", ()))
+            for entry in stored_items(asked)
+        )
+        for position, item in stored:
             kind = item.get("type")
             items.append(
                 {
@@ -257,8 +265,8 @@ def _codebook(questionnaires: Mapping[str, Mapping[str, Any]]) -> tuple[pd.DataF
                     "position": position,
                     "type": kind,
                     "text": item.get("text", ""),
-                    "min": item.get("min", 0 if kind in ("yes_no", "thumbs") else np.nan),
-                    "max": item.get("max", 1 if kind in ("yes_no", "thumbs") else np.nan),
+                    "min": item.get("min", _LOWEST.get(str(kind), np.nan)),
+                    "max": item.get("max", _highest(item)),
                     "reverse": bool(item.get("reverse", False)),
                     "construct": item.get("construct"),
                     "attention": item.get("attention"),
@@ -273,7 +281,42 @@ def _codebook(questionnaires: Mapping[str, Mapping[str, Any]]) -> tuple[pd.DataF
     return items_frame, pd.DataFrame(choices, columns=CHOICE_COLUMNS)
 
 
-def item_choices(item: dict[str, Any]) -> list[tuple[Any, str]]:
+def stored_items(item: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The items an asked item's answers are stored as: itself, or a matrix's statements,
+    each a scale item of its own (its construct, else the matrix's; the codebook's text
+    names the matrix it was asked in)."""
+    if item.get("type") != "matrix":
+        return [item]
+    shared = {k: item.get(k) for k in ("min", "max", "labels", "required")}
+    return [
+        {
+            **shared,
+            "type": "scale",
+            "id": statement.get("id"),
+            "text": f"{statement.get('text', '')} (matrix {item.get('id')}: {item.get('text')})",
+            "reverse": statement.get("reverse", False),
+            "construct": statement.get("construct") or item.get("construct"),
+        }
+        for statement in item.get("statements", ())
+    ]
+
+
+_LOWEST = {"yes_no": 0, "thumbs": 0, "ranking": 1}
+"""The lowest point of items whose file states none: a ranking's first place is 1."""
+
+
+def _highest(item: Mapping[str, Any]) -> float:
+    """The highest point of an item whose file states none: 1 (yes, thumbs up), or a
+    ranking's last place."""
+    kind = item.get("type")
+    if kind in ("yes_no", "thumbs"):
+        return 1
+    if kind in ORDER_TYPES:
+        return len(item.get("options", ()))
+    return np.nan
+
+
+def item_choices(item: Mapping[str, Any]) -> list[tuple[Any, str]]:
     kind = item.get("type")
     if kind == "scale":
         labels = {int(k): v for k, v in item.get("labels", {}).items()}
@@ -282,7 +325,7 @@ def item_choices(item: dict[str, Any]) -> list[tuple[Any, str]]:
         return [(1, item.get("yes", "Yes")), (0, item.get("no", "No"))]
     if kind == "thumbs":
         return [(1, item.get("up", "👍")), (0, item.get("down", "👎"))]
-    if kind in ("choice", "multi_choice"):
+    if kind in ("choice", "multi_choice", *ORDER_TYPES):
         return [(o["value"], o["label"]) for o in item.get("options", ())]
     if kind == "slider":  # only its ends have words
         ends = ((0, item.get("left")), (100, item.get("right")))

@@ -39,7 +39,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from analytics.data.loading import NUMERIC_TYPES, StudyData
+from analytics.data.loading import NUMERIC_TYPES, ORDER_TYPES, StudyData
 from analytics.data.selecting import load_study
 from analytics.io.progress import steps
 from bot.core.errors import StudyDataError
@@ -172,7 +172,7 @@ RESPONSES = [
     Column(
         "type",
         "string",
-        "the item's type: scale, yes_no, thumbs, choice, multi_choice, text, slider",
+        "the item's type: scale, yes_no, thumbs, choice, multi_choice, text, slider, ranking",
     ),
     Column(
         "value",
@@ -185,7 +185,8 @@ RESPONSES = [
         "text",
         "string",
         "free text, or the codes of choice items whose options are words "
-        "(multi_choice: the codes chosen, separated by commas)",
+        "(multi_choice: the codes chosen, separated by commas; ranking: every option's code "
+        "from first to last, separated by commas)",
     ),
     Column(
         "status", "string", "answered, skipped (optional item), not_asked (skip logic) or missing"
@@ -261,10 +262,24 @@ CODEBOOK = [
     Column("questionnaire_id", "string", "the instrument, as the study file names it"),
     Column("item_id", "string", "the item, as the study file names it"),
     Column("position", "integer", "the item's place in its instrument, from 0"),
-    Column("type", "string", "scale, yes_no, thumbs, choice, multi_choice, text or slider"),
+    Column(
+        "type",
+        "string",
+        "scale, yes_no, thumbs, choice, multi_choice, text, slider or ranking (a matrix's "
+        "statements: scale, one row each)",
+    ),
     Column("text", "string", "the item's wording"),
-    Column("min", "integer", "the lowest point of the scale (yes/no, thumbs, slider: 0)"),
-    Column("max", "integer", "the highest point of the scale (yes/no, thumbs: 1; slider: 100)"),
+    Column(
+        "min",
+        "integer",
+        "the lowest point of the scale (yes/no, thumbs, slider: 0; ranking: 1, the first place)",
+    ),
+    Column(
+        "max",
+        "integer",
+        "the highest point of the scale (yes/no, thumbs: 1; slider: 100; ranking: the number "
+        "of options, the last place)",
+    ),
     Column(
         "labels",
         "string",
@@ -282,7 +297,8 @@ CODEBOOK = [
         "variable",
         "string",
         "its column in responses_wide (items asked per turn or per row: the start of "
-        "VARIABLE_tN / VARIABLE_ROW; multi_choice: VARIABLE_CODE per option)",
+        "VARIABLE_tN / VARIABLE_ROW; multi_choice: VARIABLE_CODE per option; ranking: "
+        "VARIABLE_CODE per option, its rank, 1 = first)",
     ),
 ]
 CODEBOOK_VALUES = [
@@ -460,7 +476,7 @@ def wizard_actions(data: StudyData) -> pd.DataFrame:
 
 def wide_responses(data: StudyData) -> Table:
     """One row per participant × session, one column per item (per turn or per row for
-    items asked repeatedly, per option for multi_choice), with labels for SPSS.
+    items asked repeatedly, per option for multi_choice and ranking), with labels for SPSS.
 
     Answers given outside any task (screening, post-study) are the participant's: repeated
     on each of their rows, as the participant-level variables of a mixed model are. Only
@@ -580,7 +596,8 @@ def _is_personal(asked: pd.DataFrame) -> bool:
 def _item_cells(
     item: dict[Any, Any], asked: pd.DataFrame, name: str, data: StudyData, suffix: str
 ) -> Iterable[tuple[Column, pd.Series]]:
-    """The wide column(s) of one item (one per option for multi_choice), with labels."""
+    """The wide column(s) of one item (one per option for multi_choice and ranking), with
+    labels."""
     kind, q_id, i_id = item.get("type"), item["questionnaire_id"], item["item_id"]
     about = f" ({_about(suffix)})" if suffix else ""
     meaning = f"{q_id} / {i_id}: {item.get('text') or '(not in the stored definition)'}{about}"
@@ -611,6 +628,19 @@ def _item_cells(
                 {1: "chosen", 0: "not chosen"},
             )
             yield option, pd.Series([int(str(value) in c) for c in chosen], dtype="Int64")
+    elif kind in ORDER_TYPES:
+        orders = [str(t).split(",") if pd.notna(t) else [] for t in asked["text"]]
+        last = len(pairs)
+        for value, label in pairs:
+            code = str(value)
+            rank = Column(
+                f"{name}_{spss_name(code)}",
+                "integer",
+                f"{meaning}; option {value} ({label}): its rank, 1 = first, {last} = last",
+                {1: "first", last: "last"},
+            )
+            places = [o.index(code) + 1 if code in o else None for o in orders]
+            yield rank, pd.Series(places, dtype="Int64")
     else:
         yield Column(name, "string", meaning), asked["text"].astype(object)
 

@@ -13,7 +13,7 @@ from typing import Any
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS
 from bot.core.vocabulary import AnswerStatus, Moment
 from bot.store.model import ImportedAnswer
-from questionnaires.models import MultiChoiceItem, TextItem
+from questionnaires.models import MultiChoiceItem, RankingItem, TextItem
 from scenarios.models import StudyBundle
 
 STATUSES = tuple(status.value for status in AnswerStatus)
@@ -89,7 +89,7 @@ class RowChecker:
         if questionnaire is None:
             known = ", ".join(self.bundle.questionnaires)
             return [f"no questionnaire {q_id!r} in study {self.bundle.study.id!r} ({known})"], None
-        item = next((i for i in questionnaire.items if i.id == item_id), None)
+        item = next((i for i in questionnaire.answered_items() if i.id == item_id), None)
         if item is None:
             return [f"questionnaire {q_id!r} has no item {item_id!r}"], None
         status = get("status") or AnswerStatus.ANSWERED.value
@@ -225,6 +225,12 @@ def checked_answer(
             return (), f"text longer than {item.max_length} characters"
         return (None, None, text, None), None
     options = item.choices()
+    if isinstance(item, RankingItem):
+        codes = [c.strip() for c in (text or value).split(",")]
+        by_code = {str(v): lab for v, lab in options}
+        if sorted(codes) != sorted(by_code):
+            return (), f"a ranking's text orders every option once: {', '.join(by_code)}"
+        return (None, "; ".join(by_code[c] for c in codes), ",".join(codes), None), None
     if isinstance(item, MultiChoiceItem):
         codes = [c.strip() for c in (text or value).split(",") if c.strip()]
         by_code = {str(v): lab for v, lab in options}

@@ -37,6 +37,7 @@ from analytics.statistics.quality import (
 from analytics.statistics.quality import (
     exclude_flagged as drop_flagged,
 )
+from analytics.statistics.ranking import Rankings, rankings_from_study
 from analytics.statistics.success_sources import SOURCE_COLUMNS
 from analytics.statistics.success_sources import decide as decide_success
 from analytics.statistics.system_reliability import SystemReliability, system_reliability
@@ -144,6 +145,9 @@ class Report:
     pairwise: Pairwise | None = None
     """Bradley–Terry scores and the rest of the pairwise votes' numbers; None (and no
     section) when the study has no votes."""
+    rankings: Rankings | None = None
+    """Ranking items' mean ranks per option and system and their rank tests; None (and no
+    section) when no ranking was answered."""
     models: ModelsSection | None = None
     """Models for repeated measures (GEE of success, mixed models of scores); None (and no
     section) when every participant did one task and gave each score once."""
@@ -265,6 +269,7 @@ def build_report(
         stress=stress_section(data.stress, data.sessions["session_id"]) if data.stress else None,
         annotations=annotation_section(data, scores, info.systems),
         pairwise=pairwise_from_study(data, info.systems),
+        rankings=rankings_from_study(data.responses, data.items, data.choices, info.design),
         models=models_section(data, scores, every_size=every_model),
         examples=example_conversations(data, info.systems),
     )

@@ -27,6 +27,7 @@ from bot.core.vocabulary import AnswerStatus, Consent, EventKind, Hint, SessionS
 HINT_WORDS = {
     Hint.TAP_A_BUTTON.value: "typed instead of tapping a button",
     Hint.PICK_OPTIONS.value: "typed instead of ticking options",
+    Hint.RANK_OPTIONS.value: "typed instead of tapping options in order",
     Hint.TEXT_TOO_LONG.value: "answer too long",
     Hint.QUESTION_PENDING.value: "/done while a question waited",
     Hint.TEXT_ONLY.value: "sent a sticker, photo or voice message",

@@ -18,6 +18,7 @@ from analytics.report.present_headline import headline_table, result_words
 from analytics.report.present_models import interval_caption, interval_words, model_blocks
 from analytics.report.present_pairwise import pairwise_blocks
 from analytics.report.present_questionnaires import questionnaire_blocks
+from analytics.report.present_ranking import ranking_blocks
 from analytics.report.present_success import NOT_MEASURED, not_measured, success_source_blocks
 from analytics.report.present_systems import provenance_blocks, reliability_blocks
 from analytics.report.stress import stress_blocks
@@ -71,6 +72,7 @@ def document(report: Report, *, limit: int | None = None, source: str | None = N
     blocks += reliability_blocks(report)
     blocks += _wizard(report)
     blocks += questionnaire_blocks(report)
+    blocks += ranking_blocks(report)
     blocks += model_blocks(report)
     blocks += _comments(report, limit)
     blocks += example_blocks(report.examples, report.questionnaires.codebook, limit)

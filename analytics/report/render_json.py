@@ -168,6 +168,10 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
         from analytics.report.present_pairwise import pairwise_json
 
         whole["pairwise"] = pairwise_json(report.pairwise)
+    if report.rankings is not None:
+        from analytics.report.present_ranking import rankings_json
+
+        whole["rankings"] = rankings_json(report.rankings)
     whole["models"] = _models(report)
     return in_reading_order(_with_stress(whole, report))
 

@@ -20,7 +20,13 @@ from pandas.api.typing import DataFrameGroupBy
 from scipy.stats import norm
 
 from analytics.data.grouping import group_key
-from analytics.data.loading import NO_SYSTEM, NUMERIC_TYPES, POINT_TYPES, SEVERAL_SYSTEMS
+from analytics.data.loading import (
+    NO_SYSTEM,
+    NUMERIC_TYPES,
+    ORDER_TYPES,
+    POINT_TYPES,
+    SEVERAL_SYSTEMS,
+)
 from analytics.statistics.compare import COLUMNS as COMPARE_COLUMNS
 from analytics.statistics.compare import compare_systems, detect_design
 from bot.core.vocabulary import AnswerStatus, Moment
@@ -78,8 +84,11 @@ _DESCRIBED = ["type", "reverse", "construct", "status", "value", "text", "min", 
 def answered_closed(responses: pd.DataFrame, by: Sequence[str] = ("system_id",)) -> pd.DataFrame:
     """Answers to closed items, with the columns answer tables read: filter once and pass
     the result to ``item_tables`` (for any ``by`` within the one given), which then uses
-    it as it is."""
-    answered = (responses["status"] == AnswerStatus.ANSWERED.value) & (responses["type"] != "text")
+    it as it is. Rankings are not among them: their options' ranks have tables of their
+    own (``analytics.statistics.ranking``)."""
+    answered = (responses["status"] == AnswerStatus.ANSWERED.value) & ~responses["type"].isin(
+        ["text", *ORDER_TYPES]
+    )
     columns = [*by, *_ITEM_KEYS, *_DESCRIBED]
     return responses[columns] if answered.all() else responses.loc[answered, columns]
 

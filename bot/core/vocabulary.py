@@ -161,6 +161,7 @@ class Hint(StrEnum):
 
     TAP_A_BUTTON = "tap_a_button"  # typed something that names no button
     PICK_OPTIONS = "pick_options"  # typed where options are to be ticked
+    RANK_OPTIONS = "rank_options"  # typed where options are to be put in order
     TEXT_TOO_LONG = "text_too_long"
     QUESTION_PENDING = "question_pending"  # /done while a question waits
     TEXT_ONLY = "text_only"  # a sticker, photo or voice message

@@ -16,8 +16,10 @@ from bot.engine.callbacks import Channel, SurveyTap, TapAction, encode
 from questionnaires.models import (
     ChoiceItem,
     Item,
+    MatrixItem,
     MultiChoiceItem,
     Questionnaire,
+    RankingItem,
     ScaleItem,
     SliderItem,
     TextItem,
@@ -39,7 +41,8 @@ class Survey:
     order: tuple[int, ...] = ()  # item indexes of the current questionnaire, as asked
     position: int = 0  # index into ``order``
     answers: tuple[tuple[str, Answer], ...] = ()  # this questionnaire's answers so far
-    selected: tuple[int, ...] = ()  # options toggled on a multiple-choice item
+    selected: tuple[int, ...] = ()  # options toggled (multiple choice), ranked in order, or a
+    # matrix's points (indexes into its scale) for its statements answered so far, in order
     asked: int = 0  # the showing number the current item's buttons carry
     message_id: int | None = None  # the message edited in place, once known
     shown_at: float = 0.0
@@ -114,8 +117,13 @@ def answer(
     label: str | None = None,
     status: AnswerStatus = AnswerStatus.ANSWERED,
 ) -> Asked:
-    """Record the current item's answer and move to the next item that applies."""
+    """Record the current item's answer and move to the next item that applies (a matrix
+    skipped: each of its statements skipped)."""
     item = current_item(bundle, survey)
+    if isinstance(item, MatrixItem):
+        skipped = _unanswered(survey, questionnaire(bundle, survey), item, status)
+        survey = replace(survey, answers=(*survey.answers, (item.id, None)), selected=())
+        return _advance(bundle, survey, survey.position + 1, now, skipped)
     stored = value if value is not None else text
     attention = getattr(item, "attention", None)
     record = fx.RecordResponse(
@@ -139,10 +147,45 @@ def answer(
     return _advance(bundle, survey, survey.position + 1, now, (record,))
 
 
+def answer_statements(bundle: StudyBundle, survey: Survey, now: float) -> Asked:
+    """Record a matrix's statements, each with its point from ``survey.selected``, as
+    answers to items of their own, and move to the next item that applies."""
+    item = current_item(bundle, survey)
+    assert isinstance(item, MatrixItem)
+    records = _statements_answered(survey, questionnaire(bundle, survey), item)
+    survey = replace(survey, answers=(*survey.answers, (item.id, None)), selected=())
+    return _advance(bundle, survey, survey.position + 1, now, records)
+
+
+def _statements_answered(
+    survey: Survey, instrument: Questionnaire, item: MatrixItem
+) -> tuple[fx.Record, ...]:
+    """The answers of a matrix's statements answered so far (``survey.selected``)."""
+    points = item.choices()
+    return tuple(
+        fx.RecordResponse(
+            session_id=survey.session_id,
+            questionnaire_id=instrument.id,
+            item_id=statement.id,
+            value=points[index][0],
+            label=points[index][1],
+            text=None,
+            status=AnswerStatus.ANSWERED,
+            shown_at=survey.shown_at,
+            moment=survey.moment,
+            scope=survey.scope,
+            turn=survey.turn,
+            stimulus_id=survey.stimulus_id,
+        )
+        for statement, index in zip(item.statements, survey.selected, strict=False)
+    )
+
+
 def abandon(
     bundle: StudyBundle, survey: Survey, status: AnswerStatus = AnswerStatus.MISSING
 ) -> tuple[fx.Record, ...]:
-    """Rows for every item still to come (an exchange rating nobody gave)."""
+    """Rows for every item still to come (an exchange rating nobody gave); the statements
+    of a matrix answered so far keep their answers."""
     records: list[fx.Record] = []
     for q_index in range(survey.questionnaire_index, len(survey.questionnaires)):
         instrument = bundle.questionnaire(survey.questionnaires[q_index])
@@ -151,26 +194,38 @@ def abandon(
             if q_index == survey.questionnaire_index
             else range(len(instrument.items))
         )
-        records += [_unanswered(survey, instrument, instrument.items[i], status) for i in indexes]
+        for i in indexes:
+            item = instrument.items[i]
+            rows = _unanswered(survey, instrument, item, status)
+            now_asked = q_index == survey.questionnaire_index and i == survey.order[survey.position]
+            if isinstance(item, MatrixItem) and now_asked:
+                given = _statements_answered(survey, instrument, item)
+                rows = (*given, *rows[len(given) :])
+            records += rows
     return tuple(records)
 
 
 def _unanswered(
     survey: Survey, instrument: Questionnaire, item: Item, status: AnswerStatus
-) -> fx.Record:
-    return fx.RecordResponse(
-        session_id=survey.session_id,
-        questionnaire_id=instrument.id,
-        item_id=item.id,
-        value=None,
-        label=None,
-        text=None,
-        status=status,
-        shown_at=survey.shown_at,
-        moment=survey.moment,
-        scope=survey.scope,
-        turn=survey.turn,
-        stimulus_id=survey.stimulus_id,
+) -> tuple[fx.Record, ...]:
+    """An item's row without an answer; a matrix's, one for each of its statements."""
+    ids = [s.id for s in item.statements] if isinstance(item, MatrixItem) else [item.id]
+    return tuple(
+        fx.RecordResponse(
+            session_id=survey.session_id,
+            questionnaire_id=instrument.id,
+            item_id=item_id,
+            value=None,
+            label=None,
+            text=None,
+            status=status,
+            shown_at=survey.shown_at,
+            moment=survey.moment,
+            scope=survey.scope,
+            turn=survey.turn,
+            stimulus_id=survey.stimulus_id,
+        )
+        for item_id in ids
     )
 
 
@@ -221,11 +276,11 @@ def _advance(
             if survey.moment is Moment.EXCHANGE and isinstance(item, TextItem):
                 # Typed text goes to the system during a dialogue: never asked here.
                 not_asked = _unanswered(survey, instrument, item, AnswerStatus.NOT_ASKED)
-                records = (*records, not_asked)
+                records = (*records, *not_asked)
                 position += 1
                 continue
             return Asked(replace(survey, position=position, shown_at=now), records)
-        records = (*records, _unanswered(survey, instrument, item, AnswerStatus.NOT_ASKED))
+        records = (*records, *_unanswered(survey, instrument, item, AnswerStatus.NOT_ASKED))
         position += 1
     if survey.moment is Moment.SCREENING and not all(
         c.holds(answers.get(c.item)) for c in instrument.eligible_if
@@ -290,6 +345,44 @@ def render(
             tuple(points[start : start + _SLIDER_ROW])
             for start in range(0, len(points), _SLIDER_ROW)
         )
+    elif isinstance(item, RankingItem):
+        lines.append("")
+        if survey.selected:
+            lines.append(texts.ranking_order)
+            lines.extend(f"{n}. {options[i][1]}" for n, i in enumerate(survey.selected, start=1))
+            lines.append("")
+        lines.append(texts.ranking_hint)
+        rows.extend(
+            ((label, data(TapAction.RANK, i)),)
+            for i, (_, label) in enumerate(options)
+            if i not in survey.selected
+        )
+        controls = [(texts.undo_button, data(TapAction.UNDO))] if survey.selected else []
+        if len(survey.selected) == len(options):
+            controls.append((texts.done_button, data(TapAction.DONE)))
+        if controls:
+            rows.append(tuple(controls))
+    elif isinstance(item, MatrixItem):
+        lines.append("")
+        for n, statement in enumerate(item.statements):
+            if n < len(survey.selected):
+                lines.append(f"✓ {statement.text} — {options[survey.selected[n]][1]}")
+            else:
+                lines.append(f"{'▶' if n == len(survey.selected) else '·'} {statement.text}")
+        short = all(len(label) <= _MAX_LABEL_ON_BUTTON for _, label in options)
+        if short:
+            rows.extend(
+                ((f"{v} · {label}", data(TapAction.ANSWER, i)),)
+                for i, (v, label) in enumerate(options)
+            )
+        else:
+            lines.append("")
+            lines.extend(f"{v} = {label}" for v, label in options)
+            rows.append(
+                tuple((str(v), data(TapAction.ANSWER, i)) for i, (v, _) in enumerate(options))
+            )
+        if survey.selected:
+            rows.append(((texts.undo_button, data(TapAction.UNDO)),))
     elif isinstance(item, MultiChoiceItem):
         for index, (_, label) in enumerate(options):
             mark = "☑" if index in survey.selected else "☐"
@@ -354,7 +447,8 @@ def typed_range(item: Item) -> tuple[int | str, int | str]:
     if isinstance(item, SliderItem):
         return item.min, item.max
     options = choices(item)
-    return (options[0][0], options[-1][0]) if isinstance(item, ScaleItem) else (1, len(options))
+    on_scale = isinstance(item, ScaleItem | MatrixItem)
+    return (options[0][0], options[-1][0]) if on_scale else (1, len(options))
 
 
 def typed_choice(item: Item, text: str) -> int | None:
@@ -363,6 +457,6 @@ def typed_choice(item: Item, text: str) -> int | None:
     if number is None:
         return None
     options = choices(item)
-    if isinstance(item, ScaleItem):
+    if isinstance(item, ScaleItem | MatrixItem):
         return next((i for i, (v, _) in enumerate(options) if v == number), None)
     return number - 1 if 1 <= number <= len(options) else None

@@ -32,7 +32,9 @@ class Channel(StrEnum):
 class TapAction(StrEnum):
     ANSWER = "a"  # an option (``index``)
     TOGGLE = "m"  # a multiple-choice option on or off (``index``)
-    DONE = "d"  # multiple choice: done
+    DONE = "d"  # multiple choice, ranking: done
+    RANK = "r"  # a ranking: the next place goes to an option (``index``)
+    UNDO = "u"  # a ranking: the last option placed goes back
     SKIP = "s"
     HELP = "h"  # the item's help and examples
 
@@ -88,7 +90,7 @@ _WITHDRAW = {True: "w:y", False: "w:n"}
 _FINISH = "done"
 _SYSTEM = "sb"
 _VOTE = "v"
-_INDEXED = (TapAction.ANSWER, TapAction.TOGGLE)
+_INDEXED = (TapAction.ANSWER, TapAction.TOGGLE, TapAction.RANK)
 
 
 def encode(tap: Tap) -> str:

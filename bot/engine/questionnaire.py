@@ -18,7 +18,7 @@ from bot.engine.callbacks import Channel, SurveyTap, TapAction, encode
 from bot.engine.common import Doing, Result, silence, stale_tap, texts_of
 from bot.engine.hints import asked_now, hinted
 from bot.engine.journey import Journey, Stage
-from questionnaires.models import MultiChoiceItem, TextItem
+from questionnaires.models import MatrixItem, MultiChoiceItem, RankingItem, TextItem
 from scenarios.models import StudyBundle, Texts
 
 After = Callable[[Journey, bool], Result]
@@ -128,6 +128,13 @@ def tap_with(
     if tap.action is TapAction.SKIP and not item.required:
         skipped = asking.answer(bundle, survey, now, status=AnswerStatus.SKIPPED)
         return TapOutcome(survey, [fx.Toast()], skipped)
+    if isinstance(item, RankingItem) and tap.action in _RANKING:
+        return _rank(bundle, texts, survey, tap, now)
+    if isinstance(item, MatrixItem) and tap.index is not None:
+        return _statement(bundle, texts, survey, tap, tap.index, now)
+    if isinstance(item, MatrixItem) and tap.action is TapAction.UNDO:
+        back = replace(survey, selected=survey.selected[:-1])
+        return TapOutcome(back, [fx.Toast(), *_redrawn(bundle, texts, back, tap.channel)])
     if isinstance(item, MultiChoiceItem) and tap.action is TapAction.TOGGLE:
         if tap.index is None or not 0 <= tap.index < len(options):
             return TapOutcome(survey, [fx.Toast(texts.already_recorded)])
@@ -151,6 +158,53 @@ def tap_with(
         asked = asking.answer(bundle, survey, now, value=value, label=label)
         return TapOutcome(survey, [fx.Toast(label)], asked)
     return TapOutcome(survey, [fx.Toast(texts.already_recorded)])
+
+
+_RANKING = (TapAction.RANK, TapAction.UNDO, TapAction.DONE)
+
+
+def _rank(
+    bundle: StudyBundle, texts: Texts, survey: Survey, tap: SurveyTap, now: float
+) -> TapOutcome:
+    """A ranking's tap (one the message offered): an option to the next place, the last
+    one back, or the order confirmed once every option has its place."""
+    options = asking.choices(asking.current_item(bundle, survey))
+    if tap.action is TapAction.DONE:
+        values = [str(options[i][0]) for i in survey.selected]
+        labels = "; ".join(options[i][1] for i in survey.selected)
+        asked = asking.answer(bundle, survey, now, text=",".join(values), label=labels)
+        return TapOutcome(survey, [fx.Toast()], asked)
+    if tap.action is TapAction.RANK and tap.index is not None:
+        placed = replace(survey, selected=(*survey.selected, tap.index))
+        toast = fx.Toast(f"{len(placed.selected)}. {options[tap.index][1]}")
+    else:
+        placed = replace(survey, selected=survey.selected[:-1])
+        toast = fx.Toast()
+    return TapOutcome(placed, [toast, *_redrawn(bundle, texts, placed, tap.channel)])
+
+
+def _redrawn(bundle: StudyBundle, texts: Texts, survey: Survey, channel: Channel) -> list[Doing]:
+    """The survey's message edited to show the item as it now stands."""
+    if survey.message_id is None:
+        return []
+    text, buttons = asking.render(bundle, survey, texts, channel)
+    return [fx.Edit(survey.message_id, text, buttons)]
+
+
+def _statement(
+    bundle: StudyBundle, texts: Texts, survey: Survey, tap: SurveyTap, index: int, now: float
+) -> TapOutcome:
+    """A matrix's current statement answered with the point at ``index``: the message
+    shows the next statement, or, after the last, every statement is recorded."""
+    item = asking.current_item(bundle, survey)
+    assert isinstance(item, MatrixItem)
+    label = asking.choices(item)[index][1]
+    answered = replace(survey, selected=(*survey.selected, index))
+    if len(answered.selected) == len(item.statements):
+        return TapOutcome(
+            answered, [fx.Toast(label)], asking.answer_statements(bundle, answered, now)
+        )
+    return TapOutcome(answered, [fx.Toast(label), *_redrawn(bundle, texts, answered, tap.channel)])
 
 
 def _continue(
@@ -191,6 +245,31 @@ def _continue(
     return journey, [*effects, *said, show(bundle, journey, in_place=in_place)]
 
 
+def _typed_statement(
+    bundle: StudyBundle, journey: Journey, item: MatrixItem, text: str, now: float, after: After
+) -> Result:
+    """A typed number answers a matrix's current statement, as it answers a scale item;
+    the matrix comes again below the typed message (its old buttons gone) until its last
+    statement is answered."""
+    survey = journey.survey
+    assert survey is not None
+    index = asking.typed_choice(item, text)
+    if index is None:
+        texts = texts_of(bundle, journey)
+        hint = texts.tap_a_button.format(low=item.min, high=item.max)
+        where = asked_now(bundle, journey)
+        return journey, [*hinted(Hint.TAP_A_BUTTON, hint, journey.session_id, **where, text=text)]
+    answered = replace(survey, selected=(*survey.selected, index))
+    if len(answered.selected) == len(item.statements):
+        asked = asking.answer_statements(bundle, answered, now)
+        return _continue(
+            bundle, replace(journey, survey=answered), asked, now, after, in_place=False
+        )
+    again = replace(journey, survey=replace(answered, message_id=None))
+    gone: list[Doing] = [fx.RemoveButtons(survey.message_id)] if survey.message_id else []
+    return again, [*gone, show(bundle, again, in_place=False)]
+
+
 def on_event(
     bundle: StudyBundle, journey: Journey, event: ev.Event, now: float, after: After
 ) -> Result:
@@ -227,6 +306,12 @@ def on_event(
                 return journey, [
                     *hinted(Hint.PICK_OPTIONS, texts.pick_options, session, **where, text=text)
                 ]
+            if isinstance(item, RankingItem):
+                return journey, [
+                    *hinted(Hint.RANK_OPTIONS, texts.rank_options, session, **where, text=text)
+                ]
+            if isinstance(item, MatrixItem):
+                return _typed_statement(bundle, journey, item, text, now, after)
             typed = asking.typed_answer(item, text)
             if typed is None:
                 low, high = asking.typed_range(item)

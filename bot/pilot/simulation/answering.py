@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from questionnaires.models import Item, PreferenceItem, Questionnaire
+from questionnaires.models import Item, PreferenceItem, Questionnaire, RankingItem
 from scenarios.models import StudyBundle
 from scenarios.simulation import Answers, Setting, Simulation
 
@@ -48,7 +48,7 @@ def find_question(bundle: StudyBundle, text: str) -> Question:
 def merged(bundle: StudyBundle) -> Simulation:
     """The study's answering rules outside a task (screening, post-study): every
     scenario's ``answers`` together."""
-    items: dict[str, dict[int, float]] = {}
+    items: dict[str, dict[int | str, float]] = {}
     types: dict[str, Setting] = {}
     profiles: dict[str, dict[str, Setting]] = {}
     comments: list[str] = []
@@ -102,7 +102,10 @@ def _mirrored(setting: Setting, item: Item) -> Setting:
     numbers = [v for v in values if isinstance(v, int)]
     low, high = min(numbers), max(numbers)
     if isinstance(setting, dict):
-        return {low + high - value: weight for value, weight in setting.items()}
+        return {
+            low + high - value if isinstance(value, int) else value: weight
+            for value, weight in setting.items()
+        }
     return low + high - setting
 
 
@@ -147,6 +150,28 @@ class ScriptedAnswers:
             drawn = setting + spread * _NORMAL.inv_cdf(u)
             chosen = min(numbers, key=lambda v: (abs(v - drawn), v))
         return values.index(chosen)
+
+    def rank(self, question: Question, plan: Simulation, system: str | None) -> list[int]:
+        """A ranking's options as the indexes of their buttons, first to last: each place
+        drawn among the options left in proportion to their weights (Plackett–Luce); with
+        no setting, every order is as likely."""
+        item = question.item
+        if not isinstance(item, RankingItem):
+            return []
+        values = [str(v) for v, _ in item.choices()]
+        setting = setting_for(plan.answers, item, system)
+        weights = {str(k): w for k, w in setting.items()} if isinstance(setting, dict) else {}
+        left = list(range(len(values)))
+        order: list[int] = []
+        while left:
+            chances = [weights.get(values[i], 0.0) if weights else 1.0 for i in left]
+            if sum(chances) > 0:
+                picked = self.rng.choices(left, weights=chances)[0]
+            else:  # only options the setting does not name are left
+                picked = self.rng.choice(left)
+            order.append(picked)
+            left.remove(picked)
+        return order
 
     def _quantile(self, item: Item, consistency: float) -> float:
         """Where in its distribution this answer falls (0 to 1): from the participant's
@@ -206,10 +231,11 @@ def prefer(rng: random.Random, plan: Simulation, item: PreferenceItem, met: Sequ
     return (0 if much else 1) if first else (4 if much else 3)
 
 
-def _from_weights(numbers: Sequence[int], weights: Mapping[int, float], u: float) -> int:
+def _from_weights(numbers: Sequence[int], weights: Mapping[int | str, float], u: float) -> int:
     """The answer at quantile ``u`` of the distribution ``weights`` over ``numbers`` (in
     ascending order, so that a higher trait gives a higher answer)."""
-    known = [(v, weights.get(v, 0.0)) for v in numbers]
+    by_text = {str(k): w for k, w in weights.items()}  # "3" in a file is the answer 3
+    known = [(v, by_text.get(str(v), 0.0)) for v in numbers]
     total = sum(w for _, w in known)
     if not total > 0:
         return numbers[min(int(u * len(numbers)), len(numbers) - 1)]

@@ -44,6 +44,10 @@ _ANSWER_PROMPT = """You are {persona}, answering a questionnaire after a study t
 Answer with the number of the option you choose, or its words. If you would stop taking
 part in the study here, answer {leave}."""
 
+_RANK_PROMPT = """You are {persona}, answering a questionnaire after a study task.
+Put the options in order, the one that matters most to you first: answer with their numbers
+only, separated by commas."""
+
 _COMMENT_PROMPT = """You are {persona}, answering a questionnaire after a study task.
 Write your answer in one or two short sentences."""
 
@@ -90,6 +94,18 @@ class LanguageModelMind:
         said = await self.ask(_COMMENT_PROMPT.format(persona=self.persona), (), question.text)
         return said or (None if can_skip else "No comment.")
 
+    async def rank(
+        self, question: Question, labels: Sequence[str], plan: Simulation, system: str | None
+    ) -> list[int]:
+        options = "\n".join(f"{i}. {label}" for i, label in enumerate(labels, 1))
+        prompt = _RANK_PROMPT.format(persona=self.persona)
+        said = await self.ask(prompt, (), f"{question.text}\n\nOptions:\n{options}")
+        order = named_order(said, len(labels))
+        left = [i for i in range(len(labels)) if i not in order]
+        if left:
+            log.warning("the simulator's order %r misses options; they come last", said[:80])
+        return order + self.rng.sample(left, len(left))
+
 
 def named_button(said: str, labels: Sequence[str]) -> int | None:
     """The button a reply names: its number (the first one in the reply), else its label."""
@@ -99,6 +115,16 @@ def named_button(said: str, labels: Sequence[str]) -> int | None:
     low = said.lower()
     named = [i for i, label in enumerate(labels) if label.lower().strip() in low]
     return max(named, key=lambda i: len(labels[i])) if named else None
+
+
+def named_order(said: str, count: int) -> list[int]:
+    """The options a reply names by number, in its order, each once (0-based)."""
+    order: list[int] = []
+    for number in re.findall(r"\d+", said):
+        index = int(number) - 1
+        if 0 <= index < count and index not in order:
+            order.append(index)
+    return order
 
 
 class _ModelTalker:

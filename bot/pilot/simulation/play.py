@@ -27,7 +27,7 @@ from bot.pilot.simulation.answering import (
 )
 from bot.pilot.simulation.pace import Pace
 from bot.pilot.simulation.script import ScriptedTalker
-from questionnaires.models import PreferenceItem
+from questionnaires.models import MatrixItem, PreferenceItem
 from scenarios.models import Scenario, StudyBundle
 from scenarios.simulation import Simulation
 
@@ -40,8 +40,8 @@ _GLANCE = 0.2
 class Given:
     """One answer as the participant gave it: what was tapped or typed."""
 
-    kind: str  # button | options | text | skip | vote (side by side: not an answer)
-    shown: str  # the button's text, the options' labels joined by "; ", or the typed text
+    kind: str  # button | options | order | text | skip | vote (side by side: not an answer)
+    shown: str  # the button's text, the options' labels joined by "; " (in order), or the text
     rating: bool = False  # a rating of a single reply, beside the chat
 
 
@@ -68,9 +68,14 @@ def _buttons_changed(message: BotMessage, before: tuple[str, ...]) -> Callable[[
     return lambda _: tuple(_data(message)) != before
 
 
+def _text_changed(message: BotMessage, before: str) -> Callable[[Participant], bool]:
+    """Until ``message`` no longer reads ``before`` (edited in place)."""
+    return lambda _: message.text != before
+
+
 def _asks(message: BotMessage, channel: str = "") -> bool:
     """Whether the message is a questionnaire item (of the given channel) with buttons."""
-    return any(d.startswith(f"{channel}{a}:") for d in _data(message) for a in "amds")
+    return any(d.startswith(f"{channel}{a}:") for d in _data(message) for a in "amdsr")
 
 
 def _ballot(message: BotMessage) -> bool:
@@ -91,7 +96,7 @@ def _survey_item(p: Participant) -> BotMessage | None:
 
 def _state(message: BotMessage) -> str:
     """The showing number the buttons carry: one per item shown, the same while toggling."""
-    return next(d.split(":")[1] for d in _data(message) if d[:2] in ("a:", "m:", "d:", "s:"))
+    return next(d.split(":")[1] for d in _data(message) if d[:2] in ("a:", "m:", "d:", "s:", "r:"))
 
 
 class Talker(Protocol):
@@ -115,6 +120,12 @@ class Mind(Protocol):
         """A free-text answer; None: skip (where allowed)."""
         ...
 
+    async def rank(
+        self, question: Question, labels: Sequence[str], plan: Simulation, system: str | None
+    ) -> list[int]:
+        """A ranking's buttons in the order to tap them, first to last (every index once)."""
+        ...
+
 
 class ScriptedMind:
     """The scenario's ``simulation:`` block (or its brief, without one)."""
@@ -133,6 +144,14 @@ class ScriptedMind:
 
     async def comment(self, question: Question, plan: Simulation, can_skip: bool) -> str | None:
         return self.answers.comment(plan, can_skip)
+
+    async def rank(
+        self, question: Question, labels: Sequence[str], plan: Simulation, system: str | None
+    ) -> list[int]:
+        order = self.answers.rank(question, plan, system)
+        if sorted(order) != list(range(len(labels))):  # not the item the message shows
+            order = self.rng.sample(range(len(labels)), len(labels))
+        return order
 
 
 class Lookout(Protocol):
@@ -389,8 +408,20 @@ class StudyPlayer:
         datas = _data(item)
         answers = [d for d in datas if d.startswith("a:")]
         toggles = [d for d in datas if d.startswith("m:")]
+        ranks = [d for d in datas if d.startswith("r:")]
         question = find_question(self.bundle, item.text)
-        if toggles:
+        if ranks:
+            labels = [_button_text(item, d) for d in ranks]
+            order = await self.mind.rank(question, labels, self.plan, await self._system())
+            self._read()
+            for place in order:
+                await self._tap(ranks[place], item, look=False)
+                await self.p.wait_for_answer()
+            self.given.append(Given("order", "; ".join(labels[i] for i in order)))
+            done = f"d:{_state(item)}"
+            await self.p.wait_for(lambda _: done in _data(item), _TURN_TIMEOUT)
+            await self._tap(done, item, look=False)
+        elif toggles:
             chosen = self.rng.sample(toggles, k=self.rng.randint(1, min(2, len(toggles))))
             self._read()
             for data in chosen:
@@ -400,6 +431,8 @@ class StudyPlayer:
             self.given.append(Given("options", "; ".join(labels)))
             done = next(d for d in datas if d.startswith("d:"))
             await self._tap(done, item, look=False)
+        elif answers and isinstance(question.item, MatrixItem):
+            await self._answer_statements(item, question.item, question)
         elif answers and isinstance(question.item, PreferenceItem) and self.lookout is not None:
             met = await self.lookout.met()
             preferred = prefer(self.rng, self.plan, question.item, met)
@@ -430,6 +463,25 @@ class StudyPlayer:
             _TURN_TIMEOUT,
         )
         return True
+
+    async def _answer_statements(
+        self, message: BotMessage, matrix: MatrixItem, question: Question
+    ) -> None:
+        """A matrix's statements one after another in the same message, each answered as
+        the scale item it is stored as (its own settings, its construct's trait)."""
+        state = _state(message)
+        for statement in matrix.statement_items():
+            answers = [d for d in _data(message) if d.startswith(f"a:{state}:")]
+            if not answers:
+                return
+            labels = [_button_text(message, d) for d in answers]
+            asked = Question(message.text, statement, question.instrument)
+            index = await self.mind.choose(asked, labels, self.plan, await self._system())
+            chosen = index if index is not None else self.rng.randrange(len(answers))
+            self.given.append(Given("button", labels[chosen]))
+            before = message.text
+            await self._tap(answers[chosen], message)
+            await self.p.wait_for(_text_changed(message, before), _TURN_TIMEOUT)
 
 
 def _survey_item_after(p: Participant, brief: BotMessage) -> BotMessage | None:
