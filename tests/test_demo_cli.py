@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.store_reads import pick, tables
+from tests.store_reads import pick, reading, tables
 
 pytestmark = pytest.mark.slow
 
@@ -31,6 +31,15 @@ def test_demo_plays_a_study_and_prints_a_summary(tmp_path: Path) -> None:
     for system in {system for system, _ in sessions}:
         assert system in done.stdout
     assert items == 5  # the four HMD criteria and the comment (answered or skipped)
+    # then the study's ACUTE-Eval job, by four simulated annotators through the same bot
+    annotators = reading(db, lambda store: store.annotators("hmd-acute"))
+    assert len(annotators) == 4 and all(a.simulated and a.joined_at for a in annotators)
+    acute = [v for v in stored["votes"] if v["source"] == "acute"]
+    assert {v["rater"] for v in acute} == {a.annotator_id for a in annotators}
+    real = [v for v in acute if not v["onboarding"]]
+    assert {frozenset((v["system_a"], v["system_b"])) for v in real} == {
+        frozenset(("shop-v0", "shop-v1"))
+    }
 
 
 def test_demo_refuses_to_overwrite_a_file_that_is_not_its_database(tmp_path: Path) -> None:
