@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     adapters_beside(args.study)
     bundle = load_study(args.study)
     from bot.pilot.demo import clear_demo_database, play_study
+    from bot.pilot.simulation.annotating import pairwise_jobs
     from bot.pilot.summary import format_summary, summarize
     from bot.runtime.logging import setup_logging
     from bot.store.claims import claim
@@ -66,7 +67,12 @@ def run(args: argparse.Namespace) -> int:
         started = time.perf_counter()
         played = asyncio.run(play())
         elapsed = time.perf_counter() - started
-    print(f"Study {bundle.study.id!r}: {len(played)} simulated participants in {elapsed:.1f} s\n")
+    jobs = [job.id for job in pairwise_jobs(bundle)] if args.annotators else []
+    annotators = f" and {args.annotators} simulated annotators of {', '.join(jobs)}" if jobs else ""
+    print(
+        f"Study {bundle.study.id!r}: {len(played)} simulated participants{annotators}"
+        f" in {elapsed:.1f} s\n"
+    )
     print(format_summary(summarize(args.db, study)))
     print(f"\nDatabase: {place.shown}")
     return 0
