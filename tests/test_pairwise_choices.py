@@ -145,3 +145,20 @@ def test_a_within_subjects_study_grades_preference_strength_when_its_file_says_s
     scores = {s["system"]: s for s in found["scores"]}
     assert scores["shop-v1"]["elo"] > scores["shop-v0"]["elo"]
     assert sum(s["wins"] + s["ties"] for s in scores.values()) > 0
+
+
+@pytest.mark.slow
+def test_the_demos_acute_annotators_rank_the_shop_assistants_the_right_way_round(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``make demo``: the HMD study's participants, then four simulated annotators of its
+    hmd-acute job; the report ranks shop-v1 above shop-v0 on each of ACUTE's questions."""
+    found = report_json(capsys, "hmd", tmp_path / "hmd.sqlite")["pairwise"]
+    questions = {q["question"]: q for q in found["questions"]}
+    assert set(questions) == {"engagingness", "interestingness", "humanness", "knowledge"}
+    assert all(q["identified"] and q["sources"] == "acute" for q in questions.values())
+    assert all(q["onboarding"] > 0 and q["raters"] == 4 for q in questions.values())
+    for question in questions:
+        scores = {s["system"]: s for s in found["scores"] if s["question"] == question}
+        assert scores["shop-v1"]["elo"] > scores["shop-v0"]["elo"], question
+        assert scores["shop-v1"]["rank"] == 1
