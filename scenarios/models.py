@@ -616,6 +616,22 @@ class PairwiseChoices(_Model):
     """Rounds of the bootstrap that resamples whole raters for the intervals."""
     seed: int = 0
     """The bootstrap's seed: the same votes and seed give the same intervals."""
+    strength: Literal["ignore", "graded"] = "ignore"
+    """How a preference item's strength enters the fit: ``ignore``, a win is a win;
+    ``graded``, "much" is a whole win and "slightly" ``slightly`` of a win (the rest for the
+    other side); "no preference" is a tie either way. ``graded`` needs ``ties: half``."""
+    slightly: float = Field(default=0.75, ge=0.5, le=1)
+    """With ``strength: graded``, the share of a win a "slightly" preference counts: from 0.5
+    (a tie) to 1 (a whole win); 0.75 is halfway."""
+
+    @model_validator(mode="after")
+    def _graded_with_half_ties(self) -> PairwiseChoices:
+        if self.strength == "graded" and self.ties != "half":
+            raise ValueError(
+                "strength: graded counts part of a win as part of a tie, which needs"
+                " ties: half (Davidson's model has ties of its own)"
+            )
+        return self
 
 
 class Study(_Model):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.store_reads import pick, tables
+from tests.store_reads import pick, reading, tables
 
 pytestmark = pytest.mark.slow
 
@@ -22,7 +22,7 @@ def test_demo_plays_a_study_and_prints_a_summary(tmp_path: Path) -> None:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert "6 simulated participants" in done.stdout
+    assert "6 simulated participants and 4 simulated annotators of hmd-acute" in done.stdout
     assert str(db.resolve()) in done.stdout
     stored = tables(db)
     sessions = pick(stored["sessions"], "system_id", "state")
@@ -31,6 +31,36 @@ def test_demo_plays_a_study_and_prints_a_summary(tmp_path: Path) -> None:
     for system in {system for system, _ in sessions}:
         assert system in done.stdout
     assert items == 5  # the four HMD criteria and the comment (answered or skipped)
+    # then the study's ACUTE-Eval job, by four simulated annotators through the same bot
+    annotators = reading(db, lambda store: store.annotators("hmd-acute"))
+    assert len(annotators) == 4 and all(a.simulated and a.joined_at for a in annotators)
+    acute = [v for v in stored["votes"] if v["source"] == "acute"]
+    assert {v["rater"] for v in acute} == {a.annotator_id for a in annotators}
+    real = [v for v in acute if not v["onboarding"]]
+    assert {frozenset((v["system_a"], v["system_b"])) for v in real} == {
+        frozenset(("shop-v0", "shop-v1"))
+    }
+    [line] = [row for row in done.stdout.splitlines() if row.startswith("ACUTE-Eval")]
+    assert line.split()[1:4] == ["shop-v0", "+", "shop-v1"] and line.split()[4] == str(len(real))
+
+
+def test_an_arena_demo_lists_side_by_side_sessions_under_their_pair(tmp_path: Path) -> None:
+    """A side-by-side session met both systems: the summary's row is the pair's, without a
+    task success it cannot have, and the votes say which system was preferred."""
+    db = tmp_path / "arena.sqlite"
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "demo", "--study", "arena", "-n", "4", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = {line.split("  ")[0]: line.split() for line in done.stdout.splitlines()}
+    assert rows["shop-v0 + shop-v1"][3:7] == ["4", "-", "-", "5.0"]
+    assert "shop-v0" not in rows and "shop-v1" not in rows  # never one system's sessions
+    assert "0%" not in done.stdout
+    votes = next(r for key, r in rows.items() if key.startswith("side by side"))
+    assert votes[3:6] == ["shop-v0", "+", "shop-v1"] and int(votes[6]) == 20  # 4 × 5 turns
 
 
 def test_demo_refuses_to_overwrite_a_file_that_is_not_its_database(tmp_path: Path) -> None:

@@ -53,7 +53,7 @@ def report_json(
 def test_the_defaults_are_the_documented_protocol() -> None:
     assert load_study("arena").study.pairwise == PairwiseChoices(
         ties="half", both_bad="exclude", anchor=None, anchor_score=1000.0,
-        bootstrap_rounds=1000, seed=0,
+        bootstrap_rounds=1000, seed=0, strength="ignore", slightly=0.75,
     )  # fmt: skip
 
 
@@ -65,6 +65,10 @@ def test_the_defaults_are_the_documented_protocol() -> None:
         ("\npairwise:\n  ties: thirds\n", "ties: thirds", "pairwise.ties", "'half' or 'davidson'"),
         ("\npairwise:\n  bootstrap_rounds: 5\n", "bootstrap_rounds", "pairwise.bootstrap_rounds",
          "greater than or equal to 20"),
+        ("\npairwise:\n  slightly: 0.4\n", "slightly: 0.4", "pairwise.slightly",
+         "greater than or equal to 0.5"),
+        ("\npairwise:\n  ties: davidson\n  strength: graded\n", "pairwise:", "pairwise",
+         "needs ties: half"),
     ],
 )  # fmt: skip
 def test_a_wrong_choice_is_named_with_its_file_line_and_field(
@@ -100,7 +104,8 @@ def test_the_study_files_choices_are_the_reports(
     assert main(["report", "--db", str(db), "--format", "md", "--out", str(md)]) == 0
     assert (
         "Choices (the study file's pairwise:): ties Davidson's tie model (ties: davidson); "
-        "'both bad' votes counted as ties (both_bad: tie); anchor shop-v0 at 1500; "
+        "'both bad' votes counted as ties (both_bad: tie); preferences a win whatever its "
+        "strength (strength: ignore); anchor shop-v0 at 1500; "
         "120 bootstrap rounds, seed 7."
     ) in md.read_text(encoding="utf-8").replace("\\_", "_")  # Markdown escapes ``_``
 
@@ -119,3 +124,41 @@ def test_a_shipped_pairwise_study_is_ranked_the_right_way_round_in_the_report(
     better, worse = scores["shop-v1"], scores["shop-v0"]
     assert better["elo"] > worse["elo"]
     assert better["rank"] == 1 and better["rank"] <= worse["rank"]
+
+
+@pytest.mark.slow
+def test_a_within_subjects_study_grades_preference_strength_when_its_file_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The shipped within-subjects study, its preference item's strength graded: the fit
+    says so, and the votes' own counts stay as given."""
+    within = Path(str(files("scenarios") / "library" / "studies" / "within.yaml"))
+    study = tmp_path / "study.yaml"
+    study.write_text(
+        within.read_text(encoding="utf-8") + "\npairwise:\n  strength: graded\n", encoding="utf-8"
+    )
+    found = report_json(capsys, study, tmp_path / "within.sqlite")["pairwise"]
+    assert (found["options"]["strength"], found["options"]["slightly"]) == ("graded", 0.75)
+    [asked] = found["questions"]
+    assert asked["model"] == "bradley_terry_half_ties_graded_strength" and asked["identified"]
+    assert "'slightly' 0.75 of a win" in found["methods"]["model"]
+    scores = {s["system"]: s for s in found["scores"]}
+    assert scores["shop-v1"]["elo"] > scores["shop-v0"]["elo"]
+    assert sum(s["wins"] + s["ties"] for s in scores.values()) > 0
+
+
+@pytest.mark.slow
+def test_the_demos_acute_annotators_rank_the_shop_assistants_the_right_way_round(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``make demo``: the HMD study's participants, then four simulated annotators of its
+    hmd-acute job; the report ranks shop-v1 above shop-v0 on each of ACUTE's questions."""
+    found = report_json(capsys, "hmd", tmp_path / "hmd.sqlite")["pairwise"]
+    questions = {q["question"]: q for q in found["questions"]}
+    assert set(questions) == {"engagingness", "interestingness", "humanness", "knowledge"}
+    assert all(q["identified"] and q["sources"] == "acute" for q in questions.values())
+    assert all(q["onboarding"] > 0 and q["raters"] == 4 for q in questions.values())
+    for question in questions:
+        scores = {s["system"]: s for s in found["scores"] if s["question"] == question}
+        assert scores["shop-v1"]["elo"] > scores["shop-v0"]["elo"], question
+        assert scores["shop-v1"]["rank"] == 1

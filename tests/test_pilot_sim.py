@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,10 @@ from analytics.statistics.quality import quality_flags
 from bot.cli import analytics_main
 from bot.pilot.demo import clear_demo_database, play_study
 from bot.pilot.pilot_run import pilot_study, simulator_spec
+from bot.store import StudyStore
 from scenarios.loading import load_study
 from tests.fake_servers import FakeOpenAI, Mode
-from tests.store_reads import tables
+from tests.store_reads import reading, tables
 
 pytestmark = pytest.mark.slow
 
@@ -119,14 +121,33 @@ def test_a_study_of_its_own_is_played_in_its_own_words(tmp_path: Path) -> None:
     assert {s for s, _ in rated} == {"bistro-a", "bistro-b"}  # balanced: both systems
 
 
+def _annotating(db: Path) -> tuple[list[Any], list[Any]]:
+    """The annotators (sealed chats left out: sealing draws a fresh nonce) and their ratings."""
+
+    async def read(store: StudyStore) -> tuple[list[Any], list[Any]]:
+        found = [replace(a, chat_key=None) for a in await store.annotators()]
+        return found, await store.annotation_ratings()
+
+    return reading(db, read)
+
+
 def test_the_same_seed_writes_the_same_database_and_nothing_is_too_fast(tmp_path: Path) -> None:
+    """Participants and then the ACUTE job's simulated annotators (invited from a seeded
+    source): the same seed, the same rows, votes and pseudonyms included."""
     bundle = load_study("hmd")
     dbs = [tmp_path / "one.sqlite", tmp_path / "two.sqlite", tmp_path / "other.sqlite"]
     for db, seed in zip(dbs, (7, 7, 8), strict=True):
-        asyncio.run(play_study(bundle, db, participants=4, seed=seed))
+        asyncio.run(play_study(bundle, db, participants=4, seed=seed, annotators=2))
     first, second, other = (tables(db) for db in dbs)
     assert first == second
     assert first["exchanges"] != other["exchanges"]
+    annotators, ratings = _annotating(dbs[0])
+    assert (annotators, ratings) == _annotating(dbs[1])
+    assert len(annotators) == 2 and all(a.simulated and a.joined_at for a in annotators)
+    assert {a.annotator_id for a in annotators} != {a.annotator_id for a in _annotating(dbs[2])[0]}
+    acute = [v for v in first["votes"] if v["source"] == "acute"]
+    assert {v["rater"] for v in acute} == {a.annotator_id for a in annotators}
+    assert [v for v in acute if not v["onboarding"]]  # real pairs compared, not only practice
     assert all(p["simulated"] == 1 for p in first["participants"])
     assert {s["system_id"] for s in first["sessions"]} == {"shop-v0", "shop-v1"}
     flags = quality_flags(load_study_data(dbs[0]))

@@ -41,7 +41,9 @@ from scenarios.stored import UnreadableDefinition, read_definition
 NO_SYSTEM = "(no system)"
 """System of answers given before any task (screening) or by participants without a task."""
 SEVERAL_SYSTEMS = "(several systems)"
-"""System of post-study answers from a participant who met more than one system."""
+"""System of answers that rate more than one system: post-study answers from a participant
+who met more than one system, and every answer given in or after a side-by-side session
+(which met two systems at once)."""
 NUMERIC_TYPES = ("scale", "yes_no", "thumbs", "slider")
 """Item types whose stored value is a number on an ordered scale."""
 ORDER_TYPES = ("ranking",)
@@ -442,11 +444,14 @@ def _responses(
     is_screening = (responses["moment"] == Moment.SCREENING.value).to_numpy(dtype=bool)
     responses["moment"] = _sorted_categories(responses["moment"], dtype=object)
 
-    by_session = sessions.set_index("session_id")[["system_id", "scenario_id"]].astype(object)
-    attached = _take(responses["session_id"], by_session)
-    met = sessions.assign(system_id=sessions["system_id"].astype(object)).groupby("participant_id")[
-        "system_id"
-    ]
+    # A side-by-side session met two systems at once: its answers are no one system's.
+    both = sessions["scenario_kind"].astype(object) == "side_by_side"
+    shown = sessions["system_id"].astype(object).where(~both, SEVERAL_SYSTEMS)
+    by_session = sessions.assign(system_id=shown).set_index("session_id")
+    attached = _take(
+        responses["session_id"], by_session[["system_id", "scenario_id"]].astype(object)
+    )
+    met = sessions.assign(system_id=shown).groupby("participant_id")["system_id"]
     per_participant = met.first().where(met.nunique() == 1, SEVERAL_SYSTEMS)
     own = _take(responses["participant_id"], per_participant.to_frame())["system_id"]
     imported = (responses.pop("origin") == Origin.IMPORT.value).to_numpy(bool)

@@ -225,6 +225,8 @@ def build_report(
     one_system = side_by_side.one_system_sessions(data.sessions)
     if shared := side_by_side.left_out_note(data.sessions):
         notes.append(shared)
+    if answered := side_by_side.answers_note(data.sessions, data.responses):
+        notes.append(answered)
     if exclusion is not None:
         notes.append(
             f"{exclusion.excluded} of {exclusion.participants_before} participants were "

@@ -45,9 +45,15 @@ def choices(options: PairwiseOptions) -> str:
     ties = "half a win each" if options.ties == "half" else "Davidson's tie model"
     both_bad = "left out" if options.both_bad == "exclude" else "counted as ties"
     anchor = options.anchor or "the first system with votes"
+    strength = (
+        "a win whatever its strength (strength: ignore)"
+        if options.graded is None
+        else f"'slightly' {options.graded:g} of a win (strength: graded)"
+    )
     return (
         f"Choices (the study file's pairwise:): ties {ties} (ties: {options.ties}); "
-        f"'both bad' votes {both_bad} (both_bad: {options.both_bad}); anchor {anchor} at "
+        f"'both bad' votes {both_bad} (both_bad: {options.both_bad}); preferences {strength};"
+        f" anchor {anchor} at "
         f"{options.anchor_score:g}; {options.rounds:,} bootstrap rounds, seed {options.seed}."
     )
 
@@ -315,6 +321,8 @@ def pairwise_json(found: Pairwise) -> dict[str, Any]:
         "options": {
             "ties": options.ties,
             "both_bad": options.both_bad,
+            "strength": options.strength,
+            "slightly": options.slightly,
             "anchor": options.anchor,
             "anchor_score": options.anchor_score,
             "rounds": options.rounds,

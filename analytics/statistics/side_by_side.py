@@ -83,3 +83,19 @@ def left_out_note(sessions: pd.DataFrame) -> str | None:
         "compared two systems, so neither system's row may count it. Each side's own "
         "replies and latency are in system reliability; the votes in Pairwise comparisons."
     )
+
+
+def answers_note(sessions: pd.DataFrame, responses: pd.DataFrame) -> str | None:
+    """The report's sentence on answers given in or after side-by-side sessions: they rate
+    two systems met at once, so they are under "(several systems)", in no system's column."""
+    shared = set(sessions.loc[side_by_side(sessions), "session_id"].astype(object))
+    n = int(responses["session_id"].astype(object).isin(shared).sum()) if shared else 0
+    if not n:
+        return None
+    verb = "is" if n == 1 else "are"
+    return (
+        f"{n} questionnaire answer{'s' * (n != 1)} given after side-by-side sessions {verb}"
+        " under (several systems): each session met two systems at once, so no system's"
+        " column and no comparison between systems counts them; the votes in Pairwise"
+        " comparisons say which system was preferred."
+    )

@@ -21,7 +21,7 @@ from typing import Protocol
 from bot.annotation.jobs import assign, job_of, prepare_job
 from bot.core.errors import StudyDataError
 from bot.core.researcher_files import private_file, write_rows
-from bot.recruitment.invitations import deep_link, new_code
+from bot.recruitment.invitations import Choose, deep_link, new_code
 from bot.store.interface import AnnotationPlanning, StudyDefinitions
 from scenarios.models import StudyBundle
 from scenarios.stored import read_definitions
@@ -42,8 +42,8 @@ class Invited:
     new_targets: int
 
 
-def new_pseudonym() -> str:
-    return "A-" + "".join(secrets.choice(_ALPHABET) for _ in range(4))
+def new_pseudonym(choose: Choose = secrets.choice) -> str:
+    return "A-" + "".join(choose(_ALPHABET) for _ in range(4))
 
 
 async def study_bundle(store: StudyDefinitions, study: str | None) -> StudyBundle:
@@ -71,8 +71,11 @@ async def invite_annotators(
     job_name: str,
     count: int,
     clock: Callable[[], float] = time.time,
+    choose: Choose = secrets.choice,
 ) -> Invited:
-    """``count`` new annotators of the job, its targets brought up to date, work assigned."""
+    """``count`` new annotators of the job, its targets brought up to date, work assigned.
+    ``choose`` draws the pseudonyms and codes: unguessable (``secrets``) for people; seeded
+    only for simulated annotators, so that a demo writes the same database twice."""
     if count < 1:
         raise StudyDataError(
             f"--annotators {count}: give how many annotators to invite (1 or more)"
@@ -83,7 +86,8 @@ async def invite_annotators(
     made: list[tuple[str, str]] = []
     while len(made) < count:
         wanted = [
-            (new_pseudonym(), ANNOTATOR_CODE_PREFIX + new_code()) for _ in range(count - len(made))
+            (new_pseudonym(choose), ANNOTATOR_CODE_PREFIX + new_code(choose))
+            for _ in range(count - len(made))
         ]
         added = set(await store.add_annotators(job.id, wanted))
         made += [pair for pair in wanted if pair[0] in added]

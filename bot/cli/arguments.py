@@ -18,6 +18,14 @@ def count(text: str) -> int:
     return value
 
 
+def some(text: str) -> int:
+    """How many of something to add, where none is a choice: 0 or more."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
+    return value
+
+
 def port(text: str) -> int:
     """A TCP port to listen on (0: any free one)."""
     value = int(text)

@@ -1,4 +1,5 @@
-"""``ozlab demo``: play a study offline with simulated participants, then its summary."""
+"""``ozlab demo``: play a study offline with simulated participants (and simulated annotators
+of its ACUTE-Eval jobs), then its summary."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from bot.cli.arguments import some
 from bot.cli.flags import STUDY_FILE, participants, scratch_db
 
 if TYPE_CHECKING:
@@ -23,6 +25,13 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     scratch_db(demo, "ozlab-demo.sqlite", "the demo's database, replaced")
     demo.add_argument("--study", default="hmd", help=f"{STUDY_FILE} (default hmd)")
     demo.add_argument("--seed", type=int, default=1)
+    demo.add_argument(
+        "--annotators",
+        type=some,
+        default=4,
+        help="simulated annotators of each ACUTE-Eval (pairwise) job the study names, after"
+        " the participants (default 4; 0: none)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     adapters_beside(args.study)
     bundle = load_study(args.study)
     from bot.pilot.demo import clear_demo_database, play_study
+    from bot.pilot.simulation.annotating import pairwise_jobs
     from bot.pilot.summary import format_summary, summarize
     from bot.runtime.logging import setup_logging
     from bot.store.claims import claim
@@ -46,13 +56,23 @@ def run(args: argparse.Namespace) -> int:
             print(f"Playing {bundle.study.id!r} with {args.participants} simulated participants")
             sys.stdout.flush()
             return await play_study(
-                bundle, args.db, participants=args.participants, seed=args.seed, writer=writer
+                bundle,
+                args.db,
+                participants=args.participants,
+                seed=args.seed,
+                writer=writer,
+                annotators=args.annotators,
             )
 
         started = time.perf_counter()
         played = asyncio.run(play())
         elapsed = time.perf_counter() - started
-    print(f"Study {bundle.study.id!r}: {len(played)} simulated participants in {elapsed:.1f} s\n")
+    jobs = [job.id for job in pairwise_jobs(bundle)] if args.annotators else []
+    annotators = f" and {args.annotators} simulated annotators of {', '.join(jobs)}" if jobs else ""
+    print(
+        f"Study {bundle.study.id!r}: {len(played)} simulated participants{annotators}"
+        f" in {elapsed:.1f} s\n"
+    )
     print(format_summary(summarize(args.db, study)))
     print(f"\nDatabase: {place.shown}")
     return 0

@@ -21,6 +21,7 @@ from bot.core.conversation import Conversation, SystemReply
 from bot.core.errors import StoreError
 from bot.core.privacy import Privacy
 from bot.pilot.emulated import emulated_study
+from bot.pilot.simulation.annotating import pairwise_jobs, play_annotators
 from bot.pilot.simulation.lookout import StoreLookout
 from bot.pilot.simulation.pace import DEMO_EPOCH, Pace, SimulatedClock
 from bot.pilot.simulation.play import Mind, Played, ScriptedMind, StudyPlayer
@@ -34,6 +35,7 @@ from bot.systems.tools import scenario_tools
 from scenarios.models import StudyBundle
 
 _FIRST_USER_ID = 700_000_000
+_FIRST_ANNOTATOR_ID = 710_000_000
 
 MindFor = Callable[[int, random.Random], Mind]
 """The mind of participant ``i`` (scripted by default; a language model in ``ozlab pilot``)."""
@@ -117,8 +119,11 @@ async def play_study(
     mind_for: MindFor | None = None,
     paced_systems: bool = True,
     writer: WriterClaim | None = None,
+    annotators: int = 0,
 ) -> list[Played]:
-    """Play the study with ``participants`` simulated participants, one after another.
+    """Play the study with ``participants`` simulated participants, one after another,
+    then ``annotators`` simulated annotators of each of its pairwise (ACUTE-Eval) jobs
+    (``bot.pilot.simulation.annotating``), on the same bot and clock.
 
     ``paced_systems``: the systems' latency is simulated too (demo systems, for a demo
     that replays exactly); False measures the real latency (``ozlab pilot`` against a
@@ -166,6 +171,17 @@ async def play_study(
                     # Marked as each one ends: a demo killed later leaves no one unmarked
                     # but the participant it was playing.
                     await store.mark_simulated([pseudonym])
+                for number, job in enumerate(pairwise_jobs(bundle) if annotators else ()):
+                    await play_annotators(
+                        emulator,
+                        store,
+                        bundle,
+                        job,
+                        count=annotators,
+                        seed=seed,
+                        clock=clock,
+                        first_user=_FIRST_ANNOTATOR_ID + number * 10_000,
+                    )
             finally:
                 await store.mark_simulated(marked)  # while the bot (and its store) still run
     finally:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bot.core.errors import StudyDataError
@@ -15,6 +16,10 @@ from bot.store.interface import Recruitment
 _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to misread on paper
 _LENGTH = 10  # 32**10: guessing a code is hopeless
 _BOT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,31}")
+
+Choose = Callable[[Sequence[str]], str]
+"""Draws one character of a code: ``secrets.choice`` for every real invitation; a seeded
+``random.Random(...).choice`` only where a simulation must write the same database twice."""
 
 
 def bot_username(name: str) -> str:
@@ -28,8 +33,8 @@ def bot_username(name: str) -> str:
     return bare
 
 
-def new_code() -> str:
-    return "".join(secrets.choice(_ALPHABET) for _ in range(_LENGTH))
+def new_code(choose: Choose = secrets.choice) -> str:
+    return "".join(choose(_ALPHABET) for _ in range(_LENGTH))
 
 
 def deep_link(bot: str, code: str) -> str:

@@ -238,6 +238,9 @@ class SystemSummary:
     ended: int
     mean_exchanges: float
     item_means: Mapping[str, float]
+    side_by_side: bool = False
+    """A row of side-by-side sessions: ``system_id`` names both systems ("a + b"), each
+    session met both at once, and a side-by-side task has no success of its own."""
 
     @property
     def completion_rate(self) -> float:

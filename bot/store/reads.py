@@ -265,22 +265,45 @@ def import_context(conn: Sql, study_id: str) -> ImportContext:
 
 
 def system_summaries(conn: Sql) -> list[SystemSummary]:
+    """Per system; a side-by-side session (one with a ``sides_drawn`` event) met two systems
+    at once, so it is its pair's row ("a + b"), with its answers, not the design's system's."""
+    pairs: dict[str, str] = {}
+    for session_id, data in conn.execute(
+        "SELECT session_id, data FROM events WHERE kind = ? AND session_id IS NOT NULL ORDER BY id",
+        (EventKind.SIDES_DRAWN.value,),
+    ).fetchall():
+        sides = json.loads(data or "{}")
+        pairs[str(session_id)] = " + ".join(sorted((str(sides["a"]), str(sides["b"]))))
     sessions = conn.execute(
-        "SELECT s.system_id, COUNT(*), COALESCE(SUM(s.success), 0),"
-        " SUM(CASE WHEN s.ended_at IS NOT NULL THEN 1 ELSE 0 END),"
-        " AVG((SELECT COUNT(*) FROM exchanges e WHERE e.session_id = s.id"
-        "      AND e.system_text IS NOT NULL))"
-        " FROM sessions s GROUP BY s.system_id ORDER BY s.system_id"
+        "SELECT s.id, s.system_id, COALESCE(s.success, 0),"
+        " CASE WHEN s.ended_at IS NOT NULL THEN 1 ELSE 0 END,"
+        " (SELECT COUNT(*) FROM exchanges e WHERE e.session_id = s.id"
+        "  AND e.system_text IS NOT NULL)"
+        " FROM sessions s ORDER BY s.system_id, s.id"
     ).fetchall()
-    items = conn.execute(
-        "SELECT s.system_id, r.item_id, AVG(r.value) FROM responses r"
-        " JOIN sessions s ON s.id = r.session_id WHERE r.value IS NOT NULL"
-        " GROUP BY s.system_id, r.item_id ORDER BY MIN(r.id)"
+    rows: dict[str, list[int]] = {}  # row -> sessions, succeeded, ended, exchanges
+    for session_id, system_id, succeeded, ended, exchanges in sessions:
+        counts = rows.setdefault(pairs.get(str(session_id), str(system_id)), [0, 0, 0, 0])
+        for k, value in enumerate((1, succeeded, ended, exchanges)):
+            counts[k] += int(value)
+    answers = conn.execute(
+        "SELECT s.id, s.system_id, r.item_id, r.value FROM responses r"
+        " JOIN sessions s ON s.id = r.session_id WHERE r.value IS NOT NULL ORDER BY r.id"
     ).fetchall()
-    means: dict[str, dict[str, float]] = {}
-    for system_id, item_id, mean in items:
-        means.setdefault(system_id, {})[item_id] = mean
+    values: dict[str, dict[str, list[float]]] = {}
+    for session_id, system_id, item_id, value in answers:
+        row = pairs.get(str(session_id), str(system_id))
+        values.setdefault(row, {}).setdefault(str(item_id), []).append(float(value))
+    shared = set(pairs.values())
     return [
-        SystemSummary(system, n, succeeded, ended, mean_ex or 0.0, means.get(system, {}))
-        for system, n, succeeded, ended, mean_ex in sessions
+        SystemSummary(
+            row,
+            n,
+            succeeded,
+            ended,
+            exchanges / n if n else 0.0,
+            {item: sum(v) / len(v) for item, v in values.get(row, {}).items()},
+            side_by_side=row in shared,
+        )
+        for row, (n, succeeded, ended, exchanges) in sorted(rows.items())
     ]

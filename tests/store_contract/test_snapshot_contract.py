@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from analytics.data.loading import ANNOTATION_COLUMNS
-from bot.core.vocabulary import AnswerStatus, EndReason, Moment, RatingOutcome
+from bot.core.vocabulary import AnswerStatus, EndReason, EventKind, Moment, RatingOutcome
 from bot.engine import effects as fx
 from bot.store.interface import StudyStore
 from bot.store.model import AnnotationRating
@@ -72,6 +72,26 @@ async def test_the_demo_summary_counts_sessions_per_system(store: StudyStore) ->
         "sys", 1, 1, 1,
     )  # fmt: skip
     assert (summary.mean_exchanges, dict(summary.item_means)) == (1.0, {"q.a": 4.0})
+
+
+async def test_the_demo_summary_puts_a_side_by_side_session_under_its_two_systems(
+    store: StudyStore,
+) -> None:
+    """A side-by-side session met two systems: it is neither one's, but the pair's row,
+    with its answers, and never counts as a session the design's system did not complete."""
+    await store.commit_step(step("p", *session(), fx.CloseSession("p-1", EndReason.SUCCESS, True)))
+    drawn = fx.RecordEvent(EventKind.SIDES_DRAWN, "q-1", {"a": "sys", "b": "other"})
+    answer = fx.RecordResponse(
+        "q-1", "q", "q.a", 2, "Disagree", None, AnswerStatus.ANSWERED, 999.0, Moment.POST_TASK
+    )
+    closed = fx.CloseSession("q-1", EndReason.PARTICIPANT_DONE, False)
+    await store.commit_step(step("q", *session("q"), drawn, answer, closed))
+    rows = {s.system_id: s for s in await store.system_summaries()}
+    assert set(rows) == {"sys", "other + sys"}
+    own, pair = rows["sys"], rows["other + sys"]
+    assert (own.sessions, own.succeeded, own.side_by_side) == (1, 1, False)
+    assert (pair.sessions, pair.ended, pair.side_by_side) == (1, 1, True)
+    assert dict(pair.item_means) == {"q.a": 2.0} and "q.a" not in own.item_means
 
 
 async def test_the_snapshot_carries_every_rating(store: StudyStore) -> None:

@@ -22,6 +22,7 @@ from analytics.statistics.pairwise.ranking import ELO, scores
 
 WINNERS = ("a", "b", "tie", "both_bad", "not_comparable")
 BothBad = Literal["exclude", "tie"]
+Strength = Literal["ignore", "graded"]
 FEW_RATERS = 10
 """Below this many raters the report warns that the rater-clustered intervals are rough."""
 
@@ -49,6 +50,10 @@ class PairwiseOptions:
 
     ties: TieModel = "half"
     both_bad: BothBad = "exclude"
+    strength: Strength = "ignore"
+    """``ignore``: a win is a win, whatever its strength; ``graded``: a preference item's
+    "slightly" counts ``slightly`` of a win and the rest for the other side (half ties only)."""
+    slightly: float = 0.75
     anchor: str | None = None
     """The system whose log-strength is 0 (and Elo score ``anchor_score``); by default the
     first of the study's systems that has votes."""
@@ -61,6 +66,17 @@ class PairwiseOptions:
     onboarding_threshold: float = 0.75
     alpha: float = 0.05
     power: float = 0.8
+
+    def __post_init__(self) -> None:
+        if self.strength == "graded" and self.ties != "half":
+            raise ValueError("a graded strength needs ties as half a win (ties: half)")
+        if not 0.5 <= self.slightly <= 1:
+            raise ValueError(f"slightly must be from 0.5 (a tie) to 1 (a win), not {self.slightly}")
+
+    @property
+    def graded(self) -> float | None:
+        """The share of a win a "slightly" preference counts; None: strength is ignored."""
+        return self.slightly if self.strength == "graded" else None
 
 
 @dataclass(frozen=True)
@@ -93,10 +109,22 @@ def methods(options: PairwiseOptions) -> dict[str, str]:
         else "'both bad' votes count as ties"
     )
     level = f"{100 * options.level:g}%"
+    strength = (
+        "a preference's strength ('much', 'slightly') is not used: a win is a win"
+        if options.graded is None
+        else (
+            "a preference's strength grades the vote: 'much' a whole win, 'slightly' "
+            f"{options.graded:g} of a win and {1 - options.graded:g} for the other side, no "
+            "preference a tie (the share won as a fractional outcome of the same binomial "
+            "likelihood, a quasi-likelihood; R's glm(family = quasibinomial) gives the same "
+            "estimates)"
+        )
+    )
     return {
         "model": (
             "Bradley–Terry by maximum likelihood (scipy.optimize trust-region Newton), "
-            f"log-odds(first preferred) = β_first − β_second + γ; {ties}; {both_bad}"
+            f"log-odds(first preferred) = β_first − β_second + γ; {ties}; {both_bad}; "
+            f"{strength}"
         ),
         "scale": (
             "log_strength is β (natural log of the strength), the anchor's 0; elo is "
@@ -149,6 +177,8 @@ def study_options(data: StudyData) -> tuple[PairwiseOptions, tuple[str, ...]]:
     options = PairwiseOptions(
         ties=first.ties,
         both_bad=first.both_bad,
+        strength=first.strength,
+        slightly=first.slightly,
         anchor=first.anchor,
         anchor_score=first.anchor_score,
         rounds=first.bootstrap_rounds,
@@ -224,7 +254,7 @@ def pairwise_section(
             "flagged": int(mine["flagged"].astype(bool).sum()),
             "onboarding": int(mine["onboarding"].astype(bool).sum()),
             "same_system": int((mine["system_a"] == mine["system_b"]).sum()),
-            "model": "davidson" if options.ties == "davidson" else "bradley_terry_half_ties",
+            "model": _model_name(options),
             "anchor": anchor,
             "identified": False,
             "rounds": options.rounds,
@@ -234,7 +264,7 @@ def pairwise_section(
             notes.append(f"{question}: fewer than two systems compared, nothing to fit.")
             counts.append(row)
             continue
-        battles = count_battles(used, order)
+        battles = count_battles(used, order, slightly=options.graded)
         model = design(battles, order.index(anchor), options.ties, position=options.position)
         fitted_scores = (
             scores(
@@ -284,6 +314,12 @@ def pairwise_section(
         methods=methods(options),
         notes=tuple(notes),
     )
+
+
+def _model_name(options: PairwiseOptions) -> str:
+    if options.ties == "davidson":
+        return "davidson"
+    return "bradley_terry_half_ties" + ("_graded_strength" if options.graded else "")
 
 
 def _with_probabilities(parameters: pd.DataFrame, question: str) -> pd.DataFrame:

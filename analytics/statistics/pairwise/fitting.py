@@ -10,6 +10,12 @@ advantage of being shown first. Two tie models:
 - ``davidson``: Davidson's (1970) model with an order effect (Davidson & Beaver 1977),
   P(first) ∝ e^{η/2}, P(second) ∝ e^{−η/2}, P(tie) ∝ ν, ν = e^τ estimated.
 
+A preference's strength may grade the vote (``graded``): a "slightly" preference counts
+``slightly`` of a win (0.75 by default) and the rest for the other side, a fractional outcome
+in the same binomial likelihood (R's ``glm(family = quasibinomial)`` of the share won gives
+the same estimates). In the counts it is ``2·slightly − 1`` of a win and ``2·(1 − slightly)``
+of a tie, since a tie is half a win for each side.
+
 Votes are first counted per rater and ordered pair (``Battles``), so that a fit costs the
 number of pairs, not of votes, and a bootstrap round is the same counts weighted by how
 often each rater was drawn. The reported fit is made by scipy's trust-region Newton
@@ -47,7 +53,11 @@ class Battles:
     """Per ordered pair: the index of the system shown first."""
     second: np.ndarray
     counts: sparse.csr_matrix
-    """Raters × (pairs · 3): first wins, second wins, ties of each pair, per rater."""
+    """Raters × (pairs · 3): first wins, second wins, ties of each pair, per rater, as the
+    likelihood counts them (a graded "slightly" vote in parts of a win and of a tie)."""
+    given: np.ndarray | None = None
+    """Pairs × 3: the votes as given (a "slightly" one a whole win), when they differ from
+    ``counts``' totals."""
 
     @property
     def pairs(self) -> int:
@@ -57,10 +67,18 @@ class Battles:
         """Pairs × 3 counts over every rater."""
         return np.asarray(self.counts.sum(axis=0)).reshape(self.pairs, 3)
 
+    def as_given(self) -> np.ndarray:
+        """Pairs × 3: wins, losses and ties as voted, whatever their strength."""
+        return self.given if self.given is not None else self.totals()
 
-def count_battles(votes: pd.DataFrame, systems: tuple[str, ...]) -> Battles:
-    """``votes`` (columns rater, system_a, system_b, winner in ``OUTCOMES``) as ``Battles``;
-    ``systems`` names every system that appears, in the order scores are reported."""
+
+def count_battles(
+    votes: pd.DataFrame, systems: tuple[str, ...], *, slightly: float | None = None
+) -> Battles:
+    """``votes`` (columns rater, system_a, system_b, winner in ``OUTCOMES``; with
+    ``slightly``, strength) as ``Battles``; ``systems`` names every system that appears, in
+    the order scores are reported. ``slightly``: the share of a win a "slightly" preference
+    counts (None: a win is a win, whatever its strength)."""
     index = {name: k for k, name in enumerate(systems)}
     first = votes["system_a"].map(index).to_numpy(dtype=np.int64)
     second = votes["system_b"].map(index).to_numpy(dtype=np.int64)
@@ -68,16 +86,33 @@ def count_battles(votes: pd.DataFrame, systems: tuple[str, ...]) -> Battles:
     rater_codes, raters = pd.factorize(votes["rater"].astype(str), sort=True)
     pair_keys, pair_codes = np.unique(first * len(systems) + second, return_inverse=True)
     column = pair_codes.reshape(-1) * 3 + outcome
-    counts = sparse.csr_matrix(
-        (np.ones(len(votes)), (rater_codes, column)), shape=(len(raters), len(pair_keys) * 3)
-    )
+    shape = (len(raters), len(pair_keys) * 3)
+    counts = sparse.csr_matrix((np.ones(len(votes)), (rater_codes, column)), shape=shape)
     counts.sum_duplicates()
+    given = None
+    if slightly is not None:
+        graded = (votes["strength"].astype(object) == "slightly").to_numpy(bool) & (outcome < 2)
+        weight = np.where(graded, 2 * slightly - 1, 1.0)
+        tie_column = pair_codes.reshape(-1)[graded] * 3 + 2
+        given = np.asarray(counts.sum(axis=0)).reshape(len(pair_keys), 3)
+        counts = sparse.csr_matrix(
+            (
+                np.concatenate([weight, np.full(len(tie_column), 2 * (1 - slightly))]),
+                (
+                    np.concatenate([rater_codes, rater_codes[graded]]),
+                    np.concatenate([column, tie_column]),
+                ),
+            ),
+            shape=shape,
+        )
+        counts.sum_duplicates()
     return Battles(
         systems=systems,
         raters=tuple(str(r) for r in raters),
         first=pair_keys // len(systems),
         second=pair_keys % len(systems),
         counts=counts,
+        given=given,
     )
 
 

@@ -125,7 +125,7 @@ def scores(
     beta = per_system(estimate)
     low, high = per_system(boot_low), per_system(boot_high)
     rank, worst = arena_ranks(low, high)
-    totals = battles.totals()
+    totals = battles.as_given()
     rows = []
     for k, name in enumerate(battles.systems):
         as_first, as_second = battles.first == k, battles.second == k
