@@ -24,6 +24,7 @@ from analytics.statistics import completion as tasks
 from analytics.statistics import questionnaires as stats
 from analytics.statistics import side_by_side
 from analytics.statistics.compare import family_holm
+from analytics.statistics.effect_intervals import RESAMPLES
 from analytics.statistics.pairwise import Pairwise, pairwise_from_study
 from analytics.statistics.proportions import compare_proportions
 from analytics.statistics.quality import (
@@ -383,7 +384,12 @@ def _comparisons(
         f"{_CATEGORICAL_METHODS[(design, size)]}. Each participant counts once per system "
         "(answers averaged; for yes/no and choice items the answer given most often). Rows "
         f"with too few participants give no p-value. Each p-value says how it was computed.{across}"
-        " Multiple-choice items are described, not tested."
+        " Multiple-choice items are described, not tested. Each effect size has its 95% "
+        "interval: rank-biserial r by Fisher's z with the rank sum's normal SE; Fisher's odds "
+        "ratio by its exact conditional interval; McNemar's by the Clopper–Pearson interval "
+        "of the discordant pairs; ε², Kendall's W, η²_Q and Cramér's V by a percentile "
+        f"bootstrap over participants ({RESAMPLES:,} resamples, within each system between "
+        "subjects)."
     )
     return Comparisons(design, method, table, family, adjust)
 

@@ -9,6 +9,7 @@ sections; every test, pairs included, follows this table.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
@@ -16,6 +17,7 @@ import pandas as pd
 from analytics.report import document as d
 from analytics.report.document import Block
 from analytics.report.numbers import Report
+from analytics.statistics import effect_intervals as ci
 
 
 def _p(value: object) -> str:
@@ -43,8 +45,38 @@ def result_words(r: dict, family: int, adjust: str = "headline") -> str:
         parts.append(f"{r['statistic_name']} = {d.num(r['statistic'], 1)}")
     parts.append(p)
     if not d.missing(r["effect_name"]):
-        parts.append(f"{r['effect_name']} = {d.num(r['effect'])}")
+        parts.append(effect_words(r))
     return ", ".join(parts)
+
+
+INTERVAL_WORDS = {
+    ci.FISHER_Z: "Fisher z",
+    ci.CONDITIONAL: "exact conditional",
+    ci.CLOPPER_PEARSON: "exact, Clopper–Pearson",
+    ci.BOOTSTRAP: "participant bootstrap",
+    ci.BOOTSTRAP_STRATA: "participant bootstrap",
+}
+"""The interval's method in a few words for a table cell; the JSON's ``effect_ci_method``
+and the comparisons' method paragraph say it in full."""
+
+
+def effect_words(r: dict) -> str:
+    """``rank-biserial r = 0.60, 95% CI [0.21, 0.82] (Fisher z)``: the effect with its
+    interval and the interval's method."""
+    odds = "odds ratio" in str(r["effect_name"])
+    words = f"{r['effect_name']} = {_effect(r['effect'], odds)}"
+    if d.missing(r.get("effect_ci_low")) or d.missing(r.get("effect_ci_high")):
+        return words
+    low, high = (_effect(r[k], odds) for k in ("effect_ci_low", "effect_ci_high"))
+    how = INTERVAL_WORDS.get(str(r.get("effect_ci_method")), str(r.get("effect_ci_method")))
+    return f"{words}, 95% CI [{low}, {high}] ({how})"
+
+
+def _effect(value: Any, odds: bool) -> str:
+    """Odds ratios in three significant digits (0.0469 is not 0.05), others as numbers."""
+    if not odds or d.missing(value) or math.isinf(float(value)) or float(value) == 0:
+        return d.num(value)
+    return f"{float(value):.3g}"
 
 
 def headline_table(report: Report) -> Block | None:
@@ -74,7 +106,8 @@ def headline_table(report: Report) -> Block | None:
         ("Measure", *systems, "Test", "Result"),
         rows,
         caption="Every measure at a glance: per system the rate (95% Wilson interval) or "
-        "the mean (SD) of the answers; the measure's headline test with p and effect size",
+        "the mean (SD) of the answers; the measure's headline test with p and effect size, the "
+        "effect's 95% interval with its method",
         numeric=(False, *[True] * len(systems), False, False),
     )
 
