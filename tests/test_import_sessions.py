@@ -1,0 +1,184 @@
+"""Sessions done outside Telegram come in with ``ozlab import sessions``, checked row by row
+as the other imports check theirs, and the known answers go through the researcher's path,
+import then ``ozlab report --format json``:
+
+- task success of three tasks per participant: geepack's GEE (tests/r/success_gee.R; the
+  fixture values of tests/test_models_success.py, there written through the store);
+- a crossed mixed model (participant and scenario random intercepts) of IDIAL's
+  task_completion: lme4 (tests/r/mixed_crossed_import.R), the answers imported after the
+  sessions with ``ozlab import responses`` and their session ids.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from tests.test_models_success import (
+    ALPHA,
+    GEEPACK,
+    LOG_OR,
+    LOG_OR_SE,
+    PATTERNS,
+    TOLERANCE,
+    WALD,
+    WALD_P,
+)
+from tests.test_models_success import _write as write_through_the_bot
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SYSTEMS = {"alpha": "shop-v0", "beta": "shop-v1"}  # the same reference: the first in order
+SCENARIOS = ("idial-budget", "idial-compare", "idial-wishlist")
+# lme4, tests/r/mixed_crossed_import.R: term: (estimate, SE, Wald low, high)
+LME4 = {
+    "intercept (shop-v0)": (
+        1.79109449291398, 0.278994157564044, 1.244275992191366, 2.33791299363660
+    ),
+    "shop-v1 − shop-v0": (
+        1.05669990306089, 0.257610391498197, 0.551792813681159, 1.56160699244062
+    ),
+}  # fmt: skip
+VAR_PARTICIPANT, VAR_SCENARIO, VAR_RESIDUAL = (
+    0.337978387906671,
+    0.179686537553821,
+    0.161488388520642,
+)
+REML = 130.689117586048
+
+
+def _sessions_file(path: Path, patterns: dict[str, list[str]]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        out = csv.writer(handle)
+        out.writerow(["participant_id", "system", "scenario", "success"])
+        for system, people in patterns.items():
+            for i, tasks in enumerate(people):
+                for t, bit in enumerate(tasks):
+                    success = "true" if bit == "1" else "false"
+                    out.writerow([f"{system[0]}{i:02d}", SYSTEMS[system], SCENARIOS[t], success])
+    return path
+
+
+def _json_report(db: Path, capsys: pytest.CaptureFixture[str]) -> dict:
+    capsys.readouterr()
+    assert main(["report", "--db", str(db), "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_geepacks_known_answer_passes_through_import_and_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db, file = tmp_path / "tasks.sqlite", _sessions_file(tmp_path / "tasks.csv", PATTERNS)
+    assert main(["import", "sessions", str(file), "--db", str(db), "--study", "idial"]) == 0
+    assert "54 sessions of 18 participants imported" in capsys.readouterr().out
+    report = _json_report(db, capsys)
+    rows = {r["system_id"]: r for r in report["completion"]["by_system"]}
+    for system, (rate, low, high, _) in GEEPACK.items():
+        row = rows[SYSTEMS[system]]
+        assert row["success_rate"] == pytest.approx(rate, abs=TOLERANCE)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high), abs=TOLERANCE)
+        assert row["ci_method"].startswith("GEE over sessions clustered by participant")
+    (test,) = report["models"]["success"]["test"]
+    assert test["n_sessions"] == 54 and test["n_participants"] == 18 and test["df"] == 1
+    assert test["chi2"] == pytest.approx(WALD, abs=1e-8)
+    assert test["p"] == pytest.approx(WALD_P, abs=TOLERANCE)
+    assert test["working_correlation"] == pytest.approx(ALPHA, abs=TOLERANCE)
+    (odds,) = report["models"]["success"]["odds_ratios"]
+    assert (odds["system_id"], odds["reference"]) == ("shop-v1", "shop-v0")
+    assert odds["odds_ratio"] == pytest.approx(2.718281828459045**LOG_OR, rel=TOLERANCE)
+    z = 1.959963984540054
+    ends = [2.718281828459045 ** (LOG_OR + s * z * LOG_OR_SE) for s in (-1, 1)]
+    assert [odds["ci_low"], odds["ci_high"]] == pytest.approx(ends, rel=1e-8)
+
+
+def test_lme4s_crossed_model_passes_through_import_and_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "crossed.sqlite"
+    sessions, answers = (FIXTURES / f"crossed_import_{k}.csv" for k in ("sessions", "answers"))
+    assert main(["import", "sessions", str(sessions), "--db", str(db), "--study", "idial"]) == 0
+    assert main(["import", "responses", str(answers), "--db", str(db)]) == 0
+    models = _json_report(db, capsys)["models"]
+    fits = {(f["measure_kind"], f["measure"]): f for f in models["mixed"]["fits"]}
+    fit = fits[("construct", "task_completion")]
+    assert (fit["n_scores"], fit["n_participants"], fit["n_scenarios"]) == (72, 24, 4)
+    assert "one per scenario (crossed)" in fit["formula"]
+    # lme4 stops where the likelihood is flat: variances within 1e-4 (tests/test_models_mixed.py)
+    got = [fit[k] for k in ("var_participant", "var_scenario", "var_residual")]
+    assert got == pytest.approx([VAR_PARTICIPANT, VAR_SCENARIO, VAR_RESIDUAL], abs=1e-4)
+    assert fit["reml_criterion"] <= REML + 1e-7
+    terms = {
+        t["term"]: t
+        for t in models["mixed"]["terms"]
+        if (t["measure_kind"], t["measure"]) == ("construct", "task_completion")
+    }
+    assert set(terms) == set(LME4)
+    for name, (estimate, se, low, high) in LME4.items():
+        found = terms[name]
+        assert found["estimate"] == pytest.approx(estimate, abs=1e-5), name
+        assert found["se"] == pytest.approx(se, abs=1e-5), name
+        assert (found["ci_low"], found["ci_high"]) == pytest.approx((low, high), abs=1e-5)
+
+
+def _stored_sessions(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute("SELECT count(*) FROM sessions").fetchone()[0])
+
+
+def test_a_file_with_problems_is_imported_not_at_all(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every problem with its line and field, then one line and status 3; nothing stored."""
+    db, file = tmp_path / "study.sqlite", tmp_path / "sessions.csv"
+    file.write_text(
+        "participant,system,scenario,success,completed,session\n"
+        "P01,shop-v0,idial-budget,true,,s1\n"
+        "Alice Smith,shop-v0,idial-budget,true,,s2\n"
+        "P02,shop-v9,idial-nowhere,maybe,,s3\n"
+        "P03,shop-v1,idial-info,true,false,s4\n"
+        "P04,shop-v1,idial-info,false,,s1\n",
+        encoding="utf-8",
+    )
+    assert main(["import", "sessions", str(file), "--db", str(db), "--study", "idial"]) == 3
+    err = capsys.readouterr().err
+    assert f"{file}:3: participant: 'Alice Smith' does not look like a pseudonym" in err
+    assert f"{file}:4: system: no system 'shop-v9' in this study (shop-v0, shop-v1)" in err
+    assert f"{file}:4: scenario: no scenario 'idial-nowhere'" in err
+    assert f"{file}:4: success: 'maybe' is neither true nor false" in err
+    assert f"{file}:5: completed: false, but success is true" in err
+    assert f"{file}:6: session: 's1' is already on line 2" in err
+    assert err.rstrip().endswith("6 problems: nothing was imported.")
+    assert "Traceback" not in err
+    file.write_text("participant,system,scenario,success,mood\n", encoding="utf-8")
+    assert main(["import", "sessions", str(file), "--db", str(db), "--study", "idial"]) == 3
+    assert "unknown column(s): mood" in capsys.readouterr().err
+    assert not db.exists() or _stored_sessions(db) == 0
+
+
+def test_participants_already_in_the_database_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A participant who came through Telegram, or in an earlier import, has the bot's
+    sessions, or has them already: a file naming them is refused whole."""
+    db = tmp_path / "tasks.sqlite"
+    asyncio.run(write_through_the_bot(db, {"alpha": ["1"] * 5, "beta": ["0"] * 5}))
+    before = _stored_sessions(db)
+    file = tmp_path / "more.csv"
+    file.write_text("participant,system,scenario,success\na00,alpha,order,true\n", encoding="utf-8")
+    assert main(["import", "sessions", str(file), "--db", str(db)]) == 3
+    err = capsys.readouterr().err
+    assert "participant: 'a00' is already in this database" in err
+    assert _stored_sessions(db) == before
+    file.write_text("participant,system,scenario,success\nN01,alpha,order,true\n", encoding="utf-8")
+    assert main(["import", "sessions", str(file), "--db", str(db), "--dry-run"]) == 0
+    assert "1 session of 1 participant would be imported (dry run)" in capsys.readouterr().out
+    assert _stored_sessions(db) == before
+    assert main(["import", "sessions", str(file), "--db", str(db)]) == 0
+    assert _stored_sessions(db) == before + 1
+    assert main(["import", "sessions", str(file), "--db", str(db)]) == 3
+    assert "'N01' is already in this database" in capsys.readouterr().err
