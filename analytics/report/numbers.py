@@ -42,6 +42,7 @@ from analytics.statistics.success_sources import SOURCE_COLUMNS
 from analytics.statistics.success_sources import decide as decide_success
 from analytics.statistics.system_reliability import SystemReliability, system_reliability
 from bot.core.vocabulary import AnswerStatus, Moment
+from scenarios.models import Examples
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,9 @@ class Report:
     examples: pd.DataFrame = field(default_factory=pd.DataFrame)
     """A few whole conversations per system with their exchanges' ratings
     (``analytics.report.examples``)."""
+    example_marks: Examples | None = None
+    """The study file's ``examples``: the sessions and scenarios it marks (None: several
+    studies, or no definition)."""
 
     def for_system(self, system_id: str) -> dict[str, pd.DataFrame]:
         """Every table's rows about one system, by table name."""
@@ -213,6 +217,8 @@ def build_report(
     if exclude_flagged:
         data, exclusion = drop_flagged(data, flags)
     info = _study_info(data)
+    bundle = data.bundle
+    marks = bundle.study.examples if bundle is not None else None
     notes = [*data.notes, *_missing(data, info)]
     wizard_table, wizard_note = tasks.wizard_share(data.exchanges, data.has_wizard_source)
     scores = stats.construct_scores(data.responses)
@@ -267,7 +273,8 @@ def build_report(
         annotations=annotation_section(data, scores, info.systems),
         pairwise=pairwise_from_study(data, info.systems),
         models=models_section(data, scores, every_size=every_model),
-        examples=example_conversations(data, info.systems),
+        examples=example_conversations(data, info.systems, marks),
+        example_marks=marks,
     )
 
 
