@@ -94,6 +94,15 @@ def test_geepacks_known_answer_passes_through_import_and_report(
     z = 1.959963984540054
     ends = [2.718281828459045 ** (LOG_OR + s * z * LOG_OR_SE) for s in (-1, 1)]
     assert [odds["ci_low"], odds["ci_high"]] == pytest.approx(ends, rel=1e-8)
+    # the headline table of the report shows the same test and odds ratio with its interval
+    out = tmp_path / "report.md"
+    assert main(["report", "--db", str(db), "--out", str(out)]) == 0
+    text = " ".join(out.read_text(encoding="utf-8").split()).replace("\\[", "[")
+    shown = [f"{v:.3g}" for v in (2.718281828459045**LOG_OR, *ends)]
+    assert (
+        f"GEE (sessions clustered by participant) | Wald χ²(1) = {WALD:.1f}, p = .002, odds "
+        f"ratio of success, shop-v1 vs shop-v0 = {shown[0]}, 95% CI [{shown[1]}, {shown[2]}"
+    ) in text.replace("\\]", "]")
 
 
 def test_lme4s_crossed_model_passes_through_import_and_report(

@@ -16,6 +16,7 @@ import pandas as pd
 
 from analytics.report import document as d
 from analytics.report.document import Block
+from analytics.report.models import ModelsSection
 from analytics.report.numbers import Report
 from analytics.statistics import effect_intervals as ci
 
@@ -85,7 +86,7 @@ def headline_table(report: Report) -> Block | None:
     rows: list[tuple[str, ...]] = []
     completion = report.completion.by_system
     if len(completion):
-        rows += _success_rows(completion, systems)
+        rows += _success_rows(completion, systems, report.models)
     table = report.comparisons.table
     if len(table):
         headline = table[table["kind"] != "pairwise"]
@@ -105,14 +106,17 @@ def headline_table(report: Report) -> Block | None:
     return d.table(
         ("Measure", *systems, "Test", "Result"),
         rows,
-        caption="Every measure at a glance: per system the rate (95% Wilson interval) or "
+        caption="Every measure at a glance: per system the rate (95% interval: Wilson's, or the "
+        "GEE's when participants did several tasks) or "
         "the mean (SD) of the answers; the measure's headline test with p and effect size, the "
         "effect's 95% interval with its method",
         numeric=(False, *[True] * len(systems), False, False),
     )
 
 
-def _success_rows(completion: pd.DataFrame, systems: list[str]) -> list[tuple[str, ...]]:
+def _success_rows(
+    completion: pd.DataFrame, systems: list[str], models: ModelsSection | None
+) -> list[tuple[str, ...]]:
     by_system = {str(r["system_id"]): r for r in completion.to_dict("records")}
     kinds = [("Task success (system reported)", "success_rate", "ci_low", "ci_high", "n")]
     if "correct_n" in completion.columns and bool((completion["correct_n"] > 0).any()):
@@ -128,7 +132,27 @@ def _success_rows(completion: pd.DataFrame, systems: list[str]) -> list[tuple[st
             else:
                 cells.append(f"{d.rate(r[rate], r[low], r[high])}, n = {d.count(r[n])}")
         rows.append((label, *cells, "described", "not tested"))
+    if models is not None and len(models.success_test):
+        test, result = _gee_words(models)
+        rows[0] = (*rows[0][:-2], test, result)
     return rows
+
+
+def _gee_words(models: ModelsSection) -> tuple[str, str]:
+    """The GEE of success between systems (participants did several tasks): the Wald test,
+    then each system's odds ratio of success against the first with its 95% interval."""
+    test = "GEE (sessions clustered by participant)"
+    row = models.success_test.iloc[0].to_dict()
+    if d.missing(row["p"]):
+        return test, "not tested: " + ("" if d.missing(row["note"]) else str(row["note"]))
+    words = [f"Wald χ²({int(row['df'])}) = {d.num(row['chi2'], 1)}", _p(row["p"])]
+    for term in models.success_terms.to_dict("records"):
+        low, high = (_effect(term[k], True) for k in ("ci_low", "ci_high"))
+        words.append(
+            f"odds ratio of success, {term['system_id']} vs {term['reference']} = "
+            f"{_effect(term['odds_ratio'], True)}, 95% CI [{low}, {high}] (robust Wald)"
+        )
+    return test, ", ".join(words)
 
 
 def _measure(report: Report, r: dict) -> str:
