@@ -3,7 +3,8 @@ as the other imports check theirs, and the known answers go through the research
 import then ``ozlab report --format json``:
 
 - task success of three tasks per participant: geepack's GEE (tests/r/success_gee.R; the
-  fixture values of tests/test_models_success.py, there written through the store);
+  fixture values of tests/test_models_success.py, there written through the store), and the
+  textbook Ohio wheeze data as sessions (tests/r/gee_ohio_import.R);
 - a crossed mixed model (participant and scenario random intercepts) of IDIAL's
   task_completion: lme4 (tests/r/mixed_crossed_import.R), the answers imported after the
   sessions with ``ozlab import responses`` and their session ids.
@@ -14,9 +15,11 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
+import math
 import sqlite3
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from bot.cli import main
@@ -132,6 +135,54 @@ def test_lme4s_crossed_model_passes_through_import_and_report(
         assert found["estimate"] == pytest.approx(estimate, abs=1e-5), name
         assert found["se"] == pytest.approx(se, abs=1e-5), name
         assert (found["ci_low"], found["ci_high"]) == pytest.approx((low, high), abs=1e-5)
+
+
+# geepack, tests/r/gee_ohio_import.R: per group (rate, low, high); resp ~ smoke
+OHIO_RATES = {
+    "shop-v0": (0.139285714285714, 0.115405933719133, 0.167172894827976),
+    "shop-v1": (0.175133689839572, 0.139063628387076, 0.218188484302565),
+}
+OHIO_LOG_OR, OHIO_SE, OHIO_WALD, OHIO_P = (
+    0.271563586656776, 0.177603005128401, 2.33798893774053, 0.126252451607715,
+)  # fmt: skip
+OHIO_AGES = {-2: "idial-budget", -1: "idial-compare", 0: "idial-wishlist", 1: "idial-info"}
+
+
+def test_the_textbook_wheeze_data_pass_through_import_and_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ohio children's wheeze (Fitzmaurice, Laird & Ware's data set, shipped with geepack)
+    as sessions: 537 children, four ages each as four tasks, wheeze as success, the
+    mother's smoking as the system. statsmodels and geepack estimate the working
+    correlation differently (tests/test_models_success.py): estimates agree to 1e-5."""
+    ohio = pd.read_csv(FIXTURES / "gee_ohio.csv")
+    file = tmp_path / "ohio.csv"
+    pd.DataFrame(
+        {
+            "participant": [f"C{i:03d}" for i in ohio["id"]],
+            "system": ["shop-v1" if s else "shop-v0" for s in ohio["smoke"]],
+            "scenario": [OHIO_AGES[a] for a in ohio["age"]],
+            "success": ["true" if r else "false" for r in ohio["resp"]],
+        }
+    ).to_csv(file, index=False)
+    db = tmp_path / "ohio.sqlite"
+    assert main(["import", "sessions", str(file), "--db", str(db), "--study", "idial"]) == 0
+    assert "2,148 sessions of 537 participants imported" in capsys.readouterr().out
+    report = _json_report(db, capsys)
+    rows = {r["system_id"]: r for r in report["completion"]["by_system"]}
+    for system, (rate, low, high) in OHIO_RATES.items():
+        assert rows[system]["success_rate"] == pytest.approx(rate, abs=1e-9)
+        got = (rows[system]["ci_low"], rows[system]["ci_high"])
+        assert got == pytest.approx((low, high), abs=1e-5)
+    (test,) = report["models"]["success"]["test"]
+    assert (test["n_sessions"], test["n_participants"]) == (2148, 537)
+    assert test["chi2"] == pytest.approx(OHIO_WALD, abs=1e-4)
+    assert test["p"] == pytest.approx(OHIO_P, abs=1e-5)
+    (odds,) = report["models"]["success"]["odds_ratios"]
+    z = 1.959963984540054
+    ends = [math.exp(OHIO_LOG_OR + s * z * OHIO_SE) for s in (-1, 1)]
+    assert odds["odds_ratio"] == pytest.approx(math.exp(OHIO_LOG_OR), abs=1e-5)
+    assert [odds["ci_low"], odds["ci_high"]] == pytest.approx(ends, abs=1e-5)
 
 
 def _stored_sessions(db: Path) -> int:
