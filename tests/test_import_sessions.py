@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analytics.statistics.mixed import ORDINAL_CAVEAT
 from bot.cli import main
 from tests.test_models_success import (
     ALPHA,
@@ -242,3 +243,37 @@ def test_participants_already_in_the_database_are_refused(
     assert _stored_sessions(db) == before + 1
     assert main(["import", "sessions", str(file), "--db", str(db)]) == 3
     assert "'N01' is already in this database" in capsys.readouterr().err
+
+
+def test_an_ordinal_item_given_several_times_gets_the_linear_model_with_its_caveat(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """HMD's single 1-5 items after each of two tasks: no Python library fits a
+    cumulative-link mixed model, so the report fits the linear one and says so."""
+    db, sessions, answers = (tmp_path / n for n in ("hmd.sqlite", "s.csv", "a.csv"))
+    people = [(f"P{i:02d}", "shop-v1" if i % 2 else "shop-v0") for i in range(12)]
+    with sessions.open("w", newline="", encoding="utf-8") as handle:
+        out = csv.writer(handle)
+        out.writerow(["participant", "system", "scenario", "success", "task", "started_at"])
+        for n, (person, system) in enumerate(people):
+            for task in range(2):
+                at = 1_760_000_000 + 3600 * n + 600 * task
+                out.writerow([person, system, "hmd-gift", "true", task, at])
+    with answers.open("w", newline="", encoding="utf-8") as handle:
+        out = csv.writer(handle)
+        out.writerow(["participant_id", "questionnaire_id", "item_id", "value", "session_id",
+                      "answered_at"])  # fmt: skip
+        for n, (person, system) in enumerate(people):
+            for task in range(2):
+                value = 1 + (n + task + (system == "shop-v1")) % 5
+                at = 1_760_000_300 + 3600 * n + 600 * task
+                out.writerow([person, "hmd", "hmd.usefulness", value, f"{person}-{task}", at])
+    assert main(["import", "sessions", str(sessions), "--db", str(db), "--study", "hmd"]) == 0
+    assert main(["import", "responses", str(answers), "--db", str(db)]) == 0
+    models = _json_report(db, capsys)["models"]
+    (fit,) = [f for f in models["mixed"]["fits"] if f["measure"] == "hmd.usefulness"]
+    assert fit["n_scores"] == 24 and fit["note"].startswith(ORDINAL_CAVEAT)
+    out_md = tmp_path / "report.md"
+    assert main(["report", "--db", str(db), "--out", str(out_md)]) == 0
+    text = " ".join(out_md.read_text(encoding="utf-8").split())
+    assert "no well-kept Python library fits one" in text
