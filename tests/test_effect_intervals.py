@@ -175,3 +175,36 @@ def test_the_headline_shows_each_effect_with_its_interval_in_every_format(
         assert r["effect_ci_low"] is not None and r["effect_ci_high"] is not None, r
         assert r["effect_ci_low"] <= r["effect_ci_high"]
         assert r["effect_ci_method"] in ci.INTERVAL_METHODS
+
+
+# R, tests/r/effect_intervals.R (the last lines): U, p, rank-biserial r, low, high
+R_HMD = (6.5, 0.0068900832194361, -0.796875, -0.931973150685667, -0.467436794546619)
+HMD_ANSWERS = {"shop-v0": [2, 3, 3, 4, 2, 1, 3, 2], "shop-v1": [4, 5, 3, 4, 5, 4, 3, 5]}
+
+
+def test_the_known_answer_passes_through_import_and_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """HMD's usefulness answers imported with ``ozlab import responses``: the JSON report's
+    test, p, effect and interval are R's."""
+    file = tmp_path / "answers.csv"
+    rows = [
+        (f"P{system[-1]}{i}", "hmd", "hmd.usefulness", value, system)
+        for system, values in HMD_ANSWERS.items()
+        for i, value in enumerate(values)
+    ]
+    pd.DataFrame(
+        rows, columns=["participant_id", "questionnaire_id", "item_id", "value", "system_id"]
+    ).to_csv(file, index=False)
+    db = tmp_path / "hmd.sqlite"
+    assert main(["import", "responses", str(file), "--db", str(db), "--study", "hmd"]) == 0
+    capsys.readouterr()
+    assert main(["report", "--db", str(db), "--format", "json"]) == 0
+    table = json.loads(capsys.readouterr().out)["comparisons"]["table"]
+    (row,) = [r for r in table if r["measure"] == "hmd.usefulness"]
+    u, p, r, low, high = R_HMD
+    assert (row["test"], row["groups"]) == ("Mann–Whitney U", "shop-v0 vs shop-v1")
+    assert row["statistic"] == u and row["p"] == pytest.approx(p, abs=1e-12)
+    assert row["effect"] == pytest.approx(r, abs=EXACT)
+    assert (row["effect_ci_low"], row["effect_ci_high"]) == pytest.approx((low, high), abs=EXACT)
+    assert row["effect_ci_method"] == ci.FISHER_Z

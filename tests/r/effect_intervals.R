@@ -82,3 +82,11 @@ upper <- exp(uniroot(function(t) pnhyper(x, exp(t)) - alpha, c(-30, 30), tol = t
 lower <- exp(uniroot(function(t) pnhyper(x, exp(t), upper.tail = TRUE) - alpha, c(-30, 30), tol = tol)$root)
 mle <- exp(uniroot(function(t) sum(support * dnhyper(exp(t))) - x, c(-30, 30), tol = tol)$root)
 options(digits = 15); cat("fisher or", mle, "low", lower, "high", upper, "\n")
+# Through ozlab import responses -> ozlab report (tests/test_effect_intervals.py): HMD's
+# usefulness item (1-5) of 8 participants per system, ties: normal approximation.
+v0 <- c(2, 3, 3, 4, 2, 1, 3, 2); v1 <- c(4, 5, 3, 4, 5, 4, 3, 5)
+w <- suppressWarnings(wilcox.test(v0, v1))
+r <- 2 * w$statistic / (8 * 8) - 1
+se <- sqrt((8 + 8 + 1) / (3 * 8 * 8))
+cat("hmd U", w$statistic, "p", w$p.value, "r", r, "low", tanh(atanh(r) - z * se), "high",
+    tanh(atanh(r) + z * se), "\n")
