@@ -634,6 +634,20 @@ class PairwiseChoices(_Model):
         return self
 
 
+class Examples(_Model):
+    """Which conversations the report shows whole as examples (docs/report.md)."""
+
+    sessions: tuple[str, ...] = ()
+    """Session ids (as the console and the export name them) shown under their system before
+    any drawn: conversations the study marks as telling. One not in the database is named in
+    the report."""
+    scenarios: tuple[str, ...] = ()
+    """Scenario ids (of ``scenarios``) the drawn examples come from; none: every scenario."""
+    per_system: int = Field(default=2, ge=1, le=20)
+    """Conversations shown per system, marked ones first, the rest drawn with the study's
+    seed."""
+
+
 class Study(_Model):
     """A study: its systems under test, scenarios, questionnaires, design and every sentence
     the bot says."""
@@ -696,6 +710,8 @@ class Study(_Model):
     pairwise: PairwiseChoices = PairwiseChoices()
     """How the report's pairwise statistics treat ties and "both bad" votes, which system
     anchors the scores, and the bootstrap's rounds and seed."""
+    examples: Examples = Examples()
+    """The example conversations of the report: marked sessions or scenarios, how many."""
     stress_model: OpenAISystem | None = None
     """An OpenAI-compatible endpoint (settings as for an ``openai`` system) that proposes
     stress tests for a person to review and may judge replays (``ozlab stress``); never a
@@ -752,6 +768,11 @@ class Study(_Model):
         anchor = self.pairwise.anchor
         if anchor is not None and anchor not in known:
             unknown.append((("pairwise", "anchor"), f"no system {anchor!r} in systems", anchor))
+        unknown += [
+            (("examples", "scenarios", i), f"no scenario {scenario!r} in scenarios", scenario)
+            for i, scenario in enumerate(self.examples.scenarios)
+            if scenario not in self.scenarios
+        ]
         if unknown:
             raise error_at("Study", unknown)
         return self

@@ -1,7 +1,8 @@
 """Task success when every participant did three tasks: the interval and the test between
 systems from a GEE clustered by participant, checked against R's geepack through the
 user's path (sessions written through the store as the bot writes them, then ``ozlab
-report --format json``; sessions cannot be imported from a file).
+report --format json``; tests/test_import_sessions.py puts the same sessions through
+``ozlab import sessions``).
 
 Alpha: 10 participants, 22 of 30 tasks succeeded; beta: 8 participants, 6 of 24. Fixture
 values from tests/r/success_gee.R (geepack 1.3, ``geeglm(success ~ ..., id = participant,

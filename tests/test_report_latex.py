@@ -81,6 +81,9 @@ def test_the_demo_report_compiles_with_pdflatex(demo_db: Path, tmp_path: Path) -
     assert main.with_suffix(".pdf").read_bytes().startswith(b"%PDF")
     pages = re.search(r"Output written on report\.pdf \((\d+) pages", built.stdout)
     assert pages is not None and int(pages.group(1)) >= 4
+    log = main.with_suffix(".log").read_text(encoding="utf-8", errors="replace")
+    overfull = re.findall(r"Overfull \\hbox \([^)]*\) in [^\n]*", log)
+    assert not overfull, overfull  # nothing sticks out into the margin
 
 
 def test_a_table_file_is_input_into_a_paper_of_its_own(demo_db: Path, tmp_path: Path) -> None:

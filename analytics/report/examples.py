@@ -1,10 +1,13 @@
 """Example conversations: a few complete transcripts per system, with the ratings each
 exchange got beside its turn, since reviewers ask what the conversations looked like.
 
-Which ones: per system, up to ``PER_SYSTEM`` sessions that ended (not abandoned) with at
-least one exchange, drawn with a generator seeded by the study's design seed (0 when it has
-none) from the sessions sorted by id, so that the same database always shows the same
-conversations and a reader cannot suspect they were picked to flatter a system.
+Which ones: per system, up to ``PER_SYSTEM`` sessions (the study file's
+``examples.per_system``) that ended (not abandoned) with at least one exchange. The sessions
+the study file marks (``examples.sessions``) come first; the rest are drawn with a generator
+seeded by the study's design seed (0 when it has none) from the sessions sorted by id (of the
+marked scenarios only, ``examples.scenarios``, when the study names some), so that the same
+database always shows the same conversations and a reader cannot suspect they were picked to
+flatter a system. The section says which were marked and which drawn.
 """
 
 from __future__ import annotations
@@ -18,17 +21,23 @@ import pandas as pd
 from analytics.data.loading import StudyData
 from analytics.report import document as d
 from analytics.report.document import Block, Heading, Paragraph
+from scenarios.models import Examples
 
 PER_SYSTEM = 2
 COLUMNS = (
     "system_id", "session_id", "participant_id", "scenario_id", "end_reason", "turn",
-    "user_text", "system_text", "source", "error", "ratings",
+    "user_text", "system_text", "source", "error", "ratings", "marked",
 )  # fmt: skip
-"""One row per exchange of a chosen conversation; ``ratings`` as ``{item: answer}``."""
+"""One row per exchange of a chosen conversation; ``ratings`` as ``{item: answer}``;
+``marked``: the study file named the session (else it was drawn)."""
 
 
-def example_conversations(data: StudyData, systems: Sequence[str]) -> pd.DataFrame:
-    """The chosen conversations' exchanges, system by system in ``systems``' order."""
+def example_conversations(
+    data: StudyData, systems: Sequence[str], marks: Examples | None = None
+) -> pd.DataFrame:
+    """The chosen conversations' exchanges, system by system in ``systems``' order;
+    ``marks``: the study file's choices (none: the defaults, drawn from every scenario)."""
+    marks = marks or Examples(per_system=PER_SYSTEM)
     sessions, exchanges = data.sessions, data.exchanges
     if sessions.empty or exchanges.empty:
         return pd.DataFrame(columns=list(COLUMNS))
@@ -36,21 +45,34 @@ def example_conversations(data: StudyData, systems: Sequence[str]) -> pd.DataFra
     ended = sessions[
         (sessions["state"].astype(str) == "ended") & sessions["session_id"].astype(str).isin(talked)
     ]
+    marked_ids = set(marks.sessions)
+    drawn_from = ended[~ended["session_id"].astype(str).isin(marked_ids)]
+    if marks.scenarios:
+        drawn_from = drawn_from[drawn_from["scenario_id"].astype(str).isin(set(marks.scenarios))]
     seeds = pd.to_numeric(sessions["seed"], errors="coerce").dropna()
     generator = np.random.default_rng(int(seeds.iloc[0]) if len(seeds) else 0)
-    chosen: list[tuple[str, dict[Hashable, Any]]] = []
+    chosen: list[tuple[str, dict[Hashable, Any], bool]] = []
     for system in systems:
-        mine = ended[ended["system_id"].astype(str) == system].sort_values("session_id")
-        if mine.empty:
+        of_system = sessions["system_id"].astype(str) == system
+        named = sessions[of_system & sessions["session_id"].astype(str).isin(marked_ids)]
+        named = named[named["session_id"].astype(str).isin(talked)]
+        order = {s: i for i, s in enumerate(marks.sessions)}
+        named = named.sort_values("session_id", key=lambda c: c.astype(str).map(order))
+        marked = named.head(marks.per_system).to_dict("records")
+        chosen += [(system, session, True) for session in marked]
+        room = marks.per_system - len(marked)
+        mine = drawn_from[drawn_from["system_id"].astype(str) == system].sort_values("session_id")
+        if mine.empty or room <= 0:
             continue
-        picked = generator.choice(len(mine), size=min(PER_SYSTEM, len(mine)), replace=False)
-        chosen += [(system, session) for session in mine.iloc[sorted(picked)].to_dict("records")]
-    shown = {str(session["session_id"]) for _, session in chosen}
+        picked = generator.choice(len(mine), size=min(room, len(mine)), replace=False)
+        drawn = mine.iloc[sorted(picked)].to_dict("records")
+        chosen += [(system, session, False) for session in drawn]
+    shown = {str(session["session_id"]) for _, session, _ in chosen}
     # the chosen conversations' answers only: a large study has a million others
     responses = data.responses
     ratings = _ratings(responses[responses["session_id"].astype(str).isin(shown)])
     rows: list[dict[str, Any]] = []
-    for system, session in chosen:
+    for system, session, was_marked in chosen:
         turns = exchanges[exchanges["session_id"] == session["session_id"]].sort_values("turn")
         for turn in turns.to_dict("records"):
             rows.append(
@@ -66,6 +88,7 @@ def example_conversations(data: StudyData, systems: Sequence[str]) -> pd.DataFra
                     "source": turn["source"],
                     "error": turn["error"],
                     "ratings": ratings.get((str(session["session_id"]), int(turn["turn"])), {}),
+                    "marked": was_marked,
                 }
             )
     return pd.DataFrame(rows, columns=list(COLUMNS))
@@ -100,22 +123,21 @@ def short_item(item: str) -> str:
 
 
 def example_blocks(
-    examples: pd.DataFrame, codebook: pd.DataFrame, limit: int | None = None
+    examples: pd.DataFrame,
+    codebook: pd.DataFrame,
+    limit: int | None = None,
+    marks: Examples | None = None,
 ) -> list[Block]:
     """The section: one table per conversation, a turn a row; nothing without examples.
-    ``codebook`` gives the rated items' wording for the legend."""
+    ``codebook`` gives the rated items' wording for the legend; ``marks`` the study file's
+    choices, said in the method."""
     if examples.empty:
         return []
     rated_items = list(dict.fromkeys(i for r in examples["ratings"] for i in r))
     wording = dict(zip(codebook["item_id"].astype(str), codebook["text"], strict=True))
     blocks: list[Block] = [
         Heading("Example conversations"),
-        Paragraph(
-            f"Up to {PER_SYSTEM} conversations per system that ended, chosen at random with "
-            "the study's seed (the same ones on every run), shown whole; each exchange's "
-            "ratings beside its turn.",
-            "method",
-        ),
+        Paragraph(_how_chosen(examples, marks or Examples(per_system=PER_SYSTEM)), "method"),
     ]
     rated = bool(rated_items)
     if rated:
@@ -127,6 +149,7 @@ def example_blocks(
     for (system, session), turns in examples.groupby(["system_id", "session_id"], sort=False):
         first = turns.iloc[0]
         ended = "" if d.missing(first["end_reason"]) else f", {first['end_reason']}"
+        ended += ", marked by the study" if bool(first.get("marked")) else ""
         blocks.append(
             Heading(
                 f"{system}: {first['participant_id']} in {first['scenario_id']} "
@@ -151,6 +174,32 @@ def example_blocks(
             )
         )
     return blocks
+
+
+def _how_chosen(examples: pd.DataFrame, marks: Examples) -> str:
+    """Which conversations were marked by the study file and which drawn, and a marked
+    one the database does not show (a typo, or a session without exchanges)."""
+    drawn = "that ended, chosen at random with the study's seed (the same ones on every run)"
+    if marks.scenarios:
+        drawn += f", from the scenarios the study marks ({', '.join(marks.scenarios)})"
+    words = f"Up to {marks.per_system} conversations per system"
+    shown = set(examples["session_id"].astype(str))
+    if marks.sessions:
+        marked = [s for s in marks.sessions if s in shown]
+        words += (
+            f": {d.plural(len(marked), 'conversation')} the study marks "
+            f"({', '.join(marked) or 'none found'}), the others {drawn}"
+        )
+    else:
+        words += f" {drawn}"
+    words += ", shown whole; each exchange's ratings beside its turn."
+    unseen = [s for s in marks.sessions if s not in shown]
+    if unseen:
+        words += (
+            f" Marked but not shown: {', '.join(unseen)} (not in this database, without "
+            "exchanges, or beyond the number per system)."
+        )
+    return words
 
 
 def _cut(text: object, limit: int | None) -> str:

@@ -24,6 +24,7 @@ from analytics.statistics import completion as tasks
 from analytics.statistics import questionnaires as stats
 from analytics.statistics import side_by_side
 from analytics.statistics.compare import family_holm
+from analytics.statistics.effect_intervals import RESAMPLES
 from analytics.statistics.pairwise import Pairwise, pairwise_from_study
 from analytics.statistics.proportions import compare_proportions
 from analytics.statistics.quality import (
@@ -42,6 +43,7 @@ from analytics.statistics.success_sources import SOURCE_COLUMNS
 from analytics.statistics.success_sources import decide as decide_success
 from analytics.statistics.system_reliability import SystemReliability, system_reliability
 from bot.core.vocabulary import AnswerStatus, Moment
+from scenarios.models import Examples
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,9 @@ class Report:
     examples: pd.DataFrame = field(default_factory=pd.DataFrame)
     """A few whole conversations per system with their exchanges' ratings
     (``analytics.report.examples``)."""
+    example_marks: Examples | None = None
+    """The study file's ``examples``: the sessions and scenarios it marks (None: several
+    studies, or no definition)."""
 
     def for_system(self, system_id: str) -> dict[str, pd.DataFrame]:
         """Every table's rows about one system, by table name."""
@@ -216,6 +221,8 @@ def build_report(
     if exclude_flagged:
         data, exclusion = drop_flagged(data, flags)
     info = _study_info(data)
+    bundle = data.bundle
+    marks = bundle.study.examples if bundle is not None else None
     notes = [*data.notes, *_missing(data, info)]
     wizard_table, wizard_note = tasks.wizard_share(data.exchanges, data.has_wizard_source)
     scores = stats.construct_scores(data.responses)
@@ -273,7 +280,8 @@ def build_report(
         pairwise=pairwise_from_study(data, info.systems),
         rankings=rankings_from_study(data.responses, data.items, data.choices, info.design),
         models=models_section(data, scores, every_size=every_model),
-        examples=example_conversations(data, info.systems),
+        examples=example_conversations(data, info.systems, marks),
+        example_marks=marks,
     )
 
 
@@ -390,7 +398,12 @@ def _comparisons(
         f"{_CATEGORICAL_METHODS[(design, size)]}. Each participant counts once per system "
         "(answers averaged; for yes/no and choice items the answer given most often). Rows "
         f"with too few participants give no p-value. Each p-value says how it was computed.{across}"
-        " Multiple-choice items are described, not tested."
+        " Multiple-choice items are described, not tested. Each effect size has its 95% "
+        "interval: rank-biserial r by Fisher's z with the rank sum's normal SE; Fisher's odds "
+        "ratio by its exact conditional interval; McNemar's by the Clopper–Pearson interval "
+        "of the discordant pairs; ε², Kendall's W, η²_Q and Cramér's V by a percentile "
+        f"bootstrap over participants ({RESAMPLES:,} resamples, within each system between "
+        "subjects)."
     )
     return Comparisons(design, method, table, family, adjust)
 

@@ -75,7 +75,9 @@ def document(report: Report, *, limit: int | None = None, source: str | None = N
     blocks += ranking_blocks(report)
     blocks += model_blocks(report)
     blocks += _comments(report, limit)
-    blocks += example_blocks(report.examples, report.questionnaires.codebook, limit)
+    blocks += example_blocks(
+        report.examples, report.questionnaires.codebook, limit, report.example_marks
+    )
     blocks += annotation_blocks(report)
     blocks += stress_blocks(report.stress, limit)
     blocks += _quality(report, limit)

@@ -9,13 +9,16 @@ sections; every test, pairs included, follows this table.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
 
 from analytics.report import document as d
 from analytics.report.document import Block
+from analytics.report.models import ModelsSection
 from analytics.report.numbers import Report
+from analytics.statistics import effect_intervals as ci
 
 
 def _p(value: object) -> str:
@@ -43,8 +46,38 @@ def result_words(r: dict, family: int, adjust: str = "headline") -> str:
         parts.append(f"{r['statistic_name']} = {d.num(r['statistic'], 1)}")
     parts.append(p)
     if not d.missing(r["effect_name"]):
-        parts.append(f"{r['effect_name']} = {d.num(r['effect'])}")
+        parts.append(effect_words(r))
     return ", ".join(parts)
+
+
+INTERVAL_WORDS = {
+    ci.FISHER_Z: "Fisher z",
+    ci.CONDITIONAL: "exact conditional",
+    ci.CLOPPER_PEARSON: "exact, Clopper–Pearson",
+    ci.BOOTSTRAP: "participant bootstrap",
+    ci.BOOTSTRAP_STRATA: "participant bootstrap",
+}
+"""The interval's method in a few words for a table cell; the JSON's ``effect_ci_method``
+and the comparisons' method paragraph say it in full."""
+
+
+def effect_words(r: dict) -> str:
+    """``rank-biserial r = 0.60, 95% CI [0.21, 0.82] (Fisher z)``: the effect with its
+    interval and the interval's method."""
+    odds = "odds ratio" in str(r["effect_name"])
+    words = f"{r['effect_name']} = {_effect(r['effect'], odds)}"
+    if d.missing(r.get("effect_ci_low")) or d.missing(r.get("effect_ci_high")):
+        return words
+    low, high = (_effect(r[k], odds) for k in ("effect_ci_low", "effect_ci_high"))
+    how = INTERVAL_WORDS.get(str(r.get("effect_ci_method")), str(r.get("effect_ci_method")))
+    return f"{words}, 95% CI [{low}, {high}] ({how})"
+
+
+def _effect(value: Any, odds: bool) -> str:
+    """Odds ratios in three significant digits (0.0469 is not 0.05), others as numbers."""
+    if not odds or d.missing(value) or math.isinf(float(value)) or float(value) == 0:
+        return d.num(value)
+    return f"{float(value):.3g}"
 
 
 def headline_table(report: Report) -> Block | None:
@@ -53,7 +86,7 @@ def headline_table(report: Report) -> Block | None:
     rows: list[tuple[str, ...]] = []
     completion = report.completion.by_system
     if len(completion):
-        rows += _success_rows(completion, systems)
+        rows += _success_rows(completion, systems, report.models)
     table = report.comparisons.table
     if len(table):
         headline = table[table["kind"] != "pairwise"]
@@ -73,13 +106,17 @@ def headline_table(report: Report) -> Block | None:
     return d.table(
         ("Measure", *systems, "Test", "Result"),
         rows,
-        caption="Every measure at a glance: per system the rate (95% Wilson interval) or "
-        "the mean (SD) of the answers; the measure's headline test with p and effect size",
+        caption="Every measure at a glance: per system the rate (95% interval: Wilson's, or the "
+        "GEE's when participants did several tasks) or "
+        "the mean (SD) of the answers; the measure's headline test with p and effect size, the "
+        "effect's 95% interval with its method",
         numeric=(False, *[True] * len(systems), False, False),
     )
 
 
-def _success_rows(completion: pd.DataFrame, systems: list[str]) -> list[tuple[str, ...]]:
+def _success_rows(
+    completion: pd.DataFrame, systems: list[str], models: ModelsSection | None
+) -> list[tuple[str, ...]]:
     by_system = {str(r["system_id"]): r for r in completion.to_dict("records")}
     kinds = [("Task success (system reported)", "success_rate", "ci_low", "ci_high", "n")]
     if "correct_n" in completion.columns and bool((completion["correct_n"] > 0).any()):
@@ -95,7 +132,27 @@ def _success_rows(completion: pd.DataFrame, systems: list[str]) -> list[tuple[st
             else:
                 cells.append(f"{d.rate(r[rate], r[low], r[high])}, n = {d.count(r[n])}")
         rows.append((label, *cells, "described", "not tested"))
+    if models is not None and len(models.success_test):
+        test, result = _gee_words(models)
+        rows[0] = (*rows[0][:-2], test, result)
     return rows
+
+
+def _gee_words(models: ModelsSection) -> tuple[str, str]:
+    """The GEE of success between systems (participants did several tasks): the Wald test,
+    then each system's odds ratio of success against the first with its 95% interval."""
+    test = "GEE (sessions clustered by participant)"
+    row = models.success_test.iloc[0].to_dict()
+    if d.missing(row["p"]):
+        return test, "not tested: " + ("" if d.missing(row["note"]) else str(row["note"]))
+    words = [f"Wald χ²({int(row['df'])}) = {d.num(row['chi2'], 1)}", _p(row["p"])]
+    for term in models.success_terms.to_dict("records"):
+        low, high = (_effect(term[k], True) for k in ("ci_low", "ci_high"))
+        words.append(
+            f"odds ratio of success, {term['system_id']} vs {term['reference']} = "
+            f"{_effect(term['odds_ratio'], True)}, 95% CI [{low}, {high}] (robust Wald)"
+        )
+    return test, ", ".join(words)
 
 
 def _measure(report: Report, r: dict) -> str:

@@ -15,6 +15,7 @@ visibly as its code point, ``<U+1F600>``, rather than failing the compilation or
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
@@ -168,6 +169,7 @@ def _main(title: str, body: Iterable[str]) -> str:
             r"\usepackage[margin=2cm]{geometry}",
             packages,
             r"\setlength{\LTcapwidth}{\linewidth}",
+            r"\sloppy",  # a long digest or URL wraps, leaving space, rather than sticks out
             r"\begin{document}",
             rf"{{\LARGE\bfseries {latex(title)}\par}}",
             r"\bigskip",
@@ -214,7 +216,10 @@ def table_latex(block: Table) -> str:
     """One table as an ``\\input``-able longtable with booktabs rules."""
     flags = block.numeric or (False,) * len(block.columns)
     small = len(block.columns) > 6
-    spec = _columns(block, flags, 0.95 if small else 1.0)
+    spec, fits = _columns(block, flags, 0.95 if small else 1.0)
+    if not fits and not small:  # its longest words are wider than the page in \small
+        small = True
+        spec, _ = _columns(block, flags, 0.95)
     header = " & ".join(rf"\textbf{{{latex(c)}}}" for c in block.columns) + r" \\"
     lines = [
         f"% {latex(block.caption or 'table')} (ozlab report)",
@@ -240,30 +245,55 @@ def table_latex(block: Table) -> str:
     return "\n".join(lines)
 
 
-def _columns(block: Table, flags: Sequence[bool], scale: float) -> str:
+def _columns(block: Table, flags: Sequence[bool], scale: float) -> tuple[str, bool]:
     """``l``/``r`` for short columns; a paragraph column (``p``) sharing the width left
-    for each long one, so that a long text wraps within the page."""
-    longest = [
-        max([len(block.columns[i]), *(len(row[i]) for row in block.rows)])
+    for each long one, so that a long text wraps within the page. The shares add up to the
+    width left at most (a column's padding taken from its own width): a table never sticks
+    out into the margin, unless its longest words alone are wider than the page (then the
+    second value is False)."""
+    longest = [  # a header counts wider: it is bold
+        max([math.ceil(1.15 * len(block.columns[i])), *(len(row[i]) for row in block.rows)])
         for i in range(len(block.columns))
     ]
     long = [n > 16 for n in longest]
     fixed = sum((n + 2) * _CHAR * scale for n, wide in zip(longest, long, strict=True) if not wide)
     free = max(0.2, 0.97 - fixed)
     weights = [min(n, 60) if wide else 0 for n, wide in zip(longest, long, strict=True)]
-    total = sum(weights) or 1
     words = [
         max(len(w) for text in (block.columns[i], *(row[i] for row in block.rows))
             for w in [*text.split(), ""])
         for i in range(len(block.columns))
     ]  # fmt: skip
+    # a word never sticks out: its characters, the header's in bold, and the padding
+    least = [
+        (max(word, math.ceil(1.15 * _longest_word(header))) + 3) * _CHAR * scale
+        for word, header in zip(words, block.columns, strict=True)
+    ]
+    shares = _shares(weights, least, free)
     spec = []
-    for numeric, wide, weight, word in zip(flags, long, weights, words, strict=True):
+    for numeric, wide, share in zip(flags, long, shares, strict=True):
         if not wide:
             spec.append("r" if numeric else "l")
             continue
-        share = max(free * weight / total, (word + 1) * _CHAR * scale)  # a word never sticks out
-        width = rf"{share:.3f}\linewidth"
+        width = rf"\dimexpr{share:.3f}\linewidth-2\tabcolsep\relax"
         align = r">{\raggedleft\arraybackslash}" if numeric else r">{\raggedright\arraybackslash}"
         spec.append(rf"{align}p{{{width}}}")
-    return "".join(spec)
+    return "".join(spec), sum(shares) <= free + 1e-9
+
+
+def _longest_word(text: str) -> int:
+    return max((len(w) for w in text.split()), default=0)
+
+
+def _shares(weights: Sequence[int], least: Sequence[float], free: float) -> list[float]:
+    """``free`` shared by ``weights`` (0: a column that takes none), no share below its
+    ``least``: a column held at its least leaves the rest to share what remains."""
+    held: set[int] = set()
+    while True:
+        left = free - sum(least[i] for i in held)
+        total = sum(w for i, w in enumerate(weights) if i not in held) or 1
+        shares = [least[i] if i in held else left * w / total for i, w in enumerate(weights)]
+        under = {i for i, w in enumerate(weights) if w and i not in held and shares[i] < least[i]}
+        if not under:
+            return shares
+        held |= under

@@ -36,6 +36,7 @@ import pingouin as pg
 from scipy.stats import PermutationMethod, mannwhitneyu
 
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS
+from analytics.statistics import effect_intervals as ci
 
 COLUMNS = [
     "design",
@@ -52,6 +53,9 @@ COLUMNS = [
     "p_holm",
     "effect_name",
     "effect",
+    "effect_ci_low",
+    "effect_ci_high",
+    "effect_ci_method",
     "note",
 ]
 Row = dict[str, Any]
@@ -124,6 +128,8 @@ def row_of(design: str, test: str, groups: Sequence[str], n: dict[str, int], **f
         p_mc_error=math.nan,
         p_holm=math.nan,
         effect=math.nan,
+        effect_ci_low=math.nan,
+        effect_ci_high=math.nan,
     )
     row.update(fields)
     return row
@@ -166,6 +172,7 @@ def _mwu(design: str, a: str, x: np.ndarray, b: str, y: np.ndarray, min_n: int, 
         p_method=EXACT if exact else NORMAL,
         p_holm=float(p),
         effect=r,
+        **ci.rank_biserial(r, len(x), len(y)).fields(),
         **fields,
     )
 
@@ -187,9 +194,10 @@ def _between(samples: dict[str, np.ndarray], min_n: int) -> list[Row]:
         )
         result = pg.kruskal(long, dv="dv", between="group").iloc[0]
         h, p = float(result["H"]), float(result["p_unc"])
+        interval = ci.epsilon_squared(list(samples.values()))
         omnibus = row_of(
             "between", "Kruskal–Wallis H", groups, n, statistic=h, p=p, p_method=CHI2_TIES,
-            p_holm=p, effect=h / (len(everything) - 1), **fields,
+            p_holm=p, effect=h / (len(everything) - 1), **interval.fields(), **fields,
         )  # fmt: skip
     pairs = [
         _mwu("between", a, samples[a], b, samples[b], min_n, "pairwise")
@@ -224,10 +232,11 @@ def _wilcoxon(wide: pd.DataFrame, a: str, b: str, min_n: int, kind: str) -> Row:
     x, y = pair[a].to_numpy(dtype=float), pair[b].to_numpy(dtype=float)
     method, how = _signed_rank_method(x - y)
     result = pg.wilcoxon(x, y, method=method).iloc[0]
-    p = float(result["p_val"])
+    p, r = float(result["p_val"]), float(result["RBC"])
+    interval = ci.matched_rank_biserial(r, int(np.count_nonzero(x - y)))
     return row_of(
         "within", test, [a, b], n, statistic=float(result["W_val"]), p=p, p_method=how,
-        p_holm=p, effect=float(result["RBC"]), **fields,
+        p_holm=p, effect=r, **interval.fields(), **fields,
     )  # fmt: skip
 
 
@@ -259,9 +268,10 @@ def _within(wide: pd.DataFrame, groups: list[str], min_n: int) -> list[Row]:
         long = stacked.rename("dv")
         result = pg.friedman(long.reset_index(), dv="dv", within="group", subject="subject")
         q, w, p = (float(result.iloc[0][k]) for k in ("Q", "W", "p_unc"))
+        interval = ci.kendalls_w(complete.to_numpy(dtype=float))
         omnibus = row_of(
             "within", "Friedman", groups, n, statistic=q, p=p, p_method=CHI2_TIES, p_holm=p,
-            effect=w, **fields,
+            effect=w, **interval.fields(), **fields,
         )  # fmt: skip
     pairs = [_wilcoxon(wide, a, b, min_n, "pairwise") for a, b in itertools.combinations(groups, 2)]
     return [omnibus, *_holm(pairs)]

@@ -41,6 +41,7 @@ from scipy.stats import MonteCarloMethod, chi2_contingency, fisher_exact
 from scipy.stats.contingency import odds_ratio
 
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS
+from analytics.statistics import effect_intervals as ci
 from analytics.statistics.compare import EXACT, Row, row_of, table_of, too_few
 
 __all__ = ["compare_proportions", "fisher_exact_two_rows", "monte_carlo_error", "one_answer_each"]
@@ -185,10 +186,11 @@ def _chi2(counts: pd.DataFrame, n: dict[str, int], fields: Row) -> Row:
         )
         p, method = float(sampled.pvalue), RANDOM_TABLES + ", as expected counts are small"
         fields["p_mc_error"] = monte_carlo_error(p)
+    interval = ci.cramers_v(counts.loc[:, counts.sum(axis=0) > 0].to_numpy())
     return row_of(
         "between", "χ² test of independence", list(n), n, statistic_name=f"χ²({dof})",
         statistic=chi2, p=p, p_method=method, p_holm=p, effect=float(pearson["cramer"]),
-        **fields,
+        **interval.fields(), **fields,
     )  # fmt: skip
 
 
@@ -209,6 +211,7 @@ def _fisher(counts: pd.DataFrame, min_n: int, kind: str, labels: Mapping[Any, st
     if binary:
         p, method = float(fisher_exact(table).pvalue), EXACT
         effect = float(odds_ratio(table, kind="conditional").statistic)
+        interval = ci.conditional_odds_ratio(table)
     else:
         exact = fisher_exact_two_rows(table)
         if exact is None:
@@ -218,9 +221,10 @@ def _fisher(counts: pd.DataFrame, min_n: int, kind: str, labels: Mapping[Any, st
         else:
             p, method = exact, FREEMAN_HALTON
         effect = cramers_v(table)
+        interval = ci.cramers_v(table)
     return row_of(
         "between", "Fisher's exact test", groups, n, p=p, p_method=method, p_holm=p,
-        effect=effect, **fields,
+        effect=effect, **interval.fields(), **fields,
     )  # fmt: skip
 
 
@@ -297,9 +301,11 @@ def _within(
         long = hits.rename_axis(index="subject", columns="group").stack().rename("dv")
         result = pg.cochran(long.reset_index(), dv="dv", within="group", subject="subject")
         q, p = float(result["Q"].iloc[0]), float(result["p_unc"].iloc[0])
+        interval = ci.cochran_eta(hits.to_numpy())
         omnibus = row_of(
             "within", "Cochran's Q", groups, n, statistic=q, p=p, p_method=COCHRAN_CHI2,
-            p_holm=p, effect=q / (len(complete) * (len(groups) - 1)), **fields,
+            p_holm=p, effect=q / (len(complete) * (len(groups) - 1)), **interval.fields(),
+            **fields,
         )  # fmt: skip
     pairs = [
         _mcnemar(wide, a, b, categories, min_n, "pairwise", first)
@@ -334,7 +340,8 @@ def _mcnemar(
     _, result = pg.chi2_mcnemar(hits, "x", "y")
     p = float(result["p_exact"].iloc[0])
     effect = only_a / only_b if only_b else math.inf
+    interval = ci.matched_odds_ratio(only_a, only_b)
     return row_of(
         "within", test, [a, b], n, statistic=float(result["chi2"].iloc[0]), p=p,
-        p_method=MCNEMAR_EXACT, p_holm=p, effect=effect, **fields,
+        p_method=MCNEMAR_EXACT, p_holm=p, effect=effect, **interval.fields(), **fields,
     )  # fmt: skip

@@ -1,5 +1,6 @@
-"""``ozlab import responses | annotations | votes``: data collected outside Telegram, checked
-row by row first (``analytics.io.importing``, ``importing_annotations``, ``importing_votes``)."""
+"""``ozlab import responses | sessions | annotations | votes``: data collected outside Telegram,
+checked row by row first (``analytics.io.importing``, ``importing_sessions``,
+``importing_annotations``, ``importing_votes``)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ _SHOWN = 50  # problems listed; the count covers all
 def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     imports = commands.add_parser(
         NAME,
-        help="add data collected outside Telegram: import responses|annotations|votes FILE.csv",
+        help="add data collected outside Telegram: "
+        "import responses|sessions|annotations|votes FILE.csv",
     )
     kinds = imports.add_subparsers(dest="kind", required=True)
     responses = kinds.add_parser(
@@ -37,6 +39,19 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         f"{STUDY_FILE}, to store in a database that has no definition yet",
     )
     responses.add_argument("--dry-run", action="store_true", help="check every row, write nothing")
+    sessions = kinds.add_parser(
+        "sessions",
+        help="tasks done outside Telegram, one session a row: columns participant, system, "
+        "scenario, success (optional: session, task, completed, correct, started_at, ended_at)",
+    )
+    sessions.add_argument("file", type=Path, help="CSV file (UTF-8, header row)")
+    database(sessions, help="study database")
+    sessions.add_argument(
+        "--study",
+        help="the study the sessions belong to: its id when the database holds several, or "
+        f"{STUDY_FILE}, to store in a database that has no definition yet",
+    )
+    sessions.add_argument("--dry-run", action="store_true", help="check every row, write nothing")
     annotations = kinds.add_parser(
         "annotations",
         help="annotators' ratings made elsewhere: columns target, annotator, item, value",
@@ -68,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
         return _annotations(args)
     if args.kind == "votes":
         return _votes(args)
+    if args.kind == "sessions":
+        return _sessions(args)
     return _responses(args)
 
 
@@ -84,6 +101,20 @@ def _responses(args: argparse.Namespace) -> int:
         f"{plural(result.rows, 'answer')} of {plural(result.participants, 'participant')} "
         f"{verb} ({plural(result.new_participants, 'new participant')}) into study "
         f"{result.study_id!r}."
+    )
+    return 0
+
+
+def _sessions(args: argparse.Namespace) -> int:
+    from analytics.io.importing_sessions import import_sessions
+    from analytics.report.document import plural
+
+    result = import_sessions(args.file, args.db, study=args.study, dry_run=args.dry_run)
+    _refuse_problems(args.file, result.problems)
+    verb = "would be imported (dry run)" if args.dry_run else "imported"
+    print(
+        f"{plural(result.sessions, 'session')} of {plural(result.participants, 'participant')} "
+        f"{verb} into study {result.study_id!r}."
     )
     return 0
 
