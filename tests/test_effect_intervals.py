@@ -12,6 +12,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -208,3 +209,20 @@ def test_the_known_answer_passes_through_import_and_report(
     assert row["effect"] == pytest.approx(r, abs=EXACT)
     assert (row["effect_ci_low"], row["effect_ci_high"]) == pytest.approx((low, high), abs=EXACT)
     assert row["effect_ci_method"] == ci.FISHER_Z
+
+
+def test_kruskal_h_from_counts_is_scipys_on_the_values() -> None:
+    """The bootstrap computes H from counts of distinct values: the same H as scipy's
+    ``kruskal`` (with its tie correction) on the values those counts stand for."""
+    from scipy.stats import kruskal
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        values = np.round(rng.normal(size=7) * 2) / 2
+        counts = rng.integers(0, 6, size=(3, len(values)))
+        counts[:, 0] += 1  # every system has a participant
+        order = np.argsort(values)
+        samples = [np.repeat(values[order], row[order]) for row in counts]
+        distinct = np.unique(values)
+        table = np.array([[np.sum(s == v) for v in distinct] for s in samples], dtype=float)
+        assert ci.kruskal_h(table) == pytest.approx(kruskal(*samples).statistic, rel=1e-12)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
-from scipy.stats import binomtest, friedmanchisquare, kruskal
+from scipy.stats import binomtest, rankdata
 from scipy.stats.contingency import odds_ratio
 
 RESAMPLES = 2_000
@@ -103,34 +103,60 @@ def _percentiles(values: np.ndarray, method: str) -> Interval:
     return Interval(float(low), float(high), method)
 
 
-def _within_each(samples: Sequence[np.ndarray], rng: np.random.Generator) -> list[np.ndarray]:
-    """Each system's participants resampled among themselves: one row per resample."""
-    return [
-        np.asarray(s, dtype=float)[rng.integers(0, len(s), size=(RESAMPLES, len(s)))]
-        for s in samples
-    ]
+def kruskal_h(counts: np.ndarray) -> np.ndarray:
+    """Kruskal–Wallis H with the tie correction (as scipy's ``kruskal``) from counts:
+    ``counts[..., system, value]`` how many of a system's participants gave each distinct
+    value, the values in increasing order. Ranks of tied values are midranks, so H
+    depends on the data only through these counts."""
+    sizes = counts.sum(axis=-1)
+    total = sizes.sum(axis=-1)
+    ties = counts.sum(axis=-2)
+    midranks = np.cumsum(ties, axis=-1) - (ties - 1) / 2
+    rank_sums = (counts * midranks[..., None, :]).sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = 12 / (total * (total + 1)) * (rank_sums**2 / sizes).sum(axis=-1) - 3 * (total + 1)
+        return h / (1 - (ties**3 - ties).sum(axis=-1) / (total**3 - total))
 
 
 def epsilon_squared(samples: Sequence[np.ndarray]) -> Interval:
     """The bootstrap interval of ε² = H / (n − 1) of Kruskal–Wallis over these systems'
-    participants (one value each)."""
+    participants (one value each). Each system's participants are resampled among
+    themselves: the counts of its distinct values drawn from their multinomial (the same
+    distribution as drawing participants, without ranking each resample's n values)."""
     rng = np.random.default_rng(SEED)
-    total = sum(len(s) for s in samples)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        h = kruskal(*_within_each(samples, rng), axis=1).statistic
-    return _percentiles(np.asarray(h) / (total - 1), BOOTSTRAP_STRATA)
+    values = [np.asarray(s, dtype=float) for s in samples]
+    distinct, codes = np.unique(np.concatenate(values), return_inverse=True)
+    sizes = [len(v) for v in values]
+    drawn = np.stack(
+        [
+            rng.multinomial(size, np.bincount(part, minlength=len(distinct)) / size, RESAMPLES)
+            for size, part in zip(sizes, np.split(codes, np.cumsum(sizes)[:-1]), strict=True)
+        ],
+        axis=1,
+    ).astype(float)  # resample × system × value
+    return _percentiles(kruskal_h(drawn) / (sum(sizes) - 1), BOOTSTRAP_STRATA)
 
 
 def kendalls_w(wide: np.ndarray) -> Interval:
     """The bootstrap interval of Kendall's W = Q / (n (k − 1)) of Friedman's test, a row
-    per participant, a column per system."""
+    per participant, a column per system. A participant's ranks (and ties) do not change
+    when participants are resampled: ranked once, summed per resample."""
     rng = np.random.default_rng(SEED)
     wide = np.asarray(wide, dtype=float)
     n, k = wide.shape
-    drawn = wide[rng.integers(0, n, size=(RESAMPLES, n))]
+    ranks = rankdata(wide, axis=1)
+    ties = np.array([_tie_term(row) for row in wide])
+    drawn = rng.integers(0, n, size=(RESAMPLES, n))
+    sums = np.stack([ranks[:, j][drawn].sum(axis=1) for j in range(k)], axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        q = friedmanchisquare(*(drawn[:, :, j] for j in range(k)), axis=1).statistic
-    return _percentiles(np.asarray(q) / (n * (k - 1)), BOOTSTRAP)
+        q = 12 / (n * k * (k + 1)) * (sums**2).sum(axis=1) - 3 * n * (k + 1)
+        q = q / (1 - ties[drawn].sum(axis=1) / (n * k * (k * k - 1)))
+    return _percentiles(q / (n * (k - 1)), BOOTSTRAP)
+
+
+def _tie_term(row: np.ndarray) -> float:
+    counts = np.unique(row, return_counts=True)[1].astype(float)
+    return float((counts**3 - counts).sum())
 
 
 def cochran_eta(hits: np.ndarray) -> Interval:
