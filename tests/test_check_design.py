@@ -80,7 +80,7 @@ def test_within_meeting_fewer_systems_than_there_are(
     found = warnings(study, capsys)
     assert any(
         w.startswith(f"{study}:{line_of(study, 'tasks_per_participant: 2')}: warning:")
-        and "each participant plays 2 tasks of 3 systems: nobody meets every system" in w
+        and "each participant plays 2 tasks of 4 systems: nobody meets every system" in w
         for w in found
     ), found
 
