@@ -12,6 +12,8 @@ of these that has something to say decides, in this order of preference:
 4. ``wizard``: a wizard's judgement from the console.
 
 A system none of them speaks for is "not measured": its success rate is unknown, never 0.
+Whether a task was done correctly (the scenario's ``success_if``) is a test of what a system
+or its tools reported doing, so it is kept only for systems those two sources decided.
 A model judge reading transcripts is not among the sources yet.
 """
 
@@ -132,6 +134,13 @@ def decide(
     table = pd.DataFrame(rows, columns=SOURCE_COLUMNS).astype({"system_id": object})
     decided_success = pd.Series(decided, index=index, dtype=float).reindex(sessions.index)
     was_measured = pd.Series(measured, index=index, dtype=bool).reindex(sessions.index)
-    return sessions.assign(
+    result = sessions.assign(
         success=decided_success, success_measured=was_measured.fillna(False).astype(bool)
-    ), table
+    )
+    if "correct" in result.columns:
+        # success_if tests what a system reported doing: where nothing it reported decided,
+        # the bot's "not done correctly" measured nothing.
+        reporting = set(table.loc[table["source"].isin(("system", "tools")), "system_id"])
+        reported_by = result["system_id"].astype(object).isin(reporting)
+        result["correct"] = pd.to_numeric(result["correct"], errors="coerce").where(reported_by)
+    return result, table
