@@ -30,13 +30,16 @@ def run(args: argparse.Namespace) -> int:
 
     adapters_beside(args.study)
     bundle = load_study(args.study)
-    from bot.pilot.demo import clear_demo_database, play_study
+    import os
+
+    from bot.pilot.demo import clear_demo_database, play_study, servers_answer
     from bot.pilot.summary import format_summary, summarize
     from bot.runtime.logging import setup_logging
     from bot.store.claims import claim
     from bot.store.opening import locate
 
     setup_logging(logging.WARNING, [])
+    asyncio.run(servers_answer(bundle, os.environ))
     place = locate(args.db)
     study = place.study_or(bundle.study.id)
     with claim(args.db, "ozlab demo", study) as writer:  # held from before the replacing
