@@ -175,3 +175,12 @@ SystemSpec = Annotated[
     DemoSystem | OpenAISystem | RasaSystem | HttpSystem | PythonSystem | WizardSystem,
     Field(discriminator="type"),
 ]
+
+
+def reports_success(spec: SystemSpec) -> bool:
+    """Whether a system can say itself that a task succeeded: a language model, a wizard-only
+    system and an http service whose answer maps no events cannot (their success comes from
+    tool calls, the participant's answer or a wizard's judgement)."""
+    if isinstance(spec, OpenAISystem | WizardSystem):
+        return False
+    return not (isinstance(spec, HttpSystem) and spec.response.events is None)

@@ -27,7 +27,7 @@ import pandas as pd
 
 from bot.core.vocabulary import EventKind
 from scenarios.models import StudyBundle
-from scenarios.systems import HttpSystem, OpenAISystem, WizardSystem
+from scenarios.systems import reports_success
 
 SOURCES = ("system", "tools", "participant", "wizard")
 LABELS = {
@@ -41,17 +41,14 @@ SOURCE_COLUMNS = ["system_id", "source", "decided_by", "sessions_decided"]
 
 
 def _silent_systems(bundles: Mapping[str, StudyBundle]) -> set[str]:
-    """Systems that cannot report task success themselves: an ``openai`` model, a
-    wizard-only system, an http service whose answer maps no events. Every other system
-    (and one whose definition is not stored) reports success when it sees it."""
-    found = set()
-    for bundle in bundles.values():
-        for spec in bundle.study.systems:
-            if isinstance(spec, OpenAISystem | WizardSystem) or (
-                isinstance(spec, HttpSystem) and spec.response.events is None
-            ):
-                found.add(spec.id)
-    return found
+    """Systems that cannot report task success themselves (``reports_success``); every
+    other system (and one whose definition is not stored) reports success when it sees it."""
+    return {
+        spec.id
+        for bundle in bundles.values()
+        for spec in bundle.study.systems
+        if not reports_success(spec)
+    }
 
 
 def _success_items(bundles: Mapping[str, StudyBundle]) -> set[str]:

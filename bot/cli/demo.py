@@ -56,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
         played = asyncio.run(play())
         elapsed = time.perf_counter() - started
     print(f"Study {bundle.study.id!r}: {len(played)} simulated participants in {elapsed:.1f} s\n")
-    print(format_summary(summarize(args.db, study)))
+    from scenarios.systems import reports_success
+
+    silent = {s.id for s in bundle.study.systems if not reports_success(s)}
+    print(format_summary(summarize(args.db, study), silent))
     print(f"\nDatabase: {place.shown}")
     return 0

@@ -6,6 +6,8 @@ that a study ran and that its systems differ.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from bot.store import Access, open_store
 from bot.store.blocking import run_blocking
 from bot.store.model import SystemSummary
@@ -27,24 +29,37 @@ async def _summarize(db: Database, study: str | None) -> list[SystemSummary]:
         await store.close()
 
 
-def format_summary(summaries: list[SystemSummary]) -> str:
+NOT_MEASURED = (
+    "not measured: the system cannot report success itself and no session of it was marked"
+    " successful; `ozlab report` says which source decides (tool calls, the participant's"
+    " answer, a wizard)"
+)
+
+
+def format_summary(summaries: list[SystemSummary], silent: Collection[str] = ()) -> str:
+    """The table; ``silent``: the systems that cannot report success themselves, shown as
+    not measured rather than 0 % where none of their sessions succeeded."""
     if not summaries:
         return "No sessions in this database yet."
     items = list(dict.fromkeys(i for s in summaries for i in s.item_means))
     header = ["system", "sessions", "completed", "rate", "exchanges", *items]
     rows = [header]
+    unmeasured = False
     for s in summaries:
+        measured = s.succeeded > 0 or s.system_id not in silent
+        unmeasured = unmeasured or not measured
         rows.append(
             [
                 s.system_id,
                 str(s.sessions),
-                str(s.succeeded),
-                f"{s.completion_rate:.0%}",
+                str(s.succeeded) if measured else "-",
+                f"{s.completion_rate:.0%}" if measured else "not measured",
                 f"{s.mean_exchanges:.1f}",
                 *(f"{s.item_means[i]:.2f}" if i in s.item_means else "-" for i in items),
             ]
         )
     widths = [max(len(row[c]) for row in rows) for c in range(len(header))]
-    return "\n".join(
+    table = "\n".join(
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows
     )
+    return f"{table}\n{NOT_MEASURED}" if unmeasured else table
