@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 import time
 from typing import TYPE_CHECKING
@@ -30,8 +31,6 @@ def run(args: argparse.Namespace) -> int:
 
     adapters_beside(args.study)
     bundle = load_study(args.study)
-    import os
-
     from bot.pilot.demo import clear_demo_database, play_study, servers_answer
     from bot.pilot.summary import format_summary, summarize
     from bot.runtime.logging import setup_logging
