@@ -172,7 +172,8 @@ def test_the_starter_s_model_succeeds_by_its_tool_calls_as_a_researcher_runs_it(
     ``ozlab demo`` (the real bot on the emulator) and ``ozlab report``: the model's success
     rate is what its sessions' tool calls say."""
     env = environment()
-    ozlab("new", "pilot", cwd=tmp_path, env=env)
+    said = ozlab("new", "pilot", cwd=tmp_path, env=env)
+    assert "'ozlab serve-demo --openai'" in said and "OZLAB_MODEL_URL" in said
     study = tmp_path / "pilot" / "study.yaml"
     assert ozlab("check", study, cwd=tmp_path, env=env).startswith("OK: study 'pilot'")
     bundle = load_study(study)
