@@ -89,15 +89,14 @@ def _listed(things: list[str]) -> str:
     return things[0] if len(things) == 1 else f"{', '.join(things[:-1])} and {things[-1]}"
 
 
-async def servers_answer(bundle: StudyBundle, env: Mapping[str, str]) -> None:
-    """Stop before a simulation whose system behind a server does not answer (the
-    starter's language model before ``ozlab serve-demo --openai`` runs): each of its
-    participants would otherwise play against refused connections. One message to each, as
-    ``ozlab check --ping`` sends; the first that fails is a
-    :class:`~bot.core.errors.SystemSetupError` saying how to start it."""
+async def unanswered(bundle: StudyBundle, env: Mapping[str, str]) -> list[str]:
+    """What is wrong with each system behind a server that does not answer one message (as
+    ``ozlab check --ping`` sends it), and how to start it: the starter's language model
+    before ``ozlab serve-demo --openai`` runs."""
     from bot.systems.ping import ping_systems
 
     specs = {spec.id: spec for spec in bundle.study.systems}
+    found = []
     for ping in await ping_systems(bundle, env):
         if ping.up:
             continue
@@ -109,10 +108,20 @@ async def servers_answer(bundle: StudyBundle, env: Mapping[str, str]) -> None:
                 hint += f", or set {spec.url_env} to where it runs"
         elif isinstance(spec, HttpSystem):
             hint += " (the demo shop: ozlab serve-demo)"
-        raise SystemSetupError(
+        found.append(
             f"system {ping.system_id} ({ping.kind}) does not answer at {ping.address}:"
             f" {ping.problem}; {hint}"
         )
+    return found
+
+
+async def servers_answer(bundle: StudyBundle, env: Mapping[str, str]) -> None:
+    """Stop before a simulation whose system behind a server does not answer: each of its
+    participants would otherwise play against a dead server. The first such system is a
+    :class:`~bot.core.errors.SystemSetupError` saying how to start it."""
+    found = await unanswered(bundle, env)
+    if found:
+        raise SystemSetupError(found[0])
 
 
 class PacedSystem:
