@@ -22,6 +22,9 @@ _STUDY = """\
 #
 #   ozlab check {folder}/study.yaml
 #
+# Its language model (my-llm, below) needs its server running: "ozlab serve-demo --openai"
+# in another terminal serves the demo one; then "ozlab demo --study {folder}/study.yaml".
+#
 # Where names are looked up:
 #   scenarios:       scenarios/<id>.yaml beside this file, then the scenarios shipped with ozlab
 #   questionnaires:  questionnaires/<id>.yaml beside this file, then the shipped instruments
@@ -60,7 +63,8 @@ texts:
 # invite_codes: [spring-class, pilot]
 
 # The systems under test. Each id must be unique: it is stored with every exchange and
-# names the system in the report. Here the built-in demo shop assistant, in two variants.
+# names the system in the report. Here the built-in demo shop assistant, in two variants,
+# and a language model.
 systems:
   - type: demo
     id: shop-v1
@@ -68,18 +72,22 @@ systems:
   - type: demo
     id: shop-v0
     variant: v0
-  # An OpenAI-compatible chat server (OpenAI, vLLM, llama.cpp, Ollama, ...). Keys are never
-  # written here: api_key_env names the environment variable that holds the key. It is
-  # offered the scenario's tools (see tools in scenarios/my-task.yaml) and its calls decide
-  # the task's success. To try it offline, "ozlab serve-demo --openai" serves the demo shop
-  # as such a model at http://127.0.0.1:8081 (model: ozlab-demo-shop-v1).
-  # - type: openai
-  #   id: my-llm
-  #   url: http://127.0.0.1:8081
-  #   model: ozlab-demo-shop-v1
-  #   # api_key_env: OPENAI_API_KEY
-  #   system_prompt: "You are a helpful shop assistant. The user's task: {{brief}}"
-  #   temperature: 0.7
+  # A language model behind an OpenAI-compatible chat server (OpenAI, vLLM, llama.cpp,
+  # Ollama, ...). It is offered the scenario's tools (see tools in scenarios/my-task.yaml),
+  # and its calls decide the task's success. As written, it is the demo shop playing such a
+  # model on this computer: start it with "ozlab serve-demo --openai" in another terminal
+  # before "ozlab demo" or "ozlab run". url_env names an environment variable that, when
+  # set, says where the server is instead of url (OZLAB_MODEL_URL=http://gpu-box:8000 ozlab
+  # run ...). Keys are never written here: api_key_env names the variable that holds the
+  # key. "ozlab check --ping" asks the server once.
+  - type: openai
+    id: my-llm
+    url: http://127.0.0.1:8081
+    url_env: OZLAB_MODEL_URL
+    model: ozlab-demo-shop-v1
+    # api_key_env: OPENAI_API_KEY
+    system_prompt: "You are a helpful shop assistant. The user's task: {{brief}}"
+    temperature: 0.7
   # A Rasa assistant through its REST channel.
   # - type: rasa
   #   id: my-rasa

@@ -30,7 +30,8 @@ class _System(BaseModel):
     """How replies are shown; plain text unless the study asks (stray ``*`` stay harmless)."""
 
 
-def _check_url(url: str) -> str:
+def check_url(url: str) -> str:
+    """``url`` without a trailing slash; a ValueError when it is not an http(s) address."""
     if not re.match(r"^https?://[^\s/]+", url):
         raise ValueError(f"{url!r} is not an http:// or https:// address")
     return url.rstrip("/")
@@ -61,6 +62,10 @@ class OpenAISystem(_System):
     """``openai``: a language model behind an OpenAI-compatible server."""
     url: str
     """The server's base address; ``/v1/chat/completions`` is added unless already there."""
+    url_env: str | None = None
+    """The name of an environment variable that, when set, gives the server's address in
+    place of ``url``: the study file keeps a default (a local server) and each machine that
+    runs it may say where its model is, without an edit."""
     model: str = Field(min_length=1)
     """The model's name as the server knows it."""
     api_key_env: str | None = None
@@ -80,8 +85,8 @@ class OpenAISystem(_System):
     """Where the scenario offers tools: at most this many rounds of tool calls within one
     turn before the model must answer in words."""
 
-    _url = field_validator("url")(classmethod(lambda cls, v: _check_url(v)))
-    _env = field_validator("api_key_env")(classmethod(lambda cls, v: _check_env(v)))
+    _url = field_validator("url")(classmethod(lambda cls, v: check_url(v)))
+    _env = field_validator("api_key_env", "url_env")(classmethod(lambda cls, v: _check_env(v)))
 
 
 class RasaSystem(_System):
@@ -93,7 +98,7 @@ class RasaSystem(_System):
     """The Rasa server's address (``http://127.0.0.1:5005``); the REST channel's path is
     added."""
 
-    _url = field_validator("url")(classmethod(lambda cls, v: _check_url(v)))
+    _url = field_validator("url")(classmethod(lambda cls, v: check_url(v)))
 
 
 RequestField = Literal["session_id", "message", "history", "scenario_id", "brief", "turn"]
@@ -136,7 +141,7 @@ class HttpSystem(_System):
     response: HttpResponseMap = HttpResponseMap()
     """Where in the service's JSON answer the texts, events and event data are."""
 
-    _url = field_validator("url")(classmethod(lambda cls, v: _check_url(v)))
+    _url = field_validator("url")(classmethod(lambda cls, v: check_url(v)))
     _env = field_validator("api_key_env")(classmethod(lambda cls, v: _check_env(v)))
 
 
@@ -170,3 +175,12 @@ SystemSpec = Annotated[
     DemoSystem | OpenAISystem | RasaSystem | HttpSystem | PythonSystem | WizardSystem,
     Field(discriminator="type"),
 ]
+
+
+def reports_success(spec: SystemSpec) -> bool:
+    """Whether a system can say itself that a task succeeded: a language model, a wizard-only
+    system and an http service whose answer maps no events cannot (their success comes from
+    tool calls, the participant's answer or a wizard's judgement)."""
+    if isinstance(spec, OpenAISystem | WizardSystem):
+        return False
+    return not (isinstance(spec, HttpSystem) and spec.response.events is None)

@@ -17,6 +17,7 @@ import pytest
 from bot.core.privacy import SECRET_ENV
 from bot.store import lock as running
 from bot.systems.demo import ALEX_WISHLIST
+from scenarios.starter import write_starter
 from tests.store_reads import pick, tables
 from tests.terminal_support import Terminal
 
@@ -205,3 +206,24 @@ def test_a_researcher_chats_on_a_demos_database(tmp_path: Path) -> None:
     after = tables(db)
     assert len(after["participants"]) == len(before["participants"]) + 1
     assert all(p in after["participants"] for p in before["participants"])
+
+
+def test_chat_warns_when_the_starter_s_model_server_is_not_running(tmp_path: Path) -> None:
+    """A third of the starter's participants meet its language model: without its server
+    the researcher would type into refused connections, so chat says first how to start it
+    (and goes on: what a participant sees when a system fails is worth trying too)."""
+    write_starter(tmp_path / "pilot")
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "chat", str(tmp_path / "pilot" / "study.yaml"),
+         "--db", str(tmp_path / "chat.sqlite")],
+        cwd=ROOT,
+        env={**ENV, "OZLAB_MODEL_URL": f"http://127.0.0.1:{_closed_port()}"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [warning] = [line for line in done.stdout.splitlines() if line.startswith("(warning: ")]
+    assert warning.startswith("(warning: system my-llm (openai) does not answer at ")
+    assert "ozlab serve-demo --openai" in warning and "OZLAB_MODEL_URL" in warning

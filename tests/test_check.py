@@ -119,7 +119,9 @@ def test_summary_tells_the_new_parts(tmp_path: Path, capsys: pytest.CaptureFixtu
     # Two of three scenarios between subjects cannot stay balanced (tests/test_check_design).
     assert warning.startswith(f"{study}:{line_of(text.splitlines(), 'tasks_per_participant: 2')}:")
     assert "warning: design.tasks_per_participant: a balanced design cannot" in warning
-    assert lines[0].startswith("OK: study 'pilot' — 2 systems (shop-v1, shop-v0), 3 scenarios")
+    assert lines[0].startswith(
+        "OK: study 'pilot' — 3 systems (shop-v1, shop-v0, my-llm), 3 scenarios"
+    )
     assert lines[1:-1] == [
         "  design: balanced (seed 1); each participant: 2 of 3 scenarios in random order; "
         "systems between subjects",
@@ -300,4 +302,4 @@ def test_a_correct_custom_adapter_beside_the_study_is_ok(
     assert check(str(study)) == 0
     out, err = capsys.readouterr()
     assert err == ""
-    assert out.startswith("OK: study 'pilot' — 2 systems (shop-v1, resto)")
+    assert out.startswith("OK: study 'pilot' — 3 systems (shop-v1, resto, my-llm)")

@@ -3,6 +3,7 @@ the balance warning is checked against what the balanced design really does."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,14 @@ def starter(tmp_path: Path, *, design: str, scenarios: str = "[my-task]") -> Pat
     text = text.replace(DESIGN, design).replace("scenarios: [my-task]", f"scenarios: {scenarios}")
     study.write_text(text, encoding="utf-8")
     return study
+
+
+def without_the_model(study: Path) -> None:
+    """The starter without its language model: the two demo shops alone."""
+    text = study.read_text(encoding="utf-8")
+    model = re.compile(r"(?ms)^  # A language model .*?^    temperature: 0\.7\n")
+    assert model.search(text)
+    study.write_text(model.sub("", text), encoding="utf-8")
 
 
 def warnings(study: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
@@ -80,7 +89,7 @@ def test_within_meeting_fewer_systems_than_there_are(
     found = warnings(study, capsys)
     assert any(
         w.startswith(f"{study}:{line_of(study, 'tasks_per_participant: 2')}: warning:")
-        and "each participant plays 2 tasks of 3 systems: nobody meets every system" in w
+        and "each participant plays 2 tasks of 4 systems: nobody meets every system" in w
         for w in found
     ), found
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -25,6 +26,7 @@ def study_with(tmp_path: Path, systems: str) -> Path:
     study = tmp_path / "pilot" / "study.yaml"
     text = study.read_text(encoding="utf-8")
     assert DEMO_V0 in text
+    text = re.sub(r"(?ms)^  # A language model .*?^    temperature: 0\.7\n", "", text)  # its model
     study.write_text(text.replace(DEMO_V0, systems), encoding="utf-8")
     return study
 

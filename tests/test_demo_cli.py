@@ -8,6 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.errors import SystemSetupError
+from scenarios.starter import write_starter
+from tests.command_line import environment
+from tests.fake_servers import closed_port_url
 from tests.store_reads import pick, reading, tables
 
 pytestmark = pytest.mark.slow
@@ -74,3 +78,25 @@ def test_demo_refuses_to_overwrite_a_file_that_is_not_its_database(tmp_path: Pat
     )
     assert done.returncode != 0 and "not an ozlab database" in done.stderr
     assert precious.read_text() == "not a database"
+
+
+def test_demo_stops_in_one_line_when_a_model_server_is_not_running(tmp_path: Path) -> None:
+    """The starter's language model needs its server: a demo without it would play every
+    participant of that system against refused connections, for minutes, to a useless end."""
+    write_starter(tmp_path / "pilot")
+    db = tmp_path / "demo.sqlite"
+    nowhere = closed_port_url()
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "demo", "--study", str(tmp_path / "pilot" / "study.yaml"),
+         "-n", "3", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**environment(), "OZLAB_MODEL_URL": nowhere},
+    )  # fmt: skip
+    assert done.returncode == SystemSetupError.exit_code, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("ozlab: system my-llm (openai) does not answer at ")
+    assert nowhere.removeprefix("http://") in line and "ozlab serve-demo --openai" in line
+    assert "OZLAB_MODEL_URL" in line
+    assert not db.exists()

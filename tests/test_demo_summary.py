@@ -1,5 +1,7 @@
-"""The votes in ``ozlab demo``'s summary: counted as given per source and pair of systems,
-with what the ranking leaves out (onboarding pairs, flagged votes) left out here too."""
+"""``ozlab demo``'s summary: votes counted as given per source and pair of systems, with what
+the ranking leaves out (onboarding pairs, flagged votes) left out here too; a system that
+cannot report success itself, and whose sessions nothing marked successful, is not
+measured there either (never 0 %)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ from bot.core.vocabulary import FlagReason, RaterKind, VoteSource, Winner
 from bot.core.votes import Vote
 from bot.pilot.summary import Summary, format_summary, tally
 from bot.store.model import SystemSummary
+from scenarios.loading import load_study
+from scenarios.systems import reports_success
 
 
 def _vote(
@@ -39,3 +43,22 @@ def test_votes_are_tallied_per_source_and_pair_as_given() -> None:
     shown = format_summary(Summary([SystemSummary("a + b", 6, 0, 6, 5.0, {}, True)], [side]))
     assert "a + b   6         -          -     5.0" in shown
     assert "side by side  a + b    6      b 2, a 1   1     1         1" in shown
+
+
+def test_a_system_that_cannot_report_success_is_not_measured_never_zero() -> None:
+    summaries = [
+        SystemSummary("shop-v0", 4, 0, 4, 3.0, {}),
+        SystemSummary("talker", 3, 0, 3, 10.0, {}),
+        SystemSummary("tooled", 3, 2, 3, 3.0, {}),
+    ]
+    lines = format_summary(Summary(summaries, []), silent={"talker", "tooled"}).splitlines()
+    rows = {line.split()[0]: line.split() for line in lines[1:] if line.split()}
+    assert rows["shop-v0"][2:4] == ["0", "0%"]  # it could have said so: a measured 0 %
+    assert rows["talker"][2:5] == ["-", "not", "measured"]
+    assert rows["tooled"][2:4] == ["2", "67%"]  # its tool calls spoke
+    assert lines[-1].startswith("not measured: ")
+
+
+def test_which_systems_report_success_themselves() -> None:
+    systems = {s.id: reports_success(s) for s in load_study("hmd-llm").study.systems}
+    assert systems == {"shop-llm": False, "shop-v1": True}

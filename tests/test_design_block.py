@@ -14,7 +14,7 @@ from bot.cli import main
 from bot.engine.assignment import assign_scenarios, cell_counts, design_block
 from scenarios.loading import load_study
 from scenarios.models import Study
-from tests.test_check_design import line_of, starter
+from tests.test_check_design import line_of, starter, without_the_model
 
 HMD = load_study("hmd").study  # one scenario, two systems
 IDIAL = load_study("idial").study  # four scenarios, two systems, three tasks each
@@ -93,6 +93,7 @@ def test_ozlab_power_and_check_know_the_design(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     study = starter(tmp_path, design="  systems: within\n", scenarios="[my-task, hmd-gift]")
+    without_the_model(study)  # two systems
     text = study.read_text(encoding="utf-8").replace("  type: balanced\n", "  type: latin_square\n")
     study.write_text(text, encoding="utf-8")
     assert main(["power", str(study)]) == 0
@@ -109,3 +110,9 @@ def test_ozlab_power_and_check_know_the_design(
     ) in out
     assert main(["check", str(study), "-n", "34"]) == 0
     assert "-n 34" not in capsys.readouterr().out
+
+
+def test_the_block_says_task_or_tasks_as_the_number_wants() -> None:
+    assert design_block(designed(HMD, type="balanced")).cells.endswith(", 1 task per participant")
+    idial = design_block(designed(IDIAL, type="balanced"))
+    assert idial.cells.endswith(", 3 tasks per participant")

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +27,9 @@ from bot.systems.served_model import model_app
 from bot.systems.tools import scenario_tools
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle
-from scenarios.starter import write_starter
 from scenarios.systems import OpenAISystem
+from tests.command_line import environment
+from tests.e2e_support import PROJECT_ROOT
 from tests.fake_servers import serving
 
 pytestmark = pytest.mark.slow
@@ -103,26 +106,102 @@ async def test_the_shipped_study_s_model_succeeds_by_its_tool_calls(tmp_path: Pa
     assert re.search(r"\| shop-llm \| tool calls \| 4 \|", text)
 
 
-async def test_the_starter_with_its_model_enabled_succeeds_by_tool_calls(tmp_path: Path) -> None:
-    folder = tmp_path / "pilot"
-    write_starter(folder)
-    study = folder / "study.yaml"
-    async with serving(model_app()) as url:
-        text = study.read_text(encoding="utf-8")
-        block = re.search(r"(?m)^  # - type: openai\n(  #   .*\n)+", text)
-        assert block is not None
-        enabled = re.sub(r"(?m)^  # (- |  )", r"  \1", block.group(0)).replace(
-            "http://127.0.0.1:8081", url
-        )
-        text = text.replace(block.group(0), enabled).replace("    # api_key_env", "    #")
-        study.write_text(text, encoding="utf-8")
-        bundle = load_study(study)
-        assert [s.id for s in bundle.study.systems] == ["shop-v1", "shop-v0", "my-llm"]
+def served_model() -> tuple[subprocess.Popen[str], str]:
+    """``ozlab serve-demo --openai --port 0`` as a researcher starts it; the process and the
+    address it printed."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "serve-demo", "--openai", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=PROJECT_ROOT,
+        env=environment(),
+    )
+    assert process.stdout is not None
+    for line in process.stdout:  # its first line says where it listens
+        found = re.search(r"answers as a model at (http://\S+)/v1/chat/completions", line)
+        if found:
+            return process, found.group(1)
+    process.kill()
+    process.wait()
+    raise AssertionError("ozlab serve-demo --openai did not say where it listens")
+
+
+def ozlab(*args: str | Path, cwd: Path, env: dict[str, str]) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def tool_judged(db: Path, system: str, ending: str, correct: set[str]) -> tuple[int, int, int]:
+    """(ended tasks of ``system``, those a call of ``ending`` got a result in, those whose
+    call named a game in ``correct``), read from the sessions' own tool events."""
+    with sqlite3.connect(db) as conn:
+        sessions = {
+            s
+            for (s,) in conn.execute(
+                "SELECT id FROM sessions WHERE system_id = ? AND ended_at IS NOT NULL", (system,)
+            )
+        }
+        calls = [
+            (s, json.loads(data))
+            for s, data in conn.execute(
+                "SELECT session_id, data FROM events WHERE kind = ?", ("tool_called",)
+            )
+            if s in sessions
+        ]
+    ended = {s for s, call in calls if call["tool"] == ending and call["error"] is None}
+    right = {
+        s
+        for s, call in calls
+        if s in ended and call["tool"] == ending and call["arguments"].get("game") in correct
+    }
+    return len(sessions), len(ended), len(right)
+
+
+def test_the_starter_s_model_succeeds_by_its_tool_calls_as_a_researcher_runs_it(
+    tmp_path: Path,
+) -> None:
+    """``ozlab new``, the demo model served on a free port and named by ``OZLAB_MODEL_URL``,
+    ``ozlab demo`` (the real bot on the emulator) and ``ozlab report``: the model's success
+    rate is what its sessions' tool calls say."""
+    env = environment()
+    said = ozlab("new", "pilot", cwd=tmp_path, env=env)
+    assert "'ozlab serve-demo --openai'" in said and "OZLAB_MODEL_URL" in said
+    study = tmp_path / "pilot" / "study.yaml"
+    assert ozlab("check", study, cwd=tmp_path, env=env).startswith("OK: study 'pilot'")
+    bundle = load_study(study)
+    [model] = [s for s in bundle.study.systems if isinstance(s, OpenAISystem)]
+    assert (model.id, model.url_env) == ("my-llm", "OZLAB_MODEL_URL")
+    scenario = bundle.scenario("my-task")
+    [ending] = [tool.name for tool in scenario.tools if tool.ends_task]
+    correct = set(scenario.success_if[f"{ending}.game"].one_of or ())
+    server, url = served_model()
+    try:
         db = tmp_path / "pilot.sqlite"
-        await play_study(bundle, db, participants=9, seed=5, paced_systems=False)
-    sessions, ended, _ = tool_outcomes(db, "my-llm")
-    rows, sources, _ = completion_of(db)
-    assert sources["my-llm"] == "tool calls"
-    llm = rows["my-llm"]
+        ozlab("demo", "--study", study, "-n", "9", "--db", db, cwd=tmp_path,
+              env={**env, "OZLAB_MODEL_URL": url})  # fmt: skip
+    finally:
+        server.kill()
+        server.wait()
+        assert server.stdout is not None
+        server.stdout.close()
+    sessions, ended, right = tool_judged(db, "my-llm", ending, correct)
     assert sessions >= 1 and ended >= 1
+    report = json.loads(ozlab("report", "--db", db, "--format", "json", cwd=tmp_path, env=env))
+    [llm] = [r for r in report["completion"]["by_system"] if r["system_id"] == "my-llm"]
     assert (llm["success_n"], llm["successes"]) == (sessions, ended)
+    assert llm["success_rate"] == pytest.approx(ended / sessions)
+    assert (llm["correct_n"], llm["correct"]) == (sessions, right)
+    [source] = [r for r in report["completion"]["sources"] if r["system_id"] == "my-llm"]
+    assert (source["decided_by"], source["sessions_decided"]) == ("tool calls", sessions)
+    text = ozlab("report", "--db", db, "--format", "md", cwd=tmp_path, env=env)
+    assert f"| my-llm | tool calls | {sessions} |" in text
+    rate = f"{100 * ended / sessions:.0f}%"
+    assert re.search(rf"\| my-llm \| {sessions} \| {ended} \| {rate} \(", text), text

@@ -274,3 +274,17 @@ async def test_v0_does_not_forgive_a_misspelt_keyword_and_v1_does() -> None:
         v0 = await DemoShop("v0").respond(asking(message))
         assert understood in " ".join(v1.texts)
         assert understood not in " ".join(v0.texts)
+
+
+def test_replays_get_the_tools_of_the_stored_study_or_of_the_study_file() -> None:
+    from bot.store.definition import definition_json
+    from bot.stress.replaying import replay_tools
+    from scenarios.loading import load_study
+
+    with_tools = definition_json(load_study("hmd-llm"))
+    without = definition_json(load_study("hmd"))
+    stored = replay_tools({"hmd-llm": with_tools, "hmd": without}, None)
+    assert list(stored) == ["hmd-gift-llm"]
+    assert [t["function"]["name"] for t in stored["hmd-gift-llm"].offered()] == ["add_to_wishlist"]
+    assert replay_tools({"hmd": without}, None) == {}
+    assert list(replay_tools({}, "hmd-llm")) == ["hmd-gift-llm"]  # --study FILE

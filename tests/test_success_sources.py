@@ -120,6 +120,19 @@ def test_a_system_nothing_speaks_for_is_not_measured_never_zero() -> None:
     assert not_measured({**row.to_dict()})
 
 
+def test_done_correctly_is_judged_only_where_a_system_or_its_tools_decided() -> None:
+    """``success_if`` tests what a system reported doing: where a participant or a wizard
+    decided, the bot's "not done correctly" (nothing was reported) is not a measurement."""
+    sessions, events, responses = frames()
+    sessions = sessions.assign(correct=[1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+    decided, _ = decide(sessions, events, responses, {"s": bundle()})
+    table = completion(decided).set_index("system_id")
+    assert table.loc["shop", ["correct", "correct_n"]].tolist() == [1, 2]
+    assert table.loc["tools", ["correct", "correct_n"]].tolist() == [1, 3]
+    for system in ("asked", "woz", "silent"):
+        assert table.loc[system, "correct_n"] == 0 and pd.isna(table.loc[system, "correct_rate"])
+
+
 def test_without_a_stored_definition_every_system_reports_as_before() -> None:
     sessions, events, responses = frames()
     decided, sources = decide(sessions, events, responses, {})

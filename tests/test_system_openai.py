@@ -159,6 +159,31 @@ async def test_url_ending_in_v1_is_not_doubled(client: JsonClient, server: FakeO
     assert (await llm.respond(conversation())).texts == ("I can help with that.",)
 
 
+async def test_url_env_when_set_names_the_server_in_place_of_url(
+    client: JsonClient, server: FakeOpenAI
+) -> None:
+    """A study keeps a default address and each machine may say where its model is."""
+    nowhere = closed_port_url()
+    moved = spec(nowhere, url_env="LLM_URL")
+    llm = OpenAIChat(moved, client, {**ENV, "LLM_URL": server.url + "/"})
+    assert (await llm.respond(conversation())).texts == ("I can help with that.",)
+    assert server.requests and llm.endpoint == server.url + "/v1/chat/completions"
+    unset = OpenAIChat(moved, client, {**ENV, "LLM_URL": " "})  # empty: the study's url
+    assert unset.endpoint == nowhere + "/v1/chat/completions"
+
+
+def test_a_url_env_that_is_no_address_stops_the_start(client: JsonClient) -> None:
+    with pytest.raises(SystemSetupError, match=r"LLM_URL: 'localhost:8081' is not an http") as e:
+        OpenAIChat(
+            spec("http://127.0.0.1:9", url_env="LLM_URL"),
+            client,
+            {**ENV, "LLM_URL": "localhost:8081"},
+        )
+    assert e.value.field == "url_env"
+    with pytest.raises(ValueError, match="not an environment variable name"):
+        spec("http://127.0.0.1:9", url_env="the server")
+
+
 def test_missing_key_variable_is_named_at_construction(client: JsonClient) -> None:
     with pytest.raises(SystemSetupError, match=r"LLM_KEY \(api_key_env\) is not set"):
         OpenAIChat(spec("http://127.0.0.1:9"), client, {})

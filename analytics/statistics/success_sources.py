@@ -12,6 +12,8 @@ of these that has something to say decides, in this order of preference:
 4. ``wizard``: a wizard's judgement from the console.
 
 A system none of them speaks for is "not measured": its success rate is unknown, never 0.
+Whether a task was done correctly (the scenario's ``success_if``) is a test of what a system
+or its tools reported doing, so it is kept only for systems those two sources decided.
 A model judge reading transcripts is not among the sources yet.
 """
 
@@ -25,7 +27,7 @@ import pandas as pd
 
 from bot.core.vocabulary import EventKind
 from scenarios.models import StudyBundle
-from scenarios.systems import HttpSystem, OpenAISystem, WizardSystem
+from scenarios.systems import reports_success
 
 SOURCES = ("system", "tools", "participant", "wizard")
 LABELS = {
@@ -39,17 +41,14 @@ SOURCE_COLUMNS = ["system_id", "source", "decided_by", "sessions_decided"]
 
 
 def _silent_systems(bundles: Mapping[str, StudyBundle]) -> set[str]:
-    """Systems that cannot report task success themselves: an ``openai`` model, a
-    wizard-only system, an http service whose answer maps no events. Every other system
-    (and one whose definition is not stored) reports success when it sees it."""
-    found = set()
-    for bundle in bundles.values():
-        for spec in bundle.study.systems:
-            if isinstance(spec, OpenAISystem | WizardSystem) or (
-                isinstance(spec, HttpSystem) and spec.response.events is None
-            ):
-                found.add(spec.id)
-    return found
+    """Systems that cannot report task success themselves (``reports_success``); every
+    other system (and one whose definition is not stored) reports success when it sees it."""
+    return {
+        spec.id
+        for bundle in bundles.values()
+        for spec in bundle.study.systems
+        if not reports_success(spec)
+    }
 
 
 def _success_items(bundles: Mapping[str, StudyBundle]) -> set[str]:
@@ -132,6 +131,13 @@ def decide(
     table = pd.DataFrame(rows, columns=SOURCE_COLUMNS).astype({"system_id": object})
     decided_success = pd.Series(decided, index=index, dtype=float).reindex(sessions.index)
     was_measured = pd.Series(measured, index=index, dtype=bool).reindex(sessions.index)
-    return sessions.assign(
+    result = sessions.assign(
         success=decided_success, success_measured=was_measured.fillna(False).astype(bool)
-    ), table
+    )
+    if "correct" in result.columns:
+        # success_if tests what a system reported doing: where nothing it reported decided,
+        # the bot's "not done correctly" measured nothing.
+        reporting = set(table.loc[table["source"].isin(("system", "tools")), "system_id"])
+        reported_by = result["system_id"].astype(object).isin(reporting)
+        result["correct"] = pd.to_numeric(result["correct"], errors="coerce").where(reported_by)
+    return result, table

@@ -43,9 +43,16 @@ def run(args: argparse.Namespace) -> int:
         from bot.pilot.chat_annotating import annotate_on_a_copy
 
         return annotate_on_a_copy(bundle, args.db, args.annotate, args.lang)
+    import asyncio
+    import os
+
     from bot.pilot.chat import chat_log, run_chat, scratch_database
+    from bot.pilot.demo import unanswered
     from bot.runtime.logging import setup_logging
 
+    # Told, not refused: trying what a participant sees when a system fails is a use too.
+    for problem in asyncio.run(unanswered(bundle, os.environ)):
+        print(f"(warning: {problem})", flush=True)
     db = args.db or scratch_database()
     log = chat_log(db)
     setup_logging(logging.WARNING, [], log)

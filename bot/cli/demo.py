@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 import time
 from typing import TYPE_CHECKING
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
 
     adapters_beside(args.study)
     bundle = load_study(args.study)
-    from bot.pilot.demo import clear_demo_database, play_study
+    from bot.pilot.demo import clear_demo_database, play_study, servers_answer
     from bot.pilot.simulation.annotating import pairwise_jobs
     from bot.pilot.summary import format_summary, summarize
     from bot.runtime.logging import setup_logging
@@ -47,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.store.opening import locate
 
     setup_logging(logging.WARNING, [])
+    asyncio.run(servers_answer(bundle, os.environ))
     place = locate(args.db)
     study = place.study_or(bundle.study.id)
     with claim(args.db, "ozlab demo", study) as writer:  # held from before the replacing
@@ -73,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
         f"Study {bundle.study.id!r}: {len(played)} simulated participants{annotators}"
         f" in {elapsed:.1f} s\n"
     )
-    print(format_summary(summarize(args.db, study)))
+    from scenarios.systems import reports_success
+
+    silent = {s.id for s in bundle.study.systems if not reports_success(s)}
+    print(format_summary(summarize(args.db, study), silent))
     print(f"\nDatabase: {place.shown}")
     return 0

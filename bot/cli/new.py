@@ -18,5 +18,11 @@ def run(args: argparse.Namespace) -> int:
 
     written = write_starter(args.folder)
     print("\n".join(map(str, written)))
-    print(f"Check it with: ozlab check {args.folder / 'study.yaml'}")
+    study = args.folder / "study.yaml"
+    print(f"Check it with: ozlab check {study}")
+    print(
+        "Its language model (my-llm) needs its server: start the demo one in another terminal"
+        " with 'ozlab serve-demo --openai' (or set OZLAB_MODEL_URL to yours), then try the"
+        f" study with 'ozlab demo --study {study}'."
+    )
     return 0

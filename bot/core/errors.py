@@ -110,7 +110,7 @@ EXIT_STATUSES: tuple[tuple[int, str], ...] = (
     ),
     (
         SystemSetupError.exit_code,
-        "a system under test cannot be built (or fails ozlab check --ping)",
+        "a system under test cannot be built (or does not answer ozlab check --ping or demo)",
     ),
     (StoreError.exit_code, "the database cannot be used (missing, not ozlab's, another secret)"),
     (SchemaError.exit_code, "the database is of an older or newer ozlab"),

@@ -293,7 +293,8 @@ def design_block(study: Study) -> DesignBlock:
         block = sum(math.lcm(len(ring), tasks) // tasks for ring in rings)
         return DesignBlock(
             block,
-            f"{scenarios * systems} (scenario, system) cells, {tasks} tasks per participant",
+            f"{scenarios * systems} (scenario, system) cells,"
+            f" {tasks} task{'' if tasks == 1 else 's'} per participant",
         )
     if between and systems > 1:
         return DesignBlock(systems, f"{systems} systems, one per participant")

@@ -14,11 +14,11 @@ import hashlib
 import os
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from bot.core.conversation import Conversation, SystemReply
-from bot.core.errors import StoreError
+from bot.core.errors import StoreError, SystemSetupError
 from bot.core.privacy import Privacy
 from bot.pilot.emulated import emulated_study
 from bot.pilot.simulation.annotating import pairwise_jobs, play_annotators
@@ -33,6 +33,7 @@ from bot.systems.base import System
 from bot.systems.registry import build_systems, close_systems
 from bot.systems.tools import scenario_tools
 from scenarios.models import StudyBundle
+from scenarios.systems import HttpSystem, OpenAISystem
 
 _FIRST_USER_ID = 700_000_000
 _FIRST_ANNOTATOR_ID = 710_000_000
@@ -88,6 +89,41 @@ def clear_demo_database(db: Database, study: str | None = None) -> None:
 
 def _listed(things: list[str]) -> str:
     return things[0] if len(things) == 1 else f"{', '.join(things[:-1])} and {things[-1]}"
+
+
+async def unanswered(bundle: StudyBundle, env: Mapping[str, str]) -> list[str]:
+    """What is wrong with each system behind a server that does not answer one message (as
+    ``ozlab check --ping`` sends it), and how to start it: the starter's language model
+    before ``ozlab serve-demo --openai`` runs."""
+    from bot.systems.ping import ping_systems
+
+    specs = {spec.id: spec for spec in bundle.study.systems}
+    found = []
+    for ping in await ping_systems(bundle, env):
+        if ping.up:
+            continue
+        spec = specs[ping.system_id]
+        hint = "start its server first"
+        if isinstance(spec, OpenAISystem):
+            hint += " (the demo model: ozlab serve-demo --openai)"
+            if spec.url_env:
+                hint += f", or set {spec.url_env} to where it runs"
+        elif isinstance(spec, HttpSystem):
+            hint += " (the demo shop: ozlab serve-demo)"
+        found.append(
+            f"system {ping.system_id} ({ping.kind}) does not answer at {ping.address}:"
+            f" {ping.problem}; {hint}"
+        )
+    return found
+
+
+async def servers_answer(bundle: StudyBundle, env: Mapping[str, str]) -> None:
+    """Stop before a simulation whose system behind a server does not answer: each of its
+    participants would otherwise play against a dead server. The first such system is a
+    :class:`~bot.core.errors.SystemSetupError` saying how to start it."""
+    found = await unanswered(bundle, env)
+    if found:
+        raise SystemSetupError(found[0])
 
 
 class PacedSystem:

@@ -9,7 +9,7 @@ per source and pair of systems.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from bot.core.vocabulary import VoteSource, Winner
@@ -86,10 +86,22 @@ def tally(votes: Iterable[Vote]) -> list[VoteTally]:
     return [found[key] for key in sorted(found)]
 
 
-def format_summary(found: Summary) -> str:
+NOT_MEASURED = (
+    "not measured: the system cannot report success itself and no session of it was marked"
+    " successful; `ozlab report` says which source decides (tool calls, the participant's"
+    " answer, a wizard)"
+)
+
+
+def format_summary(found: Summary, silent: Collection[str] = ()) -> str:
+    """The tables; ``silent``: the systems that cannot report success themselves, shown as
+    not measured rather than 0 % where none of their sessions succeeded."""
     if not found.systems:
         return "No sessions in this database yet."
-    parts = [_table(_system_rows(found.systems))]
+    rows = _system_rows(found.systems, silent)
+    parts = [_table(rows)]
+    if any(row[3] == "not measured" for row in rows):
+        parts[0] += "\n" + NOT_MEASURED
     if any(s.side_by_side for s in found.systems):
         parts.append(
             "A row 'a + b' is side-by-side sessions: each met both systems at once, and a\n"
@@ -103,11 +115,16 @@ def format_summary(found: Summary) -> str:
     return "\n\n".join(parts)
 
 
-def _system_rows(summaries: Sequence[SystemSummary]) -> list[list[str]]:
+def _system_rows(summaries: Sequence[SystemSummary], silent: Collection[str]) -> list[list[str]]:
     items = list(dict.fromkeys(i for s in summaries for i in s.item_means))
     rows = [["system", "sessions", "completed", "rate", "exchanges", *items]]
     for s in summaries:
-        done = ["-", "-"] if s.side_by_side else [str(s.succeeded), f"{s.completion_rate:.0%}"]
+        if s.side_by_side:
+            done = ["-", "-"]
+        elif s.succeeded == 0 and s.system_id in silent:
+            done = ["-", "not measured"]
+        else:
+            done = [str(s.succeeded), f"{s.completion_rate:.0%}"]
         rows.append(
             [
                 s.system_id,

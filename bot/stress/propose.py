@@ -33,7 +33,7 @@ from bot.stress.generate import GENERATED_TYPES
 from bot.stress.suggest import Suggestion, suggest
 from bot.systems.base import SystemFailure
 from bot.systems.http_json import JsonClient, bearer_header, excerpt
-from bot.systems.openai import completions_url
+from bot.systems.openai import completions_url, server_url
 from scenarios.systems import OpenAISystem
 
 log = logging.getLogger(__name__)
@@ -143,8 +143,9 @@ async def propose(
             f"{', '.join(wrong)} are generated offline (`ozlab stress generate`), not proposed"
         )
     tell = on_problem or (lambda message: log.warning("%s", message))
-    headers = bearer_header(settings.id, settings.api_key_env, os.environ if env is None else env)
-    endpoint = completions_url(settings.url)
+    environment = os.environ if env is None else env
+    headers = bearer_header(settings.id, settings.api_key_env, environment)
+    endpoint = completions_url(server_url(settings, environment))
     chosen: list[Suggestion] = []
     for stress_type in dict.fromkeys(types):
         found = suggest(utterances, [stress_type], lang)

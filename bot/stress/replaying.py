@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 from collections.abc import Mapping
@@ -21,6 +22,7 @@ from bot.core.errors import INTERRUPTED, StudyDataError, SystemSetupError
 if TYPE_CHECKING:
     from bot.core.phenomena import StressType
     from bot.store.interface import StudyStore
+    from bot.systems.tools import ScenarioTools
 
 
 def run_stress(args: argparse.Namespace) -> int:
@@ -90,6 +92,33 @@ def study_parts(
     )
 
 
+def replay_tools(definitions: Mapping[str, str], study: str | None) -> dict[str, ScenarioTools]:
+    """Each scenario's tools, as the bot offered them to a language model: from the study
+    file if given, else from the definition stored with the data (only a study that declares
+    tools is read whole, so an older definition without any never stops a run)."""
+    from bot.systems.tools import scenario_tools
+
+    if study is not None:
+        from scenarios.loading import load_study
+
+        return scenario_tools(load_study(study))
+    from scenarios.stored import read_definitions
+
+    tools: dict[str, ScenarioTools] = {}
+    for definition in read_definitions(definitions).values():
+        if _declares_tools(definition.source):
+            tools |= scenario_tools(definition.bundle())
+    return tools
+
+
+def _declares_tools(source: str) -> bool:
+    try:
+        parsed = json.loads(source)
+    except ValueError:
+        return False
+    return isinstance(parsed, dict) and bool(parsed.get("tools"))
+
+
 async def _run(args: argparse.Namespace) -> int:
     from bot.stress.replay.dialogue import replayable
     from bot.stress.replay.runner import Limits, run_stress_tests
@@ -111,7 +140,8 @@ async def _run(args: argparse.Namespace) -> int:
         ]
         for spec in used:
             replayable(spec)
-        systems = build_systems(used, env=os.environ)
+        tools = replay_tools(await store.latest_definitions(), args.study)
+        systems = build_systems(used, env=os.environ, tools=tools)
         try:
             limit = Limits(args.concurrency, args.rate or None, args.timeout)
             summary = await run_stress_tests(

@@ -18,10 +18,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot.core.conversation import Conversation, SystemReply, ToolCall, Turn
+from bot.core.errors import SystemSetupError
 from bot.systems.base import SystemFailure
 from bot.systems.http_json import JsonClient, bearer_header, describe_url, excerpt, json_kind
 from bot.systems.tools import ScenarioTools
-from scenarios.systems import OpenAISystem
+from scenarios.systems import OpenAISystem, check_url
 
 EMPTY_REPLY = "the system returned an empty reply"
 
@@ -34,6 +35,20 @@ def completions_url(base: str) -> str:
     if base.endswith("/v1"):
         return base + "/chat/completions"
     return base + "/v1/chat/completions"
+
+
+def server_url(spec: OpenAISystem, env: Mapping[str, str]) -> str:
+    """Where the model is served: the value of ``url_env`` where the environment sets it,
+    else the study's ``url``; a value that is no http(s) address stops the start."""
+    given = env.get(spec.url_env, "").strip() if spec.url_env else ""
+    if not given:
+        return spec.url
+    try:
+        return check_url(given)
+    except ValueError as error:
+        raise SystemSetupError(
+            f"system {spec.id!r}: the environment's {spec.url_env}: {error}", field="url_env"
+        ) from None
 
 
 def fill_prompt(template: str, conversation: Conversation) -> str:
@@ -71,7 +86,7 @@ class OpenAIChat:
     ) -> None:
         self.spec = spec
         self.client = client
-        self.endpoint = completions_url(spec.url)
+        self.endpoint = completions_url(server_url(spec, env))
         self._headers = bearer_header(spec.id, spec.api_key_env, env)
         self.tools: Mapping[str, ScenarioTools] = tools or {}
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from bot.core.conversation import Conversation
 from bot.systems.base import SystemFailure, SystemTimeout
 from bot.systems.http_json import JsonClient, describe_url, excerpt
+from bot.systems.openai import server_url
 from bot.systems.registry import build_systems, close_systems
 from scenarios.models import StudyBundle
 from scenarios.systems import HttpSystem, OpenAISystem, RasaSystem
@@ -68,7 +69,8 @@ async def ping_systems(bundle: StudyBundle, env: Mapping[str, str]) -> list[Ping
         pings = []
         for spec in specs:
             started = time.perf_counter()
-            address = describe_url(spec.url)
+            url = server_url(spec, env) if isinstance(spec, OpenAISystem) else spec.url
+            address = describe_url(url)
             try:
                 reply = await systems[spec.id].respond(conversation)
             except SystemFailure as failure:

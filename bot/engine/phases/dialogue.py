@@ -107,36 +107,44 @@ def _done_correctly(
 
 def _tool_calls(journey: Journey, reply: SystemReply) -> tuple[list[Doing], SystemReply]:
     """Each tool call of the turn recorded as it happened (whether the reply is then sent,
-    held or replaced), and the reply with ``tool_success`` where a call of a tool that
-    ends the task got a result: its data is every answered call's arguments as
-    ``tool.argument``, the later call of a tool winning."""
-    if not reply.tool_calls:
-        return [], reply
-    recorded: list[Doing] = []
+    held or replaced), and the reply as :func:`with_tool_success` makes it."""
+    recorded: list[Doing] = [
+        fx.RecordEvent(
+            EventKind.TOOL_CALLED,
+            journey.session_id,
+            {
+                "turn": journey.turns,
+                "tool": call.tool,
+                "arguments": dict(call.arguments),
+                "result": call.result,
+                "error": call.error,
+            },
+        )
+        for call in reply.tool_calls
+    ]
+    return recorded, with_tool_success(reply)
+
+
+def with_tool_success(reply: SystemReply) -> SystemReply:
+    """The reply with ``tool_success`` where a call of a tool that ends the task got a
+    result: its data is every answered call's arguments as ``tool.argument``, the later call
+    of a tool winning, and ``tool``, the tool that ended it. A stress replay makes its
+    replies so too, to compare them with what the session logged."""
     did: dict[str, object] = {}
     ended: str | None = None
     for call in reply.tool_calls:
-        data = {
-            "turn": journey.turns,
-            "tool": call.tool,
-            "arguments": dict(call.arguments),
-            "result": call.result,
-            "error": call.error,
-        }
-        recorded.append(fx.RecordEvent(EventKind.TOOL_CALLED, journey.session_id, data))
         if call.error is None:
             did |= {f"{call.tool}.{name}": value for name, value in call.arguments.items()}
             if call.ends_task:
                 ended = call.tool
     if ended is None:
-        return recorded, reply
+        return reply
     did["tool"] = ended
-    reply = replace(
+    return replace(
         reply,
         events=reply.events | {TOOL_SUCCESS_EVENT},
         event_data={**reply.event_data, TOOL_SUCCESS_EVENT: did},
     )
-    return recorded, reply
 
 
 def _is_wizard_only(bundle: StudyBundle, system_id: str) -> bool:

@@ -1,17 +1,18 @@
 """The automatic verdict on a replay, where the two replies can be compared without a
-person: the same failure, the same events (``task_success`` and what the system did, or
-intent and entities a service maps into its events), or the same reply."""
+person: the same failure, the same events (``task_success`` and what the system did, a
+language model's ``tool_success`` and its calls' arguments, or intent and entities a
+service maps into its events), or the same reply."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from bot.engine.phases.dialogue import END_EVENT, SUCCESS_EVENT
+from bot.engine.phases.dialogue import END_EVENT, SUCCESS_EVENT, TOOL_SUCCESS_EVENT
 from bot.store.stress_records import ReplyTaken, Verdict
 
 Events = Mapping[str, Mapping[str, object]]
 
-_LOGGED = frozenset({SUCCESS_EVENT, END_EVENT})
+_LOGGED = frozenset({SUCCESS_EVENT, TOOL_SUCCESS_EVENT, END_EVENT})
 """The events the bot logs with a session: only these can be compared with the log."""
 
 

@@ -23,6 +23,7 @@ from typing import Protocol, TextIO
 
 from bot.core.conversation import Conversation, SystemReply, Turn
 from bot.core.phenomena import StressType
+from bot.engine.phases.dialogue import with_tool_success
 from bot.store.interface import ConsoleReadModel, StressTests
 from bot.store.model import SessionRecord
 from bot.store.stress_records import (
@@ -281,6 +282,7 @@ async def _converse(
         except Exception as error:  # garbage from a system under test is its failure, not ours
             return ReplyTaken(error=f"{type(error).__name__}: {error}"), n + 1 < len(lines)
         history.append(Turn(line, "\n\n".join(reply.texts)))
+    reply = with_tool_success(reply)  # a tool call that ended the task, as the bot logs it
     names = set(reply.events) | set(reply.event_data)
     events = {name: dict(reply.event_data.get(name, {})) for name in sorted(names)}
     return ReplyTaken(tuple(reply.texts), events), False
