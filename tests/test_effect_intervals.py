@@ -226,3 +226,11 @@ def test_kruskal_h_from_counts_is_scipys_on_the_values() -> None:
         distinct = np.unique(values)
         table = np.array([[np.sum(s == v) for v in distinct] for s in samples], dtype=float)
         assert ci.kruskal_h(table) == pytest.approx(kruskal(*samples).statistic, rel=1e-12)
+
+
+def test_complete_separation_gives_the_degenerate_interval_not_an_error() -> None:
+    """Every value of one system above every value of the other: r = 1, and the Fisher z
+    interval is [1, 1] (R: ``tanh(atanh(1) - 1.96 * se)`` is 1)."""
+    table = compare_systems(_long({"a": [1.0, 1, 2, 2, 1], "b": [4.0, 5, 4, 5, 5]})).iloc[0]
+    assert abs(table["effect"]) == 1
+    assert (table["effect_ci_low"], table["effect_ci_high"]) == (table["effect"],) * 2

@@ -57,7 +57,9 @@ class Interval(NamedTuple):
 
 
 def _fisher_z(r: float, se: float) -> Interval:
-    centre = math.atanh(max(-1.0, min(1.0, r)))
+    """A complete separation (r = ±1) has an infinite z and the interval [r, r], as R's
+    ``tanh(atanh(1) ± …)`` gives."""
+    centre = math.copysign(math.inf, r) if abs(r) >= 1 else math.atanh(r)
     return Interval(math.tanh(centre - _Z * se), math.tanh(centre + _Z * se), FISHER_Z)
 
 
