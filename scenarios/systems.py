@@ -30,13 +30,13 @@ class _System(BaseModel):
     """How replies are shown; plain text unless the study asks (stray ``*`` stay harmless)."""
 
 
-def _check_url(url: str) -> str:
+def check_url(url: str) -> str:
     if not re.match(r"^https?://[^\s/]+", url):
         raise ValueError(f"{url!r} is not an http:// or https:// address")
     return url.rstrip("/")
 
 
-def _check_env(name: str | None) -> str | None:
+def check_env_name(name: str | None) -> str | None:
     if name is not None and not _ENV_NAME.match(name):
         raise ValueError(f"{name!r} is not an environment variable name (e.g. OPENAI_API_KEY)")
     return name
@@ -77,8 +77,8 @@ class OpenAISystem(_System):
     history_chars: int | None = Field(default=None, ge=1)
     """Also trim the oldest exchanges until the history fits in this many characters."""
 
-    _url = field_validator("url")(classmethod(lambda cls, v: _check_url(v)))
-    _env = field_validator("api_key_env")(classmethod(lambda cls, v: _check_env(v)))
+    _url = field_validator("url")(classmethod(lambda cls, v: check_url(v)))
+    _env = field_validator("api_key_env")(classmethod(lambda cls, v: check_env_name(v)))
 
 
 class RasaSystem(_System):
@@ -90,7 +90,7 @@ class RasaSystem(_System):
     """The Rasa server's address (``http://127.0.0.1:5005``); the REST channel's path is
     added."""
 
-    _url = field_validator("url")(classmethod(lambda cls, v: _check_url(v)))
+    _url = field_validator("url")(classmethod(lambda cls, v: check_url(v)))
 
 
 RequestField = Literal["session_id", "message", "history", "scenario_id", "brief", "turn"]
@@ -133,8 +133,8 @@ class HttpSystem(_System):
     response: HttpResponseMap = HttpResponseMap()
     """Where in the service's JSON answer the texts, events and event data are."""
 
-    _url = field_validator("url")(classmethod(lambda cls, v: _check_url(v)))
-    _env = field_validator("api_key_env")(classmethod(lambda cls, v: _check_env(v)))
+    _url = field_validator("url")(classmethod(lambda cls, v: check_url(v)))
+    _env = field_validator("api_key_env")(classmethod(lambda cls, v: check_env_name(v)))
 
 
 class PythonSystem(_System):
