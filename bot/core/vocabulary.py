@@ -229,6 +229,7 @@ class Origin(StrEnum):
 
     TELEGRAM = "telegram"  # through the bot
     IMPORT = "import"  # from a file (paper forms, another survey tool) or made up as test data
+    MODEL = "model"  # a language model judge's (``ozlab judge run``): never a person's
 
 
 class Invitation(StrEnum):
@@ -304,6 +305,7 @@ class VoteSource(StrEnum):
 class RaterKind(StrEnum):
     PARTICIPANT = "participant"
     ANNOTATOR = "annotator"
+    MODEL = "model"  # a language model judge of an annotation job
 
 
 class Winner(StrEnum):
@@ -327,3 +329,6 @@ class FlagReason(StrEnum):
     """Why a vote is kept apart from the fit."""
 
     SELF_IDENTIFICATION = "self_identification"  # a system named itself in its reply
+    INCONSISTENT = "inconsistent"  # a model judge's verdict flipped with the pair's order
+    SWAPPED_REPEAT = "swapped_repeat"  # a model judge's consistent verdict, order swapped:
+    # the same judgement again, so that each pair counts once

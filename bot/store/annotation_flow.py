@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import assert_never
 
-from bot.core.annotation import AnnotationTask, TranscriptExchange
+from bot.core.annotation import AnnotationTarget, AnnotationTask, TranscriptExchange
 from bot.core.vocabulary import (
     AnnotationLevel,
     AnnotationRound,
@@ -54,24 +54,7 @@ def _task(conn: Sql, annotator_id: str, target_id: int, rnd: str) -> AnnotationT
         for ident, session, name, level, *_ in mine
         if (session or name) == unit and level == AnnotationLevel.EXCHANGE.value
     ]
-    conversation: tuple[TranscriptExchange, ...] = ()
-    second: tuple[TranscriptExchange, ...] = ()
-    second_system: str | None = None
-    following: str | None = None
-    both = pair_sessions(target.target) if target.level is AnnotationLevel.PAIR else None
-    if both is not None:  # a pair: both conversations whole, the first shown first
-        shown = [reads.transcript(conn, session) for session in both]
-        conversation, second = (() if t is None else tuple(t.exchanges) for t in shown)
-        found = conn.execute("SELECT system_id FROM sessions WHERE id = ?", (both[1],)).fetchone()
-        second_system = None if found is None else str(found[0])
-    elif target.session_id is not None:
-        transcript = reads.transcript(conn, target.session_id)
-        if transcript is not None:
-            conversation = tuple(
-                x for x in transcript.exchanges if target.turn is None or x.turn <= target.turn
-            )
-            later = [x for x in transcript.exchanges if target.turn and x.turn > target.turn]
-            following = later[0].user_text if later else None
+    conversation, second, second_system, following = _material(conn, target)
     answers = {
         str(item): stored_value(value, text)
         for item, value, text in conn.execute(
@@ -93,6 +76,75 @@ def _task(conn: Sql, annotator_id: str, target_id: int, rnd: str) -> AnnotationT
         second=second,
         second_system=second_system,
     )
+
+
+_Material = tuple[
+    tuple[TranscriptExchange, ...], tuple[TranscriptExchange, ...], str | None, str | None
+]
+
+
+def _material(conn: Sql, target: AnnotationTarget) -> _Material:
+    """What a target shows: its conversation up to the exchange (a pair's first one whole),
+    a pair's second conversation and its system, the participant's next message."""
+    conversation: tuple[TranscriptExchange, ...] = ()
+    second: tuple[TranscriptExchange, ...] = ()
+    second_system: str | None = None
+    following: str | None = None
+    both = pair_sessions(target.target) if target.level is AnnotationLevel.PAIR else None
+    if both is not None:  # a pair: both conversations whole, the first shown first
+        shown = [reads.transcript(conn, session) for session in both]
+        conversation, second = (() if t is None else tuple(t.exchanges) for t in shown)
+        found = conn.execute("SELECT system_id FROM sessions WHERE id = ?", (both[1],)).fetchone()
+        second_system = None if found is None else str(found[0])
+    elif target.session_id is not None:
+        transcript = reads.transcript(conn, target.session_id)
+        if transcript is not None:
+            conversation = tuple(
+                x for x in transcript.exchanges if target.turn is None or x.turn <= target.turn
+            )
+            later = [x for x in transcript.exchanges if target.turn and x.turn > target.turn]
+            following = later[0].user_text if later else None
+    return conversation, second, second_system, following
+
+
+def judge_tasks(conn: Sql, job: str, judge: str) -> list[tuple[AnnotationTask, bool]]:
+    """Every target of the job with what it shows, in the job's order, and whether the
+    model judge ``judge`` rated it already (its ratings, or its votes on a pair)."""
+    rated = {
+        int(r[0])
+        for r in conn.execute(
+            "SELECT DISTINCT target_id FROM annotations WHERE annotator = ?", (judge,)
+        )
+    }
+    voted = {
+        str(r[0])
+        for r in conn.execute(
+            "SELECT DISTINCT session_id FROM votes WHERE job = ? AND rater = ?", (job, judge)
+        )
+    }
+    rows = conn.execute(
+        f"SELECT id, {TARGET_COLUMNS} FROM annotation_targets WHERE job = ? ORDER BY position, id",
+        (job,),
+    ).fetchall()
+    found = []
+    for number, (ident, *row) in enumerate(rows, start=1):
+        target = target_of(row)
+        conversation, second, second_system, following = _material(conn, target)
+        task = AnnotationTask(
+            target=target,
+            round=AnnotationRound.FIRST,
+            conversation=conversation,
+            answers={},
+            exchange_number=0,
+            exchanges=0,
+            conversation_number=number,
+            conversations=len(rows),
+            next_message=following,
+            second=second,
+            second_system=second_system,
+        )
+        found.append((task, int(ident) in rated or target.target in voted))
+    return found
 
 
 def next_target(conn: Sql, annotator_id: str) -> AnnotationTask | None:

@@ -37,6 +37,7 @@ from bot.core.vocabulary import (
     Gate,
     GateScope,
     Invitation,
+    Origin,
     RatingOutcome,
 )
 from bot.store.model import (
@@ -240,10 +241,21 @@ class Imports(Protocol):
         ...
 
     async def import_annotations(
-        self, job: AnnotationJobRecord, ratings: Sequence[ImportedRating], *, dry_run: bool = False
+        self,
+        job: AnnotationJobRecord,
+        ratings: Sequence[ImportedRating],
+        *,
+        dry_run: bool = False,
+        origin: Origin = Origin.IMPORT,
     ) -> RatingsImported:
-        """Ratings from a file: all or none (never on a dry run), with the job, targets and
-        annotators they need; ratings stored already refuse the whole import."""
+        """Ratings from a file (or a model judge's, ``origin`` model): all or none (never
+        on a dry run), with the job, targets and annotators they need; ratings stored
+        already refuse the whole import."""
+        ...
+
+    async def judge_tasks(self, job: str, judge: str) -> list[tuple[AnnotationTask, bool]]:
+        """Every target of a stored job with what an annotator would read of it, in the
+        job's order, and whether the judge ``judge`` rated it already."""
         ...
 
     async def bulk_load(self, rows: BulkRows) -> None:
@@ -493,10 +505,16 @@ class PairwiseVotes(Protocol):
     read back."""
 
     async def record_votes(
-        self, study_id: str, votes: Sequence[Vote], update_id: int | None = None
+        self,
+        study_id: str,
+        votes: Sequence[Vote],
+        update_id: int | None = None,
+        *,
+        origin: Origin = Origin.TELEGRAM,
     ) -> int:
         """Keep ``votes`` (a vote id kept already changes nothing) and consume the update
-        ``update_id`` in the same transaction; how many were new."""
+        ``update_id`` in the same transaction; how many were new. ``origin`` model: a
+        model judge's votes."""
         ...
 
     async def votes(self) -> list[tuple[str, Vote]]:

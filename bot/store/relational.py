@@ -627,24 +627,37 @@ class RelationalStore(ABC):
         return await self._read(annotation_ratings.ratings)
 
     async def import_annotations(
-        self, job: AnnotationJobRecord, ratings: Sequence[ImportedRating], *, dry_run: bool = False
+        self,
+        job: AnnotationJobRecord,
+        ratings: Sequence[ImportedRating],
+        *,
+        dry_run: bool = False,
+        origin: Origin = Origin.IMPORT,
     ) -> RatingsImported:
         now = self._clock()
         return await self._write(
             lambda tx: annotation_ratings.import_ratings(
-                tx.conn, job, ratings, now, dry_run=dry_run
+                tx.conn, job, ratings, now, dry_run=dry_run, origin=origin
             )
         )
+
+    async def judge_tasks(self, job: str, judge: str) -> list[tuple[AnnotationTask, bool]]:
+        return await self._read(lambda c: annotation_flow.judge_tasks(c, job, judge))
 
     # --- pairwise votes: the SQL is in bot.store.votes ------------------------------------
 
     async def record_votes(
-        self, study_id: str, votes: Sequence[Vote], update_id: int | None = None
+        self,
+        study_id: str,
+        votes: Sequence[Vote],
+        update_id: int | None = None,
+        *,
+        origin: Origin = Origin.TELEGRAM,
     ) -> int:
         now, kept = self._clock(), list(votes)
 
         def job(tx: Tx) -> int:
-            new = votes_rows.record(tx.conn, study_id, kept, Origin.TELEGRAM, now)
+            new = votes_rows.record(tx.conn, study_id, kept, origin, now)
             if update_id is not None:
                 applying.consume(tx.conn, update_id, now)
             return new
