@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bot.annotation.judging import JudgeRun, Limits, judge_annotator, run_judge
-from bot.core.vocabulary import Origin
+from bot.core.vocabulary import FlagReason, Origin, RaterKind, Winner
 from bot.engine.annotating.judging import choices_of, parse
 from bot.store.interface import StudyStore
 from bot.store.judge_ledger import JudgeLedger, ledger_path
@@ -176,3 +176,51 @@ async def test_a_judge_that_times_out_is_counted_and_asked_again_next_run(
     again = await judge_once(store, server, db)
     assert again.failed == 0
     assert len(await store.annotation_ratings()) == before + 1
+
+
+def pair_judge(body: dict[str, Any]) -> str:
+    """A judge with a planted position bias: it prefers the longer conversation for
+    engagingness (the same verdict in both orders, or the first when both are as long), and
+    always the first speaker for everything else (a verdict that flips with the order)."""
+    user = body["messages"][1]["content"]
+    if "long conversation" not in user:
+        return "1"
+    first, second = (user.count(f"Speaker {side}: ") for side in (1, 2))
+    return "2" if second > first else "1"
+
+
+async def test_a_pair_is_judged_in_both_orders_and_a_flipped_verdict_is_no_win(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "hmd.sqlite"
+    store = await open_store(db, lambda: 100.0)
+    await store_study(store, "hmd", "hmd-gift", [("a-1", "shop-v1", 3), ("b-1", "shop-v0", 2)])
+    bundle = load_study("hmd")
+    async with FakeOpenAI(reply=pair_judge) as server:
+        judge = Judge(id="gpt-judge", url=server.url, model="judge-m")
+        job = bundle.jobs["hmd-acute"].model_copy(update={"judges": (judge,)})
+        ledger, client = JudgeLedger(ledger_path(db)), JsonClient()
+        try:
+            run = await run_judge(store, bundle, job, judge, ledger, client, {})
+            calls = len(server.requests)
+            again = await run_judge(store, bundle, job, judge, ledger, client, {})
+        finally:
+            await client.close()
+            ledger.close()
+    votes = [v for _, v in await store.votes() if v.rater == "model:gpt-judge"]
+    await store.close()
+    assert run.targets == 1 and calls == 8  # four questions, two orders
+    assert again.skipped == 1 and len(server.requests) == calls
+    assert run.inconsistent == 3
+    assert {v.rater_kind for v in votes} == {RaterKind.MODEL}
+    by = {(v.question, v.system_a): v for v in votes}
+    assert len(by) == 8
+    # engagingness: the longer conversation (shop-v1's) in both orders: one win, counted once
+    kept = [v for v in votes if v.question == "engagingness" and not v.flagged]
+    [win] = kept
+    assert (win.system_a if win.winner is Winner.A else win.system_b) == "shop-v1"
+    repeat = [v for v in votes if v.question == "engagingness" and v.flagged]
+    assert [v.flag_reason for v in repeat] == [FlagReason.SWAPPED_REPEAT]
+    # the rest flipped with the order: inconsistent, never a win
+    others = [v for v in votes if v.question != "engagingness"]
+    assert len(others) == 6 and {v.flag_reason for v in others} == {FlagReason.INCONSISTENT}
