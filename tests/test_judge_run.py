@@ -216,10 +216,11 @@ async def test_a_pair_is_judged_in_both_orders_and_a_flipped_verdict_is_no_win(
     by = {(v.question, v.system_a): v for v in votes}
     assert len(by) == 8
     # engagingness: the longer conversation (shop-v1's) in both orders: one win, counted once
-    kept = [v for v in votes if v.question == "engagingness" and not v.flagged]
+    kept = [v for v in votes if v.flag_reason is FlagReason.MODEL_VERDICT]
     [win] = kept
+    assert win.question == "engagingness"
     assert (win.system_a if win.winner is Winner.A else win.system_b) == "shop-v1"
-    repeat = [v for v in votes if v.question == "engagingness" and v.flagged]
+    repeat = [v for v in votes if v.question == "engagingness" and v is not win]
     assert [v.flag_reason for v in repeat] == [FlagReason.SWAPPED_REPEAT]
     # the rest flipped with the order: inconsistent, never a win
     others = [v for v in votes if v.question != "engagingness"]

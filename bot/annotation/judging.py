@@ -4,7 +4,9 @@ item's values, every call kept in the ledger by its exact request (a rerun, or a
 after a kill, asks nothing twice), at most so many calls at once and per second.
 
 A pair is judged twice, in both orders: a verdict that flips with the order is inconsistent,
-kept and reported as such, never counted as a win."""
+kept and reported as such, never counted as a win. Every vote of a judge is flagged (its
+verdict, inconsistent, or the swapped repeat of its verdict), so that people's fit never
+counts a model's votes; the judges' section of the report reads them."""
 
 from __future__ import annotations
 
@@ -324,7 +326,7 @@ async def run_judge(
                 )
                 if not made:
                     continue
-                flag: FlagReason | None = None
+                flag = FlagReason.MODEL_VERDICT
                 if not consistent:
                     flag = FlagReason.INCONSISTENT
                 elif order == "ba":

@@ -329,6 +329,7 @@ class FlagReason(StrEnum):
     """Why a vote is kept apart from the fit."""
 
     SELF_IDENTIFICATION = "self_identification"  # a system named itself in its reply
-    INCONSISTENT = "inconsistent"  # a model judge's verdict flipped with the pair's order
-    SWAPPED_REPEAT = "swapped_repeat"  # a model judge's consistent verdict, order swapped:
-    # the same judgement again, so that each pair counts once
+    # A model judge's votes are kept apart from people's fit, each with why:
+    MODEL_VERDICT = "model_verdict"  # its verdict, the same in both orders of the pair
+    INCONSISTENT = "inconsistent"  # its verdict flipped with the pair's order: no win
+    SWAPPED_REPEAT = "swapped_repeat"  # its consistent verdict in the swapped order (once)
