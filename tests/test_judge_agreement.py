@@ -1,0 +1,91 @@
+"""The judges' agreement and biases found where they were planted: a judge that gives the
+true value 80 % of the time beside annotators who always do, and a judge that prefers the
+conversation shown first."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analytics.annotations.judges import (
+    AS_PEOPLE,
+    BELOW_PEOPLE,
+    judge_findings,
+    position_bias,
+)
+from analytics.annotations.ratings import ItemScale
+
+SCALE = ItemScale("cues", "cues.enjoy", "scale", ("1", "2", "3", "4", "5"),
+                  (1.0, 2.0, 3.0, 4.0, 5.0), "ordinal")  # fmt: skip
+TARGETS = 300
+
+
+def planted(judge_right: float, seed: int = 5) -> tuple[pd.DataFrame, pd.DataFrame]:
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(1, 6, TARGETS)
+    rows = []
+    finals = []
+    for t, value in enumerate(truth):
+        target = f"s{t}"
+        for person in ("A1", "A2"):
+            rows.append((target, person, str(value), "telegram"))
+        said = (
+            value
+            if rng.random() < judge_right
+            else rng.choice([v for v in range(1, 6) if v != value])
+        )
+        rows.append((target, "model:judge", str(said), "model"))
+        finals.append(("j", "cues", "cues.enjoy", "session", target, str(value)))
+    ratings = pd.DataFrame(rows, columns=["target", "annotator", "value", "origin"]).assign(
+        job="j", level="session", instrument_id="cues", item_id="cues.enjoy", round="first"
+    )
+    final = pd.DataFrame(
+        finals, columns=["job", "instrument_id", "item", "level", "target", "value"]
+    )
+    return ratings, final
+
+
+def test_the_planted_agreement_is_found_within_its_interval() -> None:
+    ratings, final = planted(0.8)
+    found = judge_findings(ratings, final, {("cues", "cues.enjoy"): SCALE})
+    assert found is not None
+    rows = found.agreement.set_index(["comparison", "with", "statistic"])
+    share = rows.loc[("judge-adjudicated", "adjudicated", "percent_agreement")]
+    assert share["low"] <= 0.8 <= share["high"]
+    assert abs(share["value"] - 0.8) < 0.06
+    assert rows.loc[("human-human", "A2", "kappa_linear")]["value"] == 1.0
+    [verdict] = found.verdicts.itertuples()
+    assert verdict.verdict == BELOW_PEOPLE  # people agree perfectly; the judge does not
+    perfect = judge_findings(*planted(1.0), {("cues", "cues.enjoy"): SCALE})
+    assert perfect is not None and perfect.verdicts["verdict"].tolist() == [AS_PEOPLE]
+
+
+def test_the_planted_position_bias_is_found() -> None:
+    rng = np.random.default_rng(3)
+    rows = []
+    for pair in range(200):
+        # the judge picks the first shown 70 % of the time in each order
+        ab, ba = (("a" if rng.random() < 0.7 else "b") for _ in range(2))
+        consistent = ab != ba  # "a" then "b" (or "b" then "a") is the same system
+        for order, winner in (("ab", ab), ("ba", ba)):
+            reason = (
+                "inconsistent"
+                if not consistent
+                else "model_verdict"
+                if order == "ab"
+                else "swapped_repeat"
+            )
+            rows.append((f"j:p{pair}:model:judge:q:{order}", "acute", "model:judge", "model",
+                         winner, "q", f"p{pair}", reason, False))  # fmt: skip
+        rows.append((f"j:p{pair}:A1:q", "acute", "A1", "annotator", "a" if pair % 2 else "b",
+                     "q", f"p{pair}", None, False))  # fmt: skip
+    columns = ["vote_id", "source", "rater", "rater_kind", "winner", "question", "session",
+               "flag_reason", "onboarding"]  # fmt: skip
+    votes = pd.DataFrame(rows, columns=columns)
+    found = position_bias(votes).set_index("rater")
+    judge = found.loc["model:judge"]
+    assert judge["pairs"] == 200
+    assert abs(judge["share_first_wins"] - 0.7) < 0.06
+    # consistent only when the two orders differ in position: 2 × 0.7 × 0.3 = 0.42
+    assert abs(judge["share_consistent"] - 0.42) < 0.08
+    assert found.loc["people"]["share_first_wins"] == 0.5
