@@ -10,12 +10,14 @@ yet, no definition stored, one system only) becomes a sentence in ``Report.notes
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
 from analytics.annotations.ratings import Annotations
 from analytics.annotations.ratings import from_study as annotation_section
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS, StudyData
+from analytics.report.present_judges import JudgesSection, judges_from_study
 from analytics.report.provenance import Provenance, provenance
 from analytics.report.stress import StressSection, stress_section
 from analytics.statistics import completion as tasks
@@ -134,6 +136,8 @@ class Report:
     annotations: Annotations | None = None
     """Annotators' agreement, adjudication and self-report correlations; None (and no
     section) when the study has no annotation ratings."""
+    judges: JudgesSection | None = None
+    """Model judges beside people (``analytics.report.present_judges``); None without."""
     pairwise: Pairwise | None = None
     """Bradley–Terry scores and the rest of the pairwise votes' numbers; None (and no
     section) when the study has no votes."""
@@ -186,6 +190,7 @@ def build_report(
     exclude_flagged: bool = False,
     reading: ReadingTime = READING,
     adjust: str = "headline",
+    judge_ledger: Path | None = None,
 ) -> Report:
     """The whole report; with ``exclude_flagged`` every number is computed without the
     participants that data-quality checks flagged, and the report says how many and why;
@@ -242,6 +247,7 @@ def build_report(
         stress=stress_section(data.stress, data.sessions["session_id"]) if data.stress else None,
         annotations=annotation_section(data, scores, info.systems),
         pairwise=pairwise_from_study(data, info.systems),
+        judges=judges_from_study(data, judge_ledger),
     )
 
 

@@ -32,6 +32,14 @@ every row (a value that cannot be computed is ``null``, never NaN)::
                     questions [...], scores [...], parameters [...], win_rates [...], pairs
                     [...], sample_size [...], raters [...], onboarding [...], notes [...]
                     (docs/pairwise.md; an unbounded interval end is null)
+    judges:         (only when a model judge rated or voted) agreement [job, level,
+                    instrument_id, item, judge, comparison (human-human, judge-annotator,
+                    judge-adjudicated), with, statistic, value, low, high, targets],
+                    verdicts [...], reliability_with_judges [... as reliability],
+                    position_bias [...], length_bias [...], provenance [job, judge, model,
+                    host, prompt_hash, temperature, seed, first_at, last_at, rated,
+                    unparseable, failed, calls, prompt_tokens, completion_tokens]
+                    (docs/judges.md)
     stress:         (only when stress tests were replayed) {system: {overall, groups
                     {spelling, lexical, syntactic}, types {ST-1, ...}: each {applied,
                     passed, failed, unsure, awaiting, not_applicable, pass_rate, ci_low,
@@ -143,6 +151,10 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
         else records(report.annotations.reliability),
         "annotations": _annotations(report),
     }
+    if report.judges is not None:
+        from analytics.report.present_judges import judges_json
+
+        whole["judges"] = judges_json(report.judges)
     if report.pairwise is not None:
         from analytics.report.present_pairwise import pairwise_json
 

@@ -48,8 +48,12 @@ def report(
         data = load_study(db, study)
         step("computing statistics")
         from analytics.report.numbers import build_report
+        from bot.store.judge_ledger import ledger_path
 
-        built = build_report(data, exclude_flagged=exclude_flagged, adjust=adjust)
+        ledger = ledger_path(Path(place.path)) if place.server is None else None
+        built = build_report(
+            data, exclude_flagged=exclude_flagged, adjust=adjust, judge_ledger=ledger
+        )
         step(f"writing {fmt}")
         found = None
         if pilot:

@@ -1,0 +1,156 @@
+"""The report's judges section: model judges beside the annotators (docs/judges.md).
+
+Computed from the snapshot (``judges_from_study``), given to the JSON report as its
+``judges`` section (``judges_json``) and to the terminal as a few lines (``judges_lines``).
+The people's own annotation section never counts a judge: this section is where a judge
+appears, as one more rater in the reliability tables and against people."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from analytics.annotations.judges import JudgeFindings, judge_findings
+from analytics.annotations.ratings import (
+    analyse,
+    final_values,
+    instruments_for,
+    item_scales,
+)
+from analytics.data.loading import StudyData
+
+
+@dataclass(frozen=True)
+class JudgesSection:
+    findings: JudgeFindings
+    reliability: pd.DataFrame
+    """The reliability tables with every judge as one more rater."""
+    provenance: pd.DataFrame
+    """Per judge: model, endpoint host, prompt hash, temperature, seed, first and last
+    judgement, judgements by outcome, calls and tokens (from the ledger, when found)."""
+
+
+PROVENANCE_COLUMNS = [
+    "job", "judge", "model", "host", "prompt_hash", "temperature", "seed", "first_at",
+    "last_at", "rated", "unparseable", "failed", "calls", "prompt_tokens", "completion_tokens",
+]  # fmt: skip
+
+
+def _lengths(data: StudyData) -> dict[tuple[str, str], float]:
+    """(level, target) -> characters the system said in what was rated: the exchange's
+    reply, or every reply of the conversation."""
+    found: dict[tuple[str, str], float] = {}
+    exchanges = data.exchanges
+    if exchanges.empty:
+        return found
+    said = exchanges["system_text"].fillna("").astype(str).str.len()
+    for session, turn, size in zip(exchanges["session_id"], exchanges["turn"], said, strict=True):
+        found[("exchange", f"{session}#{int(turn)}")] = float(size)
+        found[("session", str(session))] = found.get(("session", str(session)), 0.0) + size
+    return found
+
+
+def judges_from_study(data: StudyData, ledger: Path | None = None) -> JudgesSection | None:
+    """None, at no cost, when no judge rated or voted."""
+    ratings = data.annotations
+    judged = not ratings.empty and (ratings["origin"].astype(str) == "model").any()
+    voted = not data.votes.empty and (data.votes["rater_kind"].astype(str) == "model").any()
+    if not judged and not voted:
+        return None
+    named = {str(i) for i in ratings["instrument_id"].dropna().unique()}
+    scales = item_scales(instruments_for(named, data))
+    findings = judge_findings(
+        ratings, final_values(data), scales, lengths=_lengths(data), votes=data.votes
+    )
+    if findings is None:
+        return None
+    everyone = analyse(ratings, scales) if judged else None
+    reliability = everyone.reliability if everyone is not None else pd.DataFrame()
+    return JudgesSection(findings, reliability, _provenance(ledger))
+
+
+def _provenance(ledger: Path | None) -> pd.DataFrame:
+    if ledger is None or not ledger.is_file():
+        return pd.DataFrame(columns=PROVENANCE_COLUMNS)
+    from bot.store.judge_ledger import JudgeLedger
+
+    book = JudgeLedger(ledger)
+    try:
+        made = pd.DataFrame([vars(p) for p in book.judgements()])
+        costs = {c.judge: c for c in book.costs()}
+    finally:
+        book.close()
+    if made.empty:
+        return pd.DataFrame(columns=PROVENANCE_COLUMNS)
+    rows = []
+    keys = ["job", "judge", "model", "host", "prompt_hash", "temperature", "seed"]
+    for key, part in made.groupby(keys, sort=True, dropna=False):
+        outcomes = part["outcome"].value_counts()
+        cost = costs.get(str(key[1]))
+        rows.append(
+            {
+                **dict(zip(keys, key, strict=True)),
+                "first_at": pd.to_datetime(part["at"].min(), unit="s", utc=True).isoformat(),
+                "last_at": pd.to_datetime(part["at"].max(), unit="s", utc=True).isoformat(),
+                "rated": int(outcomes.get("rated", 0)),
+                "unparseable": int(outcomes.get("unparseable", 0)),
+                "failed": int(outcomes.get("failed", 0)),
+                "calls": None if cost is None else cost.calls,
+                "prompt_tokens": None if cost is None else cost.prompt_tokens,
+                "completion_tokens": None if cost is None else cost.completion_tokens,
+            }
+        )
+    return pd.DataFrame(rows, columns=PROVENANCE_COLUMNS)
+
+
+def judges_json(section: JudgesSection) -> dict[str, Any]:
+    from analytics.report.render_json import records
+
+    found = section.findings
+    return {
+        "agreement": records(found.agreement),
+        "verdicts": records(found.verdicts),
+        "reliability_with_judges": records(section.reliability),
+        "position_bias": records(found.position),
+        "length_bias": records(found.length),
+        "provenance": records(section.provenance),
+    }
+
+
+def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{str(k): v for k, v in r.items()} for r in frame.to_dict("records")]
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def judges_lines(section: JudgesSection) -> list[str]:
+    """The section in a few plain lines: each judge's verdict per item, its position bias,
+    and where its judgements came from."""
+    lines = ["Model judges beside people"]
+    for r in _rows(section.findings.verdicts):
+        lines.append(
+            f"  {r['judge']} on {r['item']} ({r['level']}): kappa with annotators"
+            f" {r['judge_kappa']:.2f}, annotators with each other {r['human_kappa']:.2f}:"
+            f" {r['verdict']}"
+        )
+    for r in _rows(section.findings.position):
+        share = r["share_consistent"]
+        consistent = "" if _missing(share) else f", swap-consistent {share:.0%}"
+        lines.append(
+            f"  {r['rater']} on {r['question']}: first shown wins"
+            f" {r['share_first_wins']:.0%}{consistent}"
+        )
+    for r in _rows(section.provenance):
+        seed = "none" if _missing(r["seed"]) else str(int(r["seed"]))
+        lines.append(
+            f"  {r['judge']}: {r['model']} at {r['host']}, prompt {r['prompt_hash']},"
+            f" temperature {r['temperature']}, seed {seed}, {r['first_at']} to {r['last_at']};"
+            f" {r['rated']} rated, {r['unparseable']} unparseable, {r['failed']} failed;"
+            f" tokens {r['prompt_tokens']} in, {r['completion_tokens']} out"
+        )
+    return lines
