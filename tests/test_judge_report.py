@@ -6,7 +6,9 @@ annotation section never counts the judge."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +104,14 @@ async def test_the_report_sets_the_judge_beside_three_annotators(tmp_path: Path)
         "judge-m", "127.0.0.1", 11, 30,
     )  # fmt: skip
     assert made["calls"] == 30 and made["prompt_tokens"] == 30 and len(made["prompt_hash"]) == 12
+    # and for people to read: each verdict, and where the judgements came from
+    done = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", "report", "--db", str(db), "--format", "md",
+        "--out", str(tmp_path / "report.md"), stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, err = await done.communicate()
+    assert done.returncode == 0, err.decode()
+    text = (tmp_path / "report.md").read_text()
+    assert "## Model judges" in text
+    assert "model:gpt-judge on hri-cues.exchange (exchange): kappa with annotators" in text
+    assert "gpt-judge: judge-m at 127.0.0.1, prompt " in text and "30 rated" in text

@@ -13,6 +13,7 @@ from analytics.report import document as d
 from analytics.report.document import Block, Bullets, Figure, Heading, Paragraph
 from analytics.report.numbers import Report
 from analytics.report.present_annotations import annotation_blocks
+from analytics.report.present_judges import judges_blocks
 from analytics.report.present_pairwise import pairwise_blocks
 from analytics.report.present_questionnaires import questionnaire_blocks
 from analytics.report.present_systems import provenance_blocks, reliability_blocks
@@ -62,6 +63,7 @@ def document(report: Report, *, limit: int | None = None, source: str | None = N
     blocks += _wizard(report)
     blocks += questionnaire_blocks(report)
     blocks += annotation_blocks(report)
+    blocks += judges_blocks(report)
     blocks += pairwise_blocks(report, limit)
     blocks += _comparisons(report)
     blocks += stress_blocks(report.stress, limit)

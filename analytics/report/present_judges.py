@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -21,6 +21,10 @@ from analytics.annotations.ratings import (
     item_scales,
 )
 from analytics.data.loading import StudyData
+from analytics.report.document import Block, Bullets, Heading, Paragraph
+
+if TYPE_CHECKING:
+    from analytics.report.numbers import Report
 
 
 @dataclass(frozen=True)
@@ -154,3 +158,20 @@ def judges_lines(section: JudgesSection) -> list[str]:
             f" tokens {r['prompt_tokens']} in, {r['completion_tokens']} out"
         )
     return lines
+
+
+def judges_blocks(report: Report) -> list[Block]:
+    """The section for people to read; nothing when no judge rated."""
+    if report.judges is None:
+        return []
+    lines = judges_lines(report.judges)
+    return [
+        Heading("Model judges"),
+        Paragraph(
+            "A judge's ratings are compared with each annotator's and with the adjudicated"
+            " value, beside the annotators' agreement with each other (docs/judges.md); they"
+            " never count in the annotation section above.",
+            "method",
+        ),
+        Bullets(tuple(line.strip() for line in lines[1:])),
+    ]
