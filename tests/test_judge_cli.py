@@ -94,3 +94,15 @@ async def test_a_killed_run_resumes_without_asking_again(tmp_path: Path) -> None
         assert "0 calls made" in out and "1 answers unparseable after a retry" in out
     ledger = db.with_name(db.name + ".judges")
     assert oct(ledger.stat().st_mode & 0o777) == "0o600"
+
+
+async def test_a_missing_api_key_is_one_line_naming_the_variable(tmp_path: Path) -> None:
+    db = tmp_path / "cues.sqlite"
+    await stored(db)
+    study = study_with_judge(tmp_path, "http://127.0.0.1:9")
+    job = tmp_path / "jobs" / "hri-cues.yaml"
+    job.write_text(job.read_text().replace("seed: 3}", "seed: 3, api_key_env: OZ_JUDGE_KEY}"))
+    args = ("judge", "run", "--db", str(db), "--job", "hri-cues", "--study", str(study))
+    status, _, err = await ozlab(*args)
+    assert status == 4 and err.count("\n") == 1 and "OZ_JUDGE_KEY (api_key_env) is not set" in err
+    assert err.startswith("ozlab: judge 'gpt-judge':")

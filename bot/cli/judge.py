@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bot.cli.arguments import count, positive
 from bot.cli.flags import STUDY_FILE, database
-from bot.core.errors import INTERRUPTED, StudyDataError
+from bot.core.errors import INTERRUPTED, StudyDataError, SystemSetupError
 
 NAME = "judge"
 
@@ -79,6 +79,13 @@ async def _run(args: argparse.Namespace) -> int:
                 if args.judge
                 else f"job {job.id!r} names no judges: add judges to the job file"
             )
+        for judge in judges:
+            name = judge.api_key_env
+            if name is not None and not os.environ.get(name, "").strip():
+                raise SystemSetupError(
+                    f"judge {judge.id!r}: the environment variable {name} (api_key_env) is"
+                    " not set or empty; set it to the judge's API key"
+                )
         try:
             ledger = JudgeLedger(ledger_file)
         except OSError as e:
