@@ -89,3 +89,19 @@ def test_the_planted_position_bias_is_found() -> None:
     # consistent only when the two orders differ in position: 2 × 0.7 × 0.3 = 0.42
     assert abs(judge["share_consistent"] - 0.42) < 0.08
     assert found.loc["people"]["share_first_wins"] == 0.5
+
+
+def test_a_judge_that_rewards_length_is_told_apart_from_people() -> None:
+    ratings, final = planted(1.0)
+    rng = np.random.default_rng(9)
+    lengths = {("session", f"s{t}"): float(rng.integers(20, 400)) for t in range(TARGETS)}
+    # the judge: longer replies rated higher, whatever people said
+    order = sorted(lengths, key=lambda k: lengths[k])
+    by_length = {k[1]: str(1 + 5 * i // TARGETS) for i, k in enumerate(order)}
+    judged = ratings["annotator"] == "model:judge"
+    ratings.loc[judged, "value"] = ratings.loc[judged, "target"].map(by_length)
+    found = judge_findings(ratings, final, {("cues", "cues.enjoy"): SCALE}, lengths=lengths)
+    assert found is not None
+    rho = found.length.set_index("rater")["rho"]
+    assert rho["model:judge"] > 0.9
+    assert abs(rho["people (mean)"]) < 0.15
