@@ -105,3 +105,16 @@ def test_a_judge_that_rewards_length_is_told_apart_from_people() -> None:
     rho = found.length.set_index("rater")["rho"]
     assert rho["model:judge"] > 0.9
     assert abs(rho["people (mean)"]) < 0.15
+
+
+def test_many_judged_few_people_gives_a_prediction_powered_mean() -> None:
+    ratings, final = planted(0.8)
+    truth = final["value"].astype(float).mean()
+    few = final.sample(n=100, random_state=1)  # people adjudicated a random third
+    people = ratings["annotator"].str.startswith("A") & ~ratings["target"].isin(few["target"])
+    found = judge_findings(ratings[~people], few, {("cues", "cues.enjoy"): SCALE})
+    assert found is not None
+    [row] = found.prediction_powered.to_dict("records")
+    assert (row["n_judged"], row["n_people"]) == (TARGETS, 100)
+    assert row["low"] <= truth <= row["high"]
+    assert row["high"] - row["low"] < row["people_high"] - row["people_low"]

@@ -99,6 +99,8 @@ async def test_the_report_sets_the_judge_beside_three_annotators(tmp_path: Path)
     # the judge as one more rater in the reliability tables
     icc = [r for r in judges["reliability_with_judges"] if r["statistic"] == "ICC2"]
     assert icc and {r["n_annotators"] for r in icc} == {4}
+    ppi = [r for r in judges["prediction_powered"] if r["level"] == "exchange"]
+    assert [(r["n_judged"], r["n_people"]) for r in ppi] == [(24, 24)]
     [made] = judges["provenance"]
     assert (made["model"], made["host"], made["seed"], made["rated"]) == (
         "judge-m", "127.0.0.1", 11, 30,

@@ -40,6 +40,14 @@ VERDICT_COLUMNS = [
     "judge_adjudicated_kappa", "judge_adjudicated_low", "targets", "verdict",
 ]  # fmt: skip
 LENGTH_COLUMNS = ["job", "level", "instrument_id", "item", "rater", "rho", "low", "high", "n"]
+PREDICTION_POWERED_COLUMNS = [
+    "job", "level", "instrument_id", "item", "judge", "system", "n_judged", "n_people",
+    "mean", "low", "high", "people_mean", "people_low", "people_high", "judge_mean",
+    "judge_low", "judge_high", "equivalent_people", "ratings_saved",
+]  # fmt: skip
+"""Per item and system (None: pooled): the prediction-powered mean of the people's final
+value from the judge's ratings of every target and people's of those they rated, beside the
+people-only and the judge-only means (``analytics.statistics.prediction_powered``)."""
 POSITION_COLUMNS = [
     "job", "question", "rater", "pairs", "consistent", "share_consistent",
     "first_wins", "share_first_wins",
@@ -57,6 +65,7 @@ class JudgeFindings:
     verdicts: pd.DataFrame
     length: pd.DataFrame
     position: pd.DataFrame
+    prediction_powered: pd.DataFrame
 
 
 def is_judge(annotator: str) -> bool:
@@ -141,6 +150,7 @@ def judge_findings(
     agreement_rows: list[dict[str, object]] = []
     verdict_rows: list[dict[str, object]] = []
     length_rows: list[dict[str, object]] = []
+    ppi_rows: list[dict[str, object]] = []
     keys = ["job", "level", "instrument_id", "item_id"]
     for (job, level, instrument, item), part in first.groupby(keys, sort=True):
         scale = scales.get((str(instrument), str(item)))
@@ -196,6 +206,17 @@ def judge_findings(
                  "judge_adjudicated_kappa": fk, "judge_adjudicated_low": fl, "targets": n,
                  "verdict": _verdict(with_people, human, n)}
             )  # fmt: skip
+        if scale.kind == "scale":
+            systems = _systems(part)
+            for judge in judges:
+                ppi_rows += _prediction_powered(
+                    where,
+                    judge,
+                    wide.loc[judge].to_numpy(float),
+                    adjudicated,
+                    systems,
+                    wide.columns,
+                )
         if lengths is not None and _ordered(scale):
             length_rows += _length(where, wide, judges, people, level, lengths)
     return JudgeFindings(
@@ -203,7 +224,54 @@ def judge_findings(
         verdicts=pd.DataFrame(verdict_rows, columns=VERDICT_COLUMNS),
         length=pd.DataFrame(length_rows, columns=LENGTH_COLUMNS),
         position=position_bias(votes) if votes is not None else _no_position(),
+        prediction_powered=pd.DataFrame(ppi_rows, columns=PREDICTION_POWERED_COLUMNS),
     )
+
+
+def _systems(part: pd.DataFrame) -> dict[str, str]:
+    """target -> its system, where the ratings say."""
+    if "system" not in part.columns:
+        return {}
+    return {
+        str(t): str(s) for t, s in zip(part["target"], part["system"], strict=True) if s is not None
+    }
+
+
+def _prediction_powered(
+    where: Mapping[str, object],
+    judge: str,
+    judged: np.ndarray,
+    people: np.ndarray,
+    systems: Mapping[str, str],
+    targets: pd.Index | None = None,
+) -> list[dict[str, object]]:
+    """Pooled, then per system when there are two or more."""
+    from analytics.statistics.prediction_powered import prediction_powered_mean
+
+    rows = []
+    names = list(systems.values()) if systems else []
+    groups: list[tuple[str | None, np.ndarray]] = [(None, np.ones(len(judged), dtype=bool))]
+    if len(set(names)) >= 2 and targets is not None:
+        of = np.array([systems.get(str(t)) for t in targets], dtype=object)
+        groups += [(s, of == s) for s in sorted(set(names))]
+    for system, mask in groups:
+        j, p = judged[mask], people[mask]
+        seen = ~np.isnan(j)
+        rated = seen & ~np.isnan(p)
+        found = prediction_powered_mean(j[seen], j[rated], p[rated])
+        if found is None:
+            continue
+        rows.append(
+            {**where, "judge": judge, "system": system, "n_judged": found.n_judged,
+             "n_people": found.n_people, "mean": found.prediction_powered.value,
+             "low": found.prediction_powered.low, "high": found.prediction_powered.high,
+             "people_mean": found.people_only.value, "people_low": found.people_only.low,
+             "people_high": found.people_only.high, "judge_mean": found.judge_only.value,
+             "judge_low": found.judge_only.low, "judge_high": found.judge_only.high,
+             "equivalent_people": found.equivalent_people,
+             "ratings_saved": found.ratings_saved}
+        )  # fmt: skip
+    return rows
 
 
 def _verdict(judge: float, human: float, targets: int) -> str:

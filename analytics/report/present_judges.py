@@ -120,6 +120,7 @@ def judges_json(section: JudgesSection) -> dict[str, Any]:
         "reliability_with_judges": records(section.reliability),
         "position_bias": records(found.position),
         "length_bias": records(found.length),
+        "prediction_powered": records(found.prediction_powered),
         "provenance": records(section.provenance),
     }
 
@@ -148,6 +149,15 @@ def judges_lines(section: JudgesSection) -> list[str]:
         lines.append(
             f"  {r['rater']} on {r['question']}: first shown wins"
             f" {r['share_first_wins']:.0%}{consistent}"
+        )
+    for r in _rows(section.findings.prediction_powered):
+        system = "all systems" if _missing(r["system"]) else r["system"]
+        lines.append(
+            f"  {r['judge']} on {r['item']} ({r['level']}), {system}: prediction-powered mean"
+            f" {r['mean']:.2f} [{r['low']:.2f}, {r['high']:.2f}] from {r['n_judged']} judged"
+            f" and {r['n_people']} rated by people (people only {r['people_mean']:.2f}"
+            f" [{r['people_low']:.2f}, {r['people_high']:.2f}]; judge only"
+            f" {r['judge_mean']:.2f}); as narrow as {r['equivalent_people']:.0f} people's ratings"
         )
     for r in _rows(section.provenance):
         seed = "none" if _missing(r["seed"]) else str(int(r["seed"]))
