@@ -178,8 +178,9 @@ async def _judged(asker: _Asker, system: str, user: str, judged: JudgedItem) -> 
             return _Answer(choice, said, False, key, False)
         asker.run.retried += 1
         allowed = ", ".join(c.answer for c in judged.choices)
+        asked = body["messages"]
         messages = [
-            *body["messages"],  # type: ignore[misc]
+            *(asked if isinstance(asked, list) else []),
             {"role": "assistant", "content": said},
             {"role": "user", "content": _RETRY.format(allowed=allowed)},
         ]
@@ -192,7 +193,8 @@ async def _judged(asker: _Asker, system: str, user: str, judged: JudgedItem) -> 
 def _swapped(task: AnnotationTask) -> AnnotationTask:
     """The same pair with its conversations in the other order."""
     sessions = pair_sessions(task.target.target)
-    assert sessions is not None  # only real pairs are swapped
+    if sessions is None:
+        raise ValueError(f"{task.target.target!r} is not a pair of stored conversations")
     target = replace(
         task.target, target=pair_target(sessions[1], sessions[0]), system=task.second_system
     )
