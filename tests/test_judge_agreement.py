@@ -86,6 +86,8 @@ def test_the_planted_position_bias_is_found() -> None:
     judge = found.loc["model:judge"]
     assert judge["pairs"] == 200
     assert abs(judge["share_first_wins"] - 0.7) < 0.06
+    assert judge["first_wins_low"] <= 0.7 <= judge["first_wins_high"]
+    assert judge["verdicts"] == 400
     # consistent only when the two orders differ in position: 2 × 0.7 × 0.3 = 0.42
     assert abs(judge["share_consistent"] - 0.42) < 0.08
     assert found.loc["people"]["share_first_wins"] == 0.5

@@ -27,6 +27,7 @@ import pandas as pd
 
 from analytics.annotations import agreement as ag
 from analytics.annotations.ratings import ItemScale
+from analytics.statistics.questionnaires import wilson_interval
 
 MODEL = "model"
 AGREEMENT_COLUMNS = [
@@ -50,8 +51,11 @@ value from the judge's ratings of every target and people's of those they rated,
 people-only and the judge-only means (``analytics.statistics.prediction_powered``)."""
 POSITION_COLUMNS = [
     "job", "question", "rater", "pairs", "consistent", "share_consistent",
-    "first_wins", "share_first_wins",
+    "consistent_low", "consistent_high", "verdicts", "first_wins", "share_first_wins",
+    "first_wins_low", "first_wins_high",
 ]  # fmt: skip
+"""Shares with Wilson 95% intervals; ``pairs`` and ``verdicts`` are what they are shares of
+(a judge gives two verdicts a pair, one in each order)."""
 
 AS_PEOPLE = "agrees with people as much as people agree with each other"
 BELOW_PEOPLE = "agrees with people less than people agree with each other"
@@ -338,17 +342,26 @@ def position_bias(votes: pd.DataFrame) -> pd.DataFrame:
             pairs = mine["session"].nunique()
             flipped = mine[mine["flag_reason"].astype(str) == "inconsistent"]["session"].nunique()
             first = int((mine["winner"].astype(str) == "a").sum())
+            kept_low, kept_high = wilson_interval(pairs - flipped, pairs)
+            first_low, first_high = wilson_interval(first, len(mine))
             rows.append(
                 {"job": job, "question": question, "rater": rater, "pairs": pairs,
                  "consistent": pairs - flipped, "share_consistent": (pairs - flipped) / pairs,
-                 "first_wins": first, "share_first_wins": first / len(mine)}
+                 "consistent_low": kept_low, "consistent_high": kept_high,
+                 "verdicts": len(mine), "first_wins": first,
+                 "share_first_wins": first / len(mine), "first_wins_low": first_low,
+                 "first_wins_high": first_high}
             )  # fmt: skip
         people = part[part["rater_kind"].astype(str) != MODEL]
         if len(people):
             first = int((people["winner"].astype(str) == "a").sum())
+            first_low, first_high = wilson_interval(first, len(people))
             rows.append(
-                {"job": job, "question": question, "rater": "people", "pairs": len(people),
-                 "consistent": None, "share_consistent": math.nan, "first_wins": first,
-                 "share_first_wins": first / len(people)}
+                {"job": job, "question": question, "rater": "people",
+                 "pairs": people["session"].nunique(), "consistent": None,
+                 "share_consistent": math.nan, "consistent_low": math.nan,
+                 "consistent_high": math.nan, "verdicts": len(people), "first_wins": first,
+                 "share_first_wins": first / len(people), "first_wins_low": first_low,
+                 "first_wins_high": first_high}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=POSITION_COLUMNS)

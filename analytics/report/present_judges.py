@@ -147,8 +147,9 @@ def judges_lines(section: JudgesSection) -> list[str]:
         share = r["share_consistent"]
         consistent = "" if _missing(share) else f", swap-consistent {share:.0%}"
         lines.append(
-            f"  {r['rater']} on {r['question']}: first shown wins"
-            f" {r['share_first_wins']:.0%}{consistent}"
+            f"  {r['rater']} on {r['question']}: first shown wins {r['share_first_wins']:.0%}"
+            f" [{r['first_wins_low']:.0%}, {r['first_wins_high']:.0%}] of"
+            f" {r['verdicts']} verdicts{consistent}"
         )
     for r in _rows(section.findings.prediction_powered):
         system = "all systems" if _missing(r["system"]) else r["system"]
