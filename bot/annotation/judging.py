@@ -234,14 +234,21 @@ async def run_judge(
     digest = prompt_hash(system)
     asker = _Asker(judge, ledger, client, env, limits, run)
     who = judge_annotator(judge)
-    tasks = []
+    questions = pair_questions(bundle.questionnaires[q] for q in job.rate.pair)
+
+    def answered(judged: JudgedItem, done: frozenset[str]) -> bool:
+        asked = questions.get(judged.item.id)
+        return judged.item.id in done or (asked is not None and asked.question in done)
+
+    tasks: list[tuple[AnnotationTask, list[JudgedItem]]] = []
     for task, done in await store.judge_tasks(job.id, who):
         if task.target.level is AnnotationLevel.PAIR and pair_sessions(task.target.target) is None:
             continue  # an onboarding pair: a check of people, not of the judge
-        if done:
+        left = [j for j in items[task.target.level] if not answered(j, done)]
+        if not left:
             run.skipped += 1
             continue
-        tasks.append(task)
+        tasks.append((task, left))
     if limit is not None:
         tasks = tasks[:limit]
     total = len(tasks)
@@ -273,8 +280,7 @@ async def run_judge(
         elif answer.choice is None:
             run.unparseable += 1
 
-    async def rate(task: AnnotationTask) -> None:
-        asked = items[task.target.level]
+    async def rate(task: AnnotationTask, asked: list[JudgedItem]) -> None:
         answers = await asyncio.gather(
             *(_judged(asker, system, question(j, shown(job, task, texts)), j) for j in asked)
         )
@@ -299,8 +305,8 @@ async def run_judge(
             outcome = await store.import_annotations(record, ratings, origin=Origin.MODEL)
             run.rated += outcome.ratings if outcome.written else 0
 
-    async def compare(task: AnnotationTask) -> None:
-        other, asked_items = _swapped(task), items[AnnotationLevel.PAIR]
+    async def compare(task: AnnotationTask, asked_items: list[JudgedItem]) -> None:
+        other = _swapped(task)
         both = await asyncio.gather(
             *(
                 _judged(asker, system, question(j, shown(job, t, texts)), j)
@@ -309,7 +315,6 @@ async def run_judge(
             )
         )
         first, second = both[: len(asked_items)], both[len(asked_items) :]
-        questions = pair_questions(bundle.questionnaires[q] for q in job.rate.pair)
         votes: list[Vote] = []
         for judged, ab, ba in zip(asked_items, first, second, strict=True):
             keep(task, judged, ab)
@@ -345,14 +350,15 @@ async def run_judge(
         if votes:
             run.rated += await store.record_votes(bundle.study.id, votes, origin=Origin.MODEL)
 
-    async def one(task: AnnotationTask) -> None:
-        await (compare(task) if task.target.level is AnnotationLevel.PAIR else rate(task))
+    async def one(task: AnnotationTask, left: list[JudgedItem]) -> None:
+        pair = task.target.level is AnnotationLevel.PAIR
+        await (compare(task, left) if pair else rate(task, left))
         run.targets += 1
         if out is not None:
             out.write(_bar(run.targets, total))
             out.flush()
 
-    await asyncio.gather(*(one(t) for t in tasks))
+    await asyncio.gather(*(one(t, left) for t, left in tasks))
     if out is not None and total:
         out.write("\n")
     return run

@@ -107,21 +107,20 @@ def _material(conn: Sql, target: AnnotationTarget) -> _Material:
     return conversation, second, second_system, following
 
 
-def judge_tasks(conn: Sql, job: str, judge: str) -> list[tuple[AnnotationTask, bool]]:
-    """Every target of the job with what it shows, in the job's order, and whether the
-    model judge ``judge`` rated it already (its ratings, or its votes on a pair)."""
-    rated = {
-        int(r[0])
-        for r in conn.execute(
-            "SELECT DISTINCT target_id FROM annotations WHERE annotator = ?", (judge,)
-        )
-    }
-    voted = {
-        str(r[0])
-        for r in conn.execute(
-            "SELECT DISTINCT session_id FROM votes WHERE job = ? AND rater = ?", (job, judge)
-        )
-    }
+def judge_tasks(conn: Sql, job: str, judge: str) -> list[tuple[AnnotationTask, frozenset[str]]]:
+    """Every target of the job with what it shows, in the job's order, and what the model
+    judge ``judge`` answered of it already: the items it rated, or the questions of a pair
+    it gave a verdict on."""
+    rated: dict[int, set[str]] = {}
+    for target_id, item in conn.execute(
+        "SELECT target_id, item_id FROM annotations WHERE annotator = ?", (judge,)
+    ):
+        rated.setdefault(int(target_id), set()).add(str(item))
+    voted: dict[str, set[str]] = {}
+    for pair, question in conn.execute(
+        "SELECT session_id, question FROM votes WHERE job = ? AND rater = ?", (job, judge)
+    ):
+        voted.setdefault(str(pair), set()).add(str(question))
     rows = conn.execute(
         f"SELECT id, {TARGET_COLUMNS} FROM annotation_targets WHERE job = ? ORDER BY position, id",
         (job,),
@@ -143,7 +142,8 @@ def judge_tasks(conn: Sql, job: str, judge: str) -> list[tuple[AnnotationTask, b
             second=second,
             second_system=second_system,
         )
-        found.append((task, int(ident) in rated or target.target in voted))
+        done = rated.get(int(ident), set()) | voted.get(target.target, set())
+        found.append((task, frozenset(done)))
     return found
 
 

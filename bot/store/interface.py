@@ -253,9 +253,12 @@ class Imports(Protocol):
         already refuse the whole import."""
         ...
 
-    async def judge_tasks(self, job: str, judge: str) -> list[tuple[AnnotationTask, bool]]:
+    async def judge_tasks(
+        self, job: str, judge: str
+    ) -> list[tuple[AnnotationTask, frozenset[str]]]:
         """Every target of a stored job with what an annotator would read of it, in the
-        job's order, and whether the judge ``judge`` rated it already."""
+        job's order, and what the judge ``judge`` answered of it already (item ids it
+        rated; a pair's questions it gave a verdict on)."""
         ...
 
     async def bulk_load(self, rows: BulkRows) -> None:

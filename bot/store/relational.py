@@ -641,7 +641,9 @@ class RelationalStore(ABC):
             )
         )
 
-    async def judge_tasks(self, job: str, judge: str) -> list[tuple[AnnotationTask, bool]]:
+    async def judge_tasks(
+        self, job: str, judge: str
+    ) -> list[tuple[AnnotationTask, frozenset[str]]]:
         return await self._read(lambda c: annotation_flow.judge_tasks(c, job, judge))
 
     # --- pairwise votes: the SQL is in bot.store.votes ------------------------------------

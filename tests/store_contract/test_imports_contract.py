@@ -79,9 +79,9 @@ async def test_a_model_judges_ratings_are_its_own_and_never_planned(
     ratings = await store.annotation_ratings()
     assert [(r.annotator, r.origin) for r in ratings] == [("R1", "import"), ("model:j", "model")]
     tasks = await store.judge_tasks("imported", "model:j")
-    assert [(t.target.target, rated) for t, rated in tasks] == [
-        ("clip-7", False),
-        ("clip-8", True),
+    assert [(t.target.target, done) for t, done in tasks] == [
+        ("clip-7", frozenset()),
+        ("clip-8", frozenset({"cues.exchange"})),
     ]
     state = await store.annotation_state("imported")
     assert state is not None and [a.annotator_id for a in state.annotators] == ["R1"]
