@@ -14,7 +14,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
@@ -69,7 +69,6 @@ class JudgeRun:
     inconsistent: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    problems: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
