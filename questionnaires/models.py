@@ -227,6 +227,48 @@ class PreferenceItem(_Item):
         ]
 
 
+class SliderItem(_Item):
+    """A visual-analogue scale from 0 to 100: a row of buttons at every ``step`` points,
+    and any whole number from 0 to 100 typed instead."""
+
+    type: Literal["slider"]
+    """``slider``: 0 to 100, by a button (0, 10, …, 100) or a typed number; stored as the
+    number."""
+    step: int = Field(default=10, ge=5, le=50)
+    """The distance between two buttons; it must divide 100 (5, 10, 20, 25 or 50)."""
+    left: str = ""
+    """The words at 0 (e.g. "Not at all")."""
+    right: str = ""
+    """The words at 100 (e.g. "Completely")."""
+
+    min: int = 0
+    """Always 0 (stated for the codebook and the export)."""
+    max: int = 100
+    """Always 100 (stated for the codebook and the export)."""
+
+    @model_validator(mode="after")
+    def _fixed_range(self) -> SliderItem:
+        problems: list[tuple[Loc, str, object]] = []
+        if 100 % self.step:
+            message = f"step {self.step} does not divide 100: use 5, 10, 20, 25 or 50"
+            problems.append((("step",), message, self.step))
+        for name, fixed in (("min", 0), ("max", 100)):
+            if getattr(self, name) != fixed:
+                message = f"a slider runs from 0 to 100: {name} is {fixed}"
+                problems.append(((name,), message, getattr(self, name)))
+        if problems:
+            raise error_at("SliderItem", problems)
+        return self
+
+    def choices(self) -> list[tuple[int, str]]:
+        """The buttons' points, each labelled by its number (as a typed answer is)."""
+        return [(v, str(v)) for v in range(0, 101, self.step)]
+
+    def anchors(self) -> list[tuple[int, str]]:
+        """The ends' words, for the codebook and the message."""
+        return [(v, words) for v, words in ((0, self.left), (100, self.right)) if words]
+
+
 class Option(_Model):
     value: int | str
     """Stored with the answer: a number, or a short code such as "off_topic"."""
@@ -285,7 +327,14 @@ class TextItem(_Item):
 
 
 Item = Annotated[
-    ScaleItem | YesNoItem | ThumbsItem | ChoiceItem | MultiChoiceItem | TextItem | PreferenceItem,
+    ScaleItem
+    | YesNoItem
+    | ThumbsItem
+    | ChoiceItem
+    | MultiChoiceItem
+    | TextItem
+    | PreferenceItem
+    | SliderItem,
     Field(discriminator="type"),
 ]
 ClosedItem = ScaleItem | YesNoItem | ThumbsItem | ChoiceItem | PreferenceItem
@@ -305,6 +354,10 @@ class ItemText(_Model):
     """Scale items: point → label."""
     options: dict[int | str, str] = {}
     """Choice items: option value → label."""
+    left: str | None = None
+    """Slider items: the words at 0."""
+    right: str | None = None
+    """Slider items: the words at 100."""
     yes: str | None = None
     """Yes/no items: the yes button's label."""
     no: str | None = None
@@ -342,6 +395,9 @@ class ItemText(_Model):
             )
         if isinstance(item, YesNoItem):
             update |= {k: v for k, v in (("yes", self.yes), ("no", self.no)) if v is not None}
+        if isinstance(item, SliderItem):
+            ends = (("left", self.left), ("right", self.right))
+            update |= {k: v for k, v in ends if v is not None}
         return item.model_copy(update=update)
 
     def problems(self, item: Item) -> list[tuple[Loc, str, object]]:
@@ -362,6 +418,9 @@ class ItemText(_Model):
         for key in ("yes", "no"):
             if getattr(self, key) is not None and not isinstance(item, YesNoItem):
                 found.append(((key,), f"{item.id!r} is not a yes_no item", key))
+        for key in ("left", "right"):
+            if getattr(self, key) is not None and not isinstance(item, SliderItem):
+                found.append(((key,), f"{item.id!r} is not a slider item", key))
         return found
 
     def missing(self, item: Item) -> list[str]:
@@ -379,6 +438,10 @@ class ItemText(_Model):
                 gaps.append("options")
         if isinstance(item, YesNoItem):
             gaps += [key for key in ("yes", "no") if getattr(self, key) is None]
+        if isinstance(item, SliderItem):
+            gaps += [
+                key for key in ("left", "right") if getattr(item, key) and not getattr(self, key)
+            ]
         return gaps
 
 

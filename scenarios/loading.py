@@ -32,7 +32,8 @@ from scenarios.loading_stimuli import (
     read_stimuli,
     template_columns,
 )
-from scenarios.models import Scenario, Stimulus, Study, StudyBundle
+from scenarios.loading_tools import tool_sources
+from scenarios.models import Scenario, Stimulus, Study, StudyBundle, ToolSource
 from scenarios.yaml_lines import (
     Document,
     Model,
@@ -119,7 +120,9 @@ class _StudyLoader:
         self.uses: list[rules.Use] = []
         self.stimuli: dict[str, tuple[Stimulus, ...]] = {}
         self.jobs: dict[str, AnnotationJob] = {}
+        self.tools: dict[str, dict[str, ToolSource]] = {}
         self.language = "en"
+        self.warnings: list[Problem] = []  # what a study may do, but ozlab check tells
 
     def open(
         self, file: Path, resource: Resource, model: type[Model]
@@ -184,6 +187,7 @@ class _StudyLoader:
                 self.problems += rules.scenario_kind(document)
                 self.problems += rules.translation_keys(document, self.language)
                 self.load_stimuli(ref_id, document, folder)
+                self.load_tools(ref_id, document, folder)
         cache[ref_id] = loaded
         return True
 
@@ -227,6 +231,16 @@ class _StudyLoader:
                 self.problems.append(document.problem(("stimulus_template",), str(error)))
                 return
             check_template(table, columns, self.problems)
+
+    def load_tools(self, scenario_id: str, document: Document, folder: Resource) -> None:
+        """Read where each of a scenario's tools gets its results, beside it."""
+        tools = document.data.get("tools")
+        if not isinstance(tools, list) or not tools:
+            return
+        sources, files = tool_sources(document, tools, folder, self.problems)
+        self.files += files
+        if sources:
+            self.tools[scenario_id] = sources
 
     def follow_jobs(self, document: Document) -> None:
         """Load the annotation jobs the study names (an id, or a path beside the study),
@@ -312,6 +326,20 @@ class _StudyLoader:
         }
         self.problems += rules.misplaced_questionnaires(self.uses, self.questionnaires, documents)
         self.problems += rules.shared_item_ids(self.questionnaires, documents)
+        scenarios = {
+            ref_id: document
+            for (noun, ref_id), document in self.documents.items()
+            if noun == _SCENARIOS.noun
+        }
+        systems = document.data.get("systems")
+        system_ids = [
+            str(s["id"])
+            for s in (systems if isinstance(systems, list) else [])
+            if isinstance(s, dict) and "id" in s
+        ]
+        errors, self.warnings = rules.simulated_answers(scenarios, system_ids, self.questionnaires)
+        self.problems += errors
+        self.problems += rules.success_item(document, self.uses, self.questionnaires)
 
 
 def _looks_like_path(ref: str) -> bool:
@@ -344,6 +372,13 @@ def load_study(ref: str | Path) -> StudyBundle:
 
     ``ref`` is a path to a study YAML file or the name of a shipped study (``"hmd"``).
     """
+    return checked_study(ref)[0]
+
+
+def checked_study(ref: str | Path) -> tuple[StudyBundle, list[Problem]]:
+    """:func:`load_study`, and the warnings ``ozlab check`` tells at their lines (settings
+    the study never uses, such as a simulated participant's profile of another study's
+    system)."""
     file, resource = _find_study(ref)
     loader = _StudyLoader(file.parent)
     document, study = loader.open(file, resource, Study)
@@ -357,7 +392,7 @@ def load_study(ref: str | Path) -> StudyBundle:
         loader.check_study(document)
     if loader.problems or study is None:
         raise StudyError(_in_file_order(loader.problems, loader.files))
-    return StudyBundle(
+    bundle = StudyBundle(
         study=study,
         scenarios={key: value for key, value in loader.scenarios.items() if value is not None},
         questionnaires={
@@ -365,7 +400,9 @@ def load_study(ref: str | Path) -> StudyBundle:
         },
         stimuli=loader.stimuli,
         jobs=loader.jobs,
+        tools=loader.tools,
     )
+    return bundle, _in_file_order(loader.warnings, loader.files)
 
 
 def study_document(ref: str | Path) -> Document:

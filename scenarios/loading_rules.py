@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from questionnaires.models import Questionnaire
+from questionnaires.models import Item, Questionnaire
 from scenarios.yaml_lines import Document, Loc, Problem
 
 LANGUAGE = re.compile(r"[a-z]{2,3}")
@@ -184,3 +184,126 @@ def shared_item_ids(
                 )
                 problems.append(document.problem(("items", index, "id"), message))
     return problems
+
+
+def simulated_answers(
+    scenarios: Mapping[str, Document],
+    systems: Iterable[str],
+    questionnaires: Mapping[str, Questionnaire | None],
+) -> tuple[list[Problem], list[Problem]]:
+    """A scenario's ``simulation.answers`` that would answer wrongly (errors: a mean off
+    the item's scale, a share of "yes" outside 0 to 1, a distribution over answers the item
+    cannot take) or never be used in this study (warnings, as a scenario may serve several
+    studies: a system or an item the study does not have), each at its line."""
+    from scenarios.simulation import ITEM_TYPES  # the model's own list of types
+
+    if any(questionnaire is None for questionnaire in questionnaires.values()):
+        return [], []  # an item may be missing only because its file has problems of its own
+    items = {
+        item.id: item
+        for questionnaire in questionnaires.values()
+        if questionnaire is not None
+        for item in questionnaire.items
+    }
+    known_systems = set(systems)
+    errors: list[Problem] = []
+    unused: list[Problem] = []
+    for document in scenarios.values():
+        simulation = document.data.get("simulation")
+        answers = simulation.get("answers") if isinstance(simulation, dict) else None
+        if not isinstance(answers, dict):
+            continue
+        at: Loc = ("simulation", "answers")
+        settings: list[tuple[Loc, str, object]] = []
+        profiles = answers.get("profiles")
+        for system, profile in (profiles if isinstance(profiles, dict) else {}).items():
+            if system not in known_systems:
+                message = (
+                    f"no system {system!r} in this study (its systems:"
+                    f" {', '.join(sorted(known_systems)) or 'none'}): the profile is not used"
+                )
+                unused.append(document.problem((*at, "profiles", system), message))
+                continue
+            for key, setting in (profile if isinstance(profile, dict) else {}).items():
+                settings.append(((*at, "profiles", system, key), str(key), setting))
+        for part in ("items", "types"):
+            found = answers.get(part)
+            for key, setting in (found if isinstance(found, dict) else {}).items():
+                if part == "items" or key in ITEM_TYPES:  # another type: the model says so
+                    settings.append(((*at, part, key), str(key), setting))
+        for loc, key, setting in settings:
+            if key != "default" and key not in ITEM_TYPES and key not in items:
+                message = (
+                    f"{key!r} is neither an item of this study's questionnaires, nor an item"
+                    f" type ({', '.join(ITEM_TYPES)}), nor default: the setting is not used"
+                )
+                unused.append(document.problem(loc, message))
+            else:
+                errors += _setting_problems(document, loc, key, setting, items, ITEM_TYPES)
+    return errors, unused
+
+
+def _setting_problems(
+    document: Document,
+    loc: Loc,
+    key: str,
+    setting: object,
+    items: Mapping[str, Item],
+    types: tuple[str, ...],
+) -> list[Problem]:
+    """One setting (a mean, a share or a distribution) checked against what it answers."""
+    answered: list[Item]
+    if key == "default":
+        answered = [item for item in items.values() if item.type == "scale"]
+    elif key in types:
+        answered = [item for item in items.values() if item.type == key]
+    else:
+        answered = [items[key]]
+    for item in answered:
+        values = [v for v, _ in item.choices()] if hasattr(item, "choices") else []
+        numbers = sorted(v for v in values if isinstance(v, int))
+        if not values or len(numbers) != len(values):
+            why = "is answered by typing" if not values else "has options named by words"
+            message = f"item {item.id!r} {why}: simulated participants choose its answer alone"
+            return [document.problem(loc, message)]
+        if isinstance(setting, dict):
+            strange = [v for v in setting if v not in numbers]
+            if strange:
+                message = (
+                    f"item {item.id!r} has no answer {strange[0]!r} (its answers:"
+                    f" {', '.join(map(str, numbers))})"
+                )
+                return [document.problem(loc, message)]
+        elif isinstance(setting, int | float) and len(numbers) == 2 and not 0 <= setting <= 1:
+            message = (
+                f"item {item.id!r} has two buttons: give the share of its higher answer"
+                f" ({numbers[1]}) from 0 to 1, not {setting:g}"
+            )
+            return [document.problem(loc, message)]
+        elif isinstance(setting, int | float) and not numbers[0] <= setting <= numbers[-1]:
+            message = (
+                f"a mean of {setting:g} is off the scale of item {item.id!r}"
+                f" ({numbers[0]} to {numbers[-1]})"
+            )
+            return [document.problem(loc, message)]
+    return []
+
+
+def success_item(
+    document: Document, uses: Iterable[Use], questionnaires: Mapping[str, Questionnaire | None]
+) -> list[Problem]:
+    """The study's ``success_item`` must be a yes/no item asked after a task."""
+    wanted = document.data.get("success_item")
+    if not isinstance(wanted, str):
+        return []
+    after_task = {use.questionnaire for use in uses if use.key == "post_task"}
+    for questionnaire_id in after_task:
+        questionnaire = questionnaires.get(questionnaire_id)
+        for item in questionnaire.items if questionnaire is not None else ():
+            if item.id == wanted:
+                if item.type == "yes_no":
+                    return []
+                message = f"{wanted!r} is a {item.type} item; the success item must be yes_no"
+                return [document.problem(("success_item",), message)]
+    message = f"no yes/no item {wanted!r} in a questionnaire asked after a task (post_task)"
+    return [document.problem(("success_item",), message)]

@@ -7,7 +7,7 @@ from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-from questionnaires.models import Questionnaire, error_at, repeated_ids
+from questionnaires.models import Loc, Questionnaire, error_at, repeated_ids
 from scenarios.durations import Seconds
 from scenarios.jobs import AnnotationJob
 from scenarios.sentences import SOURCE, catalogue, code_of
@@ -81,6 +81,75 @@ def _folded(value: object) -> object:
     return value.casefold() if isinstance(value, str) else value
 
 
+TOOL_NAME = r"^[A-Za-z0-9_-]{1,64}$"
+"""What OpenAI-compatible servers accept as a function's name."""
+
+
+class Tool(_Model):
+    """A function the scenario offers a language-model system (OpenAI function calling):
+    the model may call it, ozlab answers from the scenario's own ``results`` table or
+    Python ``function``, and every call and result is recorded with the session."""
+
+    name: str = Field(pattern=TOOL_NAME)
+    """The function's name as the model sees it (``add_to_wishlist``)."""
+    description: str = ""
+    """What the function does, in words the model reads."""
+    parameters: dict[str, object] = {"type": "object", "properties": {}}
+    """The JSON schema of its arguments (an object with ``properties`` and ``required``)."""
+    results: str | None = None
+    """A ``.csv`` or ``.yaml`` file beside the scenario file: rows matched on the arguments
+    of a call, the first that matches gives its ``result``."""
+    function: str | None = None
+    """``file.py:name`` beside the scenario file (or ``package.module:name``): called with
+    the arguments as keyword arguments, its return value is the result."""
+    ends_task: bool = False
+    """A call of this function that gets a result ends the task as done by the system
+    (the demo shop's "added to the wishlist"); ``success_if`` checks its arguments as
+    ``name.argument``."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Tool:
+        if (self.results is None) == (self.function is None):
+            raise ValueError("give exactly one of 'results' (a table) or 'function'")
+        if self.parameters.get("type", "object") != "object":
+            raise ValueError("parameters must be a JSON schema of type 'object'")
+        properties = self.parameters.get("properties", {})
+        if not isinstance(properties, dict):
+            raise ValueError("parameters.properties must map each argument to its schema")
+        required = self.parameters.get("required", [])
+        if not isinstance(required, list) or not all(r in properties for r in required):
+            raise ValueError("parameters.required must list arguments named in properties")
+        return self
+
+    @property
+    def arguments(self) -> tuple[str, ...]:
+        properties = self.parameters.get("properties", {})
+        return tuple(properties) if isinstance(properties, dict) else ()
+
+
+class ToolRow(_Model):
+    """One row of a tool's results table: when the call's arguments match, its result."""
+
+    line: int
+    """Where the row starts in its file, for the report of a bad call."""
+    when: dict[str, str] = {}
+    """Argument → value it must have (text compared ignoring case); an argument not
+    named matches any value."""
+    result: object = None
+    """What the function returns to the model (text, or anything JSON can hold)."""
+
+
+class ToolSource(_Model):
+    """Where a scenario's tool gets its results, as loading found them."""
+
+    rows: tuple[ToolRow, ...] = ()
+    """A results table's rows, in file order."""
+    file: str | None = None
+    """A ``function`` tool: the Python file (absolute) or module it comes from."""
+    function: str | None = None
+    """A ``function`` tool: the function's name in that file or module."""
+
+
 class Scenario(_Model):
     """A task a participant performs: a dialogue with a system, or rating given material."""
 
@@ -102,7 +171,11 @@ class Scenario(_Model):
     success_if: dict[str, Check] = {}
     """When the task counts as done correctly: tests on the fields of what the system
     reported doing with ``task_success`` (the demo shop: the game added, with ``title``,
-    ``genres`` and ``platforms``). Empty: the report cannot tell correct from reported."""
+    ``genres`` and ``platforms``), or on a tool's arguments as ``tool.argument``
+    (``add_to_wishlist.game``). Empty: the report cannot tell correct from reported."""
+    tools: tuple[Tool, ...] = ()
+    """Functions offered to a language-model (``openai``) system in this task, with what
+    each returns; calling one with ``ends_task`` ends the task as done."""
     expected_duration: Seconds | None = None
     """How long the task should take; the report and the pilot section compare the time
     participants took with it."""
@@ -132,6 +205,34 @@ class Scenario(_Model):
     simulation: Simulation | None = Field(default=None, exclude=True)
     """How simulated participants (``ozlab demo``, ``ozlab pilot``) play this task; left
     out of the definition stored with the data (participants never see it)."""
+
+    @model_validator(mode="after")
+    def _tools_known(self) -> Scenario:
+        problems: list[tuple[tuple[str | int, ...], str, object]] = []
+        seen: set[str] = set()
+        for index, tool in enumerate(self.tools):
+            if tool.name in seen:
+                problems.append(
+                    (("tools", index, "name"), f"two tools are named {tool.name!r}", tool.name)
+                )
+            seen.add(tool.name)
+        by_name = {tool.name: tool for tool in self.tools}
+        for key in self.success_if:
+            name, dot, argument = key.partition(".")
+            if not dot:
+                continue
+            named = by_name.get(name)
+            if named is None:
+                known = ", ".join(sorted(by_name)) or "none"
+                message = f"{key!r} names no tool of this scenario (its tools: {known})"
+                problems.append((("success_if", key), message, key))
+            elif argument not in named.arguments:
+                known = ", ".join(named.arguments) or "none"
+                message = f"tool {name!r} has no argument {argument!r} (its arguments: {known})"
+                problems.append((("success_if", key), message, key))
+        if problems:
+            raise error_at("Scenario", problems)
+        return self
 
 
 class Design(_Model):
@@ -290,6 +391,9 @@ class Texts(_Model):
     held: str = _EN["held"]
     """After consent in a study with ``hold_after_consent``: the experimenter starts the
     session."""
+    system_changed: str = _EN["system_changed"]
+    """Before the next task's brief when it has another system than the task before
+    (within subjects): the participant is told the assistant has changed."""
     task_over: str = _EN["task_over"]
     """After a task ends, before its questionnaires or the next task."""
     questionnaire_intro: str = _EN["questionnaire_intro"]
@@ -306,6 +410,8 @@ class Texts(_Model):
     """Under a free-text question: ``{limit}`` is its length limit."""
     pick_options: str = _EN["pick_options"]
     """Under a multiple-choice question."""
+    slider_hint: str = _EN["slider_hint"]
+    """Under a slider's buttons: that a typed number from 0 to 100 is an answer too."""
     pick_at_least_one: str = _EN["pick_at_least_one"]
     """To a participant who taps Done on a required multiple-choice question with nothing
     chosen."""
@@ -322,6 +428,8 @@ class Texts(_Model):
     """To a tap on a button whose answer is already stored (an old or repeated button)."""
     unknown_command: str = _EN["unknown_command"]
     """To a ``/command`` the bot does not know, unless ``systems_take_commands``."""
+    unknown_command_consent: str = _EN["unknown_command_consent"]
+    """To a ``/command`` the bot does not know, before the agreement is answered."""
     thanks: str = _EN["thanks"]
     """The last message of the study, after the last questionnaire."""
     finished: str = _EN["finished"]
@@ -342,7 +450,8 @@ class Texts(_Model):
     nothing_to_withdraw: str = _EN["nothing_to_withdraw"]
     """To ``/withdraw`` from someone the study holds nothing of."""
     consent_withdraw_note: str = _EN["consent_withdraw_note"]
-    """Added to the consent text: how to withdraw."""
+    """Added to the consent text, before its closing question if it ends with one: how to
+    withdraw."""
     help_not_started: str = _EN["help_not_started"]
     """``/help`` before ``/start``."""
     help_consent: str = _EN["help_consent"]
@@ -481,6 +590,26 @@ class SideBySide(_Model):
     of its own system's names is flagged, and its vote kept apart from the ranking."""
 
 
+class PairwiseChoices(_Model):
+    """The protocol's choices for the report's pairwise statistics (docs/pairwise.md)."""
+
+    ties: Literal["half", "davidson"] = "half"
+    """``half``: a tie is half a win for each side (Chatbot Arena's count); ``davidson``:
+    Davidson's (1970) tie model, with its tie parameter estimated."""
+    both_bad: Literal["exclude", "tie"] = "exclude"
+    """``exclude``: "both bad" votes are left out of the fit and counted; ``tie``: they
+    count as ties (a vote that neither is better)."""
+    anchor: str | None = None
+    """The system whose score is ``anchor_score`` and log-strength 0: every score and
+    interval is relative to it. None: the first of ``systems`` that has votes."""
+    anchor_score: float = 1000.0
+    """The anchor's score on the Elo-like scale (400 points: odds of 10 to 1)."""
+    bootstrap_rounds: int = Field(default=1000, ge=20, le=100_000)
+    """Rounds of the bootstrap that resamples whole raters for the intervals."""
+    seed: int = 0
+    """The bootstrap's seed: the same votes and seed give the same intervals."""
+
+
 class Study(_Model):
     """A study: its systems under test, scenarios, questionnaires, design and every sentence
     the bot says."""
@@ -514,6 +643,10 @@ class Study(_Model):
     """Questionnaires (ids) asked once, after the last task."""
     design: Design = Design()
     """How participants are assigned scenarios and systems."""
+    success_item: str | None = None
+    """A yes/no item of a post-task questionnaire (``task.done``) whose answer says whether
+    the participant did the task: it decides success for a system whose own events and tool
+    calls do not (a language model without tools)."""
     timing: Timing = Timing()
     """Reminders and abandonment of silent participants."""
     retention: Seconds | None = None
@@ -536,6 +669,9 @@ class Study(_Model):
     side_by_side: SideBySide = SideBySide()
     """Side-by-side tasks: whether the systems' names are revealed after a vote, and the
     names each system might call itself (a reply naming its own system is flagged)."""
+    pairwise: PairwiseChoices = PairwiseChoices()
+    """How the report's pairwise statistics treat ties and "both bad" votes, which system
+    anchors the scores, and the bootstrap's rounds and seed."""
     stress_model: OpenAISystem | None = None
     """An OpenAI-compatible endpoint (settings as for an ``openai`` system) that proposes
     stress tests for a person to review and may judge replays (``ozlab stress``); never a
@@ -584,11 +720,14 @@ class Study(_Model):
         if repeats := repeated_ids("systems", self.systems):
             raise error_at("Study", repeats)
         known = {s.id for s in self.systems}
-        unknown = [
+        unknown: list[tuple[Loc, str, object]] = [
             (("side_by_side", "names", system), f"no system {system!r} in systems", system)
             for system in self.side_by_side.names
             if system not in known
         ]
+        anchor = self.pairwise.anchor
+        if anchor is not None and anchor not in known:
+            unknown.append((("pairwise", "anchor"), f"no system {anchor!r} in systems", anchor))
         if unknown:
             raise error_at("Study", unknown)
         return self
@@ -604,6 +743,8 @@ class StudyBundle(_Model):
     """Rating tasks' rows, by scenario id."""
     jobs: dict[str, AnnotationJob] = {}
     """The study's annotation jobs, by job id (their instruments are in questionnaires)."""
+    tools: dict[str, dict[str, ToolSource]] = {}
+    """Scenario id → tool name → where its results come from (read beside the scenario)."""
     _made: dict[object, tuple[StudyBundle, object]] = PrivateAttr(default_factory=dict)
     """What the engine asks on every step (the languages offered, translated scenarios),
     made once; each entry names its bundle, as ``model_copy`` shares this dict."""

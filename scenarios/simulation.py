@@ -32,28 +32,65 @@ class ReplyRule(_Model):
     """First drop the item picked before, and pick another (the system said it will not do)."""
 
 
+Setting = float | dict[int, float]
+"""How simulated participants answer an item: a number, or a distribution (answer value →
+weight). A number is the mean answer on a scale item's own scale, and the share of "yes"
+(or thumbs up) on a two-button item, from 0 to 1."""
+
+ITEM_TYPES = ("scale", "yes_no", "thumbs", "choice", "slider")
+"""The item types a setting may name: those answered by tapping one button."""
+
+
 class Answers(_Model):
     """How simulated participants answer questionnaire buttons.
 
-    ``profiles``: per system id, the mean answer per item id on the item's own scale
-    (``default`` for every item without its own entry), so systems can differ as a study
-    expects them to; ``items``: a distribution per item id (answer value → weight), which
-    wins over a profile; ``spread``: how far answers scatter around a profile's mean (the
-    standard deviation on the item's scale). Items with neither get a uniform choice."""
+    For an item, the first setting found of: ``profiles`` (the participant's system) by the
+    item's id, ``items`` by its id, ``profiles`` by its type (``scale``, ``yes_no``,
+    ``thumbs``, ``choice``), ``types`` by its type, ``profiles``' ``default`` (scale items
+    only: never a yes/no item). A setting is a mean (a share for two-button items) or a
+    distribution; items with none get a uniform choice. So systems can differ as a study
+    expects them to (a pilot plants a difference and sees the report find it). A setting by
+    item id is the item's answer as given; one by type or ``default`` says how good the
+    system is, so on a reverse-keyed item it is mirrored (``default: 4.5`` answers "it
+    confused me" with about 1.5).
 
-    profiles: dict[str, dict[str, float]] = {}
-    """System id → item id (or ``default``) → mean answer on the item's own scale."""
+    The answers to the items of one construct hang together as a person's do: each
+    simulated participant has a trait per construct, and an answer is drawn from the trait
+    and the item's own noise (``consistency``: the correlation between two items' answers),
+    the other way round for a reverse-keyed item; ``spread``: how far answers scatter around
+    a mean (the standard deviation on the item's scale)."""
+
+    profiles: dict[str, dict[str, Setting]] = {}
+    """System id → item id, item type or ``default`` (scale items) → a mean or a
+    distribution."""
     items: dict[str, dict[int, float]] = {}
-    """Item id → answer value → weight: a distribution that wins over a profile."""
+    """Item id → answer value → weight: a distribution for every system."""
+    types: dict[str, Setting] = {}
+    """Item type (``scale``, ``yes_no``, ``thumbs``, ``choice``, ``slider``) → a mean (a
+    share of "yes" for two-button items) or a distribution, for every system."""
     spread: float = Field(default=0.7, ge=0)
-    """How far answers scatter around a profile's mean (the standard deviation on the item's
-    scale)."""
+    """How far answers scatter around a mean (the standard deviation on the item's scale;
+    on a 0–100 slider, in quarters of its range: 0.7 is 17.5 points)."""
+    consistency: float = Field(default=0.6, ge=0, le=1)
+    """How much a participant's answers to one construct's items share: the correlation
+    between two of them (0: independent; Cronbach's α follows from it and the items)."""
 
     @model_validator(mode="after")
     def _weights(self) -> Answers:
-        for item, weights in self.items.items():
-            if any(w < 0 for w in weights.values()) or not sum(weights.values()) > 0:
-                raise ValueError(f"the weights of {item!r} must be positive numbers")
+        settings: list[tuple[str, Setting]] = [*self.items.items(), *self.types.items()]
+        for profile in self.profiles.values():
+            settings += profile.items()
+        for key, setting in settings:
+            if isinstance(setting, dict) and (
+                any(w < 0 for w in setting.values()) or not sum(setting.values()) > 0
+            ):
+                raise ValueError(f"the weights of {key!r} must be positive numbers")
+        for key in self.types:
+            if key not in ITEM_TYPES:
+                raise ValueError(
+                    f"types: {key!r} is no item type answered by a button (one of"
+                    f" {', '.join(ITEM_TYPES)})"
+                )
         return self
 
 

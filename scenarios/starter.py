@@ -69,12 +69,15 @@ systems:
     id: shop-v0
     variant: v0
   # An OpenAI-compatible chat server (OpenAI, vLLM, llama.cpp, Ollama, ...). Keys are never
-  # written here: api_key_env names the environment variable that holds the key.
+  # written here: api_key_env names the environment variable that holds the key. It is
+  # offered the scenario's tools (see tools in scenarios/my-task.yaml) and its calls decide
+  # the task's success. To try it offline, "ozlab serve-demo --openai" serves the demo shop
+  # as such a model at http://127.0.0.1:8081 (model: ozlab-demo-shop-v1).
   # - type: openai
   #   id: my-llm
-  #   url: http://localhost:8000
-  #   model: my-model
-  #   api_key_env: OPENAI_API_KEY
+  #   url: http://127.0.0.1:8081
+  #   model: ozlab-demo-shop-v1
+  #   # api_key_env: OPENAI_API_KEY
   #   system_prompt: "You are a helpful shop assistant. The user's task: {{brief}}"
   #   temperature: 0.7
   # A Rasa assistant through its REST channel.
@@ -174,6 +177,28 @@ expected_duration: 5m
 success_if:
   genres: {contains: adventure}
   platforms: {contains: linux}
+  # A language model (type: openai) reports nothing itself: it calls the tools below, and
+  # tool.argument tests check its calls.
+  add_to_wishlist.game:
+    one_of: [Moss Hollow, The Clockwork Lighthouse, Lantern Road, Paper Kingdoms,
+             Skyward Caravan, Whispering Pines]
+
+# Functions offered to a language model (type: openai systems), in the OpenAI
+# function-calling form: name, description, the JSON schema of the arguments. What each
+# returns comes from a table beside this file (results: a .csv or .yaml whose first row
+# matching the call's arguments answers; an empty cell matches anything) or from a Python
+# function beside it (function: my_tools.py:add_to_wishlist). ends_task: a call that gets a
+# result ends the task as done. Every call and result is stored with the session.
+tools:
+  - name: add_to_wishlist
+    description: Add a game to the participant's wishlist, once they have chosen it.
+    parameters:
+      type: object
+      properties:
+        game: {type: string, description: "The game's exact title"}
+      required: [game]
+    results: my-wishlist.csv
+    ends_task: true
 
 # Limits: at most 10 exchanges (a participant message and the system's answer), and 7
 # minutes, checked after each participant message. Leave out either one for no limit.
@@ -202,6 +227,21 @@ translations:
       Il tuo amico Alex ama i giochi di avventura e ha un computer Linux. Trova un gioco di
       avventura per Linux sotto i 20 € e aggiungilo alla tua wishlist.
 
+# How simulated participants (ozlab demo, ozlab pilot) play this task; real participants never
+# see it. Their lines come first, unless what the system just said matches a reply's words
+# (the first that matches wins); {item} and {n} are a title and its number from the last
+# numbered list the system sent. Without this block they speak from the brief in general words.
+simulation:
+  say:
+    - I'm looking for an adventure game for Linux under 20 euros
+  replies:
+    - when: [I found, Here are]
+      say: ["Please add {item} to my wishlist.", "I'll take number {n}, add it to my wishlist"]
+    - when: [which game would you like to add, did you mean]
+      say: ["{item}"]
+  otherwise:
+    - I need an adventure game that runs on Linux and costs less than 20 euros.
+
 # A rating task instead of a dialogue: the participant rates the rows of a file one by one,
 # without a system. Such a scenario has these fields instead of exchange, max_exchanges,
 # opening_line, closing_line and system_prompt:
@@ -210,6 +250,11 @@ translations:
 #                                  # (or .jsonl: one JSON object per line)
 #   stimulus_template: "Meaning: {mr}\\nSentence: {utterance}"   # {column} of the file
 #   rate_with: [my-sentence-rating]                              # asked for every row
+"""
+
+_WISHLIST = """\
+game,result
+,Added to the participant's wishlist.
 """
 
 _QUESTIONNAIRE = """\
@@ -382,6 +427,7 @@ items:
 STARTER_FILES = (
     "study.yaml",
     "scenarios/my-task.yaml",
+    "scenarios/my-wishlist.csv",
     "questionnaires/my-questionnaire.yaml",
     "questionnaires/my-screening.yaml",
     "questionnaires/my-reply-rating.yaml",
@@ -404,6 +450,7 @@ def write_starter(folder: Path) -> list[Path]:
     texts = (
         _STUDY.format(folder=folder, study_id=study_id if _ID.fullmatch(study_id) else "my-study"),
         _SCENARIO,
+        _WISHLIST,
         _QUESTIONNAIRE,
         _SCREENING,
         _REPLY_RATING,

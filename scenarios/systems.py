@@ -76,6 +76,9 @@ class OpenAISystem(_System):
     """Most recent exchanges sent with each call (``null``: all of them)."""
     history_chars: int | None = Field(default=None, ge=1)
     """Also trim the oldest exchanges until the history fits in this many characters."""
+    max_tool_rounds: int = Field(default=4, ge=1, le=20)
+    """Where the scenario offers tools: at most this many rounds of tool calls within one
+    turn before the model must answer in words."""
 
     _url = field_validator("url")(classmethod(lambda cls, v: check_url(v)))
     _env = field_validator("api_key_env")(classmethod(lambda cls, v: check_env_name(v)))

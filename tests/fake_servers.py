@@ -284,13 +284,15 @@ def _json_bytes(body: bytes) -> web.Response:
     return web.Response(body=body, headers={"Content-Type": "application/json"})
 
 
-Reply = str | Callable[[Any], str]
+Reply = str | Callable[[Any], str | dict[str, Any]]
 
 
 class FakeOpenAI(FakeServer):
     """An OpenAI-compatible chat completions server.
 
-    ``reply`` is the assistant's text, or a function of the request body giving it.
+    ``reply`` is the assistant's text, or a function of the request body giving it or the
+    whole assistant message (a dict: ``{"role": "assistant", "tool_calls": [...]}``, a
+    model calling tools).
     With ``api_key`` set, a request without ``Authorization: Bearer <api_key>`` gets a 401
     whose body echoes the header it received, as some servers do: adapters must redact it.
     ``EMPTY_TEXT`` answers with ``content: ""``.
@@ -312,7 +314,10 @@ class FakeOpenAI(FakeServer):
                 return web.json_response(body, status=401)
         return refused
 
-    def completion(self, content: str | None) -> dict[str, Any]:
+    def completion(self, content: str | dict[str, Any] | None) -> dict[str, Any]:
+        message = (
+            content if isinstance(content, dict) else {"role": "assistant", "content": content}
+        )
         return {
             "id": "chatcmpl-fake",
             "object": "chat.completion",
@@ -320,8 +325,8 @@ class FakeOpenAI(FakeServer):
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
+                    "message": message,
+                    "finish_reason": "tool_calls" if "tool_calls" in message else "stop",
                 }
             ],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
@@ -379,3 +384,23 @@ class FakeHttp(FakeServer):
 
     def empty_answer(self, received: Received) -> Any:
         return {"text": ""}
+
+
+def calling(*calls: tuple[str, Any]) -> dict[str, Any]:
+    """An assistant message that calls tools: ``(name, arguments)`` pairs, the arguments
+    sent as JSON text as servers do (a string is sent as it is, to send broken JSON)."""
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": f"call_{number}",
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+                },
+            }
+            for number, (name, arguments) in enumerate(calls)
+        ],
+    }

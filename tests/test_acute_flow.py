@@ -28,6 +28,7 @@ from bot.engine.annotating.model import (
     RecordRating,
     RecordVotes,
     Reloaded,
+    Reopened,
     TargetLoaded,
 )
 from bot.engine.callbacks import Channel, SurveyTap, TapAction, encode
@@ -189,3 +190,43 @@ def test_an_annotator_below_the_threshold_is_told_politely() -> None:
     claimed = Claimed(AnnotatorClaim.RETURNING, "A-1", JOB, False, None, unqualified=True)
     _, effects = step(HMD, None, claimed, 0.0)
     assert "no more pairs for you" in texts(effects)[-1]
+
+
+ANSWERED = {
+    "acute-eval.engagingness": "1",
+    "acute-eval.interestingness": "1",
+    "acute-eval.humanness": "1",
+    "acute-eval.knowledge": "1",
+    "acute-eval.justification": "Speaker 1 was clearer.",
+}
+"""A pair every item of which was answered: what /back reopens."""
+
+
+def test_back_on_a_pair_asks_every_question_again_and_its_new_votes_replace_the_old() -> None:
+    """/back reopens the last pair with all its answers stored: it is asked again from the
+    first question (not finished again at once), and the votes kept with its new finish
+    are the new choices, which the store puts in place of the annotator's earlier ones."""
+    claimed = Claimed(AnnotatorClaim.JOINED, "A-1", JOB, False, pair_task())
+    state, _ = step(HMD, None, claimed, 0.0)
+    assert state is not None
+    state = replace(state, task=None, survey=None)  # the pair was finished
+    state, effects = step(HMD, state, Reopened(replace(pair_task(), answers=ANSWERED)), 1.0)
+    assert state is not None and state.task is not None
+    assert not [e for e in effects if isinstance(e, FinishTarget | RecordVotes)]
+    assert "Who would you prefer to talk to" in texts(effects)[-1]
+    records: list[AnnotatorEffect] = []
+    for choice in (1, 1, 0, 1):  # speaker 2 this time, but for humanness
+        state, effects = step(HMD, state, tap(state, choice), 2.0)
+        assert state is not None
+        records += effects
+    state, effects = step(HMD, state, ev.TextReceived("On reflection, speaker 2."), 2.0)
+    records += effects
+    rated = {r.item_id: r.value for r in records if isinstance(r, RecordRating)}
+    assert rated["acute-eval.engagingness"] == 2 and rated["acute-eval.humanness"] == 1
+    [voted] = [r for r in records if isinstance(r, RecordVotes)]
+    assert {v.question: v.winner for v in voted.votes} == {
+        "engagingness": Winner.B, "interestingness": Winner.B, "humanness": Winner.A,
+        "knowledge": Winner.B,
+    }  # fmt: skip
+    assert records[-1] == FinishTarget("A-1", JOB, "S-1~S-2", AnnotationLevel.PAIR)
+    assert state is not None and state.task is None

@@ -314,3 +314,14 @@ def test_the_third_annotator_breaks_ties_and_never_overrides_agreement() -> None
     assert list(final["how"]) == ["agreed", "third annotator", "third annotator", "unresolved"]
     (summary,) = result.adjudication.to_dict("records")
     assert (summary["n_disagreed"], summary["n_adjudicated"], summary["n_unresolved"]) == (3, 3, 1)
+
+
+def test_final_values_between_points_are_listed_in_numeric_order() -> None:
+    """Two annotators one point apart give a median between points; the report lists
+    1, 1.5, 2, 2.5 … as numbers, not the scale's points first and the halves after."""
+    table = {"a": [1, 1, 2, 2, 2, 3, 1], "b": [1, 2, 2, 2, 3, 3, 1]}
+    result = analyse(ratings_frame(table), {("judge", "judge.score"): _scale(1, 5)})
+    assert result is not None
+    (described,) = result.final_by_system.to_dict("records")
+    assert list(described["distribution"].items()) == [(1, 2), ("1.5", 1), (2, 2), ("2.5", 1),
+                                                        (3, 1)]  # fmt: skip

@@ -3,13 +3,19 @@ G*Power, and the smallest effect a collected sample could have detected."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pingouin as pg
 import pytest
 
 from analytics.data.synthetic import write_synthetic_study
-from analytics.statistics.power import power_test, sample_size, smallest_detectable_effect
+from analytics.statistics.power import (
+    power_test,
+    rank_plan,
+    sample_size,
+    smallest_detectable_effect,
+)
 from bot.cli import main as ozlab
 from bot.core.errors import StudyDataError
 
@@ -114,3 +120,33 @@ def test_ozlab_power_refuses_nonsense(capsys: pytest.CaptureFixture[str]) -> Non
     assert "between 0 and 1" in capsys.readouterr().err
     assert ozlab(["power", "hmd", "--power", "0.01"]) == 3
     assert "power must be between" in capsys.readouterr().err
+
+
+# The report's rank tests need the parametric n divided by their asymptotic relative
+# efficiency under normal data: 3/π for Mann–Whitney, Kruskal–Wallis and Wilcoxon's
+# signed-rank test; 3k/(π(k + 1)) for Friedman's (van Elteren and Noether 1959).
+RANK = [
+    ("between", 2, "Mann–Whitney U test", 63.76561 * math.pi / 3, 67, 134),
+    ("within", 2, "Wilcoxon signed-rank test", 33.36713 * math.pi / 3, 35, 35),
+    ("between", 3, "Kruskal–Wallis H test", 52.3966 * math.pi / 3, 55, 165),
+    ("within", 3, "Friedman test", 27.2187 * math.pi * 4 / 9, 39, 39),
+]
+
+
+@pytest.mark.parametrize(("design", "k", "name", "n", "per_system", "total"), RANK)
+def test_rank_tests_are_planned_by_their_efficiency(
+    design: str, k: int, name: str, n: float, per_system: int, total: int
+) -> None:
+    plan = rank_plan(sample_size(design, k))  # type: ignore[arg-type]
+    assert plan.name == name
+    assert plan.exact == pytest.approx(n, abs=1e-3)
+    assert (plan.per_system, plan.participants) == (per_system, total)
+
+
+def test_ozlab_power_says_which_test_the_report_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert ozlab(["power", "hmd", "--effect", "0.5", "--alpha", "0.05", "--power", "0.8"]) == 0
+    out = capsys.readouterr().out
+    assert "Needed: 64 participants per system (n = 63.77), 128 in all." in out
+    assert "The report runs the Mann–Whitney U test, a rank test" in out
+    assert "ARE 3/π = 0.955, against the two-sample t-test" in out
+    assert "Needed for the report's test: 67 participants per system, 134 in all." in out

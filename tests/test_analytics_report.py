@@ -30,7 +30,7 @@ pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make tes
 
 TABLE_SECTIONS = {
     "participation": ("by_system", "events"),
-    "completion": ("by_system", "by_scenario", "end_reasons", "end_reasons_by_scenario"),
+    "completion": ("by_system", "by_scenario", "end_reasons", "end_reasons_by_scenario", "sources"),
     "questionnaires": (
         "items", "items_by_scenario", "distribution", "constructs", "reliability", "idial",
         "by_turn", "by_turn_constructs", "agreement", "codebook",
@@ -86,12 +86,13 @@ def shape(value: object) -> object:
     return type(value).__name__ if value is not None else "null"
 
 
-def test_terminal_report_on_a_database_the_bot_wrote(capsys, demo_db: Path) -> None:
+def test_terminal_report_on_a_database_the_bot_wrote(capsys, demo_db: Path, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "250")  # headers whole on one line, whatever runs the tests
     code, out, err = run(capsys, "--db", demo_db)
     assert code == 0
     for words in ("Participation", "Task completion", "Wizard involvement", "Questionnaires",
-                  "Comparison of systems", "Comments", "Data quality", "hmd.understanding",
-                  "Mann–Whitney U", "System reported success", "Done correctly",
+                  "Systems compared", "Comments", "Data quality", "hmd.understanding",
+                  "Mann–Whitney U", "Succeeded", "Where task success came from", "Done correctly",
                   "System reliability", "Provenance"):  # fmt: skip
         assert words in out, words
     assert "shop-v0" in out and "shop-v1" in out

@@ -200,11 +200,12 @@ def test_yes_no_items_are_drawn_as_proportions_not_diverging_bars(two: Report) -
     likert = figures.charts(two, Figure("likert", "post", "post"))
     assert [c.name for c in likert] == ["likert-post-1", "likert-post-2"]  # 7-point; 0–4
     drawn = " ".join(t.get_text() for c in likert for t in c.figure.axes[0].texts)
-    assert "post.ease1" in drawn and "post.freq" in drawn
-    assert "post.again" not in drawn and "post.best" not in drawn
+    # titled with what participants read, never the items' ids
+    assert "The assistant was easy to talk to." in drawn and "How often did" in drawn
+    assert "Would you use it again?" not in drawn and "post." not in drawn
     (shares,) = figures.charts(two, Figure("proportions", "post", "post"))
     titles = [a.get_title(loc="left") for a in shares.figure.axes]
-    assert [t.split(":")[0] for t in titles] == ["post.again", "post.best"]
+    assert titles == ["Would you use it again?", "What was best about it?"]
     assert "Wilson" in shares.caption
     # The yes/no answers, as shares with their counts, in the item's own order.
     answers = _table(blocks, "Answers per item and system")
@@ -317,7 +318,7 @@ def test_both_kinds_of_success_with_wilson_intervals(two: Report) -> None:
     assert (alpha["ci_low"], alpha["ci_high"]) == pytest.approx(wilson_interval(9, 12))
     table = _table(document(two), "Task success")
     assert table.columns[2:] == (
-        "System reported success", "Rate (95% CI)", "Judged", "Done correctly", "Rate (95% CI)",
+        "Succeeded", "Rate (95% CI)", "Judged", "Done correctly", "Rate (95% CI)",
     )  # fmt: skip
     assert table.rows[0] == ("alpha", "12", "9", "75% (47%–91%)", "10", "6", "60% (31%–83%)")
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import re
+import socket
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -153,3 +155,53 @@ def test_no_chat_on_a_database_a_bot_runs_on(db: Path) -> None:
         f"ozlab: {db} is taken by another writer (ozlab run, pid {os.getpid()}):"
         " one study database, one writer; stop it or choose another --db"
     )
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on: a system there is refused at once."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_log_lines_go_to_the_log_not_to_the_participants_screen(tmp_path: Path) -> None:
+    study = (ROOT / "scenarios/library/studies/hmd.yaml").read_text(encoding="utf-8")
+    head, _, rest = study.partition("\nsystems:\n")
+    _, _, tail = rest.partition("\n\n")
+    url = f"http://127.0.0.1:{_closed_port()}/chat"
+    broken = f"  - type: http\n    id: broken\n    url: {url}\n    timeout: 1\n    retries: 0\n"
+    (tmp_path / "study.yaml").write_text(f"{head}\nsystems:\n{broken}\n{tail}", encoding="utf-8")
+    db = tmp_path / "chat.sqlite"
+    argv = [sys.executable, "-m", "bot.cli", "chat", str(tmp_path / "study.yaml"), "--db", str(db)]
+    with Terminal(argv, cwd=ROOT, env=ENV) as chat:
+        chat.expect(r"the bot's log: .*chat\.log")
+        chat.expect(r"\[1\] I agree")
+        chat.type("1")
+        chat.expect(r"\[1\] Finish task")
+        chat.type("Hello?")
+        chat.expect(r"^bot #\d+: Sorry, the assistant could not answer")
+        chat.type("/quit")
+        assert chat.wait() == 0
+    log = tmp_path / "chat.log"  # written before the apology was sent
+    assert "WARNING bot.runtime.participants: system broken failed" in log.read_text("utf-8")
+    assert "WARNING" not in chat.output and "failed" not in chat.output, chat.output
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+
+
+def test_a_researcher_chats_on_a_demos_database(tmp_path: Path) -> None:
+    """The demo sealed its simulated participants' chats under its own secret: the chat's
+    new participant plays beside them, and they are left as they were."""
+    db = tmp_path / "demo.sqlite"
+    ozlab("demo", "-n", "2", "--db", str(db), "--study", "hmd")
+    before = tables(db)
+    argv = [sys.executable, "-m", "bot.cli", "chat", "hmd", "--db", str(db)]
+    with Terminal(argv, cwd=ROOT, env=ENV) as chat:
+        chat.expect(r"\[1\] I agree")
+        chat.type("1")
+        chat.expect(r"\[1\] Finish task")
+        chat.type("/quit")
+        assert chat.wait() == 0
+    assert "Traceback" not in chat.output and "another OZLAB_SECRET" not in chat.output
+    after = tables(db)
+    assert len(after["participants"]) == len(before["participants"]) + 1
+    assert all(p in after["participants"] for p in before["participants"])

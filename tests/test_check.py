@@ -126,7 +126,8 @@ def test_summary_tells_the_new_parts(tmp_path: Path, capsys: pytest.CaptureFixtu
         "  screening: my-screening (eligible if my-screening.adult = 1 and "
         "my-screening.english in ('native', 'fluent'))",
         "  scenario my-task: dialogue, at most 10 exchanges, 7m limit; after each reply: "
-        "my-reply-rating; after the task: my-questionnaire; translated: it",
+        "my-reply-rating; tools for language models: add_to_wishlist (ends the task); "
+        "after the task: my-questionnaire; translated: it",
         "  scenario sentences: rating task, 3 rows from rows.jsonl; each rated with sentence",
         "  scenario hmd-gift: dialogue, at most 10 exchanges; after the task: hmd",
         "  after the study: closing",

@@ -73,6 +73,18 @@ def test_export_into_a_file_is_one_line_and_3_and_the_file_stays(tmp_path: Path)
             "cannot write into afile: it is a file, not a folder",
         ),
         (("import", "responses", "gone.csv", "--db", "study.sqlite"), "gone.csv: No such file"),
+        (
+            ("report", "--db", "study.sqlite", "--out", "report.docx"),
+            "cannot write a report as report.docx: ozlab writes .txt (terminal), .md, .html",
+        ),
+        (
+            ("report", "--db", "study.sqlite", "--format", "json", "--out", "report.md"),
+            "--format json does not go with --out report.md, which names md",
+        ),
+        (
+            ("report", "--db", "study.sqlite", "--format", "tex"),
+            "--format tex writes a main file with its tables and figures beside it",
+        ),
         (("schema", "--out", "afile"), "afile: File exists"),
         (("new", "afile"), "afile: File exists"),
     ],
@@ -88,6 +100,7 @@ def test_a_file_that_cannot_be_read_or_written_is_one_line_and_3(
     [line] = done.stderr.splitlines()
     assert line.startswith(f"ozlab: {said}"), line
     assert (tmp_path / "afile").read_text() == "kept"
+    assert not {"report.docx", "report.md"} & {p.name for p in tmp_path.iterdir()}
 
 
 @pytest.mark.parametrize(

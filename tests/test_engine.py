@@ -89,9 +89,40 @@ def test_start_shows_welcome_and_consent_buttons() -> None:
     result = run(BUNDLE, None, ev.StartCommand())
     sends = of(result.effects, fx.Send)
     withdraw = BUNDLE.study.texts.consent_withdraw_note  # the agreement names the right
-    assert [s.text for s in sends] == ["Hello", f"Agree?\n\n{withdraw}"]
+    assert [s.text for s in sends] == ["Hello", f"{withdraw}\n\nAgree?"]
     assert [row[0][1] for row in sends[1].buttons] == [CONSENT_YES, CONSENT_NO]
     assert result.journey is not None and result.journey.stage is Stage.CONSENT
+
+
+def test_the_consent_question_comes_last_right_above_its_buttons() -> None:
+    consent = "Privacy agreement\n\nYour answers are kept.\n\nDo you agree to take part?"
+    bundle = make_bundle(texts=Texts(welcome="Hello", consent=consent, declined="Bye"))
+    [_, agreement] = of(run(bundle, None, ev.StartCommand()).effects, fx.Send)
+    withdraw = bundle.study.texts.consent_withdraw_note
+    assert agreement.text == (
+        f"Privacy agreement\n\nYour answers are kept.\n\n{withdraw}\n\nDo you agree to take part?"
+    )
+
+
+def test_an_agreement_without_a_question_ends_with_the_right_to_withdraw() -> None:
+    consent = "Privacy agreement\n\nYour answers are kept."
+    bundle = make_bundle(texts=Texts(welcome="Hello", consent=consent, declined="Bye"))
+    [_, agreement] = of(run(bundle, None, ev.StartCommand()).effects, fx.Send)
+    assert agreement.text == f"{consent}\n\n{bundle.study.texts.consent_withdraw_note}"
+
+
+def test_before_consent_an_unknown_command_names_every_command_that_works() -> None:
+    journey = run(BUNDLE, None, ev.StartCommand()).journey
+    [answer] = of(run(BUNDLE, journey, ev.UnknownCommand("/menu")).effects, fx.Send)
+    for command in ("/start", "/help", "/withdraw"):
+        assert command in answer.text
+    assert "/done" not in answer.text and "two commands" not in answer.text
+
+
+def test_in_a_task_an_unknown_command_names_every_command_that_works() -> None:
+    [answer] = of(run(BUNDLE, in_dialogue(), ev.UnknownCommand("/menu")).effects, fx.Send)
+    for command in ("/start", "/help", "/done", "/withdraw"):
+        assert command in answer.text
 
 
 def test_invite_code_required_and_checked() -> None:

@@ -19,6 +19,7 @@ from bot.engine.annotating.model import (
     FinishTarget,
     RecordRating,
     Reloaded,
+    Reopened,
     ReopenLast,
     SetCommands,
     SetPaused,
@@ -26,7 +27,9 @@ from bot.engine.annotating.model import (
     TargetLoaded,
 )
 from bot.engine.annotating.targets import exchange_target
+from bot.engine.asking import current_item
 from bot.engine.callbacks import MAX_BYTES, Channel, SurveyTap, TapAction, encode
+from questionnaires.models import TextItem
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle
 
@@ -315,3 +318,31 @@ def test_help_and_the_menu_in_the_annotators_language() -> None:
     assert [name for name, _ in menu.commands] == ["help", "pause", "brief"]  # no /back
     _, effects = step(CUES, None, Claimed(AnnotatorClaim.TAKEN), 0.0)
     assert not any(isinstance(e, SetCommands) for e in effects)  # refused: no menu
+
+
+def test_back_on_a_target_whose_items_were_all_answered_asks_them_again() -> None:
+    """/back reopens the last target with every item stored: its items are asked again from
+    the first (an answer given again replaces the stored one); only the last finishes it."""
+    state, _ = joined(XREC, "xrec", task("xrec", 1))
+    stored: dict[str, str] = {}
+    while state.survey is not None:
+        item = current_item(XREC, state.survey)
+        typed = isinstance(item, TextItem)
+        event = ev.TextReceived("Fine.") if typed else tap(state, 0)
+        after, effects = step(XREC, state, event, 1.0)
+        assert after is not None
+        stored |= {
+            r.item_id: r.text or str(r.value) for r in effects if isinstance(r, RecordRating)
+        }
+        state = after
+    assert state.task is None and len(stored) > 3
+    reopened, effects = step(XREC, state, Reopened(task("xrec", 1, answers=stored)), 2.0)
+    assert reopened is not None and reopened.task is not None and reopened.survey is not None
+    assert not [e for e in effects if isinstance(e, FinishTarget)]
+    assert current_item(XREC, reopened.survey).id == next(iter(stored))  # the first again
+    assert "Exchange 1 of 3" in texts(effects)[-1]
+    _, effects = step(XREC, reopened, tap(reopened, 1), 3.0)  # another answer this time
+    [again] = [r for r in effects if isinstance(r, RecordRating)]
+    first = next(iter(stored))
+    assert again.item_id == first and str(again.value) != stored[first]
+    assert not [e for e in effects if isinstance(e, FinishTarget)]

@@ -298,8 +298,9 @@ def test_several_tasks_then_a_post_study_questionnaire() -> None:
 
 
 def _openings(result: Step) -> list[str]:
-    """Each message's first paragraph (the agreement ends with the note on withdrawing)."""
-    return [s.text.split("\n\n")[0] for s in of(result, fx.Send)]
+    """Each message's last paragraph (the agreement's question comes after the note on
+    withdrawing, right above its buttons)."""
+    return [s.text.split("\n\n")[-1] for s in of(result, fx.Send)]
 
 
 def test_the_participants_language_picks_the_texts() -> None:

@@ -116,11 +116,13 @@ async def test_a_backup_from_an_older_ozlab_is_brought_up_to_date_then_erased(
     folder.mkdir()
     old = folder / "old.sqlite"
     bot = await study_with_a_backup(start_bot, emulator, old)
-    with sqlite3.connect(old) as conn:  # as a backup from before the ledger and the votes
+    # as a backup from before the ledger, the votes and simulated annotators
+    with sqlite3.connect(old) as conn:
         conn.execute("DROP TABLE erasures")
         conn.execute("DROP TABLE votes")
         conn.execute("DROP TRIGGER votes_go_with_their_session")
-        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION - 2}")
+        conn.execute("ALTER TABLE annotators DROP COLUMN simulated")
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION - 3}")
     (folder / "notes.txt").write_text("kept for three months")
     await withdraw(emulator.participant(LEAVING))
     capsys.readouterr()
@@ -132,7 +134,7 @@ async def test_a_backup_from_an_older_ozlab_is_brought_up_to_date_then_erased(
     assert out[0].startswith(f"left alone: {folder / 'notes.txt'} is not an SQLite file")
     assert out[1] == (
         f"{old}: erased 1 withdrawn participant; brought up from schema version"
-        f" {SCHEMA_VERSION - 2}"
+        f" {SCHEMA_VERSION - 3}"
     )
     assert WORDS[LEAVING].encode() not in database_bytes(old)
     assert rows(old, "PRAGMA user_version") == [(SCHEMA_VERSION,)]

@@ -124,6 +124,17 @@ def test_every_report_and_its_figures_are_their_owners_only(demo_db: Path, tmp_p
     }
 
 
+def test_a_latex_report_its_tables_and_figures_are_their_owners_only(
+    demo_db: Path, tmp_path: Path
+) -> None:
+    paper = tmp_path / "paper"
+    ozlab("report", "--db", str(demo_db), "--out", str(paper / "report.tex"))
+    found = everything(paper)
+    folders = {".", "report-tables", "report-figures"}
+    assert len(found) > 6 and folders <= set(found)
+    assert found == {name: 0o700 if name in folders else 0o600 for name in found}
+
+
 def test_a_file_that_cannot_be_written_is_one_line(demo_db: Path, tmp_path: Path) -> None:
     taken = tmp_path / "taken"
     taken.write_text("not a folder\n")

@@ -82,7 +82,7 @@ def _questionnaires_named(study: str) -> set[str]:
             names |= set(scenario_data.get(key, []))
     for job in data.get("annotation_jobs", []):
         rate = _raw(JOBS / f"{job}.yaml")["rate"]
-        names |= set(rate.get("exchange", [])) | set(rate.get("session", []))
+        names |= {q for level in ("exchange", "session", "pair") for q in rate.get(level, [])}
     return names
 
 

@@ -22,6 +22,7 @@ from bot.core.privacy import Privacy
 from bot.pilot.emulator import BotApiEmulator
 from bot.store import lock as running
 from bot.store.sqlite import open_existing, open_store
+from tests.annotating_support import invite
 from tests.conftest import SECRET, StartBot, consent, say
 from tests.e2e_support import PROJECT_ROOT, SECRET_32, OzlabProcesses, database_bytes
 from tests.store_reads import reading, tables
@@ -153,6 +154,59 @@ def test_an_earlier_demos_database_is_replaced(tmp_path: Path) -> None:
     pilot = command("pilot", "hmd", "--simulator", "scripted", "-n", "3", "--db", str(db))
     assert pilot.returncode == 0, pilot.stderr
     assert len(tables(db)["participants"]) == 3
+
+
+def test_an_earlier_arena_demo_with_its_votes_is_replaced_but_not_imported_votes(
+    tmp_path: Path,
+) -> None:
+    """Votes of simulated participants are the demo's own; votes imported from elsewhere
+    are somebody's work."""
+    db = tmp_path / "arena.sqlite"
+    assert command("demo", "--study", "arena", "-n", "2", "--db", str(db)).returncode == 0
+    again = command("demo", "--study", "arena", "-n", "1", "--db", str(db))
+    assert again.returncode == 0, again.stderr
+    assert len(tables(db)["participants"]) == 1 and tables(db)["votes"]
+    votes = tmp_path / "votes.csv"
+    votes.write_text(
+        "vote_id,source,rater,system_a,system_b,winner,question\n"
+        "v1,preference,R1,shop-v1,shop-v0,a,overall\n",
+        encoding="utf-8",
+    )
+    imported = command("import", "votes", str(votes), "--db", str(db), "--study", "arena")
+    assert imported.returncode == 0, imported.stderr
+    before = stored_bytes(db)
+    done = command("demo", "--study", "arena", "-n", "1", "--db", str(db))
+    assert done.returncode == REFUSED
+    assert one_line(done) == f"ozlab: {db} holds 1 vote: choose another --db"
+    assert stored_bytes(db) == before
+
+
+async def test_a_demo_replaces_its_simulated_annotators_and_nothing_else(tmp_path: Path) -> None:
+    """Annotators a simulation marked are the demo's own, with the job only they work on;
+    an annotator who is a person (a code handed out, though not used yet) is somebody's."""
+    db = tmp_path / "hmd.sqlite"
+    assert (await asyncio.to_thread(command, "demo", "-n", "2", "--db", str(db))).returncode == 0
+    [(person, _), (simulated, _)] = await invite(db, "hmd-acute", 2)
+    store = await open_store(db)
+    try:
+        assert await store.mark_simulated_annotators([simulated]) == 1
+    finally:
+        await store.close()
+    before = stored_bytes(db)
+    done = await asyncio.to_thread(command, "demo", "-n", "1", "--db", str(db))
+    assert done.returncode == REFUSED
+    assert (
+        one_line(done) == f"ozlab: {db} holds 1 annotation job and 1 annotator: choose another --db"
+    )
+    assert stored_bytes(db) == before
+    store = await open_store(db)
+    try:
+        assert await store.mark_simulated_annotators([person]) == 1
+    finally:
+        await store.close()
+    again = await asyncio.to_thread(command, "demo", "-n", "1", "--db", str(db))
+    assert again.returncode == 0, again.stderr
+    assert len(tables(db)["participants"]) == 1 and not tables(db).get("annotators")
 
 
 def test_a_simulation_with_erasures_in_its_ledger_is_refused(tmp_path: Path) -> None:

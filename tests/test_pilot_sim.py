@@ -5,6 +5,7 @@ flags on simulated sessions, and ``ozlab pilot`` with a language model on a loca
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 from pathlib import Path
@@ -19,7 +20,7 @@ from bot.cli import analytics_main
 from bot.pilot.demo import clear_demo_database, play_study
 from bot.pilot.pilot_run import pilot_study, simulator_spec
 from scenarios.loading import load_study
-from tests.fake_servers import FakeOpenAI
+from tests.fake_servers import FakeOpenAI, Mode
 from tests.store_reads import tables
 
 pytestmark = pytest.mark.slow
@@ -174,3 +175,79 @@ def test_a_pilot_with_a_language_model_shows_where_people_drop_off(tmp_path: Pat
     with contextlib.redirect_stdout(markdown):
         assert analytics_main(["report", "--db", str(db), "--pilot", "--format", "md"]) == 0
     assert "Drop-offs" in markdown.getvalue() and "hmd.management" in markdown.getvalue()
+
+
+PLANTED = """\
+id: dinner
+title: Dinner in town
+brief: Find a vegetarian restaurant near the station for four people on Friday.
+max_exchanges: 3
+post_task: [food-rating]
+simulation:
+  say: ["Hi, I need a vegetarian place near the station", "for four people on friday"]
+  answers:
+    profiles:
+      bistro-a: {default: 4.3, yes_no: 0.9}
+      bistro-b: {default: 2.2, yes_no: 0.2, food-rating.overall: {1: 1, 2: 2, 3: 1}}
+    spread: 0.8
+"""
+
+PLANTED_QUESTIONNAIRE = """\
+id: food-rating
+title: About the recommender
+items:
+  - {type: scale, id: food-rating.helpful, construct: quality, text: The recommender was helpful.,
+     labels: {1: Not at all, 2: Hardly, 3: Somewhat, 4: Mostly, 5: Very}}
+  - {type: scale, id: food-rating.clear, construct: quality, text: Its suggestions were clear.,
+     labels: {1: Not at all, 2: Hardly, 3: Somewhat, 4: Mostly, 5: Very}}
+  - {type: scale, id: food-rating.confusing, construct: quality, reverse: true,
+     text: It confused me., labels: {1: Not at all, 2: Hardly, 3: Somewhat, 4: Mostly, 5: Very}}
+  - {type: scale, id: food-rating.overall, construct: quality, text: Overall it was good.,
+     labels: {1: Not at all, 2: Hardly, 3: Somewhat, 4: Mostly, 5: Very}}
+  - {type: yes_no, id: food-rating.booked, text: Did you find a place to book}
+"""
+
+
+def test_a_pilot_reports_the_difference_planted_between_two_systems(tmp_path: Path) -> None:
+    """Two systems on two local servers, one slow; the simulated participants rate them as
+    their scenario's profiles say: the report finds the difference, a sensible Cronbach's α
+    (the reverse item scored back), each server's own latency, and yes/no answers as set."""
+    folder = tmp_path / "food"
+    folder.mkdir()
+    _write_study(folder, "URL")
+    (folder / "scenarios" / "dinner.yaml").write_text(PLANTED)
+    (folder / "questionnaires" / "food-rating.yaml").write_text(PLANTED_QUESTIONNAIRE)
+    db = tmp_path / "pilot.sqlite"
+    clear_demo_database(db)
+
+    async def pilot() -> None:
+        async with FakeOpenAI(_restaurants) as slow, FakeOpenAI(_restaurants) as quick:
+            slow.behave(Mode.SLOW, delay=0.4)
+            text = STUDY.replace('"URL"', f'"{slow.url}"', 1).replace('"URL"', f'"{quick.url}"')
+            (folder / "study.yaml").write_text(text)
+            bundle = load_study(folder / "study.yaml")
+            await pilot_study(bundle, db, participants=16, seed=5, simulator=None, env={})
+
+    asyncio.run(pilot())
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert analytics_main(["report", "--db", str(db), "--format", "json"]) == 0
+    report = json.loads(out.getvalue())
+    latency = {r["system_id"]: r for r in report["system_reliability"]["by_system"]}
+    assert latency["bistro-a"]["latency_p50_ms"] >= 400  # the server's own 0.4 s
+    assert latency["bistro-b"]["latency_p50_ms"] < 300  # not a simulated pacing
+    items = {(r["system_id"], r["item_id"]): r for r in report["questionnaires"]["items"]}
+    assert items[("bistro-a", "food-rating.booked")]["mean"] > 0.7
+    assert items[("bistro-b", "food-rating.booked")]["mean"] < 0.4
+    tests = {r["measure"]: r for r in report["comparisons"]["table"]}
+    quality, booked = tests["quality"], tests["food-rating.booked"]  # the construct, yes/no
+    assert quality["measure_kind"] == "construct" and quality["p"] < 0.01, quality
+    assert quality["effect"] > 0.5 and booked["p"] < 0.05, (quality, booked)
+    means = {
+        r["system_id"]: r["mean"]
+        for r in report["questionnaires"]["constructs"]
+        if r["construct"] == "quality"
+    }
+    assert means["bistro-a"] > means["bistro-b"] + 1, means
+    alphas = {r["system_id"]: r["alpha"] for r in report["questionnaires"]["reliability"]}
+    assert all(0.6 < alpha < 0.97 for alpha in alphas.values()), alphas

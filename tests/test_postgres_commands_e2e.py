@@ -54,6 +54,18 @@ def test_a_demo_on_postgresql_reports_and_exports_as_on_sqlite(
     assert report(backup, tmp_path) == on_file
 
 
+def test_an_arena_demo_on_a_server_is_replaced_with_its_votes(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    """The simulated participants' votes are the demo's own on a server too."""
+    server = postgres.fresh_database()
+    ok(ozlab("demo", "--study", "arena", "-n", "2", "--db", server, cwd=tmp_path))
+    ok(ozlab("demo", "--study", "arena", "-n", "1", "--db", server, cwd=tmp_path))
+    found = report(server, tmp_path, "--study", "arena")
+    assert found["participation"]["overall"]["participants"] == 1
+    assert found["pairwise"]["questions"][0]["raters"] == 1
+
+
 def test_a_study_moves_to_a_server_and_back_unchanged(
     postgres: PostgresServer, tmp_path: Path
 ) -> None:

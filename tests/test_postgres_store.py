@@ -27,7 +27,7 @@ from tests.postgres_server import PostgresServer
 from tests.store_contract.records import session, step
 from tests.store_reads import read_tables
 
-SHIPPED = ("b340d2b062db2c23", "ad4714e0e6c486a7")
+SHIPPED = ("b340d2b062db2c23", "ad4714e0e6c486a7", "1c61b88b01f260c3")
 """The digest of each PostgreSQL migration that has shipped: a study made by an earlier
 ozlab was migrated by exactly these, so they are never edited (a new one is appended)."""
 

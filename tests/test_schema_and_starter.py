@@ -170,6 +170,7 @@ def test_schemas_document_fields_and_accept_durations_in_words() -> None:
         "multi_choice",
         "text",
         "preference",
+        "slider",
     }
     scale = questionnaire_schema()["$defs"]["ScaleItem"]["properties"]
     assert "construct" in scale and "reverse" in scale

@@ -60,7 +60,7 @@ SHIPPED = (
     "f323950feee04baa", "39ef5f6c1dfb4a51", "43bc369d51a4d6e1", "52c1372be32abcc4",
     "ae1d23520722a13b", "c80d2c2965f0869f", "c9475740dbeec154", "9dbab820fa2f0466",
     "686bf893de4631d6", "4aaf519a502f3ea4", "c4a27588ea64ff3d", "3b629d3c7688d956",
-    "306ef329a5f69f7b", "1dbe25c3aa9ccaf6",
+    "306ef329a5f69f7b", "1dbe25c3aa9ccaf6", "6bfac42c7e888fa4",
 )  # fmt: skip
 """The digest of each SQLite migration that has shipped: a file made by an earlier ozlab
 was migrated by exactly these, so they are never edited (a new one is appended)."""

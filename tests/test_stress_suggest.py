@@ -11,7 +11,7 @@ import pytest
 from bot.core.errors import StudyDataError
 from bot.core.phenomena import StressType
 from bot.core.stress import Utterance
-from bot.stress.suggest import Suggestion, suggest
+from bot.stress.suggest import Suggestion, grouped, suggest
 
 S = StressType
 
@@ -109,3 +109,29 @@ def test_the_stress_package_stays_light() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_near_duplicate_suggestions_are_grouped_by_utterance() -> None:
+    typed = [
+        Utterance(f"s-{n}", 1, text, system, "gift")
+        for n, (text, system) in enumerate(
+            [
+                ("I want a cheap game", "shop-v1"),
+                ("i want a  cheap game", "shop-v0"),
+                ("I want a cheap game ", "shop-v1"),
+                ("I want a cheap game for Linux", "shop-v1"),
+                ("I want a cheap game", "shop-v0"),
+            ]
+        )
+    ]
+    groups = grouped(suggest(typed, [S.ST_9], "en"))
+    assert [(g.utterance.text, len(g.places)) for g in groups] == [
+        ("I want a cheap game", 4),
+        ("I want a cheap game for Linux", 1),
+    ]
+    assert [p.session_id for p in groups[0].places] == ["s-0", "s-1", "s-2", "s-4"]
+    assert groups[0].reason == "noun with adjective (heuristic: adjective list): 'cheap game'"
+    assert groups[0].where() == (
+        "4 times: s-0 turn 1 (shop-v1), s-1 turn 1 (shop-v0), s-2 turn 1 (shop-v1) and 1 more"
+    )
+    assert groups[1].where() == "s-3 turn 1 (shop-v1)"

@@ -4,6 +4,7 @@ what they tapped and typed is what the database holds, item by item."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from importlib.resources import files
 from typing import Any
@@ -13,11 +14,15 @@ import pytest
 from bot.core.privacy import Privacy
 from bot.pilot.emulator import BotApiEmulator
 from bot.pilot.simulation.play import Given, StudyPlayer
+from bot.systems.served_model import model_app
 from questionnaires.models import Questionnaire
 from scenarios.loading import load_questionnaire, load_study, shipped_studies
 from scenarios.models import StudyBundle
+from scenarios.systems import OpenAISystem
 from tests.conftest import SECRET, RunningBot, StartBot
+from tests.fake_servers import serving
 from tests.store_reads import pick
+from tests.test_llm_tools_e2e import served_at
 
 pytestmark = pytest.mark.slow
 
@@ -83,6 +88,16 @@ async def test_a_shipped_study_stores_what_participants_gave(
     emulator: BotApiEmulator, start_bot: StartBot, bundle: StudyBundle
 ) -> None:
     name = bundle.study.id
+    async with contextlib.AsyncExitStack() as stack:
+        if any(isinstance(s, OpenAISystem) for s in bundle.study.systems):
+            url = await stack.enter_async_context(serving(model_app()))  # the shop as a model
+            bundle = served_at(bundle, url)
+        await _play_and_compare(emulator, start_bot, bundle, name)
+
+
+async def _play_and_compare(
+    emulator: BotApiEmulator, start_bot: StartBot, bundle: StudyBundle, name: str
+) -> None:
     bot = await start_bot(bundle)
     users = [1500 + i for i in range(3)]
     played = await asyncio.gather(

@@ -6,14 +6,16 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable
 
+from analytics.io.importing_annotations import import_annotations
 from bot.annotation.jobs import assign
 from bot.store.definition import definition_json
 from bot.store.sqlite import open_store
 from scenarios.loading import load_study
 from tests.annotating_support import invite
-from tests.annotation_support import store_conversations
+from tests.annotation_support import store_conversations, stored_study
 from tests.test_wizard_app import console
 from wizard_console.annotation import AnnotationScreen
 
@@ -105,3 +107,40 @@ async def test_no_annotators_yet_is_said(tmp_path: Path) -> None:
         await pilot.pause()
         hint = str(pilot.app.screen.query_one("#annotation-empty").render())
         assert "ozlab invite --annotators" in hint
+
+
+PEOPLE = ("A1", "A2", "A3")  # as many as the hri-cues job asks for
+
+
+@pytest.fixture
+def rated_by_import(tmp_path: Path) -> Path:
+    """A study whose every target (two exchanges, the conversation) three annotators rated
+    in a spreadsheet, imported."""
+    session = "p0123456789abcde-1"
+    db = stored_study(tmp_path / "cues.sqlite", "hri-cues", "hri-cues-chat", [(session, "x", 2)])
+    exchanges = tmp_path / "exchanges.csv"
+    overall = tmp_path / "overall.csv"
+    rows = [f"{session}#{turn},{who},exchange,4" for turn in (1, 2) for who in PEOPLE]
+    exchanges.write_text("target,annotator,item,value\n" + "\n".join(rows) + "\n")
+    overall.write_text(
+        "target,annotator,item,value\n" + "".join(f"{session},{who},overall,3\n" for who in PEOPLE)
+    )
+    for path, instrument in ((exchanges, "hri-cues"), (overall, "hri-cues-overall")):
+        done = import_annotations(path, db, instrument=instrument, job="hri-cues")
+        assert done.problems == () and done.ratings
+    return db
+
+
+async def test_ratings_that_came_by_import_count_in_the_console(rated_by_import: Path) -> None:
+    async with console(rated_by_import) as pilot:
+        await pilot.press("o")
+        await pilot.pause()
+        table = pilot.app.screen.query_one(DataTable)
+        rows = {
+            str(row[1]): [str(cell) for cell in row]
+            for row in (table.get_row_at(i) for i in range(table.row_count))
+        }
+        for who in PEOPLE:
+            assert rows[who][2:5] == ["3 by import", "", "imported"]
+        assert rows["all"][2] == "0/0 + 9 by import"
+        assert rows["all"][4] == ""  # nothing waits for an annotator

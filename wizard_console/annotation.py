@@ -1,7 +1,8 @@
 """The annotators' progress, per job and annotator (key ``o``): how many targets and
 conversations each has rated of those assigned, and whether they joined, paused or dropped
 out, and per job how many targets wait for an annotator (fewer first-round annotators than
-the job asks for: a drop-out's targets nobody else could take, or too few invited). Read
+the job asks for: a drop-out's targets nobody else could take, or too few invited). Ratings
+brought in by ``ozlab import annotations`` count: their annotators show as "imported". Read
 from the store's ``annotation_progress`` and ``annotation_state``, refreshed while open; it
 shows no rating, only counts."""
 
@@ -27,6 +28,8 @@ COLUMNS = ("job", "annotator", "targets", "conversations", "state", "last active
 
 
 def state_of(row: AnnotationProgress) -> str:
+    if row.imported and not row.assigned and not row.joined:
+        return "imported"
     if row.dropped:
         return "dropped"
     if not row.joined:
@@ -50,15 +53,18 @@ def ago(at: float | None, now: float) -> str:
 
 
 def waiting_for_an_annotator(state: AnnotationState) -> int:
-    """How many of the job's targets have fewer first-round annotators than it asks for."""
+    """How many of the job's targets have fewer first-round annotators than it asks for
+    (an annotator who rated it in a file brought in by import counts)."""
     wanted = json.loads(state.job.definition).get("annotators")
     if not isinstance(wanted, int):
         return 0  # an imported job: nobody is assigned anything
-    have: dict[tuple[str, str], int] = {}
+    have: dict[tuple[str, str], set[str]] = {}
     for a in state.assignments:
         if a.round is AnnotationRound.FIRST:
-            have[(a.target, a.level)] = have.get((a.target, a.level), 0) + 1
-    return sum(1 for t in state.targets if have.get((t.target, t.level), 0) < wanted)
+            have.setdefault((a.target, a.level), set()).add(a.annotator)
+    for target, level, who in state.imported:
+        have.setdefault((target, level), set()).add(who)
+    return sum(1 for t in state.targets if len(have.get((t.target, t.level), ())) < wanted)
 
 
 def rows_of(
@@ -70,21 +76,31 @@ def rows_of(
     for job in dict.fromkeys(p.job for p in progress):
         mine = [p for p in progress if p.job == job]
         for p in mine:
+            by_file = state_of(p) == "imported"
             rows.append(
                 (
                     job,
                     p.annotator,
-                    f"{p.done}/{p.assigned}",
-                    f"{p.conversations_done}/{p.conversations}",
+                    _targets(p.done, p.assigned, p.imported, alone=by_file),
+                    "" if by_file else f"{p.conversations_done}/{p.conversations}",
                     state_of(p),
                     ago(p.last_active_at, now),
                 )
             )
         done, assigned = sum(p.done for p in mine), sum(p.assigned for p in mine)
+        imported = sum(p.imported for p in mine)
         short = (waiting or {}).get(job, 0)
         state = f"{short} waiting for an annotator" if short else ""
-        rows.append((job, "all", f"{done}/{assigned}", "", state, ""))
+        rows.append((job, "all", _targets(done, assigned, imported, alone=False), "", state, ""))
     return rows
+
+
+def _targets(done: int, assigned: int, imported: int, *, alone: bool) -> str:
+    """Rated of assigned in Telegram, and the targets rated in files brought in by import."""
+    by_file = f"{imported} by import"
+    if alone:
+        return by_file
+    return f"{done}/{assigned}" + (f" + {by_file}" if imported else "")
 
 
 class AnnotationScreen(ModalScreen[None]):

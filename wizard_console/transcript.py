@@ -4,7 +4,9 @@ order the store committed them (the order the participant saw them)."""
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Mapping
 
 from bot.core.annotation import TranscriptExchange
 from bot.core.vocabulary import EventKind, ReplySource
@@ -97,6 +99,8 @@ def event_line(event: TranscriptEvent) -> Line | None:
     if kind == EventKind.ENDED_BY_WIZARD:
         reason = _text(data.get("reason"))
         return Line(at, "end", f"ended by the wizard: {reason}", None, wizard, key=key)
+    if kind == EventKind.TOOL_CALLED:
+        return Line(at, "event", tool_call_text(data), turn, key=key)
     if kind == EventKind.JUDGED:
         verdict = "success" if data.get("success") else "failure"
         return Line(at, "event", f"marked as {verdict}", None, wizard, key=key)
@@ -104,6 +108,15 @@ def event_line(event: TranscriptEvent) -> Line | None:
         return Line(at, "event", _WIZARD_EVENTS[kind], None, wizard, key=key)
     plain = _PLAIN_EVENTS.get(kind) if isinstance(kind, EventKind) else None
     return Line(at, "event", plain or str(kind).replace("_", " "), key=key)
+
+
+def tool_call_text(data: Mapping[str, object]) -> str:
+    """``tool add_to_wishlist {"game": "Lantern Road"} → Added.``: a model's call and what
+    it was told (its error, for a bad call)."""
+    arguments = json.dumps(data.get("arguments", {}), ensure_ascii=False, default=str)
+    error = data.get("error")
+    said = f"error: {_text(error)}" if error is not None else _text(data.get("result"))
+    return f"tool {_text(data.get('tool'))} {arguments} → {said}"
 
 
 def _text(value: object) -> str:

@@ -714,9 +714,12 @@ def _final_by_system(
         for system, group in _groups(part, system_order):
             resolved = group[group["value"].notna()]
             counts = resolved["value"].astype(str).value_counts()
-            order = [v for v in scale.values if v in counts.index]
-            order += sorted(v for v in counts.index if v not in scale.values)
             numeric = scale.kind == "scale"
+            if numeric:  # a median between two points sits between them: 1, 1.5, 2
+                order = sorted(counts.index, key=float)
+            else:
+                order = [v for v in scale.values if v in counts.index]
+                order += sorted(v for v in counts.index if v not in scale.values)
             rows.append(
                 {
                     "job": job,

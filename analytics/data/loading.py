@@ -42,8 +42,11 @@ NO_SYSTEM = "(no system)"
 """System of answers given before any task (screening) or by participants without a task."""
 SEVERAL_SYSTEMS = "(several systems)"
 """System of post-study answers from a participant who met more than one system."""
-NUMERIC_TYPES = ("scale", "yes_no", "thumbs")
+NUMERIC_TYPES = ("scale", "yes_no", "thumbs", "slider")
 """Item types whose stored value is a number on an ordered scale."""
+POINT_TYPES = ("scale", "yes_no", "thumbs")
+"""Numeric item types with few points, each counted even when nobody chose it (a slider's
+101 are not)."""
 # fmt: off
 _CATEGORIES = [
     "participant_id", "session_id", "questionnaire_id", "item_id", "status", "label",
@@ -281,6 +284,9 @@ def item_choices(item: dict[str, Any]) -> list[tuple[Any, str]]:
         return [(1, item.get("up", "👍")), (0, item.get("down", "👎"))]
     if kind in ("choice", "multi_choice"):
         return [(o["value"], o["label"]) for o in item.get("options", ())]
+    if kind == "slider":  # only its ends have words
+        ends = ((0, item.get("left")), (100, item.get("right")))
+        return [(v, words) for v, words in ends if words]
     return []
 
 

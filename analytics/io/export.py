@@ -169,12 +169,16 @@ RESPONSES = [
     ),
     Column("questionnaire_id", "string", "the instrument (codebook: questionnaire_id)"),
     Column("item_id", "string", "the item (codebook: item_id)"),
-    Column("type", "string", "the item's type: scale, yes_no, thumbs, choice, multi_choice, text"),
+    Column(
+        "type",
+        "string",
+        "the item's type: scale, yes_no, thumbs, choice, multi_choice, text, slider",
+    ),
     Column(
         "value",
         "integer",
         "the answer on the item's scale, as given (reverse items not "
-        "recoded); numeric choice codes",
+        "recoded); numeric choice codes; slider: 0 to 100",
     ),
     Column("label", "string", "the wording of the answer chosen"),
     Column(
@@ -257,11 +261,15 @@ CODEBOOK = [
     Column("questionnaire_id", "string", "the instrument, as the study file names it"),
     Column("item_id", "string", "the item, as the study file names it"),
     Column("position", "integer", "the item's place in its instrument, from 0"),
-    Column("type", "string", "scale, yes_no, thumbs, choice, multi_choice or text"),
+    Column("type", "string", "scale, yes_no, thumbs, choice, multi_choice, text or slider"),
     Column("text", "string", "the item's wording"),
-    Column("min", "integer", "the lowest point of the scale (yes/no, thumbs: 0)"),
-    Column("max", "integer", "the highest point of the scale (yes/no, thumbs: 1)"),
-    Column("labels", "string", "every scale point or option as value=label, separated by ;"),
+    Column("min", "integer", "the lowest point of the scale (yes/no, thumbs, slider: 0)"),
+    Column("max", "integer", "the highest point of the scale (yes/no, thumbs: 1; slider: 100)"),
+    Column(
+        "labels",
+        "string",
+        "every scale point or option as value=label, separated by ; (slider: its ends' words)",
+    ),
     Column("reverse", "integer", "the item is reverse-worded: 1 yes, 0 no", _YES_NO),
     Column("construct", "string", "the scale the item belongs to, for construct scores and alpha"),
     Column(
@@ -392,6 +400,10 @@ def tables(data: StudyData, *, wide: bool = False) -> dict[str, Table]:
     from analytics.io.export_votes import vote_tables  # it imports this module too
 
     found |= vote_tables(data)
+
+    from analytics.io.export_stress import stress_tables  # it imports this module
+
+    found |= stress_tables(data)
     typed = {
         name: Table(_typed(t.frame, t.columns), t.columns, f"ozlab {study}: {name}")
         for name, t in found.items()

@@ -3,7 +3,9 @@ the answer the bot would have stored for it (with its moment, and the system it 
 
 from __future__ import annotations
 
+import csv
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -20,6 +22,21 @@ _NO_SYSTEM = ("", NO_SYSTEM, SEVERAL_SYSTEMS)
 IMPORTED_SCOPE = "import:{system}|{scope}"
 """The uniqueness key of an imported answer (written, never parsed back: the system it
 rates and its origin have columns of their own)."""
+
+
+def csv_file(raw: bytes, aliases: Mapping[str, str] | None = None) -> csv.DictReader[str] | str:
+    """An imported CSV file's rows, keyed by its header in lower case (``aliases`` renaming
+    some names), or why it cannot be read: a file from a spreadsheet may start with a BOM."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        return f"not UTF-8 text ({error})"
+    reader = csv.DictReader(text.splitlines(keepends=True))
+    names = aliases or {}
+    reader.fieldnames = [
+        names.get(h.strip().lower(), h.strip().lower()) for h in reader.fieldnames or []
+    ]
+    return reader
 
 
 @dataclass(frozen=True)

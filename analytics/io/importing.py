@@ -20,7 +20,6 @@ neutralised for spreadsheets (``'=…``) is read back as it was written (``=…`
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import re
 import time
@@ -29,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from analytics.io.import_rows import Problem, RowChecker
+from analytics.io.import_rows import Problem, RowChecker, csv_file
 from bot.core.researcher_files import restored
 from bot.store import open_store
 from bot.store.blocking import run_blocking
@@ -115,17 +114,14 @@ async def _run(
     if bundle is None:
         return ImportResult(None, 0, 0, 0, (Problem(0, problem),))
     study_id = bundle.study.id
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        return ImportResult(study_id, 0, 0, 0, (Problem(0, f"not UTF-8 text ({error})"),))
-    reader = csv.DictReader(text.splitlines(keepends=True))
-    header = [_ALIASES.get(h.strip().lower(), h.strip().lower()) for h in reader.fieldnames or []]
+    reader = csv_file(raw, _ALIASES)
+    if isinstance(reader, str):
+        return ImportResult(study_id, 0, 0, 0, (Problem(0, reader),))
+    header = list(reader.fieldnames or [])
     missing = [c for c in _REQUIRED if c not in header]
     if missing or not {"value", "label", "text"} & set(header):
         wanted = ", ".join(missing) or "value, label or text"
         return ImportResult(study_id, 0, 0, 0, (Problem(1, f"missing column(s): {wanted}"),))
-    reader.fieldnames = header
     context = await store.import_context(study_id)
     checker = RowChecker(bundle, dict(context.sessions), now)
     people = dict(context.participants)

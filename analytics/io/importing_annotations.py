@@ -19,7 +19,6 @@ duplicates of each other.
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 import time
@@ -30,7 +29,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Protocol
 
-from analytics.io.import_rows import Problem, checked_answer
+from analytics.io.import_rows import Problem, checked_answer, csv_file
 from bot.core.annotation import AnnotatableSession, AnnotationJobRecord, AnnotationTarget
 from bot.core.vocabulary import AnnotationLevel, AnnotationRound
 from bot.store import open_store
@@ -106,12 +105,10 @@ async def _run(
     record, levels, problem = await _job(store, name, questionnaire, bundles)
     if record is None:
         return _failed(name, 0, problem)
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        return _failed(name, 0, f"not UTF-8 text ({error})")
-    reader = csv.DictReader(text.splitlines(keepends=True))
-    header = [h.strip().lower() for h in reader.fieldnames or []]
+    reader = csv_file(raw)
+    if isinstance(reader, str):
+        return _failed(name, 0, reader)
+    header = list(reader.fieldnames or [])
     missing = [c for c in _REQUIRED if c not in header]
     if missing or not {"value", "label"} & set(header):
         wanted = ", ".join(missing) or "value or label"
@@ -120,7 +117,6 @@ async def _run(
     if unknown:
         allowed = ", ".join((*_REQUIRED, *_OPTIONAL))
         return _failed(name, 1, f"unknown column(s): {', '.join(unknown)} (allowed: {allowed})")
-    reader.fieldnames = header
     sessions = {s.session_id: s for s in await store.annotatable_sessions()}
     checker = _Rows(record.job, questionnaire, levels, sessions, now)
     problems: list[Problem] = []

@@ -14,7 +14,6 @@ written through the store in one transaction, or none.
 
 from __future__ import annotations
 
-import csv
 import math
 import re
 import time
@@ -24,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from analytics.io.import_rows import Problem
+from analytics.io.import_rows import Problem, csv_file
 from analytics.io.importing import _kept_under, _study
 from bot.core.researcher_files import restored
 from bot.core.vocabulary import FlagReason, RaterKind, Strength, VoteSource, Winner
@@ -93,12 +92,10 @@ async def _run(
     if loaded:
         return _failed(None, 0, "the database holds no definition of that study: run it first")
     study_id = bundle.study.id
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        return _failed(study_id, 0, f"not UTF-8 text ({error})")
-    reader = csv.DictReader(text.splitlines(keepends=True))
-    header = [h.strip().lower() for h in reader.fieldnames or []]
+    reader = csv_file(raw)
+    if isinstance(reader, str):
+        return _failed(study_id, 0, reader)
+    header = list(reader.fieldnames or [])
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         return _failed(study_id, 1, f"missing column(s): {', '.join(missing)}")
@@ -106,7 +103,6 @@ async def _run(
     if unknown:
         allowed = ", ".join((*REQUIRED, *OPTIONAL))
         return _failed(study_id, 1, f"unknown column(s): {', '.join(unknown)} (allowed: {allowed})")
-    reader.fieldnames = header
     context = await store.import_context(study_id)
     checker = _Rows(bundle, context.sessions, now)
     problems: list[Problem] = []

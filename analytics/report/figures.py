@@ -52,7 +52,9 @@ def charts(report: Report, block: Figure) -> list[Chart]:
         constructs = q.by_turn_constructs[q.by_turn_constructs["questionnaire_id"] == block.key]
         items = q.by_turn[q.by_turn["questionnaire_id"] == block.key]
         frame, level = (constructs, "construct") if len(constructs) else (items, "item_id")
-        chart = plots.by_turn_chart(frame, level, systems, name, block.caption)
+        mine = q.codebook[q.codebook["questionnaire_id"] == block.key]
+        wording = dict(zip(mine["item_id"], mine["text"], strict=True))
+        chart = plots.by_turn_chart(frame, level, systems, name, block.caption, wording)
         return [chart] if chart else []
     if block.kind == "stress" and report.stress is not None:
         from analytics.report.stress import stress_chart

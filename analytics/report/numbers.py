@@ -9,7 +9,7 @@ yet, no definition stored, one system only) becomes a sentence in ``Report.notes
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -17,11 +17,14 @@ import pandas as pd
 from analytics.annotations.ratings import Annotations
 from analytics.annotations.ratings import from_study as annotation_section
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS, StudyData
+from analytics.report.examples import example_conversations
+from analytics.report.models import ModelsSection, models_section
 from analytics.report.present_judges import JudgesSection, judges_from_study
 from analytics.report.provenance import Provenance, provenance
 from analytics.report.stress import StressSection, stress_section
 from analytics.statistics import completion as tasks
 from analytics.statistics import questionnaires as stats
+from analytics.statistics import side_by_side
 from analytics.statistics.compare import family_holm
 from analytics.statistics.pairwise import Pairwise, pairwise_from_study
 from analytics.statistics.proportions import compare_proportions
@@ -36,6 +39,8 @@ from analytics.statistics.quality import (
 from analytics.statistics.quality import (
     exclude_flagged as drop_flagged,
 )
+from analytics.statistics.success_sources import SOURCE_COLUMNS
+from analytics.statistics.success_sources import decide as decide_success
 from analytics.statistics.system_reliability import SystemReliability, system_reliability
 from bot.core.vocabulary import AnswerStatus, Moment
 
@@ -69,6 +74,8 @@ class Completion:
     by_scenario: pd.DataFrame
     end_reasons: pd.DataFrame
     end_reasons_by_scenario: pd.DataFrame
+    sources: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=SOURCE_COLUMNS))
+    """Per system, which source decided its task success (``None``: not measured)."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +148,12 @@ class Report:
     pairwise: Pairwise | None = None
     """Bradley–Terry scores and the rest of the pairwise votes' numbers; None (and no
     section) when the study has no votes."""
+    models: ModelsSection | None = None
+    """Models for repeated measures (GEE of success, mixed models of scores); None (and no
+    section) when every participant did one task and gave each score once."""
+    examples: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """A few whole conversations per system with their exchanges' ratings
+    (``analytics.report.examples``)."""
 
     def for_system(self, system_id: str) -> dict[str, pd.DataFrame]:
         """Every table's rows about one system, by table name."""
@@ -190,11 +203,13 @@ def build_report(
     exclude_flagged: bool = False,
     reading: ReadingTime = READING,
     adjust: str = "headline",
+    every_model: bool = False,
     judge_ledger: Path | None = None,
 ) -> Report:
     """The whole report; with ``exclude_flagged`` every number is computed without the
     participants that data-quality checks flagged, and the report says how many and why;
-    ``adjust`` is Holm's family across measures (``analytics.statistics.compare.ADJUST``)."""
+    ``adjust`` is Holm's family across measures (``analytics.statistics.compare.ADJUST``);
+    ``every_model``: mixed models fitted on a measure of any size (``--models``)."""
     flags = quality_flags(data, reading)
     simulated = simulated_participants(data.participants)
     everyone = len(data.participants)
@@ -208,24 +223,29 @@ def build_report(
     comparisons = _comparisons(data, info, scores, adjust)
     if simulated:
         notes.append(simulated_note(len(simulated), everyone))
+    one_system = side_by_side.one_system_sessions(data.sessions)
+    if shared := side_by_side.left_out_note(data.sessions):
+        notes.append(shared)
     if exclusion is not None:
         notes.append(
             f"{exclusion.excluded} of {exclusion.participants_before} participants were "
             "excluded because data-quality checks flagged them; every number below is "
             "computed without them."
         )
+    decided, sources = decide_success(one_system, data.events, data.responses, data.bundles)
     return Report(
         study=info,
         participation=Participation(
             overall=tasks.participation(data),
-            by_system=tasks.participation_by_system(data.sessions, data.withdrawals),
+            by_system=tasks.participation_by_system(one_system, data.withdrawals),
             events=tasks.events_by_kind(data.events),
         ),
         completion=Completion(
-            by_system=tasks.completion(data.sessions),
-            by_scenario=tasks.completion(data.sessions, by=("system_id", "scenario_id")),
-            end_reasons=tasks.end_reasons(data.sessions),
-            end_reasons_by_scenario=tasks.end_reasons(data.sessions, ("system_id", "scenario_id")),
+            by_system=tasks.completion(decided),
+            by_scenario=tasks.completion(decided, by=("system_id", "scenario_id")),
+            sources=sources,
+            end_reasons=tasks.end_reasons(one_system),
+            end_reasons_by_scenario=tasks.end_reasons(one_system, ("system_id", "scenario_id")),
         ),
         wizard=WizardShare(wizard_table, wizard_note),
         questionnaires=_questionnaires(data, scores),
@@ -241,12 +261,17 @@ def build_report(
         ),
         notes=tuple(notes),
         system_reliability=system_reliability(
-            data.exchanges, data.events, data.sessions, has_source=data.has_wizard_source
+            side_by_side.per_side_exchanges(data.exchanges, data.events, data.sessions),
+            data.events,
+            data.sessions,
+            has_source=data.has_wizard_source,
         ),
         provenance=provenance(data, exclusion, info.design, info.systems),
         stress=stress_section(data.stress, data.sessions["session_id"]) if data.stress else None,
         annotations=annotation_section(data, scores, info.systems),
         pairwise=pairwise_from_study(data, info.systems),
+        models=models_section(data, scores, every_size=every_model),
+        examples=example_conversations(data, info.systems),
         judges=judges_from_study(data, judge_ledger),
     )
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import io
 import math
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -89,6 +89,13 @@ def _ordered(systems: Sequence[str], found: set[str]) -> list[str]:
 def _short(text: str, width: int) -> str:
     line = " ".join(str(text).split())
     return line if len(line) <= width else line[: width - 1].rstrip() + "…"
+
+
+def _wording(texts: Mapping[Any, Any], key: Any, width: int) -> str:
+    """What a reader was asked (the item's wording), the id only when there is none."""
+    text = texts.get(key)
+    return _short(str(key) if text is None or text != text or not str(text).strip() else text,
+                  width)  # fmt: skip
 
 
 def _point(value: Any) -> str:
@@ -173,7 +180,7 @@ def _likert(
     ticks, names = [], []
     for g, item in enumerate(items):
         top = g * per_group
-        title = f"{item}{' (R)' if reverse.get(item) else ''}: {_short(text.get(item, ''), 70)}"
+        title = f"{_wording(text, item, 90)}{' (R)' if reverse.get(item) else ''}"
         if several:
             axes.text(-1.0, top, title, va="center", ha="left", fontsize=8.5, weight="bold")
         for j, system in enumerate(systems):
@@ -253,7 +260,7 @@ def proportion_charts(
             if kind[item] == "multi_choice"
             else ""
         )
-        axes.set_title(f"{item}: {_short(text.get(item, ''), 80)}{multi}", fontsize=8.5,
+        axes.set_title(f"{_wording(text, item, 90)}{multi}", fontsize=8.5,
                        loc="left", weight="bold")  # fmt: skip
     handles = [_patch(system_colour(k), str(system)) for k, system in enumerate(present)]
     figure.legend(handles=handles, loc="outside lower center", ncol=min(len(present), 6),
@@ -312,11 +319,12 @@ def completion_chart(
 ) -> Chart | None:
     """Success rate per system (and per scenario, lighter) with Wilson's 95% interval; the
     task done correctly beside the success the system reported, when it was judged."""
-    known = by_system[by_system["n"] > 0]
+    decided = "success_n" if "success_n" in by_system.columns else "n"
+    known = by_system[by_system[decided] > 0]
     if known.empty:
         return None
     judged = "correct_n" in known.columns and bool((known["correct_n"] > 0).any())
-    scenarios = list(dict.fromkeys(by_scenario.loc[by_scenario["n"] > 0, "scenario_id"]))
+    scenarios = list(dict.fromkeys(by_scenario.loc[by_scenario[decided] > 0, "scenario_id"]))
     show_scenarios = len(scenarios) > 1
     step = 1 + (len(scenarios) if show_scenarios else 0)
     figure = _figure(1.1 + 0.42 * len(known) * step * (1.5 if judged else 1))
@@ -332,7 +340,9 @@ def completion_chart(
         names.append(str(r["system_id"]))
         if not show_scenarios:
             continue
-        mine = by_scenario[(by_scenario["system_id"] == r["system_id"]) & (by_scenario["n"] > 0)]
+        mine = by_scenario[
+            (by_scenario["system_id"] == r["system_id"]) & (by_scenario[decided] > 0)
+        ]
         for s in mine.to_dict("records"):
             k = scenarios.index(s["scenario_id"])
             sy = y + (1 + k) * (1.5 if judged else 1)
@@ -387,9 +397,15 @@ def _rate(
 
 
 def by_turn_chart(
-    frame: pd.DataFrame, level: str, systems: Sequence[str], name: str, caption: str
+    frame: pd.DataFrame,
+    level: str,
+    systems: Sequence[str],
+    name: str,
+    caption: str,
+    wording: Mapping[Any, Any] | None = None,
 ) -> Chart | None:
-    """Mean rating by turn, one panel per construct (or item), one line per system."""
+    """Mean rating by turn, one panel per construct (or item, titled with its wording),
+    one line per system."""
     from matplotlib.ticker import MaxNLocator
 
     if frame.empty:
@@ -410,7 +426,7 @@ def by_turn_chart(
             axes.plot(line["turn"], line["mean"], marker=MARKERS[k % len(MARKERS)],
                       markersize=3.5, color=system_colour(k), label=str(system),
                       linewidth=1.6)  # fmt: skip
-        axes.set_title(str(measure), fontsize=9, loc="left")
+        axes.set_title(_wording(wording or {}, measure, 60), fontsize=9, loc="left")
         axes.set_ylim(low - pad, high + pad)
         axes.grid(color="#e5e5e5", linewidth=0.6)
         axes.spines[["top", "right"]].set_visible(False)

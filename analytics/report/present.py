@@ -11,11 +11,15 @@ import pandas as pd
 
 from analytics.report import document as d
 from analytics.report.document import Block, Bullets, Figure, Heading, Paragraph
+from analytics.report.examples import example_blocks
 from analytics.report.numbers import Report
 from analytics.report.present_annotations import annotation_blocks
+from analytics.report.present_headline import headline_table, result_words
 from analytics.report.present_judges import judges_blocks
+from analytics.report.present_models import interval_caption, interval_words, model_blocks
 from analytics.report.present_pairwise import pairwise_blocks
 from analytics.report.present_questionnaires import questionnaire_blocks
+from analytics.report.present_success import NOT_MEASURED, not_measured, success_source_blocks
 from analytics.report.present_systems import provenance_blocks, reliability_blocks
 from analytics.report.stress import stress_blocks
 from bot.core.vocabulary import EndReason, ReplySource
@@ -53,21 +57,27 @@ _SOURCES = {
 
 
 def document(report: Report, *, limit: int | None = None, source: str | None = None) -> list[Block]:
-    """Every section of the report, in reading order."""
+    """Every section of the report, in reading order: what a reader wants first comes
+    first (the systems compared, by their measures and by people's preferences), then
+    completion, the questionnaires in detail and the models of repeated measures, example
+    conversations, the annotators, stress tests, data quality and how the report was made.
+    Every format (terminal, Markdown, HTML, LaTeX) shows this order; the JSON keeps it too."""
     blocks: list[Block] = [*_title(report, source)]
     if report.notes:
         blocks += [Heading("Notes"), Bullets(report.notes)]
+    blocks += _comparisons(report)
+    blocks += pairwise_blocks(report, limit)
     blocks += _participation(report)
     blocks += _completion(report)
     blocks += reliability_blocks(report)
     blocks += _wizard(report)
     blocks += questionnaire_blocks(report)
+    blocks += model_blocks(report)
+    blocks += _comments(report, limit)
+    blocks += example_blocks(report.examples, report.questionnaires.codebook, limit)
     blocks += annotation_blocks(report)
     blocks += judges_blocks(report)
-    blocks += pairwise_blocks(report, limit)
-    blocks += _comparisons(report)
     blocks += stress_blocks(report.stress, limit)
-    blocks += _comments(report, limit)
     blocks += _quality(report, limit)
     blocks += provenance_blocks(report, source)
     return blocks
@@ -142,7 +152,7 @@ def _participation(report: Report) -> list[Block]:
 
 _SUCCESS_COLUMNS = ("Tasks", "Succeeded", "Success rate (95% CI)")
 _JUDGED_COLUMNS = (
-    "Tasks", "System reported success", "Rate (95% CI)", "Judged", "Done correctly",
+    "Tasks", "Succeeded", "Rate (95% CI)", "Judged", "Done correctly",
     "Rate (95% CI)",
 )  # fmt: skip
 _EFFORT_COLUMNS = (
@@ -162,6 +172,8 @@ def _success_rows(table: pd.DataFrame, keys: list[str]) -> list[tuple[str, ...]]
     for r in table.to_dict("records"):
         row = (*(str(r[k]) for k in keys), d.count(r["n"]), d.count(r["successes"]),
                d.rate(r["success_rate"], r["ci_low"], r["ci_high"]))  # fmt: skip
+        if not_measured(r):
+            row = (*row[:-2], NOT_MEASURED, NOT_MEASURED)
         if both:
             rate = d.rate(r["correct_rate"], r["correct_ci_low"], r["correct_ci_high"])
             row += (d.count(r["correct_n"]), d.count(r["correct"]), rate)
@@ -237,7 +249,7 @@ def _completion(report: Report) -> list[Block]:
     blocks += [
         Paragraph(
             "Dialogue tasks whose outcome is known (ended or abandoned; abandoned ones count "
-            f"as not completed). {kinds}Success rates with Wilson's 95% interval; time from "
+            f"as not completed). {kinds}{interval_words(completion.by_system)}; time from "
             "the start of the task to its end. Exchanges count the system's replies; failed "
             "exchanges (an error or no reply in time) are counted apart.",
             "method",
@@ -246,9 +258,10 @@ def _completion(report: Report) -> list[Block]:
             "completion",
             caption="Task success per system"
             + (" (system reported; done correctly)" if both else "")
-            + ", with 95% Wilson intervals",
+            + f", with {interval_caption(completion.by_system)}",
         ),
         *_completion_tables(completion.by_system, ["system_id"], ""),
+        *success_source_blocks(completion.sources),
     ]
     scenarios = completion.by_scenario["scenario_id"].nunique()
     if scenarios > 1:
@@ -311,43 +324,17 @@ def _measure(row: dict) -> str:
     return str(row["measure"])
 
 
-def _p(value: object) -> str:
-    p = d.p_value(value)
-    return f"p {p}" if p.startswith("<") else f"p = {p}"
-
-
-def _result(r: dict, family: int, adjust: str = "headline") -> str:
-    """``U = 895.0, p = .012 (Holm, 5 measures: .060), rank-biserial r = 0.60``, or why
-    there is no test."""
-    if d.missing(r["p"]):
-        return "not tested: " + ("" if d.missing(r["note"]) else str(r["note"]))
-    p = _p(r["p"])
-    if not d.missing(r.get("p_mc_error")):
-        error = f"{float(r['p_mc_error']):.4f}".removeprefix("0")
-        p += f" (Monte Carlo standard error {error})"
-    if adjust == "all" and family > 1 and not d.missing(r.get("p_family")):
-        p += f" (Holm across all {family} tests: {d.p_value(r['p_family'])})"
-    elif r["kind"] == "pairwise":
-        p += f" (Holm within the measure: {d.p_value(r['p_holm'])})"
-    elif family > 1 and not d.missing(r.get("p_family")):
-        p += f" (Holm across {family} measures: {d.p_value(r['p_family'])})"
-    parts = []
-    if not d.missing(r["statistic"]):
-        parts.append(f"{r['statistic_name']} = {d.num(r['statistic'], 1)}")
-    parts.append(p)
-    if not d.missing(r["effect_name"]):
-        parts.append(f"{r['effect_name']} = {d.num(r['effect'])}")
-    return ", ".join(parts)
-
-
 def _comparisons(report: Report) -> list[Block]:
     comparisons = report.comparisons
     blocks: list[Block] = [
-        Heading("Comparison of systems"),
+        Heading("Systems compared"),
         Paragraph(comparisons.method, "method"),
     ]
     if report.provenance.detectable:
         blocks.append(Paragraph(report.provenance.detectable, "method"))
+    glance = headline_table(report)
+    if glance is not None:
+        blocks.append(glance)
     if comparisons.table.empty:
         return blocks
     rows = []
@@ -360,7 +347,7 @@ def _comparisons(report: Report) -> list[Block]:
             n += f" = {r['n_total']}" if len(per_group) > 1 else ""
         test = r["test"] + (" (pairwise)" if r["kind"] == "pairwise" else "")
         how = "" if d.missing(r["p_method"]) else str(r["p_method"])
-        result = _result(r, comparisons.family, comparisons.adjust)
+        result = result_words(r, comparisons.family, comparisons.adjust)
         rows.append((_measure(r), test, r["groups"], n, result, how))
     blocks.append(
         d.table(

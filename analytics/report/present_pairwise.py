@@ -15,7 +15,7 @@ from analytics.report import document as d
 from analytics.report.document import Block, Figure, Heading, Paragraph
 from analytics.report.numbers import Report
 from analytics.report.plots import Chart
-from analytics.statistics.pairwise import Pairwise
+from analytics.statistics.pairwise import Pairwise, PairwiseOptions
 
 SOURCES = {
     "side_by_side": "side by side, turn by turn",
@@ -40,9 +40,22 @@ def pairwise_blocks(report: Report, limit: int | None = None) -> list[Block]:
     return blocks
 
 
+def choices(options: PairwiseOptions) -> str:
+    """The protocol's choices, in the words of the study file's ``pairwise:``."""
+    ties = "half a win each" if options.ties == "half" else "Davidson's tie model"
+    both_bad = "left out" if options.both_bad == "exclude" else "counted as ties"
+    anchor = options.anchor or "the first system with votes"
+    return (
+        f"Choices (the study file's pairwise:): ties {ties} (ties: {options.ties}); "
+        f"'both bad' votes {both_bad} (both_bad: {options.both_bad}); anchor {anchor} at "
+        f"{options.anchor_score:g}; {options.rounds:,} bootstrap rounds, seed {options.seed}."
+    )
+
+
 def _method(found: Pairwise) -> list[Block]:
     m = found.methods
     return [
+        Paragraph(choices(found.options), "method"),
         Paragraph(f"{m['model']}. Scale: {m['scale']}.", "method"),
         Paragraph(
             f"Intervals: {m['bootstrap']}; beside it the {m['sandwich']}. Rank: {m['rank']}.",

@@ -52,6 +52,7 @@ _KINDS = {
     "choice": "one option",
     "multi_choice": "any of the options",
     "text": "free text",
+    "slider": "visual-analogue scale",
 }
 
 
@@ -59,6 +60,9 @@ def scale_words(kind: object, points: list[tuple[object, str]]) -> str:
     """Every point of an item's scale with its label: ``1 = Strongly disagree; …``."""
     if kind == "text":
         return "typed answer"
+    if kind == "slider":  # its ends' words only: 101 points are not listed
+        ends = {0: "", 100: ""} | {int(str(v)): f" = {label}" for v, label in points}
+        return f"0{ends[0]} to 100{ends[100]}"
     if not points:
         return d.DASH
     return "; ".join(f"{value} = {label}" for value, label in points)
@@ -78,7 +82,7 @@ def item_scales(
         ]
         points = list(zip(mine["value"], mine["label"], strict=True))
         kind = str(row["type"]) if not d.missing(row["type"]) else ""
-        if not points and kind not in ("text",):
+        if not points and kind not in ("text", "slider"):
             low, high = row["min"], row["max"]
             if not (d.missing(low) or d.missing(high)):
                 points = [(v, str(v)) for v in range(int(low), int(high) + 1)]
@@ -118,6 +122,14 @@ def _distribution(value: object, labels: dict[object, str] | None = None) -> str
     )
 
 
+def _span(value: object) -> str:
+    """A slider's answers as their range (``12–95``): its points are too many to list."""
+    if not isinstance(value, dict) or not value:
+        return d.DASH
+    points = [float(str(v)) for v in value]
+    return f"{d.num(min(points), 0)}–{d.num(max(points), 0)}"
+
+
 def _instrument(report: Report, q_id: str) -> list[Block]:
     q = report.questionnaires
     items = q.items[q.items["questionnaire_id"].astype(object) == q_id]
@@ -154,6 +166,7 @@ def _instrument(report: Report, q_id: str) -> list[Block]:
     }
     rows = []
     for r in items.to_dict("records"):
+        spread = _span if r["type"] == "slider" else _distribution
         if r["type"] in CATEGORICAL:  # categories: counts, no mean of codes
             shares = _distribution(r["distribution"], labels.get(r["item_id"], {}))
             no_mean = (d.DASH,) * 4
@@ -161,7 +174,8 @@ def _instrument(report: Report, q_id: str) -> list[Block]:
             continue
         rows.append(
             (_item_name(r), r["system_id"], d.count(r["n"]), d.num(r["mean"]), d.num(r["sd"]),
-             d.num(r["median"], 1), d.num(r["iqr"], 1), _distribution(r["distribution"]))
+             d.num(r["median"], 1), d.num(r["iqr"], 1),
+             spread(r["distribution"]))
         )  # fmt: skip
     flags = (False, False, True, True, True, True, True, False)
     caption = "Answers per item and system"

@@ -1,30 +1,16 @@
 """The report as JSON: every number, with stable keys, for scripts.
 
-Top-level layout (``"format": "ozlab-report"``, ``"version": 1``); every table is a list
-of row objects whose keys are the columns of the matching ``Report`` table, present in
-every row (a value that cannot be computed is ``null``, never NaN)::
+Top-level layout (``"format": "ozlab-report"``, ``"version": 1``), in the document's
+order; every table is a list of row objects whose keys are the columns of the matching
+``Report`` table, present in every row (a value that cannot be computed is ``null``, never NaN)::
 
     format, version, generated_at (ISO 8601 UTC; SOURCE_DATE_EPOCH when set),
                     source (the database file name or null)
-    provenance:     ozlab_version, generated_at, schema_version, definitions [[study id,
-                    sha256]], design {type, systems, seed, tasks_per_participant, order} |
-                    null, assignments [...], seeds [...], exclusions (words),
-                    excluded_participants [...], detectable (a sentence) | null
     study:          study_ids, title, systems, scenarios, design, declared_design,
                     assignment, instruments, schema_version
     notes:          [sentence, ...]  what is missing, excluded or imported
-    participation:  overall {participants, consented, ..., imported_answers,
-                    imported_participants}, by_system [...], events [...]
-    completion:     by_system [...], by_scenario [...], end_reasons [...],
-                    end_reasons_by_scenario [...]
-    wizard:         table [...], note
-    system_reliability: by_system [...], errors [...], periods [...]
-    questionnaires: items, items_by_scenario, distribution, constructs, reliability,
-                    idial, by_turn, by_turn_constructs, agreement, codebook, choices
-                    (tables)
     comparisons:    design, method, family (tests in the Holm family), adjust ("headline":
                     each measure's omnibus test, or "all": every test), table [...]
-    comments:       [...]
     pairwise:       (only when the study has votes) options {ties, both_bad, anchor,
                     anchor_score, rounds, seed, level, position, onboarding_threshold,
                     alpha, power}, methods {model, scale, bootstrap, sandwich, rank,
@@ -32,23 +18,30 @@ every row (a value that cannot be computed is ``null``, never NaN)::
                     questions [...], scores [...], parameters [...], win_rates [...], pairs
                     [...], sample_size [...], raters [...], onboarding [...], notes [...]
                     (docs/pairwise.md; an unbounded interval end is null)
-    judges:         (only when a model judge rated or voted) agreement [job, level,
-                    instrument_id, item, judge, comparison (human-human, judge-annotator,
-                    judge-adjudicated), with, statistic, value, low, high, targets],
-                    verdicts [...], reliability_with_judges [... as reliability],
-                    position_bias [...], length_bias [...], provenance [job, judge, model,
-                    host, prompt_hash, temperature, seed, first_at, last_at, rated,
-                    unparseable, failed, calls, prompt_tokens, completion_tokens]
-                    (docs/judges.md)
-    stress:         (only when stress tests were replayed) {system: {overall, groups
-                    {spelling, lexical, syntactic}, types {ST-1, ...}: each {applied,
-                    passed, failed, unsure, awaiting, not_applicable, pass_rate, ci_low,
-                    ci_high}, mean_of_groups, failures [...], model_agreement}}
-    quality:        flags [...], participants [... with simulated true|false],
-                    rules {flag: rule}, simulated (how many participants a simulation
-                    played: not a flag), simulated_participants [...],
-                    exclusion null | {participants_before, excluded, by_flag [...],
-                    participant_ids [...], kinds [...]}
+    participation:  overall {participants, consented, ..., imported_answers,
+                    imported_participants}, by_system [...], events [...]
+    completion:     by_system [...], by_scenario [...], end_reasons [...],
+                    end_reasons_by_scenario [...], sources [...] (which source decided
+                    each system's task success; null: not measured)
+    system_reliability: by_system [...], errors [...], periods [...]
+    wizard:         table [...], note
+    questionnaires: items, items_by_scenario, distribution, constructs, reliability,
+                    idial, by_turn, by_turn_constructs, agreement, codebook, choices
+                    (tables)
+    models:         (empty tables unless some participant did several tasks or gave a
+                    score more than once) {success {test [method, n_sessions, n_participants,
+                    systems, chi2, df, p, working_correlation, note], odds_ratios
+                    [system_id, reference, odds_ratio, ci_low, ci_high, p]}, mixed {fits
+                    [measure_kind, questionnaire_id, measure, method, formula, n_scores,
+                    n_participants, n_scenarios, var_participant, var_scenario,
+                    var_residual, reml_criterion, dropped, note], terms [measure_kind,
+                    questionnaire_id, measure, term, kind, estimate, se, ci_low, ci_high,
+                    z, p]}}; completion rows say their interval's method in ci_method and
+                    correct_ci_method (Wilson's, or a GEE's clustered by participant)
+    comments:       [...]
+    examples:       [...] the example conversations' exchanges: system_id, session_id,
+                    participant_id, scenario_id, end_reason, turn, user_text, system_text,
+                    source, error, ratings {item: answer}
     reliability:    [...] agreement between annotators, one object per job, item, level,
                     system and statistic: job, instrument_id, item, level ("exchange" |
                     "session"), system (null: all systems pooled), n_targets,
@@ -70,6 +63,27 @@ every row (a value that cannot be computed is ``null``, never NaN)::
                     questionnaire_id, measure, measure_kind, n, rho, ci_low, ci_high,
                     ci_method, p, p_method, note], trajectories [job, instrument_id, item,
                     session_id, system, turn, n_annotators, mean], notes [...]}
+    judges:         (only when a model judge rated or voted) agreement [job, level,
+                    instrument_id, item, judge, comparison (human-human, judge-annotator,
+                    judge-adjudicated), with, statistic, value, low, high, targets],
+                    verdicts [...], reliability_with_judges [... as reliability],
+                    position_bias [...], length_bias [...], provenance [job, judge, model,
+                    host, prompt_hash, temperature, seed, first_at, last_at, rated,
+                    unparseable, failed, calls, prompt_tokens, completion_tokens]
+                    (docs/judges.md)
+    stress:         (only when stress tests were replayed) {system: {overall, groups
+                    {spelling, lexical, syntactic}, types {ST-1, ...}: each {applied,
+                    passed, failed, unsure, awaiting, not_applicable, pass_rate, ci_low,
+                    ci_high}, mean_of_groups, failures [...], model_agreement}}
+    quality:        flags [...], participants [... with simulated true|false],
+                    rules {flag: rule}, simulated (how many participants a simulation
+                    played: not a flag), simulated_participants [...],
+                    exclusion null | {participants_before, excluded, by_flag [...],
+                    participant_ids [...], kinds [...]}
+    provenance:     ozlab_version, generated_at, schema_version, definitions [[study id,
+                    sha256]], design {type, systems, seed, tasks_per_participant, order} |
+                    null, assignments [...], seeds [...], exclusions (words),
+                    excluded_participants [...], detectable (a sentence) | null
 
 Dict cells: ``items[].distribution`` (and the annotators' and final values' distributions)
 becomes ``[{"answer": a, "count": n}, ...]`` in scale order (answers may be numbers or
@@ -114,7 +128,13 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
         },
         "completion": {
             name: records(getattr(report.completion, name))
-            for name in ("by_system", "by_scenario", "end_reasons", "end_reasons_by_scenario")
+            for name in (
+                "by_system",
+                "by_scenario",
+                "end_reasons",
+                "end_reasons_by_scenario",
+                "sources",
+            )
         },
         "wizard": {"table": records(report.wizard.table), "note": report.wizard.note},
         "system_reliability": {
@@ -130,6 +150,7 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
             "table": records(report.comparisons.table),
         },
         "comments": records(report.comments),
+        "examples": records(report.examples),
         "quality": {
             "flags": records(report.quality.flags),
             "participants": records(report.quality.participants),
@@ -159,7 +180,26 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
         from analytics.report.present_pairwise import pairwise_json
 
         whole["pairwise"] = pairwise_json(report.pairwise)
-    return _with_stress(whole, report)
+    whole["models"] = _models(report)
+    return in_reading_order(_with_stress(whole, report))
+
+
+READING_ORDER = (
+    "format", "version", "generated_at", "source", "study", "notes", "comparisons",
+    "pairwise", "participation", "completion", "system_reliability", "wizard",
+    "questionnaires", "models", "comments", "examples", "reliability", "annotations", "judges",
+    "stress", "quality", "provenance",
+)  # fmt: skip
+"""The sections in the order of the document (``analytics.report.present.document``)."""
+
+
+def in_reading_order(whole: dict[str, Any]) -> dict[str, Any]:
+    """``whole``'s sections in the document's order; a section this list does not name
+    goes before data quality, with the other findings."""
+    known = [key for key in READING_ORDER if key in whole]
+    others = [key for key in whole if key not in READING_ORDER]
+    at = known.index("quality") if "quality" in known else len(known)
+    return {key: whole[key] for key in (*known[:at], *others, *known[at:])}
 
 
 def _annotations(report: Report) -> dict[str, Any] | None:
@@ -177,6 +217,21 @@ def _annotations(report: Report) -> dict[str, Any] | None:
         "adjudication_rule": ADJUDICATION_RULE,
         **{name: records(getattr(found, name)) for name in (*tables, "trajectories")},
         "notes": list(found.notes),
+    }
+
+
+def _models(report: Report) -> dict[str, Any]:
+    """Always the same keys (empty tables where no participant did several tasks or gave a
+    score twice), as every other section."""
+    from analytics.report.models import empty_section
+
+    models = report.models or empty_section()
+    return {
+        "success": {
+            "test": records(models.success_test),
+            "odds_ratios": records(models.success_terms),
+        },
+        "mixed": {"fits": records(models.fits), "terms": records(models.terms)},
     }
 
 

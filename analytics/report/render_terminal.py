@@ -2,6 +2,10 @@
 
 Also writes plain text (``--out report.txt``): the same layout without colour codes.
 
+It fits the width it is given (the terminal's; ``COLUMNS`` or 120 when written to a pipe or
+a file): a table whose numbers do not fit whole wraps them between words, and one too wide
+even then is shown row by row, each cell under its column's name; nothing is cut.
+
 Every text of the document goes through :func:`_text`: participants' comments, systems'
 errors and names are shown with their control characters as escapes and their brackets
 and colons as written (no Rich markup, no emoji codes), in the terminal and the file alike.
@@ -9,12 +13,15 @@ and colons as written (no Rich markup, no emoji codes), in the terminal and the 
 
 from __future__ import annotations
 
+import io
+import os
 import sys
 from collections.abc import Iterable
 from typing import TextIO
 
 from rich import box
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, Group, RenderableType
 from rich.markup import escape
 from rich.table import Table as RichTable
 
@@ -31,7 +38,7 @@ def render_terminal(
     plain = not _is_terminal(file if file is not None else sys.stdout)
     console = Console(
         file=file,
-        width=width or (120 if plain else None),
+        width=width or (_plain_width() if plain else None),
         color_system=None if plain else "auto",
         highlight=False,
         emoji=False,
@@ -39,6 +46,15 @@ def render_terminal(
     )
     for block in blocks:
         _block(console, block)
+
+
+def _plain_width() -> int:
+    """``COLUMNS`` when it is set (``COLUMNS=80 ozlab report | less``), else 120."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        return 120
+    return columns if columns >= 40 else 120
 
 
 def _is_terminal(file: TextIO) -> bool:
@@ -74,20 +90,88 @@ def _block(console: Console, block: Block) -> None:
                     f"[dim]   … and {more} more (all of them in --format html, md or json)[/dim]"
                 )
         case Table():
-            console.print(_table(block))
+            console.print(_fitted(console, block))
         case Figure():
             pass  # plots are drawn in HTML only
 
 
-def _table(block: Table) -> RichTable:
-    caption = None
-    if block.more:
-        caption = f"… and {block.more} more rows (all of them in --format html, md or json)"
+def _fitted(console: Console, block: Table) -> RenderableType:
+    """The table as wide as the console allows: every cell whole if that fits, else each
+    column given at least its longest word and the rest of the width shared out; row by
+    row when even the words do not fit."""
+    table = _table(block, _whole(block, headers=True))
+    if _fits(console, table):
+        return table
+    least = _least(block)
+    heads = [cell_len(name) for name in block.columns]  # a header on one line if room allows
+    most = [max(w, m, h) for w, m, h in zip(_whole(block, headers=False), least, heads,
+                                            strict=True)]  # fmt: skip
+    room = console.width - 3 * (len(block.columns) - 1)  # padding and rule between columns
+    if sum(least) <= room:
+        table = _table(block, _shared(block, least, most, room), exact=True)
+        if _fits(console, table):
+            return table
+    return _stacked(block)
+
+
+def _whole(block: Table, *, headers: bool) -> list[int]:
+    """Each column's width with every cell (and, with ``headers``, every header's word)
+    on one line."""
+    widths = []
+    for index, name in enumerate(block.columns):
+        cells = [cell_len(row[index]) for row in block.rows]
+        words = [cell_len(w) for w in name.split()] if headers else []
+        widths.append(max([*cells, *words, 1]))
+    return widths
+
+
+def _least(block: Table) -> list[int]:
+    """Each column's narrowest: its longest word, its header's up to 10 (at most 20: a
+    longer one folds)."""
+    least = []
+    for i, name in enumerate(block.columns):
+        cells = max((cell_len(w) for row in block.rows for w in row[i].split()), default=1)
+        header = max((min(10, cell_len(w)) for w in name.split()), default=1)
+        least.append(max(1, min(20, max(cells, header))))
+    return least
+
+
+def _shared(block: Table, least: list[int], most: list[int], room: int) -> list[int]:
+    """Widths from ``least`` up to ``most`` within ``room``: text columns first to a
+    readable 24, then numbers whole (a rate over three lines is hard to read), then text
+    shares what is left."""
+    flags = block.numeric or (False,) * len(block.columns)
+    widths = list(least)
+    readable = [m if numeric else min(m, 24) for m, numeric in zip(most, flags, strict=True)]
+    for goal, numbers in ((readable, False), (most, True), (most, False)):
+        spare = room - sum(widths)
+        wanted = [
+            max(0, g - w) if numeric is numbers else 0
+            for w, g, numeric in zip(widths, goal, flags, strict=True)
+        ]
+        total = sum(wanted)
+        if total and spare > 0:
+            share = min(1.0, spare / total)
+            widths = [w + int(want * share) for w, want in zip(widths, wanted, strict=True)]
+    return widths
+
+
+def _fits(console: Console, table: RichTable) -> bool:
+    """Whether ``table`` drawn at the console's width keeps within it (Rich crops a table
+    whose columns cannot shrink enough, rather than wrapping it)."""
+    trial = Console(width=console.width, file=io.StringIO(), color_system=None, emoji=False)
+    with trial.capture() as captured:
+        trial.print(table, crop=False)
+    return all(cell_len(line) <= console.width for line in captured.get().splitlines())
+
+
+def _table(block: Table, widths: list[int], *, exact: bool = False) -> RichTable:
+    """``widths``: each column's least width, or with ``exact`` its width."""
     table = RichTable(
         title=None if block.caption is None else _text(block.caption),
         title_justify="left",
         title_style="bold",
-        caption=caption,
+        caption=_more(block),
         caption_justify="left",
         header_style="bold",
         box=box.SIMPLE_HEAD,
@@ -95,16 +179,13 @@ def _table(block: Table) -> RichTable:
         show_edge=False,
     )
     flags = block.numeric or (False,) * len(block.columns)
-    for index, (name, numeric) in enumerate(zip(block.columns, flags, strict=True)):
-        # Numbers and short ids (systems, scenarios) stay whole, long text wraps; a header
-        # wider than its column wraps too, so that a wide table keeps every column.
-        longest = max((len(row[index]) for row in block.rows), default=0)
-        word = max((len(w) for row in block.rows for w in row[index].split()), default=0)
+    for name, numeric, width in zip(block.columns, flags, widths, strict=True):
         table.add_column(
             _text(name),
             justify="right" if numeric else "left",
             overflow="fold",
-            min_width=longest if numeric else min(word, 20),
+            min_width=width,
+            width=width if exact else None,
         )
     breaks = set(block.group_breaks)
     for index, row in enumerate(block.rows):
@@ -112,3 +193,33 @@ def _table(block: Table) -> RichTable:
             table.add_section()
         table.add_row(*(_text(cell) for cell in row))
     return table
+
+
+def _stacked(block: Table) -> Group:
+    """One small two-column grid per row: each cell beside its column's name."""
+    parts: list[RenderableType] = []
+    if block.caption is not None:
+        parts.append(f"[bold]{_text(block.caption)}[/bold]")
+    names = [_text(name) for name in block.columns]
+    groups = [row[0] for row in block.rows]
+    for index, row in enumerate(block.rows):
+        grid = RichTable.grid(padding=(0, 1))
+        grid.add_column(style="bold", overflow="fold", max_width=24)
+        grid.add_column(overflow="fold")
+        if row[0] == "" and index > 0:  # a group's later row: its first cell was blanked
+            groups[index] = groups[index - 1]
+        for column, (name, cell) in enumerate(zip(names, row, strict=True)):
+            shown = groups[index] if column == 0 else cell
+            if shown:
+                grid.add_row(name or "·", _text(shown))
+        parts += ["", grid]
+    more = _more(block)
+    if more:
+        parts.append(f"[dim]{more}[/dim]")
+    return Group(*parts)
+
+
+def _more(block: Table) -> str | None:
+    if not block.more:
+        return None
+    return f"… and {block.more} more rows (all of them in --format html, md or json)"

@@ -72,7 +72,8 @@ class StressSection:
     model_verdicts: int = 0
 
 
-def _state(result: StressResult) -> str:
+def counted_as(result: StressResult) -> str:
+    """How the report counts a replay: passed, failed, unsure, awaiting or not_applicable."""
     if not result.replay.applicable:
         return "not_applicable"
     verdict = result.verdict
@@ -124,7 +125,7 @@ def stress_section(
     failures: list[dict[str, Any]] = []
     agreement: list[dict[str, Any]] = []
     for system, mine in by_system.items():
-        states = [(r.test.perturbation.stress_type, _state(r)) for r in mine]
+        states = [(r.test.perturbation.stress_type, counted_as(r)) for r in mine]
         overall = _row(system, "overall", "overall", (s for _, s in states))
         rows.append(overall)
         group_rates: list[float] = []
@@ -155,7 +156,7 @@ def stress_section(
             }
         )
         for r in mine:
-            if _state(r) == "failed":
+            if counted_as(r) == "failed":
                 judge = next(
                     j for j in r.judgements if j.verdict is Verdict.FAIL and r.verdict is j.verdict
                 )
@@ -367,35 +368,56 @@ def stress_json(section: StressSection) -> dict[str, Any]:
 
 
 def stress_chart(section: StressSection, systems: Sequence[str], caption: str) -> Chart | None:
-    """Pass rate per type (bars side by side per system) with Wilson's 95% interval."""
+    """Pass rate per type (bars side by side per system) with Wilson's 95% interval and the
+    number of applied tests beside each bar; a system none of whose tests of a type applied
+    keeps its place, marked "none applied" (left out, it would look like a missing system).
+    The legend sits above the bars, never on them."""
     from analytics.report.plots import Chart, _figure, _ordered, system_colour
 
-    types = section.rates[(section.rates["level"] == "type") & (section.rates["applied"] > 0)]
+    types = section.rates[section.rates["level"] == "type"]
     if types.empty:
         return None
     names = [t.value for t in StressType if t.value in set(types["name"])]
-    order = _ordered(systems, set(types["system_id"]))
-    figure = _figure(1.2 + 0.32 * len(names) * len(order))
+    order = _ordered(systems, set(section.rates["system_id"]))
+    figure = _figure(1.4 + 0.32 * len(names) * len(order))
     axes = figure.add_subplot()
     height = 0.8 / len(order)
     for k, system in enumerate(order):
         mine = {r["name"]: r for r in types[types["system_id"] == system].to_dict("records")}
-        ys, rates, lows, highs = [], [], [], []
+        ys, rates, lows, highs, counts = [], [], [], [], []
         for i, name in enumerate(names):
-            if name not in mine:
+            y = i + (k - (len(order) - 1) / 2) * height
+            r = mine.get(name)
+            if r is None or not r["applied"]:
+                said = f"{system}: " + ("none applied" if r is not None else "not tested")
+                axes.text(0.01, y, said, va="center", ha="left", fontsize=7, color="#555555",
+                          style="italic")  # fmt: skip
                 continue
-            r = mine[name]
-            ys.append(i + (k - (len(order) - 1) / 2) * height)
+            ys.append(y)
             rates.append(float(r["pass_rate"]))
             lows.append(float(r["pass_rate"] - r["ci_low"]))
             highs.append(float(r["ci_high"] - r["pass_rate"]))
-        axes.barh(ys, rates, height=height * 0.9, color=system_colour(k), label=system,
+            counts.append((float(r["ci_high"]), int(r["applied"])))
+        axes.barh(ys, rates, height=height * 0.9, color=system_colour(k),
                   xerr=[lows, highs], error_kw={"elinewidth": 0.8, "capsize": 2})  # fmt: skip
+        for y, (end, n) in zip(ys, counts, strict=True):
+            axes.text(end + 0.01, y, f"n = {n}", va="center", ha="left", fontsize=7,
+                      color="#333333")  # fmt: skip
     axes.set_yticks(range(len(names)), [f"{n} {StressType(n).title}" for n in names], fontsize=8)
     axes.set_ylim(len(names) - 0.5, -0.5)
-    axes.set_xlim(0, 1)
-    axes.set_xlabel("Pass rate (95% Wilson interval)", fontsize=8.5)
+    axes.set_xlim(0, 1.12)  # room for "n = 12" beside a bar that reaches 1
+    axes.set_xticks([0, 0.25, 0.5, 0.75, 1.0])
+    axes.set_xlabel("Pass rate (95% Wilson interval); n: tests applied", fontsize=8.5)
     axes.grid(axis="x", color="#dddddd", linewidth=0.6)
     axes.spines[["top", "right"]].set_visible(False)
-    axes.legend(fontsize=8, frameon=False, loc="lower right")
+    from matplotlib.patches import Patch
+
+    figure.legend(
+        [Patch(color=system_colour(k)) for k in range(len(order))],
+        order,
+        loc="outside upper left",
+        ncols=min(len(order), 4),
+        fontsize=8,
+        frameon=False,
+    )
     return Chart("stress", caption + ".", figure)

@@ -9,17 +9,50 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from bot.core.errors import StudyDataError
+
 if TYPE_CHECKING:
     from analytics.io.progress import Steps
     from analytics.report.numbers import Report
     from analytics.report.pilot import PilotFindings
 
-_SUFFIXES = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json"}
+_SUFFIXES = {
+    "": "terminal",
+    ".txt": "terminal",
+    ".md": "md",
+    ".markdown": "md",
+    ".html": "html",
+    ".htm": "html",
+    ".json": "json",
+    ".tex": "tex",
+}
+_WRITTEN = ".txt (terminal), .md, .html, .json or .tex"
 
 
-def format_for(out: Path | None) -> str:
-    """The format ``--out``'s suffix names; terminal when it names none."""
-    return _SUFFIXES.get(out.suffix.lower() if out else "", "terminal")
+def format_for(out: Path | None, asked: str | None = None) -> str:
+    """The format to write: ``asked``, else the one ``--out``'s suffix names (terminal when
+    there is none). A suffix that names no format ozlab writes, or another format than the
+    one asked, is refused before the database is read: a ``report.docx`` of plain text would
+    open as a broken document."""
+    if out is None:
+        if asked == "tex":
+            raise StudyDataError(
+                "--format tex writes a main file with its tables and figures beside it: give "
+                "--out report.tex"
+            )
+        return asked or "terminal"
+    suffix = out.suffix.lower()
+    named = _SUFFIXES.get(suffix)
+    if named is None:
+        raise StudyDataError(
+            f"cannot write a report as {out.name}: ozlab writes {_WRITTEN}, not {suffix}"
+        )
+    if asked is not None and asked != named and suffix:
+        raise StudyDataError(
+            f"--format {asked} does not go with --out {out.name}, which names {named}: give "
+            f"the file the suffix of its format"
+        )
+    return asked or named
 
 
 def report(
@@ -33,6 +66,7 @@ def report(
     figures: Path | None = None,
     pilot: bool = False,
     adjust: str = "headline",
+    every_model: bool = False,
 ) -> int:
     """Read ``db``, compute the report and write it in ``fmt`` to ``out`` (or stdout);
     with ``figures``, every figure as files for a paper too."""
@@ -52,7 +86,11 @@ def report(
 
         ledger = ledger_path(Path(place.path)) if place.server is None else None
         built = build_report(
-            data, exclude_flagged=exclude_flagged, adjust=adjust, judge_ledger=ledger
+            data,
+            exclude_flagged=exclude_flagged,
+            adjust=adjust,
+            every_model=every_model,
+            judge_ledger=ledger,
         )
         step(f"writing {fmt}")
         found = None
@@ -60,9 +98,15 @@ def report(
             from analytics.report.pilot import pilot_findings
 
             found = pilot_findings(data)
-        text = _render(
-            built, fmt, source, step, terminal=out is None and fmt == "terminal", pilot=found
-        )
+        if fmt == "tex":
+            if out is None:  # the command line refused it already, in format_for
+                raise StudyDataError("a LaTeX report needs a file to write: --out report.tex")
+            _write_latex(built, out, source, step, pilot=found)
+            text = None
+        else:
+            text = _render(
+                built, fmt, source, step, terminal=out is None and fmt == "terminal", pilot=found
+            )
         if figures is not None:
             from analytics.report.figures import write_report_figures
 
@@ -80,6 +124,36 @@ def report(
         write_private(out, text)  # its owner's only: it quotes participants
         print(f"Report written to {out}", file=sys.stderr)
     return 0
+
+
+def _write_latex(
+    built: Report, out: Path, source: str, step: Steps, *, pilot: PilotFindings | None
+) -> None:
+    """The main file, one file per table and the figures as PDF, beside ``out``."""
+    from analytics.report import figures, plots
+    from analytics.report.document import Figure
+    from analytics.report.present import document
+    from analytics.report.render_tex import write_latex
+    from bot.core.researcher_files import private_folder, write_private
+
+    blocks = document(built, source=source)
+    if pilot is not None:
+        from analytics.report.present_pilot import pilot_blocks
+
+        blocks = [*blocks, *pilot_blocks(pilot)]
+    step.add(sum(isinstance(b, Figure) for b in blocks))
+
+    def draw(block: Figure) -> list[tuple[str, str, bytes]]:
+        step(f"figure {figures.chart_name(block)}")
+        return [
+            (chart.name, chart.caption, plots.encode(chart.figure, "pdf"))
+            for chart in figures.charts(built, block)
+        ]
+
+    private_folder(out.parent)
+    written = write_latex(blocks, out, draw, write_private, private_folder)
+    print(f"Report written to {out} ({len(written) - 1} table and figure files beside it)",
+          file=sys.stderr)  # fmt: skip
 
 
 def _render(

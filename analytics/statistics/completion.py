@@ -11,7 +11,13 @@ tasks have no success and are left out.
 Two kinds of success are kept apart when the sessions frame has a ``correct`` column: what
 the system reported (``success``: it said the task was done) and whether the task was done
 as the scenario's ``success_if`` defines (``correct``: True, False, or NaN when nothing
-decided it). Each gets its rate with Wilson's interval over the sessions where it is known.
+decided it). Each gets its rate over the sessions where it is known, with Wilson's interval
+when each participant contributed one session and a GEE's clustered by participant when some
+contributed several (``analytics.statistics.clustered``; ``ci_method`` says which).
+
+Where a sessions frame has ``success_measured`` (``analytics.statistics.success_sources``),
+the success rate is over the tasks whose success some source decided (``success_n``): a
+system no source speaks for has no rate, never 0 %.
 
 Exchanges per task count real exchanges only (the system replied); failed ones (an error or
 no reply in time) are counted apart, as they are not turns the participant experienced as
@@ -27,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from analytics.data.loading import StudyData
-from analytics.statistics.questionnaires import wilson_interval
+from analytics.statistics.clustered import success_rate
 from bot.core.vocabulary import (
     AnswerStatus,
     Consent,
@@ -117,19 +123,40 @@ def _dialogues(sessions: pd.DataFrame) -> pd.DataFrame:
         else pd.Series(np.nan, index=frame.index)
     )
     real = frame["n_exchanges"] - frame["n_failed_replies"]
+    measured = (
+        frame["success_measured"].astype(bool)
+        if "success_measured" in frame.columns
+        else pd.Series(True, index=frame.index)
+    )
     return frame.assign(
         outcome_known=known,
-        succeeded=(frame["success"] == 1) & known,
+        success_known=known & measured,
+        succeeded=(frame["success"] == 1) & known & measured,
         correct_known=correct.notna() & known,
         done_correctly=(correct == 1) & known,
         real_exchanges=real,
     )
 
 
+def task_outcomes(sessions: pd.DataFrame) -> pd.DataFrame:
+    """Dialogue tasks whose success some source decided, one row each: participant,
+    system, scenario and ``succeeded`` (0 or 1), for the models of success across systems."""
+    frame = _dialogues(sessions)
+    known = frame[frame["success_known"]]
+    return pd.DataFrame(
+        {
+            "participant_id": known["participant_id"].astype(str),
+            "system_id": known["system_id"].astype(object),
+            "scenario_id": known["scenario_id"].astype(object),
+            "succeeded": known["succeeded"].astype(int),
+        }
+    ).reset_index(drop=True)
+
+
 def completion(
     sessions: pd.DataFrame, by: Sequence[str] = ("system_id",), confidence: float = 0.95
 ) -> pd.DataFrame:
-    """Success rate with Wilson's interval, exchanges per session (mean, SD, median) and
+    """Success rate with its interval (``ci_method``), exchanges per session (mean, SD, median) and
     time per task against the scenario's expected time, per group."""
     by = list(by)
     frame = _dialogues(sessions)
@@ -141,10 +168,12 @@ def completion(
         done = known.loc[known.index.intersection(group.index)]
         timed = closed.loc[closed.index.intersection(group.index)]
         successes, n = int(done["succeeded"].sum()), len(done)
-        low, high = wilson_interval(successes, n, confidence)
+        measured = done[done["success_known"]]
+        n_measured = len(measured)
+        success = success_rate(measured, value="succeeded", confidence=confidence)
         judged = done[done["correct_known"]]
         correct, n_judged = int(judged["done_correctly"].sum()), len(judged)
-        correct_low, correct_high = wilson_interval(correct, n_judged, confidence)
+        right = success_rate(judged, value="done_correctly", confidence=confidence)
         expected = timed["expected_duration_s"].dropna()
         over = timed.loc[expected.index]
         rows.append(
@@ -154,14 +183,15 @@ def completion(
                 "in_progress": len(group) - n,
                 "n": n,
                 "successes": successes,
-                "success_rate": successes / n if n else math.nan,
-                "ci_low": low,
-                "ci_high": high,
+                "success_n": n_measured,
+                "success_rate": successes / n_measured if n_measured else math.nan,
+                "ci_low": success.low,
+                "ci_high": success.high,
                 "correct_n": n_judged,
                 "correct": correct,
                 "correct_rate": correct / n_judged if n_judged else math.nan,
-                "correct_ci_low": correct_low,
-                "correct_ci_high": correct_high,
+                "correct_ci_low": right.low,
+                "correct_ci_high": right.high,
                 "exchanges_mean": _stat(done["real_exchanges"], "mean"),
                 "exchanges_sd": _stat(done["real_exchanges"], "std"),
                 "exchanges_median": _stat(done["real_exchanges"], "median"),
@@ -177,6 +207,8 @@ def completion(
                 else math.nan,
                 "over_expected": int((over["duration_s"] > expected).sum()),
                 "expected_n": len(expected),
+                "ci_method": success.method,
+                "correct_ci_method": right.method if n_judged else None,
             }
         )
     return pd.DataFrame(rows, columns=[*by, *_COMPLETION_COLUMNS])
@@ -187,6 +219,7 @@ _COMPLETION_COLUMNS = [
     "in_progress",
     "n",
     "successes",
+    "success_n",
     "success_rate",
     "ci_low",
     "ci_high",
@@ -208,6 +241,8 @@ _COMPLETION_COLUMNS = [
     "over_expected_share",
     "over_expected",
     "expected_n",
+    "ci_method",
+    "correct_ci_method",
 ]
 
 

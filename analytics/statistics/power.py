@@ -1,7 +1,10 @@
 """``ozlab power``: how many participants the study's own design needs, and the smallest
 effect a collected sample could have detected.
 
-The test follows the study: between participants, two systems are a two-sample t-test
+The report compares systems with rank tests (Mann–Whitney, Kruskal–Wallis, Wilcoxon,
+Friedman), so the plan says what those need: the parametric test's n divided by the rank
+test's asymptotic relative efficiency under normal data (``rank_plan``). The parametric
+test follows the study: between participants, two systems are a two-sample t-test
 (one group per system) and more systems a one-way ANOVA; within participants (everybody
 meets every system), two systems are a paired t-test and more a repeated-measures ANOVA;
 one system is a one-sample t-test (its mean against a fixed value, such as the scale's
@@ -23,6 +26,8 @@ import pingouin as pg
 
 from bot.core.errors import StudyDataError
 from bot.core.vocabulary import SessionState
+from bot.engine.assignment import design_block
+from scenarios.models import Study
 
 DesignKind = Literal["between", "within"]
 DEFAULT_D = 0.5
@@ -54,16 +59,12 @@ class PowerTest:
         return DEFAULT_F if self.anova else DEFAULT_D
 
 
-@dataclass(frozen=True)
-class SampleSize:
-    """Participants needed to detect ``effect`` with ``power`` at ``alpha``."""
+class _Whole:
+    """Whole participants from a plan's exact n (``exact``: per system between
+    participants, participants in all within)."""
 
     test: PowerTest
-    effect: float
-    alpha: float
-    power: float
     exact: float
-    """pingouin's n: per system between participants, participants in all within."""
 
     @property
     def per_system(self) -> int:
@@ -74,6 +75,18 @@ class SampleSize:
     def participants(self) -> int:
         """Participants in all."""
         return self.per_system * (self.test.systems if self.test.design == "between" else 1)
+
+
+@dataclass(frozen=True)
+class SampleSize(_Whole):
+    """Participants needed to detect ``effect`` with ``power`` at ``alpha``."""
+
+    test: PowerTest
+    effect: float
+    alpha: float
+    power: float
+    exact: float
+    """pingouin's n: per system between participants, participants in all within."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +114,46 @@ class Detectable:
             f"{self.alpha:g} had {self.power:.0%} power to detect effects of {symbol} ≥ "
             f"{self.effect:.2f} ({self.test.effect}; {self.test.call})."
         )
+
+
+@dataclass(frozen=True)
+class RankPlan(_Whole):
+    """The sample the report's rank test needs: the parametric test's n divided by the rank
+    test's asymptotic relative efficiency (ARE) against it under normal data, as G*Power's
+    "A.R.E." method plans the Wilcoxon–Mann–Whitney test."""
+
+    name: str
+    efficiency: float
+    efficiency_words: str
+    exact: float
+    """Per system between participants, participants in all within."""
+    test: PowerTest
+    test_n: float
+    """The parametric test's n it comes from."""
+
+
+_THREE_OVER_PI = 3 / math.pi
+
+
+def rank_plan(needed: SampleSize) -> RankPlan:
+    """How many participants the rank test the report runs for this design needs:
+    Mann–Whitney U and Kruskal–Wallis H (ARE 3/π against the t-test and one-way ANOVA),
+    Wilcoxon's signed-rank test (3/π against the paired or one-sample t-test), Friedman's
+    test (3k/(π(k + 1)) against the repeated-measures ANOVA, van Elteren and Noether 1959)."""
+    test = needed.test
+    k = test.systems
+    if test.design == "within" and k > 2:
+        name, are = "Friedman test", _THREE_OVER_PI * k / (k + 1)
+        words = f"3k/(π(k + 1)) = {are:.3f} for k = {k}, against the repeated-measures ANOVA"
+    else:
+        name = {
+            "one-sample t-test": "Wilcoxon signed-rank test",
+            "paired t-test": "Wilcoxon signed-rank test",
+            "two-sample t-test": "Mann–Whitney U test",
+        }.get(test.name, "Kruskal–Wallis H test")
+        are = _THREE_OVER_PI
+        words = f"3/π = {are:.3f}, against the {test.name}"
+    return RankPlan(name, are, words, needed.exact / are, test, needed.exact)
 
 
 def power_test(design: DesignKind, systems: int, *, corr: float = 0.5) -> PowerTest:
@@ -273,7 +326,10 @@ def power_report(
         + (f" (η² = {_eta_squared(needed.effect):.3f})" if test.anova else "")
         + f", α = {alpha:g}, power = {power:g}",
         _needed_words(needed),
+        *(_rank_words(rank_plan(needed)) if len(systems) > 1 else []),
     ]
+    if whole := in_whole_cells(bundle.study, needed.participants):
+        lines.append(whole)
     if design.systems == "within" and len(systems) > 1:
         tasks = design.tasks_per_participant
         if tasks is not None and tasks < len(systems):
@@ -292,6 +348,20 @@ def power_report(
     return "\n".join(lines) + "\n"
 
 
+def in_whole_cells(study: Study, participants: int) -> str | None:
+    """The sample a study's design needs for ``participants`` to be enough: rounded up to
+    a whole multiple of the participants that fill its cells evenly (Latin-square rows,
+    balanced cells; ``bot.engine.assignment.design_block``); None when any number does."""
+    block = design_block(study)
+    if block.participants == 1:
+        return None
+    planned = block.whole(participants)
+    return (
+        f"Design: {block.cells}: whole multiples of {block.participants} participants fill it"
+        f" evenly; plan {planned} in all."
+    )
+
+
 def _design_words(design: DesignKind, systems: int) -> str:
     if systems == 1:
         return "so the test compares its mean with a fixed value (e.g. the scale's middle)."
@@ -308,6 +378,22 @@ def _needed_words(needed: SampleSize) -> str:
         )
     every = ", each meeting every system" if needed.test.systems > 1 else ""
     return f"Needed: {needed.per_system} participants{every} (n = {needed.exact:.2f})."
+
+
+def _rank_words(plan: RankPlan) -> list[str]:
+    """What the report's own test needs, said as such (the numbers above are the
+    parametric test's)."""
+    if plan.test.design == "between" and plan.test.systems > 1:
+        size = f"{plan.per_system} participants per system, {plan.participants} in all"
+    else:
+        every = ", each meeting every system" if plan.test.systems > 1 else ""
+        size = f"{plan.per_system} participants{every}"
+    return [
+        f"The report runs the {plan.name}, a rank test: planned by asymptotic relative "
+        f"efficiency under normal data (ARE {plan.efficiency_words}), n = "
+        f"{plan.test_n:.2f} / {plan.efficiency:.3f} = {plan.exact:.2f}.",
+        f"Needed for the report's test: {size}.",
+    ]
 
 
 def _sample_words(found: Detectable) -> str:

@@ -20,7 +20,7 @@ from pandas.api.typing import DataFrameGroupBy
 from scipy.stats import norm
 
 from analytics.data.grouping import group_key
-from analytics.data.loading import NO_SYSTEM, NUMERIC_TYPES, SEVERAL_SYSTEMS
+from analytics.data.loading import NO_SYSTEM, NUMERIC_TYPES, POINT_TYPES, SEVERAL_SYSTEMS
 from analytics.statistics.compare import COLUMNS as COMPARE_COLUMNS
 from analytics.statistics.compare import compare_systems, detect_design
 from bot.core.vocabulary import AnswerStatus, Moment
@@ -177,7 +177,7 @@ def _distribution(groups: _ItemGroups, labels: pd.DataFrame) -> pd.DataFrame:
     )
     # Scale points nobody chose, so that every group shows the whole scale.
     item = groups.item
-    spans = item.loc[item["type"].isin(NUMERIC_TYPES), ["min", "max"]].dropna().reset_index()
+    spans = item.loc[item["type"].isin(POINT_TYPES), ["min", "max"]].dropna().reset_index()
     spans["answer"] = pd.Series(
         [np.arange(a, b + 1.0) for a, b in zip(spans["min"], spans["max"], strict=True)],
         index=spans.index,

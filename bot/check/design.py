@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.engine.assignment import balance_holds, balancing_tasks
+from bot.engine.assignment import balance_holds, balancing_tasks, design_block
 from scenarios.models import Study
 from scenarios.yaml_lines import Loc
 
@@ -70,3 +70,19 @@ def design_warnings(study: Study) -> list[DesignWarning]:
             )
         )
     return warnings
+
+
+def planned_warning(study: Study, participants: int) -> DesignWarning | None:
+    """The planned number of participants (``ozlab check -n``) that leaves the design's
+    cells uneven: some rows of a Latin square, or some cells, get one participant more."""
+    block = design_block(study)
+    if participants % block.participants == 0:
+        return None
+    lower = participants // block.participants * block.participants
+    choices = [n for n in (lower, block.whole(participants)) if n > 0]
+    return DesignWarning(
+        ("design", "type"),
+        f"-n {participants} leaves the design uneven ({block.cells}): whole multiples of"
+        f" {block.participants} participants fill it evenly (plan"
+        f" {' or '.join(map(str, choices))})",
+    )

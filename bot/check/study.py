@@ -17,12 +17,12 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
-from bot.check.design import design_warnings
-from bot.check.systems import system_problems
+from bot.check.design import design_warnings, planned_warning
+from bot.check.systems import system_problems, tool_problems
 from bot.core.errors import SystemSetupError
 from questionnaires.models import Condition, Questionnaire
 from scenarios.jobs import AnnotationJob
-from scenarios.loading import StudyError, load_study, study_document
+from scenarios.loading import StudyError, checked_study, study_document
 from scenarios.models import Scenario, ScenarioText, StudyBundle, Texts
 from scenarios.sentences import catalogue
 from scenarios.sentences import languages as sentence_languages
@@ -90,6 +90,9 @@ def _scenario(bundle: StudyBundle, scenario: Scenario) -> str:
         parts = [", ".join([kind, *limits])]
         if scenario.exchange:
             parts.append(f"after each reply: {', '.join(scenario.exchange)}")
+        if scenario.tools:
+            named = [t.name + (" (ends the task)" if t.ends_task else "") for t in scenario.tools]
+            parts.append(f"tools for language models: {', '.join(named)}")
     if scenario.post_task:
         parts.append(f"after the task: {', '.join(scenario.post_task)}")
     if scenario.translations:
@@ -202,22 +205,35 @@ def missing_translations(bundle: StudyBundle) -> dict[str, list[str]]:
     return found
 
 
-def check(ref: str | Path, env: Mapping[str, str] | None = None, *, ping: bool = False) -> None:
+def check(
+    ref: str | Path,
+    env: Mapping[str, str] | None = None,
+    *,
+    ping: bool = False,
+    participants: int | None = None,
+) -> None:
     """Validate the study ``ref`` (a path or a shipped name), build its systems with ``env``
     (the process's environment unless given) and print its summary and the warnings about
     its design; a broken study raises :class:`~scenarios.loading.StudyError`, which the CLI
     prints. ``ping`` then sends every networked system one message (``bot.systems.ping``):
-    one that fails raises :class:`~bot.core.errors.SystemSetupError`, finding it is the point."""
-    bundle = load_study(ref)
+    one that fails raises :class:`~bot.core.errors.SystemSetupError`, finding it is the point.
+    ``participants``: the number planned, warned about when it leaves the design uneven."""
+    bundle, unused = checked_study(ref)
     environment = os.environ if env is None else env
     document = study_document(ref)
     problems = system_problems(document, bundle.study.systems, environment)
+    problems += tool_problems(bundle)
     if problems:
         raise StudyError(problems)
     print(summary(bundle))
-    for warning in design_warnings(bundle.study):
+    warnings = design_warnings(bundle.study)
+    if participants is not None and (uneven := planned_warning(bundle.study, participants)):
+        warnings.append(uneven)
+    for warning in warnings:
         line, field = document.where(warning.loc)
         print(f"{document.file}:{line}: warning: {field}: {warning.message}")
+    for problem in unused:
+        print(f"{problem.file}:{problem.line}: warning: {problem.field}: {problem.message}")
     if ping:
         _ping(bundle, environment)
 

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from bot.core.errors import SystemSetupError
 from bot.systems.base import System
 from bot.systems.http_json import JsonClient
 from bot.systems.registry import build_systems, close_systems
+from bot.systems.tools import ScenarioTools
+from scenarios.models import StudyBundle
 from scenarios.systems import SystemSpec
 from scenarios.yaml_lines import Document, Loc, Problem
 
@@ -45,4 +48,20 @@ async def _build_each(
     finally:
         await close_systems(built)
         await client.close()
+    return problems
+
+
+def tool_problems(bundle: StudyBundle) -> list[Problem]:
+    """Every scenario tool whose function does not import, told at the function's file:
+    the bot imports them as it starts, and would stop there."""
+    problems: list[Problem] = []
+    for scenario in bundle.scenarios.values():
+        for tool in scenario.tools:
+            source = bundle.tools.get(scenario.id, {}).get(tool.name)
+            if tool.function is None or source is None:
+                continue
+            try:
+                ScenarioTools(scenario.id, (tool,), {tool.name: source})
+            except SystemSetupError as error:
+                problems.append(Problem(Path(source.file or ""), None, "", str(error)))
     return problems

@@ -7,6 +7,7 @@ import argparse
 import logging
 
 from bot.cli.flags import STUDY_FILE, scratch_db
+from bot.core.errors import StudyDataError
 
 NAME = "chat"
 
@@ -20,6 +21,12 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     chat.add_argument("study", help=STUDY_FILE)
     scratch_db(chat, None, "study database, default a new scratch one")
     chat.add_argument("--lang", default="en", help="your Telegram language, e.g. it")
+    chat.add_argument(
+        "--annotate",
+        metavar="JOB",
+        help="be a new annotator of this annotation job instead, on a copy of the study's"
+        " database (--db, needed), deleted afterwards",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,8 +34,19 @@ def run(args: argparse.Namespace) -> int:
 
     adapters_beside(args.study)
     bundle = load_study(args.study)
-    from bot.pilot.chat import run_chat, scratch_database
+    if args.annotate is not None:
+        if not args.db:
+            raise StudyDataError(
+                "--annotate needs --db: the study's database, whose conversations you rate"
+                " (on a copy)"
+            )
+        from bot.pilot.chat_annotating import annotate_on_a_copy
+
+        return annotate_on_a_copy(bundle, args.db, args.annotate, args.lang)
+    from bot.pilot.chat import chat_log, run_chat, scratch_database
     from bot.runtime.logging import setup_logging
 
-    setup_logging(logging.WARNING, [])
-    return run_chat(bundle, args.db or scratch_database(), args.lang)
+    db = args.db or scratch_database()
+    log = chat_log(db)
+    setup_logging(logging.WARNING, [], log)
+    return run_chat(bundle, db, args.lang, log)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bot.cli.flags import STUDY_FILE
+from bot.cli.flags import STUDY_FILE, participants
 
 NAME = "check"
 
@@ -18,6 +18,11 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="also send one message to every http, openai and rasa system: latency, and"
         " whether the reply parses (status 4 when one fails)",
     )
+    participants(
+        check,
+        help="the participants you plan: warns when they leave the design's cells (Latin-square"
+        " rows, balanced cells) uneven",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,5 +30,5 @@ def run(args: argparse.Namespace) -> int:
     from scenarios.loading import adapters_beside
 
     adapters_beside(args.study)
-    check(args.study, ping=args.ping)
+    check(args.study, ping=args.ping, participants=args.participants)
     return 0

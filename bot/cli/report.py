@@ -9,19 +9,21 @@ from pathlib import Path
 from bot.cli.flags import STUDY_ID, database
 
 NAME = "report"
-FORMATS = ("terminal", "md", "html", "json")
+FORMATS = ("terminal", "md", "html", "json", "tex")
 
 
 def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     report = commands.add_parser(
-        NAME, help="the per-system evaluation report: terminal, --format md|html|json"
+        NAME, help="the per-system evaluation report: terminal, --format md|html|json|tex"
     )
     database(report, help="study database")
     report.add_argument(
         "--format",
         choices=FORMATS,
         help="terminal (rich tables; plain text with --out), md, html (one self-contained "
-        "file with plots) or json (every number); default: from --out's suffix, else terminal",
+        "file with plots), json (every number) or tex (LaTeX for a paper: a main file, one "
+        "file per table, figures as PDF; needs --out); default: from --out's suffix, else "
+        "terminal",
     )
     report.add_argument("--out", type=Path, help="write to this file instead of stdout")
     report.add_argument(
@@ -35,6 +37,12 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default="headline",
         help="Holm's correction across measures: headline (default: each measure's omnibus "
         "test; pairs corrected within their measure) or all (every test in the comparison)",
+    )
+    report.add_argument(
+        "--models",
+        action="store_true",
+        help="fit the mixed models of repeated measures on measures of any size (above 3,000 "
+        "scores a measure they are left out by default: the fit takes minutes)",
     )
     report.add_argument("--study", help=f"the study to report on: {STUDY_ID}")
     report.add_argument(
@@ -57,11 +65,12 @@ def run(args: argparse.Namespace) -> int:
 
     return report(
         args.db,
-        fmt=args.format or format_for(args.out),
+        fmt=format_for(args.out, args.format),
         out=args.out,
         exclude_flagged=args.exclude_flagged,
         study=args.study,
         figures=args.figures,
         pilot=args.pilot,
         adjust=args.adjust,
+        every_model=args.models,
     )

@@ -72,6 +72,7 @@ class Annotator:
     last_active_at: float | None = None
     paused: bool = False
     dropped: bool = False
+    simulated: bool = False  # played by a simulation (``ozlab demo``), not a person
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,9 @@ class AnnotationState:
     assignments: tuple[AnnotationAssignment, ...]  # those not released
     first_ratings: tuple[FirstRating, ...]
     version: int
+    imported: tuple[tuple[str, AnnotationLevel, str], ...] = ()
+    """(target, level, annotator) of each target an annotator rated in a file brought in by
+    ``ozlab import annotations``: rated, though never assigned."""
 
 
 @dataclass(frozen=True)

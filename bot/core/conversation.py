@@ -28,6 +28,22 @@ class Conversation:
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """One call a language-model system made to a scenario's tool within a turn, and what
+    it was told: the result, or the error (a bad call is answered, never raised)."""
+
+    tool: str
+    arguments: Mapping[str, object]
+    """The arguments as the model gave them (``{"raw": text}`` when they were not JSON)."""
+    result: str | None = None
+    """What the model was told: the result as text (JSON for a structure)."""
+    error: str | None = None
+    """Why the call got no result (an unknown tool, a missing argument, no matching row)."""
+    ends_task: bool = False
+    """The tool ends the task as done when a call of it gets a result."""
+
+
+@dataclass(frozen=True)
 class SystemReply:
     """What a system answered.
 
@@ -42,3 +58,5 @@ class SystemReply:
     event_data: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     """What the system did, by event: ``{"task_success": {"title": ..., ...}}`` for the
     demo shop's game added; a scenario's ``success_if`` is checked against it."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The scenario's tools the system called in this turn, in order (``openai`` systems)."""

@@ -105,7 +105,8 @@ EXIT_STATUSES: tuple[tuple[int, str], ...] = (
     (
         StudyDataError.exit_code,
         "a value given is wrong: an unknown session or study, an import file's rows, a secret"
-        " too short; a file or folder named that cannot be read or written",
+        " too short; a file or folder named that cannot be read or written, a report's --out"
+        " in a format ozlab does not write",
     ),
     (
         SystemSetupError.exit_code,

@@ -21,7 +21,12 @@ SECRET_ENV = "OZLAB_SECRET"
 class Privacy:
     """Pseudonyms and sealed chat ids under one secret, kept for the whole study."""
 
-    def __init__(self, secret: str) -> None:
+    def __init__(self, secret: str, *, foreign_chats: bool = False) -> None:
+        """``foreign_chats``: chat ids sealed under another secret belong to nobody this
+        process can reach (the emulator's users of ``ozlab chat`` on a demo's or a study's
+        database) and are left alone; otherwise they are refused, as the study's own bot
+        must never run under the wrong secret."""
+        self._foreign_chats = foreign_chats
         if len(secret) < 16:
             raise StudyDataError(f"{SECRET_ENV} must be at least 16 characters long")
         key = secret.encode()
@@ -42,6 +47,16 @@ class Privacy:
 
     def seal(self, data: str) -> str:
         return self._fernet.encrypt(data.encode()).decode()
+
+    def reachable(self, token: str) -> str | None:
+        """The sealed text, or None for one sealed under another secret where such chats
+        are left alone (``foreign_chats``); refused as :meth:`unseal` does otherwise."""
+        try:
+            return self.unseal(token)
+        except StoreError:
+            if self._foreign_chats:
+                return None
+            raise
 
     def unseal(self, token: str) -> str:
         """The sealed text; a :class:`~bot.core.errors.StoreError` when the database was written

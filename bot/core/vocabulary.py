@@ -129,6 +129,8 @@ class EventKind(StrEnum):
     MESSAGE_WHILE_PAUSED = "message_while_paused"
     REPLY_WAITING = "reply_waiting"
     TASK_REPORTED = "task_reported"  # what the system said it did when it reported success
+    TOOL_CALLED = "tool_called"  # a language model called a scenario's tool: call and result
+    SYSTEM_CHANGED = "system_changed"  # within subjects: told the next task has another system
     AUTO_SENT = "auto_sent"
     SYSTEM_CALL_RETRIED = "system_call_retried"
     SIDES_DRAWN = "sides_drawn"  # side by side: which system is A and which B, this session

@@ -19,6 +19,7 @@ from questionnaires.models import (
     MultiChoiceItem,
     Questionnaire,
     ScaleItem,
+    SliderItem,
     TextItem,
 )
 from scenarios.models import StudyBundle, Texts
@@ -236,6 +237,7 @@ def _advance(
 # --- how an item looks, and what a tap on it means -----------------------------------
 
 _MAX_LABEL_ON_BUTTON = 24
+_SLIDER_ROW = 6  # Telegram shows at most 8 buttons in a row; 0–50 and 60–100 at step 10
 
 
 def choices(item: Item) -> list[tuple[int | str, str]]:
@@ -279,7 +281,16 @@ def render(
         return encode(SurveyTap(channel, action, survey.asked, index))
 
     options = choices(item)
-    if isinstance(item, MultiChoiceItem):
+    if isinstance(item, SliderItem):
+        lines.append("")
+        lines.extend(f"{v} = {words}" for v, words in item.anchors())
+        lines.append(texts.slider_hint)
+        points = [(str(v), data(TapAction.ANSWER, i)) for i, (v, _) in enumerate(options)]
+        rows.extend(
+            tuple(points[start : start + _SLIDER_ROW])
+            for start in range(0, len(points), _SLIDER_ROW)
+        )
+    elif isinstance(item, MultiChoiceItem):
         for index, (_, label) in enumerate(options):
             mark = "☑" if index in survey.selected else "☐"
             rows.append(((f"{mark} {label}", data(TapAction.TOGGLE, index)),))
@@ -324,6 +335,26 @@ def offered(bundle: StudyBundle, survey: Survey, texts: Texts, channel: Channel)
     """The data of every button the survey's current message shows."""
     _, buttons = render(bundle, survey, texts, channel)
     return {data for row in buttons for _, data in row}
+
+
+def typed_answer(item: Item, text: str) -> tuple[int | str, str] | None:
+    """What a number typed for an item with buttons answers, as (value, label): a
+    slider's point from 0 to 100, a scale's point, or the option of that number."""
+    if isinstance(item, SliderItem):
+        number = typed_number(text)
+        if number is None or not item.min <= number <= item.max:
+            return None
+        return number, str(number)
+    index = typed_choice(item, text)
+    return None if index is None else choices(item)[index]
+
+
+def typed_range(item: Item) -> tuple[int | str, int | str]:
+    """The lowest and highest number a participant may type for an item with buttons."""
+    if isinstance(item, SliderItem):
+        return item.min, item.max
+    options = choices(item)
+    return (options[0][0], options[-1][0]) if isinstance(item, ScaleItem) else (1, len(options))
 
 
 def typed_choice(item: Item, text: str) -> int | None:

@@ -253,3 +253,48 @@ def _latin(
     cycle = math.lcm(len(square), len(systems))
     system = systems[(arrival + arrival // cycle) % len(systems)]
     return [(sc, system) for sc in scenarios], row, len(square)
+
+
+@dataclass(frozen=True)
+class DesignBlock:
+    """The participants that fill a design's cells evenly once (``participants``), and
+    what the cells are, in words for ``ozlab power`` and ``ozlab check``."""
+
+    participants: int
+    cells: str
+
+    def whole(self, participants: int) -> int:
+        """``participants`` rounded up to a whole multiple of the block."""
+        return -(-participants // self.participants) * self.participants
+
+
+def design_block(study: Study) -> DesignBlock:
+    """How many participants fill the study's design evenly, and why.
+
+    ``latin_square``: its rows (``within``: a balanced square of the systems, twice as many
+    rows for an odd number; ``between``: the square of the scenarios' orders, met by every
+    system). ``balanced``: its rings of (scenario, system) cells tiled by the participants'
+    blocks of tasks, each cell once. ``random``: nothing is even by construction; between
+    participants, one per system keeps the groups' planned sizes equal."""
+    design = study.design
+    scenarios, systems = len(study.scenarios), len(study.systems)
+    tasks = min(design.tasks_per_participant or scenarios, scenarios)
+    between = design.systems == "between"
+    if design.type == "latin_square":
+        if not between:
+            rows = len(latin_square(systems))
+            return DesignBlock(rows, f"a Latin square of {rows} system orders")
+        rows = len(latin_square(scenarios))
+        return DesignBlock(
+            rows * systems, f"a Latin square of {rows} scenario orders × {systems} systems"
+        )
+    if design.type == "balanced":
+        rings = _rings(scenarios, systems, between)
+        block = sum(math.lcm(len(ring), tasks) // tasks for ring in rings)
+        return DesignBlock(
+            block,
+            f"{scenarios * systems} (scenario, system) cells, {tasks} tasks per participant",
+        )
+    if between and systems > 1:
+        return DesignBlock(systems, f"{systems} systems, one per participant")
+    return DesignBlock(1, "random assignment")

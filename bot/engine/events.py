@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.core.conversation import SystemReply
+from bot.core.conversation import SystemReply, ToolCall
 from bot.core.vocabulary import CommandKind
 from bot.engine.callbacks import Tap, decode
 from bot.engine.effects import Until
@@ -94,6 +94,7 @@ class SystemFailed:
     slow: bool = False  # it did not answer in time (rather than answering wrongly)
     unavailable: bool = False  # this failure made the system count as unavailable
     failures: int = 0  # failures of this system in a row, this one included
+    tool_calls: tuple[ToolCall, ...] = ()  # the scenario's tools it called before failing
 
 
 @dataclass(frozen=True)

@@ -83,8 +83,9 @@ def step(
         if journey.stage is Stage.DIALOGUE and bundle.study.systems_take_commands:
             event = ev.TextReceived(event.text)
         else:
-            sentence = texts_of(bundle, journey).unknown_command
+            texts = texts_of(bundle, journey)
             agreed = journey.stage not in (Stage.CONSENT, Stage.DECLINED)
+            sentence = texts.unknown_command if agreed else texts.unknown_command_consent
             answer = hinted(
                 Hint.UNKNOWN_COMMAND,
                 sentence,

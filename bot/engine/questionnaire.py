@@ -227,13 +227,12 @@ def on_event(
                 return journey, [
                     *hinted(Hint.PICK_OPTIONS, texts.pick_options, session, **where, text=text)
                 ]
-            index = asking.typed_choice(item, text)
-            options = asking.choices(item)
-            if index is None:
-                numbers = [v for v, _ in options] if hasattr(item, "labels") else [1, len(options)]
-                hint = texts.tap_a_button.format(low=numbers[0], high=numbers[-1])
+            typed = asking.typed_answer(item, text)
+            if typed is None:
+                low, high = asking.typed_range(item)
+                hint = texts.tap_a_button.format(low=low, high=high)
                 return journey, [*hinted(Hint.TAP_A_BUTTON, hint, session, **where, text=text)]
-            value, label = options[index]
+            value, label = typed
             asked = asking.answer(bundle, survey, now, value=value, label=label)
             return _continue(bundle, journey, asked, now, after, in_place=False)
         case ev.MessageSent(message_id=message_id):

@@ -57,10 +57,11 @@ def end_task(
     correct: bool | None = None,
 ) -> Result:
     """The task is over: ``effects`` (what its own ending needs) come after the session is
-    closed and before the closing line. A task ended any other way than by a correct
-    success was not done correctly, where the scenario says what correct is."""
+    closed and before the closing line. A task ended any other way than by a success was
+    not done correctly, where the scenario says what correct is (a success its tests do not
+    speak to, the system's own where they test tool calls, stays undecided)."""
     scenario = scenario_of(bundle, journey)
-    if correct is None and scenario.success_if:
+    if correct is None and scenario.success_if and not success:
         correct = False
     closed = fx.CloseSession(journey.session_id, reason, success, correct)
     done: list[Doing] = [closed, *(effects or ())]

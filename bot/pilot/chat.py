@@ -21,11 +21,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO, assert_never
 
+from bot.annotation.invitations import invite_annotators
 from bot.core.privacy import SECRET_ENV
 from bot.core.visible_text import visible
 from bot.pilot import chat_screen as screen
 from bot.pilot.emulated import emulated_study
 from bot.pilot.emulator import Participant
+from bot.store import open_store
 from bot.store.claims import WriterClaim, claim
 from bot.store.opening import Database, locate
 from scenarios.models import StudyBundle
@@ -42,13 +44,33 @@ def scratch_database() -> Path:
     return Path(tempfile.mkdtemp(prefix="ozlab-chat-")) / "chat.sqlite"
 
 
+def chat_log(db: Database) -> Path:
+    """Where the bot's log lines go during a chat: beside a SQLite file (``chat.log`` for
+    ``chat.sqlite``), in a folder of its own for a server's study. Never the terminal, which
+    shows only the participant's conversation."""
+    location = locate(db)
+    if location.server is None:
+        return Path(location.path).resolve().with_suffix(".log")
+    return Path(tempfile.mkdtemp(prefix="ozlab-chat-")) / "chat.log"
+
+
 def chat_secret() -> str:
     secret = os.environ.get(SECRET_ENV, "")
     return secret if len(secret) >= 16 else PILOT_SECRET
 
 
-def run_chat(bundle: StudyBundle, db: Database, language: str, out: TextIO = sys.stdout) -> int:
-    """Chat until /quit, end of input (Ctrl-D) or Ctrl-C; 0 however it ends."""
+def run_chat(
+    bundle: StudyBundle,
+    db: Database,
+    language: str,
+    log: Path,
+    out: TextIO = sys.stdout,
+    *,
+    annotate: str | None = None,
+) -> int:
+    """Chat until /quit, end of input (Ctrl-D) or Ctrl-C; 0 however it ends. ``log``: where
+    the bot's log lines went (named once, at the start); ``annotate``: be an annotator of
+    this job instead of a participant (``bot.pilot.chat_annotating``)."""
 
     def write(line: str) -> None:
         out.write(line + "\n")
@@ -66,7 +88,14 @@ def run_chat(bundle: StudyBundle, db: Database, language: str, out: TextIO = sys
 
         _read_lines(sys.stdin, put)
         await chat(
-            bundle, db, language=language, lines=lines, write=write, stop=stop, writer=writer
+            bundle,
+            db,
+            language=language,
+            lines=lines,
+            write=write,
+            stop=stop,
+            writer=writer,
+            annotate=annotate,
         )
 
     # Refused at once, before a word is printed, when a bot (or another chat) writes to it.
@@ -74,8 +103,10 @@ def run_chat(bundle: StudyBundle, db: Database, language: str, out: TextIO = sys
     with claim(db, "ozlab chat", study) as writer:
         write(f"Study {bundle.study.id!r} on {locate(db).shown}")
         write(f"(watch and step in from another terminal: ozlab wizard --db {db})")
+        write(f"(the bot's log: {log})")
         asyncio.run(main())
-    write(f"Goodbye. The database stays at {locate(db).shown}")
+    if annotate is None:
+        write(f"Goodbye. The database stays at {locate(db).shown}")
     return 0
 
 
@@ -100,18 +131,41 @@ async def chat(
     write: Callable[[str], None],
     stop: asyncio.Event,
     writer: WriterClaim | None = None,
+    annotate: str | None = None,
 ) -> None:
-    """One emulated participant after another (``/restart``) until the chat ends;
-    ``writer``: the writer's lock on ``db`` when the caller holds it already."""
-    async with emulated_study(bundle, db, secret=chat_secret(), writer=writer) as emulator:
-        write(screen.HELP)
+    """One emulated participant after another (``/restart``) until the chat ends, or with
+    ``annotate``, one new annotator of that job after another, each let in by the code of
+    their own that ``ozlab invite`` would give them; ``writer``: the writer's lock on ``db``
+    when the caller holds it already."""
+    # The chat's users are the emulator's: whoever a demo, a pilot or the study sealed
+    # under its own secret is nobody the chat can reach, and is left alone.
+    async with emulated_study(
+        bundle, db, secret=chat_secret(), writer=writer, foreign_chats=True
+    ) as emulator:
+        write(screen.HELP if annotate is None else screen.annotator_help(annotate))
+        who = "participant" if annotate is None else "annotator"
         while True:
             user_id = 900_000_000 + secrets.randbelow(90_000_000)
             p = emulator.participant(user_id, first_name="Pilot", language_code=language)
-            action = await _converse(p, lines, write, stop)
+            start = "/start"
+            if annotate is not None:  # the annotator's link: the bot's deep link with a code
+                start += " " + await _new_annotator(bundle, db, annotate)
+            action = await _converse(p, start, lines, write, stop)
             if isinstance(action, screen.Quit):
                 return
-            write("--- /restart: you are a new participant ---")
+            write(f"--- /restart: you are a new {who} ---")
+
+
+async def _new_annotator(bundle: StudyBundle, db: Database, job: str) -> str:
+    """The code of one new annotator of ``job``, its work assigned, as ``ozlab invite
+    --annotators 1`` makes it (the bot running on ``db`` reads it when the code comes)."""
+    store = await open_store(db, study=locate(db).study_or(bundle.study.id))
+    try:
+        invited = await invite_annotators(store, bundle.study.id, job, 1)
+    finally:
+        await store.close()
+    [(_, code)] = invited.annotators
+    return code
 
 
 class _Screen:
@@ -148,6 +202,7 @@ class _Screen:
 
 async def _converse(
     p: Participant,
+    start: str,
     lines: asyncio.Queue[str | None],
     write: Callable[[str], None],
     stop: asyncio.Event,
@@ -162,8 +217,8 @@ async def _converse(
 
     following = asyncio.create_task(follow())
     try:
-        write("you: /start")
-        await p.send_text("/start")
+        write(f"you: {visible(start)}")
+        await p.send_text(start)
         while True:
             line = await _next_line(lines, stop)
             if line is None:

@@ -170,3 +170,13 @@ HELP = (
     " the last message, a button's label taps it; /restart begins again as a new"
     " participant; /quit, Ctrl-D or Ctrl-C ends."
 )
+
+
+def annotator_help(job: str) -> str:
+    """What the terminal says first when the researcher is an annotator of ``job``."""
+    return (
+        f"You are a new annotator of job {visible(job)!r}, let in by your own code as an"
+        " invitation link would. A number taps that button of the last message, a button's"
+        " label taps it, anything else is sent (/pause, /brief, /back, /help as in Telegram);"
+        " /restart begins again as another new annotator; /quit, Ctrl-D or Ctrl-C ends."
+    )

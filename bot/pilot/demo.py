@@ -30,6 +30,7 @@ from bot.store.claims import WriterClaim
 from bot.store.opening import Database, locate
 from bot.systems.base import System
 from bot.systems.registry import build_systems, close_systems
+from bot.systems.tools import scenario_tools
 from scenarios.models import StudyBundle
 
 _FIRST_USER_ID = 700_000_000
@@ -41,8 +42,9 @@ MindFor = Callable[[int, random.Random], Mind]
 def clear_demo_database(db: Database, study: str | None = None) -> None:
     """Make room for a simulation at ``db``: nothing is there, or an earlier simulation's
     database that no process has open, removed with its ``-wal`` and ``-shm``. A file that is
-    not an ozlab database, one that holds anything besides simulated participants (people,
-    invitation codes, annotators, ratings...), or one a process has open is refused in one
+    not an ozlab database, one that holds anything besides simulated participants and
+    annotators (people, invitation codes, annotators who are people, their ratings, anyone
+    else's votes...), or one a process has open is refused in one
     line, and there is no ``--force``: a demo never deletes people's data. The caller holds
     the writer's lock (``bot.store.claims.claim``), so no bot starts on the file meanwhile.
     On a server, the same of the study's schema (``study``, or the URL's)."""
@@ -125,7 +127,7 @@ async def play_study(
     token = f"{random.Random(seed).randrange(10**9)}:demo-{seed}"
     secret = hashlib.sha256(f"ozlab demo secret {seed}".encode()).hexdigest()
     clock = SimulatedClock(DEMO_EPOCH)
-    built = build_systems(bundle.study.systems, env=os.environ)
+    built = build_systems(bundle.study.systems, env=os.environ, tools=scenario_tools(bundle))
     systems: dict[str, System] = dict(built)
     if paced_systems:
         latency = random.Random(f"{seed}:latency")

@@ -37,13 +37,16 @@ async def emulated_study(
     clock: Callable[[], float] = time.time,
     timer: Callable[[], float] = time.perf_counter,
     writer: WriterClaim | None = None,
+    foreign_chats: bool = False,
 ) -> AsyncIterator[BotApiEmulator]:
     """The emulator and the bot running on ``db`` until the block ends (then both stop).
 
     A simulation gives its own ``token`` (the same every run), ``store`` (opened on its
     simulated ``clock``; the bot closes it), ``systems`` and ``timer``; otherwise the bot's
     own are used, as ``ozlab run`` would. ``writer``: the writer's lock on ``db`` the caller
-    holds already (``bot.store.lock``); without it the bot takes its own."""
+    holds already (``bot.store.lock``); without it the bot takes its own. ``foreign_chats``:
+    chats sealed under another secret (a demo's, the study's own) are left alone, not
+    refused (``BotConfig.foreign_chats``)."""
     token = token or f"{secrets.randbelow(10**9) + 10**9}:emulated-{secrets.token_hex(8)}"
     if store is None:
         store = await open_store(db, clock, study=locate(db).study_or(bundle.study.id))
@@ -63,6 +66,7 @@ async def emulated_study(
         poll_timeout=1,
         tick_interval=tick_interval,
         pacing=None,  # the emulator is not Telegram: no flood limits to keep
+        foreign_chats=foreign_chats,
     )
     bot = asyncio.create_task(
         run_bot(

@@ -43,10 +43,13 @@ async def pilot_study(
     writer: WriterClaim | None = None,
 ) -> list[Played]:
     """Play ``participants`` simulated participants; with ``simulator``, a language model
-    (one persona each, in turn) writes and taps for them; the systems' latency is real.
+    (one persona each, in turn) writes and taps for them. Either way the systems' latency
+    is real, as participants would meet it: a pilot is run against the study's own systems.
     ``writer``: the writer's lock on ``db`` when the caller holds it (``ozlab pilot``)."""
     if simulator is None:
-        return await play_study(bundle, db, participants=participants, seed=seed, writer=writer)
+        return await play_study(
+            bundle, db, participants=participants, seed=seed, paced_systems=False, writer=writer
+        )
     client = JsonClient()
     chat = OpenAIChat(simulator, client, env)
 

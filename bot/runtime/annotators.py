@@ -359,7 +359,8 @@ class AnnotationRunner:
             return  # paused or gone: the work waits for them
         chat_id = self._chats.get(annotator_id)
         if chat_id is None and found[0].chat_key is not None:
-            chat_id = int(self._privacy.unseal(found[0].chat_key))
+            sealed = self._privacy.reachable(found[0].chat_key)
+            chat_id = None if sealed is None else int(sealed)
         if chat_id is None:
             return  # not joined yet: the work is there when they start
         chat = self._privacy.annotator_chat(chat_id)

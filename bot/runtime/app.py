@@ -28,6 +28,7 @@ from bot.store.definition import definition_json
 from bot.store.opening import Database, locate
 from bot.systems.base import System
 from bot.systems.registry import build_systems, close_systems
+from bot.systems.tools import scenario_tools
 from bot.telegram.flood import TELEGRAM_LIMITS, FloodLimits, FloodPacer
 from bot.telegram.menu import publish_commands
 from bot.telegram.ordering import ChatOrderedProcessor
@@ -64,6 +65,10 @@ class BotConfig:
     (and lost); none by default: delayed, never lost."""
     webhook: Webhook | None = None
     """Telegram posts updates to this webhook instead of being polled (``--webhook``)."""
+    foreign_chats: bool = False
+    """Chat ids sealed under another secret are left alone rather than refused: only for
+    the emulator's users of ``ozlab chat``, on a database a demo, a pilot or the study
+    sealed with its own secret (``bot.core.privacy.Privacy``)."""
 
 
 async def _unless_stopped(work: Coroutine[Any, Any, None], stop: asyncio.Event) -> bool:
@@ -114,10 +119,10 @@ async def run_bot(
     measures system latency (a simulation gives its simulated clock for both). Whatever
     cannot start fails before anything is opened, or closes what was: a supervisor sees
     the process exit, never hang."""
-    privacy = Privacy(config.secret)
+    privacy = Privacy(config.secret, foreign_chats=config.foreign_chats)
     study = locate(config.db).study_or(bundle.study.id)  # on a server, the study's schema
     if systems is None:
-        systems = build_systems(bundle.study.systems, env=os.environ)
+        systems = build_systems(bundle.study.systems, env=os.environ, tools=scenario_tools(bundle))
     built = dict(systems)
     async with contextlib.AsyncExitStack() as opened:
         opened.push_async_callback(close_systems, built)

@@ -12,8 +12,12 @@ record is one line on the terminal and in the log file, and a traceback keeps it
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable
+from pathlib import Path
+from typing import TextIO
 
+from bot.core.researcher_files import FILE_MODE
 from bot.core.visible_text import visible
 
 # python-telegram-bot logs every request's parameters and every response at DEBUG: chat ids,
@@ -57,8 +61,10 @@ class VisibleFormatter(logging.Formatter):
         return text
 
 
-def setup_logging(level: int, secrets: Iterable[str]) -> None:
-    handler = logging.StreamHandler()
+def setup_logging(level: int, secrets: Iterable[str], log_file: Path | None = None) -> None:
+    """Records to standard error, or appended to ``log_file`` (owner-only) where the
+    terminal belongs to someone else: the participant ``ozlab chat`` plays."""
+    handler = logging.StreamHandler(_appended(log_file) if log_file else None)
     handler.setFormatter(VisibleFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(RedactSecrets(secrets))
     root = logging.getLogger()
@@ -66,6 +72,12 @@ def setup_logging(level: int, secrets: Iterable[str]) -> None:
     root.setLevel(level)
     for name in _CHATTY:
         logging.getLogger(name).setLevel(max(level, logging.WARNING))
+
+
+def _appended(path: Path) -> TextIO:
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, FILE_MODE)
+    os.fchmod(descriptor, FILE_MODE)  # an older log may have been readable by others
+    return os.fdopen(descriptor, "a", encoding="utf-8")
 
 
 def report_crash(error: BaseException) -> None:

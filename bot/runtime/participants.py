@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol, assert_never
 
-from bot.core.conversation import SystemReply
+from bot.core.conversation import SystemReply, ToolCall
 from bot.core.privacy import Privacy
 from bot.core.vocabulary import CommandKind, CommandOutcome, EventKind, Gate, GateScope, Invitation
 from bot.engine import effects as fx
@@ -37,7 +37,7 @@ from bot.rights.erasure import ErasingStore
 from bot.runtime.driver import Committed, Opening, Outbox, Stepped, drive
 from bot.store.interface import ConsoleReadModel, Recruitment
 from bot.store.model import EarlierStep, StepCommit
-from bot.systems.base import System, SystemTimeout
+from bot.systems.base import System, SystemFailure, SystemTimeout
 from bot.systems.health import SystemHealth
 from bot.telegram.inbound import Inbound
 from bot.telegram.outbox import ParticipantUnreachable
@@ -101,9 +101,10 @@ class StudyRunner:
         for stored in await self._store.load_participants(self._bundle.study.id):
             journey = Journey.from_json(stored.state)
             self._remember(stored.participant_id, None, journey)
-            if stored.chat_key is None:
+            sealed = None if stored.chat_key is None else self._privacy.reachable(stored.chat_key)
+            if sealed is None:
                 continue
-            chat_id = int(self._privacy.unseal(stored.chat_key))
+            chat_id = int(sealed)
             self._chats[stored.participant_id] = chat_id
             if stored.undelivered:
                 self._undelivered[stored.participant_id] = _messages_from_json(stored.undelivered)
@@ -111,7 +112,8 @@ class StudyRunner:
             if interrupted or stored.undelivered:
                 todo.append(Delivery(chat_id, ev.Recovered()))
         for _update_id, payload in await self._store.pending_updates():
-            todo.append(Inbound.from_json(self._privacy.unseal(payload)).to_delivery())
+            if (update := self._privacy.reachable(payload)) is not None:
+                todo.append(Inbound.from_json(update).to_delivery())
         return todo
 
     def due(self, now: float) -> list[Delivery]:
@@ -331,6 +333,7 @@ class StudyRunner:
         typing: _Typing | None = None
         slow = False
         reply: Any = None
+        calls: tuple[ToolCall, ...] = ()
         try:
             async with asyncio.timeout_at(deadline_at if now_set else None) as deadline:
                 typing = _Typing(self._outbox, chat_id, before_typing)
@@ -341,7 +344,10 @@ class StudyRunner:
         except TimeoutError:
             problem, slow = f"no reply within {limit:g} s", True
         except SystemTimeout as error:
-            problem, slow = str(error), True
+            problem, slow, calls = str(error), True, error.tool_calls
+        except SystemFailure as error:
+            log.warning("system %s failed: %s", call.system_id, error)
+            problem, calls = f"{type(error).__name__}: {error}", error.tool_calls
         except Exception as error:
             log.warning("system %s failed: %s", call.system_id, error)
             problem = f"{type(error).__name__}: {error}"
@@ -355,7 +361,7 @@ class StudyRunner:
             if unavailable:
                 log.warning("system %s is now unavailable", system_id)
             failures = self._health.failures(system_id)
-            return ev.SystemFailed(problem, latency_ms, slow, unavailable, failures)
+            return ev.SystemFailed(problem, latency_ms, slow, unavailable, failures, calls)
         recovered = self._health.succeeded(system_id)
         if recovered:
             log.warning("system %s is now available", system_id)

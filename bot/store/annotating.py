@@ -34,7 +34,7 @@ from bot.core.vocabulary import (
 from bot.store.sql import Queries, Sql
 
 _ANNOTATOR_COLUMNS = (
-    "id, job, origin, code, chat_key, joined_at, last_active_at, paused, dropped_at"
+    "id, job, origin, code, chat_key, joined_at, last_active_at, paused, dropped_at, simulated"
 )
 TARGET_COLUMNS = "job, target, level, position, session_id, turn, system_id, scenario_id"
 
@@ -44,7 +44,7 @@ def bump(conn: Sql, job: str) -> None:
 
 
 def _annotator(row: Sequence[object]) -> Annotator:
-    ident, job, origin, code, key, joined, active, paused, dropped = row
+    ident, job, origin, code, key, joined, active, paused, dropped, simulated = row
     return Annotator(
         annotator_id=str(ident),
         job=str(job),
@@ -55,6 +55,7 @@ def _annotator(row: Sequence[object]) -> Annotator:
         last_active_at=None if active is None else float(str(active)),
         paused=bool(paused),
         dropped=dropped is not None,
+        simulated=bool(simulated),
     )
 
 
@@ -334,6 +335,16 @@ def annotation_state(conn: Sql, job: str) -> AnnotationState | None:
             (job, AnnotationRound.FIRST.value),
         )
     )
+    imported = tuple(
+        (str(target), AnnotationLevel(level), str(who))
+        for target, level, who in conn.execute(
+            "SELECT DISTINCT t.target, t.level, r.annotator"
+            " FROM annotations r JOIN annotation_targets t ON t.id = r.target_id"
+            " WHERE t.job = ? AND r.round = ? AND r.origin = ?"
+            " ORDER BY t.target, t.level, r.annotator",
+            (job, AnnotationRound.FIRST.value, Origin.IMPORT.value),
+        )
+    )
     return AnnotationState(
         job=found[0],
         targets=tuple(targets(conn, job)),
@@ -342,6 +353,7 @@ def annotation_state(conn: Sql, job: str) -> AnnotationState | None:
         assignments=assignments,
         first_ratings=first,
         version=found[0].version,
+        imported=imported,
     )
 
 

@@ -332,6 +332,26 @@ def progress(conn: Sql) -> list[AnnotationProgress]:
         entry["done"] = int(str(entry["done"])) + (done is not None)
         mine = units.setdefault(key, {})
         mine[str(unit)] = mine.get(str(unit), True) and done is not None
+    imported: dict[tuple[str, str], int] = {}
+    for job, ident, rated in conn.execute(
+        "SELECT t.job, r.annotator, COUNT(DISTINCT r.target_id)"
+        " FROM annotations r JOIN annotation_targets t ON t.id = r.target_id"
+        " WHERE r.origin = ? AND r.round = ? GROUP BY t.job, r.annotator"
+        " ORDER BY t.job, r.annotator",
+        (Origin.IMPORT.value, AnnotationRound.FIRST.value),
+    ).fetchall():
+        imported[(str(job), str(ident))] = int(rated)
+        found.setdefault(  # an annotator known from another job, rated in this one by file
+            (str(job), str(ident)),
+            {
+                "assigned": 0,
+                "done": 0,
+                "joined": False,
+                "paused": False,
+                "dropped": False,
+                "active": None,
+            },
+        )
     return [
         AnnotationProgress(
             job=job,
@@ -344,6 +364,7 @@ def progress(conn: Sql) -> list[AnnotationProgress]:
             paused=bool(entry["paused"]),
             dropped=bool(entry["dropped"]),
             last_active_at=None if entry["active"] is None else float(str(entry["active"])),
+            imported=imported.get((job, ident), 0),
         )
         for (job, ident), entry in found.items()
     ]

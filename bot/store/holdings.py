@@ -2,12 +2,12 @@
 ozlab has it open: the two things a demo or a pilot asks before it replaces a file.
 
 Read without writing. Every table is accounted for: a simulation writes participants marked
-simulated and what hangs on them (sessions, exchanges, answers, events), the bot's own
-bookkeeping (inbox, definitions, commands, gates, the sequence), nothing else. Anything else
-is somebody's work (invitation codes, payments, annotation jobs, annotators and their
-ratings, stress tests, a count of withdrawals, the ledger of erasures that backups still
-need) and so is a table this ozlab does not know (a newer one's): its rows are counted as
-such.
+simulated and what hangs on them (sessions, exchanges, answers, events, their votes), the
+bot's own bookkeeping (inbox, definitions, commands, gates, the sequence), nothing else.
+Anything else is somebody's work (invitation codes, payments, annotation jobs, annotators
+and their ratings, anyone else's votes, stress tests, a count of withdrawals, the ledger of
+erasures that backups still need) and so is a table this ozlab does not know (a newer
+one's): its rows are counted as such.
 """
 
 from __future__ import annotations
@@ -74,12 +74,21 @@ def _holdings(conn: sqlite3.Connection, path: str | Path) -> list[str]:
     if "participants" not in tables:
         raise StoreError(f"{path} exists and is not an ozlab database; choose another --db")
     columns = {row[1] for row in conn.execute("PRAGMA table_info(participants)")}
-    return held(conn, tables, simulated="simulated" in columns)
+    annotators = {row[1] for row in conn.execute("PRAGMA table_info(annotators)")}
+    return held(
+        conn,
+        tables,
+        simulated="simulated" in columns,
+        simulated_annotators="simulated" in annotators,
+    )
 
 
-def held(conn: Sql, tables: set[str], *, simulated: bool = True) -> list[str]:
-    """What a study's ``tables`` hold besides simulated participants, in words; ``simulated``:
-    whether participants are marked so (a file from before pilots: all are people)."""
+def held(
+    conn: Sql, tables: set[str], *, simulated: bool = True, simulated_annotators: bool = True
+) -> list[str]:
+    """What a study's ``tables`` hold besides simulated participants and annotators, in
+    words; ``simulated``, ``simulated_annotators``: whether they are marked so (a file from
+    before pilots, or before simulated annotators: all are people)."""
     found: list[str] = []
     real = "simulated = 0" if simulated else "1=1"
     people = _one(conn, f"SELECT count(*) FROM participants WHERE {real}")
@@ -102,17 +111,48 @@ def held(conn: Sql, tables: set[str], *, simulated: bool = True) -> list[str]:
         )
         if paid:
             found.append(_counted(paid, ("payment record", "payment records")))
-    known = {"participants", "withdrawals", "payments", "store_version"}
+    marked = simulated_annotators and "annotators" in tables
+    if "votes" in tables:
+        ours = ["rater_kind = 'participant' AND rater IN (SELECT id FROM participants"
+                " WHERE simulated = 1)"] if simulated else []  # fmt: skip
+        if marked:
+            ours.append(f"rater_kind = 'annotator' AND rater IN ({_SIMULATED_ANNOTATORS})")
+        others = _one(
+            conn,
+            "SELECT count(*) FROM votes"
+            + (f" WHERE NOT (({') OR ('.join(ours)}))" if ours else ""),
+        )
+        if others:
+            found.append(_counted(others, ("vote", "votes")))
+    known = {"participants", "withdrawals", "payments", "votes", "store_version"}
     known |= {*_BOOKKEEPING, *_ON_PARTICIPANTS}
     known |= _ON_THEIR_PARENT
     for table in sorted(
         tables - known, key=lambda t: (list(_WORK).index(t) if t in _WORK else len(_WORK), t)
     ):
         quoted = table.replace('"', '""')  # a name the file itself listed
-        rows = _one(conn, f'SELECT count(*) FROM "{quoted}"')
+        everything = f'SELECT count(*) FROM "{quoted}"'
+        rows = _one(conn, _ANNOTATION_WORK.get(table, everything) if marked else everything)
         if rows:
             found.append(_counted(rows, _WORK.get(table, (f"row in {table}", f"rows in {table}"))))
     return found
+
+
+_SIMULATED_ANNOTATORS = "SELECT id FROM annotators WHERE simulated = 1"
+_ANNOTATION_WORK = {
+    "annotation_jobs": (
+        "SELECT count(*) FROM annotation_jobs j WHERE NOT EXISTS (SELECT 1 FROM annotators"
+        " a WHERE a.job = j.job) OR EXISTS (SELECT 1 FROM annotators a WHERE a.job = j.job"
+        " AND a.simulated = 0)"
+    ),
+    "annotators": "SELECT count(*) FROM annotators WHERE simulated = 0",
+    "annotations": (
+        f"SELECT count(*) FROM annotations WHERE annotator NOT IN ({_SIMULATED_ANNOTATORS})"
+    ),
+}
+"""Annotation work that is somebody's: a job worked on by a person or by nobody yet, the
+annotators who are people, and their ratings: where annotators can be marked simulated,
+these count only what is not a simulation's."""
 
 
 def _one(conn: Sql, query: str) -> int:

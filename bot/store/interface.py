@@ -365,6 +365,11 @@ class OperatorTasks(Protocol):
         so reports tell them from people; how many were found."""
         ...
 
+    async def mark_simulated_annotators(self, annotator_ids: Sequence[str]) -> int:
+        """Mark annotators as played by a simulation (``ozlab demo``), so that a later demo
+        may replace them, their ratings and votes; how many were found."""
+        ...
+
     async def backup(self, target: Path) -> None:
         """A copy of the whole study as it stood at one instant, taken while the bot runs
         (``ozlab backup``, from cron), written to the file ``target`` in a form this

@@ -387,6 +387,9 @@ class AnnotationProgress:
     paused: bool
     dropped: bool
     last_active_at: float | None
+    imported: int = 0
+    """Targets this annotator rated in a file brought in by ``ozlab import annotations``
+    (never assigned: they were rated outside Telegram)."""
 
 
 @dataclass(frozen=True)

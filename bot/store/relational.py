@@ -498,18 +498,24 @@ class RelationalStore(ABC):
     # --- pilots -------------------------------------------------------------
 
     async def mark_simulated(self, participant_ids: Sequence[str]) -> int:
-        ids = list(participant_ids)
+        return await self._simulated("participants", participant_ids)
 
-        def job(tx: Tx) -> int:
-            marked = 0
-            for participant in ids:
-                cursor = tx.conn.execute(
-                    "UPDATE participants SET simulated = 1 WHERE id = ?", (participant,)
-                )
-                marked += cursor.rowcount
-            return marked
+    async def mark_simulated_annotators(self, annotator_ids: Sequence[str]) -> int:
+        return await self._simulated("annotators", annotator_ids)
 
-        return await self._write(job)
+    async def _simulated(self, table: str, ids: Sequence[str]) -> int:
+        """Rows of ``table`` (participants, annotators) marked as a simulation's: a demo
+        replaces those, never people's. How many were found."""
+        rows = list(ids)
+
+        def job(tx: Tx) -> Callable[[], int]:
+            marked = [
+                tx.conn.execute(f"UPDATE {table} SET simulated = 1 WHERE id = ?", (row,))
+                for row in rows
+            ]
+            return lambda: sum(cursor.rowcount for cursor in marked)
+
+        return (await self._write(job))()
 
     async def inactive_since(self, study_id: str, before: float) -> list[str]:
         return await self._read(lambda c: erasure.expired_participants(c, study_id, before))

@@ -459,4 +459,10 @@ MIGRATIONS: tuple[str, ...] = (
             WHERE session_id = OLD.id OR session_a = OLD.id OR session_b = OLD.id;
     END;
     """,
+    # 15: annotators played by a simulation (``ozlab demo``), marked as participants are, so
+    # that a demo replaces its own simulated annotators, their ratings and votes, and nothing
+    # else
+    """
+    ALTER TABLE annotators ADD COLUMN simulated INTEGER NOT NULL DEFAULT 0;
+    """,
 )

@@ -1,7 +1,7 @@
 """What the store's SQL needs of a connection, whichever backend keeps the rows.
 
 The statements in ``bot.store`` are written once, in the SQL that SQLite and PostgreSQL both
-speak (``?`` placeholders, ``ON CONFLICT``, ``RETURNING``); each backend hands them a
+speak (``?`` parameter marks, ``ON CONFLICT``, ``RETURNING``); each backend hands them a
 connection of this shape on its own thread, inside its own transaction: ``sqlite3``'s as it
 is, PostgreSQL's through ``bot.store.postgres.connection``.
 """
@@ -36,7 +36,7 @@ class Rows(Protocol):
 
 
 class Sql(Protocol):
-    """A connection inside a transaction: statements with ``?`` placeholders."""
+    """A connection inside a transaction: statements with ``?`` parameter marks."""
 
     def execute(self, sql: str, parameters: Sequence[Any] = ..., /) -> Rows: ...
 

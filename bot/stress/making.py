@@ -76,17 +76,18 @@ async def _generate(store: StressTests, args: argparse.Namespace, lang: str) -> 
 
 
 async def _suggest(store: StressTests, args: argparse.Namespace, lang: str) -> int:
-    from bot.stress.suggest import suggest
+    from bot.stress.suggest import grouped, suggest
 
     utterances = await store.stress_utterances()
     wanted = types_given(args.types) or list(StressType)
-    found = suggest(utterances, wanted, lang)
+    groups = grouped(suggest(utterances, wanted, lang))
     for kind in wanted:
-        mine = [s for s in found if s.stress_type is kind]
-        print(f"{kind.value} {kind.title}: {len(mine)} logged utterances")
-        for s in mine:
-            u = s.utterance
-            print(f"  {u.session_id} turn {u.turn} ({u.system}): {u.text!r} — {s.reason}")
+        mine = [g for g in groups if g.stress_type is kind]
+        typed = sum(len(g.places) for g in mine)
+        different = f", {len(mine)} different" if len(mine) < typed else ""
+        print(f"{kind.value} {kind.title}: {typed} logged utterances{different}")
+        for g in mine:
+            print(f"  {g.utterance.text!r} — {g.reason}; {g.where()}")
     print(
         "Write a variant for those you choose in a YAML or CSV file (session, turn, type,"
         " perturbed) and add them with: ozlab stress import --db "

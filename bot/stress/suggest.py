@@ -235,3 +235,38 @@ def suggest(
         for utterance in utterances
         if (reason := DETECTORS[stress_type](utterance, lang)) is not None
     ]
+
+
+@dataclass(frozen=True)
+class SuggestionGroup:
+    """One utterance typed again and again (the same words, case and spacing aside), with
+    one reason: listed once, with every place it was typed (a pilot's scripted participants
+    repeat themselves)."""
+
+    utterance: Utterance
+    stress_type: StressType
+    reason: str
+    places: tuple[Utterance, ...]
+
+    def where(self) -> str:
+        """Where it was typed: the place, or how often and the first few places."""
+        shown = ", ".join(
+            f"{u.session_id} turn {u.turn} ({u.system})" for u in self.places[:_SHOWN]
+        )
+        if len(self.places) == 1:
+            return shown
+        more = len(self.places) - _SHOWN
+        return f"{len(self.places)} times: {shown}" + (f" and {more} more" if more > 0 else "")
+
+
+def grouped(found: Sequence[Suggestion]) -> list[SuggestionGroup]:
+    """``found`` with each type's suggestions of the same utterance and reason made one, in
+    the order of their first appearance."""
+    groups: dict[tuple[StressType, str, str], list[Suggestion]] = {}
+    for s in found:
+        key = (s.stress_type, " ".join(s.utterance.text.casefold().split()), s.reason)
+        groups.setdefault(key, []).append(s)
+    return [
+        SuggestionGroup(same[0].utterance, stress_type, reason, tuple(s.utterance for s in same))
+        for (stress_type, _, reason), same in groups.items()
+    ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from bot.core.conversation import Conversation, SystemReply, Turn
+from bot.core.conversation import Conversation, SystemReply, ToolCall, Turn
 
 __all__ = ["Conversation", "System", "SystemFailure", "SystemReply", "SystemTimeout", "Turn"]
 """The adapter interface: what a ``python`` system imports (``docs/python-adapter.md``)."""
@@ -20,8 +20,11 @@ class SystemFailure(Exception):
     """The system under test failed (down, slow, garbage).
 
     The message is what the exchange record and the log keep: it says what went wrong in
-    words an experimenter understands and never contains a secret.
+    words an experimenter understands and never contains a secret. ``tool_calls``: the
+    scenario's tools the system called in the turn before it failed, recorded all the same.
     """
+
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 class SystemTimeout(SystemFailure):

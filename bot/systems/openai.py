@@ -4,16 +4,23 @@ vLLM, llama.cpp's server, Ollama and hosted APIs all speak ``POST /v1/chat/compl
 Each call sends the system prompt (the scenario's, else the study's, with ``{brief}`` and
 ``{scenario}`` filled in), the session's history trimmed to the study's budget, and the new
 message; the reply is ``choices[0].message.content``.
+
+Where the scenario declares tools, they are offered (``tools``) and each call the model makes
+is answered from the scenario's tools and sent back, for at most ``max_tool_rounds`` rounds
+within the turn (the last round says ``tool_choice: none``); the calls come back with the
+reply, to be recorded with the session.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.core.conversation import Conversation, SystemReply, Turn
+from bot.core.conversation import Conversation, SystemReply, ToolCall, Turn
 from bot.systems.base import SystemFailure
 from bot.systems.http_json import JsonClient, bearer_header, describe_url, excerpt, json_kind
+from bot.systems.tools import ScenarioTools
 from scenarios.systems import OpenAISystem
 
 EMPTY_REPLY = "the system returned an empty reply"
@@ -55,15 +62,22 @@ def trim_history(history: Sequence[Turn], turns: int | None, chars: int | None) 
 class OpenAIChat:
     """A system under test behind an OpenAI-compatible server."""
 
-    def __init__(self, spec: OpenAISystem, client: JsonClient, env: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        spec: OpenAISystem,
+        client: JsonClient,
+        env: Mapping[str, str],
+        tools: Mapping[str, ScenarioTools] | None = None,
+    ) -> None:
         self.spec = spec
         self.client = client
         self.endpoint = completions_url(spec.url)
         self._headers = bearer_header(spec.id, spec.api_key_env, env)
+        self.tools: Mapping[str, ScenarioTools] = tools or {}
 
-    def messages(self, conversation: Conversation) -> list[dict[str, str]]:
+    def messages(self, conversation: Conversation) -> list[dict[str, Any]]:
         """The chat messages one call sends: prompt, trimmed history, new message."""
-        messages: list[dict[str, str]] = []
+        messages: list[dict[str, Any]] = []
         template = conversation.system_prompt or self.spec.system_prompt
         if template:
             messages.append({"role": "system", "content": fill_prompt(template, conversation)})
@@ -75,25 +89,70 @@ class OpenAIChat:
         messages.append({"role": "user", "content": conversation.message})
         return messages
 
-    def request(self, conversation: Conversation) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.spec.model, "messages": self.messages(conversation)}
+    def request(
+        self,
+        conversation: Conversation,
+        messages: list[dict[str, Any]] | None = None,
+        tools: ScenarioTools | None = None,
+        *,
+        last_round: bool = False,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.spec.model,
+            "messages": self.messages(conversation) if messages is None else messages,
+        }
         if self.spec.temperature is not None:
             body["temperature"] = self.spec.temperature
         if self.spec.max_tokens is not None:
             body["max_tokens"] = self.spec.max_tokens
+        if tools is not None:
+            body["tools"] = tools.offered()
+            if last_round:
+                body["tool_choice"] = "none"
         return body
 
     async def respond(self, conversation: Conversation) -> SystemReply:
-        answer = await self.client.post(
-            self.endpoint,
-            self.request(conversation),
-            timeout=self.spec.timeout,
-            retries=self.spec.retries,
-            headers=self._headers,
-        )
-        return SystemReply(texts=(self._content(answer),))
+        calls: list[ToolCall] = []
+        try:
+            return await self._turn(conversation, calls)
+        except SystemFailure as error:
+            error.tool_calls = tuple(calls)  # made before it failed: recorded all the same
+            raise
 
-    def _content(self, answer: Any) -> str:
+    async def _turn(self, conversation: Conversation, calls: list[ToolCall]) -> SystemReply:
+        tools = self.tools.get(conversation.scenario_id)
+        messages = self.messages(conversation)
+        rounds = self.spec.max_tool_rounds
+        for number in range(rounds + 1):
+            answer = await self.client.post(
+                self.endpoint,
+                self.request(conversation, messages, tools, last_round=number == rounds),
+                timeout=self.spec.timeout,
+                retries=self.spec.retries,
+                headers=self._headers,
+            )
+            first, message = self._message(answer)
+            asked = message.get("tool_calls")
+            if tools is None or not isinstance(asked, list) or not asked:
+                return SystemReply(texts=(self._content(first, message),), tool_calls=tuple(calls))
+            if number == rounds:
+                break  # told to answer in words, it called tools again: they are not run
+            messages.append(
+                {"role": "assistant", "content": message.get("content"), "tool_calls": asked}
+            )
+            for number_in_round, item in enumerate(asked):
+                call_id, name, arguments = _asked_call(item, number_in_round)
+                call = await tools.call(name, arguments)
+                calls.append(call)
+                said = call.result if call.error is None else json.dumps({"error": call.error})
+                messages.append({"role": "tool", "tool_call_id": call_id, "content": said})
+        raise SystemFailure(
+            f"{describe_url(self.endpoint)}: the model still called tools after "
+            f"{rounds} rounds in one turn (max_tool_rounds), without a reply"
+        )
+
+    def _message(self, answer: Any) -> tuple[Any, dict[str, Any]]:
+        """The first choice and its message, or the failure the answer shows."""
         where = describe_url(self.endpoint)
         if not isinstance(answer, dict):
             raise SystemFailure(f"{where} answered with {json_kind(answer)}, not a completion")
@@ -108,6 +167,10 @@ class OpenAIChat:
         message = first.get("message") if isinstance(first, dict) else None
         if not isinstance(message, dict):
             raise SystemFailure(f"{where} answered without choices[0].message")
+        return first, message
+
+    def _content(self, first: Any, message: dict[str, Any]) -> str:
+        where = describe_url(self.endpoint)
         content = message.get("content")
         if isinstance(content, list):  # content parts: [{"type": "text", "text": "..."}]
             content = "".join(
@@ -129,3 +192,20 @@ class OpenAIChat:
 
     async def close(self) -> None:
         """Nothing of its own to release: the shared client is closed by ``close_systems``."""
+
+
+def _asked_call(item: object, number: int) -> tuple[str, str, object]:
+    """(id, function name, arguments) of one entry of ``tool_calls``, however malformed:
+    what is missing comes back empty, so the call is answered with an error."""
+    if not isinstance(item, dict):
+        return f"call_{number}", "", None
+    call_id = item.get("id")
+    function = item.get("function")
+    if not isinstance(function, dict):
+        function = {}
+    name = function.get("name")
+    return (
+        call_id if isinstance(call_id, str) and call_id else f"call_{number}",
+        name if isinstance(name, str) else "",
+        function.get("arguments"),
+    )

@@ -13,6 +13,7 @@ from bot.systems.http import HttpService
 from bot.systems.http_json import JsonClient
 from bot.systems.openai import OpenAIChat
 from bot.systems.rasa import RasaRest
+from bot.systems.tools import ScenarioTools
 from bot.systems.wizard import WizardOnly
 from scenarios.systems import (
     DemoSystem,
@@ -32,12 +33,15 @@ def build_systems(
     *,
     env: Mapping[str, str],
     client: JsonClient | None = None,
+    tools: Mapping[str, ScenarioTools] | None = None,
 ) -> dict[str, System]:
     """One adapter per spec id. The HTTP adapters share ``client`` (a new one if ``None``).
 
     Configuration problems (a missing API key variable, a custom class that cannot be
     loaded, overlapping request paths) raise :class:`~bot.core.errors.SystemSetupError` naming the
     system, at start-up.
+    ``tools``: each scenario's tools by scenario id (:func:`bot.systems.tools.scenario_tools`),
+    offered by the ``openai`` systems in that scenario.
     Close what this returns with :func:`close_systems`: it closes the shared client too.
     """
     systems: dict[str, System] = {}
@@ -58,7 +62,7 @@ def build_systems(
             case DemoSystem(variant="v1" | "v0" as variant):
                 systems[spec.id] = DemoShop(variant)
             case OpenAISystem():
-                systems[spec.id] = OpenAIChat(spec, http(), env)
+                systems[spec.id] = OpenAIChat(spec, http(), env, tools)
             case RasaSystem():
                 systems[spec.id] = RasaRest(spec, http())
             case HttpSystem():

@@ -118,7 +118,21 @@ async def serve_demo(
     """Serve the demo shop until cancelled; ``started`` gets the address once listening
     (useful with ``port=0``). An address it cannot listen on is a
     :class:`~bot.core.errors.SystemSetupError`."""
-    runner = web.AppRunner(demo_app(variant), access_log=None)
+    await serve(demo_app(variant), f"demo shop {variant}", host, port, started, path="/")
+
+
+async def serve(
+    app: web.Application,
+    name: str,
+    host: str,
+    port: int,
+    started: Callable[[str], None] | None,
+    *,
+    path: str = "",
+) -> None:
+    """``app`` served until cancelled (the demo shop, or the shop as a model); ``started``
+    gets its address (``path`` after the port) once it listens."""
+    runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)
@@ -127,13 +141,12 @@ async def serve_demo(
         except OSError as error:
             reason = error.strerror or str(error)
             raise SystemSetupError(
-                f"the demo shop cannot listen on {host}:{port}: {reason}"
+                f"the {name.rsplit(' ', 1)[0]} cannot listen on {host}:{port}: {reason}"
             ) from None
         bound_host, bound_port = runner.addresses[0][:2]
-        url = f"http://{bound_host}:{bound_port}/"
-        if ":" in str(bound_host):
-            url = f"http://[{bound_host}]:{bound_port}/"
-        log.info("demo shop %s serving at %s", variant, url)
+        shown = f"[{bound_host}]" if ":" in str(bound_host) else bound_host
+        url = f"http://{shown}:{bound_port}{path}"
+        log.info("%s serving at %s", name, url)
         if started is not None:
             started(url)
         await asyncio.Event().wait()  # until cancelled

@@ -85,3 +85,26 @@ async def test_a_model_judges_ratings_are_its_own_and_never_planned(
     ]
     state = await store.annotation_state("imported")
     assert state is not None and [a.annotator_id for a in state.annotators] == ["R1"]
+
+
+async def test_imported_ratings_count_in_progress_and_the_planning_state(
+    store: StudyStore,
+) -> None:
+    record = job("imported")
+    clips = [AnnotationTarget("imported", f"clip-{n}", EXCHANGE, n) for n in (1, 2)]
+    rows = [
+        ImportedRating(2, clips[0], "R1", "cues", "cues.exchange", value=3),
+        ImportedRating(3, clips[0], "R1", "cues", "cues.other", value=3),  # one target still
+        ImportedRating(4, clips[1], "R1", "cues", "cues.exchange", value=4),
+        ImportedRating(5, clips[1], "R2", "cues", "cues.exchange", value=2),
+    ]
+    assert (await store.import_annotations(record, rows)).written
+    progress = await store.annotation_progress()
+    assert [(p.annotator, p.assigned, p.imported) for p in progress] == [("R1", 0, 2), ("R2", 0, 1)]
+    state = await store.annotation_state("imported")
+    assert state is not None
+    assert state.imported == (
+        ("clip-1", EXCHANGE, "R1"),
+        ("clip-2", EXCHANGE, "R1"),
+        ("clip-2", EXCHANGE, "R2"),
+    )

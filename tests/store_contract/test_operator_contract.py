@@ -230,3 +230,13 @@ async def test_participants_are_people_until_a_simulation_marks_them(store: Stud
     assert await _simulated(store) == {"p1": 0, "p2": 0}
     assert await store.mark_simulated(["p2", "nobody"]) == 1
     assert await _simulated(store) == {"p1": 0, "p2": 1}
+
+
+async def test_annotators_are_people_until_a_simulation_marks_them(store: StudyStore) -> None:
+    await ready(store)
+    assert [a.simulated for a in await store.annotators("hri")] == [False, False]
+    assert await store.mark_simulated_annotators(["A-2", "nobody"]) == 1
+    found = {a.annotator_id: a.simulated for a in await store.annotators("hri")}
+    assert found == {"A-1": False, "A-2": True}
+    joined = await store.annotator_for_chat("hash-1")
+    assert joined is not None and not joined.simulated

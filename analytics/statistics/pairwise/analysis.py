@@ -9,7 +9,7 @@ both sides, and by default "both bad" votes (``both_bad="tie"`` counts them as t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -139,11 +139,38 @@ def methods(options: PairwiseOptions) -> dict[str, str]:
     }
 
 
+def study_options(data: StudyData) -> tuple[PairwiseOptions, tuple[str, ...]]:
+    """The options the study files' ``pairwise:`` choose, and a note when the snapshot's
+    studies choose differently (the first study's choices are then used)."""
+    chosen = [bundle.study.pairwise for bundle in data.bundles.values()]
+    if not chosen:
+        return PairwiseOptions(), ()
+    first = chosen[0]
+    options = PairwiseOptions(
+        ties=first.ties,
+        both_bad=first.both_bad,
+        anchor=first.anchor,
+        anchor_score=first.anchor_score,
+        rounds=first.bootstrap_rounds,
+        seed=first.seed,
+    )
+    if any(other != first for other in chosen[1:]):
+        studies = ", ".join(data.bundles)
+        return options, (
+            f"The studies ({studies}) choose different pairwise options; the first "
+            "study's are used.",
+        )
+    return options, ()
+
+
 def pairwise_from_study(data: StudyData, systems: tuple[str, ...]) -> Pairwise | None:
-    """The report's pairwise section from the snapshot's votes; None without votes."""
+    """The report's pairwise section from the snapshot's votes, with the choices of the
+    study file's ``pairwise:``; None without votes."""
     if data.votes.empty:
         return None
-    return pairwise_section(data.votes, systems)
+    options, notes = study_options(data)
+    found = pairwise_section(data.votes, systems, options)
+    return replace(found, notes=(*notes, *found.notes)) if notes else found
 
 
 def _fit_rows(votes: pd.DataFrame, options: PairwiseOptions) -> tuple[pd.Series, pd.DataFrame]:

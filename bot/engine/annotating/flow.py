@@ -84,7 +84,8 @@ def step(
             left: list[AnnotatorEffect] = []
             if state.survey is not None and state.survey.message_id is not None:
                 left.append(fx.RemoveButtons(state.survey.message_id))
-            shown, effects = _present(bundle, job, texts, state, task, now, [texts.ann_back_done])
+            back = [texts.ann_back_done]
+            shown, effects = _present(bundle, job, texts, state, task, now, back, again=True)
             return shown, left + effects
         case TargetGone(task=task):
             state, unpaused = _unpaused(state)  # they are back: whatever brought them resumes
@@ -252,8 +253,11 @@ def resume_survey(
     task: AnnotationTask,
     now: float,
     language: str | None,
+    *,
+    again: bool = False,
 ) -> Survey | None:
-    """The target's survey at its first item not answered yet (None: all are)."""
+    """The target's survey at its first item not answered yet (None: all are); ``again``:
+    at its first item whatever is stored (a target reopened to be answered again)."""
     started = asking.start(
         bundle,
         moment=Moment.RATING,  # asked like a row of a rating task: text items included
@@ -266,7 +270,7 @@ def resume_survey(
         language=language,
     )
     survey = started.survey
-    while survey is not None:
+    while survey is not None and not again:
         item = asking.current_item(bundle, survey)
         stored = task.answers.get(item.id)
         given = None if stored is None else _stored_answer(item, stored)
@@ -305,8 +309,11 @@ def _present(
     task: AnnotationTask,
     now: float,
     intro: Sequence[str],
+    *,
+    again: bool = False,
 ) -> Result:
-    """A target shown afresh: what of its conversation is new to the chat, then its item."""
+    """A target shown afresh: what of its conversation is new to the chat, then its item
+    (``again``: its first item, for a target reopened by /back with every item answered)."""
     effects: list[AnnotatorEffect] = [fx.Send(text) for text in intro]
     if task.target.level is AnnotationLevel.PAIR:  # both conversations, once per pair
         unit = view.unit_of(task)
@@ -317,7 +324,7 @@ def _present(
         said, shown = view.conversation(task, state.shown, texts, with_next=job.with_next_message)
         if said:
             effects.append(fx.Send(said))
-    survey = resume_survey(bundle, job, task, now, state.language)
+    survey = resume_survey(bundle, job, task, now, state.language, again=again)
     state = replace(state, task=task, shown=shown, survey=survey, given=())
     if survey is None:  # every item answered before a restart: only the finish was missing
         return replace(state, task=None), [*effects, *_finished(bundle, job, state, task)]
@@ -466,11 +473,10 @@ def _typed(
         return _advance(bundle, job, texts, state, asked, in_place=False)
     if isinstance(item, MultiChoiceItem):
         return state, [fx.Send(texts.pick_options)]
-    index = asking.typed_choice(item, text)
-    options = asking.choices(item)
-    if index is None:
-        numbers = [v for v, _ in options] if hasattr(item, "labels") else [1, len(options)]
-        return state, [fx.Send(texts.tap_a_button.format(low=numbers[0], high=numbers[-1]))]
-    value, label = options[index]
+    typed = asking.typed_answer(item, text)
+    if typed is None:
+        low, high = asking.typed_range(item)
+        return state, [fx.Send(texts.tap_a_button.format(low=low, high=high))]
+    value, label = typed
     asked = asking.answer(bundle, survey, now, value=value, label=label)
     return _advance(bundle, job, texts, state, asked, in_place=False)

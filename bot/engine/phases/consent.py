@@ -40,10 +40,26 @@ def _agreement(bundle: StudyBundle, journey: Journey) -> list[Doing]:
     texts = texts_of(bundle, journey)
     buttons = (((texts.consent_accept, CONSENT_YES),), ((texts.consent_decline, CONSENT_NO),))
     note = recruitment.consent_note(bundle, texts)
-    consent = f"{texts.consent}\n\n{note}" if note else texts.consent
-    consent = f"{consent}\n\n{texts.consent_withdraw_note}"  # the right to withdraw
+    body, question = _closing_question(texts.consent)
+    paragraphs = [body, note, texts.consent_withdraw_note, question]  # the right to withdraw
+    consent = "\n\n".join(p for p in paragraphs if p)
     agreement = fx.Send(consent, buttons, until=fx.Until.PHASE_END)
     return [fx.Send(texts.welcome), agreement]
+
+
+_QUESTION_MARKS = ("?", "？", "؟")
+
+
+def _closing_question(consent: str) -> tuple[str, str]:
+    """The consent text's body and its last paragraph when that asks the question the buttons
+    answer ("Do you agree to take part?"): what the bot adds goes between them, so that the
+    question stays right above its buttons."""
+    body, _, last = consent.rstrip().rpartition("\n\n")
+    if body and last.rstrip().endswith(_QUESTION_MARKS):
+        return body.rstrip(), last
+    if not body and consent.rstrip().endswith(_QUESTION_MARKS):
+        return "", consent.rstrip()
+    return consent, ""
 
 
 def first_contact(

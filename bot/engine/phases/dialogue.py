@@ -38,6 +38,8 @@ from bot.engine.journey import Journey, Waiting
 from scenarios.models import StudyBundle
 
 SUCCESS_EVENT = "task_success"
+TOOL_SUCCESS_EVENT = "tool_success"
+"""A call of a tool that ``ends_task`` got a result: the task is done by tool calls."""
 END_EVENT = "end_dialogue"
 
 WAITING = "waiting"
@@ -85,13 +87,56 @@ def end(
     return task.end_task(bundle, journey, reason, success, Phase.DIALOGUE, dropped, correct)
 
 
-def _done_correctly(bundle: StudyBundle, journey: Journey, reply: SystemReply) -> bool | None:
-    """The scenario's ``success_if`` on what the system reported doing (None: undefined)."""
-    checks = scenario_of(bundle, journey).success_if
+def _done_correctly(
+    bundle: StudyBundle, journey: Journey, reply: SystemReply, reported_by: str
+) -> bool | None:
+    """The scenario's ``success_if`` on what the system reported doing (None: undefined):
+    its ``tool.argument`` tests on the tool calls that ended the task, its other tests on
+    the system's own ``task_success`` data."""
+    by_tools = reported_by == TOOL_SUCCESS_EVENT
+    checks = {
+        name: check
+        for name, check in scenario_of(bundle, journey).success_if.items()
+        if ("." in name) == by_tools
+    }
     if not checks:
         return None
-    did = reply.event_data.get(SUCCESS_EVENT, {})
+    did = reply.event_data.get(reported_by, {})
     return all(name in did and check.holds(did[name]) for name, check in checks.items())
+
+
+def _tool_calls(journey: Journey, reply: SystemReply) -> tuple[list[Doing], SystemReply]:
+    """Each tool call of the turn recorded as it happened (whether the reply is then sent,
+    held or replaced), and the reply with ``tool_success`` where a call of a tool that
+    ends the task got a result: its data is every answered call's arguments as
+    ``tool.argument``, the later call of a tool winning."""
+    if not reply.tool_calls:
+        return [], reply
+    recorded: list[Doing] = []
+    did: dict[str, object] = {}
+    ended: str | None = None
+    for call in reply.tool_calls:
+        data = {
+            "turn": journey.turns,
+            "tool": call.tool,
+            "arguments": dict(call.arguments),
+            "result": call.result,
+            "error": call.error,
+        }
+        recorded.append(fx.RecordEvent(EventKind.TOOL_CALLED, journey.session_id, data))
+        if call.error is None:
+            did |= {f"{call.tool}.{name}": value for name, value in call.arguments.items()}
+            if call.ends_task:
+                ended = call.tool
+    if ended is None:
+        return recorded, reply
+    did["tool"] = ended
+    reply = replace(
+        reply,
+        events=reply.events | {TOOL_SUCCESS_EVENT},
+        event_data={**reply.event_data, TOOL_SUCCESS_EVENT: did},
+    )
+    return recorded, reply
 
 
 def _is_wizard_only(bundle: StudyBundle, system_id: str) -> bool:
@@ -189,10 +234,13 @@ def _health(journey: Journey, event: ev.SystemReplied | ev.SystemFailed) -> list
 
 
 def _on_reply(ctx: Context, journey: Journey, event: ev.SystemReplied, now: float) -> Result:
+    called, reply = _tool_calls(journey, event.reply)
     gate = _gate(ctx, journey)
     if gate is not None:
-        return _hold(journey, event.reply, event.latency_ms, gate.auto_send_after, now)
-    return deliver_reply(ctx.bundle, journey, event.reply, event.latency_ms, now)
+        new, effects = _hold(journey, reply, event.latency_ms, gate.auto_send_after, now)
+    else:
+        new, effects = deliver_reply(ctx.bundle, journey, reply, event.latency_ms, now)
+    return new, [*called, *effects]
 
 
 def deliver_reply(
@@ -222,11 +270,12 @@ def deliver_reply(
     ]
     limit = scenario_of(bundle, journey).max_exchanges
     ending: tuple[EndReason, bool] | None = None
-    if SUCCESS_EVENT in reply.events:
-        did = dict(reply.event_data.get(SUCCESS_EVENT, {}))
-        reported = {"event": SUCCESS_EVENT, "data": did}
+    reported_by = next((e for e in (SUCCESS_EVENT, TOOL_SUCCESS_EVENT) if e in reply.events), None)
+    if reported_by is not None:
+        did = dict(reply.event_data.get(reported_by, {}))
+        reported = {"event": reported_by, "data": did}
         effects.append(fx.RecordEvent(EventKind.TASK_REPORTED, session, reported))
-        correct = _done_correctly(bundle, journey, reply)
+        correct = _done_correctly(bundle, journey, reply, reported_by)
         new, more = end(bundle, journey, EndReason.SUCCESS, True, now, correct)
         return new, effects + more
     if END_EVENT in reply.events:
@@ -287,8 +336,10 @@ def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Res
             new, effects = _on_reply(ctx, journey, event, now)
             return new, [*_health(journey, event), *effects]
         case ev.SystemFailed(error=error, latency_ms=latency, slow=slow):
+            called, _ = _tool_calls(journey, SystemReply((), tool_calls=event.tool_calls))
             journey = replace(journey, pending_message=None)
             return journey, [
+                *called,
                 *_health(journey, event),
                 fx.RecordSystemTurn(session, journey.turns, None, latency, error),
                 fx.Send(texts.system_slow if slow else texts.system_error),

@@ -1,8 +1,10 @@
 """How a scripted simulated participant answers a questionnaire's buttons and free text.
 
-From the scenario's ``simulation.answers`` (a profile per system, a distribution per item);
-without them, a uniform choice. Screening items are answered to pass the study's own
-``eligible_if`` most of the time, so a demo does not screen everyone out. Pure logic.
+From the scenario's ``simulation.answers`` (settings per system, item and item type;
+see :class:`~scenarios.simulation.Answers`); without them, a uniform choice, drawn so that a
+participant's answers to one construct's items hang together. Screening items are answered
+to pass the study's own ``eligible_if`` most of the time, so a demo does not screen everyone
+out. Pure logic.
 """
 
 from __future__ import annotations
@@ -11,12 +13,16 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 from questionnaires.models import Item, PreferenceItem, Questionnaire
 from scenarios.models import StudyBundle
-from scenarios.simulation import Answers, Simulation
+from scenarios.simulation import Answers, Setting, Simulation
 
 _ELIGIBLE_SHARE = 0.9
+_NORMAL = NormalDist()
+_EDGE = 1e-9  # a quantile of exactly 0 or 1 has no normal deviate
+_SLIDER_QUARTER = 25.0  # a slider's spread is in quarters of 0–100, a 5-point scale's steps
 
 
 @dataclass(frozen=True)
@@ -43,27 +49,73 @@ def merged(bundle: StudyBundle) -> Simulation:
     """The study's answering rules outside a task (screening, post-study): every
     scenario's ``answers`` together."""
     items: dict[str, dict[int, float]] = {}
-    profiles: dict[str, dict[str, float]] = {}
+    types: dict[str, Setting] = {}
+    profiles: dict[str, dict[str, Setting]] = {}
     comments: list[str] = []
     votes: dict[str, float] = {}
+    spread, consistency = Answers().spread, Answers().consistency
     for scenario in bundle.scenarios.values():
         if scenario.simulation is None:
             continue
-        items.update(scenario.simulation.answers.items)
-        for system, profile in scenario.simulation.answers.profiles.items():
+        answers = scenario.simulation.answers
+        items.update(answers.items)
+        types.update(answers.types)
+        for system, profile in answers.profiles.items():
             profiles.setdefault(system, {}).update(profile)
         comments += scenario.simulation.comments
+        spread, consistency = answers.spread, answers.consistency
         votes.update(scenario.simulation.votes)
     return Simulation(
-        answers=Answers(profiles=profiles, items=items), comments=tuple(comments), votes=votes
+        answers=Answers(
+            profiles=profiles,
+            items=items,
+            types=types,
+            spread=spread,
+            consistency=consistency,
+        ),
+        comments=tuple(comments),
+        votes=votes,
     )
 
 
+def setting_for(answers: Answers, item: Item, system: str | None) -> Setting | None:
+    """The setting that decides how ``item`` is answered with ``system`` (see
+    :class:`~scenarios.simulation.Answers` for the order); None: a uniform choice. A
+    setting for many items (a type, ``default``) says how good the system is, so on a
+    reverse-keyed item it is mirrored: a system rated 4.5 of 5 confused people little."""
+    profile = answers.profiles.get(system or "", {})
+    for found in (profile.get(item.id), answers.items.get(item.id)):
+        if found is not None:
+            return found
+    for found in (
+        profile.get(item.type),
+        answers.types.get(item.type),
+        profile.get("default") if item.type == "scale" else None,
+    ):
+        if found is not None:
+            return _mirrored(found, item) if getattr(item, "reverse", False) else found
+    return None
+
+
+def _mirrored(setting: Setting, item: Item) -> Setting:
+    values = [v for v, _ in item.choices()] if hasattr(item, "choices") else []
+    numbers = [v for v in values if isinstance(v, int)]
+    low, high = min(numbers), max(numbers)
+    if isinstance(setting, dict):
+        return {low + high - value: weight for value, weight in setting.items()}
+    return low + high - setting
+
+
 class ScriptedAnswers:
-    """Chooses one button among a closed item's, in the order the bot shows them."""
+    """Chooses one button among a closed item's, in the order the bot shows them.
+
+    One instance answers for one simulated participant: it holds their trait per construct
+    (drawn when the construct's first item comes), so that their answers to a construct's
+    items hang together."""
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
+        self._traits: dict[str, float] = {}
 
     def choose(self, question: Question, buttons: int, plan: Simulation, system: str | None) -> int:
         """The index (0-based) of the button to tap."""
@@ -78,16 +130,37 @@ class ScriptedAnswers:
             if self.rng.random() < _ELIGIBLE_SHARE:
                 return values.index(self.rng.choice(eligible))
             return values.index(self.rng.choice([v for v in values if v not in eligible]))
+        numbers = sorted(v for v in values if isinstance(v, int))
+        if len(numbers) != len(values):
+            return self.rng.randrange(buttons)  # options named by words: no order to lean on
         answers = plan.answers
-        if item.id in answers.items:
-            return _weighted(self.rng, values, answers.items[item.id])
-        mean = _profile_mean(answers.profiles, system, item.id)
-        numbers = [v for v in values if isinstance(v, int)]
-        if mean is None or len(numbers) != len(values):
-            return self.rng.randrange(buttons)
-        drawn = self.rng.gauss(mean, answers.spread)
-        nearest = min(numbers, key=lambda v: (abs(v - drawn), v))
-        return values.index(nearest)
+        u = self._quantile(item, answers.consistency)
+        setting = setting_for(answers, item, system)
+        if isinstance(setting, dict):
+            chosen = _from_weights(numbers, setting, u)
+        elif setting is None:
+            chosen = numbers[min(int(u * len(numbers)), len(numbers) - 1)]
+        elif len(numbers) == 2:  # a share of the higher answer ("yes", thumbs up)
+            chosen = numbers[1] if u >= 1 - setting else numbers[0]
+        else:
+            spread = answers.spread * (_SLIDER_QUARTER if item.type == "slider" else 1)
+            drawn = setting + spread * _NORMAL.inv_cdf(u)
+            chosen = min(numbers, key=lambda v: (abs(v - drawn), v))
+        return values.index(chosen)
+
+    def _quantile(self, item: Item, consistency: float) -> float:
+        """Where in its distribution this answer falls (0 to 1): from the participant's
+        trait for the item's construct and the item's own noise (reversed for a
+        reverse-keyed item); independent for an item of no construct."""
+        construct = item.construct_name
+        if construct is None:
+            return min(max(self.rng.random(), _EDGE), 1 - _EDGE)
+        trait = self._traits.setdefault(construct, self.rng.gauss(0.0, 1.0))
+        noise = self.rng.gauss(0.0, 1.0)
+        u = _NORMAL.cdf(math.sqrt(consistency) * trait + math.sqrt(1 - consistency) * noise)
+        if getattr(item, "reverse", False):
+            u = 1 - u
+        return min(max(u, _EDGE), 1 - _EDGE)
 
     def comment(self, plan: Simulation, can_skip: bool) -> str | None:
         """A free-text answer, or None to skip where the item allows it."""
@@ -102,20 +175,6 @@ def _eligible_values(question: Question, values: Sequence[int | str]) -> list[in
         return []
     conditions = [c for c in instrument.eligible_if if c.item == item.id]
     return [v for v in values if all(c.holds(v) for c in conditions)] if conditions else []
-
-
-def _profile_mean(
-    profiles: Mapping[str, Mapping[str, float]], system: str | None, item_id: str
-) -> float | None:
-    profile = profiles.get(system or "", {})
-    return profile.get(item_id, profile.get("default"))
-
-
-def _weighted(rng: random.Random, values: Sequence[int | str], weights: Mapping[int, float]) -> int:
-    known = [(i, weights.get(v, 0.0)) for i, v in enumerate(values) if isinstance(v, int)]
-    if not any(w for _, w in known):
-        return rng.randrange(len(values))
-    return rng.choices([i for i, _ in known], weights=[w for _, w in known])[0]
 
 
 def preferred(rng: random.Random, plan: Simulation, first: str, second: str) -> float:
@@ -145,3 +204,18 @@ def prefer(rng: random.Random, plan: Simulation, item: PreferenceItem, met: Sequ
         return 2
     much = rng.random() < abs(2 * chance - 1)
     return (0 if much else 1) if first else (4 if much else 3)
+
+
+def _from_weights(numbers: Sequence[int], weights: Mapping[int, float], u: float) -> int:
+    """The answer at quantile ``u`` of the distribution ``weights`` over ``numbers`` (in
+    ascending order, so that a higher trait gives a higher answer)."""
+    known = [(v, weights.get(v, 0.0)) for v in numbers]
+    total = sum(w for _, w in known)
+    if not total > 0:
+        return numbers[min(int(u * len(numbers)), len(numbers) - 1)]
+    running = 0.0
+    for value, weight in known:
+        running += weight
+        if weight > 0 and u * total <= running:
+            return value
+    return next(v for v, w in reversed(known) if w > 0)

@@ -2,7 +2,7 @@
 
 A study lives in a PostgreSQL schema named after it, so one database serves a lab: a
 connection's ``search_path`` is that schema alone, and the statements of ``bot.store``
-(written with ``?`` placeholders, as SQLite takes them) name their tables unqualified.
+(written with ``?`` parameter marks, as SQLite takes them) name their tables unqualified.
 :class:`PostgresSql` turns ``?`` into psycopg's ``%s`` (cached per statement) and binds on the
 client side, as SQLite does: an untyped ``?`` (``? IS NULL``) needs no cast, and a Python
 ``True`` goes into the integer columns SQLite's schema has as ``1``.

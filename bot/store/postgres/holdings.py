@@ -8,6 +8,7 @@ from bot.core.errors import StoreError
 from bot.store.holdings import held
 from bot.store.postgres import connection as pg
 from bot.store.postgres.lock import unused
+from bot.store.postgres.schema import SIMULATED_ANNOTATORS
 
 
 def clear_simulation(server: str, study: str) -> list[str]:
@@ -32,7 +33,8 @@ def clear_simulation(server: str, study: str) -> list[str]:
                     )
                 }
                 conn.execute(f"SET LOCAL search_path TO {pg.quoted(schema)}")
-                found = held(pg.PostgresSql(conn), tables)
+                marked = version >= SIMULATED_ANNOTATORS
+                found = held(pg.PostgresSql(conn), tables, simulated_annotators=marked)
                 if found:
                     return found
                 if not alone:

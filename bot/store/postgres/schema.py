@@ -11,9 +11,12 @@ PL/pgSQL functions.
 
 from __future__ import annotations
 
-SQLITE_VERSION_OF = {1: 13, 2: 14}
+SQLITE_VERSION_OF = {1: 13, 2: 14, 3: 15}
 """The SQLite schema version each PostgreSQL version holds the same tables as: ``ozlab
 copy`` moves a study only between these two."""
+
+SIMULATED_ANNOTATORS = 3
+"""The version from which annotators can be marked simulated (``annotators.simulated``)."""
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: every table of SQLite's version 13, and the store's own bookkeeping
@@ -347,5 +350,9 @@ MIGRATIONS: tuple[str, ...] = (
     END $$;
     CREATE TRIGGER votes_go_with_their_session AFTER DELETE ON sessions
         FOR EACH ROW EXECUTE FUNCTION votes_go_with_their_session();
+    """,
+    # 3: SQLite's version 15, annotators played by a simulation (see there)
+    """
+    ALTER TABLE annotators ADD COLUMN simulated BIGINT NOT NULL DEFAULT 0;
     """,
 )

@@ -272,10 +272,6 @@ class _Known:
         self.revision = self.sequence = None
 
 
-class _SomeoneElseWrote(Exception):
-    """The study's revision is not the one this writer left: its sequence must be read."""
-
-
 _NOT_OURS = "OZ001"
 """The SQLSTATE of the check below, so that its failure is told from any other error."""
 
@@ -299,46 +295,38 @@ def _run(
 ) -> list[Any]:
     """The batch in one transaction, its statements sent together until a job reads an
     answer (``BatchedSql``): ``BEGIN`` goes with the first of them and ``COMMIT`` with the
-    last, so that a batch costs one or two round trips to the server."""
-    try:
-        return _batch(conn, jobs, prepared, known, without_nul)
-    except _SomeoneElseWrote:
-        known.forget()
-        return _batch(conn, jobs, prepared, known, without_nul)
-
-
-def _batch(
-    conn: psycopg.Connection[Any],
-    jobs: list[Job],
-    prepared: dict[str, str],
-    known: _Known,
-    without_nul: bool,
-) -> list[Any]:
-    sql = pg.BatchedSql(conn, prepared, without_nul=without_nul)
-    try:
-        sql.execute("BEGIN")
-        # one writer at a time: the row lock serialises the study's writers
-        counted = sql.execute("UPDATE store_version SET revision = revision + 1 RETURNING revision")
-        if known.revision is not None:
-            sql.execute(_unchanged_since(known.revision))
-        tx = Tx(sql, known.sequence if known.revision is not None else None)
-        results = [job(tx) for job in jobs]
-        tx.finish()
-        sql.execute("COMMIT")
-        sql.flush()
-    except BaseException as error:
-        known.forget()
-        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-            conn.execute("ROLLBACK")
-        if prepared:  # what this batch prepared went with it: start again from none
-            prepared.clear()
-            conn.execute("DEALLOCATE ALL")
-        if isinstance(error, psycopg.Error) and error.sqlstate == _NOT_OURS:
-            raise _SomeoneElseWrote from None
-        raise
-    known.revision = int(counted.fetchone()[0])
-    known.sequence = tx.sequence
-    return results
+    last, so that a batch costs one round trip to the server, two when a job reads an
+    answer; once more, with the sequence read, when another writer committed in between."""
+    while True:
+        sql = pg.BatchedSql(conn, prepared, without_nul=without_nul)
+        try:
+            sql.execute("BEGIN")
+            # one writer at a time: the row lock serialises the study's writers
+            counted = sql.execute(
+                "UPDATE store_version SET revision = revision + 1 RETURNING revision"
+            )
+            if known.revision is not None:
+                sql.execute(_unchanged_since(known.revision))
+            tx = Tx(sql, known.sequence if known.revision is not None else None)
+            results = [job(tx) for job in jobs]
+            tx.finish()
+            sql.execute("COMMIT")
+            sql.flush()
+        except BaseException as error:
+            someone_else = isinstance(error, psycopg.Error) and error.sqlstate == _NOT_OURS
+            if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                conn.execute("ROLLBACK")
+            if prepared:  # what this batch prepared went with it: start again from none
+                prepared.clear()
+                conn.execute("DEALLOCATE ALL")
+            if someone_else and known.revision is not None:
+                known.forget()
+                continue
+            known.forget()
+            raise
+        known.revision = int(counted.fetchone()[0])
+        known.sequence = tx.sequence
+        return results
 
 
 if TYPE_CHECKING:

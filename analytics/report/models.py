@@ -1,0 +1,118 @@
+"""The models section's numbers: task success across systems when participants did several
+tasks (GEE), and a mixed model of each score participants gave several times.
+
+The section exists only where the data call for it: some participant contributed several
+sessions, or gave a score more than once. Otherwise the report's tests over participants
+stand alone and there is no section (the JSON's ``models`` tables are empty).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS, StudyData
+from analytics.statistics import mixed
+from analytics.statistics.clustered import TERM_COLUMNS, TEST_COLUMNS, compare_success
+from analytics.statistics.completion import task_outcomes
+from bot.core.vocabulary import AnswerStatus, Moment
+
+KEYS = ["measure_kind", "questionnaire_id", "measure"]
+CATEGORICAL = ("yes_no", "thumbs", "choice", "multi_choice", "text")
+"""Item types that are not modelled as scores."""
+
+
+@dataclass(frozen=True)
+class ModelsSection:
+    success_test: pd.DataFrame
+    """One row (``clustered.TEST_COLUMNS``), or none when each participant did one task."""
+    success_terms: pd.DataFrame
+    """Each system's odds ratio of success against the first."""
+    fits: pd.DataFrame
+    """One row per measure modelled: ``KEYS``, ``method``, ``mixed.FIT_COLUMNS``."""
+    terms: pd.DataFrame
+    """One row per measure and fixed effect: ``KEYS``, ``mixed.TERM_COLUMNS``."""
+
+
+def empty_section() -> ModelsSection:
+    """The section's tables with nothing in them."""
+    return ModelsSection(
+        success_test=pd.DataFrame(columns=TEST_COLUMNS),
+        success_terms=pd.DataFrame(columns=TERM_COLUMNS),
+        fits=pd.DataFrame(columns=[*KEYS, "method", *mixed.FIT_COLUMNS]),
+        terms=pd.DataFrame(columns=[*KEYS, *mixed.TERM_COLUMNS]),
+    )
+
+
+def models_section(
+    data: StudyData, scores: pd.DataFrame, *, every_size: bool = False
+) -> ModelsSection | None:
+    """The section, or None when no participant did several tasks or gave a score twice;
+    a measure with more scores than ``mixed.LARGEST_FITTED`` is fitted only ``every_size``."""
+    outcomes = task_outcomes(data.sessions)
+    outcomes = outcomes[~outcomes["system_id"].isin(_PSEUDO) & outcomes["system_id"].notna()]
+    test, odds = compare_success(outcomes)
+    fits, terms = [], []
+    for keys, part in _measures(data, scores):
+        if part["system_id"].nunique() < 2 or not mixed.repeated(part):
+            continue
+        found = mixed.mixed_model(part, largest=None if every_size else mixed.LARGEST_FITTED)
+        method = mixed.METHOD
+        if keys[0] == "item":
+            note = found.fit["note"]
+            found.fit["note"] = mixed.ORDINAL_CAVEAT + (f"; {note}" if note else "")
+        fits.append({**dict(zip(KEYS, keys, strict=True)), "method": method, **found.fit})
+        terms.append(found.terms.assign(**dict(zip(KEYS, keys, strict=True))))
+    if test.empty and not fits:
+        return None
+    term_table = (
+        pd.concat(terms, ignore_index=True)[[*KEYS, *mixed.TERM_COLUMNS]]
+        if terms
+        else pd.DataFrame(columns=[*KEYS, *mixed.TERM_COLUMNS])
+    )
+    return ModelsSection(
+        success_test=test,
+        success_terms=odds,
+        fits=pd.DataFrame(fits, columns=[*KEYS, "method", *mixed.FIT_COLUMNS]),
+        terms=term_table,
+    )
+
+
+_PSEUDO = (NO_SYSTEM, SEVERAL_SYSTEMS)
+
+
+Measure = tuple[tuple[str, str, str], pd.DataFrame]
+
+
+def _measures(data: StudyData, scores: pd.DataFrame) -> list[Measure]:
+    """Each construct's scores and each single scale item's answers, one row per answer set
+    with its time: what the comparison of systems tests, given after a task or the study."""
+    responses = data.responses
+    moments = (Moment.POST_TASK.value, Moment.POST_STUDY.value)
+    first = responses.groupby(["participant_id", "scope"], observed=True)["answered_at"].min()
+    timing = first.rename("answered_at").reset_index()
+    out: list[Measure] = []
+    kept = scores[scores["moment"].astype(object).isin(moments)]
+    kept = kept[~kept["system_id"].isin(_PSEUDO) & kept["system_id"].notna()]
+    kept = kept.astype({"participant_id": object, "scope": object}).merge(
+        timing.astype({"participant_id": object, "scope": object}),
+        on=["participant_id", "scope"],
+        how="left",
+    )
+    for (q_id, construct), part in kept.groupby(["questionnaire_id", "construct"], observed=True):
+        out.append((("construct", str(q_id), str(construct)), part))
+    checks = set(data.items.loc[data.items["attention"].notna(), "item_id"])
+    single = responses[
+        responses["construct"].isna()
+        & (responses["status"] == AnswerStatus.ANSWERED.value)
+        & responses["moment"].astype(object).isin(moments)
+        & ~responses["item_id"].isin(checks)
+        & ~responses["type"].isin(CATEGORICAL)
+        & responses["score"].notna()
+        & responses["system_id"].notna()
+        & ~responses["system_id"].isin(_PSEUDO)
+    ]
+    for (q_id, item_id), part in single.groupby(["questionnaire_id", "item_id"], observed=True):
+        out.append((("item", str(q_id), str(item_id)), part))
+    return out

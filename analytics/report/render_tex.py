@@ -1,0 +1,269 @@
+"""The report as LaTeX for a paper: a main file that compiles with pdflatex, one
+``\\input``-able file per table (booktabs rules, a longtable that may break across pages),
+and every figure as PDF beside them.
+
+``--out paper/report.tex`` writes ``paper/report.tex``, ``paper/report-tables/NN-name.tex``
+and ``paper/report-figures/NAME.pdf``. A table file holds the table alone (its caption, its
+rules, its rows), so that a paper can ``\\input`` the one it needs; it needs ``booktabs``,
+``longtable`` and ``array`` in the paper's preamble, as the main file has them.
+
+Every text of the document is escaped (:func:`latex`): LaTeX's special characters are
+printed as written, the symbols the report uses (ε², ρ, ≈, −) are set in math, and a
+character pdflatex's fonts do not hold (an emoji, a script other than Latin) is shown
+visibly as its code point, ``<U+1F600>``, rather than failing the compilation or vanishing.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from analytics.report.document import Block, Bullets, Figure, Heading, Paragraph, Table
+from bot.core.visible_text import visible
+
+_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "{": r"\{",
+    "}": r"\}",
+    "$": r"\$",
+    "&": r"\&",
+    "#": r"\#",
+    "^": r"\textasciicircum{}",
+    "_": r"\_",
+    "%": r"\%",
+    "~": r"\textasciitilde{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+    "`": r"\textasciigrave{}",
+    "-": "-{}",  # never a ligature: "--" stays two hyphens
+    '"': r"\textquotedbl{}",
+}
+_SYMBOLS = {
+    "—": "---",
+    "–": "--",
+    "−": r"\textminus{}",
+    "…": r"\dots{}",
+    "“": "``",
+    "”": "''",
+    "‘": "`",
+    "’": "'",
+    "•": r"\textbullet{}",
+    "·": r"\textperiodcentered{}",
+    "→": r"\textrightarrow{}",
+    "×": r"\texttimes{}",
+    "±": r"\textpm{}",
+    "°": r"\textdegree{}",
+    "²": r"\textsuperscript{2}",
+    "³": r"\textsuperscript{3}",
+    "€": r"\texteuro{}",
+    "≈": r"$\approx$",
+    "≥": r"$\geq$",
+    "≤": r"$\leq$",
+    "≠": r"$\neq$",
+    "∞": r"$\infty$",
+    "√": r"$\surd$",
+    "α": r"$\alpha$",
+    "β": r"$\beta$",
+    "χ": r"$\chi$",
+    "δ": r"$\delta$",
+    "ε": r"$\varepsilon$",
+    "η": r"$\eta$",
+    "κ": r"$\kappa$",
+    "λ": r"$\lambda$",
+    "μ": r"$\mu$",
+    "π": r"$\pi$",
+    "ρ": r"$\rho$",
+    "σ": r"$\sigma$",
+    "τ": r"$\tau$",
+    "ω": r"$\omega$",
+    "Δ": r"$\Delta$",
+}
+_PACKAGES = ("booktabs", "longtable", "array", "graphicx", "textcomp")
+
+
+def latex(text: str) -> str:
+    """``text`` as LaTeX that prints it as written, on one line."""
+    out = []
+    run = 0  # characters since the last space: a long run (a digest, a URL) may break
+    for char in visible(" ".join(str(text).split())):
+        run = 0 if char == " " else run + 1
+        if run > 1 and run % 16 == 1:
+            out.append(r"\allowbreak{}")
+        if char in _SPECIAL:
+            out.append(_SPECIAL[char])
+        elif char in _SYMBOLS:
+            out.append(_SYMBOLS[char])
+        elif char.isascii() or _latin(char):
+            out.append(char)
+        else:
+            out.append(rf"\texttt{{<U+{ord(char):04X}>}}\allowbreak{{}}")
+    return "".join(out)
+
+
+def _latin(char: str) -> bool:
+    """A letter of Latin-1 or Latin Extended-A, which T1-encoded fonts hold (é, ß, ł)."""
+    return 0xA0 <= ord(char) <= 0x17F and unicodedata.category(char) not in ("Cc", "Cf")
+
+
+def write_latex(
+    blocks: Sequence[Block],
+    out: Path,
+    draw: Callable[[Figure], list[tuple[str, str, bytes]]],
+    write: Callable[[Path, str | bytes], Path],
+    folder: Callable[[Path], Path],
+) -> list[Path]:
+    """The main file ``out``, its tables and figures beside it; the paths written, main
+    file first. ``draw`` gives a figure's charts as (name, caption, PDF bytes); ``write``
+    and ``folder`` make files and folders (their owner's only: they quote participants)."""
+    stem = out.stem
+    tables_dir = out.parent / f"{stem}-tables"
+    figures_dir = out.parent / f"{stem}-figures"
+    written: list[Path] = []
+    body: list[str] = []
+    title = ""
+    count = 0
+    for block in blocks:
+        match block:
+            case Heading(text=text, level=1):
+                title = text
+            case Heading(text=text, level=2):
+                body.append(rf"\section{{{latex(text)}}}")
+            case Heading(text=text):
+                body.append(rf"\subsection*{{{latex(text)}}}")
+            case Paragraph(text=text, kind="note"):
+                body.append(rf"\begin{{quote}}\textbf{{Note.}} {latex(text)}\end{{quote}}")
+            case Paragraph(text=text, kind="method"):
+                body.append(rf"{{\small\itshape {latex(text)}\par}}")
+            case Paragraph(text=text):
+                body.append(latex(text))
+            case Bullets(items=items, more=more):
+                body.append(_bullets(items, more))
+            case Table():
+                count += 1
+                name = f"{count:02d}-{_slug(block.caption or 'table')}"
+                folder(tables_dir)
+                written.append(write(tables_dir / f"{name}.tex", table_latex(block)))
+                body.append(rf"\input{{{stem}-tables/{name}}}")
+            case Figure():
+                for chart, caption, pdf in draw(block):
+                    folder(figures_dir)
+                    written.append(write(figures_dir / f"{chart}.pdf", pdf))
+                    body.append(_figure(f"{stem}-figures/{chart}.pdf", caption))
+    main = write(out, _main(title, body))
+    return [main, *written]
+
+
+def _main(title: str, body: Iterable[str]) -> str:
+    packages = "\n".join(rf"\usepackage{{{p}}}" for p in _PACKAGES)
+    return "\n".join(
+        [
+            "% The ozlab report as LaTeX: compile with pdflatex; each table is its own file.",
+            r"\documentclass[11pt,a4paper]{article}",
+            r"\usepackage[T1]{fontenc}",
+            r"\usepackage[utf8]{inputenc}",
+            r"\usepackage{lmodern}",
+            r"\usepackage[margin=2cm]{geometry}",
+            packages,
+            r"\setlength{\LTcapwidth}{\linewidth}",
+            r"\begin{document}",
+            rf"{{\LARGE\bfseries {latex(title)}\par}}",
+            r"\bigskip",
+            "",
+            "\n\n".join(body),
+            "",
+            r"\end{document}",
+            "",
+        ]
+    )
+
+
+def _bullets(items: Sequence[str], more: int) -> str:
+    lines = [r"\begin{itemize}"]
+    lines += [rf"  \item {latex(item)}" for item in items]
+    if more:
+        lines.append(rf"  \item \dots{{}} and {more} more")
+    lines.append(r"\end{itemize}")
+    return "\n".join(lines)
+
+
+def _figure(path: str, caption: str) -> str:
+    return "\n".join(
+        [
+            r"\begin{figure}[htbp]",
+            r"  \centering",
+            rf"  \includegraphics[width=\linewidth]{{{path}}}",
+            rf"  \caption{{{latex(caption)}}}",
+            r"\end{figure}",
+        ]
+    )
+
+
+def _slug(text: str) -> str:
+    words = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return words[:40].rstrip("-") or "table"
+
+
+_CHAR = 0.0115
+"""About one character's share of the text width in a \\small table."""
+
+
+def table_latex(block: Table) -> str:
+    """One table as an ``\\input``-able longtable with booktabs rules."""
+    flags = block.numeric or (False,) * len(block.columns)
+    small = len(block.columns) > 6
+    spec = _columns(block, flags, 0.95 if small else 1.0)
+    header = " & ".join(rf"\textbf{{{latex(c)}}}" for c in block.columns) + r" \\"
+    lines = [
+        f"% {latex(block.caption or 'table')} (ozlab report)",
+        r"\begingroup" + (r"\footnotesize" if small else r"\small"),
+        r"\setlength{\tabcolsep}{4pt}",
+        rf"\begin{{longtable}}{{@{{}}{spec}@{{}}}}",
+    ]
+    if block.caption:
+        lines.append(rf"\caption*{{\textbf{{{latex(block.caption)}}}}}\\")
+    lines += [r"\toprule", header, r"\midrule", r"\endhead"]
+    breaks = set(block.group_breaks)
+    for index, row in enumerate(block.rows):
+        if index in breaks:
+            lines.append(r"\addlinespace")
+        lines.append(" & ".join(latex(cell) for cell in row) + r" \\")
+    lines.append(r"\bottomrule")
+    if block.more:
+        lines.append(
+            rf"\multicolumn{{{len(block.columns)}}}{{@{{}}l}}{{\dots{{}} and {block.more} "
+            r"more rows}\\"
+        )
+    lines += [r"\end{longtable}", r"\endgroup", ""]
+    return "\n".join(lines)
+
+
+def _columns(block: Table, flags: Sequence[bool], scale: float) -> str:
+    """``l``/``r`` for short columns; a paragraph column (``p``) sharing the width left
+    for each long one, so that a long text wraps within the page."""
+    longest = [
+        max([len(block.columns[i]), *(len(row[i]) for row in block.rows)])
+        for i in range(len(block.columns))
+    ]
+    long = [n > 16 for n in longest]
+    fixed = sum((n + 2) * _CHAR * scale for n, wide in zip(longest, long, strict=True) if not wide)
+    free = max(0.2, 0.97 - fixed)
+    weights = [min(n, 60) if wide else 0 for n, wide in zip(longest, long, strict=True)]
+    total = sum(weights) or 1
+    words = [
+        max(len(w) for text in (block.columns[i], *(row[i] for row in block.rows))
+            for w in [*text.split(), ""])
+        for i in range(len(block.columns))
+    ]  # fmt: skip
+    spec = []
+    for numeric, wide, weight, word in zip(flags, long, weights, words, strict=True):
+        if not wide:
+            spec.append("r" if numeric else "l")
+            continue
+        share = max(free * weight / total, (word + 1) * _CHAR * scale)  # a word never sticks out
+        width = rf"{share:.3f}\linewidth"
+        align = r">{\raggedleft\arraybackslash}" if numeric else r">{\raggedright\arraybackslash}"
+        spec.append(rf"{align}p{{{width}}}")
+    return "".join(spec)

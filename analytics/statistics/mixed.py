@@ -1,0 +1,286 @@
+"""Repeated measures: a linear mixed model of a score when participants gave it several
+times (several tasks, or several systems within participants).
+
+One row per answer set (a session's questionnaire, an imported form): the score, its
+participant, system, scenario and time. The model (statsmodels ``MixedLM``, REML, as R's
+``lme4::lmer(..., REML = TRUE)`` fits it; tests/r/mixed_idial.R):
+
+- fixed: the system (treatment coding, the first system in sorted order the reference);
+  where some participant met several systems, also the period (the answer set's place in
+  the participant's own order, a factor, the first the reference) and carry-over (for each
+  system but the reference, whether the participant's previous answer set was with it);
+- random: an intercept per participant; where answer sets come from several scenarios, an
+  intercept per scenario too, crossed with the participant's (a variance component).
+
+Intervals are Wald intervals (estimate ± z·SE), p-values Wald z tests, as
+``confint(fit, method = "Wald")`` and a z test in R. A term the design cannot separate from
+the others (carry-over in some crossover designs) is left out, and named in ``dropped``;
+so are period and carry-over when a participant's answer sets share a time (imported
+without one), which leaves their order unknown.
+
+Items answered on an ordinal scale call for a cumulative-link mixed model (R's
+``ordinal::clmm``); no well-kept Python library fits one (statsmodels' ``OrderedModel`` has
+no random effects), so single items get the linear model with that caveat in ``note``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+MIN_PARTICIPANTS = 5
+ORDINAL_CAVEAT = (
+    "an ordinal item analysed as if its answers were interval numbers: a cumulative-link "
+    "mixed model would fit it, but no well-kept Python library fits one (statsmodels' "
+    "OrderedModel has no random effects)"
+)
+METHOD = (
+    "Linear mixed model (statsmodels MixedLM, REML, as lme4's lmer): Wald intervals and z "
+    "tests of the fixed effects"
+)
+UNTIMED = "period and carry-over (some answer sets of a participant share their time)"
+TERM_COLUMNS = ["term", "kind", "estimate", "se", "ci_low", "ci_high", "z", "p"]
+FIT_COLUMNS = [
+    "formula", "n_scores", "n_participants", "n_scenarios", "var_participant", "var_scenario",
+    "var_residual", "reml_criterion", "dropped", "note",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MixedFit:
+    fit: dict[str, object]
+    """One row of ``FIT_COLUMNS``."""
+    terms: pd.DataFrame
+    """One row per fixed effect (``TERM_COLUMNS``)."""
+
+
+def repeated(scores: pd.DataFrame) -> bool:
+    """Whether some participant gave the score more than once."""
+    return bool(scores["participant_id"].duplicated().any())
+
+
+def with_periods(scores: pd.DataFrame) -> pd.DataFrame:
+    """``period`` (1, 2, …: the answer set's place in its participant's order by
+    ``answered_at``) and ``previous_system`` (None for the first)."""
+    frame = scores.sort_values(["participant_id", "answered_at"], kind="stable")
+    period = frame.groupby("participant_id", sort=False).cumcount() + 1
+    previous = frame.groupby("participant_id", sort=False)["system_id"].shift(1)
+    return frame.assign(period=period, previous_system=previous.astype(object))
+
+
+LARGEST_FITTED = 3_000
+"""Scores of one measure above which the report fits no mixed model unless asked
+(``ozlab report --models``): statsmodels' REML fit loops over participants in Python and
+fits crossed scenarios as one dense group, seconds to minutes a measure at 10,000 scores
+(a human evaluation rarely has more than a few hundred)."""
+
+
+def mixed_model(
+    scores: pd.DataFrame, confidence: float = 0.95, *, largest: int | None = LARGEST_FITTED
+) -> MixedFit:
+    """The model of ``score`` for one measure (columns participant_id, system_id,
+    scenario_id, answered_at, score); none fitted above ``largest`` scores (None: any)."""
+    frame = with_periods(scores.dropna(subset=["score", "system_id"]))
+    systems = sorted(frame["system_id"].astype(str).unique())
+    scenarios = frame["scenario_id"].dropna().astype(str).unique()
+    met = bool((frame.groupby("participant_id")["system_id"].nunique() > 1).any())
+    tied = frame.groupby("participant_id")["answered_at"].apply(lambda t: t.duplicated().any())
+    within = met and not bool(tied.any())
+    fit: dict[str, object] = dict.fromkeys(FIT_COLUMNS, math.nan)
+    fit.update(
+        n_scores=len(frame),
+        n_participants=int(frame["participant_id"].nunique()),
+        n_scenarios=len(scenarios),
+        dropped="",
+        note=None,
+    )
+    several_scenarios = len(scenarios) > 1
+    fit["formula"] = _formula(systems, within, several_scenarios)
+    empty = pd.DataFrame(columns=TERM_COLUMNS)
+    if len(systems) < 2:
+        fit["note"] = "fewer than two systems"
+        return MixedFit(fit, empty)
+    if fit["n_participants"] < MIN_PARTICIPANTS:  # type: ignore[operator]
+        fit["note"] = f"fewer than {MIN_PARTICIPANTS} participants"
+        return MixedFit(fit, empty)
+    if largest is not None and len(frame) > largest:
+        fit["note"] = (
+            f"not fitted: {len(frame):,} scores, over {largest:,} (the fit takes minutes at"
+            " this size): ozlab report --models fits it"
+        )
+        return MixedFit(fit, empty)
+    columns, names, kinds = _design(frame, systems, within)
+    keep, dropped = _estimable(columns)
+    x = columns[:, keep]
+    aliased = ", ".join(names[i] for i in dropped)
+    untimed = UNTIMED if met and not within else ""
+    fit["dropped"] = "; ".join(
+        part for part in (untimed, aliased and f"{aliased} (aliased)") if part
+    )
+    names, kinds = [names[i] for i in keep], [kinds[i] for i in keep]
+    found = _fit(frame, x, several_scenarios)
+    if found is None:
+        fit["note"] = "the model did not converge"
+        return MixedFit(fit, empty)
+    result, fit["var_participant"], fit["var_scenario"] = found
+    fit["var_residual"] = float(result.scale)
+    fit["reml_criterion"] = -2 * float(result.llf)
+    beta = np.asarray(result.fe_params)
+    se = _fixed_se(frame, x, fit)
+    z = float(norm.ppf(0.5 + confidence / 2))
+    terms = pd.DataFrame(
+        {
+            "term": names,
+            "kind": kinds,
+            "estimate": beta,
+            "se": se,
+            "ci_low": beta - z * se,
+            "ci_high": beta + z * se,
+            "z": beta / se,
+            "p": 2 * norm.sf(np.abs(beta / se)),
+        },
+        columns=TERM_COLUMNS,
+    )
+    return MixedFit(fit, terms)
+
+
+def _design(
+    frame: pd.DataFrame, systems: list[str], within: bool
+) -> tuple[np.ndarray, list[str], list[str]]:
+    """The fixed effects' columns, their names in the researcher's words, and kinds."""
+    system = frame["system_id"].astype(str).to_numpy()
+    columns = [np.ones(len(frame))]
+    names, kinds = [f"intercept ({systems[0]}" + (", period 1)" if within else ")")], ["intercept"]
+    for other in systems[1:]:
+        columns.append((system == other).astype(float))
+        names.append(f"{other} − {systems[0]}")
+        kinds.append("system")
+    if within:
+        period = frame["period"].to_numpy()
+        for p in range(2, int(period.max()) + 1):
+            columns.append((period == p).astype(float))
+            names.append(f"period {p} − period 1")
+            kinds.append("period")
+        previous = frame["previous_system"].astype(object).to_numpy()
+        for other in systems[1:]:
+            columns.append((previous == other).astype(float))
+            names.append(f"carry-over of {other}")
+            kinds.append("carry-over")
+    return np.column_stack(columns), names, kinds
+
+
+def _fixed_se(frame: pd.DataFrame, x: np.ndarray, fit: dict[str, object]) -> np.ndarray:
+    """Standard errors of the fixed effects as lme4 gives them: from (X' V⁻¹ X)⁻¹ at the
+    estimated variances (statsmodels' own come from the Hessian of every parameter, the
+    variances' included, and differ from lme4's in the fourth decimal)."""
+    n = len(frame)
+    v = float(fit["var_residual"]) * np.eye(n)  # type: ignore[arg-type]
+    parts = [("participant_id", "var_participant"), ("scenario_id", "var_scenario")]
+    for column, name in parts:
+        variance = float(fit[name])  # type: ignore[arg-type]
+        if math.isnan(variance):
+            continue
+        labels = frame[column].astype(object).fillna("(none)").astype(str).to_numpy()
+        v += variance * (labels[:, None] == labels[None, :])
+    information = x.T @ np.linalg.solve(v, x)
+    return np.sqrt(np.diag(np.linalg.inv(information)))
+
+
+def _estimable(columns: np.ndarray) -> tuple[list[int], list[int]]:
+    """Columns kept in order while each adds rank; the others are aliased (dropped)."""
+    keep: list[int] = []
+    dropped: list[int] = []
+    for j in range(columns.shape[1]):
+        trial = columns[:, [*keep, j]]
+        if np.linalg.matrix_rank(trial) == len(keep) + 1:
+            keep.append(j)
+        else:
+            dropped.append(j)
+    return keep, dropped
+
+
+def _fit(frame: pd.DataFrame, x: np.ndarray, several_scenarios: bool) -> Any:
+    """The REML fit with the variances of participants and scenarios (NaN: not in the
+    model), or None. A variance lme4 puts on the boundary (0) statsmodels only approaches,
+    as it optimises its logarithm: when the crossed model is no better than the model
+    without scenarios, the scenarios' variance is 0 and the simpler fit is the answer."""
+    people = frame["participant_id"].astype(str).to_numpy()
+    y = frame["score"].astype(float).to_numpy()
+    alone = _best(_participants_model(y, x, people))
+    if not several_scenarios:
+        return None if alone is None else (alone, float(np.asarray(alone.cov_re)[0, 0]), math.nan)
+    scenario = frame["scenario_id"].astype(object).fillna("(none)").astype(str).to_numpy()
+    floor = -math.inf if alone is None else float(alone.llf)
+    crossed = _best(_crossed_model(y, x, {"participant": people, "scenario": scenario}), floor)
+    if crossed is not None and (alone is None or crossed.llf > alone.llf + 1e-7):
+        variances = dict(zip(crossed.model.exog_vc.names, np.asarray(crossed.vcomp), strict=True))
+        return crossed, float(variances["participant"]), float(variances["scenario"])
+    return None if alone is None else (alone, float(np.asarray(alone.cov_re)[0, 0]), 0.0)
+
+
+def _participants_model(y: np.ndarray, x: np.ndarray, people: np.ndarray) -> Any:
+    import statsmodels.api as sm
+
+    return sm.MixedLM(y, x, groups=pd.factorize(people)[0], exog_re=np.ones((len(y), 1)))
+
+
+def _crossed_model(y: np.ndarray, x: np.ndarray, factors: dict[str, np.ndarray]) -> Any:
+    """Crossed random intercepts: one group holding everything, a variance component each."""
+    import statsmodels.api as sm
+    from statsmodels.regression.mixed_linear_model import VCSpec
+
+    names, columns, levels = [], [], []
+    for name, labels in factors.items():
+        values = sorted(set(labels))
+        names.append(name)
+        columns.append([np.column_stack([(labels == v).astype(float) for v in values])])
+        levels.append([values])
+    return sm.MixedLM(y, x, groups=np.zeros(len(y)), exog_vc=VCSpec(names, levels, columns))
+
+
+def _best(model: Any, floor: float | None = None) -> Any:
+    """The REML fit, or None. Without ``floor``: BFGS to a tight gradient (it agrees with
+    lme4 to 1e-8), Powell's method when BFGS stops short. With ``floor`` (the likelihood of
+    the model without this one's last variance): Powell first, quick and closest to a
+    boundary; no better than ``floor`` means the variance is on the boundary (the simpler
+    model is the answer), otherwise BFGS refines Powell's estimate."""
+    tight = {"method": ["bfgs"], "gtol": 1e-12}
+    first = _attempt(model, tight if floor is None else {"method": ["powell"]})
+    if first is None or (floor is not None and first.llf <= floor + 1e-7):
+        return first
+    if floor is None and first.converged:
+        return first
+    if floor is None:
+        second = _attempt(model, {"method": ["powell"]})
+    else:
+        second = _attempt(model, {**tight, "start_params": first.params_object})
+    fits = [f for f in (first, second) if f is not None]
+    return max(fits, key=lambda r: r.llf)
+
+
+def _attempt(model: Any, options: dict[str, Any]) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # boundary and convergence warnings: judged here
+        try:
+            result = model.fit(reml=True, **options)
+        except (np.linalg.LinAlgError, ValueError):
+            return None
+    ok = np.isfinite(result.llf) and np.all(np.isfinite(result.fe_params))
+    return result if ok else None
+
+
+def _formula(systems: list[str], within: bool, scenarios: bool) -> str:
+    """The model in words, for the report."""
+    fixed = "system" + (
+        " + period + carry-over (the previous answer set's system)" if within else ""
+    )
+    random = "a random intercept per participant" + (
+        " and one per scenario (crossed)" if scenarios else ""
+    )
+    return f"score ~ {fixed}, with {random}; {systems[0]} is the reference system"
