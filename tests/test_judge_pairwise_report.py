@@ -15,7 +15,6 @@ from bot.core.participants import ParticipantStatus
 from bot.core.vocabulary import Consent, SessionState, Stage
 from bot.engine import effects as fx
 from bot.store.definition import definition_json
-from bot.store.judge_ledger import JudgeLedger, ledger_path
 from bot.store.model import StepCommit
 from bot.store.sqlite import open_store
 from bot.systems.http_json import JsonClient
@@ -66,13 +65,12 @@ async def test_the_planted_position_bias_is_found(tmp_path: Path) -> None:
         judge = Judge(id="gpt-judge", url=server.url, model="judge-m", timeout=5)
         job = bundle.jobs["hmd-acute"].model_copy(update={"judges": (judge,)})
         server.behave(Mode.STATUS, status=504, times=1)  # one call fails
-        ledger, client = JudgeLedger(ledger_path(db)), JsonClient()
+        client = JsonClient()
         try:
-            first = await run_judge(store, bundle, job, judge, ledger, client, {})
-            second = await run_judge(store, bundle, job, judge, ledger, client, {})
+            first = await run_judge(store, bundle, job, judge, client, {})
+            second = await run_judge(store, bundle, job, judge, client, {})
         finally:
             await client.close()
-            ledger.close()
         await store.close()
     assert first.failed == 1 and first.retried > 0 and first.unparseable == 0
     assert second.targets == 1 and second.failed == 0  # the failed pair, judged again

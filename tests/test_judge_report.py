@@ -17,7 +17,6 @@ import pytest
 from bot.annotation.jobs import job_record, prepare_job
 from bot.annotation.judging import run_judge
 from bot.core.vocabulary import AnnotationLevel
-from bot.store.judge_ledger import JudgeLedger, ledger_path
 from bot.store.model import ImportedRating
 from bot.store.sqlite import open_store
 from bot.systems.http_json import JsonClient
@@ -73,12 +72,11 @@ async def test_the_report_sets_the_judge_beside_three_annotators(tmp_path: Path)
         ]
         outcome = await store.import_annotations(job_record(bundle, job), simulated)
         assert outcome.written
-        ledger, client = JudgeLedger(ledger_path(db)), JsonClient()
+        client = JsonClient()
         try:
-            run = await run_judge(store, bundle, job, job.judges[0], ledger, client, {})
+            run = await run_judge(store, bundle, job, job.judges[0], client, {})
         finally:
             await client.close()
-            ledger.close()
         await store.close()
     assert run.targets == 30 and run.unparseable == 0
     report = await json_report(db, tmp_path / "report.json")

@@ -7,7 +7,6 @@ the annotators' targets."""
 from __future__ import annotations
 
 import re
-import stat
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,6 @@ from bot.annotation.judging import JudgeRun, Limits, judge_annotator, run_judge
 from bot.core.vocabulary import FlagReason, Origin, RaterKind, Winner
 from bot.engine.annotating.judging import choices_of, parse
 from bot.store.interface import StudyStore
-from bot.store.judge_ledger import JudgeLedger, ledger_path
 from bot.store.sqlite import open_store
 from bot.systems.http_json import JsonClient
 from questionnaires.models import ScaleItem
@@ -70,7 +68,6 @@ async def judge_once(
 ) -> JudgeRun:
     bundle = judged_bundle(server.url)
     job = bundle.jobs["hri-cues"]
-    ledger = JudgeLedger(ledger_path(db), clock=lambda: 200.0)
     client = JsonClient()
     try:
         return await run_judge(
@@ -78,7 +75,6 @@ async def judge_once(
             bundle,
             job,
             job.judges[0],
-            ledger,
             client,
             {},
             limits=Limits(concurrency=3, per_second=1000),
@@ -87,7 +83,6 @@ async def judge_once(
         )
     finally:
         await client.close()
-        ledger.close()
 
 
 def test_only_a_value_of_the_item_is_an_answer() -> None:
@@ -125,13 +120,11 @@ async def test_a_judge_rates_every_target_and_never_keeps_an_unparseable_answer(
     assert asked["model"] == "judge-m" and asked["seed"] == 11 and asked["temperature"] == 0
     assert "Guidelines:" in asked["messages"][0]["content"]
     assert "Answer with one of: 1, 2, 3, 4, 5" in asked["messages"][1]["content"]
-    # provenance of every judgement, in an owner-only ledger beside the database
-    ledger = JudgeLedger(ledger_path(db))
-    made = ledger.judgements("hri-cues")
-    [cost] = ledger.costs()
-    ledger.close()
-    assert stat.S_IMODE(ledger_path(db).stat().st_mode) == 0o600
-    assert len(made) == 7
+    # provenance of every judgement, in the study's database, and no file beside it
+    made = await store.judgements()
+    [cost] = await store.judge_costs()
+    assert not db.with_name(db.name + ".judges").exists()
+    assert len(made) == 7 and {p.job for p in made} == {"hri-cues"}
     assert {(p.model, p.host, p.temperature, p.seed, p.at) for p in made} == {
         ("judge-m", "127.0.0.1", 0.0, 11, 200.0)
     }
@@ -157,7 +150,7 @@ async def test_a_rerun_asks_nothing_again_and_a_partial_run_resumes(
     assert (second.skipped, second.targets) == (2, 5)
     whole = len(server.requests)
     assert whole > asked
-    # the unparseable target is asked again, from the ledger only: no call reaches the server
+    # the unparseable target is asked again, from the kept calls only: no call reaches the server
     third = await judge_once(store, server, db)
     assert len(server.requests) == whole
     assert (third.targets, third.calls, third.cached, third.unparseable) == (1, 0, 2, 1)
@@ -199,14 +192,13 @@ async def test_a_pair_is_judged_in_both_orders_and_a_flipped_verdict_is_no_win(
     async with FakeOpenAI(reply=pair_judge) as server:
         judge = Judge(id="gpt-judge", url=server.url, model="judge-m")
         job = bundle.jobs["hmd-acute"].model_copy(update={"judges": (judge,)})
-        ledger, client = JudgeLedger(ledger_path(db)), JsonClient()
+        client = JsonClient()
         try:
-            run = await run_judge(store, bundle, job, judge, ledger, client, {})
+            run = await run_judge(store, bundle, job, judge, client, {})
             calls = len(server.requests)
-            again = await run_judge(store, bundle, job, judge, ledger, client, {})
+            again = await run_judge(store, bundle, job, judge, client, {})
         finally:
             await client.close()
-            ledger.close()
     votes = [v for _, v in await store.votes() if v.rater == "model:gpt-judge"]
     await store.close()
     assert run.targets == 1 and calls == 8  # four questions, two orders

@@ -10,7 +10,6 @@ yet, no definition stored, one system only) becomes a sentence in ``Report.notes
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pandas as pd
 
@@ -204,7 +203,6 @@ def build_report(
     reading: ReadingTime = READING,
     adjust: str = "headline",
     every_model: bool = False,
-    judge_ledger: Path | None = None,
 ) -> Report:
     """The whole report; with ``exclude_flagged`` every number is computed without the
     participants that data-quality checks flagged, and the report says how many and why;
@@ -272,7 +270,7 @@ def build_report(
         pairwise=pairwise_from_study(data, info.systems),
         models=models_section(data, scores, every_size=every_model),
         examples=example_conversations(data, info.systems),
-        judges=judges_from_study(data, judge_ledger),
+        judges=judges_from_study(data),
     )
 
 

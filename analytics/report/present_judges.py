@@ -8,7 +8,6 @@ appears, as one more rater in the reliability tables and against people."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -34,7 +33,7 @@ class JudgesSection:
     """The reliability tables with every judge as one more rater."""
     provenance: pd.DataFrame
     """Per judge: model, endpoint host, prompt hash, temperature, seed, first and last
-    judgement, judgements by outcome, calls and tokens (from the ledger, when found)."""
+    judgement, judgements by outcome, calls and tokens."""
 
 
 PROVENANCE_COLUMNS = [
@@ -57,7 +56,7 @@ def _lengths(data: StudyData) -> dict[tuple[str, str], float]:
     return found
 
 
-def judges_from_study(data: StudyData, ledger: Path | None = None) -> JudgesSection | None:
+def judges_from_study(data: StudyData) -> JudgesSection | None:
     """None, at no cost, when no judge rated or voted."""
     ratings = data.annotations
     judged = not ratings.empty and (ratings["origin"].astype(str) == "model").any()
@@ -73,20 +72,12 @@ def judges_from_study(data: StudyData, ledger: Path | None = None) -> JudgesSect
         return None
     everyone = analyse(ratings, scales) if judged else None
     reliability = everyone.reliability if everyone is not None else pd.DataFrame()
-    return JudgesSection(findings, reliability, _provenance(ledger))
+    return JudgesSection(findings, reliability, _provenance(data))
 
 
-def _provenance(ledger: Path | None) -> pd.DataFrame:
-    if ledger is None or not ledger.is_file():
-        return pd.DataFrame(columns=PROVENANCE_COLUMNS)
-    from bot.store.judge_ledger import JudgeLedger
-
-    book = JudgeLedger(ledger)
-    try:
-        made = pd.DataFrame([vars(p) for p in book.judgements()])
-        costs = {c.judge: c for c in book.costs()}
-    finally:
-        book.close()
+def _provenance(data: StudyData) -> pd.DataFrame:
+    made = pd.DataFrame([vars(j) for j in data.judgements])
+    costs = {c.judge: c for c in data.judge_costs}
     if made.empty:
         return pd.DataFrame(columns=PROVENANCE_COLUMNS)
     rows = []

@@ -82,15 +82,9 @@ def report(
         data = load_study(db, study)
         step("computing statistics")
         from analytics.report.numbers import build_report
-        from bot.store.judge_ledger import ledger_path
 
-        ledger = ledger_path(Path(place.path)) if place.server is None else None
         built = build_report(
-            data,
-            exclude_flagged=exclude_flagged,
-            adjust=adjust,
-            every_model=every_model,
-            judge_ledger=ledger,
+            data, exclude_flagged=exclude_flagged, adjust=adjust, every_model=every_model
         )
         step(f"writing {fmt}")
         found = None

@@ -1,7 +1,8 @@
 """A model judge rates every target of an annotation job (``ozlab judge run``): each item
 asked on its own, the answer parsed strictly and asked once more when it is not one of the
-item's values, every call kept in the ledger by its exact request (a rerun, or a run resumed
-after a kill, asks nothing twice), at most so many calls at once and per second.
+item's values, every call kept in the study's database by its exact request (a rerun, or a
+run resumed after a kill, asks nothing twice), at most so many calls at once and per second.
+A call and a judgement name the sessions they show: an erasure takes them along.
 
 A pair is judged twice, in both orders: a verdict that flips with the order is inconsistent,
 kept and reported as such, never counted as a win. Every vote of a judge is flagged (its
@@ -37,8 +38,7 @@ from bot.engine.annotating.judging import (
 )
 from bot.engine.annotating.pairs import pair_sessions, pair_target
 from bot.store.interface import StudyStore
-from bot.store.judge_ledger import JudgeLedger, Provenance
-from bot.store.model import ImportedRating
+from bot.store.model import ImportedRating, JudgeCall, JudgementRecord
 from bot.systems.base import SystemFailure
 from bot.systems.http_json import JsonClient, bearer_header, excerpt
 from bot.systems.openai import completions_url
@@ -56,7 +56,7 @@ def judge_annotator(judge: Judge) -> str:
 @dataclass
 class JudgeRun:
     """What a run did: targets judged (and skipped as judged before), answers rated,
-    unparseable (after the retry), calls failed, calls made and found in the ledger."""
+    unparseable (after the retry), calls failed, calls made and found kept from before."""
 
     targets: int = 0
     skipped: int = 0
@@ -99,28 +99,28 @@ class _Pace:
 
 
 class _Asker:
-    """One judge's calls: from the ledger when asked before, else from the server."""
+    """One judge's calls: from the store when asked before, else from the server."""
 
     def __init__(
         self,
         judge: Judge,
-        ledger: JudgeLedger,
+        store: StudyStore,
         client: JsonClient,
         env: Mapping[str, str],
         limits: Limits,
         run: JudgeRun,
     ) -> None:
-        self.judge, self.ledger, self.client, self.run = judge, ledger, client, run
+        self.judge, self.store, self.client, self.run = judge, store, client, run
         self.endpoint = completions_url(judge.url)
         self.host = urlsplit(self.endpoint).hostname or ""
         self._headers = bearer_header(judge.id, judge.api_key_env, env)
         self._slots = asyncio.Semaphore(limits.concurrency)
         self._pace = _Pace(limits.per_second)
 
-    async def ask(self, body: dict[str, Any]) -> tuple[str, str]:
+    async def ask(self, body: dict[str, Any], sessions: _Shown) -> tuple[str, str]:
         """(what the judge said, the call's key); SystemFailure when the call failed."""
         key = request_key(body)
-        kept = self.ledger.cached(key)
+        kept = await self.store.judge_call(key)
         if kept is not None:
             self.run.cached += 1
             return kept.answer, key
@@ -136,8 +136,16 @@ class _Asker:
             _count(usage.get("prompt_tokens")),
             _count(usage.get("completion_tokens")),
         )
-        self.ledger.keep_call(
-            self.judge.id, key, json.dumps(body, sort_keys=True), said, prompt, completion
+        await self.store.keep_judge_call(
+            JudgeCall(
+                key,
+                self.judge.id,
+                json.dumps(body, sort_keys=True, ensure_ascii=False),
+                said,
+                prompt,
+                completion,
+                *sessions,
+            )
         )
         self.run.calls += 1
         self.run.prompt_tokens += prompt or 0
@@ -167,11 +175,25 @@ class _Answer:
     failed: bool
 
 
-async def _judged(asker: _Asker, system: str, user: str, judged: JudgedItem) -> _Answer:
+_Shown = tuple[str | None, str | None]
+"""The sessions a question shows: the conversation (the first, of a pair) and a pair's other."""
+
+
+def _shown_sessions(task: AnnotationTask) -> _Shown:
+    if task.target.level is AnnotationLevel.PAIR:
+        sessions = pair_sessions(task.target.target)
+        if sessions is not None:
+            return sessions
+    return (task.target.session_id, None)
+
+
+async def _judged(
+    asker: _Asker, system: str, user: str, judged: JudgedItem, sessions: _Shown
+) -> _Answer:
     """One item's answer, asked once more when the first is not one of its values."""
     body = request(asker.judge, system, user)
     try:
-        said, key = await asker.ask(body)
+        said, key = await asker.ask(body, sessions)
         choice = parse(said, judged.choices)
         if choice is not None:
             return _Answer(choice, said, False, key, False)
@@ -183,7 +205,7 @@ async def _judged(asker: _Asker, system: str, user: str, judged: JudgedItem) -> 
             {"role": "assistant", "content": said},
             {"role": "user", "content": _RETRY.format(allowed=allowed)},
         ]
-        said, key = await asker.ask({**body, "messages": messages})
+        said, key = await asker.ask({**body, "messages": messages}, sessions)
     except SystemFailure as failure:
         return _Answer(None, str(failure), False, None, True)
     return _Answer(parse(said, judged.choices), said, True, key, False)
@@ -211,7 +233,6 @@ async def run_judge(
     bundle: StudyBundle,
     job: AnnotationJob,
     judge: Judge,
-    ledger: JudgeLedger,
     client: JsonClient,
     env: Mapping[str, str],
     *,
@@ -231,7 +252,7 @@ async def run_judge(
     }
     system = instructions(job, judge)
     digest = prompt_hash(system)
-    asker = _Asker(judge, ledger, client, env, limits, run)
+    asker = _Asker(judge, store, client, env, limits, run)
     who = judge_annotator(judge)
     questions = pair_questions(bundle.questionnaires[q] for q in job.rate.pair)
 
@@ -253,39 +274,42 @@ async def run_judge(
     total = len(tasks)
     texts = bundle.study.texts
 
-    def keep(task: AnnotationTask, judged: JudgedItem, answer: _Answer) -> None:
+    def kept(task: AnnotationTask, judged: JudgedItem, answer: _Answer) -> JudgementRecord:
         outcome = "failed" if answer.failed else "rated" if answer.choice else "unparseable"
-        ledger.keep_judgement(
-            Provenance(
-                job.id,
-                judge.id,
-                task.target.target,
-                task.target.level.value,
-                judged.item.id,
-                judge.model,
-                asker.host,
-                digest,
-                judge.temperature,
-                judge.seed,
-                outcome,
-                excerpt(answer.said),
-                answer.retried,
-                answer.key,
-                clock(),
-            )
-        )
         if answer.failed:
             run.failed += 1
         elif answer.choice is None:
             run.unparseable += 1
+        return JudgementRecord(
+            job.id,
+            judge.id,
+            task.target.target,
+            task.target.level.value,
+            judged.item.id,
+            judge.model,
+            asker.host,
+            digest,
+            judge.temperature,
+            judge.seed,
+            outcome,
+            excerpt(answer.said),
+            answer.retried,
+            answer.key,
+            clock(),
+            *_shown_sessions(task),
+        )
 
     async def rate(task: AnnotationTask, asked: list[JudgedItem]) -> None:
+        sessions = _shown_sessions(task)
         answers = await asyncio.gather(
-            *(_judged(asker, system, question(j, shown(job, task, texts)), j) for j in asked)
+            *(
+                _judged(asker, system, question(j, shown(job, task, texts)), j, sessions)
+                for j in asked
+            )
         )
+        await store.keep_judgements([kept(task, j, a) for j, a in zip(asked, answers, strict=True)])
         ratings = []
         for judged, answer in zip(asked, answers, strict=True):
-            keep(task, judged, answer)
             if answer.choice is not None:
                 ratings.append(
                     ImportedRating(
@@ -308,16 +332,21 @@ async def run_judge(
         other = _swapped(task)
         both = await asyncio.gather(
             *(
-                _judged(asker, system, question(j, shown(job, t, texts)), j)
+                _judged(asker, system, question(j, shown(job, t, texts)), j, _shown_sessions(t))
                 for t in (task, other)
                 for j in asked_items
             )
         )
         first, second = both[: len(asked_items)], both[len(asked_items) :]
+        await store.keep_judgements(
+            [
+                kept(t, j, a)
+                for t, answers in ((task, first), (other, second))
+                for j, a in zip(asked_items, answers, strict=True)
+            ]
+        )
         votes: list[Vote] = []
         for judged, ab, ba in zip(asked_items, first, second, strict=True):
-            keep(task, judged, ab)
-            keep(other, judged, ba)
             asked = questions.get(judged.item.id)
             if asked is None or ab.choice is None or ba.choice is None:
                 continue
@@ -374,7 +403,7 @@ def summary(run: JudgeRun) -> Sequence[str]:
         f"{run.targets} targets judged ({run.skipped} judged before), {run.rated} ratings kept",
         f"{run.unparseable} answers unparseable after a retry ({run.retried} retried),"
         f" {run.failed} calls failed",
-        f"{run.calls} calls made, {run.cached} found in the ledger;"
+        f"{run.calls} calls made, {run.cached} found kept from before;"
         f" tokens: {run.prompt_tokens} in, {run.completion_tokens} out",
         *(
             [f"{run.inconsistent} pair verdicts flipped with the order (inconsistent)"]

@@ -1,8 +1,8 @@
 """``ozlab judge run``: a job's model judges rate every target beside the annotators.
 
 Resumable: a target the judge rated is not asked again, and every call is kept by its exact
-request in the ledger beside the database (``study.db.judges``, owner-only), so that a rerun
-costs nothing. ``--limit N`` judges the first N targets only (a trial).
+request in the study's database, so that a rerun costs nothing. ``--limit N`` judges the
+first N targets only (a trial).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import argparse
 import asyncio
 import os
 import sys
-from pathlib import Path
 
 from bot.cli.arguments import count, positive
 from bot.cli.flags import STUDY_FILE, database
@@ -35,9 +34,6 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run_parser.add_argument("--limit", type=count, help="only the first N targets (a trial)")
     run_parser.add_argument("--concurrency", type=count, default=4, help="calls at once")
     run_parser.add_argument("--rate", type=positive, default=5.0, help="calls a second at most")
-    run_parser.add_argument(
-        "--ledger", type=Path, help="the calls' ledger (default: beside a SQLite --db)"
-    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,25 +44,13 @@ def run(args: argparse.Namespace) -> int:
         return INTERRUPTED
 
 
-def _ledger(args: argparse.Namespace) -> Path:
-    from bot.store.judge_ledger import ledger_path
-
-    if args.ledger is not None:
-        return Path(args.ledger)
-    if "://" in str(args.db):
-        raise StudyDataError("a PostgreSQL --db has no folder beside it: name --ledger FILE")
-    return ledger_path(Path(args.db))
-
-
 async def _run(args: argparse.Namespace) -> int:
     from bot.annotation.invitations import study_bundle
     from bot.annotation.jobs import job_of
     from bot.annotation.judging import Limits, run_judge, summary
     from bot.store import Access, open_store
-    from bot.store.judge_ledger import JudgeLedger
     from bot.systems.http_json import JsonClient
 
-    ledger_file = _ledger(args)
     store = await open_store(args.db, access=Access.UPGRADE)
     try:
         bundle = await study_bundle(store, args.study)
@@ -86,12 +70,6 @@ async def _run(args: argparse.Namespace) -> int:
                     f"judge {judge.id!r}: the environment variable {name} (api_key_env) is"
                     " not set or empty; set it to the judge's API key"
                 )
-        try:
-            ledger = JudgeLedger(ledger_file)
-        except OSError as e:
-            raise StudyDataError(
-                f"the ledger {ledger_file} cannot be written ({e.strerror})"
-            ) from None
         client = JsonClient()
         try:
             for judge in judges:
@@ -101,7 +79,6 @@ async def _run(args: argparse.Namespace) -> int:
                     bundle,
                     job,
                     judge,
-                    ledger,
                     client,
                     os.environ,
                     limits=Limits(args.concurrency, args.rate),
@@ -112,7 +89,6 @@ async def _run(args: argparse.Namespace) -> int:
                     print(f"  {line}")
         finally:
             await client.close()
-            ledger.close()
     finally:
         await store.close()
     return 0

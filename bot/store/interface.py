@@ -52,6 +52,9 @@ from bot.store.model import (
     ImportedAnswer,
     ImportedRating,
     ImportOutcome,
+    JudgeCall,
+    JudgeCost,
+    JudgementRecord,
     LiveParticipant,
     PaymentRecord,
     RatingsImported,
@@ -537,6 +540,34 @@ class PairwiseVotes(Protocol):
         ...
 
 
+class ModelJudges(Protocol):
+    """A model judge's calls and the provenance of its judgements (``ozlab judge run``), in
+    the study's database: a call kept by its exact request is never made again, and an
+    erasure takes every call and judgement that shows one of the participant's sessions."""
+
+    async def judge_call(self, key: str) -> JudgeCall | None:
+        """The call kept under the request digest ``key``; None when never made."""
+        ...
+
+    async def keep_judge_call(self, call: JudgeCall) -> bool:
+        """Keep ``call`` (its request and answer, its tokens, the sessions it shows);
+        False when a call of that request is kept already."""
+        ...
+
+    async def keep_judgements(self, judgements: Sequence[JudgementRecord]) -> None:
+        """Keep each judgement's provenance and outcome, in place of an earlier run's of
+        the same job, judge, target and item."""
+        ...
+
+    async def judgements(self) -> list[JudgementRecord]:
+        """Every judgement kept, by job, judge, target, level and item."""
+        ...
+
+    async def judge_costs(self) -> list[JudgeCost]:
+        """Per judge, the calls kept and the tokens they cost."""
+        ...
+
+
 class StudyStore(
     StoreLifetime,
     StudyDefinitions,
@@ -550,6 +581,7 @@ class StudyStore(
     AnnotationPlanning,
     AnnotatorWork,
     PairwiseVotes,
+    ModelJudges,
     Protocol,
 ):
     """The study database, whatever holds it (SQLite today: ``bot.store.sqlite``): every
@@ -569,5 +601,6 @@ ROLES: tuple[type, ...] = (
     AnnotationPlanning,
     AnnotatorWork,
     PairwiseVotes,
+    ModelJudges,
 )
 """Every role, in the order of the contract suite: what a new backend implements."""

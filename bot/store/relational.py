@@ -51,6 +51,7 @@ from bot.store import (
     annotation_ratings,
     applying,
     erasure,
+    judges,
     loading,
     reads,
     recruiting,
@@ -71,6 +72,9 @@ from bot.store.model import (
     ImportedAnswer,
     ImportedRating,
     ImportOutcome,
+    JudgeCall,
+    JudgeCost,
+    JudgementRecord,
     LiveParticipant,
     PaymentRecord,
     RatingsImported,
@@ -682,3 +686,22 @@ class RelationalStore(ABC):
         return await self._write(
             lambda tx: votes_rows.import_votes(tx.conn, study_id, rows, now, dry_run=dry_run)
         )
+
+    # --- model judges: the SQL is in bot.store.judges ---------------------------------
+
+    async def judge_call(self, key: str) -> JudgeCall | None:
+        return await self._read(lambda c: judges.cached(c, key))
+
+    async def keep_judge_call(self, call: JudgeCall) -> bool:
+        now = self._clock()
+        return await self._write(lambda tx: judges.keep_call(tx.conn, call, now))
+
+    async def keep_judgements(self, judgements: Sequence[JudgementRecord]) -> None:
+        kept = list(judgements)
+        await self._write(lambda tx: judges.keep_judgements(tx.conn, kept))
+
+    async def judgements(self) -> list[JudgementRecord]:
+        return await self._read(judges.judgements)
+
+    async def judge_costs(self) -> list[JudgeCost]:
+        return await self._read(judges.costs)
