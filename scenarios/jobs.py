@@ -224,6 +224,10 @@ class Judge(_Model):
     """At most this many tokens per answer: a verdict is one value."""
     timeout: float = Field(default=60.0, gt=0)
     """Seconds to wait for one answer."""
+    family: str | None = Field(default=None, min_length=1, max_length=64)
+    """The judge's model family, as the study names the systems' (``family`` of a system):
+    the report checks whether it prefers the systems of its own family more than people
+    do; none: not checked."""
 
     _url = field_validator("url")(classmethod(lambda cls, v: check_url(v)))
     _env = field_validator("api_key_env")(classmethod(lambda cls, v: check_env_name(v)))

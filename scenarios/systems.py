@@ -28,6 +28,9 @@ class _System(BaseModel):
     """Extra attempts after a connection error or a 5xx answer, with backoff."""
     format: Literal["plain", "markdown", "html"] = "plain"
     """How replies are shown; plain text unless the study asks (stray ``*`` stay harmless)."""
+    family: str | None = Field(default=None, min_length=1, max_length=64)
+    """The model family the system is built on, as the study names it (``qwen``, ``gpt``):
+    a model judge of the same family is checked for preferring it; none: not said."""
 
 
 def check_url(url: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from analytics.annotations.judges import (
     AS_PEOPLE,
@@ -120,3 +121,76 @@ def test_many_judged_few_people_gives_a_prediction_powered_mean() -> None:
     assert (row["n_judged"], row["n_people"]) == (TARGETS, 100)
     assert row["low"] <= truth <= row["high"]
     assert row["high"] - row["low"] < row["people_high"] - row["people_low"]
+
+
+def test_a_judge_that_favours_its_own_family_is_told_apart_from_people() -> None:
+    """The judge rates the systems of its family (qwen-bot) one point higher than the truth
+    (five at most), the others as people do: its self-preference is found, and nothing is
+    said of a judge whose family no system shares."""
+    ratings, final = planted(1.0)
+    system = {f"s{t}": "qwen-bot" if t % 2 else "gpt-bot" for t in range(TARGETS)}
+    ratings = ratings.assign(system=ratings["target"].map(system))
+    judged = (ratings["annotator"] == "model:judge") & (ratings["system"] == "qwen-bot")
+    ratings.loc[judged, "value"] = [str(min(5, int(v) + 1)) for v in ratings.loc[judged, "value"]]
+    truth = final.set_index("target")["value"].astype(float)
+    own = [t for t in truth.index if system[t] == "qwen-bot"]
+    planted_gap = float((truth[own].clip(upper=4) + 1).mean() - truth[own].mean())
+    scales = {("cues", "cues.enjoy"): SCALE}
+    families = {"qwen-bot": "qwen", "gpt-bot": "gpt"}
+    found = judge_findings(
+        ratings, final, scales, judge_families={"model:judge": "qwen"}, system_families=families
+    )
+    assert found is not None
+    [row] = found.self_preference.to_dict("records")
+    assert (row["family"], row["own_systems"], row["n_own"], row["n_other"]) == (
+        "qwen", "qwen-bot", TARGETS // 2, TARGETS // 2,
+    )  # fmt: skip
+    assert row["self_preference"] == pytest.approx(planted_gap)
+    assert 0 < row["low"] <= planted_gap <= row["high"]
+    assert row["people_own"] - row["people_other"] == pytest.approx(
+        truth[own].mean() - truth.drop(own).mean()
+    )
+    unnamed = judge_findings(
+        ratings, final, scales, judge_families={"model:judge": "llama"}, system_families=families
+    )
+    assert unnamed is not None and unnamed.self_preference.empty
+
+
+def test_a_judge_that_gives_its_own_family_the_win_in_pairs_is_told_apart() -> None:
+    rng = np.random.default_rng(4)
+    rows = []
+    for pair in range(200):
+        first, second = ("qwen-bot", "gpt-bot") if pair % 2 else ("gpt-bot", "qwen-bot")
+        own = "a" if first == "qwen-bot" else "b"
+        other = "b" if own == "a" else "a"
+        said = own if rng.random() < 0.8 else other  # the judge: its family 80 % of the time
+        rows.append((f"j:p{pair}:model:judge:q:ab", "acute", "model:judge", "model", first,
+                     second, said, "q", f"p{pair}", False, "model_verdict", False))  # fmt: skip
+        person = own if rng.random() < 0.5 else other  # people: no preference
+        rows.append((f"j:p{pair}:A1:q", "acute", "A1", "annotator", first, second, person, "q",
+                     f"p{pair}", False, None, False))  # fmt: skip
+    columns = ["vote_id", "source", "rater", "rater_kind", "system_a", "system_b", "winner",
+               "question", "session", "flagged", "flag_reason", "onboarding"]  # fmt: skip
+    votes = pd.DataFrame(rows, columns=columns)
+    ratings_columns = ["target", "annotator", "value", "origin", "job", "level",
+                       "instrument_id", "item_id", "round"]  # fmt: skip
+    no_ratings = pd.DataFrame(columns=ratings_columns)
+    found = judge_findings(
+        no_ratings,
+        pd.DataFrame(columns=["job", "instrument_id", "item", "level", "target", "value"]),
+        {},
+        votes=votes,
+        judge_families={"model:judge": "qwen"},
+        system_families={"qwen-bot": "qwen", "gpt-bot": "gpt"},
+    )
+    assert found is not None
+    [row] = found.self_preference.to_dict("records")
+    assert (row["level"], row["item"], row["n_own"], row["n_other"]) == ("pair", "q", 200, 200)
+    own_won = votes.apply(lambda v: v["winner"] == ("a" if v["system_a"] == "qwen-bot" else "b"),
+                          axis=1)  # fmt: skip
+    by_judge = own_won[votes["rater"] == "model:judge"].mean()
+    assert (row["judge_own"], row["people_own"]) == (
+        by_judge,
+        own_won[votes["rater"] == "A1"].mean(),
+    )
+    assert row["low"] <= 0.3 <= row["high"] and row["low"] > 0  # planted: 0.8 against 0.5

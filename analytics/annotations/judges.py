@@ -13,14 +13,17 @@ kappa with the annotators to the annotators' mean kappa with each other.
 Bias checks: position (the share of pairs whose verdict stays when the order is swapped,
 and how often the conversation shown first wins, beside people's share) and length (the
 rank correlation of the rating with the length of what was rated, the judge's beside the
-people's)."""
+people's); and self-preference, where the study names the model family of a judge and of
+the systems: how much more the judge favours its own family's systems than people do (its
+rating gap between them and the others, less people's gap; in pairs, its share of wins for
+its family less people's)."""
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -57,6 +60,19 @@ POSITION_COLUMNS = [
 """Shares with Wilson 95% intervals; ``pairs`` and ``verdicts`` are what they are shares of
 (a judge gives two verdicts a pair, one in each order)."""
 
+SELF_PREFERENCE_COLUMNS = [
+    "job", "level", "instrument_id", "item", "judge", "family", "own_systems", "judge_own",
+    "judge_other", "people_own", "people_other", "self_preference", "low", "high", "n_own",
+    "n_other",
+]  # fmt: skip
+"""Per item (or pairwise question, level ``pair``) and judge with a family some system
+shares: ratings: the judge's mean on its family's targets and on the others', people's
+(the adjudicated value) on the same targets, and ``self_preference`` = the judge's gap less
+people's; pairs: ``judge_own`` the share of the judge's consistent verdicts between its
+family and another won by its family, ``people_own`` people's share, and their difference.
+Each with a 95% percentile bootstrap interval (targets or verdicts resampled within each
+group); ``n_own``, ``n_other``: targets (pairs: the judge's verdicts and people's)."""
+
 AS_PEOPLE = "agrees with people as much as people agree with each other"
 BELOW_PEOPLE = "agrees with people less than people agree with each other"
 UNCLEAR = "too few targets or no agreement among people to compare with"
@@ -70,6 +86,9 @@ class JudgeFindings:
     length: pd.DataFrame
     position: pd.DataFrame
     prediction_powered: pd.DataFrame
+    self_preference: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=SELF_PREFERENCE_COLUMNS)
+    )
 
 
 def is_judge(annotator: str) -> bool:
@@ -140,12 +159,18 @@ def judge_findings(
     scales: Mapping[tuple[str, str], ItemScale],
     lengths: Mapping[tuple[str, str], float] | None = None,
     votes: pd.DataFrame | None = None,
+    judge_families: Mapping[str, str] | None = None,
+    system_families: Mapping[str, str] | None = None,
 ) -> JudgeFindings | None:
     """Everything the report says about the judges; None when no judge rated anything.
 
     ``ratings``: the annotations frame (every origin); ``final``: the people's final values
     (``FINAL_COLUMNS``); ``lengths``: (level, target) -> characters of what was rated;
-    ``votes``: the votes frame."""
+    ``votes``: the votes frame; ``judge_families``: a judge's pseudonym (``model:ID``) ->
+    its model family, ``system_families``: a system -> its family, as the study names them."""
+    families = dict(judge_families or {})
+    of_system = dict(system_families or {})
+    self_rows: list[dict[str, object]] = []
     first = ratings[ratings["round"].astype(str) == "first"]
     judged = first["origin"].astype(str) == MODEL
     model_votes = votes[votes["rater_kind"].astype(str) == MODEL] if votes is not None else None
@@ -223,13 +248,135 @@ def judge_findings(
                 )
         if lengths is not None and _ordered(scale):
             length_rows += _length(where, wide, judges, people, level, lengths)
+        if _ordered(scale) or scale.kind in ("yes_no", "thumbs"):  # a mean means something
+            systems = _systems(part)
+            for judge in judges:
+                family = families.get(judge)
+                own = {s for s, f in of_system.items() if f == family}
+                if family is None or not own:
+                    continue
+                of = np.array([systems.get(str(t)) for t in wide.columns], dtype=object)
+                self_rows += _self_rated(
+                    {**where, "judge": judge, "family": family},
+                    own,
+                    wide.loc[judge].to_numpy(float),
+                    adjudicated,
+                    of,
+                )
     return JudgeFindings(
         agreement=pd.DataFrame(agreement_rows, columns=AGREEMENT_COLUMNS),
         verdicts=pd.DataFrame(verdict_rows, columns=VERDICT_COLUMNS),
         length=pd.DataFrame(length_rows, columns=LENGTH_COLUMNS),
         position=position_bias(votes) if votes is not None else _no_position(),
         prediction_powered=pd.DataFrame(ppi_rows, columns=PREDICTION_POWERED_COLUMNS),
+        self_preference=pd.DataFrame(
+            self_rows + (_self_voted(votes, families, of_system) if votes is not None else []),
+            columns=SELF_PREFERENCE_COLUMNS,
+        ),
     )
+
+
+def _bootstrap(
+    statistic: Callable[[np.ndarray, np.ndarray], float], first: np.ndarray, second: np.ndarray
+) -> tuple[float, float]:
+    """A 95% percentile interval of ``statistic``, each group resampled on its own."""
+    rng = np.random.default_rng(ag.SEED)
+    draws = np.array(
+        [
+            statistic(
+                first[rng.integers(0, len(first), len(first))],
+                second[rng.integers(0, len(second), len(second))],
+            )
+            for _ in range(ag.RESAMPLES)
+        ]
+    )
+    draws = draws[~np.isnan(draws)]
+    if len(draws) < ag.RESAMPLES / 2:
+        return (math.nan, math.nan)
+    tail = (1 - ag.CONFIDENCE) / 2 * 100
+    low, high = np.percentile(draws, [tail, 100 - tail])
+    return (float(low), float(high))
+
+
+def _self_rated(
+    where: Mapping[str, object],
+    own: set[str],
+    judged: np.ndarray,
+    people: np.ndarray,
+    systems: np.ndarray,
+) -> list[dict[str, object]]:
+    """The judge's rating gap between its family's targets and the others', less people's,
+    on the targets both rated."""
+    both = ~np.isnan(judged) & ~np.isnan(people) & (systems != None)  # noqa: E711
+    mine = np.array([s in own for s in systems]) & both
+    others = ~mine & both
+    if mine.sum() < 2 or others.sum() < 2:
+        return []
+    a, b = np.vstack([judged[mine], people[mine]]), np.vstack([judged[others], people[others]])
+
+    def gap(a: np.ndarray, b: np.ndarray) -> float:
+        return float((a[0].mean() - b[0].mean()) - (a[1].mean() - b[1].mean()))
+
+    low, high = _bootstrap(lambda x, y: gap(x.T, y.T), a.T, b.T)
+    return [
+        {**where, "own_systems": ", ".join(sorted(own)), "judge_own": float(a[0].mean()),
+         "judge_other": float(b[0].mean()), "people_own": float(a[1].mean()),
+         "people_other": float(b[1].mean()), "self_preference": gap(a, b), "low": low,
+         "high": high, "n_own": int(mine.sum()), "n_other": int(others.sum())}
+    ]  # fmt: skip
+
+
+def _self_voted(
+    votes: pd.DataFrame, families: Mapping[str, str], of_system: Mapping[str, str]
+) -> list[dict[str, object]]:
+    """Per job, question and judge with a family: its share of consistent verdicts between
+    its family and another won by its family, less people's share on such pairs."""
+    acute = votes[(votes["source"].astype(str) == "acute") & ~votes["onboarding"].astype(bool)]
+    decided = acute[acute["winner"].astype(str).isin(["a", "b"])]
+    if decided.empty:
+        return []
+    decided = decided.assign(job=decided["vote_id"].astype(str).str.split(":").str[0])
+    rows = []
+    for (job, question), part in decided.groupby(["job", "question"], sort=True):
+        models = part[part["rater_kind"].astype(str) == MODEL]
+        people = part[(part["rater_kind"].astype(str) != MODEL) & ~part["flagged"].astype(bool)]
+        for judge, mine in models.groupby("rater", sort=True):
+            family = families.get(str(judge))
+            own = {s for s, f in of_system.items() if f == family}
+            if family is None or not own:
+                continue
+            kept = mine[mine["flag_reason"].astype(str) == "model_verdict"]
+            judge_wins = _own_wins(kept, own)
+            people_wins = _own_wins(people, own)
+            if len(judge_wins) == 0 or len(people_wins) == 0:
+                continue
+
+            def difference(a: np.ndarray, b: np.ndarray) -> float:
+                return float(a.mean() - b.mean())
+
+            low, high = _bootstrap(difference, judge_wins, people_wins)
+            rows.append(
+                {"job": job, "level": "pair", "instrument_id": None, "item": question,
+                 "judge": judge, "family": family, "own_systems": ", ".join(sorted(own)),
+                 "judge_own": float(judge_wins.mean()), "judge_other": math.nan,
+                 "people_own": float(people_wins.mean()), "people_other": math.nan,
+                 "self_preference": difference(judge_wins, people_wins), "low": low,
+                 "high": high, "n_own": len(judge_wins), "n_other": len(people_wins)}
+            )  # fmt: skip
+    return rows
+
+
+def _own_wins(votes: pd.DataFrame, own: set[str]) -> np.ndarray:
+    """1 where the family's system won a pair between it and another family's, else 0."""
+    a_own = votes["system_a"].astype(str).isin(own)
+    b_own = votes["system_b"].astype(str).isin(own)
+    mixed = votes[a_own != b_own]
+    won = np.where(
+        mixed["system_a"].astype(str).isin(own),
+        mixed["winner"].astype(str) == "a",
+        mixed["winner"].astype(str) == "b",
+    )
+    return won.astype(float)
 
 
 def _systems(part: pd.DataFrame) -> dict[str, str]:

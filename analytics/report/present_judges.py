@@ -56,6 +56,18 @@ def _lengths(data: StudyData) -> dict[tuple[str, str], float]:
     return found
 
 
+def _families(data: StudyData) -> tuple[dict[str, str], dict[str, str]]:
+    """(a judge's pseudonym -> its model family, a system -> its family), as the studies
+    name them."""
+    judges: dict[str, str] = {}
+    systems: dict[str, str] = {}
+    for bundle in data.bundles.values():
+        systems.update({s.id: s.family for s in bundle.study.systems if s.family})
+        for job in bundle.jobs.values():
+            judges.update({f"model:{j.id}": j.family for j in job.judges if j.family})
+    return judges, systems
+
+
 def judges_from_study(data: StudyData) -> JudgesSection | None:
     """None, at no cost, when no judge rated or voted."""
     ratings = data.annotations
@@ -65,8 +77,15 @@ def judges_from_study(data: StudyData) -> JudgesSection | None:
         return None
     named = {str(i) for i in ratings["instrument_id"].dropna().unique()}
     scales = item_scales(instruments_for(named, data))
+    judge_families, system_families = _families(data)
     findings = judge_findings(
-        ratings, final_values(data), scales, lengths=_lengths(data), votes=data.votes
+        ratings,
+        final_values(data),
+        scales,
+        lengths=_lengths(data),
+        votes=data.votes,
+        judge_families=judge_families,
+        system_families=system_families,
     )
     if findings is None:
         return None
@@ -112,6 +131,7 @@ def judges_json(section: JudgesSection) -> dict[str, Any]:
         "position_bias": records(found.position),
         "length_bias": records(found.length),
         "prediction_powered": records(found.prediction_powered),
+        "self_preference": records(found.self_preference),
         "provenance": records(section.provenance),
     }
 
@@ -150,6 +170,23 @@ def judges_lines(section: JudgesSection) -> list[str]:
             f" and {r['n_people']} rated by people (people only {r['people_mean']:.2f}"
             f" [{r['people_low']:.2f}, {r['people_high']:.2f}]; judge only"
             f" {r['judge_mean']:.2f}); as narrow as {r['equivalent_people']:.0f} people's ratings"
+        )
+    for r in _rows(section.findings.self_preference):
+        low, high = r["low"], r["high"]
+        interval = "" if _missing(low) else f" [{low:+.2f}, {high:+.2f}]"
+        if r["level"] == "pair":
+            said = (
+                f"wins for its family {r['judge_own']:.0%} of {r['n_own']} verdicts, people's"
+                f" {r['people_own']:.0%} of {r['n_other']}"
+            )
+        else:
+            said = (
+                f"rates its family {r['judge_own'] - r['judge_other']:+.2f} above the others,"
+                f" people {r['people_own'] - r['people_other']:+.2f}"
+            )
+        lines.append(
+            f"  {r['judge']} ({r['family']}: {r['own_systems']}) on {r['item']} ({r['level']}):"
+            f" {said}; self-preference {r['self_preference']:+.2f}{interval}"
         )
     for r in _rows(section.provenance):
         seed = "none" if _missing(r["seed"]) else str(int(r["seed"]))

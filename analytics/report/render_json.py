@@ -67,7 +67,10 @@ order; every table is a list of row objects whose keys are the columns of the ma
                     instrument_id, item, judge, comparison (human-human, judge-annotator,
                     judge-adjudicated), with, statistic, value, low, high, targets],
                     verdicts [...], reliability_with_judges [... as reliability],
-                    position_bias [...], length_bias [...], provenance [job, judge, model,
+                    position_bias [...], length_bias [...], prediction_powered [...],
+                    self_preference [job, level, instrument_id, item, judge, family,
+                    own_systems, judge_own, judge_other, people_own, people_other,
+                    self_preference, low, high, n_own, n_other], provenance [job, judge, model,
                     host, prompt_hash, temperature, seed, first_at, last_at, rated,
                     unparseable, failed, calls, prompt_tokens, completion_tokens]
                     (docs/judges.md)
