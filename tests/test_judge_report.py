@@ -114,4 +114,7 @@ async def test_the_report_sets_the_judge_beside_three_annotators(tmp_path: Path)
     text = (tmp_path / "report.md").read_text()
     assert "## Model judges" in text
     assert "model:gpt-judge on hri-cues.exchange (exchange): kappa with annotators" in text
-    assert "gpt-judge: judge-m at 127.0.0.1, prompt " in text and "30 rated" in text
+    provenance = text[text.index("## Provenance") :]
+    [line] = [line for line in provenance.splitlines() if "Model judge" in line]
+    assert line.startswith("- Model judge gpt-judge (hri-cues): judge-m at 127.0.0.1,")
+    assert "30 rated, 0 unparseable, 0 failed; 30 calls, tokens 30 in, 30 out" in line

@@ -145,8 +145,8 @@ def _missing(value: Any) -> bool:
 
 
 def judges_lines(section: JudgesSection) -> list[str]:
-    """The section in a few plain lines: each judge's verdict per item, its position bias,
-    and where its judgements came from."""
+    """The section in a few plain lines: each judge's verdict per item, its biases and its
+    prediction-powered means (where its judgements came from is in the provenance)."""
     lines = ["Model judges beside people"]
     for r in _rows(section.findings.verdicts):
         lines.append(
@@ -188,13 +188,26 @@ def judges_lines(section: JudgesSection) -> list[str]:
             f"  {r['judge']} ({r['family']}: {r['own_systems']}) on {r['item']} ({r['level']}):"
             f" {said}; self-preference {r['self_preference']:+.2f}{interval}"
         )
+    return lines
+
+
+def provenance_lines(section: JudgesSection) -> list[str]:
+    """Each judge's provenance in a line (the judges section and the report's provenance):
+    model, endpoint host, prompt hash, temperature, seed, dates, outcomes, calls, tokens."""
+    lines = []
     for r in _rows(section.provenance):
         seed = "none" if _missing(r["seed"]) else str(int(r["seed"]))
+        calls = "" if _missing(r["calls"]) else f"{int(r['calls'])} calls, "
+        tokens = (
+            "tokens not counted"
+            if _missing(r["prompt_tokens"])
+            else f"tokens {int(r['prompt_tokens'])} in, {int(r['completion_tokens'])} out"
+        )
         lines.append(
-            f"  {r['judge']}: {r['model']} at {r['host']}, prompt {r['prompt_hash']},"
-            f" temperature {r['temperature']}, seed {seed}, {r['first_at']} to {r['last_at']};"
-            f" {r['rated']} rated, {r['unparseable']} unparseable, {r['failed']} failed;"
-            f" tokens {r['prompt_tokens']} in, {r['completion_tokens']} out"
+            f"Model judge {r['judge']} ({r['job']}): {r['model']} at {r['host']}, prompt"
+            f" {r['prompt_hash']}, temperature {r['temperature']}, seed {seed},"
+            f" {r['first_at']} to {r['last_at']}; {r['rated']} rated, {r['unparseable']}"
+            f" unparseable, {r['failed']} failed; {calls}{tokens}"
         )
     return lines
 
