@@ -98,8 +98,9 @@ class _Pace:
             await asyncio.sleep(start - now)
 
 
-class _Asker:
-    """One judge's calls: from the store when asked before, else from the server."""
+class JudgeAsker:
+    """One judge's calls: from the store when asked before, else from the server (the
+    annotation jobs' judges and ``ozlab stress judge --model`` alike)."""
 
     def __init__(
         self,
@@ -167,7 +168,10 @@ def _content(answer: Any) -> str:
 
 
 @dataclass(frozen=True)
-class _Answer:
+class JudgeAnswer:
+    """What a judge answered one question: a choice, or none (unparseable after a retry,
+    or ``failed``: the call failed)."""
+
     choice: Choice | None
     said: str
     retried: bool
@@ -187,18 +191,23 @@ def _shown_sessions(task: AnnotationTask) -> _Shown:
     return (task.target.session_id, None)
 
 
-async def _judged(
-    asker: _Asker, system: str, user: str, judged: JudgedItem, sessions: _Shown
-) -> _Answer:
-    """One item's answer, asked once more when the first is not one of its values."""
+async def ask_judge(
+    asker: JudgeAsker,
+    system: str,
+    user: str,
+    choices: Sequence[Choice],
+    sessions: tuple[str | None, str | None],
+) -> JudgeAnswer:
+    """One question's answer, asked once more when the first is not one of ``choices``;
+    ``sessions``: the conversations the question shows (an erasure takes the calls)."""
     body = request(asker.judge, system, user)
     try:
         said, key = await asker.ask(body, sessions)
-        choice = parse(said, judged.choices)
+        choice = parse(said, choices)
         if choice is not None:
-            return _Answer(choice, said, False, key, False)
+            return JudgeAnswer(choice, said, False, key, False)
         asker.run.retried += 1
-        allowed = ", ".join(c.answer for c in judged.choices)
+        allowed = ", ".join(c.answer for c in choices)
         asked = body["messages"]
         messages = [
             *(asked if isinstance(asked, list) else []),
@@ -207,8 +216,8 @@ async def _judged(
         ]
         said, key = await asker.ask({**body, "messages": messages}, sessions)
     except SystemFailure as failure:
-        return _Answer(None, str(failure), False, None, True)
-    return _Answer(parse(said, judged.choices), said, True, key, False)
+        return JudgeAnswer(None, str(failure), False, None, True)
+    return JudgeAnswer(parse(said, choices), said, True, key, False)
 
 
 def _swapped(task: AnnotationTask) -> AnnotationTask:
@@ -252,7 +261,7 @@ async def run_judge(
     }
     system = instructions(job, judge)
     digest = prompt_hash(system)
-    asker = _Asker(judge, store, client, env, limits, run)
+    asker = JudgeAsker(judge, store, client, env, limits, run)
     who = judge_annotator(judge)
     questions = pair_questions(bundle.questionnaires[q] for q in job.rate.pair)
 
@@ -274,7 +283,7 @@ async def run_judge(
     total = len(tasks)
     texts = bundle.study.texts
 
-    def kept(task: AnnotationTask, judged: JudgedItem, answer: _Answer) -> JudgementRecord:
+    def kept(task: AnnotationTask, judged: JudgedItem, answer: JudgeAnswer) -> JudgementRecord:
         outcome = "failed" if answer.failed else "rated" if answer.choice else "unparseable"
         if answer.failed:
             run.failed += 1
@@ -303,7 +312,7 @@ async def run_judge(
         sessions = _shown_sessions(task)
         answers = await asyncio.gather(
             *(
-                _judged(asker, system, question(j, shown(job, task, texts)), j, sessions)
+                ask_judge(asker, system, question(j, shown(job, task, texts)), j.choices, sessions)
                 for j in asked
             )
         )
@@ -332,7 +341,13 @@ async def run_judge(
         other = _swapped(task)
         both = await asyncio.gather(
             *(
-                _judged(asker, system, question(j, shown(job, t, texts)), j, _shown_sessions(t))
+                ask_judge(
+                    asker,
+                    system,
+                    question(j, shown(job, t, texts)),
+                    j.choices,
+                    _shown_sessions(t),
+                )
                 for t in (task, other)
                 for j in asked_items
             )
