@@ -12,7 +12,7 @@ import pytest
 
 from bot.annotation.judging import run_judge
 from bot.core.participants import ParticipantStatus
-from bot.core.vocabulary import Consent, SessionState, Stage
+from bot.core.vocabulary import Consent, FlagReason, SessionState, Stage, Winner
 from bot.engine import effects as fx
 from bot.store.definition import definition_json
 from bot.store.model import StepCommit
@@ -20,6 +20,7 @@ from bot.store.sqlite import open_store
 from bot.systems.http_json import JsonClient
 from scenarios.jobs import Judge
 from scenarios.loading import load_study
+from scenarios.models import StudyBundle
 from tests.annotating_support import json_report
 from tests.fake_servers import FakeOpenAI, Mode
 
@@ -28,10 +29,28 @@ pytestmark = pytest.mark.slow  # the report in a process of its own
 SESSIONS = [(f"p{n}-1", "shop-v1" if n % 2 else "shop-v0") for n in range(1, 41)]
 
 
-async def store_sessions(db: Path) -> None:
+def judged_hmd(url: str) -> StudyBundle:
+    """The HMD study with a judge of the ACUTE job, of the family (``shop``) its file says
+    shop-v1 is of (shop-v0: another)."""
+    bundle = load_study("hmd")
+    systems = tuple(
+        s.model_copy(update={"family": "shop" if s.id == "shop-v1" else "other"})
+        for s in bundle.study.systems
+    )
+    judge = Judge(id="gpt-judge", url=url, model="judge-m", timeout=5, family="shop")
+    job = bundle.jobs["hmd-acute"].model_copy(update={"judges": (judge,)})
+    return bundle.model_copy(
+        update={
+            "study": bundle.study.model_copy(update={"systems": systems}),
+            "jobs": {**bundle.jobs, "hmd-acute": job},
+        }
+    )
+
+
+async def store_sessions(db: Path, bundle: StudyBundle | None = None) -> None:
     """The HMD study and its conversations, each in words of its own."""
     store = await open_store(db)
-    await store.record_definition("hmd", definition_json(load_study("hmd")))
+    await store.record_definition("hmd", definition_json(bundle or load_study("hmd")))
     for sid, system in SESSIONS:
         person = sid.rsplit("-", 1)[0]
         records: list[fx.Record] = [
@@ -58,12 +77,12 @@ def biased(body: dict[str, Any]) -> str:
 
 async def test_the_planted_position_bias_is_found(tmp_path: Path) -> None:
     db = tmp_path / "hmd.sqlite"
-    await store_sessions(db)
-    store = await open_store(db)
-    bundle = load_study("hmd")
     async with FakeOpenAI(reply=biased) as server:
-        judge = Judge(id="gpt-judge", url=server.url, model="judge-m", timeout=5)
-        job = bundle.jobs["hmd-acute"].model_copy(update={"judges": (judge,)})
+        bundle = judged_hmd(server.url)
+        await store_sessions(db, bundle)
+        store = await open_store(db)
+        job = bundle.jobs["hmd-acute"]
+        [judge] = job.judges
         server.behave(Mode.STATUS, status=504, times=1)  # one call fails
         client = JsonClient()
         try:
@@ -71,6 +90,7 @@ async def test_the_planted_position_bias_is_found(tmp_path: Path) -> None:
             second = await run_judge(store, bundle, job, judge, client, {})
         finally:
             await client.close()
+        voted = [v for _, v in await store.votes()]
         await store.close()
     assert first.failed == 1 and first.retried > 0 and first.unparseable == 0
     assert second.targets == 1 and second.failed == 0  # the failed pair, judged again
@@ -87,3 +107,16 @@ async def test_the_planted_position_bias_is_found(tmp_path: Path) -> None:
     # the people's fit counts no vote of the judge (there are none of people's)
     pairwise = report["pairwise"]
     assert {(q["votes"], q["flagged"], q["fitted"]) for q in pairwise["questions"]} == {(40, 40, 0)}
+    # its own family's share of its consistent verdicts, per question, with no people's to
+    # compare with
+    kept = [v for v in voted if v.flag_reason is FlagReason.MODEL_VERDICT]
+    found = {r["item"]: r for r in report["judges"]["self_preference"]}
+    assert set(found) == {r["question"] for r in rows}
+    for question, r in found.items():
+        mine = [v for v in kept if v.question == question]
+        won = sum((v.system_a if v.winner is Winner.A else v.system_b) == "shop-v1" for v in mine)
+        assert (r["family"], r["own_systems"], r["n_own"], r["n_other"]) == (
+            "shop", "shop-v1", len(mine), 0,
+        )  # fmt: skip
+        assert r["judge_own"] == pytest.approx(won / len(mine))
+        assert r["people_own"] is None and r["self_preference"] is None

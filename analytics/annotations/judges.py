@@ -348,20 +348,28 @@ def _self_voted(
             kept = mine[mine["flag_reason"].astype(str) == "model_verdict"]
             judge_wins = _own_wins(kept, own)
             people_wins = _own_wins(people, own)
-            if len(judge_wins) == 0 or len(people_wins) == 0:
+            if len(judge_wins) == 0:
                 continue
 
             def difference(a: np.ndarray, b: np.ndarray) -> float:
                 return float(a.mean() - b.mean())
 
-            low, high = _bootstrap(difference, judge_wins, people_wins)
+            # without people's votes on such pairs the judge's share stands alone
+            compared = len(people_wins) > 0
+            low, high = (
+                _bootstrap(difference, judge_wins, people_wins)
+                if compared
+                else (math.nan, math.nan)
+            )
             rows.append(
                 {"job": job, "level": "pair", "instrument_id": None, "item": question,
                  "judge": judge, "family": family, "own_systems": ", ".join(sorted(own)),
                  "judge_own": float(judge_wins.mean()), "judge_other": math.nan,
-                 "people_own": float(people_wins.mean()), "people_other": math.nan,
-                 "self_preference": difference(judge_wins, people_wins), "low": low,
-                 "high": high, "n_own": len(judge_wins), "n_other": len(people_wins)}
+                 "people_own": float(people_wins.mean()) if compared else math.nan,
+                 "people_other": math.nan,
+                 "self_preference": difference(judge_wins, people_wins) if compared else math.nan,
+                 "low": low, "high": high, "n_own": len(judge_wins),
+                 "n_other": len(people_wins)}
             )  # fmt: skip
     return rows
 

@@ -107,8 +107,8 @@ def _provenance(data: StudyData) -> pd.DataFrame:
         rows.append(
             {
                 **dict(zip(keys, key, strict=True)),
-                "first_at": pd.to_datetime(part["at"].min(), unit="s", utc=True).isoformat(),
-                "last_at": pd.to_datetime(part["at"].max(), unit="s", utc=True).isoformat(),
+                "first_at": _when(part["at"].min()),
+                "last_at": _when(part["at"].max()),
                 "rated": int(outcomes.get("rated", 0)),
                 "unparseable": int(outcomes.get("unparseable", 0)),
                 "failed": int(outcomes.get("failed", 0)),
@@ -118,6 +118,11 @@ def _provenance(data: StudyData) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows, columns=PROVENANCE_COLUMNS)
+
+
+def _when(at: float) -> str:
+    """A judgement's time to the second, in UTC (ISO 8601)."""
+    return pd.to_datetime(at, unit="s", utc=True).floor("s").isoformat()
 
 
 def judges_json(section: JudgesSection) -> dict[str, Any]:
@@ -174,6 +179,13 @@ def judges_lines(section: JudgesSection) -> list[str]:
     for r in _rows(section.findings.self_preference):
         low, high = r["low"], r["high"]
         interval = "" if _missing(low) else f" [{low:+.2f}, {high:+.2f}]"
+        if r["level"] == "pair" and _missing(r["people_own"]):
+            lines.append(
+                f"  {r['judge']} ({r['family']}: {r['own_systems']}) on {r['item']} (pair):"
+                f" wins for its family {r['judge_own']:.0%} of {r['n_own']} verdicts; no"
+                " people's votes on such pairs to compare with"
+            )
+            continue
         if r["level"] == "pair":
             said = (
                 f"wins for its family {r['judge_own']:.0%} of {r['n_own']} verdicts, people's"
