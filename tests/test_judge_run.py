@@ -31,9 +31,9 @@ SESSIONS = [("p1-1", "companion", 3), ("p2-1", "companion", 2)]
 # item (and a free-text rationale the judge is not asked) per conversation
 
 
-def judged_bundle(url: str) -> StudyBundle:
+def judged_bundle(url: str, timeout: float = 60.0) -> StudyBundle:
     bundle = load_study("hri-cues")
-    judge = Judge(id="gpt-judge", url=url, model="judge-m", temperature=0, seed=11)
+    judge = Judge(id="gpt-judge", url=url, model="judge-m", temperature=0, seed=11, timeout=timeout)
     job = bundle.jobs["hri-cues"].model_copy(update={"judges": (judge,)})
     return bundle.model_copy(update={"jobs": {**bundle.jobs, "hri-cues": job}})
 
@@ -64,9 +64,13 @@ async def judged(tmp_path: Path) -> AsyncIterator[tuple[StudyStore, FakeOpenAI, 
 
 
 async def judge_once(
-    store: StudyStore, server: FakeOpenAI, db: Path, limit: int | None = None
+    store: StudyStore,
+    server: FakeOpenAI,
+    db: Path,
+    limit: int | None = None,
+    answer_within: float = 60.0,
 ) -> JudgeRun:
-    bundle = judged_bundle(server.url)
+    bundle = judged_bundle(server.url, answer_within)
     job = bundle.jobs["hri-cues"]
     client = JsonClient()
     try:
@@ -169,6 +173,23 @@ async def test_a_judge_that_times_out_is_counted_and_asked_again_next_run(
     again = await judge_once(store, server, db)
     assert again.failed == 0
     assert len(await store.annotation_ratings()) == before + 1
+
+
+async def test_a_call_never_answered_in_time_fails_and_is_asked_again_next_run(
+    judged: tuple[StudyStore, FakeOpenAI, Path],
+) -> None:
+    store, server, db = judged
+    server.behave(Mode.HOLD, times=1)  # the first call gets no answer until released
+    run = await judge_once(store, server, db, answer_within=0.5)
+    server.release()
+    assert (run.targets, run.failed) == (7, 1)
+    made = await store.judgements()
+    [failed] = [j for j in made if j.outcome == "failed"]
+    assert "0.5" in failed.said or "time" in failed.said.lower()
+    again = await judge_once(store, server, db)
+    # the target that failed, asked of the server, and the unparseable one, from the store
+    assert (again.targets, again.failed, again.calls, again.cached) == (2, 0, 1, 2)
+    assert {j.outcome for j in await store.judgements()} == {"rated", "unparseable"}
 
 
 def pair_judge(body: dict[str, Any]) -> str:
