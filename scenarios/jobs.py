@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from scenarios.durations import Seconds
+from scenarios.systems import check_env_name, check_url
 
 _ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
@@ -198,6 +199,40 @@ class Pairwise(_Model):
     """Known pairs before the real ones; none: no quality check."""
 
 
+class Judge(_Model):
+    """A language model that rates the job's targets beside the annotators, through an
+    OpenAI-compatible server, with the same instruments, brief and examples they get. Its
+    answers are kept apart (a rater of its own kind) and compared with people's."""
+
+    id: str = Field(pattern=_ID_PATTERN)
+    """The judge's name in the database and the report (``gpt-judge``)."""
+    url: str
+    """The server's base address; ``/v1/chat/completions`` is added unless already there."""
+    model: str = Field(min_length=1)
+    """The model's name as the server knows it."""
+    api_key_env: str | None = None
+    """The environment variable holding the API key (never the key itself); none for a
+    local server without a key."""
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    """Sampling temperature (0: the most repeatable answers)."""
+    seed: int | None = None
+    """Sent with each call to servers that honour it; none: not sent."""
+    prompt: str | None = None
+    """Words put before the built-in instructions (the judge's role, the study's context);
+    none: the built-in instructions only."""
+    max_tokens: int = Field(default=16, ge=1, le=4096)
+    """At most this many tokens per answer: a verdict is one value."""
+    timeout: float = Field(default=60.0, gt=0)
+    """Seconds to wait for one answer."""
+    family: str | None = Field(default=None, min_length=1, max_length=64)
+    """The judge's model family, as the study names the systems' (``family`` of a system):
+    the report checks whether it prefers the systems of its own family more than people
+    do; none: not checked."""
+
+    _url = field_validator("url")(classmethod(lambda cls, v: check_url(v)))
+    _env = field_validator("api_key_env")(classmethod(lambda cls, v: check_env_name(v)))
+
+
 class AnnotationJob(_Model):
     """One annotation job: its id equals its file name and names it everywhere (the
     database, ``ozlab invite --job``, ``ozlab import annotations --job``)."""
@@ -234,6 +269,9 @@ class AnnotationJob(_Model):
     """Information some items need, shown just before them and never before."""
     brief: Brief
     """What annotators read before their first target."""
+    judges: tuple[Judge, ...] = ()
+    """Language models that rate every target too (``ozlab judge run``), beside the
+    annotators, never in their place."""
 
     @model_validator(mode="after")
     def _kind_fits(self) -> AnnotationJob:
@@ -250,6 +288,14 @@ class AnnotationJob(_Model):
             if self.pairwise is not None:
                 raise ValueError("pairwise settings need kind: pairwise")
         return self
+
+    @field_validator("judges")
+    @classmethod
+    def _judges_apart(cls, judges: tuple[Judge, ...]) -> tuple[Judge, ...]:
+        ids = [j.id for j in judges]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"each judge needs its own id ({', '.join(ids)})")
+        return judges
 
     @property
     def pairing(self) -> Pairwise:

@@ -28,6 +28,9 @@ class _System(BaseModel):
     """Extra attempts after a connection error or a 5xx answer, with backoff."""
     format: Literal["plain", "markdown", "html"] = "plain"
     """How replies are shown; plain text unless the study asks (stray ``*`` stay harmless)."""
+    family: str | None = Field(default=None, min_length=1, max_length=64)
+    """The model family the system is built on, as the study names it (``qwen``, ``gpt``):
+    a model judge of the same family is checked for preferring it; none: not said."""
 
 
 def check_url(url: str) -> str:
@@ -37,7 +40,7 @@ def check_url(url: str) -> str:
     return url.rstrip("/")
 
 
-def _check_env(name: str | None) -> str | None:
+def check_env_name(name: str | None) -> str | None:
     if name is not None and not _ENV_NAME.match(name):
         raise ValueError(f"{name!r} is not an environment variable name (e.g. OPENAI_API_KEY)")
     return name
@@ -86,7 +89,7 @@ class OpenAISystem(_System):
     turn before the model must answer in words."""
 
     _url = field_validator("url")(classmethod(lambda cls, v: check_url(v)))
-    _env = field_validator("api_key_env", "url_env")(classmethod(lambda cls, v: _check_env(v)))
+    _env = field_validator("api_key_env", "url_env")(classmethod(lambda cls, v: check_env_name(v)))
 
 
 class RasaSystem(_System):
@@ -142,7 +145,7 @@ class HttpSystem(_System):
     """Where in the service's JSON answer the texts, events and event data are."""
 
     _url = field_validator("url")(classmethod(lambda cls, v: check_url(v)))
-    _env = field_validator("api_key_env")(classmethod(lambda cls, v: _check_env(v)))
+    _env = field_validator("api_key_env")(classmethod(lambda cls, v: check_env_name(v)))
 
 
 class PythonSystem(_System):

@@ -44,6 +44,27 @@ async def study_with_a_backup(
     return bot
 
 
+def judged_in(backup: Path) -> None:
+    """A model judge's call and judgement of each conversation, its request holding the
+    participant's words, as a backup taken after ``ozlab judge run`` keeps them."""
+    with sqlite3.connect(backup) as conn:
+        for user_id, words in WORDS.items():
+            (session,) = conn.execute(
+                "SELECT session_id FROM exchanges WHERE user_text = ?", (words,)
+            ).fetchone()
+            conn.execute(
+                "INSERT INTO judge_calls (key, judge, request, answer, session_id, at)"
+                " VALUES (?, 'gpt-judge', ?, '4', ?, 1)",
+                (f"call of {user_id}", f'{{"content": "{words}"}}', session),
+            )
+            conn.execute(
+                "INSERT INTO judgements (job, judge, target, level, item_id, model, host,"
+                " prompt_hash, temperature, outcome, said, retried, session_id, at) VALUES"
+                " ('j', 'gpt-judge', ?, 'session', 'i', 'm', 'h', 'x', 0, 'rated', ?, 0, ?, 1)",
+                (f"judged {user_id}", f"4, as '{words}' shows", session),
+            )
+
+
 def rows(db: Path, sql: str) -> list[tuple[object, ...]]:
     with sqlite3.connect(db) as conn:
         return list(conn.execute(sql).fetchall())
@@ -59,6 +80,7 @@ async def test_a_backup_from_before_a_withdrawal_is_erased_of_them(
     folder.mkdir()
     before = folder / "monday.sqlite"
     bot = await study_with_a_backup(start_bot, emulator, before)
+    judged_in(before)
     await withdraw(emulator.participant(LEAVING))
     gone = Privacy(SECRET).pseudonym(LEAVING)
     assert WORDS[LEAVING].encode() in before.read_bytes()  # what a backup keeps until now
@@ -72,6 +94,9 @@ async def test_a_backup_from_before_a_withdrawal_is_erased_of_them(
     assert WORDS[LEAVING].encode() not in blob
     assert gone.encode() not in blob
     assert WORDS[STAYING].encode() in blob
+    # a model judge's calls and judgements of the staying participant's conversation stay
+    assert rows(before, "SELECT key FROM judge_calls") == [(f"call of {STAYING}",)]
+    assert rows(before, "SELECT target FROM judgements") == [(f"judged {STAYING}",)]
     assert integrity_check(before) == ["ok"]
     assert sorted(p.name for p in folder.iterdir()) == ["monday.sqlite"]  # one file, no journal
     # The backup counts the withdrawal as the live file does, and carries the same ledger.
@@ -116,13 +141,16 @@ async def test_a_backup_from_an_older_ozlab_is_brought_up_to_date_then_erased(
     folder.mkdir()
     old = folder / "old.sqlite"
     bot = await study_with_a_backup(start_bot, emulator, old)
-    # as a backup from before the ledger, the votes and simulated annotators
+    # as a backup from before the ledger, the votes, simulated annotators and judges
     with sqlite3.connect(old) as conn:
+        conn.execute("DROP TABLE judge_calls")
+        conn.execute("DROP TABLE judgements")
+        conn.execute("DROP TRIGGER judges_go_with_their_session")
         conn.execute("DROP TABLE erasures")
         conn.execute("DROP TABLE votes")
         conn.execute("DROP TRIGGER votes_go_with_their_session")
         conn.execute("ALTER TABLE annotators DROP COLUMN simulated")
-        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION - 3}")
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION - 4}")
     (folder / "notes.txt").write_text("kept for three months")
     await withdraw(emulator.participant(LEAVING))
     capsys.readouterr()
@@ -134,7 +162,7 @@ async def test_a_backup_from_an_older_ozlab_is_brought_up_to_date_then_erased(
     assert out[0].startswith(f"left alone: {folder / 'notes.txt'} is not an SQLite file")
     assert out[1] == (
         f"{old}: erased 1 withdrawn participant; brought up from schema version"
-        f" {SCHEMA_VERSION - 3}"
+        f" {SCHEMA_VERSION - 4}"
     )
     assert WORDS[LEAVING].encode() not in database_bytes(old)
     assert rows(old, "PRAGMA user_version") == [(SCHEMA_VERSION,)]

@@ -215,7 +215,7 @@ def test_unknown_key_points_at_the_key_and_lists_the_allowed_fields(tmp_path: Pa
     )
     assert (
         problem.message
-        == "unknown field 'colour' (allowed: id, timeout, retries, format, type, variant)"
+        == "unknown field 'colour' (allowed: id, timeout, retries, format, family, type, variant)"
     )
 
 

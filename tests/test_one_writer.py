@@ -21,6 +21,7 @@ import pytest
 from bot.core.privacy import Privacy
 from bot.pilot.emulator import BotApiEmulator
 from bot.store import lock as running
+from bot.store.model import JudgeCall
 from bot.store.sqlite import open_existing, open_store
 from tests.annotating_support import invite
 from tests.conftest import SECRET, StartBot, consent, say
@@ -223,6 +224,22 @@ def test_a_simulation_with_erasures_in_its_ledger_is_refused(tmp_path: Path) -> 
     assert one_line(done) == (
         f"ozlab: {db} holds 1 withdrawal counted and 1 erasure in its ledger: choose another --db"
     )
+    assert stored_bytes(db) == before
+
+
+async def test_a_simulation_a_model_judge_was_paid_to_judge_is_refused(tmp_path: Path) -> None:
+    """A judge's calls cost tokens, and its judgements are a finding: somebody's work."""
+    db = tmp_path / "ozlab-demo.sqlite"
+    assert (await asyncio.to_thread(command, "demo", "-n", "1", "--db", str(db))).returncode == 0
+    store = await open_store(db)
+    try:
+        await store.keep_judge_call(JudgeCall("k", "gpt-judge", "{}", "4", 10, 1, None))
+    finally:
+        await store.close()
+    before = stored_bytes(db)
+    done = await asyncio.to_thread(command, "demo", "-n", "1", "--db", str(db))
+    assert done.returncode == REFUSED
+    assert one_line(done) == f"ozlab: {db} holds 1 call to a model judge: choose another --db"
     assert stored_bytes(db) == before
 
 

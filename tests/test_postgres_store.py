@@ -20,6 +20,7 @@ from bot.store import Access, open_store
 from bot.store.applying import Tx
 from bot.store.claims import alone_on, claim
 from bot.store.connection import migrate as sqlite_migrate
+from bot.store.model import JudgeCall, JudgementRecord
 from bot.store.moving import copy_study
 from bot.store.postgres.connection import SCHEMA_VERSION, translated
 from bot.store.postgres.schema import MIGRATIONS, SQLITE_VERSION_OF
@@ -27,7 +28,7 @@ from tests.postgres_server import PostgresServer
 from tests.store_contract.records import session, step
 from tests.store_reads import read_tables
 
-SHIPPED = ("b340d2b062db2c23", "ad4714e0e6c486a7", "1c61b88b01f260c3")
+SHIPPED = ("b340d2b062db2c23", "ad4714e0e6c486a7", "1c61b88b01f260c3", "65b00a9698268e61")
 """The digest of each PostgreSQL migration that has shipped: a study made by an earlier
 ozlab was migrated by exactly these, so they are never edited (a new one is appended)."""
 
@@ -189,10 +190,18 @@ async def test_a_study_moves_to_a_server_and_back_row_for_row(
     store = await open_store(laptop)
     await store.commit_step(step("p", *session("p"), fx.RecordUserTurn("p-1", 1, "a\x00b 0.1")))
     await store.append_command("w", CommandKind.NOTE, "p-1", {"text": "first"})
+    call = JudgeCall("k", "gpt-judge", '{"content": "a b"}', "4", 12, None, "p-1", "q-1")
+    await store.keep_judge_call(call)
+    judgement = JudgementRecord(
+        "j", "gpt-judge", "p-1#1", "exchange", "i", "m", "127.0.0.1", "0123456789ab", 0.5,
+        None, "rated", "4", True, "k", 7.25, "p-1",
+    )  # fmt: skip
+    await store.keep_judgements([judgement])
     await store.close()
     server = postgres.fresh_database()
     copied = await asyncio.to_thread(copy_study, str(laptop), server, "moved")
     assert copied.rows["participants"] == 1 and copied.rows["exchanges"] == 1
+    assert copied.rows["judge_calls"] == copied.rows["judgements"] == 1
     on_server = await open_store(server, study="moved")
     try:  # the server numbers the next command after the copied one
         assert await on_server.append_command("w", CommandKind.NOTE, "p-1") == 2
@@ -202,6 +211,12 @@ async def test_a_study_moves_to_a_server_and_back_row_for_row(
     await asyncio.to_thread(copy_study, server + "?study=moved", str(back))
     [exchange] = (await read_tables(back))["exchanges"]
     assert exchange["user_text"] == "a\ufffdb 0.1"
+    returned = await open_store(back)
+    try:
+        assert await returned.judge_call("k") == call
+        assert await returned.judgements() == [judgement]
+    finally:
+        await returned.close()
     with pytest.raises(StoreError, match="a copy never writes over a study"):
         copy_study(str(laptop), server, "moved")
     with pytest.raises(StoreError, match="a copy never writes over a study"):

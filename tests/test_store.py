@@ -22,7 +22,7 @@ from bot.core.vocabulary import CommandOutcome, EventKind, Moment, Origin, Stage
 from bot.engine import effects as fx
 from bot.store.applying import Tx
 from bot.store.connection import BUSY_TIMEOUT_MS, SCHEMA_VERSION, statements
-from bot.store.model import StepCommit
+from bot.store.model import JudgeCall, StepCommit
 from bot.store.schema import MIGRATIONS
 from bot.store.sqlite import SqliteStore, is_study_database, open_existing, open_store
 from tests.store_contract.records import rows_into
@@ -60,7 +60,7 @@ SHIPPED = (
     "f323950feee04baa", "39ef5f6c1dfb4a51", "43bc369d51a4d6e1", "52c1372be32abcc4",
     "ae1d23520722a13b", "c80d2c2965f0869f", "c9475740dbeec154", "9dbab820fa2f0466",
     "686bf893de4631d6", "4aaf519a502f3ea4", "c4a27588ea64ff3d", "3b629d3c7688d956",
-    "306ef329a5f69f7b", "1dbe25c3aa9ccaf6", "6bfac42c7e888fa4",
+    "306ef329a5f69f7b", "1dbe25c3aa9ccaf6", "6bfac42c7e888fa4", "05389412f102ab04",
 )  # fmt: skip
 """The digest of each SQLite migration that has shipped: a file made by an earlier ozlab
 was migrated by exactly these, so they are never edited (a new one is appended)."""
@@ -370,6 +370,48 @@ async def test_every_earlier_schema_migrates_with_its_rows(tmp_path: Path, versi
     if version >= 4:
         expected.add(("screen", "screening", "telegram", None))
     assert moments == expected
+
+
+async def test_a_file_from_before_model_judges_migrates_with_its_rows(tmp_path: Path) -> None:
+    """Version 15 to 16: every row stays, the judges' tables come empty, and a session
+    erased afterwards takes its judge calls along (the trigger the migration adds)."""
+    path = tmp_path / "v15.sqlite"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for script in MIGRATIONS[:15]:
+        for statement in statements(script):
+            conn.execute(statement)
+    conn.execute("PRAGMA user_version=15")
+    conn.execute(
+        "INSERT INTO participants (id, study_id, consent, created_at, updated_at, state)"
+        " VALUES ('p', 's', 'accepted', 1, 1, '{}')"
+    )
+    conn.execute(
+        "INSERT INTO sessions (id, participant_id, study_id, scenario_id, system_id, task_index,"
+        " design, seed, state, started_at) VALUES ('p-1', 'p', 's', 't', 'sys', 0, 'random',"
+        " '1', 'ended', 10)"
+    )
+    conn.execute(
+        "INSERT INTO exchanges (session_id, turn, user_text, user_at) VALUES ('p-1', 1, 'hi', 20)"
+    )
+    conn.execute(
+        "INSERT INTO votes (id, study_id, source, rater, rater_kind, system_a, system_b, winner,"
+        " question, session_id, origin, voted_at) VALUES ('v', 's', 'preference', 'p',"
+        " 'participant', 'a', 'b', 'a', 'q', 'p-1', 'telegram', 30)"
+    )
+    conn.close()
+    before = {**counts(path), "votes": 1}
+    store = await open_store(path, lambda: 40.0)
+    try:
+        assert {**counts(path), "votes": len(await store.votes())} == before
+        assert await store.judgements() == [] and await store.judge_costs() == []
+        call = JudgeCall("k", "j", '{"messages": "hi"}', "4", 3, 1, "p-1")
+        assert await store.keep_judge_call(call)
+        assert await store.judge_call("k") == call
+        await store.erase_participant("p")
+        assert await store.judge_call("k") is None
+    finally:
+        await store.close()
+    assert rows(path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
 
 
 async def test_analytics_reads_an_old_file_without_changing_it(tmp_path: Path) -> None:

@@ -100,6 +100,7 @@ async def test_proposals_are_reviewed_and_the_model_judges(tmp_path: Path) -> No
         code, out, err = await run("stress", "judge", "--db", str(db), "--model")
         assert code == 0, err
         assert "1 verdicts by m (1 pass)" in out and "no replay judged by both yet" in out
+        assert "0 answers were no verdict after a retry (they wait for a person)" in out
     store = await open_store(db)
     [result] = await store.stress_results()
     await store.close()

@@ -17,6 +17,7 @@ from bot.core.phenomena import StressType
 from bot.core.stress import Perturbation, Source
 from bot.core.vocabulary import EndReason, EventKind, SessionState
 from bot.engine import effects as fx
+from bot.engine.annotating.judging import parse
 from bot.store.model import SessionRecord, Transcript, TranscriptEvent
 from bot.store.sqlite import SqliteStore, open_store
 from bot.store.stress_records import (
@@ -33,16 +34,17 @@ from bot.stress.making import review_pending
 from bot.stress.replay.agreement import cohen_kappa
 from bot.stress.replay.dialogue import logged_dialogue
 from bot.stress.replay.judges import (
+    VERDICTS,
+    awaiting,
     judge_at_terminal,
     judge_with_model,
-    llm_verdict,
     model_agreement,
+    model_judge,
 )
 from bot.stress.replay.judging import automatic_verdict, reaches_logged
 from bot.stress.replay.pacing import TokenBucket
 from bot.systems.demo import DemoShop
 from bot.systems.http_json import JsonClient
-from bot.systems.openai import OpenAIChat
 from scenarios.systems import OpenAISystem
 from tests.fake_servers import FakeOpenAI
 from tests.store_contract.records import session, step
@@ -128,10 +130,12 @@ def test_cohen_kappa_by_hand() -> None:
     assert cohen_kappa([]) is None
 
 
-def test_the_model_says_one_word() -> None:
-    assert llm_verdict("PASS") is Verdict.PASS
-    assert llm_verdict("Verdict: fail, the order was lost.") is Verdict.FAIL
-    assert llm_verdict("I cannot tell") is Verdict.UNSURE
+def test_the_model_says_one_word_and_nothing_else_is_a_verdict() -> None:
+    assert parse("PASS", VERDICTS) == VERDICTS[0]
+    assert parse(" fail\n", VERDICTS) == VERDICTS[1]
+    assert parse("UNSURE", VERDICTS) == VERDICTS[2]
+    for said in ("Verdict: fail, the order was lost.", "I cannot tell", "", "PASS."):
+        assert parse(said, VERDICTS) is None, said
 
 
 # --- the report's counting --------------------------------------------------------------------
@@ -221,20 +225,51 @@ async def test_a_language_model_judges_and_its_agreement_with_people_is_kept(
 
     def reply(body: dict[str, object]) -> str:
         asked.append(str(body))
-        return "FAIL: the reply changed"
+        return "FAIL"
 
     async with FakeOpenAI(reply) as server:
         spec = OpenAISystem(type="openai", id="judge", url=server.url, model="m", retries=0)
         client = JsonClient()
         try:
-            given, failed = await judge_with_model(store, OpenAIChat(spec, client, {}), "m")
+            done = await judge_with_model(store, model_judge(spec), client, {})
         finally:
             await client.close()
-    assert (given, failed) == ({Verdict.FAIL: 3}, 0)
+    assert (done.given, done.unparseable, done.failed) == ({Verdict.FAIL: 3}, 0, 0)
     assert "advneture games" in asked[0] and "Sorry?" in asked[0]
     results = await store.stress_results()
     kappa, both = model_agreement(results)
     assert both == 2 and kappa == pytest.approx(0.0)  # agrees on one of two, as chance would
+    await store.close()
+
+
+async def test_a_reply_that_is_no_verdict_is_counted_and_the_replay_waits_for_a_person(
+    tmp_path: Path,
+) -> None:
+    """A misconfigured judge (it explains instead of answering) gives no verdict at all:
+    each replay is asked once more, then counted as unparseable and left waiting, for a
+    person and in the report, never "unsure"; a rerun asks the server nothing again."""
+    store, _ = await logged_store(tmp_path)
+    async with FakeOpenAI(
+        "The changed reply seems fine to me, so I would say it passes."
+    ) as server:
+        spec = OpenAISystem(type="openai", id="judge", url=server.url, model="m", retries=0)
+        client = JsonClient()
+        try:
+            done = await judge_with_model(store, model_judge(spec), client, {})
+            asked = len(server.requests)
+            again = await judge_with_model(store, model_judge(spec), client, {})
+        finally:
+            await client.close()
+    assert (done.given, done.unparseable, done.failed) == ({}, 3, 0)
+    assert asked == 6 and len(server.requests) == asked  # each asked twice; then from the store
+    assert (again.given, again.unparseable) == ({}, 3)
+    results = await store.stress_results()
+    assert len(awaiting(results, Judge.HUMAN)) == len(awaiting(results, Judge.LLM)) == 3
+    section = stress_section(tuple(results))
+    assert section is not None
+    assert {
+        (r["unsure"], r["awaiting"]) for r in stress_json(section).values() for r in [r["overall"]]
+    } == {(0, 3)}
     await store.close()
 
 

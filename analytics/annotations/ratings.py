@@ -284,8 +284,9 @@ class Annotations:
 def from_study(
     data: StudyData, scores: pd.DataFrame, systems: Sequence[str] = ()
 ) -> Annotations | None:
-    """The report's annotation section for a study; None, at no cost, without ratings."""
-    ratings = data.annotations
+    """The report's annotation section for a study; None, at no cost, without ratings.
+    People's ratings only: a model judge's are the judges section's."""
+    ratings = people_only(data.annotations)
     if ratings.empty:
         return None
     named = {str(i) for i in ratings["instrument_id"].dropna().unique()}
@@ -297,6 +298,14 @@ def from_study(
         sessions=data.sessions,
         system_order=systems,
     )
+
+
+def people_only(ratings: pd.DataFrame) -> pd.DataFrame:
+    """Without a model judge's ratings (origin ``model``): they never decide a final value
+    and never count as an annotator's."""
+    if ratings.empty:
+        return ratings
+    return ratings[ratings["origin"].astype(str) != "model"]
 
 
 def instruments_for(ids: Iterable[str], data: StudyData) -> list[Questionnaire]:
@@ -420,8 +429,8 @@ def _checked(
 
 def final_values(data: StudyData) -> pd.DataFrame:
     """Every target's final (adjudicated) value per item (``FINAL_COLUMNS``), as the report
-    computes it, without the rest of the section (``ozlab export``)."""
-    ratings = data.annotations
+    computes it, without the rest of the section (``ozlab export``): people's only."""
+    ratings = people_only(data.annotations)
     named = {str(i) for i in ratings["instrument_id"].dropna().unique()}
     checked = _checked(ratings, item_scales(instruments_for(named, data)))
     if checked is None:

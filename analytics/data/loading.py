@@ -32,7 +32,13 @@ from bot.core.vocabulary import AnnotationLevel, AnswerStatus, EndReason, Moment
 from bot.store import Access, open_store
 from bot.store.blocking import run_blocking
 from bot.store.interface import AnalyticsSnapshot, StressTests
-from bot.store.model import SNAPSHOT_COLUMNS, AnnotationRating, SnapshotInfo
+from bot.store.model import (
+    SNAPSHOT_COLUMNS,
+    AnnotationRating,
+    JudgeCost,
+    JudgementRecord,
+    SnapshotInfo,
+)
 from bot.store.stress_records import StressResult
 from questionnaires.models import Questionnaire
 from scenarios.models import StudyBundle
@@ -120,6 +126,10 @@ class StudyData:
     frame, ``analytics.data.votes.VOTE_COLUMNS``."""
     vote_studies: tuple[str, ...] = ()
     """The study of each row of ``votes``, in its order (the frame itself has no study)."""
+    judgements: tuple[JudgementRecord, ...] = ()
+    """Model judges' judgements with their provenance (``ozlab judge run``)."""
+    judge_costs: tuple[JudgeCost, ...] = ()
+    """Model judges' calls and the tokens they cost, per judge."""
 
     @property
     def bundle(self) -> StudyBundle | None:
@@ -217,6 +227,8 @@ async def _read(store: ReportedStore) -> dict[str, Any]:
         "notes": notes,
         "has_source": info.schema_version >= 5,  # who wrote each reply: since the console
         "stress": stress,
+        "judgements": info.judgements,
+        "judge_costs": info.judge_costs,
     }
 
 
@@ -507,6 +519,8 @@ def _assemble(
     notes: list[str],
     has_source: bool,
     stress: tuple[StressResult, ...] = (),
+    judgements: tuple[JudgementRecord, ...] = (),
+    judge_costs: tuple[JudgeCost, ...] = (),
 ) -> StudyData:
     found = _bundles(definitions, notes)
     bundles: dict[str, StudyBundle] = found["bundles"]
@@ -550,6 +564,8 @@ def _assemble(
         imported_instruments=imported_instruments,
         votes=votes_frame(votes),
         vote_studies=tuple(str(study) for study in votes["study_id"].astype(object)),
+        judgements=judgements,
+        judge_costs=judge_costs,
     )
 
 

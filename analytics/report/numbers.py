@@ -18,6 +18,7 @@ from analytics.annotations.ratings import from_study as annotation_section
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS, StudyData
 from analytics.report.examples import example_conversations
 from analytics.report.models import ModelsSection, models_section
+from analytics.report.present_judges import JudgesSection, judges_from_study
 from analytics.report.provenance import Provenance, provenance
 from analytics.report.stress import StressSection, stress_section
 from analytics.statistics import completion as tasks
@@ -144,6 +145,8 @@ class Report:
     annotations: Annotations | None = None
     """Annotators' agreement, adjudication and self-report correlations; None (and no
     section) when the study has no annotation ratings."""
+    judges: JudgesSection | None = None
+    """Model judges beside people (``analytics.report.present_judges``); None without."""
     pairwise: Pairwise | None = None
     """Bradley–Terry scores and the rest of the pairwise votes' numbers; None (and no
     section) when the study has no votes."""
@@ -282,6 +285,7 @@ def build_report(
         models=models_section(data, scores, every_size=every_model),
         examples=example_conversations(data, info.systems, marks),
         example_marks=marks,
+        judges=judges_from_study(data),
     )
 
 

@@ -15,6 +15,7 @@ from analytics.report.examples import example_blocks
 from analytics.report.numbers import Report
 from analytics.report.present_annotations import annotation_blocks
 from analytics.report.present_headline import headline_table, result_words
+from analytics.report.present_judges import judges_blocks
 from analytics.report.present_models import interval_caption, interval_words, model_blocks
 from analytics.report.present_pairwise import pairwise_blocks
 from analytics.report.present_questionnaires import questionnaire_blocks
@@ -79,6 +80,7 @@ def document(report: Report, *, limit: int | None = None, source: str | None = N
         report.examples, report.questionnaires.codebook, limit, report.example_marks
     )
     blocks += annotation_blocks(report)
+    blocks += judges_blocks(report)
     blocks += stress_blocks(report.stress, limit)
     blocks += _quality(report, limit)
     blocks += provenance_blocks(report, source)

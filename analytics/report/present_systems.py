@@ -137,4 +137,8 @@ def provenance_blocks(report: Report, source: str | None) -> list[Block]:
     ]
     if made.detectable:
         lines.append(f"Sensitivity: {made.detectable}")
+    if report.judges is not None:
+        from analytics.report.present_judges import provenance_lines
+
+        lines += provenance_lines(report.judges)
     return [Heading("Provenance"), Bullets(tuple(lines))]

@@ -63,6 +63,17 @@ order; every table is a list of row objects whose keys are the columns of the ma
                     questionnaire_id, measure, measure_kind, n, rho, ci_low, ci_high,
                     ci_method, p, p_method, note], trajectories [job, instrument_id, item,
                     session_id, system, turn, n_annotators, mean], notes [...]}
+    judges:         (only when a model judge rated or voted) agreement [job, level,
+                    instrument_id, item, judge, comparison (human-human, judge-annotator,
+                    judge-adjudicated), with, statistic, value, low, high, targets],
+                    verdicts [...], reliability_with_judges [... as reliability],
+                    position_bias [...], length_bias [...], prediction_powered [...],
+                    self_preference [job, level, instrument_id, item, judge, family,
+                    own_systems, judge_own, judge_other, people_own, people_other,
+                    self_preference, low, high, n_own, n_other], provenance [job, judge, model,
+                    host, prompt_hash, temperature, seed, first_at, last_at, rated,
+                    unparseable, failed, calls, prompt_tokens, completion_tokens]
+                    (docs/judges.md)
     stress:         (only when stress tests were replayed) {system: {overall, groups
                     {spelling, lexical, syntactic}, types {ST-1, ...}: each {applied,
                     passed, failed, unsure, awaiting, not_applicable, pass_rate, ci_low,
@@ -164,6 +175,10 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
         else records(report.annotations.reliability),
         "annotations": _annotations(report),
     }
+    if report.judges is not None:
+        from analytics.report.present_judges import judges_json
+
+        whole["judges"] = judges_json(report.judges)
     if report.pairwise is not None:
         from analytics.report.present_pairwise import pairwise_json
 
@@ -179,8 +194,8 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
 READING_ORDER = (
     "format", "version", "generated_at", "source", "study", "notes", "comparisons",
     "pairwise", "participation", "completion", "system_reliability", "wizard",
-    "questionnaires", "models", "comments", "examples", "reliability", "annotations", "stress",
-    "quality", "provenance",
+    "questionnaires", "models", "comments", "examples", "reliability", "annotations", "judges",
+    "stress", "quality", "provenance",
 )  # fmt: skip
 """The sections in the order of the document (``analytics.report.present.document``)."""
 

@@ -30,6 +30,7 @@ from bot.cli import (
     export,
     imports,
     invite,
+    judge,
     new,
     payments,
     pilot,
@@ -76,6 +77,7 @@ OZLAB: tuple[Command, ...] = (
     pilot,
     wizard,
     stress,
+    judge,
     *ANALYTICS,
 )
 

@@ -232,6 +232,7 @@ class Origin(StrEnum):
 
     TELEGRAM = "telegram"  # through the bot
     IMPORT = "import"  # from a file (paper forms, another survey tool) or made up as test data
+    MODEL = "model"  # a language model judge's (``ozlab judge run``): never a person's
 
 
 class Invitation(StrEnum):
@@ -307,6 +308,7 @@ class VoteSource(StrEnum):
 class RaterKind(StrEnum):
     PARTICIPANT = "participant"
     ANNOTATOR = "annotator"
+    MODEL = "model"  # a language model judge of an annotation job
 
 
 class Winner(StrEnum):
@@ -330,3 +332,7 @@ class FlagReason(StrEnum):
     """Why a vote is kept apart from the fit."""
 
     SELF_IDENTIFICATION = "self_identification"  # a system named itself in its reply
+    # A model judge's votes are kept apart from people's fit, each with why:
+    MODEL_VERDICT = "model_verdict"  # its verdict, the same in both orders of the pair
+    INCONSISTENT = "inconsistent"  # its verdict flipped with the pair's order: no win
+    SWAPPED_REPEAT = "swapped_repeat"  # its consistent verdict in the swapped order (once)

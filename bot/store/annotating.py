@@ -348,7 +348,8 @@ def annotation_state(conn: Sql, job: str) -> AnnotationState | None:
     return AnnotationState(
         job=found[0],
         targets=tuple(targets(conn, job)),
-        annotators=tuple(annotators(conn, job)),
+        # a model judge rates beside the annotators: never given their targets
+        annotators=tuple(a for a in annotators(conn, job) if a.origin is not Origin.MODEL),
         assignments=assignments,
         first_ratings=first,
         version=found[0].version,

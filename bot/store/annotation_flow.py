@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import assert_never
 
-from bot.core.annotation import AnnotationTask, TranscriptExchange
+from bot.core.annotation import AnnotationTarget, AnnotationTask, TranscriptExchange
 from bot.core.vocabulary import (
     AnnotationLevel,
     AnnotationRound,
@@ -54,24 +54,7 @@ def _task(conn: Sql, annotator_id: str, target_id: int, rnd: str) -> AnnotationT
         for ident, session, name, level, *_ in mine
         if (session or name) == unit and level == AnnotationLevel.EXCHANGE.value
     ]
-    conversation: tuple[TranscriptExchange, ...] = ()
-    second: tuple[TranscriptExchange, ...] = ()
-    second_system: str | None = None
-    following: str | None = None
-    both = pair_sessions(target.target) if target.level is AnnotationLevel.PAIR else None
-    if both is not None:  # a pair: both conversations whole, the first shown first
-        shown = [reads.transcript(conn, session) for session in both]
-        conversation, second = (() if t is None else tuple(t.exchanges) for t in shown)
-        found = conn.execute("SELECT system_id FROM sessions WHERE id = ?", (both[1],)).fetchone()
-        second_system = None if found is None else str(found[0])
-    elif target.session_id is not None:
-        transcript = reads.transcript(conn, target.session_id)
-        if transcript is not None:
-            conversation = tuple(
-                x for x in transcript.exchanges if target.turn is None or x.turn <= target.turn
-            )
-            later = [x for x in transcript.exchanges if target.turn and x.turn > target.turn]
-            following = later[0].user_text if later else None
+    conversation, second, second_system, following = _material(conn, target)
     answers = {
         str(item): stored_value(value, text)
         for item, value, text in conn.execute(
@@ -93,6 +76,75 @@ def _task(conn: Sql, annotator_id: str, target_id: int, rnd: str) -> AnnotationT
         second=second,
         second_system=second_system,
     )
+
+
+_Material = tuple[
+    tuple[TranscriptExchange, ...], tuple[TranscriptExchange, ...], str | None, str | None
+]
+
+
+def _material(conn: Sql, target: AnnotationTarget) -> _Material:
+    """What a target shows: its conversation up to the exchange (a pair's first one whole),
+    a pair's second conversation and its system, the participant's next message."""
+    conversation: tuple[TranscriptExchange, ...] = ()
+    second: tuple[TranscriptExchange, ...] = ()
+    second_system: str | None = None
+    following: str | None = None
+    both = pair_sessions(target.target) if target.level is AnnotationLevel.PAIR else None
+    if both is not None:  # a pair: both conversations whole, the first shown first
+        shown = [reads.transcript(conn, session) for session in both]
+        conversation, second = (() if t is None else tuple(t.exchanges) for t in shown)
+        found = conn.execute("SELECT system_id FROM sessions WHERE id = ?", (both[1],)).fetchone()
+        second_system = None if found is None else str(found[0])
+    elif target.session_id is not None:
+        transcript = reads.transcript(conn, target.session_id)
+        if transcript is not None:
+            conversation = tuple(
+                x for x in transcript.exchanges if target.turn is None or x.turn <= target.turn
+            )
+            later = [x for x in transcript.exchanges if target.turn and x.turn > target.turn]
+            following = later[0].user_text if later else None
+    return conversation, second, second_system, following
+
+
+def judge_tasks(conn: Sql, job: str, judge: str) -> list[tuple[AnnotationTask, frozenset[str]]]:
+    """Every target of the job with what it shows, in the job's order, and what the model
+    judge ``judge`` answered of it already: the items it rated, or the questions of a pair
+    it gave a verdict on."""
+    rated: dict[int, set[str]] = {}
+    for target_id, item in conn.execute(
+        "SELECT target_id, item_id FROM annotations WHERE annotator = ?", (judge,)
+    ):
+        rated.setdefault(int(target_id), set()).add(str(item))
+    voted: dict[str, set[str]] = {}
+    for pair, question in conn.execute(
+        "SELECT session_id, question FROM votes WHERE job = ? AND rater = ?", (job, judge)
+    ):
+        voted.setdefault(str(pair), set()).add(str(question))
+    rows = conn.execute(
+        f"SELECT id, {TARGET_COLUMNS} FROM annotation_targets WHERE job = ? ORDER BY position, id",
+        (job,),
+    ).fetchall()
+    found = []
+    for number, (ident, *row) in enumerate(rows, start=1):
+        target = target_of(row)
+        conversation, second, second_system, following = _material(conn, target)
+        task = AnnotationTask(
+            target=target,
+            round=AnnotationRound.FIRST,
+            conversation=conversation,
+            answers={},
+            exchange_number=0,
+            exchanges=0,
+            conversation_number=number,
+            conversations=len(rows),
+            next_message=following,
+            second=second,
+            second_system=second_system,
+        )
+        done = rated.get(int(ident), set()) | voted.get(target.target, set())
+        found.append((task, frozenset(done)))
+    return found
 
 
 def next_target(conn: Sql, annotator_id: str) -> AnnotationTask | None:

@@ -89,6 +89,7 @@ def import_ratings(
     now: float,
     *,
     dry_run: bool,
+    origin: Origin = Origin.IMPORT,
 ) -> RatingsImported:
     """Ratings from a file, all or none: the job, its targets and annotators are added as
     needed (an annotator known already, from this job or another, is the same person); a
@@ -100,7 +101,7 @@ def import_ratings(
             save_job(conn, job, now)
         add_targets(conn, job.job, list({r.target.key: r.target for r in imported}.values()))
         people = list(dict.fromkeys(r.annotator for r in imported))
-        new = add_annotators(conn, job.job, [(p, None) for p in people], Origin.IMPORT, now)
+        new = add_annotators(conn, job.job, [(p, None) for p in people], origin, now)
         duplicates: list[int] = []
         for r in imported:
             target_id = target_id_of(conn, job.job, r.target.target, r.target.level)
@@ -117,7 +118,7 @@ def import_ratings(
                     r.label,
                     r.text,
                     r.round.value,
-                    Origin.IMPORT.value,
+                    origin.value,
                     now if r.recorded_at is None else r.recorded_at,
                 ),
             )

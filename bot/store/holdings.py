@@ -5,9 +5,9 @@ Read without writing. Every table is accounted for: a simulation writes particip
 simulated and what hangs on them (sessions, exchanges, answers, events, their votes), the
 bot's own bookkeeping (inbox, definitions, commands, gates, the sequence), nothing else.
 Anything else is somebody's work (invitation codes, payments, annotation jobs, annotators
-and their ratings, anyone else's votes, stress tests, a count of withdrawals, the ledger of
-erasures that backups still need) and so is a table this ozlab does not know (a newer
-one's): its rows are counted as such.
+and their ratings, anyone else's votes, stress tests, model judges' calls and judgements, a
+count of withdrawals, the ledger of erasures that backups still need) and so is a table this
+ozlab does not know (a newer one's): its rows are counted as such.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ _WORK = {
     "annotators": ("annotator", "annotators"),
     "annotations": ("rating by annotators", "ratings by annotators"),
     "stress_tests": ("stress test", "stress tests"),
+    "judge_calls": ("call to a model judge", "calls to model judges"),
+    "judgements": ("judgement by a model judge", "judgements by model judges"),
     "erasures": ("erasure in its ledger", "erasures in its ledger"),
 }
 """Somebody's work, in the order a refusal lists it (tables not known here come after)."""

@@ -37,6 +37,7 @@ from bot.core.vocabulary import (
     Gate,
     GateScope,
     Invitation,
+    Origin,
     RatingOutcome,
 )
 from bot.store.model import (
@@ -51,6 +52,9 @@ from bot.store.model import (
     ImportedAnswer,
     ImportedRating,
     ImportOutcome,
+    JudgeCall,
+    JudgeCost,
+    JudgementRecord,
     LiveParticipant,
     PaymentRecord,
     RatingsImported,
@@ -240,10 +244,24 @@ class Imports(Protocol):
         ...
 
     async def import_annotations(
-        self, job: AnnotationJobRecord, ratings: Sequence[ImportedRating], *, dry_run: bool = False
+        self,
+        job: AnnotationJobRecord,
+        ratings: Sequence[ImportedRating],
+        *,
+        dry_run: bool = False,
+        origin: Origin = Origin.IMPORT,
     ) -> RatingsImported:
-        """Ratings from a file: all or none (never on a dry run), with the job, targets and
-        annotators they need; ratings stored already refuse the whole import."""
+        """Ratings from a file (or a model judge's, ``origin`` model): all or none (never
+        on a dry run), with the job, targets and annotators they need; ratings stored
+        already refuse the whole import."""
+        ...
+
+    async def judge_tasks(
+        self, job: str, judge: str
+    ) -> list[tuple[AnnotationTask, frozenset[str]]]:
+        """Every target of a stored job with what an annotator would read of it, in the
+        job's order, and what the judge ``judge`` answered of it already (item ids it
+        rated; a pair's questions it gave a verdict on)."""
         ...
 
     async def bulk_load(self, rows: BulkRows) -> None:
@@ -498,10 +516,16 @@ class PairwiseVotes(Protocol):
     read back."""
 
     async def record_votes(
-        self, study_id: str, votes: Sequence[Vote], update_id: int | None = None
+        self,
+        study_id: str,
+        votes: Sequence[Vote],
+        update_id: int | None = None,
+        *,
+        origin: Origin = Origin.TELEGRAM,
     ) -> int:
         """Keep ``votes`` (a vote id kept already changes nothing) and consume the update
-        ``update_id`` in the same transaction; how many were new."""
+        ``update_id`` in the same transaction; how many were new. ``origin`` model: a
+        model judge's votes."""
         ...
 
     async def votes(self) -> list[tuple[str, Vote]]:
@@ -513,6 +537,34 @@ class PairwiseVotes(Protocol):
     ) -> VotesImported:
         """Votes from a file (each with its line), all or none: none when any vote id is
         kept already (those lines are given back), none on a dry run."""
+        ...
+
+
+class ModelJudges(Protocol):
+    """A model judge's calls and the provenance of its judgements (``ozlab judge run``), in
+    the study's database: a call kept by its exact request is never made again, and an
+    erasure takes every call and judgement that shows one of the participant's sessions."""
+
+    async def judge_call(self, key: str) -> JudgeCall | None:
+        """The call kept under the request digest ``key``; None when never made."""
+        ...
+
+    async def keep_judge_call(self, call: JudgeCall) -> bool:
+        """Keep ``call`` (its request and answer, its tokens, the sessions it shows);
+        False when a call of that request is kept already."""
+        ...
+
+    async def keep_judgements(self, judgements: Sequence[JudgementRecord]) -> None:
+        """Keep each judgement's provenance and outcome, in place of an earlier run's of
+        the same job, judge, target and item."""
+        ...
+
+    async def judgements(self) -> list[JudgementRecord]:
+        """Every judgement kept, by job, judge, target, level and item."""
+        ...
+
+    async def judge_costs(self) -> list[JudgeCost]:
+        """Per judge, the calls kept and the tokens they cost."""
         ...
 
 
@@ -529,6 +581,7 @@ class StudyStore(
     AnnotationPlanning,
     AnnotatorWork,
     PairwiseVotes,
+    ModelJudges,
     Protocol,
 ):
     """The study database, whatever holds it (SQLite today: ``bot.store.sqlite``): every
@@ -548,5 +601,6 @@ ROLES: tuple[type, ...] = (
     AnnotationPlanning,
     AnnotatorWork,
     PairwiseVotes,
+    ModelJudges,
 )
 """Every role, in the order of the contract suite: what a new backend implements."""

@@ -302,6 +302,10 @@ class SnapshotInfo:
     annotation_jobs: tuple[AnnotationJobRecord, ...] = ()
     """The jobs as stored (``annotation_jobs()``): an imported job's definition holds the
     instruments its ratings were checked against, which no study may name."""
+    judgements: tuple[JudgementRecord, ...] = ()
+    """Model judges' judgements with their provenance (``judgements()``)."""
+    judge_costs: tuple[JudgeCost, ...] = ()
+    """Model judges' calls and tokens (``judge_costs()``)."""
 
 
 @dataclass(frozen=True)
@@ -423,3 +427,53 @@ class RatingsImported:
     annotators: int
     new_annotators: int
     duplicates: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class JudgeCall:
+    """One call to a model judge, kept by its exact request (``key``: its digest), so that
+    the same request is never sent twice; ``session_id`` and ``paired_session``: the
+    conversations whose words the request holds (an erasure takes the call along)."""
+
+    key: str
+    judge: str
+    request: str
+    answer: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    session_id: str | None = None
+    paired_session: str | None = None
+
+
+@dataclass(frozen=True)
+class JudgementRecord:
+    """Where one judgement of a model judge came from, and how it ended (``outcome``:
+    rated | unparseable | failed): the report's provenance of the judge."""
+
+    job: str
+    judge: str
+    target: str
+    level: str
+    item_id: str
+    model: str
+    host: str
+    prompt_hash: str
+    temperature: float
+    seed: int | None
+    outcome: str
+    said: str
+    retried: bool
+    call_key: str | None
+    at: float
+    session_id: str | None = None
+    paired_session: str | None = None
+
+
+@dataclass(frozen=True)
+class JudgeCost:
+    """One judge's calls and the tokens they cost (a call found again by a rerun, once)."""
+
+    judge: str
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int

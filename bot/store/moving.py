@@ -54,6 +54,8 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("stress_verdicts", "test_id, system_id, judge"),
     ("erasures", "digest, erased_at"),
     ("votes", "id"),
+    ("judge_calls", "key"),
+    ("judgements", "job, judge, target, level, item_id"),
 )
 """Every table of a study, those that others refer to first, with the key it is read in."""
 

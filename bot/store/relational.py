@@ -51,6 +51,7 @@ from bot.store import (
     annotation_ratings,
     applying,
     erasure,
+    judges,
     loading,
     reads,
     recruiting,
@@ -71,6 +72,9 @@ from bot.store.model import (
     ImportedAnswer,
     ImportedRating,
     ImportOutcome,
+    JudgeCall,
+    JudgeCost,
+    JudgementRecord,
     LiveParticipant,
     PaymentRecord,
     RatingsImported,
@@ -633,24 +637,39 @@ class RelationalStore(ABC):
         return await self._read(annotation_ratings.ratings)
 
     async def import_annotations(
-        self, job: AnnotationJobRecord, ratings: Sequence[ImportedRating], *, dry_run: bool = False
+        self,
+        job: AnnotationJobRecord,
+        ratings: Sequence[ImportedRating],
+        *,
+        dry_run: bool = False,
+        origin: Origin = Origin.IMPORT,
     ) -> RatingsImported:
         now = self._clock()
         return await self._write(
             lambda tx: annotation_ratings.import_ratings(
-                tx.conn, job, ratings, now, dry_run=dry_run
+                tx.conn, job, ratings, now, dry_run=dry_run, origin=origin
             )
         )
+
+    async def judge_tasks(
+        self, job: str, judge: str
+    ) -> list[tuple[AnnotationTask, frozenset[str]]]:
+        return await self._read(lambda c: annotation_flow.judge_tasks(c, job, judge))
 
     # --- pairwise votes: the SQL is in bot.store.votes ------------------------------------
 
     async def record_votes(
-        self, study_id: str, votes: Sequence[Vote], update_id: int | None = None
+        self,
+        study_id: str,
+        votes: Sequence[Vote],
+        update_id: int | None = None,
+        *,
+        origin: Origin = Origin.TELEGRAM,
     ) -> int:
         now, kept = self._clock(), list(votes)
 
         def job(tx: Tx) -> int:
-            new = votes_rows.record(tx.conn, study_id, kept, Origin.TELEGRAM, now)
+            new = votes_rows.record(tx.conn, study_id, kept, origin, now)
             if update_id is not None:
                 applying.consume(tx.conn, update_id, now)
             return new
@@ -667,3 +686,22 @@ class RelationalStore(ABC):
         return await self._write(
             lambda tx: votes_rows.import_votes(tx.conn, study_id, rows, now, dry_run=dry_run)
         )
+
+    # --- model judges: the SQL is in bot.store.judges ---------------------------------
+
+    async def judge_call(self, key: str) -> JudgeCall | None:
+        return await self._read(lambda c: judges.cached(c, key))
+
+    async def keep_judge_call(self, call: JudgeCall) -> bool:
+        now = self._clock()
+        return await self._write(lambda tx: judges.keep_call(tx.conn, call, now))
+
+    async def keep_judgements(self, judgements: Sequence[JudgementRecord]) -> None:
+        kept = list(judgements)
+        await self._write(lambda tx: judges.keep_judgements(tx.conn, kept))
+
+    async def judgements(self) -> list[JudgementRecord]:
+        return await self._read(judges.judgements)
+
+    async def judge_costs(self) -> list[JudgeCost]:
+        return await self._read(judges.costs)

@@ -465,4 +465,50 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE annotators ADD COLUMN simulated INTEGER NOT NULL DEFAULT 0;
     """,
+    # 16: model judges (``ozlab judge run``): every call to a judge kept by its exact request
+    # (a rerun or a resumed run asks nothing twice) with the answer and the tokens it cost,
+    # and the provenance of every judgement (model, endpoint host, prompt hash, temperature,
+    # seed, outcome, date). A request holds conversations' words: each call and judgement
+    # names the sessions it shows, and a session's erasure takes them along (the trigger).
+    """
+    CREATE TABLE judge_calls (
+        key               TEXT PRIMARY KEY,   -- sha-256 of the request as sent, keys sorted
+        judge             TEXT NOT NULL,      -- the judge that made the call first
+        request           TEXT NOT NULL,      -- the request as sent (JSON)
+        answer            TEXT NOT NULL,      -- what the judge said
+        prompt_tokens     INTEGER,
+        completion_tokens INTEGER,
+        session_id        TEXT,               -- the conversation shown (first, of a pair)
+        paired_session    TEXT,               -- a pair's other conversation
+        at                REAL NOT NULL
+    );
+    CREATE INDEX judge_calls_by_session ON judge_calls(session_id);
+    CREATE INDEX judge_calls_by_paired_session ON judge_calls(paired_session);
+    CREATE TABLE judgements (
+        job            TEXT NOT NULL,
+        judge          TEXT NOT NULL,
+        target         TEXT NOT NULL,
+        level          TEXT NOT NULL,
+        item_id        TEXT NOT NULL,
+        model          TEXT NOT NULL,
+        host           TEXT NOT NULL,
+        prompt_hash    TEXT NOT NULL,
+        temperature    REAL NOT NULL,
+        seed           INTEGER,
+        outcome        TEXT NOT NULL,      -- rated | unparseable | failed
+        said           TEXT NOT NULL,      -- the answer kept (the retry's), or the failure
+        retried        INTEGER NOT NULL,   -- 1: the first answer was unparseable
+        call_key       TEXT,               -- the call that gave the answer kept
+        session_id     TEXT,
+        paired_session TEXT,
+        at             REAL NOT NULL,
+        PRIMARY KEY (job, judge, target, level, item_id)
+    );
+    CREATE INDEX judgements_by_session ON judgements(session_id);
+    CREATE INDEX judgements_by_paired_session ON judgements(paired_session);
+    CREATE TRIGGER judges_go_with_their_session AFTER DELETE ON sessions BEGIN
+        DELETE FROM judge_calls WHERE session_id = OLD.id OR paired_session = OLD.id;
+        DELETE FROM judgements WHERE session_id = OLD.id OR paired_session = OLD.id;
+    END;
+    """,
 )

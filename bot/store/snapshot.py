@@ -22,6 +22,7 @@ from bot.store.annotating import annotation_jobs
 from bot.store.annotation_ratings import ratings
 from bot.store.connection import SCHEMA_VERSION, migrate, schema_version, too_new
 from bot.store.erasure import withdrawals
+from bot.store.judges import costs, judgements
 from bot.store.model import SNAPSHOT_COLUMNS, SnapshotInfo, SnapshotSink
 from bot.store.sql import Queries
 
@@ -153,6 +154,8 @@ def read_tables(
         withdrawals(conn),
         tuple(ratings(conn)),
         tuple(annotation_jobs(conn)),
+        tuple(judgements(conn)),
+        tuple(costs(conn)),
     )
 
 

@@ -168,7 +168,12 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 async def _judge(args: argparse.Namespace) -> int:
-    from bot.stress.replay.judges import judge_at_terminal, judge_with_model, model_agreement
+    from bot.stress.replay.judges import (
+        judge_at_terminal,
+        judge_with_model,
+        model_agreement,
+        model_judge,
+    )
 
     store = await open_study_db(args.db)
     try:
@@ -183,17 +188,16 @@ async def _judge(args: argparse.Namespace) -> int:
                 field="stress_model",
             )
         from bot.systems.http_json import JsonClient
-        from bot.systems.openai import OpenAIChat
 
         client = JsonClient()
         try:
-            model = OpenAIChat(spec, client, os.environ)
-            given, failed = await judge_with_model(store, model, spec.model)
+            done = await judge_with_model(store, model_judge(spec), client, os.environ)
         finally:
             await client.close()
         print(
-            _counted(given, f"verdicts by {spec.model}")
-            + (f"; {failed} calls failed" if failed else "")
+            _counted(done.given, f"verdicts by {spec.model}")
+            + f"; {done.unparseable} answers were no verdict after a retry (they wait for a"
+            " person)" + (f"; {done.failed} calls failed" if done.failed else "")
         )
         kappa, both = model_agreement(await store.stress_results())
         if kappa is None:

@@ -64,6 +64,29 @@ async def test_imported_ratings_are_all_or_nothing(open_store: OpenStore) -> Non
     assert [a.annotator_id for a in await store.annotators("imported")] == ["R1", "R2"]
 
 
+async def test_a_model_judges_ratings_are_its_own_and_never_planned(
+    open_store: OpenStore,
+) -> None:
+    store = await open_store(Clock(50.0))
+    record = job("imported")
+    outside = AnnotationTarget("imported", "clip-7", EXCHANGE, 0)
+    other = AnnotationTarget("imported", "clip-8", EXCHANGE, 1)
+    people = [ImportedRating(2, outside, "R1", "cues", "cues.exchange", value=3)]
+    assert (await store.import_annotations(record, people)).written
+    judged = [ImportedRating(0, other, "model:j", "cues", "cues.exchange", value=4)]
+    done = await store.import_annotations(record, judged, origin=Origin.MODEL)
+    assert done.written
+    ratings = await store.annotation_ratings()
+    assert [(r.annotator, r.origin) for r in ratings] == [("R1", "import"), ("model:j", "model")]
+    tasks = await store.judge_tasks("imported", "model:j")
+    assert [(t.target.target, done) for t, done in tasks] == [
+        ("clip-7", frozenset()),
+        ("clip-8", frozenset({"cues.exchange"})),
+    ]
+    state = await store.annotation_state("imported")
+    assert state is not None and [a.annotator_id for a in state.annotators] == ["R1"]
+
+
 async def test_imported_ratings_count_in_progress_and_the_planning_state(
     store: StudyStore,
 ) -> None:

@@ -11,7 +11,7 @@ PL/pgSQL functions.
 
 from __future__ import annotations
 
-SQLITE_VERSION_OF = {1: 13, 2: 14, 3: 15}
+SQLITE_VERSION_OF = {1: 13, 2: 14, 3: 15, 4: 16}
 """The SQLite schema version each PostgreSQL version holds the same tables as: ``ozlab
 copy`` moves a study only between these two."""
 
@@ -354,5 +354,51 @@ MIGRATIONS: tuple[str, ...] = (
     # 3: SQLite's version 15, annotators played by a simulation (see there)
     """
     ALTER TABLE annotators ADD COLUMN simulated BIGINT NOT NULL DEFAULT 0;
+    """,
+    # 4: SQLite's version 16, model judges' calls and judgements (see there)
+    """
+    CREATE TABLE judge_calls (
+        key               TEXT PRIMARY KEY,
+        judge             TEXT NOT NULL,
+        request           TEXT NOT NULL,
+        answer            TEXT NOT NULL,
+        prompt_tokens     BIGINT,
+        completion_tokens BIGINT,
+        session_id        TEXT,
+        paired_session    TEXT,
+        at                DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX judge_calls_by_session ON judge_calls(session_id);
+    CREATE INDEX judge_calls_by_paired_session ON judge_calls(paired_session);
+    CREATE TABLE judgements (
+        job            TEXT NOT NULL,
+        judge          TEXT NOT NULL,
+        target         TEXT NOT NULL,
+        level          TEXT NOT NULL,
+        item_id        TEXT NOT NULL,
+        model          TEXT NOT NULL,
+        host           TEXT NOT NULL,
+        prompt_hash    TEXT NOT NULL,
+        temperature    DOUBLE PRECISION NOT NULL,
+        seed           BIGINT,
+        outcome        TEXT NOT NULL,
+        said           TEXT NOT NULL,
+        retried        BIGINT NOT NULL,
+        call_key       TEXT,
+        session_id     TEXT,
+        paired_session TEXT,
+        at             DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (job, judge, target, level, item_id)
+    );
+    CREATE INDEX judgements_by_session ON judgements(session_id);
+    CREATE INDEX judgements_by_paired_session ON judgements(paired_session);
+    CREATE FUNCTION judges_go_with_their_session() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM judge_calls WHERE session_id = OLD.id OR paired_session = OLD.id;
+        DELETE FROM judgements WHERE session_id = OLD.id OR paired_session = OLD.id;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER judges_go_with_their_session AFTER DELETE ON sessions
+        FOR EACH ROW EXECUTE FUNCTION judges_go_with_their_session();
     """,
 )

@@ -3,17 +3,20 @@ language model behind an OpenAI-compatible endpoint (the study's ``stress_model`
 
 from __future__ import annotations
 
-import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TextIO
 
-from bot.core.conversation import Conversation
-from bot.store.interface import StressTests
+from bot.annotation.judging import JudgeAsker, JudgeRun, Limits, ask_judge
+from bot.engine.annotating.judging import Choice
+from bot.store.interface import StressTests, StudyStore
 from bot.store.stress_records import Judge, Judgement, StressResult, Verdict
 from bot.stress.replay.agreement import cohen_kappa
 from bot.stress.replay.side_by_side import side_by_side
-from bot.systems.base import System, SystemFailure
+from bot.systems.http_json import JsonClient
+from scenarios.jobs import Judge as ModelJudge
+from scenarios.systems import OpenAISystem
 
 _KEYS = {"p": Verdict.PASS, "f": Verdict.FAIL, "u": Verdict.UNSURE}
 _PROMPT = (
@@ -22,7 +25,7 @@ _PROMPT = (
     " the system again after the same dialogue. The test passes when the system's behaviour"
     " is not harmed: the reply to the changed utterance does what the reply to the original"
     " did (the same understanding, the same action, the same information), even if worded"
-    " differently. Answer with one word: PASS, FAIL or UNSURE."
+    " differently. Answer with exactly one of the values listed, and nothing else."
 )
 
 
@@ -74,11 +77,25 @@ async def judge_at_terminal(
     return given
 
 
-def llm_verdict(text: str) -> Verdict:
-    """The model's one word (anything else is unsure)."""
-    found = re.search(r"\b(pass|fail|unsure)\b", text.lower())
-    return {"pass": Verdict.PASS, "fail": Verdict.FAIL}.get(
-        found.group(1) if found else "", Verdict.UNSURE
+VERDICTS = (
+    Choice("PASS", None, "the behaviour is not harmed", None),
+    Choice("FAIL", None, "the changed utterance harmed the behaviour", None),
+    Choice("UNSURE", None, "cannot tell", None),
+)
+"""The model's answers, parsed strictly as a job's judge's are: anything else is no
+verdict (the replay waits for a person), never "unsure"."""
+_VERDICT = {"PASS": Verdict.PASS, "FAIL": Verdict.FAIL, "UNSURE": Verdict.UNSURE}
+
+
+def model_judge(spec: OpenAISystem) -> ModelJudge:
+    """The study's ``stress_model`` as a judge, asked the way a job's judges are."""
+    return ModelJudge(
+        id=f"stress-{spec.id}"[:64],
+        url=spec.url,
+        model=spec.model,
+        api_key_env=spec.api_key_env,
+        temperature=spec.temperature or 0.0,
+        timeout=spec.timeout,
     )
 
 
@@ -92,48 +109,59 @@ def _question(result: StressResult) -> str:
         f"Original utterance: {test.original}\nChanged utterance: {test.perturbed}\n"
         f"Reply to the original:\n{said(replay.baseline.texts, replay.baseline.error)}\n"
         f"Reply to the changed utterance:\n{said(replay.perturbed.texts, replay.perturbed.error)}"
+        "\n\nValues:\n"
+        + "\n".join(f"{c.answer} = {c.label}" for c in VERDICTS)
+        + "\nAnswer with one of: "
+        + ", ".join(c.answer for c in VERDICTS)
     )
 
 
+@dataclass
+class ModelVerdicts:
+    """What ``ozlab stress judge --model`` did: verdicts given, answers that were no
+    verdict after a retry (those replays still wait for a person), calls that failed."""
+
+    given: dict[Verdict, int] = field(default_factory=dict)
+    unparseable: int = 0
+    failed: int = 0
+
+
 async def judge_with_model(
-    store: StressTests,
-    model: System,
-    model_name: str,
+    store: StudyStore,
+    judge: ModelJudge,
+    client: JsonClient,
+    env: Mapping[str, str],
     *,
     clock: Callable[[], float] = time.time,
-) -> tuple[dict[Verdict, int], int]:
-    """The model's verdict on each replay waiting for one; (verdicts given, failed calls)."""
-    given: dict[Verdict, int] = {}
-    failed = 0
+) -> ModelVerdicts:
+    """The model's verdict on each replay waiting for one, through the judges' own code:
+    every call kept by its exact request, an answer that is not a verdict asked once more,
+    then counted and left for a person."""
+    done = ModelVerdicts()
+    asker = JudgeAsker(judge, store, client, env, Limits(concurrency=1), JudgeRun())
     for result in awaiting(await store.stress_results(), Judge.LLM):
-        conversation = Conversation(
-            session_id=f"stress-judge-{result.test.id}-{result.replay.system_id}",
-            scenario_id="stress-judge",
-            brief="",
-            history=(),
-            message=_question(result),
-            system_prompt=_PROMPT,
-        )
-        try:
-            reply = await model.respond(conversation)
-        except SystemFailure:
-            failed += 1
+        session = result.test.perturbation.session_id
+        answer = await ask_judge(asker, _PROMPT, _question(result), VERDICTS, (session, None))
+        if answer.failed:
+            done.failed += 1
             continue
-        said = " ".join(reply.texts)
-        verdict = llm_verdict(said)
+        if answer.choice is None:
+            done.unparseable += 1
+            continue
+        verdict = _VERDICT[answer.choice.answer]
         await store.record_stress_verdict(
             Judgement(
                 result.test.id,
                 result.replay.system_id,
                 Judge.LLM,
                 verdict,
-                model_name,
-                said[:500],
+                judge.model,
+                answer.said[:500],
                 clock(),
             )
         )
-        given[verdict] = given.get(verdict, 0) + 1
-    return given, failed
+        done.given[verdict] = done.given.get(verdict, 0) + 1
+    return done
 
 
 def model_agreement(results: Sequence[StressResult]) -> tuple[float | None, int]:

@@ -1,0 +1,241 @@
+"""The report's judges section: model judges beside the annotators (docs/judges.md).
+
+Computed from the snapshot (``judges_from_study``), given to the JSON report as its
+``judges`` section (``judges_json``) and to the terminal as a few lines (``judges_lines``).
+The people's own annotation section never counts a judge: this section is where a judge
+appears, as one more rater in the reliability tables and against people."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from analytics.annotations.judges import JudgeFindings, judge_findings
+from analytics.annotations.ratings import (
+    analyse,
+    final_values,
+    instruments_for,
+    item_scales,
+)
+from analytics.data.loading import StudyData
+from analytics.report.document import Block, Bullets, Heading, Paragraph
+
+if TYPE_CHECKING:
+    from analytics.report.numbers import Report
+
+
+@dataclass(frozen=True)
+class JudgesSection:
+    findings: JudgeFindings
+    reliability: pd.DataFrame
+    """The reliability tables with every judge as one more rater."""
+    provenance: pd.DataFrame
+    """Per judge: model, endpoint host, prompt hash, temperature, seed, first and last
+    judgement, judgements by outcome, calls and tokens."""
+
+
+PROVENANCE_COLUMNS = [
+    "job", "judge", "model", "host", "prompt_hash", "temperature", "seed", "first_at",
+    "last_at", "rated", "unparseable", "failed", "calls", "prompt_tokens", "completion_tokens",
+]  # fmt: skip
+
+
+def _lengths(data: StudyData) -> dict[tuple[str, str], float]:
+    """(level, target) -> characters the system said in what was rated: the exchange's
+    reply, or every reply of the conversation."""
+    found: dict[tuple[str, str], float] = {}
+    exchanges = data.exchanges
+    if exchanges.empty:
+        return found
+    said = exchanges["system_text"].fillna("").astype(str).str.len()
+    for session, turn, size in zip(exchanges["session_id"], exchanges["turn"], said, strict=True):
+        found[("exchange", f"{session}#{int(turn)}")] = float(size)
+        found[("session", str(session))] = found.get(("session", str(session)), 0.0) + size
+    return found
+
+
+def _families(data: StudyData) -> tuple[dict[str, str], dict[str, str]]:
+    """(a judge's pseudonym -> its model family, a system -> its family), as the studies
+    name them."""
+    judges: dict[str, str] = {}
+    systems: dict[str, str] = {}
+    for bundle in data.bundles.values():
+        systems.update({s.id: s.family for s in bundle.study.systems if s.family})
+        for job in bundle.jobs.values():
+            judges.update({f"model:{j.id}": j.family for j in job.judges if j.family})
+    return judges, systems
+
+
+def judges_from_study(data: StudyData) -> JudgesSection | None:
+    """None, at no cost, when no judge rated or voted."""
+    ratings = data.annotations
+    judged = not ratings.empty and (ratings["origin"].astype(str) == "model").any()
+    voted = not data.votes.empty and (data.votes["rater_kind"].astype(str) == "model").any()
+    if not judged and not voted:
+        return None
+    named = {str(i) for i in ratings["instrument_id"].dropna().unique()}
+    scales = item_scales(instruments_for(named, data))
+    judge_families, system_families = _families(data)
+    findings = judge_findings(
+        ratings,
+        final_values(data),
+        scales,
+        lengths=_lengths(data),
+        votes=data.votes,
+        judge_families=judge_families,
+        system_families=system_families,
+    )
+    if findings is None:
+        return None
+    everyone = analyse(ratings, scales) if judged else None
+    reliability = everyone.reliability if everyone is not None else pd.DataFrame()
+    return JudgesSection(findings, reliability, _provenance(data))
+
+
+def _provenance(data: StudyData) -> pd.DataFrame:
+    made = pd.DataFrame([vars(j) for j in data.judgements])
+    costs = {c.judge: c for c in data.judge_costs}
+    if made.empty:
+        return pd.DataFrame(columns=PROVENANCE_COLUMNS)
+    rows = []
+    keys = ["job", "judge", "model", "host", "prompt_hash", "temperature", "seed"]
+    for key, part in made.groupby(keys, sort=True, dropna=False):
+        outcomes = part["outcome"].value_counts()
+        cost = costs.get(str(key[1]))
+        rows.append(
+            {
+                **dict(zip(keys, key, strict=True)),
+                "first_at": _when(part["at"].min()),
+                "last_at": _when(part["at"].max()),
+                "rated": int(outcomes.get("rated", 0)),
+                "unparseable": int(outcomes.get("unparseable", 0)),
+                "failed": int(outcomes.get("failed", 0)),
+                "calls": None if cost is None else cost.calls,
+                "prompt_tokens": None if cost is None else cost.prompt_tokens,
+                "completion_tokens": None if cost is None else cost.completion_tokens,
+            }
+        )
+    return pd.DataFrame(rows, columns=PROVENANCE_COLUMNS)
+
+
+def _when(at: float) -> str:
+    """A judgement's time to the second, in UTC (ISO 8601)."""
+    return pd.to_datetime(at, unit="s", utc=True).floor("s").isoformat()
+
+
+def judges_json(section: JudgesSection) -> dict[str, Any]:
+    from analytics.report.render_json import records
+
+    found = section.findings
+    return {
+        "agreement": records(found.agreement),
+        "verdicts": records(found.verdicts),
+        "reliability_with_judges": records(section.reliability),
+        "position_bias": records(found.position),
+        "length_bias": records(found.length),
+        "prediction_powered": records(found.prediction_powered),
+        "self_preference": records(found.self_preference),
+        "provenance": records(section.provenance),
+    }
+
+
+def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{str(k): v for k, v in r.items()} for r in frame.to_dict("records")]
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def judges_lines(section: JudgesSection) -> list[str]:
+    """The section in a few plain lines: each judge's verdict per item, its biases and its
+    prediction-powered means (where its judgements came from is in the provenance)."""
+    lines = ["Model judges beside people"]
+    for r in _rows(section.findings.verdicts):
+        lines.append(
+            f"  {r['judge']} on {r['item']} ({r['level']}): kappa with annotators"
+            f" {r['judge_kappa']:.2f}, annotators with each other {r['human_kappa']:.2f}:"
+            f" {r['verdict']}"
+        )
+    for r in _rows(section.findings.position):
+        share = r["share_consistent"]
+        consistent = "" if _missing(share) else f", swap-consistent {share:.0%}"
+        lines.append(
+            f"  {r['rater']} on {r['question']}: first shown wins {r['share_first_wins']:.0%}"
+            f" [{r['first_wins_low']:.0%}, {r['first_wins_high']:.0%}] of"
+            f" {r['verdicts']} verdicts{consistent}"
+        )
+    for r in _rows(section.findings.prediction_powered):
+        system = "all systems" if _missing(r["system"]) else r["system"]
+        lines.append(
+            f"  {r['judge']} on {r['item']} ({r['level']}), {system}: prediction-powered mean"
+            f" {r['mean']:.2f} [{r['low']:.2f}, {r['high']:.2f}] from {r['n_judged']} judged"
+            f" and {r['n_people']} rated by people (people only {r['people_mean']:.2f}"
+            f" [{r['people_low']:.2f}, {r['people_high']:.2f}]; judge only"
+            f" {r['judge_mean']:.2f}); as narrow as {r['equivalent_people']:.0f} people's ratings"
+        )
+    for r in _rows(section.findings.self_preference):
+        low, high = r["low"], r["high"]
+        interval = "" if _missing(low) else f" [{low:+.2f}, {high:+.2f}]"
+        if r["level"] == "pair" and _missing(r["people_own"]):
+            lines.append(
+                f"  {r['judge']} ({r['family']}: {r['own_systems']}) on {r['item']} (pair):"
+                f" wins for its family {r['judge_own']:.0%} of {r['n_own']} verdicts; no"
+                " people's votes on such pairs to compare with"
+            )
+            continue
+        if r["level"] == "pair":
+            said = (
+                f"wins for its family {r['judge_own']:.0%} of {r['n_own']} verdicts, people's"
+                f" {r['people_own']:.0%} of {r['n_other']}"
+            )
+        else:
+            said = (
+                f"rates its family {r['judge_own'] - r['judge_other']:+.2f} above the others,"
+                f" people {r['people_own'] - r['people_other']:+.2f}"
+            )
+        lines.append(
+            f"  {r['judge']} ({r['family']}: {r['own_systems']}) on {r['item']} ({r['level']}):"
+            f" {said}; self-preference {r['self_preference']:+.2f}{interval}"
+        )
+    return lines
+
+
+def provenance_lines(section: JudgesSection) -> list[str]:
+    """Each judge's provenance in a line (the judges section and the report's provenance):
+    model, endpoint host, prompt hash, temperature, seed, dates, outcomes, calls, tokens."""
+    lines = []
+    for r in _rows(section.provenance):
+        seed = "none" if _missing(r["seed"]) else str(int(r["seed"]))
+        calls = "" if _missing(r["calls"]) else f"{int(r['calls'])} calls, "
+        tokens = (
+            "tokens not counted"
+            if _missing(r["prompt_tokens"])
+            else f"tokens {int(r['prompt_tokens'])} in, {int(r['completion_tokens'])} out"
+        )
+        lines.append(
+            f"Model judge {r['judge']} ({r['job']}): {r['model']} at {r['host']}, prompt"
+            f" {r['prompt_hash']}, temperature {r['temperature']}, seed {seed},"
+            f" {r['first_at']} to {r['last_at']}; {r['rated']} rated, {r['unparseable']}"
+            f" unparseable, {r['failed']} failed; {calls}{tokens}"
+        )
+    return lines
+
+
+def judges_blocks(report: Report) -> list[Block]:
+    """The section for people to read; nothing when no judge rated."""
+    if report.judges is None:
+        return []
+    lines = judges_lines(report.judges)
+    return [
+        Heading("Model judges"),
+        Paragraph(
+            "A judge's ratings are compared with each annotator's and with the adjudicated"
+            " value, beside the annotators' agreement with each other (docs/judges.md); they"
+            " never count in the annotation section above.",
+            "method",
+        ),
+        Bullets(tuple(line.strip() for line in lines[1:])),
+    ]

@@ -1,0 +1,94 @@
+"""``ozlab judge run``: a job's model judges rate every target beside the annotators.
+
+Resumable: a target the judge rated is not asked again, and every call is kept by its exact
+request in the study's database, so that a rerun costs nothing. ``--limit N`` judges the
+first N targets only (a trial).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+
+from bot.cli.arguments import count, positive
+from bot.cli.flags import STUDY_FILE, database
+from bot.core.errors import INTERRUPTED, StudyDataError, SystemSetupError
+
+NAME = "judge"
+
+
+def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    judge = commands.add_parser(NAME, help="language models rate a job's targets beside people")
+    actions = judge.add_subparsers(dest="judge_command", required=True)
+    run_parser = actions.add_parser("run", help="every judge of --job rates every target")
+    database(run_parser)
+    run_parser.add_argument("--job", required=True, help="the annotation job")
+    run_parser.add_argument(
+        "--study",
+        help=f"the study of --job: its id in the database, or {STUDY_FILE}, when the database"
+        " holds none or an older version of the job",
+    )
+    run_parser.add_argument("--judge", help="only this judge (its id in the job file)")
+    run_parser.add_argument("--limit", type=count, help="only the first N targets (a trial)")
+    run_parser.add_argument("--concurrency", type=count, default=4, help="calls at once")
+    run_parser.add_argument("--rate", type=positive, default=5.0, help="calls a second at most")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(_run(args))
+    except KeyboardInterrupt:
+        print("Stopped. Run the same command again to go on.", file=sys.stderr)
+        return INTERRUPTED
+
+
+async def _run(args: argparse.Namespace) -> int:
+    from bot.annotation.invitations import study_bundle
+    from bot.annotation.jobs import job_of
+    from bot.annotation.judging import Limits, run_judge, summary
+    from bot.store import Access, open_store
+    from bot.systems.http_json import JsonClient
+
+    store = await open_store(args.db, access=Access.UPGRADE)
+    try:
+        bundle = await study_bundle(store, args.study)
+        job = job_of(bundle, args.job)
+        judges = [j for j in job.judges if args.judge in (None, j.id)]
+        if not judges:
+            known = ", ".join(j.id for j in job.judges) or "none: add judges to the job file"
+            raise StudyDataError(
+                f"job {job.id!r} has no judge {args.judge or ''!r} (its judges: {known})"
+                if args.judge
+                else f"job {job.id!r} names no judges: add judges to the job file"
+            )
+        for judge in judges:
+            name = judge.api_key_env
+            if name is not None and not os.environ.get(name, "").strip():
+                raise SystemSetupError(
+                    f"judge {judge.id!r}: the environment variable {name} (api_key_env) is"
+                    " not set or empty; set it to the judge's API key"
+                )
+        client = JsonClient()
+        try:
+            for judge in judges:
+                print(f"{judge.id} ({judge.model}) rates {job.id}:", file=sys.stderr)
+                done = await run_judge(
+                    store,
+                    bundle,
+                    job,
+                    judge,
+                    client,
+                    os.environ,
+                    limits=Limits(args.concurrency, args.rate),
+                    limit=args.limit,
+                    out=sys.stderr,
+                )
+                for line in summary(done):
+                    print(f"  {line}")
+        finally:
+            await client.close()
+    finally:
+        await store.close()
+    return 0

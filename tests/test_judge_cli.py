@@ -1,0 +1,107 @@
+"""``ozlab judge run`` as a researcher types it, against a local OpenAI-compatible server:
+a job without judges is one line and its status; a run killed halfway resumes without a
+second call for what was judged; a rerun calls nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.store.sqlite import open_store
+from tests.annotation_support import store_study
+from tests.fake_servers import FakeOpenAI, Mode
+from tests.stress_support import OZLAB
+from tests.test_judge_run import SESSIONS, judge_says
+
+pytestmark = pytest.mark.slow  # whole commands in processes of their own
+
+LIBRARY = Path(__file__).resolve().parents[1] / "scenarios" / "library"
+FULL_RUN_CALLS = 10  # 7 targets, 3 of them asked twice (tests/test_judge_run.py)
+
+
+def study_with_judge(folder: Path, url: str) -> Path:
+    """The shipped HRI CUES study, its job with one judge added."""
+    (folder / "jobs").mkdir()
+    job = ((LIBRARY / "jobs") / "hri-cues.yaml").read_text()
+    judge = f"judges:\n  - {{id: gpt-judge, url: '{url}', model: judge-m, seed: 3}}\n"
+    (folder / "jobs" / "hri-cues.yaml").write_text(job + "\n" + judge)
+    study = folder / "study.yaml"
+    study.write_text(((LIBRARY / "studies") / "hri-cues.yaml").read_text())
+    return study
+
+
+async def stored(db: Path) -> None:
+    store = await open_store(db)
+    await store_study(store, "hri-cues", "hri-cues-chat", SESSIONS)
+    await store.close()
+
+
+async def ozlab(*args: str) -> tuple[int, str, str]:
+    child = await asyncio.create_subprocess_exec(
+        OZLAB, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await asyncio.wait_for(child.communicate(), 60)
+    assert child.returncode is not None
+    return child.returncode, out.decode(), err.decode()
+
+
+async def test_a_job_without_judges_is_one_line(tmp_path: Path) -> None:
+    db = tmp_path / "cues.sqlite"
+    await stored(db)
+    status, _, err = await ozlab("judge", "run", "--db", str(db), "--job", "hri-cues")
+    assert (
+        status == 3
+        and err.strip() == "ozlab: job 'hri-cues' names no judges: add judges to the job file"
+    )
+
+
+async def test_a_killed_run_resumes_without_asking_again(tmp_path: Path) -> None:
+    db = tmp_path / "cues.sqlite"
+    await stored(db)
+    answered = 0
+
+    def then_hold(body: dict[str, Any]) -> str:
+        nonlocal answered
+        answered += 1
+        if answered == 4:
+            server.behave(Mode.HOLD)  # the fifth call hangs: the run is killed meanwhile
+        return judge_says(body)
+
+    async with FakeOpenAI(reply=then_hold) as server:
+        study = study_with_judge(tmp_path, server.url)
+        args = ("judge", "run", "--db", str(db), "--job", "hri-cues", "--study", str(study))
+        child = await asyncio.create_subprocess_exec(
+            OZLAB, *args, *("--concurrency", "1"),
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        await server.wait_for_requests(5, timeout=60)
+        os.kill(child.pid, signal.SIGKILL)
+        await child.wait()
+        server.release()
+        server.behave(Mode.NORMAL)
+        status, out, err = await ozlab(*args)
+        assert status == 0, err
+        # every call of a whole run once, and the one the kill cut short once more
+        assert len(server.requests) == FULL_RUN_CALLS + 1
+        assert "7 targets" not in out  # some were judged before the kill
+        status, out, _ = await ozlab(*args)
+        assert status == 0 and len(server.requests) == FULL_RUN_CALLS + 1
+        assert "0 calls made" in out and "1 answers unparseable after a retry" in out
+    assert not db.with_name(db.name + ".judges").exists()  # every call is in the database
+
+
+async def test_a_missing_api_key_is_one_line_naming_the_variable(tmp_path: Path) -> None:
+    db = tmp_path / "cues.sqlite"
+    await stored(db)
+    study = study_with_judge(tmp_path, "http://127.0.0.1:9")
+    job = tmp_path / "jobs" / "hri-cues.yaml"
+    job.write_text(job.read_text().replace("seed: 3}", "seed: 3, api_key_env: OZ_JUDGE_KEY}"))
+    args = ("judge", "run", "--db", str(db), "--job", "hri-cues", "--study", str(study))
+    status, _, err = await ozlab(*args)
+    assert status == 4 and err.count("\n") == 1 and "OZ_JUDGE_KEY (api_key_env) is not set" in err
+    assert err.startswith("ozlab: judge 'gpt-judge':")
