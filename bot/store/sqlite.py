@@ -115,8 +115,26 @@ def _migrated(path: str | Path, synchronous: str) -> sqlite3.Connection:
 
 
 async def _connection(connector: Callable[[], sqlite3.Connection]) -> aiosqlite.Connection:
-    """An aiosqlite connection whose thread opens the file the ozlab way (``connect``)."""
-    return await aiosqlite.Connection(connector, iter_chunk_size=64)
+    """An aiosqlite connection whose thread opens the file the ozlab way (``connect``).
+
+    A file that cannot be opened is raised here, after the connection's thread has
+    stopped: aiosqlite's own path for a failed open asks its thread to stop without
+    waiting, and when the event loop closes first (a command ending on that very error),
+    the thread's answer meets a closed loop and is lost as an exception in the thread."""
+    failed: list[Exception] = []
+
+    def opened() -> sqlite3.Connection:
+        try:
+            return connector()
+        except Exception as error:
+            failed.append(error)
+            return sqlite3.connect(":memory:")  # closed at once below, with its thread
+
+    conn = await aiosqlite.Connection(opened, iter_chunk_size=64)
+    if failed:
+        await conn.close()
+        raise failed[0]
+    return conn
 
 
 async def _on(conn: aiosqlite.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
