@@ -31,14 +31,13 @@ from bot.store.stress_records import (
     Verdict,
 )
 from bot.stress.making import review_pending
-from bot.stress.replay.agreement import cohen_kappa
+from bot.stress.replay.agreement import cohen_kappa, model_agreement
 from bot.stress.replay.dialogue import logged_dialogue
 from bot.stress.replay.judges import (
     VERDICTS,
     awaiting,
     judge_at_terminal,
     judge_with_model,
-    model_agreement,
     model_judge,
 )
 from bot.stress.replay.judging import automatic_verdict, reaches_logged

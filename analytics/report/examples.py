@@ -41,12 +41,10 @@ def example_conversations(
     sessions, exchanges = data.sessions, data.exchanges
     if sessions.empty or exchanges.empty:
         return pd.DataFrame(columns=list(COLUMNS))
-    talked = set(exchanges["session_id"].astype(str))
-    ended = sessions[
-        (sessions["state"].astype(str) == "ended") & sessions["session_id"].astype(str).isin(talked)
-    ]
-    marked_ids = set(marks.sessions)
-    drawn_from = ended[~ended["session_id"].astype(str).isin(marked_ids)]
+    ids = sessions["session_id"].astype(str)
+    talked = ids.isin({str(s) for s in exchanges["session_id"].unique()})
+    is_marked = ids.isin(set(marks.sessions))
+    drawn_from = sessions[(sessions["state"].astype(str) == "ended") & talked & ~is_marked]
     if marks.scenarios:
         drawn_from = drawn_from[drawn_from["scenario_id"].astype(str).isin(set(marks.scenarios))]
     seeds = pd.to_numeric(sessions["seed"], errors="coerce").dropna()
@@ -54,8 +52,7 @@ def example_conversations(
     chosen: list[tuple[str, dict[Hashable, Any], bool]] = []
     for system in systems:
         of_system = sessions["system_id"].astype(str) == system
-        named = sessions[of_system & sessions["session_id"].astype(str).isin(marked_ids)]
-        named = named[named["session_id"].astype(str).isin(talked)]
+        named = sessions[of_system & is_marked & talked]
         order = {s: i for i, s in enumerate(marks.sessions)}
         named = named.sort_values("session_id", key=lambda c: c.astype(str).map(order))
         marked = named.head(marks.per_system).to_dict("records")
@@ -70,7 +67,7 @@ def example_conversations(
     shown = {str(session["session_id"]) for _, session, _ in chosen}
     # the chosen conversations' answers only: a large study has a million others
     responses = data.responses
-    ratings = _ratings(responses[responses["session_id"].astype(str).isin(shown)])
+    ratings = _ratings(responses[responses["session_id"].isin(list(shown))])
     rows: list[dict[str, Any]] = []
     for system, session, was_marked in chosen:
         turns = exchanges[exchanges["session_id"] == session["session_id"]].sort_values("turn")

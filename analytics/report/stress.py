@@ -24,7 +24,7 @@ from analytics.report.document import Block, Figure, Heading, Paragraph
 from analytics.statistics.questionnaires import wilson_interval
 from bot.core.phenomena import Group, StressType
 from bot.store.stress_records import Judge, StressResult, Verdict
-from bot.stress.replay.judges import model_agreement
+from bot.stress.replay.agreement import model_agreement
 
 if TYPE_CHECKING:
     from analytics.report.plots import Chart

@@ -168,10 +168,10 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 async def _judge(args: argparse.Namespace) -> int:
+    from bot.stress.replay.agreement import model_agreement
     from bot.stress.replay.judges import (
         judge_at_terminal,
         judge_with_model,
-        model_agreement,
         model_judge,
     )
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from bot.store.stress_records import Judge, StressResult
+
 
 def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> float | None:
     """Kappa of (first judge, second judge) labels; None with no pairs, 1.0 when both
@@ -19,3 +21,13 @@ def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> float | None:
     if expected == 1.0:
         return 1.0
     return (observed - expected) / (1 - expected)
+
+
+def model_agreement(results: Sequence[StressResult]) -> tuple[float | None, int]:
+    """Cohen's kappa of the model's verdicts with people's, on the replays both judged."""
+    pairs = [
+        (human.verdict.value, model.verdict.value)
+        for r in results
+        if (human := r.by(Judge.HUMAN)) is not None and (model := r.by(Judge.LLM)) is not None
+    ]
+    return cohen_kappa(pairs), len(pairs)

@@ -12,7 +12,6 @@ from bot.annotation.judging import JudgeAsker, JudgeRun, Limits, ask_judge
 from bot.engine.annotating.judging import Choice
 from bot.store.interface import StressTests, StudyStore
 from bot.store.stress_records import Judge, Judgement, StressResult, Verdict
-from bot.stress.replay.agreement import cohen_kappa
 from bot.stress.replay.side_by_side import side_by_side
 from bot.systems.http_json import JsonClient
 from scenarios.jobs import Judge as ModelJudge
@@ -162,13 +161,3 @@ async def judge_with_model(
         )
         done.given[verdict] = done.given.get(verdict, 0) + 1
     return done
-
-
-def model_agreement(results: Sequence[StressResult]) -> tuple[float | None, int]:
-    """Cohen's kappa of the model's verdicts with people's, on the replays both judged."""
-    pairs = [
-        (human.verdict.value, model.verdict.value)
-        for r in results
-        if (human := r.by(Judge.HUMAN)) is not None and (model := r.by(Judge.LLM)) is not None
-    ]
-    return cohen_kappa(pairs), len(pairs)
