@@ -284,6 +284,34 @@ class Statement(_Model):
     """``construct`` in files: the scale this statement belongs to; unset, the matrix's."""
 
 
+TELEGRAM_TEXT_LIMIT = 4096
+"""The longest text Telegram sends in one message, in UTF-16 code units as the Bot API
+counts; a matrix is one message edited in place, so it cannot be split over two."""
+LABEL_ON_BUTTON = 24
+"""Labels up to this long go on the buttons; a longer one puts the scale in the message."""
+
+
+def _units(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def matrix_message_length(title: str, item: MatrixItem, items: int) -> int:
+    """The longest message ``item`` can be shown in (``bot.engine.asking.render``): the
+    questionnaire's ``title`` with its widest counter among ``items`` items, the item's text,
+    every statement answered with the longest label (or marked as asked), and the scale's
+    legend when its labels are too long for buttons; in UTF-16 code units."""
+    labels = [item.labels[point] for point in range(item.min, item.max + 1)]
+    widest = max(_units(label) for label in labels)
+    lines = [_units(f"{title} · {items}/{items}"), 0, _units(item.text), 0]
+    lines += [_units(f"✓ {s.text} — ") + widest for s in item.statements]
+    if any(len(label) > LABEL_ON_BUTTON for label in labels):
+        lines.append(0)
+        lines += [
+            _units(f"{point} = {item.labels[point]}") for point in range(item.min, item.max + 1)
+        ]
+    return sum(lines) + len(lines) - 1  # the line breaks between them
+
+
 MAX_STATEMENTS = 12
 """The most statements a matrix may have: the message lists them all, and a longer grid
 is where people start answering without reading."""
@@ -696,6 +724,35 @@ class Questionnaire(_Model):
                     problems.append((base, f"no item {item_id!r} here", item_id))
                     continue
                 problems += [(base + loc, m, v) for loc, m, v in item_words.problems(item)]
+        if problems:
+            raise error_at("Questionnaire", problems)
+        return self
+
+    @model_validator(mode="after")
+    def _matrices_fit_a_message(self) -> Questionnaire:
+        """A matrix is one message edited in place: in every language it is offered in, its
+        longest form must fit Telegram's limit, or the bot could not show it."""
+        problems: list[tuple[Loc, str, object]] = []
+        languages: list[tuple[str | None, str, tuple[Item, ...]]] = [(None, self.title, self.items)]
+        for language, words in self.translations.items():
+            translated = tuple(
+                words.items[item.id].applied_to(item) if item.id in words.items else item
+                for item in self.items
+            )
+            languages.append((language, words.title or self.title, translated))
+        for code, title, items in languages:
+            for i, item in enumerate(items):
+                if not isinstance(item, MatrixItem):
+                    continue
+                length = matrix_message_length(title, item, len(items))
+                if length > TELEGRAM_TEXT_LIMIT:
+                    where = f" (in {code})" if code else ""
+                    message = (
+                        f"this matrix's message{where} could be {length:,} characters long,"
+                        f" over Telegram's {TELEGRAM_TEXT_LIMIT:,}: shorten its statements or"
+                        " split it in two"
+                    )
+                    problems.append((("items", i, "statements"), message, length))
         if problems:
             raise error_at("Questionnaire", problems)
         return self

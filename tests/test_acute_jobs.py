@@ -395,3 +395,43 @@ def test_a_jobs_own_forced_choice_with_coded_options_is_scored_by_its_codes(
     said = [FirstRating(target.target, PAIR, "A-1", "coded.better", None, "second")]
     result = onboarding_result("A-1", [target], [target.target], said, rules)
     assert (result.right, result.answered, result.passed) == (1, 1, True)
+
+
+@pytest.mark.parametrize("together", [False, True])
+def test_every_pair_is_given_when_the_annotators_can_hold_them_all(
+    tmp_path: Path, together: bool
+) -> None:
+    """The HMD demo's job: 20 pairs of 6 + 6 conversations, 5 pairs an annotator, 4
+    annotators, none seeing a conversation twice. Taken in the pairs' order, the last
+    annotators were left pairs that share a conversation with theirs (2 of 20 were never
+    rated); given in bundles of pairs without a shared conversation, all 20 are, whether
+    the annotators pass onboarding one after another or together."""
+    sized = JOB.replace("pairs_per_system_pair: 3", "pairs_per_system_pair: 20").replace(
+        "pairwise:\n", "pairwise:\n  pairs_per_annotator: 5\n"
+    )
+    bundle = load_study(study_with(tmp_path, sized))
+    job = bundle.jobs["duel"]
+    sim = Job(
+        job,
+        build_targets(job, "mini", [s for s in logs(per_system=6) if s.system != "shop-v2"]),
+        4,
+        [bundle.questionnaires["acute-eval"]],
+    )
+    [onboarding] = [t.target for t in sim.targets if t.target.startswith("onboarding:")]
+    real = [t.target for t in sim.targets if pair_sessions(t.target)]
+    assert len(real) == 20
+    sim.plan()
+    for person in sim.people:
+        sim.answer(person.annotator_id, first=onboarding.endswith(":1"))
+        if not together:
+            sim.plan()
+    for _ in range(3):
+        sim.plan()
+        for person in sim.people:
+            sim.answer(person.annotator_id, first=True)
+    given = Counter(t for (t, _) in sim.assignments if pair_sessions(t))
+    assert sorted(given) == sorted(real) and set(given.values()) == {1}
+    for person in sim.people:
+        mine = [t for (t, w) in sim.assignments if w == person.annotator_id and pair_sessions(t)]
+        seen = [s for t in mine for s in pair_sessions(t) or ()]
+        assert len(mine) == 5 and len(seen) == len(set(seen))

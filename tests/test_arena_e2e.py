@@ -2,12 +2,12 @@
 on loopback. A message reaches both systems before either answers (asked at once), both
 replies come back as A and B with the vote's buttons, the vote is stored in the votes table
 with the step, an old tap is answered politely, and a failing side makes the turn not
-comparable."""
+comparable. What a turn costs (the slower system, not the sum) is measured by
+``bench/side_by_side.py``, not timed here."""
 
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -79,38 +79,4 @@ async def test_both_systems_are_asked_at_once_and_the_vote_is_stored(
         failed = bot.tables()["votes"][-1]
         assert (failed["turn"], failed["winner"]) == (2, "not_comparable")
         assert (failed["system_a"], failed["system_b"]) == (a, b)  # a loss for neither
-        await bot.stop()
-
-
-async def test_a_turn_costs_the_slower_system_not_the_sum(
-    start_bot: StartBot, emulator: BotApiEmulator
-) -> None:
-    delay = 1.0
-    async with (
-        FakeHttp(lambda body: {"text": "one"}) as one,
-        FakeHttp(lambda body: {"text": "two"}) as other,
-    ):
-        arena = with_systems(
-            load_study("arena"),
-            spec("http", one, id="shop-v1", timeout=5.0),
-            spec("http", other, id="shop-v0", timeout=5.0),
-        )
-        bot = await start_bot(arena)
-        p = emulator.participant(4202, first_name="Bea")
-        await consent(p)
-
-        async def turn(text: str, count: int) -> float:
-            started = time.monotonic()
-            await p.send_text(text)
-            await p.wait_for(
-                lambda q: sum("Which reply is better?" in m.text for m in q.messages) >= count,
-                20,
-            )
-            return time.monotonic() - started
-
-        quick = await turn("first", 1)  # one turn's own cost, both systems answering at once
-        for server in (one, other):
-            server.behave(Mode.SLOW, delay=delay)
-        slow = await turn("second", 2)
-        assert slow < delay + quick + 0.5 < 2 * delay, (slow, quick)
         await bot.stop()

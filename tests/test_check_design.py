@@ -157,3 +157,33 @@ def test_balance_holds_where_blocks_tile_the_rings(
         }
     )
     assert (spread(shaped) <= 1) is holds
+
+
+def graded(tmp_path: Path, shipped: str) -> Path:
+    """The shipped study ``shipped`` with ``pairwise: strength: graded`` at its end."""
+    study = tmp_path / f"{shipped}.yaml"
+    text = (Path(__file__).parents[1] / "scenarios/library/studies" / f"{shipped}.yaml").read_text(
+        encoding="utf-8"
+    )
+    study.write_text(text + "pairwise:\n  strength: graded\n", encoding="utf-8")
+    return study
+
+
+def test_graded_strength_without_an_item_that_asks_for_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The arena's votes are A, B or a tie: nothing has a strength to grade."""
+    study = graded(tmp_path, "arena")
+    [warning] = warnings(study, capsys)
+    assert warning == (
+        f"{study}:{line_of(study, 'strength: graded')}: warning: pairwise.strength:"
+        " strength: graded, but no preference item of the study asks for strength"
+        " (strength: true): every vote counts as a whole win; ask for it, or leave"
+        " strength out"
+    )
+
+
+def test_graded_strength_with_a_preference_item_that_asks_for_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert warnings(graded(tmp_path, "within"), capsys) == []

@@ -31,7 +31,7 @@ def study_with(tmp_path: Path, systems: str) -> Path:
     return study
 
 
-async def ozlab_check(*args: str) -> tuple[int, list[str], str]:
+async def ozlab_check(*args: str, **env: str) -> tuple[int, list[str], str]:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -39,7 +39,7 @@ async def ozlab_check(*args: str) -> tuple[int, list[str], str]:
         "check",
         *args,
         cwd=ROOT,
-        env=dict(os.environ),
+        env=dict(os.environ) | env,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -92,3 +92,18 @@ async def test_without_networked_systems_the_ping_says_so(tmp_path: Path) -> Non
     status, out, _ = await ozlab_check("hmd", "--ping")
     assert status == 0
     assert out[-1] == "ping: no http, openai or rasa system to ping"
+
+
+async def test_the_ping_offers_the_scenarios_tools_as_the_bot_does() -> None:
+    """The shipped study of a language model with tools: the ping's one request offers the
+    first scenario's tools, as a participant's turn would, so a server that refuses tools
+    fails the check, not the first participant."""
+    async with FakeOpenAI("Hello! Which game are you looking for?") as llm:
+        status, out, err = await ozlab_check("hmd-llm", "--ping", OZLAB_MODEL_URL=llm.url)
+        [request] = llm.requests
+    assert status == 0, err
+    offered = [tool["function"]["name"] for tool in request.json["tools"]]
+    assert offered == ["add_to_wishlist"]
+    [ping] = [line for line in out if line.startswith("ping ")]
+    assert ping.startswith(f"ping shop-llm (openai, {llm.url}): up, ")
+    assert ping.endswith("(offered 1 tool: add_to_wishlist)")

@@ -20,7 +20,13 @@ from bot.engine import events as ev
 from bot.engine.callbacks import Channel, SurveyTap, TapAction, encode
 from bot.engine.journey import Journey
 from bot.pilot.simulation.answering import Question, ScriptedAnswers
-from questionnaires.models import MatrixItem, Questionnaire, ScaleItem
+from questionnaires.models import (
+    TELEGRAM_TEXT_LIMIT,
+    MatrixItem,
+    Questionnaire,
+    ScaleItem,
+    matrix_message_length,
+)
 from scenarios.loading import StudyError, load_questionnaire, load_study
 from scenarios.models import StudyBundle
 from scenarios.simulation import Answers, Simulation
@@ -291,3 +297,59 @@ def test_an_abandoned_matrix_keeps_the_statements_answered_so_far() -> None:
         ("ux.confusing", None, AnswerStatus.MISSING),
         ("q.again", None, AnswerStatus.MISSING),
     ]
+
+
+def _long_grid(size: int) -> str:
+    """GRID with statements of ``size`` characters each."""
+    text = GRID
+    for words in ("The assistant understood me", "Its answers were clear", "It confused me"):
+        text = text.replace(f"text: {words}", f"text: {(words + ' ') * (size // len(words))}")
+    return text
+
+
+def test_a_matrix_that_could_pass_telegrams_4096_characters_is_refused_at_its_line(
+    tmp_path: Path,
+) -> None:
+    """Three statements of about 1,400 characters: the message with every statement and its
+    answer could not be sent (Telegram refuses a text over 4,096 characters)."""
+    text = _long_grid(1400)
+    with pytest.raises(StudyError) as caught:
+        load_questionnaire(write(tmp_path, "ux.yaml", text))
+    [problem] = caught.value.problems
+    assert (problem.field, problem.line) == ("items[0].statements", line_of(text, "statements:"))
+    assert problem.message.startswith("this matrix's message could be ")
+    assert problem.message.endswith(
+        " characters long, over Telegram's 4,096: shorten its statements or split it in two"
+    )
+    fits = _long_grid(1200)  # fits in its own words, not in Italian's longer ones
+    longer = "Le risposte erano chiare " * 70
+    italian = (
+        fits
+        + "translations:\n  it:\n    items:\n      ux.grid:\n"
+        + f"        statements: {{ux.clear: {longer}}}\n"
+    )
+    load_questionnaire(write(tmp_path, "ux.yaml", fits))
+    with pytest.raises(StudyError) as caught:
+        load_questionnaire(write(tmp_path, "ux.yaml", italian))
+    [problem] = caught.value.problems
+    assert problem.field == "items[0].statements" and " (in it) " in problem.message
+
+
+def test_the_longest_message_of_a_matrix_is_within_its_bound() -> None:
+    """Through the engine, statement after statement: every message the matrix is shown in
+    is no longer than ``matrix_message_length`` says, which stays under Telegram's limit."""
+    grid = yaml.safe_load(_long_grid(1200))["items"][0]
+    grid["labels"] = {1: "I disagree with this entirely", 2: "Neither", 3: "I agree entirely"}
+    instrument = Questionnaire.model_validate({"id": "q", "title": "Rating", "items": [grid]})
+    [item] = instrument.items
+    assert isinstance(item, MatrixItem)
+    bound = matrix_message_length(instrument.title, item, len(instrument.items))
+    assert bound <= TELEGRAM_TEXT_LIMIT
+    bundle = make_bundle().model_copy(update={"questionnaires": {"q": instrument}})
+    journey = at_matrix(bundle)
+    lengths = []
+    for point in (0, 0, 0):
+        step = run(bundle, journey, tap(journey, TapAction.ANSWER, point), 7.0)
+        lengths += [len(e.text.encode("utf-16-le")) // 2 for e in of(step.effects, fx.Edit)]
+        journey = step.journey
+    assert lengths and max(lengths) <= bound

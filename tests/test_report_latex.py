@@ -135,3 +135,32 @@ def test_a_long_table_keeps_its_header_on_every_page() -> None:
     rows = tuple((f"row {i}", str(i)) for i in range(3))
     text = table_latex(Table(("What", "n"), rows, "Caption", (False, True), 4, (2,)))
     assert r"\endhead" in text and r"\addlinespace" in text and "and 4 more rows" in text
+
+
+def test_a_heading_is_never_left_at_the_foot_of_a_page_without_its_table(tmp_path: Path) -> None:
+    """Example conversations one after the other, each a heading and a table whose first row
+    is long (a system's whole answer): wherever a heading falls, its table's caption is on
+    the same page, never on the next one (pages read back with pdftotext)."""
+    answer = " ".join(["I found nine adventure games for Linux, each with its price."] * 9)
+    blocks: list[Heading | Paragraph | Table] = [Heading("Example conversations", 1)]
+    for k in range(14):
+        blocks.append(Paragraph(" ".join(["Filler words of a paragraph before it."] * (k + 3))))
+        blocks.append(Heading(f"Conversation {k} of shop-v1", 3))
+        rows = (("1", "What do you recommend?", answer), ("2", "Add it, please.", "Done!"))
+        table = Table(("Turn", "Participant", "System"), rows, f"Session {k}", (True, False, False))
+        blocks.append(table)
+    main = tmp_path / "report.tex"
+    write_latex(blocks, main, lambda _: [], write_private, private_folder)
+    built = pdflatex(main)
+    assert built.returncode == 0, built.stdout[-3000:]
+    pdftotext = shutil.which("pdftotext")
+    assert pdftotext is not None, "pdftotext is missing: apt-get install poppler-utils"
+    text = subprocess.run(
+        [pdftotext, "-layout", str(main.with_suffix(".pdf")), "-"],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    pages = text.split("\f")
+    assert len(pages) > 4  # the headings fall at many places of a page
+    for k in range(14):
+        (page,) = [p for p in pages if f"Conversation {k} of shop-v1" in p]
+        assert f"Session {k}" in page, (k, page[-400:])

@@ -9,6 +9,7 @@ yet, no definition stored, one system only) becomes a sentence in ``Report.notes
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -281,7 +282,9 @@ def build_report(
         stress=stress_section(data.stress, data.sessions["session_id"]) if data.stress else None,
         annotations=annotation_section(data, scores, info.systems),
         pairwise=pairwise_from_study(data, info.systems),
-        rankings=rankings_from_study(data.responses, data.items, data.choices, info.design),
+        rankings=rankings_from_study(
+            data.responses, data.items, data.choices, info.design, info.systems
+        ),
         models=models_section(data, scores, every_size=every_model),
         examples=example_conversations(data, info.systems, marks),
         example_marks=marks,
@@ -371,7 +374,7 @@ def _comparisons(
     tables = []
     scores = scores[scores["moment"] != Moment.SCREENING.value]
     for (q_id, construct), part in scores.groupby(["questionnaire_id", "construct"]):
-        table = stats.compare_systems(part, within=within)
+        table = stats.compare_systems(part, within=within, systems=info.systems)
         tables.append(
             table.assign(
                 measure_kind="construct", questionnaire_id=str(q_id), measure=str(construct)
@@ -387,11 +390,11 @@ def _comparisons(
     categorical = asked["type"].isin(CATEGORICAL_TYPES)
     single = asked[~categorical & asked["score"].notna()]
     for (q_id, item_id), part in single.groupby(["questionnaire_id", "item_id"], observed=True):
-        table = stats.compare_systems(part, within=within)
+        table = stats.compare_systems(part, within=within, systems=info.systems)
         tables.append(
             table.assign(measure_kind="item", questionnaire_id=str(q_id), measure=str(item_id))
         )
-    tables += _categorical(asked[categorical], data.choices, within)
+    tables += _categorical(asked[categorical], data.choices, within, info.systems)
     table = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
     table = table.reindex(columns=_COMPARISON_COLUMNS)
     family = family_holm(table, adjust)
@@ -402,7 +405,9 @@ def _comparisons(
         f"{_CATEGORICAL_METHODS[(design, size)]}. Each participant counts once per system "
         "(answers averaged; for yes/no and choice items the answer given most often). Rows "
         f"with too few participants give no p-value. Each p-value says how it was computed.{across}"
-        " Multiple-choice items are described, not tested. Each effect size has its 95% "
+        " Multiple-choice items are described, not tested. An effect between two systems "
+        "reads the way the table's columns do, the study's first system over its second "
+        "(each row names them). Each effect size has its 95% "
         "interval: rank-biserial r by Fisher's z with the rank sum's normal SE; Fisher's odds "
         "ratio by its exact conditional interval; McNemar's by the Clopper–Pearson interval "
         "of the discordant pairs; ε², Kendall's W, η²_Q and Cramér's V by a percentile "
@@ -430,7 +435,9 @@ def _family_sentence(family: int, adjust: str) -> str:
     )
 
 
-def _categorical(answers: pd.DataFrame, choices: pd.DataFrame, within: bool) -> list[pd.DataFrame]:
+def _categorical(
+    answers: pd.DataFrame, choices: pd.DataFrame, within: bool, systems: Sequence[str]
+) -> list[pd.DataFrame]:
     """Yes/no and choice items compared as proportions, one answer per participant."""
     if answers.empty:
         return []
@@ -445,7 +452,9 @@ def _categorical(answers: pd.DataFrame, choices: pd.DataFrame, within: bool) -> 
     for (q_id, item_id), part in answers.groupby(["questionnaire_id", "item_id"], observed=True):
         mine = choices[(choices["questionnaire_id"] == q_id) & (choices["item_id"] == item_id)]
         labels = dict(zip(mine["value"], mine["label"], strict=True))
-        table = compare_proportions(part, within=within, order=list(mine["value"]), labels=labels)
+        table = compare_proportions(
+            part, within=within, order=list(mine["value"]), labels=labels, systems=systems
+        )
         tables.append(
             table.assign(measure_kind="item", questionnaire_id=str(q_id), measure=str(item_id))
         )

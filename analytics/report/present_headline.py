@@ -62,10 +62,13 @@ and the comparisons' method paragraph say it in full."""
 
 
 def effect_words(r: dict) -> str:
-    """``rank-biserial r = 0.60, 95% CI [0.21, 0.82] (Fisher z)``: the effect with its
-    interval and the interval's method."""
+    """``rank-biserial r = 0.60 (shop-v1 over shop-v0), 95% CI [0.21, 0.82] (Fisher z)``:
+    the effect, which way round it reads (a reader cannot tell from the sign), its interval
+    and the interval's method."""
     odds = "odds ratio" in str(r["effect_name"])
     words = f"{r['effect_name']} = {_effect(r['effect'], odds)}"
+    if not d.missing(r.get("effect_direction")):
+        words += f" ({r['effect_direction']})"
     if d.missing(r.get("effect_ci_low")) or d.missing(r.get("effect_ci_high")):
         return words
     low, high = (_effect(r[k], odds) for k in ("effect_ci_low", "effect_ci_high"))

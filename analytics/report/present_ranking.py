@@ -89,7 +89,8 @@ def _of(frame: pd.DataFrame, q_id: str, item_id: str) -> pd.DataFrame:
 
 
 def _result(r: dict[Any, Any], family: int) -> str:
-    """``U = 12.0, p = .012 (Holm across 3 options: .036), rank-biserial r = 0.60``."""
+    """``U = 12.0, p = .012 (Holm across 3 options: .036), rank-biserial r = 0.60 (a over
+    b)``."""
     if d.missing(r["p"]):
         return "not tested: " + ("" if d.missing(r["note"]) else str(r["note"]))
     p = f"p = {d.p_value(r['p'])}".replace("= <", "<")
@@ -99,7 +100,10 @@ def _result(r: dict[Any, Any], family: int) -> str:
         p += f" (Holm across {family} options: {d.p_value(r['p_family'])})"
     parts = [f"{r['statistic_name']} = {d.num(r['statistic'], 1)}", p]
     if not d.missing(r["effect_name"]):
-        parts.append(f"{r['effect_name']} = {d.num(r['effect'])}")
+        effect = f"{r['effect_name']} = {d.num(r['effect'])}"
+        if not d.missing(r["effect_direction"]):
+            effect += f" ({r['effect_direction']})"
+        parts.append(effect)
     return ", ".join(parts)
 
 

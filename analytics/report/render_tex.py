@@ -126,7 +126,10 @@ def write_latex(
     body: list[str] = []
     title = ""
     count = 0
-    for block in blocks:
+    for index, block in enumerate(blocks):
+        following = blocks[index + 1] if index + 1 < len(blocks) else None
+        if isinstance(block, Heading) and block.level > 1 and isinstance(following, Table):
+            body.append(_keep_with(following))
         match block:
             case Heading(text=text, level=1):
                 title = text
@@ -169,6 +172,7 @@ def _main(title: str, body: Iterable[str]) -> str:
             r"\usepackage[margin=2cm]{geometry}",
             packages,
             r"\setlength{\LTcapwidth}{\linewidth}",
+            _KEEP,
             r"\sloppy",  # a long digest or URL wraps, leaving space, rather than sticks out
             r"\begin{document}",
             rf"{{\LARGE\bfseries {latex(title)}\par}}",
@@ -179,6 +183,40 @@ def _main(title: str, body: Iterable[str]) -> str:
             r"\end{document}",
             "",
         ]
+    )
+
+
+_KEEP = r"""\makeatletter
+\newcommand{\ozlabkeep}[1]{\par\penalty-100\begingroup\setlength{\dimen@}{#1}%
+  \dimen@ii\pagegoal\advance\dimen@ii-\pagetotal
+  \ifdim\dimen@>\dimen@ii\ifdim\dimen@ii>\z@\vfil\fi\break\fi\endgroup}
+\makeatother"""
+"""``\\ozlabkeep{height}``: a new page here unless ``height`` is left on this one (the
+``needspace`` package's test, which texlive-latex-recommended does not ship). A heading
+needs it before a longtable: longtable may break the page right after the heading."""
+_KEEP_LINES = 6
+"""A heading, the table's caption, its rules and header, in lines."""
+_MOST_LINES = 40
+"""A first row longer than this cannot keep with its heading on any page."""
+
+
+def _keep_with(table: Table) -> str:
+    """Room for the heading above ``table`` with its caption, header and first row, which
+    longtable never splits: else the heading would be left alone at the foot of a page."""
+    lines = min(_KEEP_LINES + _first_row_lines(table), _MOST_LINES)
+    return rf"\ozlabkeep{{{lines}\baselineskip}}"
+
+
+def _first_row_lines(table: Table) -> int:
+    """About how many lines the first row takes: its longest cell over its column's width."""
+    if not table.rows:
+        return 0
+    flags = table.numeric or (False,) * len(table.columns)
+    scale = 0.95 if len(table.columns) > 6 else 1.0
+    _, _, widths = _columns(table, flags, scale)
+    return max(
+        math.ceil(len(cell) * _CHAR * scale / width) if width else 1
+        for cell, width in zip(table.rows[0], widths, strict=True)
     )
 
 
@@ -216,10 +254,10 @@ def table_latex(block: Table) -> str:
     """One table as an ``\\input``-able longtable with booktabs rules."""
     flags = block.numeric or (False,) * len(block.columns)
     small = len(block.columns) > 6
-    spec, fits = _columns(block, flags, 0.95 if small else 1.0)
+    spec, fits, _ = _columns(block, flags, 0.95 if small else 1.0)
     if not fits and not small:  # its longest words are wider than the page in \small
         small = True
-        spec, _ = _columns(block, flags, 0.95)
+        spec, _, _ = _columns(block, flags, 0.95)
     header = " & ".join(rf"\textbf{{{latex(c)}}}" for c in block.columns) + r" \\"
     lines = [
         f"% {latex(block.caption or 'table')} (ozlab report)",
@@ -245,12 +283,15 @@ def table_latex(block: Table) -> str:
     return "\n".join(lines)
 
 
-def _columns(block: Table, flags: Sequence[bool], scale: float) -> tuple[str, bool]:
+def _columns(
+    block: Table, flags: Sequence[bool], scale: float
+) -> tuple[str, bool, list[float | None]]:
     """``l``/``r`` for short columns; a paragraph column (``p``) sharing the width left
     for each long one, so that a long text wraps within the page. The shares add up to the
     width left at most (a column's padding taken from its own width): a table never sticks
     out into the margin, unless its longest words alone are wider than the page (then the
-    second value is False)."""
+    second value is False). Third: each paragraph column's share of the line (None for
+    a column as wide as its longest text)."""
     longest = [  # a header counts wider: it is bold
         max([math.ceil(1.15 * len(block.columns[i])), *(len(row[i]) for row in block.rows)])
         for i in range(len(block.columns))
@@ -278,7 +319,8 @@ def _columns(block: Table, flags: Sequence[bool], scale: float) -> tuple[str, bo
         width = rf"\dimexpr{share:.3f}\linewidth-2\tabcolsep\relax"
         align = r">{\raggedleft\arraybackslash}" if numeric else r">{\raggedright\arraybackslash}"
         spec.append(rf"{align}p{{{width}}}")
-    return "".join(spec), sum(shares) <= free + 1e-9
+    widths = [share if wide else None for wide, share in zip(long, shares, strict=True)]
+    return "".join(spec), sum(shares) <= free + 1e-9, widths
 
 
 def _longest_word(text: str) -> int:

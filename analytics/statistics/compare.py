@@ -14,6 +14,11 @@ first, because they are not independent observations.
 A comparison with too few participants per system, or with identical answers, gets a row
 whose ``note`` says so and no p-value.
 
+Systems come in the study's order (``systems``: the report's columns), others after them by
+name, and a two-system effect reads that way round: the first system over the second, said
+in ``effect_direction`` ("shop-v1 over shop-v0"; empty for an effect without a direction,
+as ε² or Kendall's W).
+
 Every row says in ``p_method`` how its p-value was computed, because R's defaults differ
 from scipy's in places: Mann–Whitney and Wilcoxon are exact as in R's ``wilcox.test`` (no
 ties, fewer than 50 per group), otherwise the normal approximation with continuity and tie
@@ -27,7 +32,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -56,6 +61,7 @@ COLUMNS = [
     "effect_ci_low",
     "effect_ci_high",
     "effect_ci_method",
+    "effect_direction",
     "note",
 ]
 Row = dict[str, Any]
@@ -87,17 +93,19 @@ def compare_systems(
     between: str = "system_id",
     subject: str = "participant_id",
     within: bool | None = None,
+    systems: Sequence[str] = (),
     min_n: int = 5,
 ) -> pd.DataFrame:
-    """Compare ``dv`` across the groups in ``between``; see the module docstring for the
-    tests. ``within=None`` decides from the data (a subject in several groups)."""
+    """Compare ``dv`` across the groups in ``between``, taken in the order of ``systems``
+    (the module docstring says the tests and the effects' direction). ``within=None``
+    decides from the data (a subject in several groups)."""
     frame = data[[subject, between, dv]].dropna()
     frame = frame[~frame[between].isin([NO_SYSTEM, SEVERAL_SYSTEMS])]
     frame = frame.astype({subject: object, between: object, dv: float})
     if within is None:
         within = bool((frame.groupby(subject)[between].nunique() > 1).any())
     means = frame.groupby([subject, between])[dv].mean().rename("dv").reset_index()
-    groups = sorted(means[between].unique())
+    groups = in_order(means[between].unique(), systems)
     design = "within" if within else "between"
     if len(groups) < 2:
         found = groups[0] if groups else "no system"
@@ -107,6 +115,18 @@ def compare_systems(
         return table_of(_within(wide, groups, min_n))
     samples = {g: means.loc[means[between] == g, "dv"].to_numpy() for g in groups}
     return table_of(_between(samples, min_n))
+
+
+def in_order(found: Iterable[Any], systems: Sequence[str] = ()) -> list[str]:
+    """The groups ``found``, those of ``systems`` first in its order, then the others by
+    name: the order the report's columns take, which an effect's sign follows."""
+    names = {str(g) for g in found}
+    return [s for s in systems if s in names] + sorted(names - set(systems))
+
+
+def direction(a: str, b: str) -> str:
+    """Which way round a two-system effect reads: ``a``'s over ``b``'s."""
+    return f"{a} over {b}"
 
 
 def table_of(rows: list[Row]) -> pd.DataFrame:
@@ -154,6 +174,7 @@ def _mwu(design: str, a: str, x: np.ndarray, b: str, y: np.ndarray, min_n: int, 
     from U rather than with pingouin's ``mwu``, which builds an n1 × n2 matrix."""
     n = {a: len(x), b: len(y)}
     fields = {"statistic_name": "U", "effect_name": "rank-biserial r", "kind": kind}
+    fields["effect_direction"] = direction(a, b)
     note = too_few(n, min_n) or _constant(np.concatenate([x, y]))
     if note:
         return row_of(design, "Mann–Whitney U", [a, b], n, note=note, **fields)
@@ -221,7 +242,7 @@ def _wilcoxon(wide: pd.DataFrame, a: str, b: str, min_n: int, kind: str) -> Row:
     pair = wide[[a, b]].dropna()
     n = {a: len(pair), b: len(pair)}
     fields: Row = {"statistic_name": "W", "effect_name": "matched-pairs rank-biserial r"}
-    fields["kind"] = kind
+    fields |= {"kind": kind, "effect_direction": direction(a, b)}
     fields["n_total"] = len(pair)  # participants, each counted once
     test = "Wilcoxon signed-rank"
     note = too_few(n, min_n)

@@ -6,7 +6,8 @@ compared on how often each answer was given (the rank tests of
 
 - between-subjects, two systems: Fisher's exact test, as R's ``fisher.test``: for yes/no the
   2 × 2 table with R's estimate, the conditional maximum-likelihood odds ratio (the odds of
-  the item's first answer, e.g. yes, with the first system over the second); for more
+  the item's first answer, e.g. yes, with the first system over the second, in the study's
+  order); for more
   options the Freeman–Halton extension, every table with the observed margins enumerated,
   with Cramér's V;
 - between-subjects, more systems: Pearson's χ² without continuity correction (R's
@@ -42,7 +43,15 @@ from scipy.stats.contingency import odds_ratio
 
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS
 from analytics.statistics import effect_intervals as ci
-from analytics.statistics.compare import EXACT, Row, row_of, table_of, too_few
+from analytics.statistics.compare import (
+    EXACT,
+    Row,
+    direction,
+    in_order,
+    row_of,
+    table_of,
+    too_few,
+)
 
 __all__ = ["compare_proportions", "fisher_exact_two_rows", "monte_carlo_error", "one_answer_each"]
 
@@ -91,16 +100,18 @@ def compare_proportions(
     within: bool | None = None,
     order: Sequence[Any] = (),
     labels: Mapping[Any, str] | None = None,
+    systems: Sequence[str] = (),
     min_n: int = 5,
 ) -> pd.DataFrame:
-    """Compare how often each ``answer`` was given across the groups in ``between``; see
+    """Compare how often each ``answer`` was given across the groups in ``between``, taken
+    in the order of ``systems`` (an odds ratio is the first system's over the second's); see
     the module docstring for the tests. ``order`` lists the answers as the item offers them
     (the first one is the odds ratio's, named by ``labels``); ``within=None`` decides from
     the data."""
     frame = one_answer_each(data, answer=answer, between=between, subject=subject)
     if within is None:
         within = bool((frame.groupby(subject)[between].nunique() > 1).any())
-    groups = sorted(frame[between].unique())
+    groups = in_order(frame[between].unique(), systems)
     found = set(frame[answer])
     categories = [a for a in order if a in found] + sorted(
         (a for a in found if a not in set(order)), key=str
@@ -204,6 +215,8 @@ def _fisher(counts: pd.DataFrame, min_n: int, kind: str, labels: Mapping[Any, st
     binary = counts.shape[1] == 2
     ratio = _odds_ratio_name(list(counts.columns), answers, labels) if binary else "Cramér's V"
     fields: Row = {"kind": kind, "effect_name": ratio}
+    if binary:
+        fields["effect_direction"] = direction(*groups)
     note = too_few(n, min_n) or _one_answer(list(counts.columns))
     if note:
         return row_of("between", "Fisher's exact test", groups, n, note=note, **fields)
@@ -324,7 +337,7 @@ def _mcnemar(
     n = {a: len(pair), b: len(pair)}
     ratio = f"matched-pairs odds ratio of {first}" if first else "matched-pairs odds ratio"
     fields: Row = {"statistic_name": "χ² (corrected)", "effect_name": ratio}
-    fields |= {"kind": kind, "n_total": len(pair)}
+    fields |= {"kind": kind, "n_total": len(pair), "effect_direction": direction(a, b)}
     test = "McNemar"
     note = too_few(n, min_n) or _one_answer(categories)
     if not note and (pair[a] == pair[b]).all():

@@ -20,6 +20,7 @@ once, with their mean rank of each option.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -129,9 +130,15 @@ def mean_ranks(ranks: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=MEAN_COLUMNS)
 
 
-def compare_ranks(ranks: pd.DataFrame, within: bool | None = None, min_n: int = 5) -> pd.DataFrame:
+def compare_ranks(
+    ranks: pd.DataFrame,
+    within: bool | None = None,
+    min_n: int = 5,
+    systems: Sequence[str] = (),
+) -> pd.DataFrame:
     """Per item and option, the systems compared on participants' ranks of it (see the
-    module docstring for the tests); ``p_family`` is Holm across the item's options."""
+    module docstring for the tests), in the order of ``systems``; ``p_family`` is Holm
+    across the item's options."""
     columns = [*_KEYS, "label", *COMPARE_COLUMNS, "p_family"]
     if ranks.empty:
         return pd.DataFrame(columns=columns)
@@ -140,7 +147,7 @@ def compare_ranks(ranks: pd.DataFrame, within: bool | None = None, min_n: int = 
     for (q_id, item_id), item in people.groupby(["questionnaire_id", "item_id"], sort=False):
         per_option = []
         for option, group in item.groupby("option", sort=False):
-            table = compare_systems(group, dv="rank", within=within, min_n=min_n)
+            table = compare_systems(group, dv="rank", within=within, systems=systems, min_n=min_n)
             per_option.append(
                 table.assign(
                     questionnaire_id=str(q_id),
@@ -168,9 +175,14 @@ class Rankings:
 
 
 def rankings_from_study(
-    responses: pd.DataFrame, items: pd.DataFrame, choices: pd.DataFrame, design: str
+    responses: pd.DataFrame,
+    items: pd.DataFrame,
+    choices: pd.DataFrame,
+    design: str,
+    systems: Sequence[str] = (),
 ) -> Rankings | None:
-    """The rankings' numbers; None (and no section) when no ranking was answered."""
+    """The rankings' numbers, systems in the study's order; None (and no section) when no
+    ranking was answered."""
     ranks = option_ranks(responses, choices)
     if ranks.empty:
         return None
@@ -179,4 +191,5 @@ def rankings_from_study(
         (str(q), str(i)): str(t)
         for q, i, t in zip(asked["questionnaire_id"], asked["item_id"], asked["text"], strict=True)
     }
-    return Rankings(mean_ranks(ranks), compare_ranks(ranks, within=design == "within"), texts)
+    tests = compare_ranks(ranks, within=design == "within", systems=systems)
+    return Rankings(mean_ranks(ranks), tests, texts)

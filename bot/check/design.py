@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.engine.assignment import balance_holds, balancing_tasks, design_block
-from scenarios.models import Study
+from questionnaires.models import PreferenceItem
+from scenarios.models import Study, StudyBundle
 from scenarios.yaml_lines import Loc
 
 
@@ -85,4 +86,23 @@ def planned_warning(study: Study, participants: int) -> DesignWarning | None:
         f"-n {participants} leaves the design uneven ({block.cells}): whole multiples of"
         f" {block.participants} participants fill it evenly (plan"
         f" {' or '.join(map(str, choices))})",
+    )
+
+
+def strength_warning(bundle: StudyBundle) -> DesignWarning | None:
+    """``pairwise: strength: graded`` with nothing to grade: no preference item of the
+    study asks how much, so every vote is a whole win and the setting changes nothing."""
+    if bundle.study.pairwise.strength != "graded":
+        return None
+    asked = any(
+        isinstance(item, PreferenceItem) and item.strength
+        for questionnaire in bundle.questionnaires.values()
+        for item in questionnaire.items
+    )
+    if asked:
+        return None
+    return DesignWarning(
+        ("pairwise", "strength"),
+        "strength: graded, but no preference item of the study asks for strength"
+        " (strength: true): every vote counts as a whole win; ask for it, or leave strength out",
     )

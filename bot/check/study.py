@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
-from bot.check.design import design_warnings, planned_warning
+from bot.check.design import design_warnings, planned_warning, strength_warning
 from bot.check.systems import system_problems, tool_problems
 from bot.core.errors import SystemSetupError
 from questionnaires.models import Condition, Questionnaire
@@ -229,6 +229,8 @@ def check(
     warnings = design_warnings(bundle.study)
     if participants is not None and (uneven := planned_warning(bundle.study, participants)):
         warnings.append(uneven)
+    if ungraded := strength_warning(bundle):
+        warnings.append(ungraded)
     for warning in warnings:
         line, field = document.where(warning.loc)
         print(f"{document.file}:{line}: warning: {field}: {warning.message}")

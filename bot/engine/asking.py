@@ -14,6 +14,7 @@ from bot.core.vocabulary import AnswerStatus, EventKind, Moment
 from bot.engine import effects as fx
 from bot.engine.callbacks import Channel, SurveyTap, TapAction, encode
 from questionnaires.models import (
+    LABEL_ON_BUTTON,
     ChoiceItem,
     Item,
     MatrixItem,
@@ -291,7 +292,7 @@ def _advance(
 
 # --- how an item looks, and what a tap on it means -----------------------------------
 
-_MAX_LABEL_ON_BUTTON = 24
+_MAX_LABEL_ON_BUTTON = LABEL_ON_BUTTON
 _SLIDER_ROW = 6  # Telegram shows at most 8 buttons in a row; 0–50 and 60–100 at step 10
 
 

@@ -4,7 +4,9 @@ A study file can be valid and every adapter buildable while the server behind a 
 down, on another port, or answers in a shape the adapter cannot read. The ping sends each
 ``http``, ``openai`` and ``rasa`` system one message through its own adapter, exactly as the
 bot will (the same request, headers and parsing; one attempt, no retries) and tells the
-latency and whether the reply parses. Built-in, ``python`` and ``wizard`` systems have no
+latency and whether the reply parses. An ``openai`` system is offered the first scenario's
+tools, as in a participant's turn (a server that refuses tools fails here), and a call the
+model makes is answered from them. Built-in, ``python`` and ``wizard`` systems have no
 server to reach and are not pinged.
 """
 
@@ -19,6 +21,7 @@ from bot.systems.base import SystemFailure, SystemTimeout
 from bot.systems.http_json import JsonClient, describe_url, excerpt
 from bot.systems.openai import server_url
 from bot.systems.registry import build_systems, close_systems
+from bot.systems.tools import scenario_tools
 from scenarios.models import StudyBundle
 from scenarios.systems import HttpSystem, OpenAISystem, RasaSystem
 
@@ -39,6 +42,8 @@ class Ping:
     """The reply's first text when it parsed; None when the system failed."""
     problem: str | None = None
     timed_out: bool = False
+    tools: tuple[str, ...] = ()
+    """The names of the tools offered with the message (``openai`` systems)."""
 
     @property
     def up(self) -> bool:
@@ -64,13 +69,16 @@ async def ping_systems(bundle: StudyBundle, env: Mapping[str, str]) -> list[Ping
         system_prompt=scenario.system_prompt,
     )
     client = JsonClient()
-    systems = build_systems(specs, env=env, client=client)
+    tools = scenario_tools(bundle)
+    systems = build_systems(specs, env=env, client=client, tools=tools)
+    offered = tuple(t.name for t in scenario.tools) if scenario.id in tools else ()
     try:
         pings = []
         for spec in specs:
             started = time.perf_counter()
             url = server_url(spec, env) if isinstance(spec, OpenAISystem) else spec.url
             address = describe_url(url)
+            names = offered if isinstance(spec, OpenAISystem) else ()
             try:
                 reply = await systems[spec.id].respond(conversation)
             except SystemFailure as failure:
@@ -83,11 +91,13 @@ async def ping_systems(bundle: StudyBundle, env: Mapping[str, str]) -> list[Ping
                         None,
                         str(failure),
                         isinstance(failure, SystemTimeout),
+                        names,
                     )
                 )
                 continue
             first = reply.texts[0] if reply.texts else ""
-            pings.append(Ping(spec.id, spec.type, address, time.perf_counter() - started, first))
+            took = time.perf_counter() - started
+            pings.append(Ping(spec.id, spec.type, address, took, first, tools=names))
         return pings
     finally:
         await close_systems(systems)
@@ -103,9 +113,13 @@ def ping_lines(pings: Sequence[Ping]) -> list[str]:
         head = f"ping {ping.system_id} ({ping.kind}, {ping.address}):"
         took = f"{ping.latency * 1000:.0f} ms"
         if ping.up:
-            lines.append(f"{head} up, {took}, the reply parses: {excerpt(ping.reply or '', 60)}")
+            line = f"{head} up, {took}, the reply parses: {excerpt(ping.reply or '', 60)}"
         elif ping.timed_out:
-            lines.append(f"{head} DOWN: {ping.problem}")
+            line = f"{head} DOWN: {ping.problem}"
         else:
-            lines.append(f"{head} FAILED after {took}: {ping.problem}")
+            line = f"{head} FAILED after {took}: {ping.problem}"
+        if ping.tools:
+            noun = "tool" if len(ping.tools) == 1 else "tools"
+            line += f" (offered {len(ping.tools)} {noun}: {', '.join(ping.tools)})"
+        lines.append(line)
     return lines

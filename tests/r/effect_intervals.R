@@ -83,9 +83,10 @@ lower <- exp(uniroot(function(t) pnhyper(x, exp(t), upper.tail = TRUE) - alpha, 
 mle <- exp(uniroot(function(t) sum(support * dnhyper(exp(t))) - x, c(-30, 30), tol = tol)$root)
 options(digits = 15); cat("fisher or", mle, "low", lower, "high", upper, "\n")
 # Through ozlab import responses -> ozlab report (tests/test_effect_intervals.py): HMD's
-# usefulness item (1-5) of 8 participants per system, ties: normal approximation.
+# usefulness item (1-5) of 8 participants per system, ties: normal approximation. The study
+# lists shop-v1 first, so the report's effect is shop-v1's over shop-v0's.
 v0 <- c(2, 3, 3, 4, 2, 1, 3, 2); v1 <- c(4, 5, 3, 4, 5, 4, 3, 5)
-w <- suppressWarnings(wilcox.test(v0, v1))
+w <- suppressWarnings(wilcox.test(v1, v0))
 r <- 2 * w$statistic / (8 * 8) - 1
 se <- sqrt((8 + 8 + 1) / (3 * 8 * 8))
 cat("hmd U", w$statistic, "p", w$p.value, "r", r, "low", tanh(atanh(r) - z * se), "high",

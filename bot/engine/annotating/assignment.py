@@ -16,6 +16,10 @@ the job's rules, ``plan`` decides what to change, and only that:
 - in a pairwise job, every annotator gets every onboarding pair first, and real pairs only
   once they answered the onboarding pairs well enough (``onboarding_result``); nobody gets
   a pair with a conversation they were given before, nor more pairs than the job allows.
+  Real pairs go out in bundles (``bundles``): sets of pairs without a shared conversation,
+  as even as can be, one bundle to an annotator. Pair by pair in the pairs' order, the last
+  annotators were left pairs sharing a conversation with theirs, never rated although the
+  annotators could hold every pair.
 
 The same state and seed always give the same plan. The store applies a plan only while the
 job is still as it was read (``AnnotationState.version``).
@@ -24,6 +28,7 @@ job is still as it was read (``AnnotationState.version``).
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -253,6 +258,98 @@ def _conversations(target: str) -> tuple[str, ...]:
     return pair_sessions(target) or ()
 
 
+def bundles(pairs: Sequence[str], size: int | None) -> dict[str, int]:
+    """Each pair's bundle: no two pairs of a bundle share a conversation, and bundles hold
+    at most ``size`` pairs, as evenly as can be. An edge colouring of the conversations'
+    graph (pairs are its edges) with k = max(most pairs of one conversation, pairs / size)
+    colours: each pair takes a colour free at both its conversations, after swapping two
+    colours along an alternating path where none is (Kőnig's proof, which never fails
+    when the graph is bipartite, as the pairs of two systems are); then the largest and
+    smallest colours swap along a path with more of the largest until they differ by at
+    most one (de Werra). A pair no swap can colour opens a colour of its own."""
+    ends = {pair: _conversations(pair) for pair in pairs}
+    real = [p for p in pairs if len(ends[p]) == 2]
+    if not real:
+        return {}
+    degree: dict[str, int] = {}
+    for pair in real:
+        for end in ends[pair]:
+            degree[end] = degree.get(end, 0) + 1
+    colours = max(max(degree.values()), -(-len(real) // (size or len(real))))
+    at: dict[str, dict[int, str]] = {}  # conversation -> colour -> its pair
+    colour: dict[str, int] = {}
+
+    count: Counter[int] = Counter()
+
+    def paint(pair: str, c: int) -> None:
+        colour[pair] = c
+        count[c] += 1
+        for end in ends[pair]:
+            at.setdefault(end, {})[c] = pair
+
+    def unpaint(pair: str) -> None:
+        for end in ends[pair]:
+            del at[end][colour[pair]]
+        count[colour[pair]] -= 1
+        del colour[pair]
+
+    def path(start: str, a: int, b: int) -> list[str]:
+        """The pairs of the a/b alternating path from ``start``, beginning with colour a."""
+        found, here, want = [], start, a
+        while (pair := at.get(here, {}).get(want)) is not None and pair not in found:
+            found.append(pair)
+            here = next(e for e in ends[pair] if e != here)
+            want = b if want == a else a
+        return found
+
+    def swap(chain: list[str], a: int, b: int) -> None:
+        old = {pair: colour[pair] for pair in chain}
+        for pair in chain:
+            unpaint(pair)
+        for pair in chain:
+            paint(pair, b if old[pair] == a else a)
+
+    for pair in real:
+        u, v = ends[pair]
+        at_u, at_v = at.get(u, {}), at.get(v, {})
+        free_u = [c for c in range(colours) if c not in at_u]
+        free_v = [c for c in range(colours) if c not in at_v]
+        both = [c for c in free_u if c not in at_v]
+        if both:  # the emptiest such colour: the bundles stay even as they fill
+            paint(pair, min(both, key=lambda c: (count[c], c)))
+            continue
+        if free_u and free_v:
+            a, b = free_u[0], free_v[0]  # a is taken at v, b at u
+            chain = path(v, a, b)
+            if not any(u in ends[p] for p in chain):
+                swap(chain, a, b)
+                paint(pair, a)
+                continue
+        paint(pair, colours)
+        colours += 1
+    for _ in range(len(real)):
+        big = max(range(colours), key=lambda c: (count[c], -c))
+        small = min(range(colours), key=lambda c: (count[c], c))
+        if count[big] - count[small] <= 1:
+            break
+        for start in (e for p in real if colour[p] == big for e in ends[p]):
+            if small in at.get(start, {}):
+                continue  # not an end of a big/small path
+            chain = path(start, big, small)
+            if sum(colour[p] == big for p in chain) > sum(colour[p] == small for p in chain):
+                swap(chain, big, small)
+                break
+        else:
+            break
+    order = {p: n for n, p in enumerate(real)}
+    earliest: dict[int, int] = {}
+    for pair in reversed(real):
+        earliest[colour[pair]] = order[pair]
+    first = sorted(range(colours), key=lambda c: earliest.get(c, len(real)))
+    rank = {c: n for n, c in enumerate(first)}
+    return {pair: rank[colour[pair]] for pair in real}
+
+
 class _Planner:
     def __init__(self, state: AnnotationState, rules: Rules, now: float) -> None:
         self.state, self.rules = state, rules
@@ -276,9 +373,13 @@ class _Planner:
         }
         self.assign: list[tuple[str, AnnotationLevel, str, AnnotationRound]] = []
         self.release: list[tuple[str, AnnotationLevel, str]] = []
+        self.bundle: dict[str, int] = {}
+        if rules.pairwise:
+            real = [t.target for t in state.targets if t.target not in rules.known]
+            self.bundle = bundles(real, rules.pairs_per_annotator)
         self.unit_people: dict[str, set[str]] = {}
         for target in state.targets:
-            self.unit_people.setdefault(_unit(target), set()).update(
+            self.unit_people.setdefault(self.unit(target), set()).update(
                 self.on.get((target.target, target.level), {})
             )
         self.seen: dict[str, set[str]] = {}  # annotator -> conversations of pairs given
@@ -286,6 +387,16 @@ class _Planner:
         self.qualified: set[str] = set(ids)
         if rules.pairwise:
             self._pairwise_init()
+
+    def unit(self, target: AnnotationTarget) -> str:
+        """What stays with one annotator: a real pair's bundle, else ``_unit``."""
+        bundle = self.bundle.get(target.target)
+        return _unit(target) if bundle is None else f"bundle {bundle}"
+
+    def in_order(self) -> list[AnnotationTarget]:
+        """The targets as planned: bundle by bundle, each in the targets' order."""
+        targets = list(self.state.targets)
+        return sorted(targets, key=lambda t: self.bundle.get(t.target, -1))
 
     def _pairwise_init(self) -> None:
         for a in self.state.assignments:
@@ -355,7 +466,7 @@ class _Planner:
     def give(self, target: AnnotationTarget, who: str, round_: AnnotationRound) -> None:
         self.on.setdefault((target.target, target.level), {})[who] = round_
         self.load[who] += 1
-        self.unit_people.setdefault(_unit(target), set()).add(who)
+        self.unit_people.setdefault(self.unit(target), set()).add(who)
         self.assign.append((target.target, target.level, who, round_))
         sessions = _conversations(target.target)
         if sessions:
@@ -363,14 +474,14 @@ class _Planner:
             self.pairs[who] = self.pairs.get(who, 0) + 1
 
     def first_round(self) -> None:
-        for target in self.state.targets:
+        for target in self.in_order():
             taken = self.on.get((target.target, target.level), {})
             firsts = sum(1 for r in taken.values() if r is AnnotationRound.FIRST)
             wanted = self.rules.annotators
             if target.target in self.rules.known:  # an onboarding pair: everyone's
                 wanted = len(self.tie)
             for _ in range(wanted - firsts):
-                who = self.choose(target, self.unit_people.get(_unit(target), set()))
+                who = self.choose(target, self.unit_people.get(self.unit(target), set()))
                 if who is None:
                     break
                 self.give(target, who, AnnotationRound.FIRST)
