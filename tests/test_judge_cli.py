@@ -29,12 +29,13 @@ LIBRARY = Path(__file__).resolve().parents[1] / "scenarios" / "library"
 FULL_RUN_CALLS = 10  # 7 targets, 3 of them asked twice (tests/test_judge_run.py)
 
 
-def study_with_judge(folder: Path, url: str) -> Path:
-    """The shipped HRI CUES study, its job with one judge added."""
+def study_with_judge(folder: Path, url: str | None) -> Path:
+    """The shipped HRI CUES study, its job's judge one at ``url`` (None: no judge)."""
     (folder / "jobs").mkdir()
     job = ((LIBRARY / "jobs") / "hri-cues.yaml").read_text()
+    job = job[: job.index("\njudges:\n")]  # the shipped judge left out
     judge = f"judges:\n  - {{id: gpt-judge, url: '{url}', model: judge-m, seed: 3}}\n"
-    (folder / "jobs" / "hri-cues.yaml").write_text(job + "\n" + judge)
+    (folder / "jobs" / "hri-cues.yaml").write_text(job + ("\n" + judge if url else "\n"))
     study = folder / "study.yaml"
     study.write_text(((LIBRARY / "studies") / "hri-cues.yaml").read_text())
     return study
@@ -58,7 +59,9 @@ async def ozlab(*args: str) -> tuple[int, str, str]:
 async def test_a_job_without_judges_is_one_line(tmp_path: Path) -> None:
     db = tmp_path / "cues.sqlite"
     await stored(db)
-    status, _, err = await ozlab("judge", "run", "--db", str(db), "--job", "hri-cues")
+    study = study_with_judge(tmp_path, None)
+    args = ("judge", "run", "--db", str(db), "--job", "hri-cues", "--study", str(study))
+    status, _, err = await ozlab(*args)
     assert (
         status == 3
         and err.strip() == "ozlab: job 'hri-cues' names no judges: add judges to the job file"

@@ -41,7 +41,7 @@ from bot.store.interface import StudyStore
 from bot.store.model import ImportedRating, JudgeCall, JudgementRecord
 from bot.systems.base import SystemFailure
 from bot.systems.http_json import JsonClient, bearer_header, excerpt
-from bot.systems.openai import completions_url
+from bot.systems.openai import completions_url, served_at
 from scenarios.jobs import AnnotationJob, Judge
 from scenarios.models import StudyBundle
 
@@ -112,7 +112,9 @@ class JudgeAsker:
         run: JudgeRun,
     ) -> None:
         self.judge, self.store, self.client, self.run = judge, store, client, run
-        self.endpoint = completions_url(judge.url)
+        self.endpoint = completions_url(
+            served_at(judge.url, judge.url_env, env, f"judge {judge.id!r}")
+        )
         self.host = urlsplit(self.endpoint).hostname or ""
         self._headers = bearer_header(judge.id, judge.api_key_env, env)
         self._slots = asyncio.Semaphore(limits.concurrency)
