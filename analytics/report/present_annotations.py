@@ -205,7 +205,7 @@ _MARKED = (
 
 def _raters(row: dict, judged: int) -> tuple[str, ...]:
     """The Raters cell, in a table that has the column: people, or people and a model."""
-    return (str(row["raters"]),)[:judged]
+    return (str(row["raters"]),) if judged else ()
 
 
 def _note(row: dict) -> str:
