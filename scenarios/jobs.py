@@ -208,6 +208,9 @@ class Judge(_Model):
     """The judge's name in the database and the report (``gpt-judge``)."""
     url: str
     """The server's base address; ``/v1/chat/completions`` is added unless already there."""
+    url_env: str | None = None
+    """An environment variable that, when set, gives the server's address in place of
+    ``url`` (as a system's ``url_env``): the job file keeps a local default."""
     model: str = Field(min_length=1)
     """The model's name as the server knows it."""
     api_key_env: str | None = None
@@ -230,7 +233,7 @@ class Judge(_Model):
     do; none: not checked."""
 
     _url = field_validator("url")(classmethod(lambda cls, v: check_url(v)))
-    _env = field_validator("api_key_env")(classmethod(lambda cls, v: check_env_name(v)))
+    _env = field_validator("api_key_env", "url_env")(classmethod(lambda cls, v: check_env_name(v)))
 
 
 class AnnotationJob(_Model):

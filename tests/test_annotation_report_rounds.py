@@ -64,6 +64,8 @@ async def test_the_report_on_an_xrec_job_with_a_third_annotator(tmp_path: Path) 
     assert pooled["n_targets"] == 3 and pooled["n_annotators"] == 3
     assert ("alpha_nominal", "shop-v1") in q1 and ("alpha_nominal", "shop-v0") in q1
     assert not any(s.startswith("ICC") for s, _ in q1)  # yes/no items get no ICC
+    assert not any("with_judges" in r for r in report["reliability"])  # no judge rated
     md = tmp_path / "report.md"
     assert main(["report", "--db", str(db), "--format", "md", "--out", str(md)]) == 0
     assert "Third annotator asked" in md.read_text(encoding="utf-8")
+    assert "Raters" not in md.read_text(encoding="utf-8")

@@ -1,6 +1,7 @@
 """``ozlab judge run`` as a researcher types it, against a local OpenAI-compatible server:
 a job without judges is one line and its status; a run killed halfway resumes without a
-second call for what was judged; a rerun calls nothing."""
+second call for what was judged; a rerun calls nothing; one writer: a judge run beside a
+running bot is refused, and no bot starts while a judge runs, on a file and on a server."""
 
 from __future__ import annotations
 
@@ -12,9 +13,13 @@ from typing import Any
 
 import pytest
 
+from bot.core.errors import StoreError
+from bot.store import open_store as open_any
+from bot.store.claims import claim
 from bot.store.sqlite import open_store
 from tests.annotation_support import store_study
 from tests.fake_servers import FakeOpenAI, Mode
+from tests.postgres_server import PostgresServer
 from tests.stress_support import OZLAB
 from tests.test_judge_run import SESSIONS, judge_says
 
@@ -24,12 +29,13 @@ LIBRARY = Path(__file__).resolve().parents[1] / "scenarios" / "library"
 FULL_RUN_CALLS = 10  # 7 targets, 3 of them asked twice (tests/test_judge_run.py)
 
 
-def study_with_judge(folder: Path, url: str) -> Path:
-    """The shipped HRI CUES study, its job with one judge added."""
+def study_with_judge(folder: Path, url: str | None) -> Path:
+    """The shipped HRI CUES study, its job's judge one at ``url`` (None: no judge)."""
     (folder / "jobs").mkdir()
     job = ((LIBRARY / "jobs") / "hri-cues.yaml").read_text()
+    job = job[: job.index("\njudges:\n")]  # the shipped judge left out
     judge = f"judges:\n  - {{id: gpt-judge, url: '{url}', model: judge-m, seed: 3}}\n"
-    (folder / "jobs" / "hri-cues.yaml").write_text(job + "\n" + judge)
+    (folder / "jobs" / "hri-cues.yaml").write_text(job + ("\n" + judge if url else "\n"))
     study = folder / "study.yaml"
     study.write_text(((LIBRARY / "studies") / "hri-cues.yaml").read_text())
     return study
@@ -53,7 +59,9 @@ async def ozlab(*args: str) -> tuple[int, str, str]:
 async def test_a_job_without_judges_is_one_line(tmp_path: Path) -> None:
     db = tmp_path / "cues.sqlite"
     await stored(db)
-    status, _, err = await ozlab("judge", "run", "--db", str(db), "--job", "hri-cues")
+    study = study_with_judge(tmp_path, None)
+    args = ("judge", "run", "--db", str(db), "--job", "hri-cues", "--study", str(study))
+    status, _, err = await ozlab(*args)
     assert (
         status == 3
         and err.strip() == "ozlab: job 'hri-cues' names no judges: add judges to the job file"
@@ -105,3 +113,48 @@ async def test_a_missing_api_key_is_one_line_naming_the_variable(tmp_path: Path)
     status, _, err = await ozlab(*args)
     assert status == 4 and err.count("\n") == 1 and "OZ_JUDGE_KEY (api_key_env) is not set" in err
     assert err.startswith("ozlab: judge 'gpt-judge':")
+
+
+async def one_writer_with_judges(db: str, tmp_path: Path) -> None:
+    """Beside the bot's writer's lock the run is refused in one line, status 5, before any
+    call; while a run holds the lock, a bot starting on the study is refused."""
+    async with FakeOpenAI(reply=judge_says) as server:
+        study = study_with_judge(tmp_path, server.url)
+        args = ("judge", "run", "--db", db, "--job", "hri-cues", "--study", str(study))
+        with claim(db, "ozlab run"):
+            status, out, err = await ozlab(*args)
+        assert status == 5 and err.count("\n") == 1, err
+        assert "taken by another writer (" in err and "ozlab run" in err and out == ""
+        assert server.requests == []
+        server.behave(Mode.HOLD)
+        child = await asyncio.create_subprocess_exec(
+            OZLAB, *args, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
+        )
+        try:
+            await server.wait_for_requests(1, timeout=60)
+            with pytest.raises(StoreError, match=r"taken by another writer.*ozlab judge run"):
+                claim(db, "ozlab run")
+        finally:
+            child.kill()
+            await child.wait()
+            server.release()
+
+
+async def test_a_judge_run_and_a_bot_are_never_writers_of_one_file_at_once(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "cues.sqlite"
+    await stored(db)
+    await one_writer_with_judges(str(db), tmp_path)
+
+
+async def test_a_judge_run_and_a_bot_are_never_writers_of_one_study_on_a_server(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    db = postgres.fresh_database()
+    store = await open_any(db, study="hri-cues")
+    try:
+        await store_study(store, "hri-cues", "hri-cues-chat", SESSIONS)
+    finally:
+        await store.close()
+    await one_writer_with_judges(db, tmp_path)

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.errors import SystemSetupError
+from bot.systems.openai import served_at
+from scenarios.jobs import Judge
 from scenarios.loading import StudyError, load_study
 
 STUDY = """\
@@ -86,3 +89,17 @@ def test_a_broken_judge_is_told_with_file_line_and_field(
     found = [str(p) for p in caught.value.problems]
     prefix = f"{tmp_path / 'jobs' / 'rate.yaml'}:{line}: {field}: "
     assert [p for p in found if p.startswith(prefix) and words in p], found
+
+
+def test_a_judge_s_url_env_says_where_its_server_is() -> None:
+    """The job file keeps a local default; the environment's variable, when set, wins, and
+    a value that is no address stops the run on the judge's url_env."""
+    judge = Judge(id="j", url="http://127.0.0.1:8081", url_env="OZLAB_JUDGE_URL", model="m")
+    where = (judge.url, judge.url_env)
+    assert served_at(*where, {}, "judge 'j'") == "http://127.0.0.1:8081"
+    assert served_at(*where, {"OZLAB_JUDGE_URL": " "}, "judge 'j'") == "http://127.0.0.1:8081"
+    assert served_at(*where, {"OZLAB_JUDGE_URL": "http://gpu:8000"}, "j") == "http://gpu:8000"
+    with pytest.raises(SystemSetupError, match="judge 'j': the environment's OZLAB_JUDGE_URL"):
+        served_at(*where, {"OZLAB_JUDGE_URL": "gpu-box"}, "judge 'j'")
+    with pytest.raises(ValueError, match="url_env"):
+        Judge(id="j", url="http://h", url_env="sk-123", model="m")

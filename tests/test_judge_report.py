@@ -7,6 +7,7 @@ annotation section never counts the judge."""
 from __future__ import annotations
 
 import asyncio
+import io
 import re
 import sys
 from pathlib import Path
@@ -14,6 +15,13 @@ from typing import Any
 
 import pytest
 
+from analytics.data.loading import load_study_data
+from analytics.report.document import Table
+from analytics.report.numbers import build_report
+from analytics.report.present import document
+from analytics.report.render_html import render_html
+from analytics.report.render_terminal import render_terminal
+from analytics.report.render_tex import table_latex
 from bot.annotation.jobs import job_record, prepare_job
 from bot.annotation.judging import run_judge
 from bot.core.vocabulary import AnnotationLevel
@@ -83,6 +91,13 @@ async def test_the_report_sets_the_judge_beside_three_annotators(tmp_path: Path)
     # people's section: three annotators, never the judge
     people = [r for r in report["reliability"] if r["job"] == "hri-cues"]
     assert people and {r["n_annotators"] for r in people if r["statistic"] == "ICC2"} == {3}
+    # ... and beside each of its figures the same with the judge as a fourth rater
+    for row in people:
+        beside = row["with_judges"]
+        assert beside is not None and beside["raters"] == "people + model gpt-judge", row
+        assert beside["n_annotators"] == row["n_annotators"] + 1
+    [icc] = [r for r in people if r["statistic"] == "ICC2" and r["level"] == "exchange"]
+    assert icc["with_judges"]["value"] < icc["value"]  # the judge misses every fourth
     judges = report["judges"]
     rows = {
         (r["level"], r["comparison"], r["with"], r["statistic"]): r for r in judges["agreement"]
@@ -113,6 +128,20 @@ async def test_the_report_sets_the_judge_beside_three_annotators(tmp_path: Path)
     assert done.returncode == 0, err.decode()
     text = (tmp_path / "report.md").read_text()
     assert "## Model judges" in text
+    annotations = text[text.index("## Annotations") : text.index("## Model judges")]
+    assert "| Raters |" in annotations and "a row of raters 'people + model'" in annotations
+    icc_rows = [line for line in annotations.splitlines() if "ICC(2,1)" in line]
+    assert [r.split("|")[4].strip() for r in icc_rows[:2]] == ["people", "people + model gpt-judge"]
+    # every format shows the same marked rows
+    made = build_report(load_study_data(db))
+    blocks = document(made)
+    html = render_html(made, blocks)
+    assert "people + model gpt-judge" in html[html.index("Annotations") :]
+    shown = io.StringIO()
+    render_terminal(blocks, shown, width=240)
+    assert "people + model gpt-judge" in shown.getvalue()
+    tables = [b for b in blocks if isinstance(b, Table) and "Raters" in b.columns]
+    assert len(tables) == 2 and all("people + model" in table_latex(t) for t in tables)
     assert "model:gpt-judge on hri-cues.exchange (exchange): kappa with annotators" in text
     provenance = text[text.index("## Provenance") :]
     [line] = [line for line in provenance.splitlines() if "Model judge" in line]

@@ -14,6 +14,7 @@ from analytics.annotations.ratings import ADJUDICATION_RULE, ICC_QUESTION, Annot
 from analytics.report import document as d
 from analytics.report.document import Block, Figure, Heading, Paragraph
 from analytics.report.numbers import Report
+from analytics.report.present_judges import beside_people
 
 STATISTIC_NAMES = {
     "ICC1": "ICC(1,1)",
@@ -46,7 +47,7 @@ def annotation_blocks(report: Report) -> list[Block]:
     if found.notes:
         blocks += [Paragraph(note, "note") for note in found.notes]
     for job in found.jobs:
-        blocks += _job(found, job)
+        blocks += _job(found, job, beside_people(_where(found.reliability, job), report.judges))
     return blocks
 
 
@@ -80,7 +81,8 @@ def _where(table: pd.DataFrame, job: str) -> pd.DataFrame:
     return table[table["job"] == job]
 
 
-def _job(found: Annotations, job: str) -> list[Block]:
+def _job(found: Annotations, job: str, shown: pd.DataFrame) -> list[Block]:
+    """One job's tables; ``shown`` its reliability rows, with a judge's beside people's."""
     blocks: list[Block] = [Heading(f"Job {job}", 3)]
     rated = _where(found.annotators, job)
     instruments = ", ".join(dict.fromkeys(rated["instrument_id"].astype(str)))
@@ -89,8 +91,8 @@ def _job(found: Annotations, job: str) -> list[Block]:
             Paragraph(f"Rated with {instruments}; items are named without their prefix.", "method")
         )
     reliability = _where(found.reliability, job)
-    if len(reliability):
-        blocks += _reliability_tables(reliability)
+    if len(shown):
+        blocks += _reliability_tables(shown)
     without = _where(found.leave_one_out, job)
     if len(without):
         blocks.append(_leave_one_out_table(reliability, without))
@@ -151,20 +153,23 @@ def _p(row: dict) -> str:
 def _reliability_tables(table: pd.DataFrame) -> list[Block]:
     """The ICC forms with their F tests (scale items), then every other coefficient."""
     icc = table["statistic"].astype(str).str.startswith("ICC")
+    judged = int("raters" in table.columns)  # a Raters column where a model judge rated
     blocks: list[Block] = []
     if icc.any():
         forms = [
-            (_what(r), _system(r["system"]), STATISTIC_NAMES[str(r["statistic"])], _value(r),
-             _f_test(r), _p(r), d.count(r["n_targets"]), _note(r))
+            (_what(r), _system(r["system"]), STATISTIC_NAMES[str(r["statistic"])],
+             *_raters(r, judged), _value(r), _f_test(r), _p(r), d.count(r["n_targets"]),
+             _note(r))
             for r in table[icc].to_dict("records")
         ]  # fmt: skip
         blocks.append(
             d.table(
-                ("Item · level", "System", "Form", "ICC (95% CI)", "F test", "p", "Targets",
-                 "Note"),
+                ("Item · level", "System", "Form", *_RATERS[:judged], "ICC (95% CI)", "F test",
+                 "p", "Targets", "Note"),
                 forms,
-                caption="Intraclass correlations (first round, targets every annotator rated)",
-                numeric=(False, False, False, True, True, True, True, False),
+                caption="Intraclass correlations (first round, targets every annotator rated)"
+                + (_MARKED if judged else ""),
+                numeric=(False, False, False, *(False,)[:judged], True, True, True, True, False),
                 group_by=0,
             )
         )  # fmt: skip
@@ -172,21 +177,35 @@ def _reliability_tables(table: pd.DataFrame) -> list[Block]:
         (_what(r), _system(r["system"]),
          STATISTIC_NAMES.get(str(r["statistic"]), str(r["statistic"]))
          + (" *" if r["reported"] else ""),
-         _value(r), d.count(r["n_targets"]), d.count(r["n_annotators"]), _note(r))
+         *_raters(r, judged), _value(r), d.count(r["n_targets"]), d.count(r["n_annotators"]),
+         _note(r))
         for r in table[~icc].to_dict("records")
     ]  # fmt: skip
     if rows:
         blocks.append(
             d.table(
-                ("Item · level", "System", "Statistic", "Value (95% CI)", "Targets", "Annotators",
-                 "Note"),
+                ("Item · level", "System", "Statistic", *_RATERS[:judged], "Value (95% CI)",
+                 "Targets", "Annotators", "Note"),
                 rows,
-                caption="Agreement between annotators (first round; * the α to report)",
-                numeric=(False, False, False, True, True, True, False),
+                caption="Agreement between annotators (first round; * the α to report)"
+                + (_MARKED if judged else ""),
+                numeric=(False, False, False, *(False,)[:judged], True, True, True, False),
                 group_by=0,
             )
         )  # fmt: skip
     return blocks
+
+
+_RATERS = ("Raters",)
+_MARKED = (
+    "; a row of raters 'people + model' adds a model judge to the annotators and follows"
+    " people's own figure"
+)
+
+
+def _raters(row: dict, judged: int) -> tuple[str, ...]:
+    """The Raters cell, in a table that has the column: people, or people and a model."""
+    return (str(row["raters"]),) if judged else ()
 
 
 def _note(row: dict) -> str:

@@ -2,8 +2,9 @@
 
 Computed from the snapshot (``judges_from_study``), given to the JSON report as its
 ``judges`` section (``judges_json``) and to the terminal as a few lines (``judges_lines``).
-The people's own annotation section never counts a judge: this section is where a judge
-appears, as one more rater in the reliability tables and against people."""
+The people's own figures never count a judge: the annotation section's reliability tables
+show each beside the same figure with the judges as more raters (``beside_people``, and
+``reliability_records`` for the JSON), and this section sets the judge against people."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ class JudgesSection:
     findings: JudgeFindings
     reliability: pd.DataFrame
     """The reliability tables with every judge as one more rater."""
+    raters: dict[tuple[str, str, str], str]
+    """(job, item, level) a judge rated -> who rated it: ``people + model gpt-judge``."""
     provenance: pd.DataFrame
     """Per judge: model, endpoint host, prompt hash, temperature, seed, first and last
     judgement, judgements by outcome, calls and tokens."""
@@ -91,7 +94,82 @@ def judges_from_study(data: StudyData) -> JudgesSection | None:
         return None
     everyone = analyse(ratings, scales) if judged else None
     reliability = everyone.reliability if everyone is not None else pd.DataFrame()
-    return JudgesSection(findings, reliability, _provenance(data))
+    return JudgesSection(findings, reliability, _raters(ratings), _provenance(data))
+
+
+def _raters(ratings: pd.DataFrame) -> dict[tuple[str, str, str], str]:
+    models = ratings[ratings["origin"].astype(str) == "model"]
+    found: dict[tuple[str, str, str], str] = {}
+    for (job, item, level), part in models.groupby(["job", "item_id", "level"], sort=True):
+        named = sorted({str(a).removeprefix("model:") for a in part["annotator"]})
+        found[(str(job), str(item), str(level))] = "people + model " + ", ".join(named)
+    return found
+
+
+RELIABILITY_KEYS = ["job", "instrument_id", "item", "level", "system", "statistic"]
+PEOPLE = "people"
+"""The raters of the annotation section's own figures."""
+
+
+def _key(row: dict[str, Any]) -> tuple[str, ...]:
+    return tuple("" if _missing(row[k]) else str(row[k]) for k in RELIABILITY_KEYS)
+
+
+def _judged(section: JudgesSection | None) -> list[dict[str, Any]]:
+    """The judges' reliability rows of the items a judge rated, with their raters named."""
+    if section is None or section.reliability.empty:
+        return []
+    rows = []
+    for row in _rows(section.reliability):
+        raters = section.raters.get((str(row["job"]), str(row["item"]), str(row["level"])))
+        if raters is not None:
+            rows.append({**row, "raters": raters})
+    return rows
+
+
+def beside_people(people: pd.DataFrame, section: JudgesSection | None) -> pd.DataFrame:
+    """The annotation section's reliability rows (people only, unchanged), each followed by
+    the same figure with the judges as more raters where a judge rated the item; column
+    ``raters`` tells them apart. ``people`` itself when no judge rated."""
+    judged = _judged(section)
+    if not judged or people.empty:
+        return people
+    shown = [{**row, "raters": PEOPLE} for row in _rows(people)]
+    after: dict[tuple[str, ...], int] = {}  # a key, and its item·level·system's last row
+    for at, row in enumerate(shown):
+        key = _key(row)
+        after[key] = at
+        after[key[:-1]] = at
+    placed = [(float(at), row) for at, row in enumerate(shown)]
+    for extra, row in enumerate(judged):
+        key = _key(row)
+        follows = after.get(key, after.get(key[:-1]))
+        if follows is not None:
+            placed.append((follows + 0.5 + extra * 1e-6, row))
+    placed.sort(key=lambda pair: pair[0])
+    return pd.DataFrame([row for _, row in placed], columns=[*people.columns, "raters"])
+
+
+def reliability_records(report: Report) -> list[dict[str, Any]]:
+    """The JSON report's ``reliability``: people's rows as ever; where a judge rated the
+    item, each row's ``with_judges`` gives the same figure with the judges as more raters
+    (null where it could not be computed), so that no figure changes meaning."""
+    from analytics.report.render_json import records
+
+    if report.annotations is None:
+        return []
+    people = records(report.annotations.reliability)
+    if report.judges is None or not report.judges.raters:
+        return people
+    judged = {_key(row): row for row in records(pd.DataFrame(_judged(report.judges)))}
+    shown = ("raters", "value", "ci_low", "ci_high", "n_targets", "n_annotators")
+    for row in people:
+        rated = report.judges.raters.get((str(row["job"]), str(row["item"]), str(row["level"])))
+        found = judged.get(_key(row))
+        row["with_judges"] = (
+            None if rated is None or found is None else {k: found[k] for k in shown}
+        )
+    return people
 
 
 def _provenance(data: StudyData) -> pd.DataFrame:
@@ -233,8 +311,9 @@ def judges_blocks(report: Report) -> list[Block]:
         Heading("Model judges"),
         Paragraph(
             "A judge's ratings are compared with each annotator's and with the adjudicated"
-            " value, beside the annotators' agreement with each other (docs/judges.md); they"
-            " never count in the annotation section above.",
+            " value, beside the annotators' agreement with each other (docs/judges.md); in"
+            " the annotation section above they count only in the rows of raters 'people +"
+            " model'.",
             "method",
         ),
         Bullets(tuple(line.strip() for line in lines[1:])),

@@ -49,7 +49,10 @@ order; every table is a list of row objects whose keys are the columns of the ma
                     alpha_nominal alpha_ordinal alpha_interval alpha_ratio, cohen_kappa
                     cohen_kappa_linear cohen_kappa_quadratic, fleiss_kappa,
                     percent_agreement), value, ci_low, ci_high, f, df1, df2, p (ICC only),
-                    reported (the alpha that fits the item), note; [] without annotations
+                    reported (the alpha that fits the item), note; [] without annotations;
+                    where a model judge rated the item, with_judges: the same figure with
+                    the judges as more raters {raters ("people + model ID"), value, ci_low,
+                    ci_high, n_targets, n_annotators} (null where it has none)
     annotations:    null without annotation ratings, else {method, adjudication_rule,
                     leave_one_out [... as reliability, with left_out: the annotator left
                     out], annotators [job, instrument_id, item, level, annotator, n,
@@ -114,6 +117,8 @@ _PAIR_COLUMNS = {"distribution": ("answer", "count")}
 
 def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, Any]:
     """The report as plain JSON-ready Python values (see the module docstring)."""
+    from analytics.report.present_judges import reliability_records
+
     q = report.questionnaires
     exclusion = report.quality.exclusion
     whole = {
@@ -170,9 +175,7 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
                 "kinds": list(exclusion.kinds),
             },
         },
-        "reliability": []
-        if report.annotations is None
-        else records(report.annotations.reliability),
+        "reliability": reliability_records(report),
         "annotations": _annotations(report),
     }
     if report.judges is not None:

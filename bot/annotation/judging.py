@@ -41,7 +41,7 @@ from bot.store.interface import StudyStore
 from bot.store.model import ImportedRating, JudgeCall, JudgementRecord
 from bot.systems.base import SystemFailure
 from bot.systems.http_json import JsonClient, bearer_header, excerpt
-from bot.systems.openai import completions_url
+from bot.systems.openai import completions_url, served_at
 from scenarios.jobs import AnnotationJob, Judge
 from scenarios.models import StudyBundle
 
@@ -112,7 +112,9 @@ class JudgeAsker:
         run: JudgeRun,
     ) -> None:
         self.judge, self.store, self.client, self.run = judge, store, client, run
-        self.endpoint = completions_url(judge.url)
+        self.endpoint = completions_url(
+            served_at(judge.url, judge.url_env, env, f"judge {judge.id!r}")
+        )
         self.host = urlsplit(self.endpoint).hostname or ""
         self._headers = bearer_header(judge.id, judge.api_key_env, env)
         self._slots = asyncio.Semaphore(limits.concurrency)
@@ -125,29 +127,31 @@ class JudgeAsker:
         if kept is not None:
             self.run.cached += 1
             return kept.answer, key
+        # An answer is kept before its slot is let go: a run killed while the next call
+        # waits has paid for no answer it did not keep.
         async with self._slots:
             await self._pace.wait()
             answer = await self.client.post(
                 self.endpoint, body, timeout=self.judge.timeout, headers=self._headers
             )
-        said = _content(answer)
-        usage = answer.get("usage") if isinstance(answer, dict) else None
-        usage = usage if isinstance(usage, dict) else {}
-        prompt, completion = (
-            _count(usage.get("prompt_tokens")),
-            _count(usage.get("completion_tokens")),
-        )
-        await self.store.keep_judge_call(
-            JudgeCall(
-                key,
-                self.judge.id,
-                json.dumps(body, sort_keys=True, ensure_ascii=False),
-                said,
-                prompt,
-                completion,
-                *sessions,
+            said = _content(answer)
+            usage = answer.get("usage") if isinstance(answer, dict) else None
+            usage = usage if isinstance(usage, dict) else {}
+            prompt, completion = (
+                _count(usage.get("prompt_tokens")),
+                _count(usage.get("completion_tokens")),
             )
-        )
+            await self.store.keep_judge_call(
+                JudgeCall(
+                    key,
+                    self.judge.id,
+                    json.dumps(body, sort_keys=True, ensure_ascii=False),
+                    said,
+                    prompt,
+                    completion,
+                    *sessions,
+                )
+            )
         self.run.calls += 1
         self.run.prompt_tokens += prompt or 0
         self.run.completion_tokens += completion or 0

@@ -49,9 +49,17 @@ async def _run(args: argparse.Namespace) -> int:
     from bot.annotation.jobs import job_of
     from bot.annotation.judging import Limits, run_judge, summary
     from bot.store import Access, open_store
+    from bot.store.claims import claim
     from bot.systems.http_json import JsonClient
 
-    store = await open_store(args.db, access=Access.UPGRADE)
+    store = await open_store(args.db, access=Access.UPGRADE)  # a missing study: one line
+    try:
+        # One study, one writer: refused beside a running bot (judge once annotators are
+        # done, the bot stopped), and no bot starts on the study while its judges rate.
+        writer = await asyncio.to_thread(claim, args.db, "ozlab judge run")
+    except BaseException:
+        await store.close()
+        raise
     try:
         bundle = await study_bundle(store, args.study)
         job = job_of(bundle, args.job)
@@ -91,4 +99,5 @@ async def _run(args: argparse.Namespace) -> int:
             await client.close()
     finally:
         await store.close()
+        writer.release()
     return 0

@@ -40,14 +40,20 @@ def completions_url(base: str) -> str:
 def server_url(spec: OpenAISystem, env: Mapping[str, str]) -> str:
     """Where the model is served: the value of ``url_env`` where the environment sets it,
     else the study's ``url``; a value that is no http(s) address stops the start."""
-    given = env.get(spec.url_env, "").strip() if spec.url_env else ""
+    return served_at(spec.url, spec.url_env, env, f"system {spec.id!r}")
+
+
+def served_at(url: str, url_env: str | None, env: Mapping[str, str], who: str) -> str:
+    """``url``, or the address the environment's ``url_env`` gives in its place (a system
+    under test, a model judge)."""
+    given = env.get(url_env, "").strip() if url_env else ""
     if not given:
-        return spec.url
+        return url
     try:
         return check_url(given)
     except ValueError as error:
         raise SystemSetupError(
-            f"system {spec.id!r}: the environment's {spec.url_env}: {error}", field="url_env"
+            f"{who}: the environment's {url_env}: {error}", field="url_env"
         ) from None
 
 

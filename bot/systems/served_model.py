@@ -8,11 +8,17 @@ game to the wishlist and a tool named ``add_to_wishlist`` is offered, it calls t
 ``{"game": title}`` first, and answers in words once the tool's result is in the chat.
 Without that tool it only talks, as a model without tools would: success is then not seen.
 
+It also plays a model judge (``judges:`` of an annotation job, ``ozlab stress judge
+--model``): asked a question that ends "Answer with one of: a, b, c", it answers one of
+those values, chosen by a hash of the question: repeatable, but no better than chance, a
+judge to try ``ozlab judge run`` and the report's judges section with, never to trust.
+
 Like the shop it keeps no state: every answer is a pure function of the messages.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +31,9 @@ from bot.systems.demo.shop import TASK_SUCCESS
 from bot.systems.served_demo import serve
 
 ADD_TOOL = "add_to_wishlist"
+ASKED = "Answer with one of: "
+"""The line a judge's question ends with (``bot.engine.annotating.judging``,
+``bot.stress.replay.judges``): the values that may be answered, comma-separated."""
 PATH = "/v1/chat/completions"
 _SHOP: web.AppKey[DemoShop] = web.AppKey("model_shop", DemoShop)
 _MAX_REQUEST = 1_000_000
@@ -108,10 +117,13 @@ async def _complete(request: web.Request) -> web.Response:
     read = _chat(body["messages"])
     if isinstance(read, str):
         return _bad(read)
+    model = str(body.get("model", "ozlab-demo-shop"))
+    verdict = _verdict(read[1])
+    if verdict is not None:
+        return web.json_response(_completion(model, {"role": "assistant", "content": verdict}))
     turns, user, answered = read
     shop = request.app[_SHOP]
     reply = await shop.respond(Conversation("", "", "", turns, user))
-    model = str(body.get("model", "ozlab-demo-shop"))
     game = reply.event_data.get(TASK_SUCCESS, {}).get("title")
     if TASK_SUCCESS in reply.events and not answered and game and _offers(body, ADD_TOOL):
         call = {
@@ -123,6 +135,18 @@ async def _complete(request: web.Request) -> web.Response:
         return web.json_response(_completion(model, message))
     text = "\n\n".join(reply.texts)
     return web.json_response(_completion(model, {"role": "assistant", "content": text}))
+
+
+def _verdict(question: str) -> str | None:
+    """One of the values a judge's question allows, the same for the same question; None
+    for a message that is no judge's question."""
+    asked = [line for line in question.splitlines() if line.startswith(ASKED)]
+    values = [v.strip() for v in asked[-1].removeprefix(ASKED).split(",")] if asked else []
+    values = [v for v in values if v]
+    if not values:
+        return None
+    digest = hashlib.sha256(question.encode()).digest()
+    return values[int.from_bytes(digest[:4], "big") % len(values)]
 
 
 async def serve_model(
