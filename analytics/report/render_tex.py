@@ -80,7 +80,13 @@ _SYMBOLS = {
     "σ": r"$\sigma$",
     "τ": r"$\tau$",
     "ω": r"$\omega$",
+    "γ": r"$\gamma$",
+    "θ": r"$\theta$",
+    "φ": r"$\phi$",
     "Δ": r"$\Delta$",
+    "Σ": r"$\Sigma$",
+    "⁻": r"\textsuperscript{\textminus{}}",
+    "ᵀ": r"\textsuperscript{T}",
 }
 _PACKAGES = ("booktabs", "longtable", "array", "graphicx", "textcomp")
 
@@ -248,20 +254,24 @@ def _slug(text: str) -> str:
 
 _CHAR = 0.0115
 """About one character's share of the text width in a \\small table."""
+_SCALES = {r"\small": 1.0, r"\footnotesize": 0.95, r"\scriptsize": 0.8}
+"""A character's width in each size against \\small's."""
 
 
 def table_latex(block: Table) -> str:
     """One table as an ``\\input``-able longtable with booktabs rules."""
     flags = block.numeric or (False,) * len(block.columns)
-    small = len(block.columns) > 6
-    spec, fits, _ = _columns(block, flags, 0.95 if small else 1.0)
-    if not fits and not small:  # its longest words are wider than the page in \small
-        small = True
-        spec, _, _ = _columns(block, flags, 0.95)
+    size = r"\footnotesize" if len(block.columns) > 6 else r"\small"
+    spec, fits, _ = _columns(block, flags, _SCALES[size])
+    for smaller in (r"\footnotesize", r"\scriptsize"):  # its longest words are too wide
+        if fits or _SCALES[smaller] >= _SCALES[size]:
+            continue
+        size = smaller
+        spec, fits, _ = _columns(block, flags, _SCALES[size])
     header = " & ".join(rf"\textbf{{{latex(c)}}}" for c in block.columns) + r" \\"
     lines = [
         f"% {latex(block.caption or 'table')} (ozlab report)",
-        r"\begingroup" + (r"\footnotesize" if small else r"\small"),
+        r"\begingroup" + size,
         r"\setlength{\tabcolsep}{4pt}",
         rf"\begin{{longtable}}{{@{{}}{spec}@{{}}}}",
     ]
@@ -296,10 +306,6 @@ def _columns(
         max([math.ceil(1.15 * len(block.columns[i])), *(len(row[i]) for row in block.rows)])
         for i in range(len(block.columns))
     ]
-    long = [n > 16 for n in longest]
-    fixed = sum((n + 2) * _CHAR * scale for n, wide in zip(longest, long, strict=True) if not wide)
-    free = max(0.2, 0.97 - fixed)
-    weights = [min(n, 60) if wide else 0 for n, wide in zip(longest, long, strict=True)]
     words = [
         max(len(w) for text in (block.columns[i], *(row[i] for row in block.rows))
             for w in [*text.split(), ""])
@@ -310,6 +316,26 @@ def _columns(
         (max(word, math.ceil(1.15 * _longest_word(header))) + 3) * _CHAR * scale
         for word, header in zip(words, block.columns, strict=True)
     ]
+    long = [n > 16 for n in longest]
+
+    def natural() -> float:
+        return sum(
+            (n + 2) * _CHAR * scale for n, wide in zip(longest, long, strict=True) if not wide
+        )
+
+    # Many short columns can fill the line by themselves: the widest that can wrap (its
+    # text has several words, as headers do) wraps too, until the rest fits.
+    while natural() + sum(least[i] for i, wide in enumerate(long) if wide) > 0.9:
+        wrappable = [
+            i
+            for i, wide in enumerate(long)
+            if not wide and least[i] < (longest[i] + 2) * _CHAR * scale
+        ]
+        if not wrappable:
+            break
+        long[max(wrappable, key=lambda i: longest[i])] = True
+    free = max(0.2, 0.97 - natural())
+    weights = [min(n, 60) if wide else 0 for n, wide in zip(longest, long, strict=True)]
     shares = _shares(weights, least, free)
     spec = []
     for numeric, wide, share in zip(flags, long, shares, strict=True):
@@ -320,7 +346,7 @@ def _columns(
         align = r">{\raggedleft\arraybackslash}" if numeric else r">{\raggedright\arraybackslash}"
         spec.append(rf"{align}p{{{width}}}")
     widths = [share if wide else None for wide, share in zip(long, shares, strict=True)]
-    return "".join(spec), sum(shares) <= free + 1e-9, widths
+    return "".join(spec), natural() + sum(shares) <= 0.97 + 1e-9, widths
 
 
 def _longest_word(text: str) -> int:
