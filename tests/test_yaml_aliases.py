@@ -29,7 +29,7 @@ def bomb() -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(10, func_only=True)  # not the session's teardown after it
 def test_an_alias_bomb_is_refused_at_its_line_at_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -45,7 +45,7 @@ def test_an_alias_bomb_is_refused_at_its_line_at_once(
     ]
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(10, func_only=True)  # not the session's teardown after it
 def test_an_alias_inside_its_own_anchor_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -90,7 +90,7 @@ def test_a_key_a_merge_brings_may_be_given_again(tmp_path: Path) -> None:
     assert "appears twice" not in str(raised.value)
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(10, func_only=True)  # not the session's teardown after it
 def test_values_nested_too_deeply_are_one_problem(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
