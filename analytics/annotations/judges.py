@@ -51,7 +51,8 @@ PREDICTION_POWERED_COLUMNS = [
 ]  # fmt: skip
 """Per item and system (None: pooled): the prediction-powered mean of the people's final
 value from the judge's ratings of every target and people's of those they rated, beside the
-people-only and the judge-only means (``analytics.statistics.prediction_powered``)."""
+people-only and the judge-only means (``analytics.statistics.prediction_powered``); for
+an ACUTE question (level ``pair``), each system's win rate the same way."""
 POSITION_COLUMNS = [
     "job", "question", "rater", "pairs", "consistent", "share_consistent",
     "consistent_low", "consistent_high", "verdicts", "first_wins", "share_first_wins",
@@ -268,7 +269,10 @@ def judge_findings(
         verdicts=pd.DataFrame(verdict_rows, columns=VERDICT_COLUMNS),
         length=pd.DataFrame(length_rows, columns=LENGTH_COLUMNS),
         position=position_bias(votes) if votes is not None else _no_position(),
-        prediction_powered=pd.DataFrame(ppi_rows, columns=PREDICTION_POWERED_COLUMNS),
+        prediction_powered=pd.DataFrame(
+            ppi_rows + (_win_rates_powered(votes) if votes is not None else []),
+            columns=PREDICTION_POWERED_COLUMNS,
+        ),
         self_preference=pd.DataFrame(
             self_rows + (_self_voted(votes, families, of_system) if votes is not None else []),
             columns=SELF_PREFERENCE_COLUMNS,
@@ -431,6 +435,70 @@ def _prediction_powered(
              "ratings_saved": found.ratings_saved}
         )  # fmt: skip
     return rows
+
+
+_SCORE = {"a": 1.0, "b": 0.0, "tie": 0.5, "both_bad": 0.5}
+"""The score of the system shown as A: a win 1, a loss 0, a tie or 'both bad' half."""
+
+
+def _win_rates_powered(votes: pd.DataFrame) -> list[dict[str, object]]:
+    """Per ACUTE job, question, judge and system: the system's win rate (its mean score
+    over the pairs it was in) by prediction-powered inference. The judge's verdict on every
+    pair it judged (a verdict that flipped with the order: half, never a win) corrected by
+    its error where people voted on the same pair (people's mean score of the system)."""
+    from analytics.statistics.prediction_powered import prediction_powered_mean
+
+    acute = votes[(votes["source"].astype(str) == "acute") & ~votes["onboarding"].astype(bool)]
+    acute = acute[acute["winner"].astype(str).isin(list(_SCORE))]
+    if acute.empty:
+        return []
+    parts = acute["vote_id"].astype(str).str.split(":")
+    acute = acute.assign(job=parts.str[0], target=parts.str[1])
+    model = acute["rater_kind"].astype(str) == MODEL
+    reason = acute["flag_reason"].astype(str)
+    verdicts = acute[model & (reason == "model_verdict")]
+    flipped = acute[model & (reason == "inconsistent") & acute["vote_id"].str.endswith(":ab")]
+    people = acute[~model & ~acute["flagged"].astype(bool)]
+    judged = pd.concat([verdicts, flipped.assign(winner="tie")])
+    rows: list[dict[str, object]] = []
+    for (job, question), mine in judged.groupby(["job", "question"], sort=True):
+        theirs = people[(people["job"] == job) & (people["question"] == question)]
+        systems = sorted(set(mine["system_a"].astype(str)) | set(mine["system_b"].astype(str)))
+        for judge, given in mine.groupby("rater", sort=True):
+            for system in systems:
+                by_judge = _scores_of(given, system).groupby(level=0).first()
+                by_people = _scores_of(theirs, system).groupby(level=0).mean()
+                both = by_judge.index.intersection(by_people.index)
+                found = prediction_powered_mean(
+                    by_judge.to_numpy(float),
+                    by_judge[both].to_numpy(float),
+                    by_people[both].to_numpy(float),
+                )
+                if found is None:
+                    continue
+                rows.append(
+                    {"job": job, "level": "pair", "instrument_id": None, "item": question,
+                     "judge": judge, "system": system, "n_judged": found.n_judged,
+                     "n_people": found.n_people, "mean": found.prediction_powered.value,
+                     "low": found.prediction_powered.low,
+                     "high": found.prediction_powered.high,
+                     "people_mean": found.people_only.value, "people_low": found.people_only.low,
+                     "people_high": found.people_only.high, "judge_mean": found.judge_only.value,
+                     "judge_low": found.judge_only.low, "judge_high": found.judge_only.high,
+                     "equivalent_people": found.equivalent_people,
+                     "ratings_saved": found.ratings_saved}
+                )  # fmt: skip
+    return rows
+
+
+def _scores_of(votes: pd.DataFrame, system: str) -> pd.Series:
+    """The system's score in each vote of a pair it was in, indexed by the pair."""
+    as_a = votes["system_a"].astype(str) == system
+    as_b = votes["system_b"].astype(str) == system
+    shown = votes[as_a | as_b]
+    first = shown["winner"].astype(str).map(_SCORE).astype(float)
+    score = np.where(shown["system_a"].astype(str) == system, first, 1.0 - first)
+    return pd.Series(score, index=shown["target"].astype(str).to_numpy())
 
 
 def _verdict(judge: float, human: float, targets: int) -> str:

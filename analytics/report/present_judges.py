@@ -248,7 +248,8 @@ def judges_lines(section: JudgesSection) -> list[str]:
     for r in _rows(section.findings.prediction_powered):
         system = "all systems" if _missing(r["system"]) else r["system"]
         lines.append(
-            f"  {r['judge']} on {r['item']} ({r['level']}), {system}: prediction-powered mean"
+            f"  {r['judge']} on {r['item']} ({r['level']}), {system}: prediction-powered"
+            f" {'win rate' if r['level'] == 'pair' else 'mean'}"
             f" {r['mean']:.2f} [{r['low']:.2f}, {r['high']:.2f}] from {r['n_judged']} judged"
             f" and {r['n_people']} rated by people (people only {r['people_mean']:.2f}"
             f" [{r['people_low']:.2f}, {r['people_high']:.2f}]; judge only"
