@@ -4,6 +4,8 @@ no ozlab settings and no Telegram token."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import os
 import signal
 import subprocess
@@ -30,6 +32,18 @@ def ozlab(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=120,
     )
+
+
+def ozlab_here(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``ozlab ARGS`` in this process, for a test of what a command writes rather than of
+    the process (its status, signals, logging, file modes): what ``ozlab`` would say, without
+    a new interpreter importing pandas and SciPy again. Paths must be absolute."""
+    from bot.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(list(map(str, args)))
+    return subprocess.CompletedProcess(list(args), status, out.getvalue(), err.getvalue())
 
 
 async def interrupted_demo(folder: Path) -> tuple[int, str, str]:

@@ -91,7 +91,8 @@ def test_the_section_in_every_format_and_the_same_bytes_twice(
 ) -> None:
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
     annotated = replace(study, annotations=hri_cues_ratings(study))
-    first = _formats(build_report(annotated))
+    report = build_report(annotated)
+    first = _formats(report)
     second = _formats(build_report(annotated))
     assert first == second
     for fmt in ("md", "html", "terminal"):
@@ -126,7 +127,7 @@ def test_the_section_in_every_format_and_the_same_bytes_twice(
     assert {r["system"] for r in by_system} == systems
     assert sum(d["count"] for d in by_system[0]["distribution"]) == len(study.sessions)
     assert {r["measure_kind"] for r in annotations["self_report"]} <= {"construct", "item"}
-    written = write_report_figures(build_report(annotated), tmp_path / "figures")
+    written = write_report_figures(report, tmp_path / "figures")
     assert tmp_path / "figures" / "trajectories-hri-cues.svg" in written
 
 

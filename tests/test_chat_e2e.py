@@ -193,7 +193,7 @@ def test_a_researcher_chats_on_a_demos_database(tmp_path: Path) -> None:
     """The demo sealed its simulated participants' chats under its own secret: the chat's
     new participant plays beside them, and they are left as they were."""
     db = tmp_path / "demo.sqlite"
-    ozlab("demo", "-n", "2", "--db", str(db), "--study", "hmd")
+    ozlab("demo", "-n", "2", "--annotators", "0", "--db", str(db), "--study", "hmd")
     before = tables(db)
     argv = [sys.executable, "-m", "bot.cli", "chat", "hmd", "--db", str(db)]
     with Terminal(argv, cwd=ROOT, env=ENV) as chat:

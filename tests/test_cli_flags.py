@@ -85,7 +85,7 @@ def run(*argv: str | Path, cwd: Path, db: Path) -> subprocess.CompletedProcess[s
 
 def test_ozlab_db_stands_in_for_db(tmp_path: Path) -> None:
     study = tmp_path / "study.sqlite"
-    played = run("bot.cli", "demo", "-n", "1", cwd=tmp_path, db=study)
+    played = run("bot.cli", "demo", "-n", "1", "--annotators", "0", cwd=tmp_path, db=study)
     assert played.returncode == 0, played.stderr
     assert not study.exists()  # a demo never replaces OZLAB_DB's database
     db = tmp_path / "ozlab-demo.sqlite"

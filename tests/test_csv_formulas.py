@@ -4,12 +4,15 @@ begins with ``= + - @``, a tab or a carriage return; numbers stay numbers; ``--r
 Parquet and ``.sav`` keep the text as typed, and the export's responses import back as
 typed. The data go the real way: simulated participants through the real bot, an echoing
 system, an annotator's file through ``ozlab import annotations``, a Prolific id through
-``/start``, and each command as a researcher runs it."""
+``/start``; each command as a researcher types it (run in this process where only what
+it writes is tested)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import csv
+import io
 import os
 import re
 import sqlite3
@@ -20,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from bot.cli import main
 from bot.core.privacy import SECRET_ENV
 from bot.pilot.demo import play_study
 from bot.pilot.emulator import BotApiEmulator
@@ -79,13 +83,14 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
-def ozlab(*args: str) -> subprocess.CompletedProcess[str]:
-    """``ozlab ARGS`` as a researcher runs it."""
-    done = subprocess.run(
-        [OZLAB, *args], capture_output=True, text=True, timeout=120, cwd=PROJECT_ROOT, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    return done
+def ozlab(*args: str) -> str:
+    """``ozlab ARGS`` in this process (what it writes is what is tested, not the process):
+    what it printed."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(list(args))
+    assert status == 0, err.getvalue()
+    return out.getvalue()
 
 
 def write_study(folder: Path) -> Path:
@@ -141,7 +146,7 @@ def formulas(path: Path) -> list[str]:
 
 def test_every_csv_of_the_export_shows_formulas_as_text(typed_db: Path, tmp_path: Path) -> None:
     out = tmp_path / "export"
-    written = ozlab("export", "--db", str(typed_db), "--out", str(out), "--wide").stdout.split()
+    written = ozlab("export", "--db", str(typed_db), "--out", str(out), "--wide").split()
     files = [Path(p) for p in written]
     assert {p.name for p in files} >= {
         "exchanges.csv",

@@ -109,7 +109,7 @@ def test_a_study_file_mistake_is_10_not_a_usage_error(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_a_wizard_command_no_bot_applies_in_time_is_8(tmp_path: Path) -> None:
     db = tmp_path / "demo.sqlite"
-    assert ozlab("demo", "-n", "1", "--db", db, cwd=tmp_path).returncode == 0
+    assert ozlab("demo", "-n", "1", "--annotators", "0", "--db", db, cwd=tmp_path).returncode == 0
     listed = ozlab("wizard", "sessions", "--all", "--db", db, cwd=tmp_path)
     session = listed.stdout.split()[0]
     done = ozlab("wizard", "pause", session, "--wait", "0.1", "--db", db, cwd=tmp_path)

@@ -149,7 +149,7 @@ def test_an_earlier_demos_database_is_replaced(tmp_path: Path) -> None:
     first = command("demo", "-n", "2", "--db", str(db))
     assert first.returncode == 0, first.stderr
     assert len(tables(db)["participants"]) == 2
-    again = command("demo", "-n", "1", "--db", str(db))
+    again = command("demo", "-n", "1", "--annotators", "0", "--db", str(db))
     assert again.returncode == 0, again.stderr
     assert len(tables(db)["participants"]) == 1
     pilot = command("pilot", "hmd", "--simulator", "scripted", "-n", "3", "--db", str(db))
@@ -214,7 +214,7 @@ def test_a_simulation_with_erasures_in_its_ledger_is_refused(tmp_path: Path) -> 
     """The ledger is what carries an erasure into the backups of that file: replacing the
     file would lose it, so a demo's file from which someone was erased stays."""
     db = tmp_path / "ozlab-demo.sqlite"
-    assert command("demo", "-n", "2", "--db", str(db)).returncode == 0
+    assert command("demo", "-n", "2", "--annotators", "0", "--db", str(db)).returncode == 0
     someone = tables(db)["participants"][0]["participant_id"]
     erased = command("erase", "--db", str(db), str(someone))
     assert erased.returncode == 0, erased.stderr
@@ -230,7 +230,10 @@ def test_a_simulation_with_erasures_in_its_ledger_is_refused(tmp_path: Path) -> 
 async def test_a_simulation_a_model_judge_was_paid_to_judge_is_refused(tmp_path: Path) -> None:
     """A judge's calls cost tokens, and its judgements are a finding: somebody's work."""
     db = tmp_path / "ozlab-demo.sqlite"
-    assert (await asyncio.to_thread(command, "demo", "-n", "1", "--db", str(db))).returncode == 0
+    played = await asyncio.to_thread(
+        command, "demo", "-n", "1", "--annotators", "0", "--db", str(db)
+    )
+    assert played.returncode == 0, played.stderr
     store = await open_store(db)
     try:
         await store.keep_judge_call(JudgeCall("k", "gpt-judge", "{}", "4", 10, 1, None))
@@ -246,7 +249,10 @@ async def test_a_simulation_a_model_judge_was_paid_to_judge_is_refused(tmp_path:
 async def test_a_demo_refuses_a_simulation_someone_has_open(tmp_path: Path) -> None:
     """Nothing but simulated participants, but a console or a report reads it: refused."""
     db = tmp_path / "ozlab-demo.sqlite"
-    assert (await asyncio.to_thread(command, "demo", "-n", "2", "--db", str(db))).returncode == 0
+    played = await asyncio.to_thread(
+        command, "demo", "-n", "2", "--annotators", "0", "--db", str(db)
+    )
+    assert played.returncode == 0, played.stderr
     async with await open_existing(db, read_only=True):  # as a report or a console holds it
         done = await asyncio.to_thread(command, "demo", "-n", "1", "--db", str(db))
         assert done.returncode == REFUSED

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from analytics.data.synthetic import write_synthetic_study
-from tests.command_line import ozlab
+from tests.command_line import ozlab_here
 from tests.test_pairwise_statistics import FIXTURE, R_HALF, R_MODEL_SE, R_SANDWICH_SE
 
 pytestmark = pytest.mark.slow  # whole commands: make test, not make check
@@ -47,14 +47,14 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
         writer = csv.DictWriter(out, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    done = ozlab("import", "votes", path, "--db", db, cwd=folder)
+    done = ozlab_here("import", "votes", path, "--db", db)
     assert done.returncode == 0, done.stderr
     assert "83 votes of 10 raters imported" in done.stdout
     return db
 
 
 def test_the_report_gives_rs_fit_for_imported_votes(imported: Path) -> None:
-    done = ozlab("report", "--db", imported, "--format", "json", cwd=imported.parent)
+    done = ozlab_here("report", "--db", imported, "--format", "json")
     assert done.returncode == 0, done.stderr
     section = json.loads(done.stdout)["pairwise"]
     (turn,) = section["questions"]
@@ -78,7 +78,7 @@ def test_the_report_gives_rs_fit_for_imported_votes(imported: Path) -> None:
 
 def test_the_section_shows_in_markdown_and_html(imported: Path) -> None:
     for fmt in ("md", "html"):
-        done = ozlab("report", "--db", imported, "--format", fmt, cwd=imported.parent)
+        done = ozlab_here("report", "--db", imported, "--format", fmt)
         assert done.returncode == 0, done.stderr
         assert "Pairwise comparisons" in done.stdout and "Shown first" in done.stdout
     assert 'id="pairwise-forest-turn"' in done.stdout
@@ -86,7 +86,7 @@ def test_the_section_shows_in_markdown_and_html(imported: Path) -> None:
 
 def test_the_export_has_one_row_per_vote_with_its_sides(imported: Path) -> None:
     out = imported.parent / "export"
-    done = ozlab("export", "--db", imported, "--out", out, cwd=imported.parent)
+    done = ozlab_here("export", "--db", imported, "--out", out)
     assert done.returncode == 0, done.stderr
     with (out / "votes.csv").open(encoding="utf-8") as given:
         rows = list(csv.DictReader(given))

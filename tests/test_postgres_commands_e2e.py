@@ -87,7 +87,7 @@ def test_a_study_moves_to_a_server_and_back_unchanged(
 
 def test_ozlab_db_stands_in_for_db(postgres: PostgresServer, tmp_path: Path) -> None:
     server = postgres.fresh_database()
-    ok(ozlab("demo", "-n", "3", "--db", server, cwd=tmp_path))
+    ok(ozlab("demo", "-n", "3", "--annotators", "0", "--db", server, cwd=tmp_path))
     through_env = report(None, tmp_path, env={"OZLAB_DB": server})
     assert through_env == report(server, tmp_path)
 
@@ -114,7 +114,19 @@ def test_a_password_comes_from_pgpassword_or_pgpass_and_is_never_shown(
     refused = one_line(ozlab("demo", "-n", "2", "--db", url, cwd=tmp_path, env=bare), 5)
     assert "password" in refused and PASSWORD not in refused
     said = [
-        ok(ozlab("demo", "-n", "2", "--db", url, cwd=tmp_path, env=bare | {"PGPASSWORD": PASSWORD}))
+        ok(
+            ozlab(
+                "demo",
+                "-n",
+                "2",
+                "--annotators",
+                "0",
+                "--db",
+                url,
+                cwd=tmp_path,
+                env=bare | {"PGPASSWORD": PASSWORD},
+            )
+        )
     ]
     pgpass = home / ".pgpass"
     pgpass.write_text(f"127.0.0.1:{postgres.port}:*:{PASSWORD_ROLE}:{PASSWORD}\n")
@@ -228,7 +240,7 @@ def test_pilot_power_invite_and_import_take_a_server(
     pilot = ok(ozlab("report", "--db", piloted, "--pilot", "--format", "md", cwd=tmp_path))
     assert "Pilot" in pilot or "pilot" in pilot
 
-    ok(ozlab("demo", "-n", "6", "--db", server, cwd=tmp_path))
+    ok(ozlab("demo", "-n", "6", "--annotators", "0", "--db", server, cwd=tmp_path))
     needed = ok(ozlab("power", server, "--study", "hmd", cwd=tmp_path))
     assert needed == ok(ozlab("power", f"{server}?study=hmd", cwd=tmp_path))
     invitations = tmp_path / "invitations.csv"
@@ -250,7 +262,7 @@ def test_pilot_power_invite_and_import_take_a_server(
 
     # answers collected elsewhere, in the export's long format, go into another database
     file = tmp_path / "demo.sqlite"
-    ok(ozlab("demo", "-n", "6", "--db", file, cwd=tmp_path))
+    ok(ozlab("demo", "-n", "6", "--annotators", "0", "--db", file, cwd=tmp_path))
     ok(ozlab("export", "--db", file, "--out", tmp_path / "export", cwd=tmp_path))
     elsewhere = postgres.fresh_database()
     csv = tmp_path / "export" / "responses.csv"

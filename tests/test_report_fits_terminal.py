@@ -45,9 +45,16 @@ def study_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
+@pytest.fixture(scope="module")
+def tables(study_db: Path) -> list[Table]:
+    """The report's tables, built once: each width reads them."""
+    report = build_report(load_study(study_db))
+    return [b for b in document(report, limit=15) if isinstance(b, Table)]
+
+
 @pytest.mark.parametrize("columns", [80, 120])
 def test_no_line_is_wider_than_the_terminal_and_no_cell_loses_a_word(
-    study_db: Path, columns: int
+    study_db: Path, tables: list[Table], columns: int
 ) -> None:
     environment = os.environ | {"COLUMNS": str(columns)}
     done = subprocess.run(
@@ -63,8 +70,6 @@ def test_no_line_is_wider_than_the_terminal_and_no_cell_loses_a_word(
     assert max(cell_len(line) for line in lines) <= columns
     assert max(cell_len(line) for line in lines) > columns - 10  # the width is used
     shown = set(done.stdout.split())
-    report = build_report(load_study(study_db))
-    tables = [b for b in document(report, limit=15) if isinstance(b, Table)]
     lost = {
         word for table in tables for row in table.rows for cell in row for word in cell.split()
     } - shown
