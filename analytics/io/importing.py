@@ -23,17 +23,17 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from analytics.io.import_rows import Problem, RowChecker, csv_file
 from bot.core.researcher_files import restored
 from bot.store import open_store
 from bot.store.blocking import run_blocking
 from bot.store.definition import definition_json
-from bot.store.interface import Imports, StudyDefinitions
+from bot.store.interface import Imports, StudyDefinitions, StudyStore
 from bot.store.model import ImportedAnswer
 from bot.store.opening import locate
 from scenarios.models import StudyBundle
@@ -73,26 +73,35 @@ def import_responses(
     """Check every row of ``file`` and, when all are right, add them to ``db`` at once."""
     file = Path(file)
     raw = file.read_bytes()
-    return run_blocking(lambda: _import(file, raw, db, study, dry_run, clock))
+    return on_store(
+        db, study, clock, lambda store, now: _run(store, file, raw, study, dry_run, now)
+    )
 
 
 class ImportingStore(Imports, StudyDefinitions, Protocol):
     """The roles an import of answers uses: the import, and the study it is checked against."""
 
 
-async def _import(
-    file: Path,
-    raw: bytes,
+T = TypeVar("T")
+
+
+def on_store(
     db: Path | str,
     study: str | None,
-    dry_run: bool,
     clock: Callable[[], float],
-) -> ImportResult:
-    store = await open_store(db, clock, study=_kept_under(db, study))
-    try:
-        return await _run(store, file, raw, study, dry_run, clock())
-    finally:
-        await store.close()
+    work: Callable[[StudyStore, float], Awaitable[T]],
+) -> T:
+    """``work`` on the store of ``db`` (on a server, the study's own), given the time it
+    starts; the store closed after, whatever happened. Every import runs this way."""
+
+    async def run() -> T:
+        store = await open_store(db, clock, study=_kept_under(db, study))
+        try:
+            return await work(store, clock())
+        finally:
+            await store.close()
+
+    return run_blocking(run)
 
 
 def _kept_under(db: Path | str, study: str | None) -> str | None:

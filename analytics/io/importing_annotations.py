@@ -30,10 +30,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from analytics.io.import_rows import Problem, checked_answer, csv_file
+from analytics.io.importing import on_store
 from bot.core.annotation import AnnotatableSession, AnnotationJobRecord, AnnotationTarget
 from bot.core.vocabulary import AnnotationLevel, AnnotationRound
-from bot.store import open_store
-from bot.store.blocking import run_blocking
 from bot.store.interface import AnnotationPlanning, Imports, StudyDefinitions
 from bot.store.model import ImportedRating
 from questionnaires.models import Questionnaire
@@ -73,15 +72,9 @@ def import_annotations(
     them to ``db`` at once."""
     file = Path(file)
     raw = file.read_bytes()
-
-    async def run() -> RatingsResult:
-        store = await open_store(db, clock)
-        try:
-            return await _run(store, raw, instrument, job, dry_run, clock())
-        finally:
-            await store.close()
-
-    return run_blocking(run)
+    return on_store(
+        db, None, clock, lambda store, now: _run(store, raw, instrument, job, dry_run, now)
+    )
 
 
 def _failed(job: str, line: int, message: str) -> RatingsResult:

@@ -30,11 +30,9 @@ from pathlib import Path
 from typing import Protocol
 
 from analytics.io.import_rows import Problem, csv_file
-from analytics.io.importing import _PSEUDONYM, _kept_under, _study
+from analytics.io.importing import _PSEUDONYM, _study, on_store
 from bot.core.researcher_files import restored
 from bot.core.vocabulary import Consent, EndReason, SessionState
-from bot.store import open_store
-from bot.store.blocking import run_blocking
 from bot.store.definition import definition_json
 from bot.store.interface import Imports, StudyDefinitions
 from bot.store.model import BulkRows
@@ -83,15 +81,7 @@ def import_sessions(
 ) -> SessionsResult:
     """Check every row of ``file`` and, when all are right, add them to ``db`` at once."""
     raw = Path(file).read_bytes()
-
-    async def run() -> SessionsResult:
-        store = await open_store(db, clock, study=_kept_under(db, study))
-        try:
-            return await _run(store, raw, study, dry_run, clock())
-        finally:
-            await store.close()
-
-    return run_blocking(run)
+    return on_store(db, study, clock, lambda store, now: _run(store, raw, study, dry_run, now))
 
 
 class SessionStore(Imports, StudyDefinitions, Protocol):

@@ -24,12 +24,10 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from analytics.io.import_rows import Problem, csv_file
-from analytics.io.importing import _kept_under, _study
+from analytics.io.importing import _study, on_store
 from bot.core.researcher_files import restored
 from bot.core.vocabulary import FlagReason, RaterKind, Strength, VoteSource, Winner
 from bot.core.votes import Vote
-from bot.store import open_store
-from bot.store.blocking import run_blocking
 from bot.store.interface import Imports, PairwiseVotes, StudyDefinitions
 from scenarios.models import StudyBundle
 
@@ -63,15 +61,7 @@ def import_votes(
 ) -> VotesResult:
     """Check every row of ``file`` and, when all are right, add them to ``db`` at once."""
     raw = Path(file).read_bytes()
-
-    async def run() -> VotesResult:
-        store = await open_store(db, clock, study=_kept_under(db, study))
-        try:
-            return await _run(store, raw, study, dry_run, clock())
-        finally:
-            await store.close()
-
-    return run_blocking(run)
+    return on_store(db, study, clock, lambda store, now: _run(store, raw, study, dry_run, now))
 
 
 class VotingStore(Imports, PairwiseVotes, StudyDefinitions, Protocol):
