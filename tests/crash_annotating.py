@@ -183,8 +183,12 @@ async def run_annotator_crash(
             ]
             for index in range(kills):
                 if index % 2 == 0:  # within 60 ms of an annotator's answer
+                    # Someone waits for the bot, or nobody will: the rating ended (its
+                    # outcome is checked below, not hidden behind this wait's timeout).
                     await watchers.until(
-                        lambda: any(p.waiting for p in people), 30, lambda: "nobody rating"
+                        lambda: any(p.waiting for p in people) or all(t.done() for t in rating),
+                        30,
+                        lambda: "nobody rating",
                     )
                     await asyncio.sleep(rng.uniform(0, 0.06))
                 else:

@@ -39,9 +39,10 @@ SECRET_32 = "ozlab-e2e-secret-0123456789abcde"  # 32 characters, like a real one
 class Hold:
     """One Bot API call parked on its way to or back from "Telegram"."""
 
-    def __init__(self, method: str, *, reaches_telegram: bool) -> None:
+    def __init__(self, method: str, *, reaches_telegram: bool, passing: int = 0) -> None:
         self.method = method
         self.reaches_telegram = reaches_telegram
+        self.passing = passing  # calls let through before the one parked
         self.reached = asyncio.Event()
         self.released = asyncio.Event()
 
@@ -56,14 +57,15 @@ class GatedEmulator(BotApiEmulator):
         super().__init__(token)
         self._holds: list[Hold] = []
 
-    def hold(self, method: str, *, reaches_telegram: bool = False) -> Hold:
-        """Park the next ``method`` call until released (the test kills the bot meanwhile).
+    def hold(self, method: str, *, reaches_telegram: bool = False, passing: int = 0) -> Hold:
+        """Park the next ``method`` call (after ``passing`` more) until released (the test
+        kills the bot meanwhile).
 
         By default the call is then dropped unprocessed: the bot died before its request
         reached Telegram. With ``reaches_telegram`` it is carried out first (the participant
         sees it) and only the answer is parked: the bot died before hearing back.
         """
-        hold = Hold(method, reaches_telegram=reaches_telegram)
+        hold = Hold(method, reaches_telegram=reaches_telegram, passing=passing)
         self._holds.append(hold)
         return hold
 
@@ -73,6 +75,9 @@ class GatedEmulator(BotApiEmulator):
             (h for h in self._holds if h.method.lower() == method and not h.reached.is_set()),
             None,
         )
+        if hold is not None and hold.passing:
+            hold.passing -= 1
+            hold = None
         if hold is None:
             return await super()._handle(request)
         response = await super()._handle(request) if hold.reaches_telegram else None

@@ -102,6 +102,47 @@ def test_a_consent_tap_on_a_message_the_bot_never_sent_is_not_taken() -> None:
     assert fx.RecordConsent(Consent.ACCEPTED) in agreed.effects
 
 
+def test_a_tap_on_the_unrecorded_first_copy_of_a_re_sent_message_counts() -> None:
+    """A crash between sending and recording the message id: the agreement goes out again and
+    only the second copy's id is known. The first copy (an older id) shows the same buttons
+    and means the same; a newer id than any sent is still forged, and without a re-send an
+    unknown older id is too."""
+    chat = Chat()
+    started = run(BUNDLE, None, ev.StartCommand(), 1.0)  # its answers lost in the crash
+    [agreement] = [e for e in started.effects if isinstance(e, fx.Send) and e.until]
+    data = fx.callback_data(agreement.buttons)
+    lost_copy, again = 102, 104
+    shown = ev.KeyboardShown(again, agreement.until, data, resent=True)
+    chat.journey = run(BUNDLE, started.journey, shown, 1.0).journey
+    before = chat.journey
+    assert chat.tap("c:y", again + 1).effects == (STALE,) and chat.journey == before
+    agreed = chat.tap("c:y", lost_copy)
+    assert fx.RecordConsent(Consent.ACCEPTED) in agreed.effects
+    assert fx.RemoveButtons(again) in agreed.effects  # the copy it knows loses its buttons
+    assert chat.tap("c:y", lost_copy).effects == (STALE,)  # once
+
+    plain = ev.KeyboardShown(again, agreement.until, data)
+    never_resent = run(BUNDLE, started.journey, plain, 1.0).journey
+    older = run(BUNDLE, never_resent, ev.ButtonTapped("c:y", lost_copy), 1.0)
+    assert older.effects == (STALE,)
+
+
+def test_an_answer_on_the_first_copy_of_a_re_sent_questionnaire_item_counts() -> None:
+    chat = Chat()
+    chat.in_dialogue()
+    chat.do(ev.DoneCommand())
+    journey = chat.journey
+    assert journey is not None and journey.survey is not None
+    again = journey.survey.message_id
+    assert again is not None
+    chat.journey = run(BUNDLE, journey, ev.MessageSent(again, resent=True), 1.0).journey
+    data = answer_data(journey.survey.asked, 4)
+    assert chat.tap(data, again + 1).effects == (STALE,)
+    [answer] = of(chat.tap(data, again - 1).effects, fx.RecordResponse)
+    assert answer.value == 4
+    assert chat.tap(data, again - 1).effects == (STALE,)  # that item is answered
+
+
 def test_only_the_newest_withdraw_prompt_asks_and_yes_takes_its_buttons_too() -> None:
     chat = Chat()
     chat.in_dialogue()

@@ -22,6 +22,7 @@ import pytest
 
 from bot.core.conversation import Conversation, SystemReply
 from bot.engine.phases.dialogue import SUCCESS_EVENT
+from bot.pilot.emulator import BotMessage, Participant
 from bot.systems.demo import DemoShop
 from scenarios.models import StudyBundle
 from tests.conftest import TOKEN, StartBot, consent
@@ -429,6 +430,32 @@ async def test_killed_after_recording_a_tap_before_showing_the_next_item(
         ("hmd.understanding", 4),
         ("hmd.management", 3),
     ]
+
+
+async def test_a_tap_on_the_first_copy_of_a_message_sent_again_after_a_kill_counts(
+    emulator: GatedEmulator, ozlab: OzlabProcesses
+) -> None:
+    """The agreement reached the participant, the process died before hearing so: the next one
+    sends it again (at least once). The bot never learned the first copy's id, yet its "I agree"
+    means what the second's does: it counts, once."""
+    first = await ozlab.start()
+    p = emulator.participant(617)
+    shown = emulator.hold("sendMessage", reaches_telegram=True, passing=1)  # the welcome passes
+    await p.send_text("/start")
+    await shown.wait_reached()
+    await first.kill()
+
+    await ozlab.start()
+    await p.wait_for(lambda q: len(agreements(q)) == 2, 20)
+    earlier, _again = agreements(p)
+    await p.tap(text="I agree", message_id=earlier.message_id)
+    await p.wait_for_text("Your task")
+    assert p.toasts == []  # taken, not "already recorded"
+    assert len([m for m in p.messages if m.text.startswith("Your task")]) == 1
+
+
+def agreements(p: Participant) -> list[BotMessage]:
+    return [m for m in p.messages if m.text.startswith("Privacy agreement")]
 
 
 async def test_killed_while_answering_a_first_start(

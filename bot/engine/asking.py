@@ -46,6 +46,7 @@ class Survey:
     # matrix's points (indexes into its scale) for its statements answered so far, in order
     asked: int = 0  # the showing number the current item's buttons carry
     message_id: int | None = None  # the message edited in place, once known
+    resent: bool = False  # that message went out again after a restart (see ``MessageSent``)
     shown_at: float = 0.0
     turn: int | None = None  # exchange-level: the system turn being rated
     stimulus_id: str | None = None  # rating tasks: the row being rated

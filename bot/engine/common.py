@@ -82,19 +82,31 @@ def on_screen(journey: Journey, event: ev.ButtonTapped) -> bool:
     keeps. A tap whose message is not known (kept in the inbox by an ozlab from before taps
     carried it) is left to the phase, as it was then; never a withdrawal."""
     tap = event.tap
-    if event.message_id is None:
+    tapped = event.message_id
+    if tapped is None:
         return not isinstance(tap, WithdrawTap)
     if isinstance(tap, SurveyTap):
         survey = {
             Channel.FRONT: journey.survey,
             Channel.EXCHANGE: journey.exchange_survey,
         }.get(tap.channel)
-        return survey is not None and survey.message_id == event.message_id
+        return (
+            survey is not None
+            and survey.message_id is not None
+            and _copy_of(tapped, survey.message_id, survey.resent)
+        )
     return any(
-        k.message_id == event.message_id
+        _copy_of(tapped, k.message_id, k.resent)
         and (event.data in k.data if k.data is not None else not isinstance(tap, WithdrawTap))
         for k in journey.keyboards
     )
+
+
+def _copy_of(tapped: int, known: int, resent: bool) -> bool:
+    """The tapped message is the one the bot knows, or, where that one went out again after a
+    restart, an earlier copy: the bot died before learning its id, and message ids only grow
+    in a chat. Its buttons are the same and mean the same (their data says which question)."""
+    return tapped == known or (resent and tapped < known)
 
 
 def texts_of(bundle: StudyBundle, journey: Journey | None) -> Texts:

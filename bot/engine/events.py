@@ -107,9 +107,13 @@ class SidesAnswered:
 
 @dataclass(frozen=True)
 class MessageSent:
-    """The answer to ``Send(remember=True)``: which message to edit in place later."""
+    """The answer to ``Send(remember=True)``: which message to edit in place later.
+
+    ``resent``: sent again after a restart (at least once): an earlier copy whose id the bot
+    never learned may be in the chat, with the same buttons meaning the same."""
 
     message_id: int
+    resent: bool = False
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,7 @@ class KeyboardShown:
     message_id: int
     until: Until
     data: tuple[str, ...]
+    resent: bool = False  # as ``MessageSent.resent``
 
 
 @dataclass(frozen=True)

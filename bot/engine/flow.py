@@ -77,7 +77,8 @@ def step(
     if isinstance(event, ev.WizardCommand):
         return _settle(ctx, *wizard.on_command(ctx, journey, event, now), now)
     if isinstance(event, ev.KeyboardShown):
-        shown = (*journey.keyboards, Keyboard(event.until, event.message_id, event.data))
+        keyboard = Keyboard(event.until, event.message_id, event.data, event.resent)
+        shown = (*journey.keyboards, keyboard)
         return Step(journey.evolve(keyboards=shown))
     if isinstance(event, ev.UnknownCommand):
         if journey.stage is Stage.DIALOGUE and bundle.study.systems_take_commands:

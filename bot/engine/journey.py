@@ -30,17 +30,20 @@ class Keyboard(NamedTuple):
     """A message of the chat whose buttons still mean something, until ``until``.
 
     ``data``: what its buttons carry, the only taps it can bring (``None``: a keyboard kept
-    by an ozlab from before taps were tied to their messages, whose taps the phase judges)."""
+    by an ozlab from before taps were tied to their messages, whose taps the phase judges).
+    ``resent``: sent again after a restart, so an earlier copy may show the same buttons."""
 
     until: Until
     message_id: int
     data: tuple[str, ...] | None = None
+    resent: bool = False
 
     @classmethod
     def from_list(cls, stored: list[Any]) -> Keyboard:
-        until, message_id, *data = stored
-        shown = data[0] if data else None
-        return cls(Until(until), message_id, None if shown is None else tuple(shown))
+        until, message_id, *rest = stored
+        shown = rest[0] if rest else None
+        resent = bool(rest[1]) if len(rest) > 1 else False
+        return cls(Until(until), message_id, None if shown is None else tuple(shown), resent)
 
 
 @dataclass(frozen=True)

@@ -320,8 +320,9 @@ def on_event(
             value, label = typed
             asked = asking.answer(bundle, survey, now, value=value, label=label)
             return _continue(bundle, journey, asked, now, after, in_place=False)
-        case ev.MessageSent(message_id=message_id):
-            return replace(journey, survey=replace(survey, message_id=message_id)), []
+        case ev.MessageSent(message_id=message_id, resent=resent):
+            known = replace(survey, message_id=message_id, resent=resent)
+            return replace(journey, survey=known), []
         case ev.StartCommand():  # the item again, below: only the new message takes taps
             again = replace(journey, survey=replace(survey, message_id=None))
             left: list[Doing] = []

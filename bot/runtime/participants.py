@@ -479,7 +479,9 @@ class _ParticipantTurn:
         if (undelivered := runner._undelivered.pop(participant, None)) is not None:
             for message in undelivered:
                 answer = await runner._carry_out(participant, self.chat_id, message)
-                if answer is not None:
+                if isinstance(answer, ev.MessageSent | ev.KeyboardShown):
+                    opening.events.append(replace(answer, resent=True))
+                elif answer is not None:
                     opening.events.append(answer)
             opening.resent = True
         first = self._delivery.event

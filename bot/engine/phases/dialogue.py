@@ -352,8 +352,8 @@ def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Res
                 fx.RecordSystemTurn(session, journey.turns, None, latency, error),
                 fx.Send(texts.system_slow if slow else texts.system_error),
             ]
-        case ev.MessageSent(message_id=message_id) if journey.exchange_survey is not None:
-            rating = replace(journey.exchange_survey, message_id=message_id)
+        case ev.MessageSent(message_id=message_id, resent=resent) if journey.exchange_survey:
+            rating = replace(journey.exchange_survey, message_id=message_id, resent=resent)
             return journey.evolve(exchange_survey=rating), []
         case ev.DoneCommand():
             return end(bundle, journey, EndReason.PARTICIPANT_DONE, False, now)
