@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import sqlite3
 import subprocess
 import sys
@@ -221,3 +222,23 @@ async def test_a_study_moves_to_a_server_and_back_row_for_row(
         copy_study(str(laptop), server, "moved")
     with pytest.raises(StoreError, match="a copy never writes over a study"):
         copy_study(server + "?study=moved", str(back))
+
+
+async def test_a_long_state_is_compressed_with_lz4_where_the_server_has_it(
+    postgres: PostgresServer,
+) -> None:
+    """A participant's state with its history is rewritten at every step: lz4 costs the
+    server less than half of pglz's CPU for it (the default pglz stays on a server built
+    without lz4, which Debian's is not)."""
+    url = postgres.fresh_database() + "?study=compressed"
+    history = [{"user": f"message {i}", "system": "a reply of some length " * 8} for i in range(40)]
+    store = await open_store(url)
+    try:
+        await store.commit_step(step("p", *session("p"), state=json.dumps({"history": history})))
+    finally:
+        await store.close()
+    [(method,)] = postgres.run_sql(
+        "SELECT pg_column_compression(state) FROM compressed.participants",
+        url=url.split("?")[0],
+    )
+    assert method == "lz4"
