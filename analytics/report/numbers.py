@@ -244,7 +244,9 @@ def build_report(
             "excluded because data-quality checks flagged them; every number below is "
             "computed without them."
         )
-    decided, sources = decide_success(one_system, data.events, data.responses, data.bundles)
+    decided, sources = decide_success(
+        one_system, data.events, data.responses, data.bundles, data.judgements
+    )
     return Report(
         study=info,
         participation=Participation(

@@ -1,5 +1,5 @@
 """Where each system's task success came from: its own events, tool calls, the
-participant's answer or a wizard's judgement, or nowhere ("not measured")."""
+participant's answer, a wizard's judgement or a model judge, or nowhere ("not measured")."""
 
 from __future__ import annotations
 
@@ -29,8 +29,10 @@ def success_source_blocks(sources: pd.DataFrame) -> list[Block]:
         Paragraph(
             "Task success comes, for each system, from the first of these that speaks for it: "
             "the system's own events, tool calls, the participant's answer to the study's "
-            "success item, a wizard's judgement (a model judge is not a source yet). A system "
-            f"none speaks for is {NOT_MEASURED}: it has no success rate, never 0%.",
+            "success item, a wizard's judgement, a model judge reading the conversation "
+            "against the scenario's success criterion (a verdict it could not give leaves its "
+            f"task unmeasured). A system none speaks for is {NOT_MEASURED}: it has no success "
+            "rate, never 0%.",
             "method",
         ),
         d.table(

@@ -9,32 +9,37 @@ of these that has something to say decides, in this order of preference:
    of a tool that ``ends_task`` is a success);
 3. ``participant``: the participant's answer to the study's ``success_item`` (a yes/no item
    asked after the task): yes is a success;
-4. ``wizard``: a wizard's judgement from the console.
+4. ``wizard``: a wizard's judgement from the console;
+5. ``judge``: the study's ``success_judge``, a model reading the transcript against the
+   scenario's ``success_criterion`` (``ozlab judge run --success``); a verdict it could not
+   give (unparseable, a failed call) leaves its session unmeasured, never a success.
 
 A system none of them speaks for is "not measured": its success rate is unknown, never 0.
 Whether a task was done correctly (the scenario's ``success_if``) is a test of what a system
 or its tools reported doing, so it is kept only for systems those two sources decided.
-A model judge reading transcripts is not among the sources yet.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from bot.annotation.success_judging import verdicts
 from bot.core.vocabulary import EventKind
+from bot.store.model import JudgementRecord
 from scenarios.models import StudyBundle
 from scenarios.systems import reports_success
 
-SOURCES = ("system", "tools", "participant", "wizard")
+SOURCES = ("system", "tools", "participant", "wizard", "judge")
 LABELS = {
     "system": "the system's own events",
     "tools": "tool calls",
     "participant": "the participant's answer",
     "wizard": "a wizard's judgement",
+    "judge": "a model judge",
     None: "not measured",
 }
 SOURCE_COLUMNS = ["system_id", "source", "decided_by", "sessions_decided"]
@@ -68,6 +73,7 @@ def decide(
     events: pd.DataFrame,
     responses: pd.DataFrame,
     bundles: Mapping[str, StudyBundle],
+    judgements: Sequence[JudgementRecord] = (),
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The sessions with ``success`` as the deciding source has it (NaN where none
     decided) and ``success_measured``; and per system, the source that decided."""
@@ -96,6 +102,9 @@ def decide(
         for session, answer in zip(said["session_id"].astype(object), said["value"], strict=True):
             answers[str(session)] = float(answer) == 1.0
     silent = _silent_systems(bundles)
+    by_judge: dict[str, bool | None] = {}
+    for bundle in bundles.values():
+        by_judge |= verdicts(bundle, judgements)
 
     success = sessions["success"].astype(float)
     decided: list[float] = []
@@ -113,6 +122,8 @@ def decide(
             source = "participant"
         elif judged.keys() & set(ids):
             source = "wizard"
+        elif any(by_judge.get(i) is not None for i in ids):
+            source = "judge"
         own = success.loc[group.index].tolist()
         for position, session in enumerate(ids):
             if source in ("system", "tools"):
@@ -121,6 +132,9 @@ def decide(
                 value = float(answers[session]) if session in answers else None
             elif source == "wizard":
                 value = float(judged[session]) if session in judged else None
+            elif source == "judge":
+                verdict = by_judge.get(session)
+                value = None if verdict is None else float(verdict)
             else:
                 value = None
             decided.append(np.nan if value is None else value)
