@@ -166,6 +166,16 @@ async def test_a_model_judge_decides_a_model_without_tools(
     assert sources["shop"]["source"] == "system"
     text = render_markdown(document(report))
     assert "| talker | a model judge | 3 |" in text
+    [judge] = report.completion.success_judge.to_dict("records")
+    assert (judge["judged"], judge["successes"], judge["failures"], judge["unparseable"]) == (
+        4,
+        2,
+        1,
+        1,
+    )
+    assert judge["calls"] == 5 and judge["first_at"] == "1970-01-01T00:05:00+00:00"
+    assert "The model judge success-judge (judge-m at 127.0.0.1, prompt " in text
+    assert "2 done, 1 not done, 1 unparseable and 0 failed calls" in text
 
 
 def frames() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:

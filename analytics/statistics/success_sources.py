@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from bot.annotation.success_judging import verdicts
+from bot.annotation.success_judging import SUCCESS_JOB, verdict, verdicts
 from bot.core.vocabulary import EventKind
-from bot.store.model import JudgementRecord
+from bot.store.model import JudgeCost, JudgementRecord
 from scenarios.models import StudyBundle
 from scenarios.systems import reports_success
 
@@ -43,6 +43,11 @@ LABELS = {
     None: "not measured",
 }
 SOURCE_COLUMNS = ["system_id", "source", "decided_by", "sessions_decided"]
+JUDGE_COLUMNS = [
+    "judge", "model", "host", "prompt_hash", "temperature", "seed", "first_at", "last_at",
+    "judged", "successes", "failures", "unparseable", "failed", "calls", "prompt_tokens",
+    "completion_tokens",
+]  # fmt: skip
 
 
 def _silent_systems(bundles: Mapping[str, StudyBundle]) -> set[str]:
@@ -155,3 +160,45 @@ def decide(
         reported_by = result["system_id"].astype(object).isin(reporting)
         result["correct"] = pd.to_numeric(result["correct"], errors="coerce").where(reported_by)
     return result, table
+
+
+def judge_provenance(
+    bundles: Mapping[str, StudyBundle],
+    judgements: Sequence[JudgementRecord],
+    costs: Sequence[JudgeCost] = (),
+) -> pd.DataFrame:
+    """Per study success judge and setting (model, host, prompt, temperature, seed): the
+    conversations it judged, its verdicts and the verdicts it could not give, when, and the
+    calls and tokens of its id (a job judge of the same id shares them)."""
+    named = {b.study.success_judge.id for b in bundles.values() if b.study.success_judge}
+    groups: dict[tuple[str, str, str, str, float, int | None], list[JudgementRecord]] = {}
+    for j in judgements:
+        if j.job == SUCCESS_JOB and j.judge in named:
+            key = (j.judge, j.model, j.host, j.prompt_hash, j.temperature, j.seed)
+            groups.setdefault(key, []).append(j)
+    spent = {c.judge: c for c in costs}
+    rows = []
+    for setting, part in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        said = [verdict(j) for j in part]
+        cost = spent.get(setting[0])
+        rows.append(
+            (
+                *setting,
+                _when(min(j.at for j in part)),
+                _when(max(j.at for j in part)),
+                len(part),
+                said.count(True),
+                said.count(False),
+                sum(j.outcome == "unparseable" for j in part),
+                sum(j.outcome == "failed" for j in part),
+                None if cost is None else cost.calls,
+                None if cost is None else cost.prompt_tokens,
+                None if cost is None else cost.completion_tokens,
+            )
+        )
+    return pd.DataFrame(rows, columns=JUDGE_COLUMNS)
+
+
+def _when(at: float) -> str:
+    """A verdict's time to the second, in UTC (ISO 8601)."""
+    return pd.to_datetime(at, unit="s", utc=True).floor("s").isoformat()
