@@ -253,6 +253,28 @@ def test_a_criterion_must_say_something_and_belongs_to_a_dialogue(tmp_path: Path
     assert "ask.yaml:7" in str(rating.value) and "only a dialogue task" in str(rating.value)
 
 
+def test_check_warns_of_a_success_judge_with_nothing_to_judge(tmp_path: Path) -> None:
+    from scenarios.loading import checked_study
+
+    study = tmp_path / "study.yaml"
+    study.write_text(
+        "id: s\ntitle: S\ntexts: {welcome: Hi, consent: Agree, declined: Bye}\n"
+        "systems: [{type: openai, id: m, url: 'http://127.0.0.1:9', model: m}]\n"
+        "scenarios: [ask]\n"
+        "success_judge: {id: j, url: 'http://127.0.0.1:9', model: judge-m}\n"
+    )
+    (tmp_path / "scenarios").mkdir()
+    task = tmp_path / "scenarios" / "ask.yaml"
+    task.write_text("id: ask\ntitle: Ask\nbrief: Do it.\n")
+    _, warnings = checked_study(study)
+    [warning] = warnings
+    assert (warning.line, warning.field) == (6, "success_judge")
+    assert "no scenario of the study states a success_criterion" in warning.message
+    task.write_text("id: ask\ntitle: Ask\nbrief: Do it.\nsuccess_criterion: It is done.\n")
+    bundle, warnings = checked_study(study)
+    assert warnings == [] and bundle.scenario("ask").success_criterion == "It is done."
+
+
 async def test_the_command_judges_and_a_study_without_a_judge_is_one_line(
     judged: tuple[StudyStore, FakeOpenAI, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
