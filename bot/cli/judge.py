@@ -87,12 +87,7 @@ async def _run(args: argparse.Namespace) -> int:
                 else f"job {job.id!r} names no judges: add judges to the job file"
             )
         for judge in judges:
-            name = judge.api_key_env
-            if name is not None and not os.environ.get(name, "").strip():
-                raise SystemSetupError(
-                    f"judge {judge.id!r}: the environment variable {name} (api_key_env) is"
-                    " not set or empty; set it to the judge's API key"
-                )
+            _key_set(judge)
         client = JsonClient()
         try:
             for judge in judges:
