@@ -202,7 +202,8 @@ class Pairwise(_Model):
 class Judge(_Model):
     """A language model that rates the job's targets beside the annotators, through an
     OpenAI-compatible server, with the same instruments, brief and examples they get. Its
-    answers are kept apart (a rater of its own kind) and compared with people's."""
+    answers are kept apart (a rater of its own kind) and compared with people's. A study's
+    ``success_judge`` has the same fields and decides task success instead."""
 
     id: str = Field(pattern=_ID_PATTERN)
     """The judge's name in the database and the report (``gpt-judge``)."""

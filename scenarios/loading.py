@@ -340,6 +340,7 @@ class _StudyLoader:
         errors, self.warnings = rules.simulated_answers(scenarios, system_ids, self.questionnaires)
         self.problems += errors
         self.problems += rules.success_item(document, self.uses, self.questionnaires)
+        self.warnings += rules.success_judge(document, scenarios)
 
 
 def _looks_like_path(ref: str) -> bool:

@@ -332,3 +332,17 @@ def success_item(
                 return [document.problem(("success_item",), message)]
     message = f"no yes/no item {wanted!r} in a questionnaire asked after a task (post_task)"
     return [document.problem(("success_item",), message)]
+
+
+def success_judge(document: Document, scenarios: Mapping[str, Document]) -> list[Problem]:
+    """A warning: the study names a ``success_judge`` and none of its scenarios states a
+    ``success_criterion``, so the judge would have nothing to judge."""
+    if not isinstance(document.data.get("success_judge"), dict):
+        return []
+    if any(isinstance(s.data.get("success_criterion"), str) for s in scenarios.values()):
+        return []
+    message = (
+        "the success_judge has nothing to judge: no scenario of the study states a"
+        " success_criterion (what the task's success is, in words)"
+    )
+    return [document.problem(("success_judge",), message)]

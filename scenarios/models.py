@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from questionnaires.models import Loc, Questionnaire, error_at, repeated_ids
 from scenarios.durations import Seconds
-from scenarios.jobs import AnnotationJob
+from scenarios.jobs import AnnotationJob, Judge
 from scenarios.sentences import SOURCE, catalogue, code_of
 from scenarios.simulation import Simulation
 from scenarios.systems import OpenAISystem, SystemSpec
@@ -173,6 +173,10 @@ class Scenario(_Model):
     reported doing with ``task_success`` (the demo shop: the game added, with ``title``,
     ``genres`` and ``platforms``), or on a tool's arguments as ``tool.argument``
     (``add_to_wishlist.game``). Empty: the report cannot tell correct from reported."""
+    success_criterion: str | None = Field(default=None, min_length=1, max_length=2000)
+    """When the task counts as done, in words a reader of the transcript can check ("the
+    assistant told the participant that Glass Desert costs €29.99"): what the study's
+    ``success_judge`` reads. None: no model judge decides this task (dialogue tasks only)."""
     tools: tuple[Tool, ...] = ()
     """Functions offered to a language-model (``openai``) system in this task, with what
     each returns; calling one with ``ends_task`` ends the task as done."""
@@ -209,6 +213,11 @@ class Scenario(_Model):
     @model_validator(mode="after")
     def _tools_known(self) -> Scenario:
         problems: list[tuple[tuple[str | int, ...], str, object]] = []
+        if self.success_criterion is not None and not self.success_criterion.strip():
+            problems.append((("success_criterion",), "the criterion is blank", ""))
+        elif self.success_criterion is not None and self.kind != "dialogue":
+            message = f"only a dialogue task has a success criterion (this one is {self.kind})"
+            problems.append((("success_criterion",), message, self.success_criterion))
         seen: set[str] = set()
         for index, tool in enumerate(self.tools):
             if tool.name in seen:
@@ -685,6 +694,11 @@ class Study(_Model):
     """A yes/no item of a post-task questionnaire (``task.done``) whose answer says whether
     the participant did the task: it decides success for a system whose own events and tool
     calls do not (a language model without tools)."""
+    success_judge: Judge | None = None
+    """A language model that reads each conversation of a system that cannot report success
+    itself against its scenario's ``success_criterion`` and answers yes or no
+    (``ozlab judge run --success``): the last source of task success, after a wizard's
+    judgement. The same fields as a job's ``judges``; none: no model judge decides it."""
     timing: Timing = Timing()
     """Reminders and abandonment of silent participants."""
     retention: Seconds | None = None

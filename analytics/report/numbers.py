@@ -41,7 +41,7 @@ from analytics.statistics.quality import (
     exclude_flagged as drop_flagged,
 )
 from analytics.statistics.ranking import Rankings, rankings_from_study
-from analytics.statistics.success_sources import SOURCE_COLUMNS
+from analytics.statistics.success_sources import JUDGE_COLUMNS, SOURCE_COLUMNS, judge_provenance
 from analytics.statistics.success_sources import decide as decide_success
 from analytics.statistics.system_reliability import SystemReliability, system_reliability
 from bot.core.vocabulary import AnswerStatus, Moment
@@ -79,6 +79,8 @@ class Completion:
     end_reasons_by_scenario: pd.DataFrame
     sources: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=SOURCE_COLUMNS))
     """Per system, which source decided its task success (``None``: not measured)."""
+    success_judge: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=JUDGE_COLUMNS))
+    """The study's success judge: its settings, verdicts and cost (no rows: none judged)."""
 
 
 @dataclass(frozen=True)
@@ -244,7 +246,9 @@ def build_report(
             "excluded because data-quality checks flagged them; every number below is "
             "computed without them."
         )
-    decided, sources = decide_success(one_system, data.events, data.responses, data.bundles)
+    decided, sources = decide_success(
+        one_system, data.events, data.responses, data.bundles, data.judgements
+    )
     return Report(
         study=info,
         participation=Participation(
@@ -256,6 +260,7 @@ def build_report(
             by_system=tasks.completion(decided),
             by_scenario=tasks.completion(decided, by=("system_id", "scenario_id")),
             sources=sources,
+            success_judge=judge_provenance(data.bundles, data.judgements, data.judge_costs),
             end_reasons=tasks.end_reasons(one_system),
             end_reasons_by_scenario=tasks.end_reasons(one_system, ("system_id", "scenario_id")),
         ),

@@ -265,7 +265,7 @@ def _completion(report: Report) -> list[Block]:
             + f", with {interval_caption(completion.by_system)}",
         ),
         *_completion_tables(completion.by_system, ["system_id"], ""),
-        *success_source_blocks(completion.sources),
+        *success_source_blocks(completion.sources, completion.success_judge),
     ]
     scenarios = completion.by_scenario["scenario_id"].nunique()
     if scenarios > 1:

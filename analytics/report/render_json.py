@@ -22,7 +22,8 @@ order; every table is a list of row objects whose keys are the columns of the ma
                     imported_participants}, by_system [...], events [...]
     completion:     by_system [...], by_scenario [...], end_reasons [...],
                     end_reasons_by_scenario [...], sources [...] (which source decided
-                    each system's task success; null: not measured)
+                    each system's task success; null: not measured), success_judge [...]
+                    (the model judge's settings, verdicts and cost)
     system_reliability: by_system [...], errors [...], periods [...]
     wizard:         table [...], note
     questionnaires: items, items_by_scenario, distribution, constructs, reliability,
@@ -142,6 +143,7 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
                 "end_reasons",
                 "end_reasons_by_scenario",
                 "sources",
+                "success_judge",
             )
         },
         "wizard": {"table": records(report.wizard.table), "note": report.wizard.note},

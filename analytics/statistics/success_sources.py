@@ -9,35 +9,45 @@ of these that has something to say decides, in this order of preference:
    of a tool that ``ends_task`` is a success);
 3. ``participant``: the participant's answer to the study's ``success_item`` (a yes/no item
    asked after the task): yes is a success;
-4. ``wizard``: a wizard's judgement from the console.
+4. ``wizard``: a wizard's judgement from the console;
+5. ``judge``: the study's ``success_judge``, a model reading the transcript against the
+   scenario's ``success_criterion`` (``ozlab judge run --success``); a verdict it could not
+   give (unparseable, a failed call) leaves its session unmeasured, never a success.
 
 A system none of them speaks for is "not measured": its success rate is unknown, never 0.
 Whether a task was done correctly (the scenario's ``success_if``) is a test of what a system
 or its tools reported doing, so it is kept only for systems those two sources decided.
-A model judge reading transcripts is not among the sources yet.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from bot.annotation.success_judging import SUCCESS_JOB, verdict, verdicts
 from bot.core.vocabulary import EventKind
+from bot.store.model import JudgeCost, JudgementRecord
 from scenarios.models import StudyBundle
 from scenarios.systems import reports_success
 
-SOURCES = ("system", "tools", "participant", "wizard")
+SOURCES = ("system", "tools", "participant", "wizard", "judge")
 LABELS = {
     "system": "the system's own events",
     "tools": "tool calls",
     "participant": "the participant's answer",
     "wizard": "a wizard's judgement",
+    "judge": "a model judge",
     None: "not measured",
 }
 SOURCE_COLUMNS = ["system_id", "source", "decided_by", "sessions_decided"]
+JUDGE_COLUMNS = [
+    "judge", "model", "host", "prompt_hash", "temperature", "seed", "first_at", "last_at",
+    "judged", "successes", "failures", "unparseable", "failed", "calls", "prompt_tokens",
+    "completion_tokens",
+]  # fmt: skip
 
 
 def _silent_systems(bundles: Mapping[str, StudyBundle]) -> set[str]:
@@ -68,6 +78,7 @@ def decide(
     events: pd.DataFrame,
     responses: pd.DataFrame,
     bundles: Mapping[str, StudyBundle],
+    judgements: Sequence[JudgementRecord] = (),
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The sessions with ``success`` as the deciding source has it (NaN where none
     decided) and ``success_measured``; and per system, the source that decided."""
@@ -96,6 +107,9 @@ def decide(
         for session, answer in zip(said["session_id"].astype(object), said["value"], strict=True):
             answers[str(session)] = float(answer) == 1.0
     silent = _silent_systems(bundles)
+    by_judge: dict[str, bool | None] = {}
+    for bundle in bundles.values():
+        by_judge |= verdicts(bundle, judgements)
 
     success = sessions["success"].astype(float)
     decided: list[float] = []
@@ -113,6 +127,8 @@ def decide(
             source = "participant"
         elif judged.keys() & set(ids):
             source = "wizard"
+        elif any(by_judge.get(i) is not None for i in ids):
+            source = "judge"
         own = success.loc[group.index].tolist()
         for position, session in enumerate(ids):
             if source in ("system", "tools"):
@@ -121,6 +137,9 @@ def decide(
                 value = float(answers[session]) if session in answers else None
             elif source == "wizard":
                 value = float(judged[session]) if session in judged else None
+            elif source == "judge":
+                verdict = by_judge.get(session)
+                value = None if verdict is None else float(verdict)
             else:
                 value = None
             decided.append(np.nan if value is None else value)
@@ -141,3 +160,45 @@ def decide(
         reported_by = result["system_id"].astype(object).isin(reporting)
         result["correct"] = pd.to_numeric(result["correct"], errors="coerce").where(reported_by)
     return result, table
+
+
+def judge_provenance(
+    bundles: Mapping[str, StudyBundle],
+    judgements: Sequence[JudgementRecord],
+    costs: Sequence[JudgeCost] = (),
+) -> pd.DataFrame:
+    """Per study success judge and setting (model, host, prompt, temperature, seed): the
+    conversations it judged, its verdicts and the verdicts it could not give, when, and the
+    calls and tokens of its id (a job judge of the same id shares them)."""
+    named = {b.study.success_judge.id for b in bundles.values() if b.study.success_judge}
+    groups: dict[tuple[str, str, str, str, float, int | None], list[JudgementRecord]] = {}
+    for j in judgements:
+        if j.job == SUCCESS_JOB and j.judge in named:
+            key = (j.judge, j.model, j.host, j.prompt_hash, j.temperature, j.seed)
+            groups.setdefault(key, []).append(j)
+    spent = {c.judge: c for c in costs}
+    rows = []
+    for setting, part in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        said = [verdict(j) for j in part]
+        cost = spent.get(setting[0])
+        rows.append(
+            (
+                *setting,
+                _when(min(j.at for j in part)),
+                _when(max(j.at for j in part)),
+                len(part),
+                said.count(True),
+                said.count(False),
+                sum(j.outcome == "unparseable" for j in part),
+                sum(j.outcome == "failed" for j in part),
+                None if cost is None else cost.calls,
+                None if cost is None else cost.prompt_tokens,
+                None if cost is None else cost.completion_tokens,
+            )
+        )
+    return pd.DataFrame(rows, columns=JUDGE_COLUMNS)
+
+
+def _when(at: float) -> str:
+    """A verdict's time to the second, in UTC (ISO 8601)."""
+    return pd.to_datetime(at, unit="s", utc=True).floor("s").isoformat()

@@ -402,7 +402,7 @@ async def run_judge(
         await (compare(task, left) if pair else rate(task, left))
         run.targets += 1
         if out is not None:
-            out.write(_bar(run.targets, total))
+            out.write(progress_bar(run.targets, total))
             out.flush()
 
     await asyncio.gather(*(one(t, left) for t, left in tasks))
@@ -411,7 +411,7 @@ async def run_judge(
     return run
 
 
-def _bar(done: int, total: int, width: int = 30) -> str:
+def progress_bar(done: int, total: int, width: int = 30) -> str:
     filled = width * done // total if total else width
     return f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} targets"
 

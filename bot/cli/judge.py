@@ -2,7 +2,8 @@
 
 Resumable: a target the judge rated is not asked again, and every call is kept by its exact
 request in the study's database, so that a rerun costs nothing. ``--limit N`` judges the
-first N targets only (a trial).
+first N targets only (a trial). ``--success`` runs the study's ``success_judge`` instead:
+a yes or no per conversation against its scenario's success criterion.
 """
 
 from __future__ import annotations
@@ -11,10 +12,16 @@ import argparse
 import asyncio
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from bot.cli.arguments import count, positive
 from bot.cli.flags import STUDY_FILE, database
 from bot.core.errors import INTERRUPTED, StudyDataError, SystemSetupError
+
+if TYPE_CHECKING:
+    from bot.store.interface import StudyStore
+    from scenarios.jobs import Judge
+    from scenarios.models import StudyBundle
 
 NAME = "judge"
 
@@ -24,7 +31,13 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     actions = judge.add_subparsers(dest="judge_command", required=True)
     run_parser = actions.add_parser("run", help="every judge of --job rates every target")
     database(run_parser)
-    run_parser.add_argument("--job", required=True, help="the annotation job")
+    which = run_parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--job", help="the annotation job")
+    which.add_argument(
+        "--success",
+        action="store_true",
+        help="the study's success_judge decides task success from each conversation",
+    )
     run_parser.add_argument(
         "--study",
         help=f"the study of --job: its id in the database, or {STUDY_FILE}, when the database"
@@ -62,6 +75,8 @@ async def _run(args: argparse.Namespace) -> int:
         raise
     try:
         bundle = await study_bundle(store, args.study)
+        if args.success:
+            return await _success(store, bundle, args)
         job = job_of(bundle, args.job)
         judges = [j for j in job.judges if args.judge in (None, j.id)]
         if not judges:
@@ -72,12 +87,7 @@ async def _run(args: argparse.Namespace) -> int:
                 else f"job {job.id!r} names no judges: add judges to the job file"
             )
         for judge in judges:
-            name = judge.api_key_env
-            if name is not None and not os.environ.get(name, "").strip():
-                raise SystemSetupError(
-                    f"judge {judge.id!r}: the environment variable {name} (api_key_env) is"
-                    " not set or empty; set it to the judge's API key"
-                )
+            _key_set(judge)
         client = JsonClient()
         try:
             for judge in judges:
@@ -101,3 +111,45 @@ async def _run(args: argparse.Namespace) -> int:
         await store.close()
         writer.release()
     return 0
+
+
+async def _success(store: StudyStore, bundle: StudyBundle, args: argparse.Namespace) -> int:
+    from bot.annotation.judging import Limits
+    from bot.annotation.success_judging import run_success_judge, success_summary
+    from bot.systems.http_json import JsonClient
+
+    judge = bundle.study.success_judge
+    if judge is None or args.judge not in (None, judge.id):
+        raise StudyDataError(
+            f"study {bundle.study.id!r} names no success_judge"
+            + (f" {args.judge!r}" if args.judge else "")
+            + ": add success_judge to the study file"
+        )
+    _key_set(judge)
+    client = JsonClient()
+    try:
+        print(f"{judge.id} ({judge.model}) judges task success:", file=sys.stderr)
+        done = await run_success_judge(
+            store,
+            bundle,
+            judge,
+            client,
+            os.environ,
+            limits=Limits(args.concurrency, args.rate),
+            limit=args.limit,
+            out=sys.stderr,
+        )
+    finally:
+        await client.close()
+    for line in success_summary(done):
+        print(f"  {line}")
+    return 0
+
+
+def _key_set(judge: Judge) -> None:
+    name = judge.api_key_env
+    if name is not None and not os.environ.get(name, "").strip():
+        raise SystemSetupError(
+            f"judge {judge.id!r}: the environment variable {name} (api_key_env) is"
+            " not set or empty; set it to the judge's API key"
+        )
