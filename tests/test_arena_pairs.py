@@ -15,6 +15,7 @@ import itertools
 import json
 import random
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,8 +24,9 @@ import yaml
 import scenarios
 from analytics.data.loading import load_study_data
 from bot.core.privacy import Privacy
-from bot.engine.arena import partners
+from bot.engine.arena import draw, partners
 from bot.engine.assignment import Cell, assign_scenarios, cell_counts
+from bot.engine.journey import Journey, Task
 from bot.pilot.emulated import emulated_study
 from bot.pilot.emulator.participant import Participant
 from bot.pilot.simulation.lookout import StoreLookout
@@ -34,6 +36,7 @@ from bot.store import open_store
 from bot.systems.registry import build_systems, close_systems
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle
+from tests.test_engine_taps import Chat
 
 SYSTEMS = ("shop-v1", "shop-v0", "shop-chat")
 NAMES = {"shop-v1": "GameShop Pro", "shop-v0": "GameShop Classic", "shop-chat": "Shopper"}
@@ -99,15 +102,27 @@ def test_the_first_sessions_of_three_systems_are_three_different_pairs(tmp_path:
     assert len(first) == 3
 
 
-def test_a_failing_partner_gives_way_and_a_journey_without_one_still_draws(
-    tmp_path: Path,
-) -> None:
+def test_a_failing_partner_gives_way_and_other_scenarios_get_none(tmp_path: Path) -> None:
     bundle = arena_of(tmp_path, 3, reveal=False)
     cells = {("arena-gift", "shop-v1"): 0}
     (partner,) = partners(bundle, [("arena-gift", "shop-v1")], cells)
     (instead,) = partners(bundle, [("arena-gift", "shop-v1")], cells, frozenset({partner or ""}))
     assert partner is not None and instead not in {partner, "shop-v1", None}
     assert partners(bundle, [("other-scenario", "shop-v1")], cells) == (None,)
+
+
+def test_the_partner_is_stored_with_the_task_and_a_journey_without_one_still_draws(
+    tmp_path: Path,
+) -> None:
+    bundle = arena_of(tmp_path, 3, reveal=False)
+    chat = Chat(bundle)
+    journey = chat.in_dialogue()
+    assert journey.sides is not None and journey.task.partner is not None
+    assert set(journey.sides.systems) == {journey.task.system_id, journey.task.partner}
+    assert Journey.from_json(journey.to_json()) == journey
+    before = replace(journey, tasks=(Task(journey.task.scenario_id, journey.task.system_id),))
+    own, other = sorted(draw(bundle, before), key=lambda s: s != journey.task.system_id)
+    assert own == journey.task.system_id and other in SYSTEMS and other != own
 
 
 async def _play(bundle: StudyBundle, db: Path, participants: int) -> list[Participant]:
