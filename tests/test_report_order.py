@@ -7,8 +7,10 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from analytics.data.loading import load_study_data
@@ -16,8 +18,14 @@ from analytics.report import figures
 from analytics.report.document import Figure, Heading, Table
 from analytics.report.numbers import Report, build_report
 from analytics.report.present import document
+from analytics.report.stress import stress_section
+from analytics.statistics.pairwise import PairwiseOptions, pairwise_section
 from bot.cli import analytics_main as main
+from bot.core.phenomena import StressType
+from bot.store.stress_records import Verdict
 from tests.report_study import write_report_study
+from tests.test_pairwise_report import arena_votes
+from tests.test_report_fits_terminal import _result as stressed
 
 pytestmark = pytest.mark.slow  # whole reports in every format: make test, not make check
 
@@ -88,3 +96,49 @@ def test_figures_are_titled_with_the_items_wording(report: Report) -> None:
     assert "The assistant was easy to talk to." in titles
     assert "I had to repeat myself a lot. (R)" in titles
     assert not [t for t in titles if "post." in t]
+
+
+def test_pairwise_ranking_and_stress_figures_are_titled_in_words(report: Report) -> None:
+    """A side-by-side vote's figures say what the ballot asks; a preference item's (its
+    question is the item's id) and an ACUTE question's (the id without the instrument's
+    prefix) give the item's wording; the stress chart names each phenomenon; the ranking
+    section draws no figure of its own. No title, caption or axis carries an item's id."""
+    systems = list(report.study.systems)
+    turns = arena_votes(systems)
+    turns = turns[turns["source"] == "side_by_side"]
+    votes = pd.concat(
+        [turns, turns.assign(question="post.trust1"), turns.assign(question="ease1")],
+        ignore_index=True,
+    ).assign(vote_id=lambda f: [f"v{k}" for k in range(len(f))])
+    pairwise = pairwise_section(votes, tuple(systems), PairwiseOptions(rounds=50))
+    stress = stress_section(
+        [
+            stressed(1, systems[0], StressType.ST_2, Verdict.PASS),
+            stressed(2, systems[1], StressType.ST_2, Verdict.FAIL),
+        ]
+    )
+    shown = replace(report, pairwise=pairwise, stress=stress)
+    blocks = [
+        b
+        for b in document(shown)
+        if isinstance(b, Figure) and b.kind.startswith(("pairwise_", "stress", "ranking"))
+    ]
+    captions = [b.caption for b in blocks]
+    for wording in (
+        "Which reply is better? (side by side, each turn)",
+        "I trust the order is right.",
+        "The assistant was easy to talk to.",
+    ):
+        assert f"Bradley–Terry scores with intervals: {wording}" in captions
+        assert f"Win rates: {wording}" in captions
+    assert "stress" in [b.kind for b in blocks]
+    titles = list(captions)
+    for block in blocks:
+        for chart in figures.charts(shown, block):
+            titles.append(chart.caption)
+            for axes in chart.figure.axes:
+                titles += [t.get_text() for t in axes.texts] + [axes.get_title(loc="left")]
+                titles += [t.get_text() for t in axes.get_yticklabels()]
+    ids = {"trust1", "ease1", "post.trust1", "post.ease1"}
+    assert not [t for t in titles if set(re.findall(r"[\w.]+", t)) & ids or t.endswith(": turn")]
+    assert "ST-2 " + StressType.ST_2.title in titles

@@ -32,6 +32,7 @@ from questionnaires.models import (
     MultiChoiceItem,
     Questionnaire,
     ScaleItem,
+    SliderItem,
     TextItem,
     ThumbsItem,
     YesNoItem,
@@ -175,14 +176,14 @@ class ItemScale:
     instrument_id: str
     item_id: str
     kind: str
-    """``scale``, ``yes_no``, ``thumbs`` or ``choice``."""
+    """``scale`` (a slider's 0 to 100 too), ``yes_no``, ``thumbs`` or ``choice``."""
     values: tuple[str, ...]
     """Every answer as stored (the ``value`` column), in order."""
     domain: tuple[float, ...]
     """The number each answer counts as: the point of a scale, else its position."""
     measurement: str
     """The level of measurement that fits: nominal for yes/no and choice; for a scale what
-    the instrument declares (ordinal unless it says otherwise)."""
+    the instrument declares (ordinal unless it says otherwise); interval for a slider."""
     described: bool = True
     """False when no stored or shipped definition describes the item (taken from the data)."""
 
@@ -231,6 +232,16 @@ def _scale_of(instrument: Questionnaire, item: object) -> ItemScale | None:
             tuple(map(str, points)),
             tuple(map(float, points)),
             level,
+        )
+    if isinstance(item, SliderItem):  # a visual-analogue scale: distances mean something
+        points = tuple(range(item.min, item.max + 1))
+        return ItemScale(
+            instrument.id,
+            item.id,
+            "scale",
+            tuple(map(str, points)),
+            tuple(map(float, points)),
+            "interval",
         )
     if isinstance(item, YesNoItem | ThumbsItem):
         kind = "yes_no" if isinstance(item, YesNoItem) else "thumbs"
@@ -531,10 +542,11 @@ def coefficients(matrix: np.ndarray, scale: ItemScale) -> list[dict[str, Any]]:
                 row(name, targets=full, **forms[name])
             else:
                 row(name, math.nan, full, note=_why_no_icc(rated, full))
+    domain = _given(scale, rated)
     pairable = int(((~np.isnan(rated)).sum(axis=0) >= 2).sum())
-    alphas = {level: ag.alpha(rated, level, scale.domain) for level in scale.levels()}
+    alphas = {level: ag.alpha(rated, level, domain) for level in scale.levels()}
     defined = [level for level, value in alphas.items() if not math.isnan(value)]
-    intervals = ag.alpha_intervals(rated, defined, scale.domain) if defined else {}
+    intervals = ag.alpha_intervals(rated, defined, domain) if defined else {}
     for level, value in alphas.items():
         low, high = intervals.get(level, (math.nan, math.nan))
         row(
@@ -548,15 +560,30 @@ def coefficients(matrix: np.ndarray, scale: ItemScale) -> list[dict[str, Any]]:
     if n_annotators == 2:
         schemes = ("linear", "quadratic") if scale.kind == "scale" else ("unweighted",)
         for scheme in schemes:
-            kappa, low, high, n = ag.cohen_kappa(rated, scale.domain, scheme)
+            kappa, low, high, n = ag.cohen_kappa(rated, domain, scheme)
             name = "cohen_kappa" if scheme == "unweighted" else f"cohen_kappa_{scheme}"
             row(name, kappa, n, ci_low=low, ci_high=high)
     elif n_annotators > 2:
-        kappa, low, high, n = ag.fleiss_kappa(rated, scale.domain)
+        kappa, low, high, n = ag.fleiss_kappa(rated, domain)
         row("fleiss_kappa", kappa, n, ci_low=low, ci_high=high)
-    share, low, high, n = ag.percent_agreement(rated, scale.domain)
+    share, low, high, n = ag.percent_agreement(rated, domain)
     row("percent_agreement", share, n, ci_low=low, ci_high=high)
     return rows
+
+
+_FEW_POINTS = 11
+"""Scales up to this many points count over all of them; a slider's 101 over those given."""
+
+
+def _given(scale: ItemScale, rated: np.ndarray) -> tuple[float, ...]:
+    """The values the coefficients count over: the scale's points, or for a scale of many
+    points (a slider's 0 to 100) only the values given. A value nobody gave changes no
+    coefficient (it adds nothing to any coincidence, count or weight), and 101 points would
+    make each bootstrap resample's coincidence matrix 10,201 cells."""
+    if len(scale.domain) <= _FEW_POINTS:
+        return scale.domain
+    given = set(rated[~np.isnan(rated)].tolist())
+    return tuple(v for v in scale.domain if v in given)
 
 
 def _why_no_icc(rated: np.ndarray, full: int) -> str:
@@ -598,7 +625,9 @@ def _annotators(ratings: pd.DataFrame, scales: Mapping[tuple[str, str], ItemScal
                     "mean": float(part["code"].mean()) if numeric else math.nan,
                     "sd": float(part["code"].std()) if numeric and len(part) > 1 else math.nan,
                     "distribution": {
-                        _answer(value, scale): int(counts.get(value, 0)) for value in scale.values
+                        _answer(value, scale): int(counts.get(value, 0))
+                        for value in scale.values
+                        if len(scale.values) <= _FEW_POINTS or value in counts.index
                     },
                 }
             )

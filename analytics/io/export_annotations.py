@@ -51,8 +51,8 @@ ANNOTATION_RATINGS = [
     Column(
         "value",
         "string",
-        "the rating as stored: the point of a scale, 1/0 for yes/no and thumbs, a choice's "
-        "code, the words of a free-text item",
+        "the rating as stored: the point of a scale, 0 to 100 for a slider, 1/0 for yes/no "
+        "and thumbs, a choice's code, the words of a free-text item",
     ),
     Column("label", "string", "the wording of the answer chosen (empty: free text, or unknown)"),
     Column(
@@ -80,7 +80,11 @@ ANNOTATION_FINAL = [
         "unresolved); closed items only (no free text, no multiple choice)",
     ),
     Column("label", "string", "the wording of the final value (empty: a median between points)"),
-    Column("score", "number", "scales: the final value as a number (a median may fall between)"),
+    Column(
+        "score",
+        "number",
+        "scales and sliders (0 to 100): the final value as a number (a median may fall between)",
+    ),
     Column("n_ratings", "integer", "ratings of the target's item, both rounds"),
     Column(
         "how",
@@ -89,7 +93,9 @@ ANNOTATION_FINAL = [
         "unresolved (the report's adjudication rule)",
     ),
 ]
-_NUMERIC = ("scale", "yes_no", "thumbs")
+_SCORED = ("scale", "slider")
+"""Items whose final value is a number (a median may fall between two points)."""
+_NUMERIC = ("yes_no", "thumbs")
 
 
 @dataclass(frozen=True)
@@ -174,9 +180,11 @@ def _wide(final: pd.DataFrame, answers: dict[tuple[str, str], _Answers]) -> Tabl
         values.index = values.index.map(lambda key: tuple(map(str, key)))
         meaning = known.meaning if known else f"{instrument} / {item}: (no definition found)"
         meaning += " (final value)"
-        if known is not None and known.kind == "scale":
+        if known is not None and known.kind in _SCORED:
             labels = {int(v): spss_label(label, 120) for v, label in known.labels.items()}
             cells[name] = values["score"].reindex(index).to_numpy()
+            if known.kind == "slider":
+                meaning += ", 0 to 100"
             columns.append(Column(name, "number", meaning, labels or None))
         elif known is not None and known.kind in _NUMERIC:
             labels = {int(v): spss_label(label, 120) for v, label in known.labels.items()}

@@ -13,7 +13,7 @@ from typing import Any
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS
 from bot.core.vocabulary import AnswerStatus, Moment
 from bot.store.model import ImportedAnswer
-from questionnaires.models import MultiChoiceItem, RankingItem, TextItem
+from questionnaires.models import MultiChoiceItem, RankingItem, SliderItem, TextItem
 from scenarios.models import StudyBundle
 
 STATUSES = tuple(status.value for status in AnswerStatus)
@@ -224,6 +224,13 @@ def checked_answer(
         if len(text) > item.max_length:
             return (), f"text longer than {item.max_length} characters"
         return (None, None, text, None), None
+    if isinstance(item, SliderItem):  # any whole number, as one typed in the bot
+        number, problem = _whole(value or label, "answer")
+        if problem is not None or number is None:
+            return (), problem or "no answer: give value (or status skipped)"
+        if not item.min <= number <= item.max:
+            return (), f"answer {number} is not on the slider ({item.min} to {item.max})"
+        return (number, str(number), None, None), None
     options = item.choices()
     if isinstance(item, RankingItem):
         codes = [c.strip() for c in (text or value).split(",")]

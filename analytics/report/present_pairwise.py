@@ -16,6 +16,7 @@ from analytics.report.document import Block, Figure, Heading, Paragraph
 from analytics.report.numbers import Report
 from analytics.report.plots import Chart
 from analytics.statistics.pairwise import Pairwise, PairwiseOptions
+from bot.core.votes import TURN_QUESTION
 
 SOURCES = {
     "side_by_side": "side by side, turn by turn",
@@ -34,10 +35,29 @@ def pairwise_blocks(report: Report, limit: int | None = None) -> list[Block]:
         return []
     blocks: list[Block] = [Heading("Pairwise comparisons"), *_method(found)]
     blocks += [Paragraph(note, "note") for note in found.notes]
+    codebook = report.questionnaires.codebook
     for row in found.counts.to_dict("records"):
-        blocks += _question(found, row, limit)
+        blocks += _question(found, row, limit, question_wording(codebook, str(row["question"])))
     blocks += _onboarding(found)
     return blocks
+
+
+TURN_WORDING = "Which reply is better? (side by side, each turn)"
+"""What a side-by-side vote answers (its question is ``turn``), as the ballot asks it."""
+
+
+def question_wording(codebook: pd.DataFrame, question: str) -> str:
+    """What the raters were asked: a preference item's wording (its question is the item's
+    id), an ACUTE question's (the item's id without its instrument's prefix), the
+    side-by-side ballot's; the question itself only when nothing says more (votes imported
+    from elsewhere)."""
+    if question == TURN_QUESTION:
+        return TURN_WORDING
+    ids = codebook["item_id"].astype(str) if len(codebook) else pd.Series(dtype=str)
+    exact = codebook[ids == question]
+    found = exact if len(exact) else codebook[ids.str.endswith(f".{question}")]
+    texts = {str(t) for t in found["text"] if not d.missing(t) and str(t).strip()}
+    return texts.pop() if len(texts) == 1 else question
 
 
 def choices(options: PairwiseOptions) -> str:
@@ -74,7 +94,7 @@ def _interval(low: Any, high: Any, digits: int = 0) -> str:
     return f"{d.num(low, digits)} to {d.num(high, digits)}"
 
 
-def _question(found: Pairwise, row: dict[Any, Any], limit: int | None) -> list[Block]:
+def _question(found: Pairwise, row: dict[Any, Any], limit: int | None, wording: str) -> list[Block]:
     question = str(row["question"])
     sources = ", ".join(SOURCES.get(s, s) for s in str(row["sources"]).split(", "))
     left_out = [
@@ -97,8 +117,8 @@ def _question(found: Pairwise, row: dict[Any, Any], limit: int | None) -> list[B
     blocks: list[Block] = [Heading(f"Question: {question}", 3), Paragraph(counted)]
     scores = found.scores[found.scores["question"] == question]
     if len(scores):
-        blocks += _scores(found, question, scores, row)
-    blocks += _win_rates(found, question)
+        blocks += _scores(found, question, scores, row, wording)
+    blocks += _win_rates(found, question, wording)
     blocks += _pairs(found, question, limit)
     blocks += _sample_size(found, question)
     blocks += _raters(found, question, limit)
@@ -106,7 +126,7 @@ def _question(found: Pairwise, row: dict[Any, Any], limit: int | None) -> list[B
 
 
 def _scores(
-    found: Pairwise, question: str, scores: pd.DataFrame, row: dict[Any, Any]
+    found: Pairwise, question: str, scores: pd.DataFrame, row: dict[Any, Any], wording: str
 ) -> list[Block]:
     level = f"{100 * found.options.level:g}%"
     rows = [
@@ -161,7 +181,7 @@ def _scores(
                 )
             )
     blocks.append(
-        Figure("pairwise_forest", question, f"Bradley–Terry scores with intervals: {question}")
+        Figure("pairwise_forest", question, f"Bradley–Terry scores with intervals: {wording}")
     )
     return blocks
 
@@ -172,7 +192,7 @@ def _rank(r: dict[Any, Any]) -> str:
     return str(best) if best == worst else f"{best}–{worst}"
 
 
-def _win_rates(found: Pairwise, question: str) -> list[Block]:
+def _win_rates(found: Pairwise, question: str, wording: str) -> list[Block]:
     rates = found.win_rates[found.win_rates["question"] == question]
     if rates.empty:
         return []
@@ -197,7 +217,7 @@ def _win_rates(found: Pairwise, question: str) -> list[Block]:
             "comparisons in brackets",
             numeric=(False, *[True] * len(order)),
         ),
-        Figure("pairwise_heatmap", question, f"Win rates: {question}"),
+        Figure("pairwise_heatmap", question, f"Win rates: {wording}"),
     ]
 
 

@@ -1,14 +1,15 @@
 """Side by side, turn by turn (Arena-style): every message goes to two systems at once, both
 replies are shown as "A" and "B", and the participant votes for the better one.
 
-Which system is A is drawn once per session from the participant's stored seed and logged
-(``sides_drawn``). Each system keeps its own history: it sees the participant's messages
-and its own replies, never the other's. A side that fails leaves its history as it was and
-makes the turn ``not_comparable`` at once (never a loss); a reply that names its own
-system (the study lists the names) flags the turn's vote, kept apart from the ranking. The
-vote's buttons live until the next message; a vote ends the ballot, and the names are
-revealed after it where the study says so. A task that reaches its limit with a ballot
-open waits for the vote, then ends.
+The two systems are the design's and a partner chosen with the assignment so that the pairs
+of systems are balanced (``partners``); which one is A is drawn once per session from the
+participant's stored seed, and both are logged (``sides_drawn``). Each system keeps its own
+history: it sees the participant's messages and its own replies, never the other's. A side
+that fails leaves its history as it was and makes the turn ``not_comparable`` at once (never
+a loss); a reply that names its own system (the study lists the names) flags the turn's
+vote, kept apart from the ranking. The vote's buttons live until the next message; a vote
+ends the ballot, and the names are revealed after it where the study says so. A task that
+reaches its limit with a ballot open waits for the vote, then ends.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from __future__ import annotations
 import html
 import random
 import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from bot.core.conversation import Conversation, Turn
@@ -31,6 +34,7 @@ from bot.core.votes import TURN_QUESTION, Vote
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine import exchange_rating, task
+from bot.engine.assignment import Cell
 from bot.engine.callbacks import VoteTap, encode
 from bot.engine.common import (
     Doing,
@@ -62,16 +66,64 @@ TRANSITIONS = (
 
 
 def draw(bundle: StudyBundle, journey: Journey) -> tuple[str, str]:
-    """The session's two systems, A first: the design's system and one of the others,
-    drawn (and their order) from the participant's stored seed and the session."""
+    """The session's two systems, A first: the design's system and the partner chosen with
+    the assignment (``partners``; drawn at random for a journey assigned before partners
+    were), in an order drawn from the participant's stored seed and the session."""
     programs = [s.id for s in bundle.study.systems if s.type != "wizard"]
     own = journey.task.system_id
     others = [s for s in programs if s != own] or [
         s.id for s in bundle.study.systems if s.id != own
     ]
     rng = random.Random(f"{journey.seed}|{journey.session_id}|sides")
-    other = others[rng.randrange(len(others))] if others else own
+    drawn = others[rng.randrange(len(others))] if others else own
+    other = journey.task.partner or drawn
     return (own, other) if rng.random() < 0.5 else (other, own)
+
+
+def partners(
+    bundle: StudyBundle,
+    tasks: Sequence[Cell],
+    cells: Mapping[Cell, int],
+    unavailable: frozenset[str] = frozenset(),
+) -> tuple[str | None, ...]:
+    """The second system of each side-by-side task in ``tasks`` (None for other tasks):
+    balanced pairs, derived from the design's assignment.
+
+    The systems stand on a ring in study order (wizards left out); the ``n``-th session of
+    system ``i`` (``n`` from ``cells``, the sessions the design counts, over side-by-side
+    scenarios) is paired with the system ``1 + n mod (k - 1)`` places after it. Each system
+    meets every other once in any ``k - 1`` of its sessions, so where the design balances
+    the systems, every unordered pair of the ``k`` systems has the same number of sessions
+    each time every system has had a multiple of ``k - 1`` (a cycle of ``k(k - 1)``
+    sessions), and the first sessions of the systems already spread over different pairs.
+    A partner that is failing right now gives way to the next one on the ring."""
+    side_by_side = {s for s, sc in bundle.scenarios.items() if sc.kind == "side_by_side"}
+    ring = [s.id for s in bundle.study.systems if s.type != "wizard"]
+    held: Counter[str] = Counter()
+    for (scenario, system), count in cells.items():
+        if scenario in side_by_side:
+            held[system] += count
+    chosen: list[str | None] = []
+    for scenario, own in tasks:
+        if scenario not in side_by_side:
+            chosen.append(None)
+            continue
+        chosen.append(_partner(ring, own, held[own], unavailable))
+        held[own] += 1
+    return tuple(chosen)
+
+
+def _partner(ring: list[str], own: str, sessions: int, unavailable: frozenset[str]) -> str | None:
+    if own in ring:
+        at = ring.index(own)
+        others = [ring[(at + step) % len(ring)] for step in range(1, len(ring))]
+    else:
+        others = ring
+    if not others:
+        return None
+    start = sessions % len(others)
+    turn = others[start:] + others[:start]
+    return next((system for system in turn if system not in unavailable), turn[0])
 
 
 def begin(bundle: StudyBundle, journey: Journey) -> Result:

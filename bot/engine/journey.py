@@ -24,6 +24,8 @@ __all__ = ["Journey", "Keyboard", "Sides", "Stage", "Task", "Waiting"]
 class Task:
     scenario_id: str
     system_id: str
+    partner: str | None = None
+    """A side-by-side task's second system, chosen with the design (``bot.engine.arena``)."""
 
 
 class Keyboard(NamedTuple):

@@ -8,6 +8,7 @@ from dataclasses import replace
 from bot.core.vocabulary import EventKind
 from bot.engine import effects as fx
 from bot.engine import events as ev
+from bot.engine.arena import partners
 from bot.engine.assignment import Cell, assign_scenarios
 from bot.engine.common import Phase, Result, Transition, over, stale_tap, texts_of
 from bot.engine.context import Context
@@ -28,7 +29,11 @@ def enter(ctx: Context, journey: Journey, now: float) -> Result:
         arrival=ctx.arrival,
         cells=ctx.cells,
     )
-    tasks = tuple(Task(scenario, system) for scenario, system in assignment.tasks)
+    paired = partners(ctx.bundle, assignment.tasks, ctx.cells, ctx.unavailable)
+    tasks = tuple(
+        Task(scenario, system, partner)
+        for (scenario, system), partner in zip(assignment.tasks, paired, strict=True)
+    )
     journey = replace(
         journey,
         stage=Stage.ASSIGNING,
