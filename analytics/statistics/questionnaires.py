@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import pingouin as pg
 from pandas.api.typing import DataFrameGroupBy
+from scipy.stats import f as f_distribution
 from scipy.stats import norm
 
 from analytics.data.grouping import group_key
@@ -367,7 +367,7 @@ def _alpha(wide: pd.DataFrame, min_cases: int, confidence: float) -> dict[str, o
     elif complete.sum(axis=1).var() == 0:
         result["note"] = "every answer set has the same total: alpha is undefined"
     else:
-        alpha, ci = pg.cronbach_alpha(data=complete, ci=confidence)
+        alpha, ci = cronbach_alpha(complete, confidence)
         result.update(alpha=float(alpha), ci_low=float(ci[0]), ci_high=float(ci[1]))
         if complete.shape[1] < FEW_ITEMS:
             result["warning"] = (
@@ -375,6 +375,22 @@ def _alpha(wide: pd.DataFrame, min_cases: int, confidence: float) -> dict[str, o
                 "(Spearman–Brown suits two items better)"
             )
     return result
+
+
+def cronbach_alpha(wide: pd.DataFrame, confidence: float = 0.95) -> tuple[float, np.ndarray]:
+    """Cronbach's alpha of a participant × item table without gaps and its interval by
+    the F distribution (Feldt), the interval rounded to 3 decimals: as
+    ``pingouin.cronbach_alpha`` computes them, step for step, without importing pingouin
+    (its import took longer than a large report's tests)."""
+    n, k = wide.shape
+    covariance = wide.cov(numeric_only=True)
+    alpha = (k / (k - 1)) * (1 - np.trace(covariance) / covariance.sum().sum())
+    tail = 1 - confidence
+    df1 = n - 1
+    df2 = df1 * (k - 1)
+    lower = 1 - (1 - alpha) * f_distribution.isf(tail / 2, df1, df2)
+    upper = 1 - (1 - alpha) * f_distribution.isf(1 - tail / 2, df1, df2)
+    return float(alpha), np.round([lower, upper], 3)
 
 
 def idial_summary(responses: pd.DataFrame, questionnaire_id: str = "idial") -> pd.DataFrame:
