@@ -255,7 +255,8 @@ def test_epsilon_squared_interval_is_kruskal_h_of_the_drawn_counts() -> None:
         ).astype(float)
         kept = ci.kruskal_h(drawn) / (sum(sizes) - 1)
         kept = kept[np.isfinite(kept)]
-        low, high = np.quantile(kept, [0.025, 0.975])
+        tail = (1 - ci.LEVEL) / 2
+        low, high = np.quantile(kept, [tail, 1 - tail])
         assert ci.epsilon_squared(samples) == (low, high, ci.BOOTSTRAP_STRATA)
 
 
