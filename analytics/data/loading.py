@@ -158,7 +158,8 @@ class _Frames:
             {
                 name: _series(column, categorical and name in _CATEGORIES, len(columns))
                 for name, column in zip(columns.column_names, columns.columns, strict=True)
-            }
+            },
+            copy=False,  # each column its own block: not copied again into 2-D blocks
         )
 
     def frame(self, table: str) -> pd.DataFrame:
