@@ -137,23 +137,36 @@ def epsilon_squared(samples: Sequence[np.ndarray]) -> Interval:
     values = [np.asarray(s, dtype=float) for s in samples]
     distinct, codes = np.unique(np.concatenate(values), return_inverse=True)
     sizes = [len(v) for v in values]
-    drawn = [  # resample × value, per system; counts fit 32 bits (at most its size)
-        rng.multinomial(size, np.bincount(part, minlength=len(distinct)) / size, RESAMPLES).astype(
-            np.int32
-        )
+    drawn = [  # per system: its values' columns, and their counts per resample
+        _multinomial(rng, size, np.bincount(part, minlength=len(distinct)) / size)
         for size, part in zip(sizes, np.split(codes, np.cumsum(sizes)[:-1]), strict=True)
     ]
-    ties = drawn[0].astype(np.int64)
-    for part in drawn[1:]:
-        ties += part
+    ties = np.zeros((RESAMPLES, len(distinct)), dtype=np.int64)
+    for columns, counts in drawn:
+        ties[:, columns] += counts
     midranks = np.cumsum(ties, axis=-1, dtype=float)
     midranks -= ties / 2
     midranks += 0.5  # cumsum − (ties − 1) / 2, in place: exact, as every term is a half
-    rank_sums = np.stack([np.einsum("rv,rv->r", part, midranks) for part in drawn], axis=1)
+    rank_sums = np.stack(
+        [np.einsum("rv,rv->r", counts, midranks[:, columns]) for columns, counts in drawn], axis=1
+    )
     del drawn, midranks  # before H's own arrays of the same size
     total = np.full(RESAMPLES, float(sum(sizes)))  # every resample keeps every system's size
     each = np.array(sizes, dtype=float)
     return _percentiles(_h(rank_sums, each, total, ties) / (sum(sizes) - 1), BOOTSTRAP_STRATA)
+
+
+def _multinomial(
+    rng: np.random.Generator, size: int, p: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``rng.multinomial(size, p, RESAMPLES)``, the same draws from the same stream, as
+    (the columns it can fill, their counts as 32-bit integers): numpy draws category by
+    category and a category of probability 0 takes no random number, so it is left out,
+    but for the last category, which takes what the others left (the column it fills)."""
+    columns = np.flatnonzero(p)
+    if columns[-1] != len(p) - 1:
+        columns = np.append(columns, len(p) - 1)
+    return columns, rng.multinomial(size, p[columns], RESAMPLES).astype(np.int32)
 
 
 def kendalls_w(wide: np.ndarray) -> Interval:
