@@ -108,7 +108,7 @@ def icc_forms(data: Matrix) -> dict[str, dict[str, float]]:
         }
     )
     with unrounded(), np.errstate(divide="ignore", invalid="ignore"):
-        import pingouin as pg  # as in unrounded()
+        import pingouin as pg  # here, as in unrounded()
 
         table = pg.intraclass_corr(long, targets="target", raters="rater", ratings="rating")
     forms: dict[str, dict[str, float]] = {}

@@ -275,7 +275,7 @@ def _wilcoxon(wide: pd.DataFrame, a: str, b: str, min_n: int, kind: str) -> Row:
         return row_of("within", test, [a, b], n, note=note, **fields)
     x, y = pair[a].to_numpy(dtype=float), pair[b].to_numpy(dtype=float)
     method, how = _signed_rank_method(x - y)
-    import pingouin as pg  # here only: its import costs a report that never pairs answers
+    import pingouin as pg  # here: a report without this test never pays for its import
 
     result = pg.wilcoxon(x, y, method=method).iloc[0]
     p, r = float(result["p_val"]), float(result["RBC"])
@@ -312,7 +312,7 @@ def _within(wide: pd.DataFrame, groups: list[str], min_n: int) -> list[Row]:
         # Flat columns stack to a Series (pandas-stubs allows a DataFrame too).
         stacked = cast(pd.Series, complete.rename_axis(index="subject", columns="group").stack())
         long = stacked.rename("dv")
-        import pingouin as pg  # here only: its import costs a between-subjects report
+        import pingouin as pg  # here: a report without this test never pays for its import
 
         result = pg.friedman(long.reset_index(), dv="dv", within="group", subject="subject")
         q, w, p = (float(result.iloc[0][k]) for k in ("Q", "W", "p_unc"))

@@ -210,7 +210,7 @@ def sample_size(
     corr: float = 0.5,
 ) -> SampleSize:
     """Participants needed per system for ``effect`` (default Cohen's medium effect)."""
-    import pingouin as pg  # here only: the report's statement below does without it
+    import pingouin as pg  # here: ozlab power plans with it, a report never does
 
     _check(alpha, power, corr)
     test = power_test(design, systems, corr=corr)
@@ -258,7 +258,7 @@ def smallest_detectable_effect(
             test = replace(test, call=call)
         effect = _f(anova_eta_squared(harmonic, len(sizes), power, alpha))
     else:
-        import pingouin as pg  # here only: a between-subjects ANOVA (above) does without it
+        import pingouin as pg  # here: a report without this test never pays for its import
 
         if test.name == "two-sample t-test":
             nx, ny = counts

@@ -177,7 +177,7 @@ def _chi2(counts: pd.DataFrame, n: dict[str, int], fields: Row) -> Row:
     long = cast(pd.Series, counts.stack()).rename("count").reset_index()
     long.columns = pd.Index(["group", "answer", "count"])
     long = long.loc[long.index.repeat(long["count"])].drop(columns="count")
-    import pingouin as pg  # here only: its import costs a report without choice items
+    import pingouin as pg  # here: a report without this test never pays for its import
 
     with warnings.catch_warnings():
         # pingouin warns on low counts; Cochran's rule below decides what to do about them.
@@ -314,7 +314,7 @@ def _within(
     else:
         hits = (complete == categories[0]).astype(int)
         long = hits.rename_axis(index="subject", columns="group").stack().rename("dv")
-        import pingouin as pg  # here only: its import costs a report without yes/no items
+        import pingouin as pg  # here: a report without this test never pays for its import
 
         result = pg.cochran(long.reset_index(), dv="dv", within="group", subject="subject")
         q, p = float(result["Q"].iloc[0]), float(result["p_unc"].iloc[0])
@@ -354,7 +354,7 @@ def _mcnemar(
     hits = pd.DataFrame(
         {"x": (pair[a] == target).astype(int), "y": (pair[b] == target).astype(int)}
     )
-    import pingouin as pg  # here only: its import costs a report without yes/no items
+    import pingouin as pg  # here: a report without this test never pays for its import
 
     _, result = pg.chi2_mcnemar(hits, "x", "y")
     p = float(result["p_exact"].iloc[0])
