@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -289,9 +289,9 @@ def construct_reliability(
     ``note``; ``warning`` says when a number stands on too few items to lean on.
     """
     kept = ["questionnaire_id", "construct", "participant_id", "scope", by, "item_id", "score"]
-    scored = responses.loc[responses["construct"].notna() & responses["score"].notna(), kept]
     rows: list[dict[str, object]] = []
-    for (q_id, construct), part in scored.groupby(["questionnaire_id", "construct"], observed=True):
+    for part in _by_construct(responses, kept):
+        q_id, construct = part["questionnaire_id"].iloc[0], part["construct"].iloc[0]
         wide, systems = _answer_sets(part, by)
         groups = [(g, wide[systems == g]) for g in sorted(set(systems))]
         for group, frame in [*groups, (ALL_SYSTEMS, wide)]:
@@ -308,6 +308,26 @@ def construct_reliability(
     columns = ["questionnaire_id", "construct", by, "k_items", "n_cases", "n_incomplete"]
     columns += ["alpha", "ci_low", "ci_high", "dropped", "note", "warning"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def _by_construct(responses: pd.DataFrame, columns: list[str]) -> Iterator[pd.DataFrame]:
+    """The scored answers of each construct, in ``groupby(["questionnaire_id", "construct"])``
+    order, rows in their order, only ``columns``: one construct's rows copied at a time
+    rather than every scored answer, and again sorted, as a groupby's parts are."""
+    usable = (
+        responses["construct"].notna()
+        & responses["score"].notna()
+        & responses["questionnaire_id"].notna()
+    ).to_numpy()
+    measure = pd.factorize(
+        group_key(responses, ("questionnaire_id", "construct"))[usable], sort=True
+    )[0]
+    order = np.argsort(measure, kind="stable")
+    rows = np.flatnonzero(usable)[order]
+    ends = np.flatnonzero(np.diff(measure[order])) + 1
+    kept = responses[columns]  # the same columns, not copied (copy on write)
+    for taken in np.split(rows, ends) if len(rows) else []:
+        yield kept.iloc[taken]
 
 
 def _answer_sets(part: pd.DataFrame, by: str) -> tuple[pd.DataFrame, np.ndarray]:
