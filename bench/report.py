@@ -160,7 +160,7 @@ def show(backend: str, floor: dict, phases: dict, cli: dict) -> None:
         ("pandas alone: read_sql of every table (floor)", floor["seconds"], floor["rss_mb"]),
         ("  of which importing pandas", floor["import_s"], None),
         ("report in-process: imports, load, statistics, JSON", phases["seconds"], phases["rss_mb"]),
-        ("  importing analytics (pandas, pingouin, scipy)", phases["import_s"], None),
+        ("  importing analytics (pandas, scipy, pyarrow)", phases["import_s"], None),
         ("  load_study_data (one read-only snapshot)", phases["load_s"], None),
         ("  build_report (every table and test)", phases["build_s"], None),
         (f"  render_json ({phases['json_mb']:.1f} MB)", phases["json_s"], None),

@@ -501,3 +501,26 @@ async def test_rater_agreement_with_missing_ratings_matches_krippendorff(tmp_pat
     assert (row["n_raters"], row["n_stimuli"]) == (4, 12)
     assert row["krippendorff_alpha"] == pytest.approx(0.849, abs=5e-4)
     assert math.isnan(row["icc2_1"])  # ICC needs every rater on every stimulus
+
+
+def test_each_constructs_answers_are_the_groupbys_parts(tmp_path: Path) -> None:
+    """Cronbach's alpha takes one construct's answers at a time (not every scored answer
+    copied and sorted): the same parts, in the same order, rows in the same order, as
+    ``groupby(["questionnaire_id", "construct"])``, with answers outside any construct and
+    without a score left out."""
+    from analytics.data.synthetic import write_synthetic_study
+    from analytics.statistics.questionnaires import _by_construct
+
+    write_synthetic_study(tmp_path / "s.sqlite", sessions=40, responses_per_session=30, seed=2)
+    responses = load_study_data(tmp_path / "s.sqlite").responses
+    responses = responses.sample(frac=1.0, random_state=1)  # rows out of any order
+    responses.loc[responses.index[::7], "score"] = np.nan
+    kept = ["questionnaire_id", "construct", "participant_id", "item_id", "score"]
+    scored = responses.loc[responses["construct"].notna() & responses["score"].notna(), kept]
+    expected = [
+        part for _, part in scored.groupby(["questionnaire_id", "construct"], observed=True)
+    ]
+    found = list(_by_construct(responses, kept))
+    assert len(found) == len(expected) > 2
+    for mine, theirs in zip(found, expected, strict=True):
+        pd.testing.assert_frame_equal(mine, theirs)

@@ -34,7 +34,6 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-import pingouin as pg
 
 __all__ = [
     "CONFIDENCE",
@@ -74,6 +73,8 @@ Matrix = np.ndarray
 @contextmanager
 def unrounded() -> Iterator[None]:
     """pingouin rounds intervals to 2 dp by default: keep every digit, then restore."""
+    import pingouin as pg  # imported where used: a report without annotations never pays for it
+
     rounding = pg.options.get("round.column.CI95")
     pg.options["round.column.CI95"] = None
     try:
@@ -107,6 +108,8 @@ def icc_forms(data: Matrix) -> dict[str, dict[str, float]]:
         }
     )
     with unrounded(), np.errstate(divide="ignore", invalid="ignore"):
+        import pingouin as pg  # here, as in unrounded()
+
         table = pg.intraclass_corr(long, targets="target", raters="rater", ratings="rating")
     forms: dict[str, dict[str, float]] = {}
     for row in table.to_dict("records"):

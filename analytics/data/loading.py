@@ -13,12 +13,14 @@ empty frames with the usual columns and a note in ``StudyData.notes``, never an 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import astuple, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 import pandas as pd
@@ -140,7 +142,35 @@ class StudyData:
 def load_study_data(db: Path | str, study: str | None = None) -> StudyData:
     """Read ``db`` (a path or a database URL; on a server, ``study``'s schema) from one
     read-only snapshot; an absent study is an error, an empty one not."""
-    return _assemble(**run_blocking(lambda: _read_all(db, study)))
+    read = run_blocking(lambda: _read_all(db, study))
+    _give_back_freed()
+    data = _assemble(**read)
+    _give_back_freed()
+    return data
+
+
+def _give_back_freed() -> None:
+    """Memory the read freed, returned to the system: the Arrow pool keeps what the frames'
+    conversion freed, and glibc what the driver's threads freed (each thread allocates from
+    an arena of its own), where the statistics after it never reuse it. On a server (two
+    threads read) the report's peak was 60 MB higher without; elsewhere than glibc, the
+    pool alone."""
+    pa.default_memory_pool().release_unused()
+    if _TRIM is not None:
+        _TRIM(0)
+
+
+def _glibc_trim() -> Callable[[int], int] | None:
+    name = ctypes.util.find_library("c")
+    library = ctypes.CDLL(name) if name else None
+    trim = getattr(library, "malloc_trim", None)
+    if trim is None:
+        return None
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return cast(Callable[[int], int], trim)
+
+
+_TRIM = _glibc_trim()
 
 
 class _Frames:
@@ -158,7 +188,8 @@ class _Frames:
             {
                 name: _series(column, categorical and name in _CATEGORIES, len(columns))
                 for name, column in zip(columns.column_names, columns.columns, strict=True)
-            }
+            },
+            copy=False,  # each column its own block: not copied again into 2-D blocks
         )
 
     def frame(self, table: str) -> pd.DataFrame:

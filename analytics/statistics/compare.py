@@ -37,8 +37,7 @@ from typing import Any, cast
 
 import numpy as np
 import pandas as pd
-import pingouin as pg
-from scipy.stats import PermutationMethod, mannwhitneyu
+from scipy.stats import PermutationMethod, chi2, mannwhitneyu, rankdata, tiecorrect
 
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS
 from analytics.statistics import effect_intervals as ci
@@ -210,11 +209,7 @@ def _between(samples: dict[str, np.ndarray], min_n: int) -> list[Row]:
     if note:
         omnibus = row_of("between", "Kruskal–Wallis H", groups, n, note=note, **fields)
     else:
-        long = pd.DataFrame(
-            {"group": np.repeat(groups, [len(v) for v in samples.values()]), "dv": everything}
-        )
-        result = pg.kruskal(long, dv="dv", between="group").iloc[0]
-        h, p = float(result["H"]), float(result["p_unc"])
+        h, p = kruskal_wallis(samples)
         interval = ci.epsilon_squared(list(samples.values()))
         omnibus = row_of(
             "between", "Kruskal–Wallis H", groups, n, statistic=h, p=p, p_method=CHI2_TIES,
@@ -227,10 +222,38 @@ def _between(samples: dict[str, np.ndarray], min_n: int) -> list[Row]:
     return [omnibus, *_holm(pairs)]
 
 
+def kruskal_wallis(samples: dict[str, np.ndarray]) -> tuple[float, float]:
+    """Kruskal–Wallis H with the tie correction and its χ² p-value, computed as
+    ``pingouin.kruskal`` does, step for step (the same floats), without importing pingouin:
+    its import (matplotlib, seaborn, xarray) took longer than a large report's tests."""
+    values = {g: v[~np.isnan(v)] for g, v in samples.items()}
+    ranks = rankdata(np.concatenate(list(values.values())))
+    ends = np.cumsum([len(v) for v in values.values()])
+    sums = dict(zip(values, (part.sum() for part in np.split(ranks, ends[:-1])), strict=True))
+    n = len(ranks)
+    kept = sorted(g for g, v in values.items() if len(v))  # pandas' groupby order
+    sum_rk_grp = np.array([sums[g] for g in kept])
+    n_per_grp = np.array([len(values[g]) for g in kept])
+    h = (12 / (n * (n + 1)) * np.sum(sum_rk_grp**2 / n_per_grp)) - 3 * (n + 1)
+    h /= tiecorrect(ranks)
+    return float(h), float(chi2.sf(h, len(kept) - 1))
+
+
+def holm(p: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Holm's step-down correction of these p-values (none NaN), in their order: the
+    running maximum of the sorted p-values times m, m − 1, …, 1, at most 1, as
+    ``pingouin.multicomp(method="holm")`` and R's ``p.adjust`` compute it."""
+    values = np.asarray(p, dtype=float)
+    order = np.argsort(values)
+    corrected = np.empty(values.size)
+    corrected[order] = np.maximum.accumulate(values[order] * np.arange(values.size, 0, -1))
+    return np.clip(corrected, None, 1)
+
+
 def _holm(rows: list[Row]) -> list[Row]:
     tested = [r for r in rows if not math.isnan(r["p"])]
     if tested:
-        _, corrected = pg.multicomp([r["p"] for r in tested], method="holm")
+        corrected = holm([r["p"] for r in tested])
         for row, p in zip(tested, corrected, strict=True):
             row["p_holm"] = float(p)
     return rows
@@ -252,6 +275,8 @@ def _wilcoxon(wide: pd.DataFrame, a: str, b: str, min_n: int, kind: str) -> Row:
         return row_of("within", test, [a, b], n, note=note, **fields)
     x, y = pair[a].to_numpy(dtype=float), pair[b].to_numpy(dtype=float)
     method, how = _signed_rank_method(x - y)
+    import pingouin as pg  # here: a report without this test never pays for its import
+
     result = pg.wilcoxon(x, y, method=method).iloc[0]
     p, r = float(result["p_val"]), float(result["RBC"])
     interval = ci.matched_rank_biserial(r, int(np.count_nonzero(x - y)))
@@ -287,6 +312,8 @@ def _within(wide: pd.DataFrame, groups: list[str], min_n: int) -> list[Row]:
         # Flat columns stack to a Series (pandas-stubs allows a DataFrame too).
         stacked = cast(pd.Series, complete.rename_axis(index="subject", columns="group").stack())
         long = stacked.rename("dv")
+        import pingouin as pg  # here: a report without this test never pays for its import
+
         result = pg.friedman(long.reset_index(), dv="dv", within="group", subject="subject")
         q, w, p = (float(result.iloc[0][k]) for k in ("Q", "W", "p_unc"))
         interval = ci.kendalls_w(complete.to_numpy(dtype=float))
@@ -314,6 +341,5 @@ def family_holm(table: pd.DataFrame, across: str = "headline") -> int:
         omnibus &= table["kind"] == "omnibus"
     table["p_family"] = np.nan
     if omnibus.any():
-        _, corrected = pg.multicomp(table.loc[omnibus, "p"].to_numpy(dtype=float), method="holm")
-        table.loc[omnibus, "p_family"] = corrected
+        table.loc[omnibus, "p_family"] = holm(table.loc[omnibus, "p"].to_numpy(dtype=float))
     return int(omnibus.sum())

@@ -111,10 +111,16 @@ def kruskal_h(counts: np.ndarray) -> np.ndarray:
     value, the values in increasing order. Ranks of tied values are midranks, so H
     depends on the data only through these counts."""
     sizes = counts.sum(axis=-1)
-    total = sizes.sum(axis=-1)
     ties = counts.sum(axis=-2)
     midranks = np.cumsum(ties, axis=-1) - (ties - 1) / 2
     rank_sums = (counts * midranks[..., None, :]).sum(axis=-1)
+    return _h(rank_sums, sizes, sizes.sum(axis=-1), ties)
+
+
+def _h(rank_sums: np.ndarray, sizes: np.ndarray, total: np.ndarray, ties: np.ndarray) -> np.ndarray:
+    """H from each system's rank sum and size, the number of values and each distinct
+    value's count: all whole or half numbers, so however they were summed, they are exact
+    and H is the same to the last bit."""
     with np.errstate(divide="ignore", invalid="ignore"):
         h = 12 / (total * (total + 1)) * (rank_sums**2 / sizes).sum(axis=-1) - 3 * (total + 1)
         return h / (1 - (ties**3 - ties).sum(axis=-1) / (total**3 - total))
@@ -124,19 +130,43 @@ def epsilon_squared(samples: Sequence[np.ndarray]) -> Interval:
     """The bootstrap interval of ε² = H / (n − 1) of Kruskal–Wallis over these systems'
     participants (one value each). Each system's participants are resampled among
     themselves: the counts of its distinct values drawn from their multinomial (the same
-    distribution as drawing participants, without ranking each resample's n values)."""
+    distribution as drawing participants, without ranking each resample's n values).
+    Each resample's rank sums are dot products of counts and midranks: no resample ×
+    system × value array of floats, which took hundreds of MB with many distinct values."""
     rng = np.random.default_rng(SEED)
     values = [np.asarray(s, dtype=float) for s in samples]
     distinct, codes = np.unique(np.concatenate(values), return_inverse=True)
     sizes = [len(v) for v in values]
-    drawn = np.stack(
-        [
-            rng.multinomial(size, np.bincount(part, minlength=len(distinct)) / size, RESAMPLES)
-            for size, part in zip(sizes, np.split(codes, np.cumsum(sizes)[:-1]), strict=True)
-        ],
-        axis=1,
-    ).astype(float)  # resample × system × value
-    return _percentiles(kruskal_h(drawn) / (sum(sizes) - 1), BOOTSTRAP_STRATA)
+    drawn = [  # per system: its values' columns, and their counts per resample
+        _multinomial(rng, size, np.bincount(part, minlength=len(distinct)) / size)
+        for size, part in zip(sizes, np.split(codes, np.cumsum(sizes)[:-1]), strict=True)
+    ]
+    ties = np.zeros((RESAMPLES, len(distinct)), dtype=np.int64)
+    for columns, counts in drawn:
+        ties[:, columns] += counts
+    midranks = np.cumsum(ties, axis=-1, dtype=float)
+    midranks -= ties / 2
+    midranks += 0.5  # cumsum − (ties − 1) / 2, in place: exact, as every term is a half
+    rank_sums = np.stack(
+        [np.einsum("rv,rv->r", counts, midranks[:, columns]) for columns, counts in drawn], axis=1
+    )
+    del drawn, midranks  # before H's own arrays of the same size
+    total = np.full(RESAMPLES, float(sum(sizes)))  # every resample keeps every system's size
+    each = np.array(sizes, dtype=float)
+    return _percentiles(_h(rank_sums, each, total, ties) / (sum(sizes) - 1), BOOTSTRAP_STRATA)
+
+
+def _multinomial(
+    rng: np.random.Generator, size: int, p: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``rng.multinomial(size, p, RESAMPLES)``, the same draws from the same stream, as
+    (the columns it can fill, their counts as 32-bit integers): numpy draws category by
+    category and a category of probability 0 takes no random number, so it is left out,
+    but for the last category, which takes what the others left (the column it fills)."""
+    columns = np.flatnonzero(p)
+    if columns[-1] != len(p) - 1:
+        columns = np.append(columns, len(p) - 1)
+    return columns, rng.multinomial(size, p[columns], RESAMPLES).astype(np.int32)
 
 
 def kendalls_w(wide: np.ndarray) -> Interval:

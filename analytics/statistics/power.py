@@ -22,7 +22,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-import pingouin as pg
+from scipy.optimize import brenth
+from scipy.stats import f as f_distribution
+from scipy.stats import ncf
 
 from bot.core.errors import StudyDataError
 from bot.core.vocabulary import SessionState
@@ -208,6 +210,8 @@ def sample_size(
     corr: float = 0.5,
 ) -> SampleSize:
     """Participants needed per system for ``effect`` (default Cohen's medium effect)."""
+    import pingouin as pg  # here: ozlab power plans with it, a report never does
+
     _check(alpha, power, corr)
     test = power_test(design, systems, corr=corr)
     size = test.default_effect if effect is None else effect
@@ -247,23 +251,45 @@ def smallest_detectable_effect(
     if min(counts) < 2 or (test.name == "two-sample t-test" and sum(counts) < 4):
         return Detectable(test, counts, alpha, power, None)
     effect: float
-    if test.name == "two-sample t-test":
-        nx, ny = counts
-        test = replace(test, call=f"pingouin.power_ttest2n(nx={nx}, ny={ny})")
-        effect = pg.power_ttest2n(nx=nx, ny=ny, power=power, alpha=alpha)
-    elif test.anova and design == "between":
+    if test.anova and design == "between":
         harmonic = len(counts) / sum(1 / n for n in counts)
         if len(set(counts)) > 1:
             call = f"pingouin.power_anova(k={len(counts)}, n={harmonic:.2f}: the harmonic mean)"
             test = replace(test, call=call)
-        effect = _f(pg.power_anova(n=harmonic, k=len(sizes), power=power, alpha=alpha))
-    elif test.anova:
-        eta = pg.power_rm_anova(n=counts[0], m=len(sizes), power=power, alpha=alpha, corr=corr)
-        effect = _f(eta)
+        effect = _f(anova_eta_squared(harmonic, len(sizes), power, alpha))
     else:
-        effect = pg.power_ttest(n=counts[0], power=power, alpha=alpha, contrast=_contrast(test))
+        import pingouin as pg  # here: a report without this test never pays for its import
+
+        if test.name == "two-sample t-test":
+            nx, ny = counts
+            test = replace(test, call=f"pingouin.power_ttest2n(nx={nx}, ny={ny})")
+            effect = pg.power_ttest2n(nx=nx, ny=ny, power=power, alpha=alpha)
+        elif test.anova:
+            eta = pg.power_rm_anova(n=counts[0], m=len(sizes), power=power, alpha=alpha, corr=corr)
+            effect = _f(eta)
+        else:
+            contrast = _contrast(test)
+            effect = pg.power_ttest(n=counts[0], power=power, alpha=alpha, contrast=contrast)
     value = float(effect)
     return Detectable(test, counts, alpha, power, value if math.isfinite(value) else None)
+
+
+def anova_eta_squared(n: float, k: int, power: float, alpha: float) -> float:
+    """The η² a one-way ANOVA of ``k`` groups of ``n`` detects with this power (NaN when
+    none does), as ``pingouin.power_anova(n=, k=, power=, alpha=)`` solves it, step for
+    step (the same floats), without importing pingouin: its import took longer than a large
+    report's tests."""
+
+    def short_of(eta: float) -> float:
+        f_squared = eta / (1 - eta)
+        dof1, dof2 = k - 1, (n * k) - k
+        critical = f_distribution.ppf(1 - alpha, dof1, dof2)
+        return float(ncf.sf(critical, dof1, dof2, (n * k) * f_squared)) - power
+
+    try:
+        return float(brenth(short_of, 1e-10, 1 - 1e-10))
+    except ValueError:  # no root: no effect reaches this power
+        return math.nan
 
 
 def collected_sizes(sessions_by_system: dict[str, set[str]], design: DesignKind) -> tuple[int, ...]:

@@ -36,7 +36,6 @@ from typing import Any, cast
 
 import numpy as np
 import pandas as pd
-import pingouin as pg
 from scipy.special import gammaln
 from scipy.stats import MonteCarloMethod, chi2_contingency, fisher_exact
 from scipy.stats.contingency import odds_ratio
@@ -47,6 +46,7 @@ from analytics.statistics.compare import (
     EXACT,
     Row,
     direction,
+    holm,
     in_order,
     row_of,
     table_of,
@@ -177,6 +177,8 @@ def _chi2(counts: pd.DataFrame, n: dict[str, int], fields: Row) -> Row:
     long = cast(pd.Series, counts.stack()).rename("count").reset_index()
     long.columns = pd.Index(["group", "answer", "count"])
     long = long.loc[long.index.repeat(long["count"])].drop(columns="count")
+    import pingouin as pg  # here: a report without this test never pays for its import
+
     with warnings.catch_warnings():
         # pingouin warns on low counts; Cochran's rule below decides what to do about them.
         warnings.filterwarnings("ignore", "Low count on", UserWarning)
@@ -286,7 +288,7 @@ def fisher_exact_two_rows(table: np.ndarray, limit: int = TABLE_LIMIT) -> float 
 def _holm(rows: list[Row]) -> list[Row]:
     tested = [r for r in rows if not math.isnan(r["p"])]
     if tested:
-        _, corrected = pg.multicomp([r["p"] for r in tested], method="holm")
+        corrected = holm([r["p"] for r in tested])
         for row, p in zip(tested, corrected, strict=True):
             row["p_holm"] = float(p)
     return rows
@@ -312,6 +314,8 @@ def _within(
     else:
         hits = (complete == categories[0]).astype(int)
         long = hits.rename_axis(index="subject", columns="group").stack().rename("dv")
+        import pingouin as pg  # here: a report without this test never pays for its import
+
         result = pg.cochran(long.reset_index(), dv="dv", within="group", subject="subject")
         q, p = float(result["Q"].iloc[0]), float(result["p_unc"].iloc[0])
         interval = ci.cochran_eta(hits.to_numpy())
@@ -350,6 +354,8 @@ def _mcnemar(
     hits = pd.DataFrame(
         {"x": (pair[a] == target).astype(int), "y": (pair[b] == target).astype(int)}
     )
+    import pingouin as pg  # here: a report without this test never pays for its import
+
     _, result = pg.chi2_mcnemar(hits, "x", "y")
     p = float(result["p_exact"].iloc[0])
     effect = only_a / only_b if only_b else math.inf

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import pingouin as pg
 from pandas.api.typing import DataFrameGroupBy
+from scipy.stats import f as f_distribution
 from scipy.stats import norm
 
 from analytics.data.grouping import group_key
@@ -289,9 +289,9 @@ def construct_reliability(
     ``note``; ``warning`` says when a number stands on too few items to lean on.
     """
     kept = ["questionnaire_id", "construct", "participant_id", "scope", by, "item_id", "score"]
-    scored = responses.loc[responses["construct"].notna() & responses["score"].notna(), kept]
     rows: list[dict[str, object]] = []
-    for (q_id, construct), part in scored.groupby(["questionnaire_id", "construct"], observed=True):
+    for part in _by_construct(responses, kept):
+        q_id, construct = part["questionnaire_id"].iloc[0], part["construct"].iloc[0]
         wide, systems = _answer_sets(part, by)
         groups = [(g, wide[systems == g]) for g in sorted(set(systems))]
         for group, frame in [*groups, (ALL_SYSTEMS, wide)]:
@@ -308,6 +308,26 @@ def construct_reliability(
     columns = ["questionnaire_id", "construct", by, "k_items", "n_cases", "n_incomplete"]
     columns += ["alpha", "ci_low", "ci_high", "dropped", "note", "warning"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def _by_construct(responses: pd.DataFrame, columns: list[str]) -> Iterator[pd.DataFrame]:
+    """The scored answers of each construct, in ``groupby(["questionnaire_id", "construct"])``
+    order, rows in their order, only ``columns``: one construct's rows copied at a time
+    rather than every scored answer, and again sorted, as a groupby's parts are."""
+    usable = (
+        responses["construct"].notna()
+        & responses["score"].notna()
+        & responses["questionnaire_id"].notna()
+    ).to_numpy()
+    measure = pd.factorize(
+        group_key(responses, ("questionnaire_id", "construct"))[usable], sort=True
+    )[0]
+    order = np.argsort(measure, kind="stable")
+    rows = np.flatnonzero(usable)[order]
+    ends = np.flatnonzero(np.diff(measure[order])) + 1
+    kept = responses[columns]  # the same columns, not copied (copy on write)
+    for taken in np.split(rows, ends) if len(rows) else []:
+        yield kept.iloc[taken]
 
 
 def _answer_sets(part: pd.DataFrame, by: str) -> tuple[pd.DataFrame, np.ndarray]:
@@ -367,7 +387,7 @@ def _alpha(wide: pd.DataFrame, min_cases: int, confidence: float) -> dict[str, o
     elif complete.sum(axis=1).var() == 0:
         result["note"] = "every answer set has the same total: alpha is undefined"
     else:
-        alpha, ci = pg.cronbach_alpha(data=complete, ci=confidence)
+        alpha, ci = cronbach_alpha(complete, confidence)
         result.update(alpha=float(alpha), ci_low=float(ci[0]), ci_high=float(ci[1]))
         if complete.shape[1] < FEW_ITEMS:
             result["warning"] = (
@@ -375,6 +395,22 @@ def _alpha(wide: pd.DataFrame, min_cases: int, confidence: float) -> dict[str, o
                 "(Spearman–Brown suits two items better)"
             )
     return result
+
+
+def cronbach_alpha(wide: pd.DataFrame, confidence: float = 0.95) -> tuple[float, np.ndarray]:
+    """Cronbach's alpha of a participant × item table without gaps and its interval by
+    the F distribution (Feldt), the interval rounded to 3 decimals: as
+    ``pingouin.cronbach_alpha`` computes them, step for step, without importing pingouin
+    (its import took longer than a large report's tests)."""
+    n, k = wide.shape
+    covariance = wide.cov(numeric_only=True)
+    alpha = (k / (k - 1)) * (1 - np.trace(covariance) / covariance.sum().sum())
+    tail = 1 - confidence
+    df1 = n - 1
+    df2 = df1 * (k - 1)
+    lower = 1 - (1 - alpha) * f_distribution.isf(tail / 2, df1, df2)
+    upper = 1 - (1 - alpha) * f_distribution.isf(1 - tail / 2, df1, df2)
+    return float(alpha), np.round([lower, upper], 3)
 
 
 def idial_summary(responses: pd.DataFrame, questionnaire_id: str = "idial") -> pd.DataFrame:

@@ -1,0 +1,119 @@
+"""The statistics a report computes without importing pingouin equal pingouin's, to the
+last bit, and a between-subjects report never imports it (nor matplotlib, seaborn, xarray
+through it): the import took longer than a large report's tests."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pingouin as pg
+import pytest
+
+from analytics.statistics.compare import holm, kruskal_wallis
+from analytics.statistics.power import anova_eta_squared
+from analytics.statistics.questionnaires import cronbach_alpha
+
+SEEDS = range(12)
+
+
+def _samples(seed: int) -> dict[str, np.ndarray]:
+    """Three to five systems of unequal size, named out of alphabetical order, with ties
+    (means of a few answers on a 1–5 scale) and, for some seeds, a missing value."""
+    rng = np.random.default_rng(seed)
+    names = ["sys-c", "sys-a", "sys-e", "sys-b", "sys-d"][: 3 + seed % 3]
+    samples = {
+        name: rng.integers(1, 6, size=(int(rng.integers(5, 60)), 1 + seed % 4)).mean(axis=1)
+        for name in names
+    }
+    if seed % 2:
+        samples[names[0]][0] = np.nan
+    return samples
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_kruskal_wallis_is_pingouins(seed: int) -> None:
+    samples = _samples(seed)
+    long = pd.DataFrame(
+        {
+            "group": np.repeat(list(samples), [len(v) for v in samples.values()]),
+            "dv": np.concatenate(list(samples.values())),
+        }
+    )
+    theirs = pg.kruskal(long, dv="dv", between="group").iloc[0]
+    assert kruskal_wallis(samples) == (float(theirs["H"]), float(theirs["p_unc"]))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_holm_is_pingouins(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0, 0.2, size=2 + seed)
+    p[: seed % 3] = p[-1]  # tied p-values
+    _, theirs = pg.multicomp(p, method="holm")
+    assert holm(p).tolist() == np.asarray(theirs, dtype=float).tolist()
+    assert holm(list(p)).tolist() == holm(p).tolist()
+
+
+def test_holm_caps_at_one() -> None:
+    assert holm([0.4, 0.5, 0.01]).tolist() == [0.8, 0.8, 0.03]
+    assert holm([0.9, 0.6]).tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_cronbach_alpha_is_pingouins(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    people, items = int(rng.integers(5, 400)), 2 + seed % 5
+    trait = rng.normal(size=(people, 1))
+    wide = pd.DataFrame(
+        np.clip(np.rint(3 + trait + rng.normal(size=(people, items))), 1, 5),
+        columns=[f"q{i}" for i in range(items)],
+    )
+    confidence = (0.95, 0.9, 0.99)[seed % 3]
+    alpha, interval = cronbach_alpha(wide, confidence)
+    their_alpha, their_interval = pg.cronbach_alpha(data=wide, ci=confidence)
+    assert alpha == float(their_alpha)
+    assert interval.tolist() == np.asarray(their_interval).tolist()
+
+
+@pytest.mark.parametrize(
+    ("n", "k", "power", "alpha"),
+    [(20.0, 3, 0.8, 0.05), (3333.3, 3, 0.8, 0.05), (7.5, 4, 0.9, 0.01), (2.0, 5, 0.5, 0.1),
+     (1733.0, 6, 0.95, 0.05), (2.0, 2, 0.99, 0.001)],
+)  # fmt: skip
+def test_anova_eta_squared_is_pingouins(n: float, k: int, power: float, alpha: float) -> None:
+    theirs = float(pg.power_anova(n=n, k=k, power=power, alpha=alpha))
+    assert anova_eta_squared(n, k, power, alpha) == pytest.approx(theirs, abs=0, rel=0)
+    assert np.isfinite(theirs)
+
+
+def test_between_subjects_report_never_imports_pingouin(tmp_path: Path) -> None:
+    """A whole JSON report of three systems between participants (Kruskal–Wallis, Holm,
+    Cronbach's alpha, the smallest detectable effect), in a fresh interpreter."""
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from analytics.data.synthetic import write_synthetic_study\n"
+        "from analytics.data.loading import load_study_data\n"
+        "from analytics.report.numbers import build_report\n"
+        "from analytics.report.render_json import render_json\n"
+        "db = Path(sys.argv[1])\n"
+        "write_synthetic_study(db, sessions=60, responses_per_session=12, seed=3, systems=3)\n"
+        "report = build_report(load_study_data(db))\n"
+        "render_json(report)\n"
+        "import json\n"
+        "print(json.dumps({'tested': int(report.comparisons.table['p'].notna().sum()),\n"
+        "    'alphas': int(report.questionnaires.reliability['alpha'].notna().sum()),\n"
+        "    'loaded': sorted({'pingouin', 'matplotlib', 'seaborn', 'xarray'}\n"
+        "                     & set(sys.modules))}))\n"
+    )
+    db = tmp_path / "study.sqlite"
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(db)], capture_output=True, text=True, check=True
+    )
+    found = json.loads(done.stdout.splitlines()[-1])
+    assert found["tested"] > 0 and found["alphas"] > 0  # the tests ran, and alpha
+    assert found["loaded"] == []
