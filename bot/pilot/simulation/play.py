@@ -473,7 +473,7 @@ class StudyPlayer:
         rating: bool = False,
     ) -> None:
         """A ranking's options tapped first to last, then "Done" (which comes once every
-        option has its place)."""
+        option has its place), until the bot has taken the order."""
         labels = [_button_text(message, d) for d in ranks]
         order = await self.mind.rank(question, labels, self.plan, await self._system())
         done = f"{channel}d:{_state(message, channel)}"
@@ -484,6 +484,7 @@ class StudyPlayer:
         self.given.append(Given("order", "; ".join(labels[i] for i in order), rating=rating))
         await self.p.wait_for(lambda _: done in _data(message), _TURN_TIMEOUT)
         await self._tap(done, message, look=False)
+        await self.p.wait_for(lambda _: done not in _data(message), _TURN_TIMEOUT)
 
     async def _answer_statements(
         self, message: BotMessage, matrix: MatrixItem, question: Question, channel: str = ""
