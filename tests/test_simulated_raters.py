@@ -1,6 +1,7 @@
 """Simulated people a pilot can trust: annotators of a rating job who agree as people do
 (a truth per target, an accuracy planted per annotator), who bring in the adjudicator where
-two disagree, and participants who answer a ranking and a matrix asked beside the chat."""
+two disagree, and participants who answer a ranking, options and a matrix asked beside the
+chat."""
 
 from __future__ import annotations
 
@@ -120,6 +121,13 @@ items:
       - {value: price, label: The price}
       - {value: genre, label: The genre}
       - {value: platform, label: The platform}
+  - type: multi_choice
+    id: reply-view.flaws
+    text: What was wrong with this reply?
+    options:
+      - {value: slow, label: Slow}
+      - {value: vague, label: Vague}
+      - {value: wrong, label: Wrong}
   - type: matrix
     id: reply-view.grid
     text: How much do you agree?
@@ -133,7 +141,9 @@ items:
 
 
 @pytest.mark.slow  # a study played on the emulator
-def test_a_ranking_and_a_matrix_asked_beside_the_chat_are_answered_whole(tmp_path: Path) -> None:
+def test_a_ranking_options_and_a_matrix_asked_beside_the_chat_are_answered_whole(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "scenarios").mkdir()
     (tmp_path / "questionnaires").mkdir()
     (tmp_path / "scenarios" / "games.yaml").write_text(SCENARIO)
@@ -153,6 +163,8 @@ def test_a_ranking_and_a_matrix_asked_beside_the_chat_are_answered_whole(tmp_pat
     assert len(given) >= 4  # most replies are rated
     statements = {"reply-view.clear", "reply-view.useful", "reply-view.short"}
     for got in given.values():
-        assert set(got) == {"reply-view.order", *statements}  # nothing left out
+        assert set(got) == {"reply-view.order", "reply-view.flaws", *statements}
+        assert all(v is not None for v in got.values())  # nothing left out
+        assert set(str(got["reply-view.flaws"]).split(",")) <= {"slow", "vague", "wrong"}
         assert sorted(str(got["reply-view.order"]).split(",")) == ["genre", "platform", "price"]
         assert {got[s] for s in statements} <= {1, 2, 3}

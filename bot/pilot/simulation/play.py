@@ -357,12 +357,15 @@ class StudyPlayer:
             datas = _data(message)
             answers = [d for d in datas if d.startswith("xa:")]
             ranks = [d for d in datas if d.startswith("xr:")]
-            if not answers and not ranks:
+            toggles = [d for d in datas if d.startswith("xm:")]
+            if not answers and not ranks and not toggles:
                 return
             before = tuple(datas)
             question = find_question(self.bundle, message.text)
             if ranks:
                 await self._rank(message, ranks, question, "x", rating=True)
+            elif toggles:
+                await self._toggle(message, toggles, "x", rating=True)
             elif isinstance(question.item, MatrixItem):
                 await self._answer_statements(message, question.item, question, "x")
             else:
@@ -421,15 +424,7 @@ class StudyPlayer:
         if ranks:
             await self._rank(item, ranks, question)
         elif toggles:
-            chosen = self.rng.sample(toggles, k=self.rng.randint(1, min(2, len(toggles))))
-            self._read()
-            for data in chosen:
-                await self._tap(data, item, look=False)
-                await self.p.wait_for_answer()
-            labels = [_button_text(item, d)[2:] for d in sorted(chosen, key=toggles.index)]
-            self.given.append(Given("options", "; ".join(labels)))
-            done = next(d for d in datas if d.startswith("d:"))
-            await self._tap(done, item, look=False)
+            await self._toggle(item, toggles)
         elif answers and isinstance(question.item, MatrixItem):
             await self._answer_statements(item, question.item, question)
         elif answers and isinstance(question.item, PreferenceItem) and self.lookout is not None:
@@ -483,6 +478,22 @@ class StudyPlayer:
             await self.p.wait_for_answer()
         self.given.append(Given("order", "; ".join(labels[i] for i in order), rating=rating))
         await self.p.wait_for(lambda _: done in _data(message), _TURN_TIMEOUT)
+        await self._tap(done, message, look=False)
+        await self.p.wait_for(lambda _: done not in _data(message), _TURN_TIMEOUT)
+
+    async def _toggle(
+        self, message: BotMessage, toggles: list[str], channel: str = "", *, rating: bool = False
+    ) -> None:
+        """One or two options of a multiple choice ticked, then "Done", until the bot has
+        taken them."""
+        chosen = self.rng.sample(toggles, k=self.rng.randint(1, min(2, len(toggles))))
+        done = next(d for d in _data(message) if d.startswith(f"{channel}d:"))
+        self._read()
+        for data in chosen:
+            await self._tap(data, message, look=False)
+            await self.p.wait_for_answer()
+        labels = [_button_text(message, d)[2:] for d in sorted(chosen, key=toggles.index)]
+        self.given.append(Given("options", "; ".join(labels), rating=rating))
         await self._tap(done, message, look=False)
         await self.p.wait_for(lambda _: done not in _data(message), _TURN_TIMEOUT)
 
