@@ -53,9 +53,9 @@ def test_simulated_annotators_share_a_truth_and_each_errs_at_their_planted_rate(
     assert set(given[0]) == set(range(5))  # the whole scale is used
 
 
-def _ratings(db: Path) -> tuple[list[Any], list[Any]]:
+def _ratings(db: Path, job: str = "xrec") -> tuple[list[Any], list[Any]]:
     async def read(store: StudyStore) -> tuple[list[Any], list[Any]]:
-        state = await store.annotation_state("xrec")
+        state = await store.annotation_state(job)
         assert state is not None
         return list(state.assignments), await store.annotation_ratings()
 
@@ -168,3 +168,58 @@ def test_a_ranking_options_and_a_matrix_asked_beside_the_chat_are_answered_whole
         assert set(str(got["reply-view.flaws"]).split(",")) <= {"slow", "vague", "wrong"}
         assert sorted(str(got["reply-view.order"]).split(",")) == ["genre", "platform", "price"]
         assert {got[s] for s in statements} <= {1, 2, 3}
+
+
+JOB = """\
+id: view
+title: Rate the replies
+sessions: {}
+rate:
+  exchange: [reply-rating]
+annotators: 2
+brief:
+  guidelines: Rate each reply.
+"""
+
+RATING = """\
+id: reply-rating
+title: This reply
+items:
+  - type: multi_choice
+    id: reply-rating.flaws
+    text: What was wrong with this reply?
+    options:
+      - {value: slow, label: Slow}
+      - {value: vague, label: Vague}
+      - {value: wrong, label: Wrong}
+  - type: scale
+    id: reply-rating.clear
+    text: The reply was clear.
+    labels: {1: Unclear, 2: Somewhat, 3: Clear}
+    max: 3
+"""
+
+
+@pytest.mark.slow  # a study and its annotators played on the emulator
+def test_simulated_annotators_tick_options_and_rate_every_exchange(tmp_path: Path) -> None:
+    for folder in ("scenarios", "questionnaires", "jobs"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "scenarios" / "games.yaml").write_text(
+        SCENARIO.replace("exchange: [reply-view]\n", "")
+    )
+    (tmp_path / "questionnaires" / "reply-rating.yaml").write_text(RATING)
+    (tmp_path / "jobs" / "view.yaml").write_text(JOB)
+    (tmp_path / "study.yaml").write_text(f"{STUDY}annotation_jobs: [view]\n")
+    db = tmp_path / "view.sqlite"
+    asyncio.run(play_study(load_study(tmp_path / "study.yaml"), db, participants=1, annotators=2))
+    _, ratings = _ratings(db, "view")
+    targets = {r.target for r in ratings}
+    assert targets and len({r.annotator for r in ratings}) == 2
+    for annotator in {r.annotator for r in ratings}:
+        theirs = [r for r in ratings if r.annotator == annotator]
+        assert {(r.target, r.item_id) for r in theirs} == {
+            (t, item) for t in targets for item in ("reply-rating.flaws", "reply-rating.clear")
+        }
+    for r in ratings:
+        allowed = {"slow", "vague", "wrong"} if r.item_id.endswith("flaws") else {"1", "2", "3"}
+        assert r.value and set(r.value.split(",")) <= allowed

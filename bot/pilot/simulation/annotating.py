@@ -211,6 +211,7 @@ class AnnotatorPlayer:
             await self.p.wait_for(lambda _: any(d[1:2] == "d" for d in _data(item)), _TIMEOUT)
             done = next(d for d in _data(item) if d[1:2] == "d")
             await self._tap(done, item, look=False)
+            await self.p.wait_for(lambda _: done not in _data(item), _TIMEOUT)
         elif kinds["a"]:
             index = self.judge.choose(task, question, len(kinds["a"]))
             await self._tap(kinds["a"][index], item)
