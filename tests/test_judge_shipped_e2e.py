@@ -1,7 +1,9 @@
 """The shipped HRI CUES job with three simulated annotators and its one judge, as a
-researcher runs it: the demo model served by ``ozlab serve-demo --openai`` and named by
-``OZLAB_JUDGE_URL``, ``ozlab judge run`` on the study's database, and the report's judges
-section. The demo model plays a judge that answers one of each question's values."""
+researcher runs it: ``ozlab demo --study hri-cues --annotators 3`` plays participants and
+then the job's three annotators through the real bot on the emulator, the demo model served
+by ``ozlab serve-demo --openai`` and named by ``OZLAB_JUDGE_URL`` rates every target
+(``ozlab judge run``), and the report's judges section sets the judge beside the people.
+The demo model plays a judge that answers one of each question's values."""
 
 from __future__ import annotations
 
@@ -11,54 +13,43 @@ from pathlib import Path
 
 import pytest
 
-from bot.annotation.jobs import job_record, prepare_job
 from bot.core.vocabulary import AnnotationLevel
-from bot.store.model import ImportedRating
 from bot.store.sqlite import open_store
 from bot.systems.http_json import JsonClient
 from bot.systems.served_model import model_app
-from scenarios.loading import load_study
-from tests.annotation_support import store_study
 from tests.command_line import environment
 from tests.fake_servers import serving
 from tests.test_llm_tools_e2e import ozlab, served_model
 
 pytestmark = pytest.mark.slow  # whole commands in processes of their own
 
-SESSIONS = [(f"p{n}-1", "companion", 3) for n in range(1, 5)]  # 12 exchanges, 4 sessions
 VALUES = {"1", "2", "3", "4", "5"}
+RATED = {
+    "hri-cues.exchange": AnnotationLevel.EXCHANGE,
+    "hri-cues-overall.overall": AnnotationLevel.SESSION,
+}
 
 
 async def rated_by_three(db: Path) -> int:
-    """The shipped study (its job with its judge, as stored by the bot) and every target
-    rated by three simulated annotators; the number of targets."""
-    bundle = load_study("hri-cues")
-    job = bundle.jobs["hri-cues"]
+    """Every target of the job rated on its scale by each of three simulated annotators,
+    who did not all agree; the number of targets."""
     store = await open_store(db)
     try:
-        await store_study(store, "hri-cues", "hri-cues-chat", SESSIONS)
-        await prepare_job(store, bundle, job)
         targets = await store.annotation_targets("hri-cues")
-        ratings = [
-            ImportedRating(
-                line=0,
-                target=t,
-                annotator=person,
-                instrument_id=instrument,
-                item_id=f"{instrument}.{item}",
-                value=1 + (t.turn or 0) % 5 if person == "A3" else 3,
-            )
-            for t in targets
-            for person in ("A1", "A2", "A3")
-            for instrument, item in (
-                [("hri-cues", "exchange")]
-                if t.level is AnnotationLevel.EXCHANGE
-                else [("hri-cues-overall", "overall")]
-            )
-        ]
-        assert (await store.import_annotations(job_record(bundle, job), ratings)).written
+        ratings = [r for r in await store.annotation_ratings() if r.item_id in RATED]
+        annotators = await store.annotators("hri-cues")
     finally:
         await store.close()
+    people = {r.annotator for r in ratings}
+    assert len(people) == 3 and people == {a.annotator_id for a in annotators if a.simulated}
+    for person in people:
+        theirs = {(r.target, r.level) for r in ratings if r.annotator == person}
+        assert theirs == {(t.target, t.level) for t in targets}
+    values: dict[tuple[str, str], set[str]] = {(r.target, r.item_id): set() for r in ratings}
+    for r in ratings:
+        values[(r.target, r.item_id)].add(r.value)
+    assert {r.value for r in ratings} <= VALUES
+    assert any(len(v) > 1 for v in values.values()) and any(len(v) == 1 for v in values.values())
     return len(targets)
 
 
@@ -88,8 +79,10 @@ def test_the_shipped_job_s_judge_rates_through_serve_demo_and_the_report(
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "cues.sqlite"
-    targets = asyncio.run(rated_by_three(db))
     env = environment()
+    ozlab("demo", "--study", "hri-cues", "--participants", "2", "--annotators", "3", "--db", db,
+          cwd=tmp_path, env=env)  # fmt: skip
+    targets = asyncio.run(rated_by_three(db))
     checked = ozlab("check", "hri-cues", cwd=tmp_path, env=env)  # no server needed to check
     assert checked.startswith("OK: study 'hri-cues'")
     server, url = served_model()
@@ -115,3 +108,12 @@ def test_the_shipped_job_s_judge_rates_through_serve_demo_and_the_report(
     agreement = {(r["level"], r["comparison"]) for r in judges["agreement"]}
     assert ("exchange", "judge-adjudicated") in agreement
     assert ("exchange", "human-human") in agreement
+    people = [
+        r["value"]
+        for r in judges["agreement"]
+        if (r["level"], r["comparison"], r["statistic"])
+        == ("exchange", "human-human", "kappa_linear")
+    ]
+    assert (
+        len(people) == 3 and min(people) < 1 and max(people) > 0.3
+    )  # three pairs: neither perfect nor random

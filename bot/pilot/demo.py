@@ -21,7 +21,7 @@ from bot.core.conversation import Conversation, SystemReply
 from bot.core.errors import StoreError, SystemSetupError
 from bot.core.privacy import Privacy
 from bot.pilot.emulated import emulated_study
-from bot.pilot.simulation.annotating import pairwise_jobs, play_annotators
+from bot.pilot.simulation.annotating import play_annotators, simulated_jobs
 from bot.pilot.simulation.lookout import StoreLookout
 from bot.pilot.simulation.pace import DEMO_EPOCH, Pace, SimulatedClock
 from bot.pilot.simulation.play import Mind, Played, ScriptedMind, StudyPlayer
@@ -158,8 +158,8 @@ async def play_study(
     annotators: int = 0,
 ) -> list[Played]:
     """Play the study with ``participants`` simulated participants, one after another,
-    then ``annotators`` simulated annotators of each of its pairwise (ACUTE-Eval) jobs
-    (``bot.pilot.simulation.annotating``), on the same bot and clock.
+    then ``annotators`` simulated annotators of each of its annotation jobs, rating and
+    pairwise (``bot.pilot.simulation.annotating``), on the same bot and clock.
 
     ``paced_systems``: the systems' latency is simulated too (demo systems, for a demo
     that replays exactly); False measures the real latency (``ozlab pilot`` against a
@@ -207,7 +207,7 @@ async def play_study(
                     # Marked as each one ends: a demo killed later leaves no one unmarked
                     # but the participant it was playing.
                     await store.mark_simulated([pseudonym])
-                for number, job in enumerate(pairwise_jobs(bundle) if annotators else ()):
+                for number, job in enumerate(simulated_jobs(bundle) if annotators else ()):
                     await play_annotators(
                         emulator,
                         store,

@@ -94,9 +94,10 @@ def _survey_item(p: Participant) -> BotMessage | None:
     return None
 
 
-def _state(message: BotMessage) -> str:
+def _state(message: BotMessage, channel: str = "") -> str:
     """The showing number the buttons carry: one per item shown, the same while toggling."""
-    return next(d.split(":")[1] for d in _data(message) if d[:2] in ("a:", "m:", "d:", "s:", "r:"))
+    actions = tuple(f"{channel}{a}:" for a in "amdsr")
+    return next(d.split(":")[1] for d in _data(message) if d.startswith(actions))
 
 
 class Talker(Protocol):
@@ -353,16 +354,26 @@ class StudyPlayer:
         if message is None or self.rng.random() < 0.2:
             return
         for _ in range(20):  # one item after another, edited in place, until it is done
-            answers = [d for d in _data(message) if d.startswith("xa:")]
-            if not answers:
+            datas = _data(message)
+            answers = [d for d in datas if d.startswith("xa:")]
+            ranks = [d for d in datas if d.startswith("xr:")]
+            toggles = [d for d in datas if d.startswith("xm:")]
+            if not answers and not ranks and not toggles:
                 return
-            before = tuple(_data(message))
-            labels = [_button_text(message, d) for d in answers]
+            before = tuple(datas)
             question = find_question(self.bundle, message.text)
-            index = await self.mind.choose(question, labels, self.plan, await self._system())
-            data = answers[index if index is not None else self.rng.randrange(len(answers))]
-            self.given.append(Given("button", _button_text(message, data), rating=True))
-            await self._tap(data, message)
+            if ranks:
+                await self._rank(message, ranks, question, "x", rating=True)
+            elif toggles:
+                await self._toggle(message, toggles, "x", rating=True)
+            elif isinstance(question.item, MatrixItem):
+                await self._answer_statements(message, question.item, question, "x")
+            else:
+                labels = [_button_text(message, d) for d in answers]
+                index = await self.mind.choose(question, labels, self.plan, await self._system())
+                data = answers[index if index is not None else self.rng.randrange(len(answers))]
+                self.given.append(Given("button", _button_text(message, data), rating=True))
+                await self._tap(data, message)
             await p.wait_for(_buttons_changed(message, before), _TURN_TIMEOUT)
 
     async def _vote(self, first_new: int) -> None:
@@ -411,26 +422,9 @@ class StudyPlayer:
         ranks = [d for d in datas if d.startswith("r:")]
         question = find_question(self.bundle, item.text)
         if ranks:
-            labels = [_button_text(item, d) for d in ranks]
-            order = await self.mind.rank(question, labels, self.plan, await self._system())
-            self._read()
-            for place in order:
-                await self._tap(ranks[place], item, look=False)
-                await self.p.wait_for_answer()
-            self.given.append(Given("order", "; ".join(labels[i] for i in order)))
-            done = f"d:{_state(item)}"
-            await self.p.wait_for(lambda _: done in _data(item), _TURN_TIMEOUT)
-            await self._tap(done, item, look=False)
+            await self._rank(item, ranks, question)
         elif toggles:
-            chosen = self.rng.sample(toggles, k=self.rng.randint(1, min(2, len(toggles))))
-            self._read()
-            for data in chosen:
-                await self._tap(data, item, look=False)
-                await self.p.wait_for_answer()
-            labels = [_button_text(item, d)[2:] for d in sorted(chosen, key=toggles.index)]
-            self.given.append(Given("options", "; ".join(labels)))
-            done = next(d for d in datas if d.startswith("d:"))
-            await self._tap(done, item, look=False)
+            await self._toggle(item, toggles)
         elif answers and isinstance(question.item, MatrixItem):
             await self._answer_statements(item, question.item, question)
         elif answers and isinstance(question.item, PreferenceItem) and self.lookout is not None:
@@ -464,21 +458,60 @@ class StudyPlayer:
         )
         return True
 
+    async def _rank(
+        self,
+        message: BotMessage,
+        ranks: list[str],
+        question: Question,
+        channel: str = "",
+        *,
+        rating: bool = False,
+    ) -> None:
+        """A ranking's options tapped first to last, then "Done" (which comes once every
+        option has its place), until the bot has taken the order."""
+        labels = [_button_text(message, d) for d in ranks]
+        order = await self.mind.rank(question, labels, self.plan, await self._system())
+        done = f"{channel}d:{_state(message, channel)}"
+        self._read()
+        for place in order:
+            await self._tap(ranks[place], message, look=False)
+            await self.p.wait_for_answer()
+        self.given.append(Given("order", "; ".join(labels[i] for i in order), rating=rating))
+        await self.p.wait_for(lambda _: done in _data(message), _TURN_TIMEOUT)
+        await self._tap(done, message, look=False)
+        await self.p.wait_for(lambda _: done not in _data(message), _TURN_TIMEOUT)
+
+    async def _toggle(
+        self, message: BotMessage, toggles: list[str], channel: str = "", *, rating: bool = False
+    ) -> None:
+        """One or two options of a multiple choice ticked, then "Done", until the bot has
+        taken them."""
+        chosen = self.rng.sample(toggles, k=self.rng.randint(1, min(2, len(toggles))))
+        done = next(d for d in _data(message) if d.startswith(f"{channel}d:"))
+        self._read()
+        for data in chosen:
+            await self._tap(data, message, look=False)
+            await self.p.wait_for_answer()
+        labels = [_button_text(message, d)[2:] for d in sorted(chosen, key=toggles.index)]
+        self.given.append(Given("options", "; ".join(labels), rating=rating))
+        await self._tap(done, message, look=False)
+        await self.p.wait_for(lambda _: done not in _data(message), _TURN_TIMEOUT)
+
     async def _answer_statements(
-        self, message: BotMessage, matrix: MatrixItem, question: Question
+        self, message: BotMessage, matrix: MatrixItem, question: Question, channel: str = ""
     ) -> None:
         """A matrix's statements one after another in the same message, each answered as
         the scale item it is stored as (its own settings, its construct's trait)."""
-        state = _state(message)
+        state = _state(message, channel)
         for statement in matrix.statement_items():
-            answers = [d for d in _data(message) if d.startswith(f"a:{state}:")]
+            answers = [d for d in _data(message) if d.startswith(f"{channel}a:{state}:")]
             if not answers:
                 return
             labels = [_button_text(message, d) for d in answers]
             asked = Question(message.text, statement, question.instrument)
             index = await self.mind.choose(asked, labels, self.plan, await self._system())
             chosen = index if index is not None else self.rng.randrange(len(answers))
-            self.given.append(Given("button", labels[chosen]))
+            self.given.append(Given("button", labels[chosen], rating=channel == "x"))
             before = message.text
             await self._tap(answers[chosen], message)
             await self.p.wait_for(_text_changed(message, before), _TURN_TIMEOUT)
