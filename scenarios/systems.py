@@ -182,8 +182,11 @@ SystemSpec = Annotated[
 
 def reports_success(spec: SystemSpec) -> bool:
     """Whether a system can say itself that a task succeeded: a language model, a wizard-only
-    system and an http service whose answer maps no events cannot (their success comes from
-    tool calls, the participant's answer or a wizard's judgement)."""
+    system, the demo's small-talk companion and an http service whose answer maps no events
+    cannot (their success comes from tool calls, the participant's answer, a wizard's or a
+    model judge's judgement)."""
     if isinstance(spec, OpenAISystem | WizardSystem):
         return False
+    if isinstance(spec, DemoSystem) and spec.variant == "chat":
+        return False  # the small-talk companion has no task to report on
     return not (isinstance(spec, HttpSystem) and spec.response.events is None)

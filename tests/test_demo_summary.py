@@ -62,3 +62,5 @@ def test_a_system_that_cannot_report_success_is_not_measured_never_zero() -> Non
 def test_which_systems_report_success_themselves() -> None:
     systems = {s.id: reports_success(s) for s in load_study("hmd-llm").study.systems}
     assert systems == {"shop-llm": False, "shop-v1": True}
+    # An open chat with the demo's companion is no task: not measured, never 0 %.
+    assert [reports_success(s) for s in load_study("hri-cues").study.systems] == [False]

@@ -30,8 +30,8 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--annotators",
         type=some,
         default=4,
-        help="simulated annotators of each ACUTE-Eval (pairwise) job the study names, after"
-        " the participants (default 4; 0: none)",
+        help="simulated annotators of each annotation job the study names (rating and"
+        " ACUTE-Eval pairwise jobs), after the participants (default 4; 0: none)",
     )
 
 
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     adapters_beside(args.study)
     bundle = load_study(args.study)
     from bot.pilot.demo import clear_demo_database, play_study, servers_answer
-    from bot.pilot.simulation.annotating import pairwise_jobs
+    from bot.pilot.simulation.annotating import simulated_jobs
     from bot.pilot.summary import format_summary, summarize
     from bot.runtime.logging import setup_logging
     from bot.store.claims import claim
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         started = time.perf_counter()
         played = asyncio.run(play())
         elapsed = time.perf_counter() - started
-    jobs = [job.id for job in pairwise_jobs(bundle)] if args.annotators else []
+    jobs = [job.id for job in simulated_jobs(bundle)] if args.annotators else []
     annotators = f" and {args.annotators} simulated annotators of {', '.join(jobs)}" if jobs else ""
     print(
         f"Study {bundle.study.id!r}: {len(played)} simulated participants{annotators}"

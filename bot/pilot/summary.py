@@ -89,7 +89,7 @@ def tally(votes: Iterable[Vote]) -> list[VoteTally]:
 NOT_MEASURED = (
     "not measured: the system cannot report success itself and no session of it was marked"
     " successful; `ozlab report` says which source decides (tool calls, the participant's"
-    " answer, a wizard)"
+    " answer, a wizard, a model judge)"
 )
 
 
