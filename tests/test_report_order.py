@@ -142,3 +142,16 @@ def test_pairwise_ranking_and_stress_figures_are_titled_in_words(report: Report)
     ids = {"trust1", "ease1", "post.trust1", "post.ease1"}
     assert not [t for t in titles if set(re.findall(r"[\w.]+", t)) & ids or t.endswith(": turn")]
     assert "ST-2 " + StressType.ST_2.title in titles
+
+
+def test_questionnaire_figures_are_captioned_with_the_questionnaires_title(report: Report) -> None:
+    """A figure names the questionnaire as participants saw it, never by its id."""
+    captions = {
+        b.caption
+        for b in document(report)
+        if isinstance(b, Figure) and b.kind in ("likert", "proportions", "by_turn")
+    }
+    titles = report.questionnaires.titles
+    assert captions and titles
+    assert all(c.split(":")[0] in titles.values() for c in captions), captions
+    assert not [c for c in captions if c.split(":")[0] in titles], captions

@@ -103,6 +103,12 @@ class Questionnaires:
     codebook: pd.DataFrame
     choices: pd.DataFrame
     """Answer options of closed items in asking order: every item's own scale."""
+    titles: dict[str, str] = field(default_factory=dict)
+    """Each questionnaire's title, as participants saw it (none for an imported study's)."""
+
+    def title(self, questionnaire_id: str) -> str:
+        """What a figure calls the questionnaire: its title, or its id where none is known."""
+        return self.titles.get(questionnaire_id, questionnaire_id)
 
 
 @dataclass(frozen=True)
@@ -342,6 +348,9 @@ def _questionnaires(data: StudyData, scores: pd.DataFrame) -> Questionnaires:
         agreement=stats.rater_agreement(responses),
         codebook=data.items,
         choices=data.choices,
+        titles={
+            q_id: q.title for b in data.bundles.values() for q_id, q in b.questionnaires.items()
+        },
     )
 
 

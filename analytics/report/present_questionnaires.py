@@ -139,9 +139,10 @@ def _instrument(report: Report, q_id: str) -> list[Block]:
     checks = set(codebook.loc[codebook["attention"].notna(), "item_id"])
     kinds = set(codebook["type"].astype(object)) | set(items["type"].astype(object))
     if "scale" in kinds:
-        blocks.append(Figure("likert", q_id, f"{q_id}: answers to the rating items per system"))
+        caption = f"{q.title(q_id)}: answers to the rating items per system"
+        blocks.append(Figure("likert", q_id, caption))
     if kinds & set(CATEGORICAL):
-        caption = f"{q_id}: share of each answer to the yes/no and choice items per system"
+        caption = f"{q.title(q_id)}: share of each answer to the yes/no and choice items per system"
         blocks.append(Figure("proportions", q_id, caption))
     if len(codebook):
         keys, scales = item_scales(codebook, choices)
@@ -271,7 +272,7 @@ def _by_turn(report: Report) -> list[Block]:
         constructs = q.by_turn_constructs[q.by_turn_constructs["questionnaire_id"] == q_id]
         items = q.by_turn[q.by_turn["questionnaire_id"] == q_id]
         frame, level = (constructs, "construct") if len(constructs) else (items, "item_id")
-        blocks.append(Figure("by_turn", q_id, f"{q_id}: mean rating by turn"))
+        blocks.append(Figure("by_turn", q_id, f"{q.title(q_id)}: mean rating by turn"))
         for measure, part in frame.groupby(level, sort=False):
             wide = part.pivot_table(index="turn", columns="system_id", values=["mean", "n"])
             systems = list(wide["mean"].columns)

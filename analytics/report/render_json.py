@@ -28,7 +28,7 @@ order; every table is a list of row objects whose keys are the columns of the ma
     wizard:         table [...], note
     questionnaires: items, items_by_scenario, distribution, constructs, reliability,
                     idial, by_turn, by_turn_constructs, agreement, codebook, choices
-                    (tables)
+                    (tables), titles {questionnaire id: its title}
     models:         (empty tables unless some participant did several tasks or gave a
                     score more than once) {success {test [method, n_sessions, n_participants,
                     systems, chi2, df, p, working_correlation, note], odds_ratios
@@ -151,7 +151,12 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
             name: records(getattr(report.system_reliability, name))
             for name in ("by_system", "errors", "periods")
         },
-        "questionnaires": {f.name: records(getattr(q, f.name)) for f in fields(q)},
+        "questionnaires": {
+            f.name: records(value)
+            if isinstance(value := getattr(q, f.name), pd.DataFrame)
+            else value
+            for f in fields(q)
+        },
         "comparisons": {
             "design": report.comparisons.design,
             "method": report.comparisons.method,
