@@ -6,12 +6,21 @@ judge's preference within its interval and people's near one half, in every form
 from __future__ import annotations
 
 import hashlib
+import io
 import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from analytics.data.loading import load_study_data
+from analytics.report.numbers import build_report
+from analytics.report.present import document
 from analytics.report.present_judges import judges_from_study, judges_json, judges_lines
+from analytics.report.render_html import render_html
+from analytics.report.render_md import render_markdown
+from analytics.report.render_terminal import render_terminal
+from analytics.report.render_tex import write_latex
 from bot.annotation.judging import Limits, run_judge
 from bot.core.participants import ParticipantStatus
 from bot.core.vocabulary import Consent, Origin, SessionState, Stage
@@ -27,7 +36,8 @@ from scenarios.loading import load_study
 from scenarios.models import StudyBundle
 from tests.fake_servers import FakeOpenAI
 
-PEOPLE = 40
+pytestmark = pytest.mark.slow  # the whole report, in every format
+
 SAID = {f"p{n}": f"Moss Hollow, for p{n}." + " Truly." * ((n * 7) % 13) for n in range(1, 41)}
 """Each person's conversation: one reply, of a planted length."""
 
@@ -102,7 +112,8 @@ async def test_a_judge_preferring_the_longer_conversation_is_found(tmp_path: Pat
         await judged_and_voted(store)
     finally:
         await store.close()
-    section = judges_from_study(load_study_data(db))
+    data = load_study_data(db)
+    section = judges_from_study(data)
     assert section is not None
     rows = judges_json(section)["pair_length_bias"]
     judge = [r for r in rows if r["rater"] == "model:gpt-judge"]
@@ -124,3 +135,27 @@ async def test_a_judge_preferring_the_longer_conversation_is_found(tmp_path: Pat
     lines = "\n".join(judges_lines(section))
     assert "model:gpt-judge on engagingness (ACUTE hmd-acute): the side that said more won" in lines
     assert "people on engagingness (ACUTE hmd-acute): the side that said more won" in lines
+    # every format's judges section says it, beside the method
+    made = build_report(data)
+    blocks = document(made)
+    line = "model:gpt-judge on knowledge (ACUTE hmd-acute): the side that said more won"
+    assert line in render_html(made, blocks) and line in render_markdown(blocks)
+    shown = io.StringIO()
+    render_terminal(blocks, shown, width=400)
+    assert line in shown.getvalue()
+    [main, *_] = write_latex(blocks, tmp_path / "report.tex", lambda _: [], _write, _folder)
+    assert "the side that said more won" in main.read_text()
+    assert "Length bias of pairs" in render_markdown(blocks)
+
+
+def _write(path: Path, content: str | bytes) -> Path:
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    return path
+
+
+def _folder(path: Path) -> Path:
+    path.mkdir(exist_ok=True)
+    return path
