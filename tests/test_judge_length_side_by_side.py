@@ -1,8 +1,8 @@
 """Length bias of a judge of side-by-side turns: participants' votes kept by the bot with
 each side's reply in the turn's ``sides_replied`` event, a judge's verdicts on the same
-turns imported (rater kind ``model``) and planted to favour the longer reply 80 % of the
-time, people's blind to length: the judges section finds both, counting only decided,
-unflagged people's votes on the turns the judge judged."""
+turns imported (rater kind ``model``, flagged as a judge's verdicts) and planted to favour
+the longer reply 80 % of the time, people's blind to length: the judges section finds
+both, counting only decided, unflagged people's votes on the turns the judge judged."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ from bot.store.model import StepCommit
 from bot.store.sqlite import open_store
 from scenarios.loading import load_study
 
-SESSIONS, TURNS = 12, 5  # 60 turns; the judge judges the first 50
+SESSIONS, TURNS = 12, 5
+MODEL = FlagReason.MODEL_VERDICT  # 60 turns; the judge judges the first 50
 
 
 def draw(*parts: object) -> int:
@@ -89,8 +90,9 @@ async def test_a_judge_of_side_by_side_turns_preferring_the_longer_reply(tmp_pat
                 longer_a = len(a) > len(b)
                 if n < 10:
                     planted = draw("judge", sid, turn) < 80
+                    verdict = longer_a == planted  # flagged, as a judge run's: out of the fit
                     judged.append(
-                        vote("model:gpt-judge", RaterKind.MODEL, sid, turn, longer_a == planted)
+                        vote("model:gpt-judge", RaterKind.MODEL, sid, turn, verdict, MODEL)
                     )
             records.append(fx.SetSessionState(sid, SessionState.ENDED))
             status = ParticipantStatus(Stage.FINISHED, 1.0)
