@@ -51,9 +51,12 @@ def pair_length_bias(votes: pd.DataFrame, said: Mapping[tuple[str, str], float])
         & ~votes["onboarding"].astype(bool)
         & votes["winner"].astype(str).isin(["a", "b"])
     ]
-    if decided.empty:
+    by_model = decided[decided["rater_kind"].astype(str) == MODEL]
+    if by_model.empty:
         return _none()
-    sized = _sized(decided, said)
+    asked = set(zip(by_model["source"].astype(str), by_model["question"].astype(str), strict=True))
+    keys = zip(decided["source"].astype(str), decided["question"].astype(str), strict=True)
+    sized = _sized(decided[[key in asked for key in keys]], said)
     rows: list[dict[str, object]] = []
     for (source, job, question), part in sized.groupby(
         ["source", "job", "question"], sort=True, dropna=False

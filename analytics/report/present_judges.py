@@ -68,11 +68,12 @@ def _said(data: StudyData) -> dict[tuple[str, str], float]:
     found: dict[tuple[str, str], float] = {}
     exchanges = data.exchanges
     if not exchanges.empty:
-        sizes = exchanges["system_text"].fillna("").astype(str).str.len()
-        keys = zip(exchanges["session_id"], exchanges["system_id"], sizes, strict=True)
-        for session, system, size in keys:
-            key = (str(session), str(system))
-            found[key] = found.get(key, 0.0) + float(size)
+        sizes = exchanges["system_text"].astype(object).fillna("").astype(str).str.len()
+        keys = [exchanges["session_id"].astype(str), exchanges["system_id"].astype(str)]
+        summed = sizes.groupby(keys, sort=False).sum()
+        where = summed.index.get_level_values(0).astype(str)
+        who = summed.index.get_level_values(1).astype(str)
+        found.update(zip(zip(where, who, strict=True), summed.astype(float), strict=True))
     events = data.events
     if events.empty:
         return found
