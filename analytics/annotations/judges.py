@@ -13,10 +13,11 @@ kappa with the annotators to the annotators' mean kappa with each other.
 Bias checks: position (the share of pairs whose verdict stays when the order is swapped,
 and how often the conversation shown first wins, beside people's share) and length (the
 rank correlation of the rating with the length of what was rated, the judge's beside the
-people's); and self-preference, where the study names the model family of a judge and of
-the systems: how much more the judge favours its own family's systems than people do (its
-rating gap between them and the others, less people's gap; in pairs, its share of wins for
-its family less people's)."""
+people's; in pairs, how often the side that said more won: ``pair_length``); and
+self-preference, where the study names the model family of a judge and of the systems:
+how much more the judge favours its own family's systems than people do (its rating gap
+between them and the others, less people's gap; in pairs, its share of wins for its family
+less people's)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from analytics.annotations import agreement as ag
+from analytics.annotations.pair_length import PAIR_LENGTH_COLUMNS, pair_length_bias
 from analytics.annotations.ratings import ItemScale
 from analytics.statistics.questionnaires import wilson_interval
 
@@ -90,6 +92,11 @@ class JudgeFindings:
     self_preference: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=SELF_PREFERENCE_COLUMNS)
     )
+    pair_length: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=PAIR_LENGTH_COLUMNS)
+    )
+    """Pairs: each judge's and people's preference for the side that said more
+    (``analytics.annotations.pair_length``)."""
 
 
 def is_judge(annotator: str) -> bool:
@@ -162,13 +169,16 @@ def judge_findings(
     votes: pd.DataFrame | None = None,
     judge_families: Mapping[str, str] | None = None,
     system_families: Mapping[str, str] | None = None,
+    said: Mapping[tuple[str, str], float] | None = None,
 ) -> JudgeFindings | None:
     """Everything the report says about the judges; None when no judge rated anything.
 
     ``ratings``: the annotations frame (every origin); ``final``: the people's final values
     (``FINAL_COLUMNS``); ``lengths``: (level, target) -> characters of what was rated;
     ``votes``: the votes frame; ``judge_families``: a judge's pseudonym (``model:ID``) ->
-    its model family, ``system_families``: a system -> its family, as the study names them."""
+    its model family, ``system_families``: a system -> its family, as the study names them;
+    ``said``: (a session, or ``session#turn`` of a side-by-side turn, and a system) -> the
+    characters the system said there, for the length bias of pairs."""
     families = dict(judge_families or {})
     of_system = dict(system_families or {})
     self_rows: list[dict[str, object]] = []
@@ -276,6 +286,11 @@ def judge_findings(
         self_preference=pd.DataFrame(
             self_rows + (_self_voted(votes, families, of_system) if votes is not None else []),
             columns=SELF_PREFERENCE_COLUMNS,
+        ),
+        pair_length=(
+            pair_length_bias(votes, said)
+            if votes is not None and said is not None
+            else pd.DataFrame(columns=PAIR_LENGTH_COLUMNS)
         ),
     )
 

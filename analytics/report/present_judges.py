@@ -8,6 +8,7 @@ show each beside the same figure with the judges as more raters (``beside_people
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from analytics.annotations.ratings import (
 )
 from analytics.data.loading import StudyData
 from analytics.report.document import Block, Bullets, Heading, Paragraph
+from bot.core.vocabulary import EventKind
 
 if TYPE_CHECKING:
     from analytics.report.numbers import Report
@@ -59,6 +61,33 @@ def _lengths(data: StudyData) -> dict[tuple[str, str], float]:
     return found
 
 
+def _said(data: StudyData) -> dict[tuple[str, str], float]:
+    """(where, system) -> characters the system said there: every reply of a stored
+    conversation (where: its session), and each side's reply of a side-by-side turn
+    (where: ``session#turn``, from the turn's ``sides_replied`` event)."""
+    found: dict[tuple[str, str], float] = {}
+    exchanges = data.exchanges
+    if not exchanges.empty:
+        sizes = exchanges["system_text"].astype(object).fillna("").astype(str).str.len()
+        keys = [exchanges["session_id"].astype(str), exchanges["system_id"].astype(str)]
+        summed = sizes.groupby(keys, sort=False).sum()
+        where = summed.index.get_level_values(0).astype(str)
+        who = summed.index.get_level_values(1).astype(str)
+        found.update(zip(zip(where, who, strict=True), summed.astype(float), strict=True))
+    events = data.events
+    if events.empty:
+        return found
+    replied = events[events["kind"].astype(object) == EventKind.SIDES_REPLIED.value]
+    for session, logged in zip(replied["session_id"], replied["data"], strict=True):
+        turn = logged if isinstance(logged, dict) else json.loads(str(logged))
+        for side in turn.get("replies", []):
+            if not side.get("error") and isinstance(side.get("text"), str):
+                found[(f"{session}#{int(turn['turn'])}", str(side["system"]))] = float(
+                    len(side["text"])
+                )
+    return found
+
+
 def _families(data: StudyData) -> tuple[dict[str, str], dict[str, str]]:
     """(a judge's pseudonym -> its model family, a system -> its family), as the studies
     name them."""
@@ -89,6 +118,7 @@ def judges_from_study(data: StudyData) -> JudgesSection | None:
         votes=data.votes,
         judge_families=judge_families,
         system_families=system_families,
+        said=_said(data),
     )
     if findings is None:
         return None
@@ -213,6 +243,7 @@ def judges_json(section: JudgesSection) -> dict[str, Any]:
         "reliability_with_judges": records(section.reliability),
         "position_bias": records(found.position),
         "length_bias": records(found.length),
+        "pair_length_bias": records(found.pair_length),
         "prediction_powered": records(found.prediction_powered),
         "self_preference": records(found.self_preference),
         "provenance": records(section.provenance),
@@ -245,6 +276,7 @@ def judges_lines(section: JudgesSection) -> list[str]:
             f" [{r['first_wins_low']:.0%}, {r['first_wins_high']:.0%}] of"
             f" {r['verdicts']} verdicts{consistent}"
         )
+    lines += _length_lines(section.findings)
     for r in _rows(section.findings.prediction_powered):
         system = "all systems" if _missing(r["system"]) else r["system"]
         lines.append(
@@ -282,6 +314,40 @@ def judges_lines(section: JudgesSection) -> list[str]:
     return lines
 
 
+def _length_lines(found: JudgeFindings) -> list[str]:
+    """Length bias: rank correlations of ratings with the length of what was rated, and
+    how often the side of a pair that said more won, each judge beside people."""
+    lines = []
+    for r in _rows(found.length):
+        rho = "no correlation (too few targets)" if _missing(r["rho"]) else f"{r['rho']:+.2f}"
+        interval = "" if _missing(r["low"]) else f" [{r['low']:+.2f}, {r['high']:+.2f}]"
+        lines.append(
+            f"  {r['rater']} on {r['item']} ({r['level']}): Spearman's rho of the rating with"
+            f" the length of what was rated {rho}{interval} over {r['n']} targets"
+        )
+    for r in _rows(found.pair_length):
+        where = "side by side" if r["source"] == "side_by_side" else f"ACUTE {r['job']}"
+        if _missing(r["share_longer"]):
+            lines.append(
+                f"  {r['rater']} on {r['question']} ({where}): no vote between sides of"
+                " different lengths"
+            )
+            continue
+        interval = "" if _missing(r["low"]) else f" [{r['low']:.0%}, {r['high']:.0%}]"
+        rho = (
+            ""
+            if _missing(r["rho"])
+            else f"; rho with the length difference {r['rho']:+.2f}"
+            + ("" if _missing(r["rho_low"]) else f" [{r['rho_low']:+.2f}, {r['rho_high']:+.2f}]")
+        )
+        lines.append(
+            f"  {r['rater']} on {r['question']} ({where}): the side that said more won"
+            f" {r['share_longer']:.0%}{interval} of {r['verdicts']} votes on {r['pairs']}"
+            f" pairs{rho}"
+        )
+    return lines
+
+
 def provenance_lines(section: JudgesSection) -> list[str]:
     """Each judge's provenance in a line (the judges section and the report's provenance):
     model, endpoint host, prompt hash, temperature, seed, dates, outcomes, calls, tokens."""
@@ -314,7 +380,10 @@ def judges_blocks(report: Report) -> list[Block]:
             "A judge's ratings are compared with each annotator's and with the adjudicated"
             " value, beside the annotators' agreement with each other (docs/judges.md); in"
             " the annotation section above they count only in the rows of raters 'people +"
-            " model'.",
+            " model'. Length bias of pairs: of the votes between sides of different lengths,"
+            " the share the side that said more won (0.5: no preference; a judge's verdicts"
+            " in both orders), beside people's votes on the same pairs, with 95% bootstrap"
+            " intervals over pairs.",
             "method",
         ),
         Bullets(tuple(line.strip() for line in lines[1:])),
