@@ -161,3 +161,29 @@ def test_a_vote_kept_already_stops_the_whole_file(
     assert main(["import", "votes", str(again), "--db", str(db)]) == 3
     assert f"{again}:3: vote_id: this vote is already in the database" in capsys.readouterr().err
     assert [v.vote_id for _, v in read(db, lambda store: store.votes())] == ["v1"]
+
+
+def test_a_models_votes_are_kept_apart_from_peoples_and_named_by_the_judges_id(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A judge's verdict imported without a flag would have counted among people's votes."""
+    file = csv_file(
+        tmp_path,
+        f"{HEADER},rater_kind,flagged\n"
+        "m1,side_by_side,gpt-judge,shop-v1,shop-v0,a,turn,model,\n"
+        "m2,side_by_side,model:gpt-judge,shop-v0,shop-v1,b,turn,model,true\n",
+    )
+    assert main(["import", "votes", str(file), "--db", str(db)]) == 0
+    votes = load_study_data(db).votes.set_index("vote_id")
+    assert votes["flagged"].tolist() == [True, True]
+    assert votes.loc["m1", "flag_reason"] == FlagReason.MODEL_VERDICT.value
+
+    refused = csv_file(
+        tmp_path,
+        f"{HEADER},rater_kind,flagged\n"
+        "m3,side_by_side,gpt judge,shop-v1,shop-v0,a,turn,model,false\n",
+    )
+    assert main(["import", "votes", str(refused), "--db", str(db)]) == 3
+    err = capsys.readouterr().err
+    assert f"{refused}:2: rater: 'gpt judge' is no judge's id" in err
+    assert f"{refused}:2: flagged: a model's vote is never counted among people's" in err

@@ -39,6 +39,7 @@ OPTIONAL = (
     "onboarding", "onboarding_correct", "time",
 )  # fmt: skip
 _PSEUDONYM = re.compile(r"^(?=.*[0-9])[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
+_JUDGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 E = TypeVar("E", VoteSource, RaterKind, Winner, Strength, FlagReason)
 _TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no", "")
 
@@ -159,7 +160,15 @@ class _Rows:
         strength = word("strength", Strength)
         reason = word("flag_reason", FlagReason)
         rater = get("rater")
-        if not _PSEUDONYM.match(rater):
+        if kind is RaterKind.MODEL:
+            # A judge is named by its id (no person's name to keep out), and its votes are
+            # kept apart from people's fit whatever the file says.
+            if not _JUDGE.match(rater):
+                problems.append(f"rater: {rater!r} is no judge's id (letters, digits, . _ : -)")
+            if get("flagged") and get("flagged").lower() in _FALSE:
+                problems.append("flagged: a model's vote is never counted among people's")
+            reason = reason or FlagReason.MODEL_VERDICT
+        elif not _PSEUDONYM.match(rater):
             problems.append(
                 f"rater: {rater!r} does not look like a pseudonym: use a code such as P017 "
                 "(letters, digits and . _ : -, with at least one digit), never a name"
