@@ -143,7 +143,7 @@ def _rho(a: np.ndarray, b: np.ndarray) -> float:
 
 def _coefficients(pair: np.ndarray, scale: ItemScale) -> list[tuple[str, float, float, float, int]]:
     """(statistic, value, low, high, targets) of two raters (rows) on the same targets."""
-    domain = scale.domain
+    domain = scale.counted(pair)
     rows = []
     kappa = ag.cohen_kappa(pair, domain, _kappa_scheme(scale))
     rows.append((f"kappa_{_kappa_scheme(scale)}", *kappa))

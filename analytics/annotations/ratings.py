@@ -190,6 +190,17 @@ class ItemScale:
     def levels(self) -> tuple[str, ...]:
         return ag.LEVELS if self.kind == "scale" else ("nominal",)
 
+    def counted(self, rated: np.ndarray) -> tuple[float, ...]:
+        """The values the coefficients count over: the scale's points, or for a scale of many
+        points (a slider's 0 to 100) only the values given. A value nobody gave changes no
+        coefficient (it adds nothing to any coincidence, count or weight: kappa's weights are
+        the values' distances), and 101 points would make each bootstrap resample's
+        coincidence matrix 10,201 cells."""
+        if len(self.domain) <= _FEW_POINTS:
+            return self.domain
+        given = set(rated[~np.isnan(rated)].tolist())
+        return tuple(v for v in self.domain if v in given)
+
     def code(self, value: object) -> float:
         """The number a stored answer counts as; NaN when it is not one of the item's."""
         text = str(value).strip()
@@ -542,7 +553,7 @@ def coefficients(matrix: np.ndarray, scale: ItemScale) -> list[dict[str, Any]]:
                 row(name, targets=full, **forms[name])
             else:
                 row(name, math.nan, full, note=_why_no_icc(rated, full))
-    domain = _given(scale, rated)
+    domain = scale.counted(rated)
     pairable = int(((~np.isnan(rated)).sum(axis=0) >= 2).sum())
     alphas = {level: ag.alpha(rated, level, domain) for level in scale.levels()}
     defined = [level for level, value in alphas.items() if not math.isnan(value)]
@@ -573,17 +584,6 @@ def coefficients(matrix: np.ndarray, scale: ItemScale) -> list[dict[str, Any]]:
 
 _FEW_POINTS = 11
 """Scales up to this many points count over all of them; a slider's 101 over those given."""
-
-
-def _given(scale: ItemScale, rated: np.ndarray) -> tuple[float, ...]:
-    """The values the coefficients count over: the scale's points, or for a scale of many
-    points (a slider's 0 to 100) only the values given. A value nobody gave changes no
-    coefficient (it adds nothing to any coincidence, count or weight), and 101 points would
-    make each bootstrap resample's coincidence matrix 10,201 cells."""
-    if len(scale.domain) <= _FEW_POINTS:
-        return scale.domain
-    given = set(rated[~np.isnan(rated)].tolist())
-    return tuple(v for v in scale.domain if v in given)
 
 
 def _why_no_icc(rated: np.ndarray, full: int) -> str:
