@@ -15,6 +15,7 @@ import pytest
 from analytics.data.loading import ANNOTATION_COLUMNS, StudyData, load_study_data
 from analytics.data.selecting import select_study
 from analytics.data.synthetic import write_synthetic_study
+from analytics.report.document import Figure
 from analytics.report.figures import write_report_figures
 from analytics.report.numbers import Report, build_report
 from analytics.report.present import document
@@ -23,6 +24,7 @@ from analytics.report.render_json import render_json
 from analytics.report.render_md import render_markdown
 from analytics.report.render_terminal import render_terminal
 from analytics.statistics.quality import exclude_flagged
+from scenarios.loading import load_study
 
 pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
 
@@ -100,6 +102,15 @@ def test_the_section_in_every_format_and_the_same_bytes_twice(
         assert "ICC(2,k)" in first[fmt] and "Krippendorff" in first[fmt], fmt
         assert "Left out" in first[fmt], fmt
     assert 'id="trajectories-hri-cues"' in first["html"]
+    [figure] = [b for b in document(report) if isinstance(b, Figure) and b.kind == "trajectories"]
+    assert figure.caption.startswith("hri-cues: ")  # no bundle names the job: its id
+    titled = replace(annotated, bundles={**study.bundles, "hri-cues": load_study("hri-cues")})
+    [figure] = [
+        b
+        for b in document(build_report(titled))
+        if isinstance(b, Figure) and b.kind == "trajectories"
+    ]
+    assert figure.caption.startswith("HRI CUES: rate the user's enjoyment")  # its title
     assert "<svg" not in first["md"]
     document_ = json.loads(first["json"])
     rows = document_["reliability"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -301,6 +301,12 @@ class Annotations:
     trajectories: pd.DataFrame
     jobs: tuple[str, ...]
     notes: tuple[str, ...]
+    titles: Mapping[str, str] = field(default_factory=dict)
+    """Each job's title, as annotators saw it (none for ratings of an imported job)."""
+
+    def title(self, job: str) -> str:
+        """What a figure calls the job: its title, or its id where none is known."""
+        return self.titles.get(job, job)
 
 
 def from_study(
@@ -312,7 +318,7 @@ def from_study(
     if ratings.empty:
         return None
     named = {str(i) for i in ratings["instrument_id"].dropna().unique()}
-    return analyse(
+    found = analyse(
         ratings,
         item_scales(instruments_for(named, data)),
         scores=scores,
@@ -320,6 +326,10 @@ def from_study(
         sessions=data.sessions,
         system_order=systems,
     )
+    if found is None:
+        return None
+    titles = {j: job.title for b in data.bundles.values() for j, job in b.jobs.items()}
+    return replace(found, titles=titles)
 
 
 def people_only(ratings: pd.DataFrame) -> pd.DataFrame:

@@ -113,7 +113,8 @@ def _job(found: Annotations, job: str, shown: pd.DataFrame) -> list[Block]:
             Figure(
                 "trajectories",
                 job,
-                f"Job {job}: each conversation's ratings turn by turn, averaged over annotators",
+                f"{found.title(job)}: each conversation's ratings turn by turn, averaged over"
+                " annotators",
             )
         )
     return blocks
