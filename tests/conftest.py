@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
@@ -28,6 +29,31 @@ if TYPE_CHECKING:
 
 TOKEN = "123456789:AAE-test-token-for-ozlab-0123456789ab"
 SECRET = "test-secret-that-is-long-enough"
+
+
+@pytest.fixture(autouse=True)
+def logging_as_it_was() -> Iterator[None]:
+    """The root's handlers and every logger's level put back after each test: a command run
+    in this process sets up logging as ``ozlab`` does (its own handler, ``telegram`` quieted),
+    and a later test on the same worker must see the library's records. pytest's own capturing
+    handlers come and go with each phase of a test and are left to pytest."""
+    root = logging.getLogger()
+    handlers, level = [h for h in root.handlers if not _pytests(h)], root.level
+    levels = {
+        name: logger.level
+        for name, logger in logging.Logger.manager.loggerDict.items()
+        if isinstance(logger, logging.Logger)
+    }
+    yield
+    root.handlers[:] = [h for h in root.handlers if _pytests(h)] + handlers
+    root.setLevel(level)
+    for name, logger in logging.Logger.manager.loggerDict.items():
+        if isinstance(logger, logging.Logger) and logger.level != levels.get(name, logging.NOTSET):
+            logger.setLevel(levels.get(name, logging.NOTSET))
+
+
+def _pytests(handler: logging.Handler) -> bool:
+    return type(handler).__module__ == "_pytest.logging"
 
 
 @pytest.fixture(scope="session")
