@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
@@ -21,6 +20,7 @@ from bot.telegram.webhook import Webhook
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle
 from scenarios.systems import DemoSystem
+from tests.logging_kept import logging_kept
 from tests.postgres_server import PostgresServer, PostgresUnavailable
 from tests.store_reads import StoredStudy
 
@@ -33,27 +33,9 @@ SECRET = "test-secret-that-is-long-enough"
 
 @pytest.fixture(autouse=True)
 def logging_as_it_was() -> Iterator[None]:
-    """The root's handlers and every logger's level put back after each test: a command run
-    in this process sets up logging as ``ozlab`` does (its own handler, ``telegram`` quieted),
-    and a later test on the same worker must see the library's records. pytest's own capturing
-    handlers come and go with each phase of a test and are left to pytest."""
-    root = logging.getLogger()
-    handlers, level = [h for h in root.handlers if not _pytests(h)], root.level
-    levels = {
-        name: logger.level
-        for name, logger in logging.Logger.manager.loggerDict.items()
-        if isinstance(logger, logging.Logger)
-    }
-    yield
-    root.handlers[:] = [h for h in root.handlers if _pytests(h)] + handlers
-    root.setLevel(level)
-    for name, logger in logging.Logger.manager.loggerDict.items():
-        if isinstance(logger, logging.Logger) and logger.level != levels.get(name, logging.NOTSET):
-            logger.setLevel(levels.get(name, logging.NOTSET))
-
-
-def _pytests(handler: logging.Handler) -> bool:
-    return type(handler).__module__ == "_pytest.logging"
+    """Each test leaves logging as it found it (see :mod:`tests.logging_kept`)."""
+    with logging_kept():
+        yield
 
 
 @pytest.fixture(scope="session")
