@@ -24,7 +24,7 @@ from scenarios.models import StudyBundle
 from tests.annotating_support import json_report
 from tests.fake_servers import FakeOpenAI, Mode
 
-pytestmark = pytest.mark.slow  # the report in a process of its own
+pytestmark = pytest.mark.slow  # a whole report
 
 SESSIONS = [(f"p{n}-1", "shop-v1" if n % 2 else "shop-v0") for n in range(1, 41)]
 

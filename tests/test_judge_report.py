@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import io
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +29,11 @@ from bot.store.sqlite import open_store
 from bot.systems.http_json import JsonClient
 from tests.annotating_support import json_report
 from tests.annotation_support import store_study
+from tests.command_line import ozlab_here
 from tests.fake_servers import FakeOpenAI
 from tests.test_judge_run import judged_bundle
 
-pytestmark = pytest.mark.slow  # the report in a process of its own
+pytestmark = pytest.mark.slow  # a whole report
 
 SESSIONS = [(f"p{n}-1", "companion", 4) for n in range(1, 7)]  # 24 exchanges, 6 sessions
 
@@ -120,12 +120,10 @@ async def test_the_report_sets_the_judge_beside_three_annotators(tmp_path: Path)
     )  # fmt: skip
     assert made["calls"] == 30 and made["prompt_tokens"] == 30 and len(made["prompt_hash"]) == 12
     # and for people to read: each verdict, and where the judgements came from
-    done = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", "report", "--db", str(db), "--format", "md",
-        "--out", str(tmp_path / "report.md"), stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    _, err = await done.communicate()
-    assert done.returncode == 0, err.decode()
+    done = await asyncio.to_thread(
+        ozlab_here, "report", "--db", db, "--format", "md", "--out", tmp_path / "report.md"
+    )
+    assert done.returncode == 0, done.stderr
     text = (tmp_path / "report.md").read_text()
     assert "## Model judges" in text
     annotations = text[text.index("## Annotations") : text.index("## Model judges")]
