@@ -22,7 +22,7 @@ from analytics.report.render_html import render_html
 from analytics.report.render_terminal import render_terminal
 from analytics.report.render_tex import table_latex
 from bot.annotation.jobs import job_record, prepare_job
-from bot.annotation.judging import run_judge
+from bot.annotation.judging import Limits, run_judge
 from bot.core.vocabulary import AnnotationLevel
 from bot.store.model import ImportedRating
 from bot.store.sqlite import open_store
@@ -34,6 +34,7 @@ from tests.fake_servers import FakeOpenAI
 from tests.test_judge_run import judged_bundle
 
 pytestmark = pytest.mark.slow  # a whole report
+UNPACED = Limits(8, 1000.0)  # the local server has no rate limit: the pacing is not tested here
 
 SESSIONS = [(f"p{n}-1", "companion", 4) for n in range(1, 7)]  # 24 exchanges, 6 sessions
 
@@ -82,7 +83,7 @@ async def test_the_report_sets_the_judge_beside_three_annotators(tmp_path: Path)
         assert outcome.written
         client = JsonClient()
         try:
-            run = await run_judge(store, bundle, job, job.judges[0], client, {})
+            run = await run_judge(store, bundle, job, job.judges[0], client, {}, limits=UNPACED)
         finally:
             await client.close()
         await store.close()
