@@ -21,9 +21,9 @@ from scenarios.loading import load_study
 from tests.annotation_support import store_study
 from tests.command_line import environment
 from tests.fake_servers import serving
-from tests.test_llm_tools_e2e import here, ozlab, served_model
+from tests.test_llm_tools_e2e import ozlab, served_model
 
-pytestmark = pytest.mark.slow  # whole commands, the judge's in a process of its own
+pytestmark = pytest.mark.slow  # whole commands in processes of their own
 
 SESSIONS = [(f"p{n}-1", "companion", 3) for n in range(1, 5)]  # 12 exchanges, 4 sessions
 VALUES = {"1", "2", "3", "4", "5"}
@@ -90,7 +90,7 @@ def test_the_shipped_job_s_judge_rates_through_serve_demo_and_the_report(
     db = tmp_path / "cues.sqlite"
     targets = asyncio.run(rated_by_three(db))
     env = environment()
-    checked = here("check", "hri-cues")  # no server needed to check
+    checked = ozlab("check", "hri-cues", cwd=tmp_path, env=env)  # no server needed to check
     assert checked.startswith("OK: study 'hri-cues'")
     server, url = served_model()
     try:
@@ -103,7 +103,7 @@ def test_the_shipped_job_s_judge_rates_through_serve_demo_and_the_report(
         server.stdout.close()
     assert f"{targets} targets judged (0 judged before), {targets} ratings kept" in said
     assert "0 answers unparseable after a retry (0 retried), 0 calls failed" in said
-    report = json.loads(here("report", "--db", db, "--format", "json"))
+    report = json.loads(ozlab("report", "--db", db, "--format", "json", cwd=tmp_path, env=env))
     judges = report["judges"]
     [made] = judges["provenance"]
     assert (made["judge"], made["model"], made["host"], made["seed"]) == (
