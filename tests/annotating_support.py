@@ -7,7 +7,6 @@ import asyncio
 import json
 import random
 import re
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -19,6 +18,7 @@ from bot.pilot.simulation.play import StudyPlayer
 from bot.store.interface import StudyStore
 from bot.store.sqlite import open_store
 from scenarios.models import StudyBundle
+from tests.command_line import ozlab_here
 
 T = TypeVar("T")
 
@@ -140,21 +140,12 @@ def by_exchange(shift: int) -> Choose:
 
 
 async def json_report(db: Path, out: Path) -> dict[str, Any]:
-    """``ozlab report --format json`` as a researcher runs it (its own process)."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot.cli",
-        "report",
-        "--db",
-        str(db),
-        "--format",
-        "json",
-        "--out",
-        str(out),
-        stderr=asyncio.subprocess.PIPE,
+    """``ozlab report --format json --out``, run in this process on a thread of its own (a
+    test of the report's numbers, not of a process: a new interpreter would import pandas
+    and SciPy again)."""
+    done = await asyncio.to_thread(
+        ozlab_here, "report", "--db", db, "--format", "json", "--out", out
     )
-    _, err = await process.communicate()
-    assert process.returncode == 0, err.decode()
+    assert done.returncode == 0, done.stderr
     loaded: dict[str, Any] = json.loads(await asyncio.to_thread(out.read_text, "utf-8"))
     return loaded

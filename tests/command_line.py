@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from tests.e2e_support import PROJECT_ROOT
+from tests.logging_kept import logging_kept
 
 
 def environment() -> dict[str, str]:
@@ -37,11 +38,12 @@ def ozlab(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
 def ozlab_here(*args: str | Path) -> subprocess.CompletedProcess[str]:
     """``ozlab ARGS`` in this process, for a test of what a command writes rather than of
     the process (its status, signals, logging, file modes): what ``ozlab`` would say, without
-    a new interpreter importing pandas and SciPy again. Paths must be absolute."""
+    a new interpreter importing pandas and SciPy again. Paths must be absolute. Logging is
+    left as it was (a demo sets it up as ``ozlab`` does)."""
     from bot.cli import main
 
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), logging_kept():
         status = main(list(map(str, args)))
     return subprocess.CompletedProcess(list(args), status, out.getvalue(), err.getvalue())
 

@@ -20,6 +20,7 @@ from bot.telegram.webhook import Webhook
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle
 from scenarios.systems import DemoSystem
+from tests.logging_kept import logging_kept
 from tests.postgres_server import PostgresServer, PostgresUnavailable
 from tests.store_reads import StoredStudy
 
@@ -28,6 +29,13 @@ if TYPE_CHECKING:
 
 TOKEN = "123456789:AAE-test-token-for-ozlab-0123456789ab"
 SECRET = "test-secret-that-is-long-enough"
+
+
+@pytest.fixture(autouse=True)
+def logging_as_it_was() -> Iterator[None]:
+    """Each test leaves logging as it found it (see :mod:`tests.logging_kept`)."""
+    with logging_kept():
+        yield
 
 
 @pytest.fixture(scope="session")

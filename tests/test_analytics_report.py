@@ -5,6 +5,8 @@ databases; every format; --exclude-flagged; --study; stable JSON keys."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import copy
 import io
 import json
 import re
@@ -63,6 +65,20 @@ def synthetic_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
+@pytest.fixture(scope="module")
+def synthetic_made(synthetic_db: Path) -> dict:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["report", "--db", str(synthetic_db), "--format", "json"]) == 0
+    return json.loads(out.getvalue(), parse_constant=_no_nan)
+
+
+@pytest.fixture
+def synthetic_json(synthetic_made: dict) -> dict:
+    """The synthetic study's JSON report, made once for the tests that only read it."""
+    return copy.deepcopy(synthetic_made)
+
+
 def run(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
     code = main(["report", *map(str, args)])
     out, err = capsys.readouterr()
@@ -101,7 +117,9 @@ def test_terminal_report_on_a_database_the_bot_wrote(capsys, demo_db: Path, monk
     assert err == ""  # no progress bar without a terminal
 
 
-def test_every_format_on_a_synthetic_study(capsys, synthetic_db: Path, tmp_path: Path) -> None:
+def test_every_format_on_a_synthetic_study(
+    capsys, synthetic_db: Path, synthetic_json: dict, tmp_path: Path
+) -> None:
     code, md, _ = run(capsys, "--db", synthetic_db, "--format", "md")
     assert code == 0
     assert "## Task completion" in md and "| System |" in md and "average " in md
@@ -121,7 +139,7 @@ def test_every_format_on_a_synthetic_study(capsys, synthetic_db: Path, tmp_path:
     text = text_file.read_text(encoding="utf-8")
     assert "\x1b[" not in text and "IDIAL summary" in text
 
-    data = report_json(capsys, synthetic_db)
+    data = synthetic_json
     assert data["format"] == "ozlab-report" and data["version"] == 1
     assert data["study"]["systems"] == ["system-a", "system-b", "system-c"]
     idial = data["questionnaires"]["idial"]
@@ -135,10 +153,10 @@ def test_every_format_on_a_synthetic_study(capsys, synthetic_db: Path, tmp_path:
     assert all(r["ci_low"] <= r["success_rate"] <= r["ci_high"] for r in completion)
 
 
-def test_json_keys_are_stable_across_databases(capsys, demo_db, synthetic_db, tmp_path) -> None:
+def test_json_keys_are_stable_across_databases(capsys, demo_db, synthetic_json, tmp_path) -> None:
     empty = tmp_path / "empty.sqlite"
     empty.touch()  # a file, not yet a database
-    documents = [report_json(capsys, db) for db in (demo_db, synthetic_db, empty)]
+    documents = [report_json(capsys, demo_db), synthetic_json, report_json(capsys, empty)]
     shapes = [shape({k: v for k, v in d.items() if k != "notes"}) for d in documents]
     top = {k: (v if not isinstance(v, dict) else set(v)) for k, v in shapes[0].items()}
     for other in shapes[1:]:
@@ -150,8 +168,10 @@ def test_json_keys_are_stable_across_databases(capsys, demo_db, synthetic_db, tm
             assert len(keys) <= 1, (section, name, keys)
 
 
-def test_exclude_flagged_says_how_many_and_why(capsys, synthetic_db: Path) -> None:
-    before = report_json(capsys, synthetic_db)
+def test_exclude_flagged_says_how_many_and_why(
+    capsys, synthetic_db: Path, synthetic_json: dict
+) -> None:
+    before = synthetic_json
     after = report_json(capsys, synthetic_db, "--exclude-flagged")
     exclusion = after["quality"]["exclusion"]
     assert before["quality"]["exclusion"] is None
@@ -202,7 +222,9 @@ def test_a_partial_study_with_sessions_but_no_answers(capsys, tmp_path: Path) ->
     assert "No questionnaire answers yet" in out and "still in progress" in out
 
 
-def test_a_database_with_two_studies_needs_study(capsys, synthetic_db, tmp_path) -> None:
+def test_a_database_with_two_studies_needs_study(
+    capsys, synthetic_db, synthetic_json, tmp_path
+) -> None:
     db = tmp_path / "two.sqlite"
     shutil.copy(synthetic_db, db)
     definition = load_study("hmd").model_dump_json(by_alias=True)
@@ -214,10 +236,7 @@ def test_a_database_with_two_studies_needs_study(capsys, synthetic_db, tmp_path)
     assert "--study" in err and "hmd" in err and "synthetic" in err
     alone = report_json(capsys, db, "--study", "synthetic")
     assert alone["study"]["study_ids"] == ["synthetic"]
-    assert (
-        alone["participation"]["overall"]
-        == report_json(capsys, synthetic_db)["participation"]["overall"]
-    )
+    assert alone["participation"]["overall"] == synthetic_json["participation"]["overall"]
     pilot = report_json(capsys, db, "--study", "hmd")
     assert pilot["participation"]["overall"]["participants"] == 1
     assert pilot["questionnaires"]["items"] == []

@@ -56,6 +56,18 @@ def three_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def three_written(three_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The three-system study's report in each format as ``analytics report`` writes it,
+    once for the tests that only read the files."""
+    out = tmp_path_factory.mktemp("three-report")
+    for suffix in ("txt", "md", "html"):
+        assert main(["report", "--db", str(three_db), "--out", str(out / f"report.{suffix}")]) == 0
+    json_file = out / "report.json"
+    assert main(["report", "--db", str(three_db), "--format", "json", "--out", str(json_file)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
 def two(two_db: Path) -> Report:
     return build_report(load_study_data(two_db))
 
@@ -137,7 +149,7 @@ def test_three_systems_take_chi_squared_with_cramers_v_and_pairwise_fisher(three
 
 
 def test_a_monte_carlo_p_value_is_printed_with_its_error_in_every_format(
-    three_db: Path, three: Report, tmp_path: Path
+    three: Report, three_written: Path
 ) -> None:
     """post.best's expected counts are small: its χ² p comes from random tables, and every
     format shows the standard error beside it (the JSON as ``p_mc_error``)."""
@@ -147,21 +159,19 @@ def test_a_monte_carlo_p_value_is_printed_with_its_error_in_every_format(
     assert 0 < error < 0.002
     shown = f"Monte Carlo standard error {error:.4f}".replace(" 0.", " .")
     for suffix in ("txt", "md", "html"):
-        out = tmp_path / f"report.{suffix}"
-        assert main(["report", "--db", str(three_db), "--out", str(out)]) == 0
+        out = three_written / f"report.{suffix}"
         text = " ".join(out.read_text(encoding="utf-8").split())
         if suffix == "txt":  # the terminal's table wraps the cell over lines
             assert "standard error" in text and f"{shown.split()[-1]})" in text
         else:
             assert shown in text, suffix
-    out = tmp_path / "report.json"
-    assert main(["report", "--db", str(three_db), "--format", "json", "--out", str(out)]) == 0
+    out = three_written / "report.json"
     rows = json.loads(out.read_text(encoding="utf-8"))["comparisons"]["table"]
     assert [r["p_mc_error"] for r in rows if r["p_mc_error"] is not None] == [error]
 
 
 def test_holm_covers_the_headline_tests_unless_asked_to_cover_every_test(
-    three_db: Path, three: Report, tmp_path: Path
+    three_db: Path, three: Report, three_written: Path, tmp_path: Path
 ) -> None:
     """By default the family is each measure's headline (omnibus) test, and every format
     says so; ``--adjust all`` corrects across every test of the table, pairs included."""
@@ -170,8 +180,7 @@ def test_holm_covers_the_headline_tests_unless_asked_to_cover_every_test(
     assert three.comparisons.family == 5 and (table.loc[headline, "kind"] == "omnibus").all()
     assert "headline test of each measure only" in three.comparisons.method
     for suffix in ("txt", "md", "html"):
-        out = tmp_path / f"report.{suffix}"
-        assert main(["report", "--db", str(three_db), "--out", str(out)]) == 0
+        out = three_written / f"report.{suffix}"
         text = " ".join(out.read_text(encoding="utf-8").split())
         assert "headline test of each measure only" in text, suffix
         assert "--adjust all" in text, suffix

@@ -15,6 +15,7 @@ import pytest
 
 from bot.cli import ANALYTICS, OZLAB, parser
 from bot.cli.flags import DB_ENV
+from tests.command_line import ozlab_here
 
 pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
 
@@ -83,13 +84,20 @@ def run(*argv: str | Path, cwd: Path, db: Path) -> subprocess.CompletedProcess[s
     )
 
 
-def test_ozlab_db_stands_in_for_db(tmp_path: Path) -> None:
+def test_ozlab_db_stands_in_for_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo and the backup run in this process, in ``tmp_path`` with ``OZLAB_DB`` set;
+    the reports as ``ozlab`` and ``analytics`` processes (``python -m``) of their own."""
+    for name in [k for k in os.environ if k.startswith(("OZLAB_", "TELEGRAM_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
     study = tmp_path / "study.sqlite"
-    played = run("bot.cli", "demo", "-n", "1", "--annotators", "0", cwd=tmp_path, db=study)
+    monkeypatch.setenv(DB_ENV, str(study))
+    played = ozlab_here("demo", "-n", "1", "--annotators", "0")
     assert played.returncode == 0, played.stderr
     assert not study.exists()  # a demo never replaces OZLAB_DB's database
     db = tmp_path / "ozlab-demo.sqlite"
-    copied = run("bot.cli", "backup", "--out", "copy.sqlite", cwd=tmp_path, db=db)
+    monkeypatch.setenv(DB_ENV, str(db))
+    copied = ozlab_here("backup", "--out", "copy.sqlite")
     assert copied.returncode == 0 and (tmp_path / "copy.sqlite").exists(), copied.stderr
     for module in ("bot.cli", "analytics"):
         reported = run(module, "report", "--format", "json", cwd=tmp_path, db=db)

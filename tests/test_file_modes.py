@@ -6,6 +6,7 @@ the umask most systems give (022)."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -38,6 +39,36 @@ def ozlab(*args: str) -> str:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+IN_TURN = """
+import json, sys
+from bot.cli import main
+for argv in json.loads(sys.argv[1]):
+    status = main(argv)
+    print("\\0", flush=True)
+    if status:
+        sys.exit(status)
+"""
+
+
+def ozlab_in_turn(*commands: list[str]) -> list[str]:
+    """Several ``ozlab`` commands, one after the other in one process under umask 022 (each
+    writes its files through the same code whatever ran before it); what each said."""
+    done = subprocess.run(
+        ["/bin/sh", "-c", 'umask 022 && exec "$0" "$@"', sys.executable, "-c", IN_TURN,
+         json.dumps(commands)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=PROJECT_ROOT,
+        check=False,
+        env=os.environ | {SECRET_ENV: SECRET},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = done.stdout.split("\0\n")
+    assert len(said) == len(commands) + 1 and said[-1] == "", done.stdout
+    return said[:-1]
 
 
 def mode(path: Path) -> int:
@@ -92,27 +123,33 @@ def test_codes_and_payments_are_their_owners_only(tmp_path: Path) -> None:
 @pytest.mark.parametrize("fmt", ["csv", "parquet", "sav"])
 def test_every_export_is_its_owners_only(demo_db: Path, tmp_path: Path, fmt: str) -> None:
     out = tmp_path / "data" / "2026" / "export"
-    written = ozlab("export", "--db", str(demo_db), "--out", str(out), "--format", fmt, "--wide")
+    again = tmp_path / "shared"  # a folder that was there, readable by others
+    again.mkdir(mode=0o755)
+    again.chmod(0o755)
+    written, _ = ozlab_in_turn(
+        ["export", "--db", str(demo_db), "--out", str(out), "--format", fmt, "--wide"],
+        ["export", "--db", str(demo_db), "--out", str(again), "--format", fmt],
+    )
     assert len(written.split()) >= 8
     modes = everything(tmp_path / "data")
     folders = {name for name in modes if (tmp_path / "data" / name).is_dir()}
     assert folders == {".", "2026", "2026/export"}
     assert modes == {name: 0o700 if name in folders else 0o600 for name in modes}
     # A folder that was there keeps its mode: the files in it are private all the same.
-    again = tmp_path / "shared"
-    again.mkdir(mode=0o755)
-    again.chmod(0o755)
-    ozlab("export", "--db", str(demo_db), "--out", str(again), "--format", fmt)
     assert mode(again) == 0o755
     assert {mode(p) for p in again.iterdir()} == {0o600}
 
 
 def test_every_report_and_its_figures_are_their_owners_only(demo_db: Path, tmp_path: Path) -> None:
     reports = tmp_path / "reports"
-    for name in ("report.html", "report.md", "report.json", "report.txt"):
-        ozlab("report", "--db", str(demo_db), "--out", str(reports / name), "--pilot")
-    ozlab("report", "--db", str(demo_db), "--out", str(reports / "paper.md"), "--figures",
-          str(tmp_path / "figures"))  # fmt: skip
+    ozlab_in_turn(
+        *(
+            ["report", "--db", str(demo_db), "--out", str(reports / name), "--pilot"]
+            for name in ("report.html", "report.md", "report.json", "report.txt")
+        ),
+        ["report", "--db", str(demo_db), "--out", str(reports / "paper.md"), "--figures",
+         str(tmp_path / "figures")],
+    )  # fmt: skip
     assert everything(reports) == {
         ".": 0o700,
         **{name: 0o600 for name in ("report.html", "report.md", "report.json", "report.txt")},

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bot.annotation.judging import run_judge
+from bot.annotation.judging import Limits, run_judge
 from bot.core.participants import ParticipantStatus
 from bot.core.vocabulary import Consent, FlagReason, SessionState, Stage, Winner
 from bot.engine import effects as fx
@@ -24,7 +24,8 @@ from scenarios.models import StudyBundle
 from tests.annotating_support import json_report
 from tests.fake_servers import FakeOpenAI, Mode
 
-pytestmark = pytest.mark.slow  # the report in a process of its own
+pytestmark = pytest.mark.slow  # a whole report
+UNPACED = Limits(8, 1000.0)  # the local server has no rate limit: the pacing is not tested here
 
 SESSIONS = [(f"p{n}-1", "shop-v1" if n % 2 else "shop-v0") for n in range(1, 41)]
 
@@ -86,8 +87,8 @@ async def test_the_planted_position_bias_is_found(tmp_path: Path) -> None:
         server.behave(Mode.STATUS, status=504, times=1)  # one call fails
         client = JsonClient()
         try:
-            first = await run_judge(store, bundle, job, judge, client, {})
-            second = await run_judge(store, bundle, job, judge, client, {})
+            first = await run_judge(store, bundle, job, judge, client, {}, limits=UNPACED)
+            second = await run_judge(store, bundle, job, judge, client, {}, limits=UNPACED)
         finally:
             await client.close()
         voted = [v for _, v in await store.votes()]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import io
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +22,19 @@ from analytics.report.render_html import render_html
 from analytics.report.render_terminal import render_terminal
 from analytics.report.render_tex import table_latex
 from bot.annotation.jobs import job_record, prepare_job
-from bot.annotation.judging import run_judge
+from bot.annotation.judging import Limits, run_judge
 from bot.core.vocabulary import AnnotationLevel
 from bot.store.model import ImportedRating
 from bot.store.sqlite import open_store
 from bot.systems.http_json import JsonClient
 from tests.annotating_support import json_report
 from tests.annotation_support import store_study
+from tests.command_line import ozlab_here
 from tests.fake_servers import FakeOpenAI
 from tests.test_judge_run import judged_bundle
 
-pytestmark = pytest.mark.slow  # the report in a process of its own
+pytestmark = pytest.mark.slow  # a whole report
+UNPACED = Limits(8, 1000.0)  # the local server has no rate limit: the pacing is not tested here
 
 SESSIONS = [(f"p{n}-1", "companion", 4) for n in range(1, 7)]  # 24 exchanges, 6 sessions
 
@@ -82,7 +83,7 @@ async def test_the_report_sets_the_judge_beside_three_annotators(tmp_path: Path)
         assert outcome.written
         client = JsonClient()
         try:
-            run = await run_judge(store, bundle, job, job.judges[0], client, {})
+            run = await run_judge(store, bundle, job, job.judges[0], client, {}, limits=UNPACED)
         finally:
             await client.close()
         await store.close()
@@ -120,12 +121,10 @@ async def test_the_report_sets_the_judge_beside_three_annotators(tmp_path: Path)
     )  # fmt: skip
     assert made["calls"] == 30 and made["prompt_tokens"] == 30 and len(made["prompt_hash"]) == 12
     # and for people to read: each verdict, and where the judgements came from
-    done = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", "report", "--db", str(db), "--format", "md",
-        "--out", str(tmp_path / "report.md"), stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    _, err = await done.communicate()
-    assert done.returncode == 0, err.decode()
+    done = await asyncio.to_thread(
+        ozlab_here, "report", "--db", db, "--format", "md", "--out", tmp_path / "report.md"
+    )
+    assert done.returncode == 0, done.stderr
     text = (tmp_path / "report.md").read_text()
     assert "## Model judges" in text
     annotations = text[text.index("## Annotations") : text.index("## Model judges")]

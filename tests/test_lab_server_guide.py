@@ -14,7 +14,7 @@ from bot.pilot.emulator import BotApiEmulator
 from tests.conftest import consent, say
 from tests.e2e_support import PROJECT_ROOT, OzlabProcesses
 from tests.postgres_server import PostgresServer
-from tests.server_commands import ok, one_line, ozlab, report
+from tests.server_commands import here, numbers, ok, one_line, ozlab
 from tests.store_reads import tables
 
 pytestmark = pytest.mark.slow
@@ -78,25 +78,25 @@ async def test_a_bot_runs_and_erases_its_own_study_and_the_analysts_only_read(
     assert "permission denied" in refused
 
     # the analysts read the study (report, backup) and write nothing
-    before = report(analyst, tmp_path, "--study", "hmd")
-    assert before == report(f"{bot}?study=hmd", tmp_path)
+    before = numbers(analyst, "--study", "hmd")
+    assert before == numbers(f"{bot}?study=hmd")
     seen = tables(f"{analyst}?study=hmd")
     assert len(seen["participants"]) == 2
     with psycopg.connect(analyst) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
         conn.execute("DELETE FROM hmd.exchanges")
     gone = seen["participants"][0]["participant_id"]
     assert one_line(ozlab("erase", "--db", f"{analyst}?study=hmd", gone, cwd=tmp_path), 5)
-    ok(ozlab("export", "--db", f"{analyst}?study=hmd", "--out", tmp_path / "export", cwd=tmp_path))
+    ok(here("export", "--db", f"{analyst}?study=hmd", "--out", tmp_path / "export"))
     assert (tmp_path / "export" / "responses.csv").is_file()
-    ok(ozlab("power", analyst, "--study", "hmd", cwd=tmp_path))
+    ok(here("power", analyst, "--study", "hmd"))
     backup = tmp_path / "hmd.sqlite"
-    ok(ozlab("backup", "--db", f"{analyst}?study=hmd", "--out", backup, cwd=tmp_path))
+    ok(here("backup", "--db", f"{analyst}?study=hmd", "--out", backup))
     assert tables(backup) == seen
 
     # the bot's role erases (its VACUUM FULL needs the tables' owner), the analysts see it
-    ok(ozlab("erase", "--db", f"{bot}?study=hmd", gone, cwd=tmp_path))
+    ok(here("erase", "--db", f"{bot}?study=hmd", gone))
     after = tables(f"{analyst}?study=hmd")
     assert [r["participant_id"] for r in after["participants"]] == [
         r["participant_id"] for r in seen["participants"][1:]
     ]
-    assert report(analyst, tmp_path, "--study", "hmd") != before
+    assert numbers(analyst, "--study", "hmd") != before

@@ -28,7 +28,7 @@ from bot.systems.tools import scenario_tools
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle
 from scenarios.systems import OpenAISystem
-from tests.command_line import environment
+from tests.command_line import environment, ozlab_here
 from tests.e2e_support import PROJECT_ROOT
 from tests.fake_servers import serving
 
@@ -139,6 +139,13 @@ def ozlab(*args: str | Path, cwd: Path, env: dict[str, str]) -> str:
     return done.stdout
 
 
+def here(*args: str | Path) -> str:
+    """``ozlab ARGS`` in this process (a check or a report: what it says, not a process)."""
+    done = ozlab_here(*args)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def tool_judged(db: Path, system: str, ending: str, correct: set[str]) -> tuple[int, int, int]:
     """(ended tasks of ``system``, those a call of ``ending`` got a result in, those whose
     call named a game in ``correct``), read from the sessions' own tool events."""
@@ -175,7 +182,7 @@ def test_the_starter_s_model_succeeds_by_its_tool_calls_as_a_researcher_runs_it(
     said = ozlab("new", "pilot", cwd=tmp_path, env=env)
     assert "'ozlab serve-demo --openai'" in said and "OZLAB_MODEL_URL" in said
     study = tmp_path / "pilot" / "study.yaml"
-    assert ozlab("check", study, cwd=tmp_path, env=env).startswith("OK: study 'pilot'")
+    assert here("check", study).startswith("OK: study 'pilot'")
     bundle = load_study(study)
     [model] = [s for s in bundle.study.systems if isinstance(s, OpenAISystem)]
     assert (model.id, model.url_env) == ("my-llm", "OZLAB_MODEL_URL")
@@ -194,14 +201,14 @@ def test_the_starter_s_model_succeeds_by_its_tool_calls_as_a_researcher_runs_it(
         server.stdout.close()
     sessions, ended, right = tool_judged(db, "my-llm", ending, correct)
     assert sessions >= 1 and ended >= 1
-    report = json.loads(ozlab("report", "--db", db, "--format", "json", cwd=tmp_path, env=env))
+    report = json.loads(here("report", "--db", db, "--format", "json"))
     [llm] = [r for r in report["completion"]["by_system"] if r["system_id"] == "my-llm"]
     assert (llm["success_n"], llm["successes"]) == (sessions, ended)
     assert llm["success_rate"] == pytest.approx(ended / sessions)
     assert (llm["correct_n"], llm["correct"]) == (sessions, right)
     [source] = [r for r in report["completion"]["sources"] if r["system_id"] == "my-llm"]
     assert (source["decided_by"], source["sessions_decided"]) == ("tool calls", sessions)
-    text = ozlab("report", "--db", db, "--format", "md", cwd=tmp_path, env=env)
+    text = here("report", "--db", db, "--format", "md")
     assert f"| my-llm | tool calls | {sessions} |" in text
     rate = f"{100 * ended / sessions:.0f}%"
     assert re.search(rf"\| my-llm \| {sessions} \| {ended} \| {rate} \(", text), text

@@ -1,6 +1,7 @@
 """One study database, one writer; and no command replaces data that is not a simulation's.
 
-As a researcher meets it: real ``ozlab`` subprocesses on real files. A demo or a pilot
+As a researcher meets it: real ``ozlab`` subprocesses on real files for every refusal (its
+status and its one line); the runs that only make a file ready, in this process. A demo or a pilot
 replaces only an earlier simulation's database that nobody has open; a second bot (or a
 demo, a pilot, a chat) on a file a bot runs on is refused at once with one line; readers
 (report, export, backup) keep working beside the bot.
@@ -24,6 +25,7 @@ from bot.store import lock as running
 from bot.store.model import JudgeCall
 from bot.store.sqlite import open_existing, open_store
 from tests.annotating_support import invite
+from tests.command_line import ozlab_here
 from tests.conftest import SECRET, StartBot, consent, say
 from tests.e2e_support import PROJECT_ROOT, SECRET_32, OzlabProcesses, database_bytes
 from tests.store_reads import reading, tables
@@ -111,10 +113,9 @@ async def test_a_demo_or_a_pilot_refuses_a_copy_of_a_study_with_real_participant
 def test_a_database_with_real_data_but_no_participants_is_refused(tmp_path: Path) -> None:
     """Invitation codes are live links to real people, though none has come yet."""
     db = tmp_path / "recruiting.sqlite"
-    made = command(
-        "invite", "--db", str(db), "--n", "3", "--bot", "my_study_bot", "--out", "inv.csv",
-        cwd=tmp_path,
-    )  # fmt: skip
+    made = ozlab_here(
+        "invite", "--db", db, "--n", "3", "--bot", "my_study_bot", "--out", tmp_path / "inv.csv"
+    )
     assert made.returncode == 0, made.stderr
     before = stored_bytes(db)
     done = command("demo", "-n", "1", "--db", str(db))
@@ -129,9 +130,7 @@ def test_annotators_and_their_imported_ratings_without_participants_are_refused(
     db = tmp_path / "ratings.sqlite"
     ratings = tmp_path / "ratings.csv"
     ratings.write_text("target,annotator,item,value\nclip-7,R1,exchange,3\nclip-7,R2,exchange,1\n")
-    imported = command(
-        "import", "annotations", str(ratings), "--db", str(db), "--instrument", "hri-cues"
-    )
+    imported = ozlab_here("import", "annotations", ratings, "--db", db, "--instrument", "hri-cues")
     assert imported.returncode == 0, imported.stderr
     before = stored_bytes(db)
     done = command("pilot", "hmd", "--simulator", "scripted", "-n", "1", "--db", str(db))
@@ -146,13 +145,13 @@ def test_annotators_and_their_imported_ratings_without_participants_are_refused(
 def test_an_earlier_demos_database_is_replaced(tmp_path: Path) -> None:
     """``make demo`` twice: the second run starts afresh on the first one's file."""
     db = tmp_path / "ozlab-demo.sqlite"
-    first = command("demo", "-n", "2", "--db", str(db))
+    first = ozlab_here("demo", "-n", "2", "--db", db)
     assert first.returncode == 0, first.stderr
     assert len(tables(db)["participants"]) == 2
-    again = command("demo", "-n", "1", "--annotators", "0", "--db", str(db))
+    again = ozlab_here("demo", "-n", "1", "--annotators", "0", "--db", db)
     assert again.returncode == 0, again.stderr
     assert len(tables(db)["participants"]) == 1
-    pilot = command("pilot", "hmd", "--simulator", "scripted", "-n", "3", "--db", str(db))
+    pilot = ozlab_here("pilot", "hmd", "--simulator", "scripted", "-n", "3", "--db", db)
     assert pilot.returncode == 0, pilot.stderr
     assert len(tables(db)["participants"]) == 3
 
@@ -163,8 +162,8 @@ def test_an_earlier_arena_demo_with_its_votes_is_replaced_but_not_imported_votes
     """Votes of simulated participants are the demo's own; votes imported from elsewhere
     are somebody's work."""
     db = tmp_path / "arena.sqlite"
-    assert command("demo", "--study", "arena", "-n", "2", "--db", str(db)).returncode == 0
-    again = command("demo", "--study", "arena", "-n", "1", "--db", str(db))
+    assert ozlab_here("demo", "--study", "arena", "-n", "2", "--db", db).returncode == 0
+    again = ozlab_here("demo", "--study", "arena", "-n", "1", "--db", db)
     assert again.returncode == 0, again.stderr
     assert len(tables(db)["participants"]) == 1 and tables(db)["votes"]
     votes = tmp_path / "votes.csv"
@@ -173,7 +172,7 @@ def test_an_earlier_arena_demo_with_its_votes_is_replaced_but_not_imported_votes
         "v1,preference,R1,shop-v1,shop-v0,a,overall\n",
         encoding="utf-8",
     )
-    imported = command("import", "votes", str(votes), "--db", str(db), "--study", "arena")
+    imported = ozlab_here("import", "votes", votes, "--db", db, "--study", "arena")
     assert imported.returncode == 0, imported.stderr
     before = stored_bytes(db)
     done = command("demo", "--study", "arena", "-n", "1", "--db", str(db))
@@ -186,7 +185,7 @@ async def test_a_demo_replaces_its_simulated_annotators_and_nothing_else(tmp_pat
     """Annotators a simulation marked are the demo's own, with the job only they work on;
     an annotator who is a person (a code handed out, though not used yet) is somebody's."""
     db = tmp_path / "hmd.sqlite"
-    assert (await asyncio.to_thread(command, "demo", "-n", "2", "--db", str(db))).returncode == 0
+    assert (await asyncio.to_thread(ozlab_here, "demo", "-n", "2", "--db", db)).returncode == 0
     [(person, _), (simulated, _)] = await invite(db, "hmd-acute", 2)
     store = await open_store(db)
     try:
@@ -205,7 +204,7 @@ async def test_a_demo_replaces_its_simulated_annotators_and_nothing_else(tmp_pat
         assert await store.mark_simulated_annotators([person]) == 1
     finally:
         await store.close()
-    again = await asyncio.to_thread(command, "demo", "-n", "1", "--db", str(db))
+    again = await asyncio.to_thread(ozlab_here, "demo", "-n", "1", "--db", db)
     assert again.returncode == 0, again.stderr
     assert len(tables(db)["participants"]) == 1 and not tables(db).get("annotators")
 
@@ -214,9 +213,9 @@ def test_a_simulation_with_erasures_in_its_ledger_is_refused(tmp_path: Path) -> 
     """The ledger is what carries an erasure into the backups of that file: replacing the
     file would lose it, so a demo's file from which someone was erased stays."""
     db = tmp_path / "ozlab-demo.sqlite"
-    assert command("demo", "-n", "2", "--annotators", "0", "--db", str(db)).returncode == 0
+    assert ozlab_here("demo", "-n", "2", "--annotators", "0", "--db", db).returncode == 0
     someone = tables(db)["participants"][0]["participant_id"]
-    erased = command("erase", "--db", str(db), str(someone))
+    erased = ozlab_here("erase", "--db", db, str(someone))
     assert erased.returncode == 0, erased.stderr
     before = stored_bytes(db)
     done = command("demo", "-n", "1", "--db", str(db))
@@ -230,9 +229,7 @@ def test_a_simulation_with_erasures_in_its_ledger_is_refused(tmp_path: Path) -> 
 async def test_a_simulation_a_model_judge_was_paid_to_judge_is_refused(tmp_path: Path) -> None:
     """A judge's calls cost tokens, and its judgements are a finding: somebody's work."""
     db = tmp_path / "ozlab-demo.sqlite"
-    played = await asyncio.to_thread(
-        command, "demo", "-n", "1", "--annotators", "0", "--db", str(db)
-    )
+    played = await asyncio.to_thread(ozlab_here, "demo", "-n", "1", "--annotators", "0", "--db", db)
     assert played.returncode == 0, played.stderr
     store = await open_store(db)
     try:
@@ -249,9 +246,7 @@ async def test_a_simulation_a_model_judge_was_paid_to_judge_is_refused(tmp_path:
 async def test_a_demo_refuses_a_simulation_someone_has_open(tmp_path: Path) -> None:
     """Nothing but simulated participants, but a console or a report reads it: refused."""
     db = tmp_path / "ozlab-demo.sqlite"
-    played = await asyncio.to_thread(
-        command, "demo", "-n", "2", "--annotators", "0", "--db", str(db)
-    )
+    played = await asyncio.to_thread(ozlab_here, "demo", "-n", "2", "--annotators", "0", "--db", db)
     assert played.returncode == 0, played.stderr
     async with await open_existing(db, read_only=True):  # as a report or a console holds it
         done = await asyncio.to_thread(command, "demo", "-n", "1", "--db", str(db))

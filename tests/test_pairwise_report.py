@@ -95,7 +95,8 @@ def test_the_section_in_every_format_and_the_same_bytes_twice(
     study: StudyData, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
-    first, second = _formats(_with_votes(study)), _formats(_with_votes(study))
+    made = _with_votes(study)
+    first, second = _formats(made), _formats(_with_votes(study))
     assert first == second
     for fmt in ("md", "html", "terminal"):
         text = first[fmt]
@@ -121,7 +122,7 @@ def test_the_section_in_every_format_and_the_same_bytes_twice(
     onboarding = {r["rater"]: r for r in section["onboarding"]}
     assert onboarding["ann"]["rate"] == 0.5 and onboarding["ann"]["passed"] is False
     assert section["sample_size"] and section["win_rates"] and section["pairs"]
-    written = write_report_figures(_with_votes(study), tmp_path / "figures")
+    written = write_report_figures(made, tmp_path / "figures")
     for name in ("pairwise-forest-turn", "pairwise-heatmap-turn"):
         assert tmp_path / "figures" / f"{name}.svg" in written
         assert (tmp_path / "figures" / f"{name}.txt").read_text().strip()

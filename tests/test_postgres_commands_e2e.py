@@ -16,7 +16,7 @@ from tests.command_line import environment
 from tests.conftest import consent, say
 from tests.e2e_support import PROJECT_ROOT, OzlabProcesses
 from tests.postgres_server import PASSWORD, PASSWORD_ROLE, PostgresServer
-from tests.server_commands import ok, one_line, ozlab, report
+from tests.server_commands import here, numbers, ok, one_line, ozlab, report
 from tests.store_reads import tables
 from tests.stress_support import start_shops
 from tests.terminal_support import Terminal
@@ -32,26 +32,21 @@ def test_a_demo_on_postgresql_reports_and_exports_as_on_sqlite(
     postgres: PostgresServer, tmp_path: Path
 ) -> None:
     server, file = postgres.fresh_database(), tmp_path / "demo.sqlite"
-    ok(ozlab("demo", "-n", "6", "--db", file, cwd=tmp_path))
-    shown = ok(ozlab("demo", "-n", "6", "--db", server, cwd=tmp_path))
+    ok(here("demo", "-n", "6", "--db", file))
+    shown = ok(here("demo", "-n", "6", "--db", server))
     assert "6 simulated participants" in shown
-    on_file = report(file, tmp_path)
-    assert report(server, tmp_path, "--study", "hmd") == on_file
-    assert report(f"{server}?study=hmd", tmp_path) == on_file
-    assert report(server, tmp_path) == on_file  # the only study the database keeps
-    ok(ozlab("export", "--db", file, "--out", tmp_path / "from-file", cwd=tmp_path))
-    ok(
-        ozlab(
-            "export", "--db", server, "--study", "hmd", "--out", tmp_path / "from-server",
-            cwd=tmp_path,
-        )
-    )  # fmt: skip
+    on_file = numbers(file)
+    assert numbers(server, "--study", "hmd") == on_file
+    assert numbers(f"{server}?study=hmd") == on_file
+    assert numbers(server) == on_file  # the only study the database keeps
+    ok(here("export", "--db", file, "--out", tmp_path / "from-file"))
+    ok(here("export", "--db", server, "--study", "hmd", "--out", tmp_path / "from-server"))
     from_file = exported(tmp_path / "from-file")
     assert from_file and exported(tmp_path / "from-server") == from_file
     # a backup of the server's study is a SQLite file the report reads as the original
     backup = tmp_path / "backup.sqlite"
-    assert ok(ozlab("backup", "--db", server, "--out", backup, cwd=tmp_path)) == ""
-    assert report(backup, tmp_path) == on_file
+    assert ok(here("backup", "--db", server, "--out", backup)) == ""
+    assert numbers(backup) == on_file
 
 
 def test_an_arena_demo_on_a_server_is_replaced_with_its_votes(
@@ -59,9 +54,9 @@ def test_an_arena_demo_on_a_server_is_replaced_with_its_votes(
 ) -> None:
     """The simulated participants' votes are the demo's own on a server too."""
     server = postgres.fresh_database()
-    ok(ozlab("demo", "--study", "arena", "-n", "2", "--db", server, cwd=tmp_path))
-    ok(ozlab("demo", "--study", "arena", "-n", "1", "--db", server, cwd=tmp_path))
-    found = report(server, tmp_path, "--study", "arena")
+    ok(here("demo", "--study", "arena", "-n", "2", "--db", server))
+    ok(here("demo", "--study", "arena", "-n", "1", "--db", server))
+    found = numbers(server, "--study", "arena")
     assert found["participation"]["overall"]["participants"] == 1
     assert found["pairwise"]["questions"][0]["raters"] == 1
 
@@ -70,13 +65,13 @@ def test_a_study_moves_to_a_server_and_back_unchanged(
     postgres: PostgresServer, tmp_path: Path
 ) -> None:
     laptop, server, back = tmp_path / "laptop.sqlite", postgres.fresh_database(), tmp_path / "b.db"
-    ok(ozlab("demo", "-n", "5", "--db", laptop, cwd=tmp_path))
-    said = ok(ozlab("copy", "--db", laptop, "--to", server, cwd=tmp_path))
+    ok(here("demo", "-n", "5", "--db", laptop))
+    said = ok(here("copy", "--db", laptop, "--to", server))
     assert "copied study hmd" in said and "checked" in said
-    ok(ozlab("copy", "--db", server, "--to", back, cwd=tmp_path))
-    before = report(laptop, tmp_path)
-    assert report(server, tmp_path, "--study", "hmd") == before
-    assert report(back, tmp_path) == before
+    ok(here("copy", "--db", server, "--to", back))
+    before = numbers(laptop)
+    assert numbers(server, "--study", "hmd") == before
+    assert numbers(back) == before
     assert tables(back) == tables(laptop)
     # onto a database that keeps the study already: refused in one line, nothing changed
     kept = tables(f"{server}?study=hmd")
@@ -87,9 +82,9 @@ def test_a_study_moves_to_a_server_and_back_unchanged(
 
 def test_ozlab_db_stands_in_for_db(postgres: PostgresServer, tmp_path: Path) -> None:
     server = postgres.fresh_database()
-    ok(ozlab("demo", "-n", "3", "--annotators", "0", "--db", server, cwd=tmp_path))
-    through_env = report(None, tmp_path, env={"OZLAB_DB": server})
-    assert through_env == report(server, tmp_path)
+    ok(here("demo", "-n", "3", "--annotators", "0", "--db", server))
+    through_env = numbers(None, env={"OZLAB_DB": server})
+    assert through_env == numbers(server)
 
 
 # --- credentials only from libpq's environment ---------------------------------------------
@@ -149,10 +144,10 @@ def test_a_password_comes_from_pgpassword_or_pgpass_and_is_never_shown(
         assert PASSWORD not in done
 
 
-def counted(server: str, cwd: Path, study: str) -> tuple[object, object]:
+def counted(server: str, study: str) -> tuple[object, object]:
     """The studies ``ozlab report --study`` speaks of, and how many participants."""
-    numbers = report(server, cwd, "--study", study)
-    study_part, participation = numbers["study"], numbers["participation"]
+    found = numbers(server, "--study", study)
+    study_part, participation = found["study"], found["participation"]
     assert isinstance(study_part, dict) and isinstance(participation, dict)
     return study_part["study_ids"], participation["overall"]["participants"]
 
@@ -204,21 +199,21 @@ async def test_two_studies_run_at_once_on_one_database_and_stay_apart(
     assert texts == {"dolphin telescope", "marble orchard"}
     assert {r["user_text"] for r in others["exchanges"]} == {"saffron kayak"}
     # the report of each is of its own participants only
-    assert counted(server, tmp_path, "hmd") == (["hmd"], 2)
-    assert counted(server, tmp_path, "xrec") == (["xrec"], 1)
+    assert counted(server, "hmd") == (["hmd"], 2)
+    assert counted(server, "xrec") == (["xrec"], 1)
     # erasing one of hmd's leaves xrec's rows as they were
     gone = ours["participants"][0]["participant_id"]
-    ok(ozlab("erase", "--db", mine, gone, cwd=tmp_path))
+    ok(here("erase", "--db", mine, gone))
     after = tables(mine)
     assert [r["participant_id"] for r in after["participants"]] == [
         r["participant_id"] for r in ours["participants"][1:]
     ]
     assert tables(theirs) == others
-    assert counted(server, tmp_path, "hmd") == (["hmd"], 1)
-    assert counted(server, tmp_path, "xrec") == (["xrec"], 1)
+    assert counted(server, "hmd") == (["hmd"], 1)
+    assert counted(server, "xrec") == (["xrec"], 1)
     # a backup of xrec holds nothing of hmd's
     backup = tmp_path / "xrec.sqlite"
-    ok(ozlab("backup", "--db", theirs, "--out", backup, cwd=tmp_path))
+    ok(here("backup", "--db", theirs, "--out", backup))
     assert tables(backup) == others
     blob = backup.read_bytes()
     assert b"saffron kayak" in blob
@@ -232,47 +227,31 @@ def test_pilot_power_invite_and_import_take_a_server(
     postgres: PostgresServer, tmp_path: Path
 ) -> None:
     piloted, server = postgres.fresh_database(), postgres.fresh_database()
-    said = ozlab(
-        "pilot", "hmd", "--simulator", "scripted", "-n", "3", "--db", piloted, cwd=tmp_path
-    )
-    ok(said)
+    ok(here("pilot", "hmd", "--simulator", "scripted", "-n", "3", "--db", piloted))
     assert len(tables(piloted)["participants"]) == 3
-    pilot = ok(ozlab("report", "--db", piloted, "--pilot", "--format", "md", cwd=tmp_path))
+    pilot = ok(here("report", "--db", piloted, "--pilot", "--format", "md"))
     assert "Pilot" in pilot or "pilot" in pilot
 
-    ok(ozlab("demo", "-n", "6", "--annotators", "0", "--db", server, cwd=tmp_path))
-    needed = ok(ozlab("power", server, "--study", "hmd", cwd=tmp_path))
-    assert needed == ok(ozlab("power", f"{server}?study=hmd", cwd=tmp_path))
+    ok(here("demo", "-n", "6", "--annotators", "0", "--db", server))
+    needed = ok(here("power", server, "--study", "hmd"))
+    assert needed == ok(here("power", f"{server}?study=hmd"))
     invitations = tmp_path / "invitations.csv"
-    ok(
-        ozlab(
-            "invite",
-            "--db",
-            server,
-            "-n",
-            "3",
-            "--bot",
-            "lab_bot",
-            "--out",
-            invitations,
-            cwd=tmp_path,
-        )
-    )
+    ok(here("invite", "--db", server, "-n", "3", "--bot", "lab_bot", "--out", invitations))
     assert len(invitations.read_text().splitlines()) == 4  # a header and three links
 
     # answers collected elsewhere, in the export's long format, go into another database
     file = tmp_path / "demo.sqlite"
-    ok(ozlab("demo", "-n", "6", "--annotators", "0", "--db", file, cwd=tmp_path))
-    ok(ozlab("export", "--db", file, "--out", tmp_path / "export", cwd=tmp_path))
+    ok(here("demo", "-n", "6", "--annotators", "0", "--db", file))
+    ok(here("export", "--db", file, "--out", tmp_path / "export"))
     elsewhere = postgres.fresh_database()
     csv = tmp_path / "export" / "responses.csv"
-    ok(ozlab("import", "responses", csv, "--db", elsewhere, "--study", "hmd", cwd=tmp_path))
+    ok(here("import", "responses", csv, "--db", elsewhere, "--study", "hmd"))
     imported = tables(f"{elsewhere}?study=hmd")["responses"]
     assert len(imported) == len(tables(file)["responses"])
     # a study file names the study too: its id is the schema
     study_file = PROJECT_ROOT / "scenarios" / "library" / "studies" / "hmd.yaml"
     another = postgres.fresh_database()
-    ok(ozlab("import", "responses", csv, "--db", another, "--study", study_file, cwd=tmp_path))
+    ok(here("import", "responses", csv, "--db", another, "--study", study_file))
     assert len(tables(f"{another}?study=hmd")["responses"]) == len(imported)
 
 
@@ -357,21 +336,21 @@ def test_stress_tests_are_made_and_replayed_on_a_server(
     logged = next(shops)
     try:
         server = postgres.fresh_database()
-        ok(ozlab("copy", "--db", logged.played, "--to", server, cwd=tmp_path))
+        ok(here("copy", "--db", logged.played, "--to", server))
         live, played = tables(server), len(logged.relay.calls())
         made = ok(
-            ozlab(
+            here(
                 "stress", "generate", "--db", server, "--types", "ST-1,ST-2", "--per-type", "3",
-                "--seed", "7", cwd=tmp_path,
+                "--seed", "7",
             )
         )  # fmt: skip
         assert re.search(r"\d+ ST-1, \d+ ST-2", made), made
-        ran = ok(ozlab("stress", "run", "--db", server, "--concurrency", "4", cwd=tmp_path))
+        ran = ok(here("stress", "run", "--db", server, "--concurrency", "4"))
         assert "Replayed" in ran
         assert any(c.startswith("stress-") for c in logged.relay.calls()[played:])
-        again = ok(ozlab("stress", "run", "--db", server, cwd=tmp_path))
+        again = ok(here("stress", "run", "--db", server))
         assert "Replayed 0 tests" in again
-        stress = report(server, tmp_path)["stress"]
+        stress = numbers(server)["stress"]
         assert isinstance(stress, dict) and set(stress) == {"shop-v0", "shop-v1"}
         assert tables(server) == live  # replays are conversations of their own
     finally:

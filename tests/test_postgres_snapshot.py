@@ -21,7 +21,7 @@ from bot.store import Access, open_store
 from bot.store.model import SNAPSHOT_COLUMNS
 from bot.store.postgres import snapshot
 from bot.store.postgres.snapshot import MISSING
-from tests.command_line import ozlab
+from tests.command_line import ozlab_here
 from tests.postgres_server import PASSWORD, PASSWORD_ROLE, PostgresServer
 
 STUDY = "hmd"
@@ -31,7 +31,7 @@ STUDY = "hmd"
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A demo study in a SQLite file, as ``ozlab demo`` writes one."""
     folder = tmp_path_factory.mktemp("demo")
-    done = ozlab("demo", "-n", "6", "--seed", "3", "--db", "demo.sqlite", cwd=folder)
+    done = ozlab_here("demo", "-n", "6", "--seed", "3", "--db", folder / "demo.sqlite")
     assert done.returncode == 0, done.stderr
     return folder / "demo.sqlite"
 
@@ -39,7 +39,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def copied(source: Path, postgres: PostgresServer) -> str:
     """``source`` moved by ``ozlab copy`` into a new database: the study's URL."""
     database = postgres.fresh_database()
-    done = ozlab("copy", "--db", source, "--to", database, cwd=source.parent)
+    done = ozlab_here("copy", "--db", source, "--to", database)
     assert done.returncode == 0, done.stderr
     return f"{database}?study={STUDY}"
 
@@ -79,7 +79,7 @@ def test_a_study_on_postgresql_gives_the_frames_and_report_of_its_sqlite_copy(
     texts = []
     for db in (demo, url):
         out = demo.parent / "report.json"
-        done = ozlab("report", "--db", db, "--format", "json", "--out", out, cwd=demo.parent)
+        done = ozlab_here("report", "--db", db, "--format", "json", "--out", out)
         assert done.returncode == 0, done.stderr
         lines = out.read_text().splitlines(keepends=True)
         [source] = [line for line in lines if line.startswith(' "source": ')]

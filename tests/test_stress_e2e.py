@@ -18,6 +18,7 @@ import pytest
 from bot.store.sqlite import open_existing
 from bot.store.stress_records import Judge, StressResult
 from bot.stress.replay.judges import awaiting
+from tests.command_line import ozlab_here
 from tests.store_reads import read_tables
 from tests.stress_support import OZLAB, Shops, copy_study, ozlab, start_shops
 
@@ -79,7 +80,8 @@ async def test_the_weaker_shop_scores_lower_in_the_spelling_group(
     assert "Replayed 0 tests" in again.stdout  # the store is the record of what is done
     assert await read_tables(db) == live  # replays are new conversations: no live row changed
 
-    report = ozlab("report", "--db", str(db), "--format", "json")
+    # the reports are made in this process: what they say, not how a process ends
+    report = await asyncio.to_thread(ozlab_here, "report", "--db", db, "--format", "json")
     assert report.returncode == 0, report.stderr
     stress = json.loads(report.stdout)["stress"]
     v0, v1 = stress["shop-v0"]["groups"]["spelling"], stress["shop-v1"]["groups"]["spelling"]
@@ -93,11 +95,15 @@ async def test_the_weaker_shop_scores_lower_in_the_spelling_group(
     failure = stress["shop-v0"]["failures"][0]
     assert failure["original"] != failure["perturbed"] and failure["perturbed_reply"]
 
-    untested = ozlab("report", "--db", str(shops.played), "--format", "json")
+    untested = await asyncio.to_thread(
+        ozlab_here, "report", "--db", shops.played, "--format", "json"
+    )
     assert "stress" not in json.loads(untested.stdout)  # no section without stress tests
 
     page = tmp_path / "report.html"
-    html = ozlab("report", "--db", str(db), "--format", "html", "--out", str(page))
+    html = await asyncio.to_thread(
+        ozlab_here, "report", "--db", db, "--format", "html", "--out", page
+    )
     assert html.returncode == 0, html.stderr
     text = page.read_text()
     assert "Linguistic stress tests" in text and "average score on" in text
