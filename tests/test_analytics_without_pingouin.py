@@ -92,7 +92,8 @@ def test_anova_eta_squared_is_pingouins(n: float, k: int, power: float, alpha: f
 
 def test_between_subjects_report_never_imports_pingouin(tmp_path: Path) -> None:
     """A whole JSON report of three systems between participants (Kruskal–Wallis, Holm,
-    Cronbach's alpha, the smallest detectable effect), in a fresh interpreter."""
+    Cronbach's alpha, the smallest detectable effect), in a fresh interpreter; nor the HTTP
+    client the judges call models with (reading their verdicts needs none)."""
     code = (
         "import sys\n"
         "from pathlib import Path\n"
@@ -107,7 +108,7 @@ def test_between_subjects_report_never_imports_pingouin(tmp_path: Path) -> None:
         "import json\n"
         "print(json.dumps({'tested': int(report.comparisons.table['p'].notna().sum()),\n"
         "    'alphas': int(report.questionnaires.reliability['alpha'].notna().sum()),\n"
-        "    'loaded': sorted({'pingouin', 'matplotlib', 'seaborn', 'xarray'}\n"
+        "    'loaded': sorted({'pingouin', 'matplotlib', 'seaborn', 'xarray', 'aiohttp'}\n"
         "                     & set(sys.modules))}))\n"
     )
     db = tmp_path / "study.sqlite"

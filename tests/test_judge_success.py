@@ -20,11 +20,12 @@ from analytics.report.present import document
 from analytics.report.render_md import render_markdown
 from analytics.statistics.success_sources import decide
 from bot.annotation.judging import JudgeRun, Limits
-from bot.annotation.success_judging import SUCCESS_ITEM, SUCCESS_JOB, run_success_judge
+from bot.annotation.success_judging import run_success_judge
 from bot.cli import main
 from bot.core.participants import ParticipantStatus
 from bot.core.vocabulary import Consent, EndReason, SessionState, Stage
 from bot.engine import effects as fx
+from bot.engine.annotating.success import SUCCESS_ITEM, SUCCESS_JOB
 from bot.store.definition import definition_json
 from bot.store.interface import StudyStore
 from bot.store.model import JudgementRecord, StepCommit

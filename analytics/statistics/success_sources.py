@@ -27,8 +27,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from bot.annotation.success_judging import SUCCESS_JOB, verdict, verdicts
 from bot.core.vocabulary import EventKind
+from bot.engine.annotating.success import SUCCESS_ITEM, SUCCESS_JOB, verdict
 from bot.store.model import JudgeCost, JudgementRecord
 from scenarios.models import StudyBundle
 from scenarios.systems import reports_success
@@ -109,7 +109,7 @@ def decide(
     silent = _silent_systems(bundles)
     by_judge: dict[str, bool | None] = {}
     for bundle in bundles.values():
-        by_judge |= verdicts(bundle, judgements)
+        by_judge |= _verdicts(bundle, judgements)
 
     success = sessions["success"].astype(float)
     decided: list[float] = []
@@ -179,7 +179,7 @@ def judge_provenance(
     spent = {c.judge: c for c in costs}
     rows = []
     for setting, part in sorted(groups.items(), key=lambda kv: str(kv[0])):
-        said = [verdict(j) for j in part]
+        said = [verdict(j.outcome, j.said) for j in part]
         cost = spent.get(setting[0])
         rows.append(
             (
@@ -202,3 +202,16 @@ def judge_provenance(
 def _when(at: float) -> str:
     """A verdict's time to the second, in UTC (ISO 8601)."""
     return pd.to_datetime(at, unit="s", utc=True).floor("s").isoformat()
+
+
+def _verdicts(bundle: StudyBundle, judgements: Sequence[JudgementRecord]) -> dict[str, bool | None]:
+    """Session → the study's success judge's verdict (None: judged, no verdict); another
+    judge's verdicts decide nothing."""
+    judge = bundle.study.success_judge
+    if judge is None:
+        return {}
+    return {
+        j.target: verdict(j.outcome, j.said)
+        for j in judgements
+        if j.job == SUCCESS_JOB and j.judge == judge.id and j.item_id == SUCCESS_ITEM
+    }

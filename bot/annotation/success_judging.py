@@ -16,76 +16,26 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO
 
 from bot.annotation.judging import JudgeAsker, JudgeRun, Limits, ask_judge, progress_bar
-from bot.core.annotation import TranscriptExchange
 from bot.core.vocabulary import AnnotationLevel, SessionState
-from bot.engine.annotating.judging import Choice, parse, prompt_hash
+from bot.engine.annotating.judging import prompt_hash
+from bot.engine.annotating.success import (
+    SUCCESS_ITEM,
+    SUCCESS_JOB,
+    VERDICTS,
+    instructions,
+    question,
+)
 from bot.store.interface import StudyStore
 from bot.store.model import JudgementRecord, SessionRecord
 from bot.systems.http_json import JsonClient, excerpt
 from scenarios.jobs import Judge
-from scenarios.models import Scenario, StudyBundle, Texts
+from scenarios.models import StudyBundle
 from scenarios.systems import reports_success
 
-SUCCESS_JOB = "task success"
-"""The job a success verdict is kept under: a space, so no job file's id can be the same."""
-SUCCESS_ITEM = "success"
-"""The item a success verdict answers."""
 DEFAULT_LIMITS = Limits()
-VERDICTS = (Choice("yes", 1, "the task was done", None), Choice("no", 0, "it was not", None))
-
-_ROLE = (
-    "You read a conversation between a participant and an assistant, and decide whether the"
-    " participant's task was done, judged by its success criterion alone: not by how"
-    " pleasant, long or fluent the conversation was."
-)
 _OVER = (SessionState.QUESTIONNAIRE, SessionState.ENDED)
 """A task is over once its questionnaire or the end is reached (an abandoned one when it
 ended)."""
-_RULES = "Answer with exactly yes or no, and nothing else: no words, no punctuation."
-
-
-def instructions(judge: Judge) -> str:
-    """The system message: the judge's own prompt, its role, the answering rule. Its hash
-    names the prompt in every verdict's provenance."""
-    return "\n\n".join([*([judge.prompt] if judge.prompt else []), _ROLE, _RULES])
-
-
-def question(scenario: Scenario, exchanges: Sequence[TranscriptExchange], texts: Texts) -> str:
-    """The user message: the task as the participant read it, the criterion, the whole
-    conversation."""
-    lines = []
-    for x in exchanges:
-        reply = x.system_text if x.system_text is not None else texts.ann_no_reply
-        lines += [f"{texts.ann_user}: {x.user_text}", f"{texts.ann_system}: {reply}"]
-    said = "\n".join(lines) or "(the participant wrote nothing)"
-    return (
-        f"The participant's task:\n{scenario.brief}\n\n"
-        f"Success criterion: {scenario.success_criterion}\n\n"
-        f"The conversation:\n{said}\n\n"
-        "Question: Was the task done, by the success criterion?\n"
-        "Answer with one of: yes, no"
-    )
-
-
-def verdict(judgement: JudgementRecord) -> bool | None:
-    """A kept verdict as a success (True) or a failure; None when the judge gave none
-    (unparseable after the retry, or the call failed)."""
-    if judgement.outcome != "rated":
-        return None
-    choice = parse(judgement.said, VERDICTS)
-    return None if choice is None else choice.value == 1
-
-
-def verdicts(bundle: StudyBundle, judgements: Sequence[JudgementRecord]) -> dict[str, bool | None]:
-    """Session → the study's success judge's verdict (None: judged, no verdict)."""
-    judge = bundle.study.success_judge
-    if judge is None:
-        return {}
-    return {
-        j.target: verdict(j)
-        for j in judgements
-        if j.job == SUCCESS_JOB and j.judge == judge.id and j.item_id == SUCCESS_ITEM
-    }
 
 
 def judged_sessions(bundle: StudyBundle, sessions: Sequence[SessionRecord]) -> list[SessionRecord]:
