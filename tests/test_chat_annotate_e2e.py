@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow
 
 def test_a_researcher_rates_a_whole_target_as_a_new_annotator(tmp_path: Path) -> None:
     db = tmp_path / "cues.sqlite"
-    ozlab("demo", "-n", "2", "--db", str(db), "--study", "hri-cues")
+    ozlab("demo", "-n", "2", "--db", str(db), "--study", "hri-cues", "--annotators", "0")
     before = tables(db)
     argv = [sys.executable, "-m", "bot.cli", "chat", "hri-cues", "--annotate", "hri-cues"]
     with Terminal([*argv, "--db", str(db)], cwd=ROOT, env=ENV) as chat:
@@ -62,7 +62,7 @@ def test_a_researcher_rates_a_whole_target_as_a_new_annotator(tmp_path: Path) ->
 
 def test_an_unknown_job_is_refused_before_anything_is_copied(tmp_path: Path) -> None:
     db = tmp_path / "cues.sqlite"
-    ozlab("demo", "-n", "1", "--db", str(db), "--study", "hri-cues")
+    ozlab("demo", "-n", "1", "--db", str(db), "--study", "hri-cues", "--annotators", "0")
     argv = [sys.executable, "-m", "bot.cli", "chat", "hri-cues", "--annotate", "nope"]
     with Terminal([*argv, "--db", str(db)], cwd=ROOT, env=ENV) as chat:
         assert chat.wait() == 3
@@ -108,7 +108,7 @@ async def _two_annotators_disagree(db: Path) -> int:
 
 def test_the_third_annotator_adjudicates_what_two_disagreed_on(tmp_path: Path) -> None:
     db = tmp_path / "xrec.sqlite"
-    ozlab("demo", "-n", "1", "--db", str(db), "--study", "xrec")
+    ozlab("demo", "-n", "1", "--db", str(db), "--study", "xrec", "--annotators", "0")
     targets = asyncio.run(_two_annotators_disagree(db))
     argv = [sys.executable, "-m", "bot.cli", "chat", "xrec", "--annotate", "xrec"]
     with Terminal([*argv, "--db", str(db)], cwd=ROOT, env=ENV) as chat:
