@@ -48,11 +48,23 @@ def ozlab_here(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.CompletedProcess(list(args), status, out.getvalue(), err.getvalue())
 
 
+_FOREGROUND = (
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL);"
+    " os.execv(sys.executable, [sys.executable, *sys.argv[1:]])",
+)
+"""Python, started as a terminal's foreground command is: with Ctrl-C's default action. A
+suite started in the background by a shell without job control (``make test &`` in a
+script) has SIGINT ignored, every child inherits that, and Python keeps it ignored."""
+
+
 async def interrupted_demo(folder: Path) -> tuple[int, str, str]:
     """A long ``ozlab demo`` stopped with Ctrl-C once it says it started: its status and
     what it wrote after that on stdout and on stderr."""
     demo = await asyncio.create_subprocess_exec(
-        *(sys.executable, "-m", "bot.cli", "demo", "-n", "2000", "--db", str(folder / "d.sqlite")),
+        *_FOREGROUND,
+        *("-m", "bot.cli", "demo", "-n", "2000", "--db", str(folder / "d.sqlite")),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
