@@ -5,7 +5,10 @@ report`` (one command, registered in ``bot.cli``) run.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -55,6 +58,20 @@ def format_for(out: Path | None, asked: str | None = None) -> str:
     return asked or named
 
 
+def _importing(module: str) -> threading.Thread:
+    """``module`` imported on a thread while the database is read: the drivers read the
+    snapshot without Python's lock, so the statistics' imports (scipy, the study models:
+    about a second) take no time of their own. A failed import is left to the later one."""
+
+    def load() -> None:
+        with contextlib.suppress(Exception):
+            importlib.import_module(module)
+
+    thread = threading.Thread(target=load, name="importing the statistics", daemon=True)
+    thread.start()
+    return thread
+
+
 def report(
     db: Path,
     *,
@@ -79,7 +96,11 @@ def report(
     source = Path(place.path).name if place.server is None else place.shown
     with steps(3, "Report") as step:
         step("reading the database")
-        data = load_study(db, study)
+        importing = _importing("analytics.report.numbers")
+        try:
+            data = load_study(db, study)
+        finally:
+            importing.join()
         step("computing statistics")
         from analytics.report.numbers import build_report
 
