@@ -281,3 +281,38 @@ def _option(options: list[tuple[Any, str]], value: str, label: str) -> tuple[Any
             return f"label {label!r} is not one of: {listed}"
         return match
     return "no answer: give value or label (or status skipped)"
+
+
+def whole_number(raw: str, name: str, problems: list[str]) -> int | None:
+    """A cell that may be empty (None) or hold a whole number from 0; anything else is a
+    problem of ``name``'s."""
+    if not raw:
+        return None
+    try:
+        number = float(raw)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or not number.is_integer() or number < 0:
+        problems.append(f"{name}: {raw!r} is not a whole number from 0")
+        return None
+    return int(number)
+
+
+def moment(raw: str, name: str, problems: list[str]) -> float | None:
+    """A cell that may be empty (None) or hold a time: Unix seconds, or ISO 8601 with its
+    time zone (a time without one could be any of 26 hours)."""
+    if not raw:
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        pass
+    try:
+        at = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        problems.append(f"{name}: {raw!r} is neither Unix seconds nor ISO 8601")
+        return None
+    if at.tzinfo is None:
+        problems.append(f"{name}: {raw!r} has no time zone (write Z for UTC)")
+        return None
+    return at.timestamp()

@@ -21,15 +21,13 @@ Answers about the sessions follow with ``ozlab import responses`` and their ``se
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from analytics.io.import_rows import Problem, csv_file
+from analytics.io.import_rows import Problem, csv_file, moment, whole_number
 from analytics.io.importing import _PSEUDONYM, _study, on_store
 from bot.core.researcher_files import restored
 from bot.core.vocabulary import Consent, EndReason, SessionState
@@ -233,9 +231,9 @@ class _Rows:
             problems.append(
                 "completed: false, but success is true: a task given up did not succeed"
             )
-        task = _whole(get("task"), "task", problems)
-        started = _time(get("started_at"), "started_at", problems)
-        ended = _time(get("ended_at"), "ended_at", problems)
+        task = whole_number(get("task"), "task", problems)
+        started = moment(get("started_at"), "started_at", problems)
+        ended = moment(get("ended_at"), "ended_at", problems)
         if started is not None and ended is not None and ended < started:
             problems.append("ended_at: earlier than started_at")
         if problems or success is None or completed is None:
@@ -253,34 +251,3 @@ def _flag(raw: str, name: str, problems: list[str]) -> bool | None:
         return False
     problems.append(f"{name}: {raw!r} is neither true nor false")
     return None
-
-
-def _whole(raw: str, name: str, problems: list[str]) -> int | None:
-    if not raw:
-        return None
-    try:
-        number = float(raw)
-    except ValueError:
-        number = math.nan
-    if not math.isfinite(number) or not number.is_integer() or number < 0:
-        problems.append(f"{name}: {raw!r} is not a whole number from 0")
-        return None
-    return int(number)
-
-
-def _time(raw: str, name: str, problems: list[str]) -> float | None:
-    if not raw:
-        return None
-    try:
-        return float(raw)
-    except ValueError:
-        pass
-    try:
-        moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    except ValueError:
-        problems.append(f"{name}: {raw!r} is neither Unix seconds nor ISO 8601")
-        return None
-    if moment.tzinfo is None:
-        problems.append(f"{name}: {raw!r} has no time zone (write Z for UTC)")
-        return None
-    return moment.timestamp()

@@ -14,16 +14,14 @@ written through the store in one transaction, or none.
 
 from __future__ import annotations
 
-import math
 import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from analytics.io.import_rows import Problem, csv_file
+from analytics.io.import_rows import Problem, csv_file, moment, whole_number
 from analytics.io.importing import _study, on_store
 from bot.core.researcher_files import restored
 from bot.core.vocabulary import FlagReason, RaterKind, Strength, VoteSource, Winner
@@ -185,7 +183,7 @@ class _Rows:
             owner, _ = self.sessions[session]
             if owner != rater:
                 problems.append(f"session: {session!r} belongs to another participant")
-        turn = _whole(get("turn"), "turn", problems)
+        turn = whole_number(get("turn"), "turn", problems)
         flagged = _flag(get("flagged"), "flagged", problems)
         if flagged and reason is None and not get("flag_reason"):
             problems.append("flag_reason: a flagged vote says why")
@@ -198,7 +196,7 @@ class _Rows:
             problems.append("onboarding_correct: given for a vote that is not onboarding")
         if strength is not None and winner not in (Winner.A, Winner.B):
             problems.append("strength: only a vote for a or b has a strength")
-        at = _time(get("time"), problems)
+        at = moment(get("time"), "time", problems)
         if problems or source is None or kind is None or winner is None:
             return problems, None
         return [], Vote(
@@ -210,40 +208,9 @@ class _Rows:
         )  # fmt: skip
 
 
-def _whole(raw: str, name: str, problems: list[str]) -> int | None:
-    if not raw:
-        return None
-    try:
-        number = float(raw)
-    except ValueError:
-        number = math.nan
-    if not math.isfinite(number) or not number.is_integer() or number < 0:
-        problems.append(f"{name}: {raw!r} is not a whole number")
-        return None
-    return int(number)
-
-
 def _flag(raw: str, name: str, problems: list[str]) -> bool:
     if raw.lower() in _TRUE:
         return True
     if raw.lower() not in _FALSE:
         problems.append(f"{name}: {raw!r} is neither true nor false")
     return False
-
-
-def _time(raw: str, problems: list[str]) -> float | None:
-    if not raw:
-        return None
-    try:
-        return float(raw)
-    except ValueError:
-        pass
-    try:
-        moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    except ValueError:
-        problems.append(f"time: {raw!r} is neither Unix seconds nor ISO 8601")
-        return None
-    if moment.tzinfo is None:
-        problems.append(f"time: {raw!r} has no time zone (write Z for UTC)")
-        return None
-    return moment.timestamp()
