@@ -120,6 +120,42 @@ class JudgeAsker:
         self._slots = asyncio.Semaphore(limits.concurrency)
         self._pace = _Pace(limits.per_second)
 
+    def kept(
+        self,
+        where: tuple[str, str, str, str],
+        digest: str,
+        answer: JudgeAnswer,
+        at: float,
+        sessions: _Shown,
+    ) -> JudgementRecord:
+        """The record of one answer to keep, ``where`` (job, target, level, item) it was
+        asked; a failed call and an unparseable answer are counted in the run."""
+        outcome = "failed" if answer.failed else "rated" if answer.choice else "unparseable"
+        if answer.failed:
+            self.run.failed += 1
+        elif answer.choice is None:
+            self.run.unparseable += 1
+        judge = self.judge
+        job, target, level, item = where
+        return JudgementRecord(
+            job,
+            judge.id,
+            target,
+            level,
+            item,
+            judge.model,
+            self.host,
+            digest,
+            judge.temperature,
+            judge.seed,
+            outcome,
+            excerpt(answer.said),
+            answer.retried,
+            answer.key,
+            at,
+            *sessions,
+        )
+
     async def ask(self, body: dict[str, Any], sessions: _Shown) -> tuple[str, str]:
         """(what the judge said, the call's key); SystemFailure when the call failed."""
         key = request_key(body)
@@ -288,29 +324,9 @@ async def run_judge(
     texts = bundle.study.texts
 
     def kept(task: AnnotationTask, judged: JudgedItem, answer: JudgeAnswer) -> JudgementRecord:
-        outcome = "failed" if answer.failed else "rated" if answer.choice else "unparseable"
-        if answer.failed:
-            run.failed += 1
-        elif answer.choice is None:
-            run.unparseable += 1
-        return JudgementRecord(
-            job.id,
-            judge.id,
-            task.target.target,
-            task.target.level.value,
-            judged.item.id,
-            judge.model,
-            asker.host,
-            digest,
-            judge.temperature,
-            judge.seed,
-            outcome,
-            excerpt(answer.said),
-            answer.retried,
-            answer.key,
-            clock(),
-            *_shown_sessions(task),
-        )
+        target = task.target
+        where = (job.id, target.target, target.level.value, judged.item.id)
+        return asker.kept(where, digest, answer, clock(), _shown_sessions(task))
 
     async def rate(task: AnnotationTask, asked: list[JudgedItem]) -> None:
         sessions = _shown_sessions(task)

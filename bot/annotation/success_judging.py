@@ -26,8 +26,8 @@ from bot.engine.annotating.success import (
     question,
 )
 from bot.store.interface import StudyStore
-from bot.store.model import JudgementRecord, SessionRecord
-from bot.systems.http_json import JsonClient, excerpt
+from bot.store.model import SessionRecord
+from bot.systems.http_json import JsonClient
 from scenarios.jobs import Judge
 from scenarios.models import StudyBundle
 from scenarios.systems import reports_success
@@ -94,35 +94,10 @@ async def run_success_judge(
         answer = await ask_judge(
             asker, system, question(scenario, exchanges, texts), VERDICTS, sessions
         )
-        outcome = "failed" if answer.failed else "rated" if answer.choice else "unparseable"
-        if answer.failed:
-            run.failed += 1
-        elif answer.choice is None:
-            run.unparseable += 1
-        else:
+        if not answer.failed and answer.choice is not None:
             run.rated += 1
-        await store.keep_judgements(
-            [
-                JudgementRecord(
-                    SUCCESS_JOB,
-                    judge.id,
-                    session.session_id,
-                    AnnotationLevel.SESSION.value,
-                    SUCCESS_ITEM,
-                    judge.model,
-                    asker.host,
-                    digest,
-                    judge.temperature,
-                    judge.seed,
-                    outcome,
-                    excerpt(answer.said),
-                    answer.retried,
-                    answer.key,
-                    clock(),
-                    session.session_id,
-                )
-            ]
-        )
+        where = (SUCCESS_JOB, session.session_id, AnnotationLevel.SESSION.value, SUCCESS_ITEM)
+        await store.keep_judgements([asker.kept(where, digest, answer, clock(), sessions)])
         run.targets += 1
         if out is not None:
             out.write(progress_bar(run.targets, len(todo)))
