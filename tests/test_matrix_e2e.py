@@ -6,29 +6,19 @@ says, which the report's items, construct scores and Cronbach's α show."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import io
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
 from analytics.data.loading import load_study_data
 from analytics.io.export import codebook, wide_responses
-from bot.cli import analytics_main
-from bot.pilot.demo import clear_demo_database
 from bot.pilot.emulator import BotApiEmulator
-from bot.pilot.pilot_run import pilot_study
 from questionnaires.models import Questionnaire
-from scenarios.loading import load_study
 from scenarios.models import StudyBundle
 from tests.conftest import StartBot
-from tests.fake_servers import FakeOpenAI
+from tests.food_pilot import piloted_report
 from tests.test_matrix import GRID
-from tests.test_pilot_sim import STUDY
 
 pytestmark = pytest.mark.slow
 
@@ -130,26 +120,7 @@ items:
 
 
 def test_a_pilot_reports_a_matrixs_statements_its_construct_and_alpha(tmp_path: Path) -> None:
-    folder = tmp_path / "food"
-    (folder / "scenarios").mkdir(parents=True)
-    (folder / "questionnaires").mkdir()
-    (folder / "scenarios" / "dinner.yaml").write_text(PILOT_SCENARIO)
-    (folder / "questionnaires" / "food-ux.yaml").write_text(PILOT_QUESTIONNAIRE)
-    db = tmp_path / "pilot.sqlite"
-    clear_demo_database(db)
-
-    async def pilot() -> None:
-        async with FakeOpenAI(_restaurants) as a, FakeOpenAI(_restaurants) as b:
-            text = STUDY.replace('"URL"', f'"{a.url}"', 1).replace('"URL"', f'"{b.url}"')
-            (folder / "study.yaml").write_text(text)
-            bundle = load_study(folder / "study.yaml")
-            await pilot_study(bundle, db, participants=12, seed=5, simulator=None, env={})
-
-    asyncio.run(pilot())
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert analytics_main(["report", "--db", str(db), "--format", "json"]) == 0
-    report = json.loads(out.getvalue())
+    _, report = piloted_report(tmp_path, PILOT_SCENARIO, "food-ux", PILOT_QUESTIONNAIRE)
     items = {(r["system_id"], r["item_id"]): r for r in report["questionnaires"]["items"]}
     for statement in ("understood", "clear", "useful"):
         a, b = (
@@ -172,7 +143,3 @@ def test_a_pilot_reports_a_matrixs_statements_its_construct_and_alpha(tmp_path: 
         if r["construct"] == "usability" and r["system_id"] == "(all systems)"
     ]  # fmt: skip
     assert every["k_items"] == 4 and every["alpha"] > 0.6, every
-
-
-def _restaurants(body: dict[str, Any]) -> str:
-    return "Here are two:\n1. Verde Station, vegetarian\n2. Olive Tree, vegetarian"

@@ -6,12 +6,9 @@ say, which the report's mean ranks and tests show."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import io
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,15 +18,11 @@ from analytics.report.numbers import build_report
 from analytics.report.present_ranking import ranking_blocks
 from analytics.report.render_md import render_markdown
 from bot.cli import analytics_main
-from bot.pilot.demo import clear_demo_database
 from bot.pilot.emulator import BotApiEmulator
-from bot.pilot.pilot_run import pilot_study
 from questionnaires.models import Questionnaire
-from scenarios.loading import load_study
 from scenarios.models import StudyBundle
 from tests.conftest import StartBot
-from tests.fake_servers import FakeOpenAI
-from tests.test_pilot_sim import STUDY
+from tests.food_pilot import piloted_report
 
 pytestmark = pytest.mark.slow
 
@@ -167,26 +160,7 @@ def test_a_pilot_reports_the_order_planted_for_each_system(tmp_path: Path) -> No
     """Simulated participants tap the options in the order each system's weights make
     likely: the price first with one system, a quick answer with the other; the report's
     mean ranks and its per-option tests show it."""
-    folder = tmp_path / "food"
-    (folder / "scenarios").mkdir(parents=True)
-    (folder / "questionnaires").mkdir()
-    (folder / "scenarios" / "dinner.yaml").write_text(PILOT_SCENARIO)
-    (folder / "questionnaires" / "food-order.yaml").write_text(PILOT_QUESTIONNAIRE)
-    db = tmp_path / "pilot.sqlite"
-    clear_demo_database(db)
-
-    async def pilot() -> None:
-        async with FakeOpenAI(_restaurants) as a, FakeOpenAI(_restaurants) as b:
-            text = STUDY.replace('"URL"', f'"{a.url}"', 1).replace('"URL"', f'"{b.url}"')
-            (folder / "study.yaml").write_text(text)
-            bundle = load_study(folder / "study.yaml")
-            await pilot_study(bundle, db, participants=12, seed=5, simulator=None, env={})
-
-    asyncio.run(pilot())
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert analytics_main(["report", "--db", str(db), "--format", "json"]) == 0
-    report = json.loads(out.getvalue())
+    db, report = piloted_report(tmp_path, PILOT_SCENARIO, "food-order", PILOT_QUESTIONNAIRE)
     means = {(r["system_id"], r["option"]): r for r in report["rankings"]["mean_ranks"]}
     price_a, price_b = means[("bistro-a", "price")], means[("bistro-b", "price")]
     assert price_a["n"] >= 4 and price_b["n"] >= 4, (price_a, price_b)
@@ -210,7 +184,3 @@ def test_a_pilot_reports_the_order_planted_for_each_system(tmp_path: Path) -> No
         assert analytics_main(["report", "--db", str(db), "--out", str(paper)]) == 0
     written = "".join(f.read_text() for f in paper.parent.rglob("*.tex"))
     assert "Rankings" in written and "A quick answer" in written
-
-
-def _restaurants(body: dict[str, Any]) -> str:
-    return "Here are two:\n1. Verde Station, vegetarian\n2. Olive Tree, vegetarian"

@@ -5,12 +5,7 @@ pilot whose simulated participants answer it as each system's profile says."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import io
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,16 +15,11 @@ from analytics.report.numbers import build_report
 from analytics.report.present_questionnaires import questionnaire_blocks
 from analytics.report.render_md import render_markdown
 from analytics.statistics.questionnaires import describe_items
-from bot.cli import analytics_main
-from bot.pilot.demo import clear_demo_database
 from bot.pilot.emulator import BotApiEmulator
-from bot.pilot.pilot_run import pilot_study
 from questionnaires.models import Questionnaire
-from scenarios.loading import load_study
 from scenarios.models import StudyBundle
 from tests.conftest import StartBot
-from tests.fake_servers import FakeOpenAI
-from tests.test_pilot_sim import STUDY
+from tests.food_pilot import piloted_report
 
 pytestmark = pytest.mark.slow
 
@@ -160,32 +150,9 @@ def test_a_pilot_reports_the_difference_planted_between_two_systems_on_a_slider(
 ) -> None:
     """Simulated participants answer the slider by its buttons, each system as its profile
     says (a type for one, the item's own id for the other): the report's means show it."""
-    folder = tmp_path / "food"
-    (folder / "scenarios").mkdir(parents=True)
-    (folder / "questionnaires").mkdir()
-    (folder / "scenarios" / "dinner.yaml").write_text(PILOT_SCENARIO)
-    (folder / "questionnaires" / "food-vas.yaml").write_text(PILOT_QUESTIONNAIRE)
-    db = tmp_path / "pilot.sqlite"
-    clear_demo_database(db)
-
-    async def pilot() -> None:
-        async with FakeOpenAI(_restaurants) as a, FakeOpenAI(_restaurants) as b:
-            text = STUDY.replace('"URL"', f'"{a.url}"', 1).replace('"URL"', f'"{b.url}"')
-            (folder / "study.yaml").write_text(text)
-            bundle = load_study(folder / "study.yaml")
-            await pilot_study(bundle, db, participants=12, seed=5, simulator=None, env={})
-
-    asyncio.run(pilot())
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert analytics_main(["report", "--db", str(db), "--format", "json"]) == 0
-    report = json.loads(out.getvalue())
+    _, report = piloted_report(tmp_path, PILOT_SCENARIO, "food-vas", PILOT_QUESTIONNAIRE)
     items = {(r["system_id"], r["item_id"]): r for r in report["questionnaires"]["items"]}
     a, b = items[("bistro-a", "food-vas.trust")], items[("bistro-b", "food-vas.trust")]
     assert a["n"] >= 4 and b["n"] >= 4, (a, b)
     assert 60 < a["mean"] < 90 and 10 < b["mean"] < 40, (a["mean"], b["mean"])
     assert 5 < a["sd"] < 30, a  # about 17.5 points: the spread in quarters of the range
-
-
-def _restaurants(body: dict[str, Any]) -> str:
-    return "Here are two:\n1. Verde Station, vegetarian\n2. Olive Tree, vegetarian"
