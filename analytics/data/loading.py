@@ -20,13 +20,12 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import astuple, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from pydantic import ValidationError
 
 from analytics.data.votes import no_votes, votes_frame
 from bot.core.annotation import AnnotationJobRecord
@@ -42,9 +41,10 @@ from bot.store.model import (
     SnapshotInfo,
 )
 from bot.store.stress_records import StressResult
-from questionnaires.models import Questionnaire
-from scenarios.models import StudyBundle
-from scenarios.stored import UnreadableDefinition, read_definition
+
+if TYPE_CHECKING:
+    from questionnaires.models import Questionnaire
+    from scenarios.models import StudyBundle
 
 NO_SYSTEM = "(no system)"
 """System of answers given before any task (screening) or by participants without a task."""
@@ -271,7 +271,11 @@ def _compact(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _bundles(definitions: Iterable[tuple[str, str]], notes: list[str]) -> dict[str, Any]:
-    """The latest definition of each study: validated, or at least its raw questionnaires."""
+    """The latest definition of each study: validated, or at least its raw questionnaires.
+    The study's models are imported here, after the read, not with this module: the report
+    imports them on a thread while the database is read."""
+    from scenarios.stored import UnreadableDefinition, read_definition
+
     bundles: dict[str, StudyBundle] = {}
     raw_questionnaires: dict[str, Mapping[str, Any]] = {}
     for study_id, definition in definitions:
@@ -603,6 +607,10 @@ def _assemble(
 def _imported_instruments(jobs: Sequence[AnnotationJobRecord]) -> dict[str, Questionnaire]:
     """The instruments imported jobs keep in their definition (``{"imported": true,
     "instruments": {id: questionnaire}}``); one that no longer validates is left out."""
+    from pydantic import ValidationError
+
+    from questionnaires.models import Questionnaire
+
     found: dict[str, Questionnaire] = {}
     for job in jobs:
         try:

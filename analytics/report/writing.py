@@ -87,6 +87,7 @@ def report(
 ) -> int:
     """Read ``db``, compute the report and write it in ``fmt`` to ``out`` (or stdout);
     with ``figures``, every figure as files for a paper too."""
+    importing = _importing("analytics.report.numbers")  # first: the read needs less
     from analytics.data.selecting import load_study
     from analytics.io.progress import steps
     from bot.store.opening import locate
@@ -96,7 +97,6 @@ def report(
     source = Path(place.path).name if place.server is None else place.shown
     with steps(3, "Report") as step:
         step("reading the database")
-        importing = _importing("analytics.report.numbers")
         try:
             data = load_study(db, study)
         finally:
