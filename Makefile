@@ -8,6 +8,9 @@ $(BIN)/ozlab: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test,parquet]'
+	# Compiled once, as a regular install compiles: an editable one does not, and where
+	# PYTHONDONTWRITEBYTECODE is set every command would compile the modules it imports.
+	$(BIN)/python -m compileall -q bot analytics scenarios questionnaires wizard_console
 	touch $@
 
 demo: $(BIN)/ozlab
