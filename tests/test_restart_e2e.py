@@ -292,12 +292,15 @@ async def test_killed_right_after_taking_a_message(
         await emulator.wait_until(lambda e: e.confirmed_offset > asked.update_id)
     first.kill_now()
     await first.finish()
+    # On a loaded machine the kill may land later than the moment waited for: the reply
+    # may have gone out already, and it may go again (sent, not yet marked sent).
+    replied_before_the_kill = len(shop.p.messages) > asked.before
 
     await ozlab.start()
     reply = await shop.answer(asked)
     await settle(shop.p)
     got = [m.text for m in shop.p.messages[asked.before :]]
-    if moment == "fetched":
+    if moment == "fetched" and not replied_before_the_kill:
         assert got == list(reply.texts)
     else:  # the first process may have sent the reply and died before marking it sent
         assert got in (list(reply.texts), list(reply.texts) * 2)
