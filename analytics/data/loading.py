@@ -479,13 +479,14 @@ def _responses(
     for name, column in found.items():
         responses[name] = column
     for name in ("value", "shown_at", "answered_at", "turn", "attention_ok"):
-        responses[name] = pd.to_numeric(responses[name], errors="coerce").astype(float)
+        if responses[name].dtype != np.float64:  # a column with a gap is floats already
+            responses[name] = pd.to_numeric(responses[name], errors="coerce").astype(float)
     type_known = responses["type"].notna()
     numeric = responses["type"].isin(NUMERIC_TYPES) | ~type_known
-    usable = numeric & (responses["status"] == AnswerStatus.ANSWERED.value)
-    value = responses["value"].where(usable)
-    recoded = responses["min"] + responses["max"] - value
-    responses["score"] = value.where(~responses["reverse"], recoded)
+    usable = (numeric & (responses["status"] == AnswerStatus.ANSWERED.value)).to_numpy()
+    value = np.where(usable, responses["value"].to_numpy(), np.nan)
+    recoded = found["min"] + found["max"] - value  # arrays: no index to align a million times
+    responses["score"] = np.where(found["reverse"], recoded, value)
 
     has_session = responses["session_id"].notna().to_numpy()
     is_screening = (responses["moment"] == Moment.SCREENING.value).to_numpy(dtype=bool)
