@@ -479,8 +479,8 @@ def _responses(
     for name, column in found.items():
         responses[name] = column
     for name in ("value", "shown_at", "answered_at", "turn", "attention_ok"):
-        if responses[name].dtype != np.float64:  # a column with a gap is floats already
-            responses[name] = pd.to_numeric(responses[name], errors="coerce").astype(float)
+        # a copy even of floats: the read's columns may be read-only views of Arrow's memory
+        responses[name] = pd.to_numeric(responses[name], errors="coerce").astype(float)
     type_known = responses["type"].notna()
     numeric = responses["type"].isin(NUMERIC_TYPES) | ~type_known
     usable = (numeric & (responses["status"] == AnswerStatus.ANSWERED.value)).to_numpy()
