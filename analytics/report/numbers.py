@@ -386,7 +386,8 @@ def _comparisons(
     size = min(len(systems), 3)
     within = design == "within"
     tables = []
-    scores = scores[scores["moment"] != Moment.SCREENING.value]
+    # Only the columns a comparison reads: each measure's part is a copy of them.
+    scores = scores.loc[scores["moment"] != Moment.SCREENING.value, _COMPARED]
     for (q_id, construct), part in scores.groupby(["questionnaire_id", "construct"]):
         table = stats.compare_systems(part, within=within, systems=info.systems)
         tables.append(
@@ -395,11 +396,12 @@ def _comparisons(
             )
         )
     checks = data.items.loc[data.items["attention"].notna(), "item_id"]
-    asked = responses[
-        responses["construct"].isna()
-        & (responses["status"] == AnswerStatus.ANSWERED.value)
-        & (responses["moment"] != Moment.SCREENING.value)
-        & ~responses["item_id"].isin(set(checks))
+    # Items outside constructs are few: the other tests run on them, not on every answer.
+    loose = responses[responses["construct"].isna()]
+    asked = loose[
+        (loose["status"] == AnswerStatus.ANSWERED.value)
+        & (loose["moment"] != Moment.SCREENING.value)
+        & ~loose["item_id"].isin(set(checks))
     ]
     categorical = asked["type"].isin(CATEGORICAL_TYPES)
     single = asked[~categorical & asked["score"].notna()]
@@ -476,6 +478,7 @@ def _categorical(
 
 
 _PSEUDO = (NO_SYSTEM, SEVERAL_SYSTEMS)
+_COMPARED = ["questionnaire_id", "construct", "participant_id", "system_id", "score"]
 _COMPARISON_COLUMNS = [
     "measure_kind", "questionnaire_id", "measure", *stats.COMPARE_COLUMNS, "p_family",
 ]  # fmt: skip
