@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from analytics.annotations.ratings import Annotations
@@ -458,12 +459,7 @@ def _categorical(
     if answers.empty:
         return []
     answers = answers.sort_values("answered_at", kind="stable")
-    value = answers["value"].astype(float)
-    coded = [
-        (int(v) if float(v).is_integer() else v) if pd.notna(v) else t
-        for v, t in zip(value, answers["text"].astype(object), strict=True)
-    ]
-    answers = answers.assign(answer=pd.Series(coded, index=answers.index, dtype=object))
+    answers = answers.assign(answer=_coded_answers(answers["value"], answers["text"]))
     tables = []
     for (q_id, item_id), part in answers.groupby(["questionnaire_id", "item_id"], observed=True):
         mine = choices[(choices["questionnaire_id"] == q_id) & (choices["item_id"] == item_id)]
@@ -475,6 +471,19 @@ def _categorical(
             table.assign(measure_kind="item", questionnaire_id=str(q_id), measure=str(item_id))
         )
     return tables
+
+
+def _coded_answers(value: pd.Series, text: pd.Series) -> pd.Series:
+    """Each answer as the item's choices name it: a whole value as an int (1, not 1.0), any
+    other value as a float, the text where there is no value. Converted once per distinct
+    value, not per answer: an item asked after every exchange has a million answers."""
+    numbers = value.to_numpy(dtype=float)
+    known = ~np.isnan(numbers)
+    distinct, codes = np.unique(numbers[known], return_inverse=True)
+    named = [int(v) if v.is_integer() else v for v in distinct.tolist()]
+    coded = text.astype(object).to_numpy(copy=True)
+    coded[known] = np.array(named, dtype=object)[codes]
+    return pd.Series(coded, index=value.index, dtype=object)
 
 
 _PSEUDO = (NO_SYSTEM, SEVERAL_SYSTEMS)
