@@ -379,7 +379,8 @@ def _comparisons(
     data: StudyData, info: StudyInfo, scores: pd.DataFrame, adjust: str = "headline"
 ) -> Comparisons:
     responses = data.responses
-    systems = [s for s in responses["system_id"].dropna().unique() if s not in _PSEUDO]
+    found = responses["system_id"].unique()  # not .dropna() first: a copy of every answer
+    systems = [s for s in found if pd.notna(s) and s not in _PSEUDO]
     design = info.design
     if len(systems) < 2:
         method = "No comparison: fewer than two systems have questionnaire answers."
