@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from analytics.annotations.ratings import Annotations
@@ -378,7 +379,8 @@ def _comparisons(
     data: StudyData, info: StudyInfo, scores: pd.DataFrame, adjust: str = "headline"
 ) -> Comparisons:
     responses = data.responses
-    systems = [s for s in responses["system_id"].dropna().unique() if s not in _PSEUDO]
+    found = responses["system_id"].unique()  # not .dropna() first: a copy of every answer
+    systems = [s for s in found if pd.notna(s) and s not in _PSEUDO]
     design = info.design
     if len(systems) < 2:
         method = "No comparison: fewer than two systems have questionnaire answers."
@@ -386,7 +388,8 @@ def _comparisons(
     size = min(len(systems), 3)
     within = design == "within"
     tables = []
-    scores = scores[scores["moment"] != Moment.SCREENING.value]
+    # Only the columns a comparison reads: each measure's part is a copy of them.
+    scores = scores.loc[scores["moment"] != Moment.SCREENING.value, _COMPARED]
     for (q_id, construct), part in scores.groupby(["questionnaire_id", "construct"]):
         table = stats.compare_systems(part, within=within, systems=info.systems)
         tables.append(
@@ -395,11 +398,12 @@ def _comparisons(
             )
         )
     checks = data.items.loc[data.items["attention"].notna(), "item_id"]
-    asked = responses[
-        responses["construct"].isna()
-        & (responses["status"] == AnswerStatus.ANSWERED.value)
-        & (responses["moment"] != Moment.SCREENING.value)
-        & ~responses["item_id"].isin(set(checks))
+    # Items outside constructs are few: the other tests run on them, not on every answer.
+    loose = responses[responses["construct"].isna()]
+    asked = loose[
+        (loose["status"] == AnswerStatus.ANSWERED.value)
+        & (loose["moment"] != Moment.SCREENING.value)
+        & ~loose["item_id"].isin(set(checks))
     ]
     categorical = asked["type"].isin(CATEGORICAL_TYPES)
     single = asked[~categorical & asked["score"].notna()]
@@ -456,12 +460,7 @@ def _categorical(
     if answers.empty:
         return []
     answers = answers.sort_values("answered_at", kind="stable")
-    value = answers["value"].astype(float)
-    coded = [
-        (int(v) if float(v).is_integer() else v) if pd.notna(v) else t
-        for v, t in zip(value, answers["text"].astype(object), strict=True)
-    ]
-    answers = answers.assign(answer=pd.Series(coded, index=answers.index, dtype=object))
+    answers = answers.assign(answer=_coded_answers(answers["value"], answers["text"]))
     tables = []
     for (q_id, item_id), part in answers.groupby(["questionnaire_id", "item_id"], observed=True):
         mine = choices[(choices["questionnaire_id"] == q_id) & (choices["item_id"] == item_id)]
@@ -475,7 +474,21 @@ def _categorical(
     return tables
 
 
+def _coded_answers(value: pd.Series, text: pd.Series) -> pd.Series:
+    """Each answer as the item's choices name it: a whole value as an int (1, not 1.0), any
+    other value as a float, the text where there is no value. Converted once per distinct
+    value, not per answer: an item asked after every exchange has a million answers."""
+    numbers = value.to_numpy(dtype=float)
+    known = ~np.isnan(numbers)
+    distinct, codes = np.unique(numbers[known], return_inverse=True)
+    named = [int(v) if v.is_integer() else v for v in distinct.tolist()]
+    coded = text.astype(object).to_numpy(copy=True)
+    coded[known] = np.array(named, dtype=object)[codes]
+    return pd.Series(coded, index=value.index, dtype=object)
+
+
 _PSEUDO = (NO_SYSTEM, SEVERAL_SYSTEMS)
+_COMPARED = ["questionnaire_id", "construct", "participant_id", "system_id", "score"]
 _COMPARISON_COLUMNS = [
     "measure_kind", "questionnaire_id", "measure", *stats.COMPARE_COLUMNS, "p_family",
 ]  # fmt: skip

@@ -98,12 +98,14 @@ def compare_systems(
     """Compare ``dv`` across the groups in ``between``, taken in the order of ``systems``
     (the module docstring says the tests and the effects' direction). ``within=None``
     decides from the data (a subject in several groups)."""
-    frame = data[[subject, between, dv]].dropna()
-    frame = frame[~frame[between].isin([NO_SYSTEM, SEVERAL_SYSTEMS])]
-    frame = frame.astype({subject: object, between: object, dv: float})
-    if within is None:
-        within = bool((frame.groupby(subject)[between].nunique() > 1).any())
+    frame = data[[subject, between, dv]].astype({subject: object, between: object, dv: float})
+    # Rows without a participant or a system are left out by the groupby; the pseudo
+    # systems are left out of the means, a row per participant rather than per answer.
+    frame = frame[frame[dv].notna()]
     means = frame.groupby([subject, between])[dv].mean().rename("dv").reset_index()
+    means = means[~means[between].isin([NO_SYSTEM, SEVERAL_SYSTEMS])]
+    if within is None:
+        within = bool((means.groupby(subject)[between].nunique() > 1).any())
     groups = in_order(means[between].unique(), systems)
     design = "within" if within else "between"
     if len(groups) < 2:

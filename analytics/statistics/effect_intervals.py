@@ -114,16 +114,18 @@ def kruskal_h(counts: np.ndarray) -> np.ndarray:
     ties = counts.sum(axis=-2)
     midranks = np.cumsum(ties, axis=-1) - (ties - 1) / 2
     rank_sums = (counts * midranks[..., None, :]).sum(axis=-1)
-    return _h(rank_sums, sizes, sizes.sum(axis=-1), ties)
+    return _h(rank_sums, sizes, sizes.sum(axis=-1), (ties**3 - ties).sum(axis=-1))
 
 
-def _h(rank_sums: np.ndarray, sizes: np.ndarray, total: np.ndarray, ties: np.ndarray) -> np.ndarray:
-    """H from each system's rank sum and size, the number of values and each distinct
-    value's count: all whole or half numbers, so however they were summed, they are exact
-    and H is the same to the last bit."""
+def _h(
+    rank_sums: np.ndarray, sizes: np.ndarray, total: np.ndarray, tie_term: np.ndarray
+) -> np.ndarray:
+    """H from each system's rank sum and size, the number of values and the ties' Σ(t³ − t)
+    over each distinct value's count t: all whole or half numbers, so however they were
+    summed, they are exact and H is the same to the last bit."""
     with np.errstate(divide="ignore", invalid="ignore"):
         h = 12 / (total * (total + 1)) * (rank_sums**2 / sizes).sum(axis=-1) - 3 * (total + 1)
-        return h / (1 - (ties**3 - ties).sum(axis=-1) / (total**3 - total))
+        return h / (1 - tie_term / (total**3 - total))
 
 
 def epsilon_squared(samples: Sequence[np.ndarray]) -> Interval:
@@ -132,7 +134,12 @@ def epsilon_squared(samples: Sequence[np.ndarray]) -> Interval:
     themselves: the counts of its distinct values drawn from their multinomial (the same
     distribution as drawing participants, without ranking each resample's n values).
     Each resample's rank sums are dot products of counts and midranks: no resample ×
-    system × value array of floats, which took hundreds of MB with many distinct values."""
+    system × value array of floats, which took hundreds of MB with many distinct values.
+    The draws take most of the time; what follows them is written for speed, every number
+    still exact: twice the midranks are whole numbers (32-bit integers, half the memory of
+    floats), the resample × value arrays are kept column by column (Fortran order: a
+    system's columns are copied and gathered whole), and the last system's rank sum is
+    what the others leave of n (n + 1) / 2."""
     rng = np.random.default_rng(SEED)
     values = [np.asarray(s, dtype=float) for s in samples]
     distinct, codes = np.unique(np.concatenate(values), return_inverse=True)
@@ -141,19 +148,27 @@ def epsilon_squared(samples: Sequence[np.ndarray]) -> Interval:
         _multinomial(rng, size, np.bincount(part, minlength=len(distinct)) / size)
         for size, part in zip(sizes, np.split(codes, np.cumsum(sizes)[:-1]), strict=True)
     ]
-    ties = np.zeros((RESAMPLES, len(distinct)), dtype=np.int64)
+    n = sum(sizes)  # every resample keeps every system's size
+    ties = np.zeros((RESAMPLES, len(distinct)), dtype=np.int32, order="F")
     for columns, counts in drawn:
         ties[:, columns] += counts
-    midranks = np.cumsum(ties, axis=-1, dtype=float)
-    midranks -= ties / 2
-    midranks += 0.5  # cumsum − (ties − 1) / 2, in place: exact, as every term is a half
-    rank_sums = np.stack(
-        [np.einsum("rv,rv->r", counts, midranks[:, columns]) for columns, counts in drawn], axis=1
+    twice = np.cumsum(ties, axis=-1, dtype=np.int32)  # 2 × midrank = 2 × cumsum − ties + 1
+    twice *= 2
+    twice -= ties
+    twice += 1
+    firsts = np.stack(
+        [
+            np.einsum("rv,rv->r", counts, twice[:, columns], dtype=np.int64) / 2
+            for columns, counts in drawn[:-1]
+        ],
+        axis=1,
     )
-    del drawn, midranks  # before H's own arrays of the same size
-    total = np.full(RESAMPLES, float(sum(sizes)))  # every resample keeps every system's size
-    each = np.array(sizes, dtype=float)
-    return _percentiles(_h(rank_sums, each, total, ties) / (sum(sizes) - 1), BOOTSTRAP_STRATA)
+    del drawn, twice
+    rank_sums = np.column_stack([firsts, n * (n + 1) / 2 - firsts.sum(axis=1)])
+    cubes = np.einsum("rv,rv,rv->r", ties, ties, ties, dtype=np.int64)  # Σ(t³ − t) = Σt³ − n
+    total = np.full(RESAMPLES, float(n))
+    h = _h(rank_sums, np.array(sizes, dtype=float), total, cubes - n)
+    return _percentiles(h / (n - 1), BOOTSTRAP_STRATA)
 
 
 def _multinomial(
