@@ -134,8 +134,8 @@ def answer_labels(responses: pd.DataFrame, choices: pd.DataFrame | None = None) 
     the first an answer carried."""
     answered = answered_closed(responses, ())
     keys = [*_ITEM_KEYS, "value"]
-    numbers, group = _numbered(answered[[*keys, "label"]], keys)
-    labels = numbers.groupby(_grouper(group), observed=False).first().reset_index(drop=True)
+    numbers, group, labels = _numbered(answered[[*keys, "label"]], keys)
+    labels["label"] = numbers.groupby(_grouper(group), observed=False)["label"].first().array
     labels["answer"] = [int(v) if float(v).is_integer() else v for v in labels["value"]]
     labels = labels.drop(columns="value")
     if choices is not None and len(choices):
@@ -164,9 +164,10 @@ class _ItemGroups:
     @classmethod
     def of(cls, responses: pd.DataFrame, by: Sequence[str]) -> _ItemGroups:
         keys = [*by, *_ITEM_KEYS]
-        answered, group = _numbered(answered_closed(responses, by), keys)
+        answered, group, named = _numbered(answered_closed(responses, by), keys)
         grouped = answered.groupby(_grouper(group), observed=False)
-        item = grouped[[*keys, "type", "reverse", "construct", "min", "max"]].first()
+        item = grouped[["type", "reverse", "construct", "min", "max"]].first()
+        item = pd.concat([named.set_axis(item.index), item], axis=1)
         value = answered["value"].to_numpy()
         given = ~np.isnan(value)
         return cls(answered, keys, group, grouped, item, _value_counts(group[given], value[given]))
@@ -343,13 +344,26 @@ def _factorize_runs(key: np.ndarray, *, sort: bool = False) -> tuple[np.ndarray,
     return np.repeat(codes, np.diff(np.append(starts, len(key)))), uniques
 
 
-def _numbered(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[pd.DataFrame, np.ndarray]:
-    """``frame`` without the rows missing a key (as ``groupby`` leaves them out) and each
-    row's group number, groups numbered in ``groupby(keys)`` order: group by
-    ``_grouper`` of the numbers rather than by several columns again for each statistic."""
+def _numbered(
+    frame: pd.DataFrame, keys: Sequence[str]
+) -> tuple[pd.DataFrame, np.ndarray, pd.DataFrame]:
+    """``frame`` without the rows missing a key (as ``groupby`` leaves them out), each row's
+    group number, groups numbered in ``groupby(keys)`` order, and each group's keys: group
+    by ``_grouper`` of the numbers rather than by several columns again for every
+    statistic, and read the keys from the numbers rather than from a million rows."""
     keyed = frame[keys].notna().all(axis=1)
     frame = frame if keyed.all() else frame[keyed]
-    return frame, pd.factorize(group_key(frame, keys), sort=True)[0]
+    levels = [pd.Categorical(frame[name]) for name in keys]
+    combined = np.zeros(len(frame), dtype=np.int64)
+    for level in levels:
+        combined = combined * len(level.categories) + level.codes
+    number, combinations = pd.factorize(combined, sort=True)
+    named = {}
+    for name, level in reversed(list(zip(keys, levels, strict=True))):
+        combinations, code = np.divmod(combinations, len(level.categories))
+        value = pd.Series(pd.Categorical.from_codes(code, dtype=level.dtype))
+        named[name] = value.astype(frame[name].dtype)
+    return frame, number, pd.DataFrame({name: named[name] for name in keys})
 
 
 def _grouper(codes: np.ndarray) -> pd.CategoricalIndex:
@@ -579,10 +593,9 @@ def ratings_by_turn(
             & responses["score"].notna()
             & ~responses["system_id"].isin(_NOT_SYSTEMS)
         )
-        frame, group = _numbered(responses.loc[chosen, [*keys, value]], keys)
-        grouped = frame.groupby(_grouper(group), observed=False)
-        stats = grouped[value].agg(["size", "mean", "std"])
-        table = pd.concat([grouped[keys].first(), stats], axis=1).reset_index(drop=True)
+        frame, group, named = _numbered(responses.loc[chosen, [*keys, value]], keys)
+        stats = frame.groupby(_grouper(group), observed=False)[value].agg(["size", "mean", "std"])
+        table = pd.concat([named, stats.reset_index(drop=True)], axis=1)
     table = table.rename(columns={"size": "n", "std": "sd"})
     table["turn"] = table["turn"].astype(int)
     return table.astype({k: object for k in keys if k != "turn"})
