@@ -589,3 +589,18 @@ def test_construct_scores_are_the_groupbys_in_order_first_seen(tmp_path: Path) -
     pd.testing.assert_frame_equal(
         found[columns].astype(object), expected[columns].astype(object), check_exact=True
     )
+
+
+@pytest.mark.parametrize("sort", [True, False])
+def test_numbering_runs_of_keys_is_factorizing_them(sort: bool) -> None:
+    """Answer sets are numbered one run of equal keys at a time: the same numbers as
+    ``pd.factorize`` of every key, whether a set's rows are together, apart or alone."""
+    from analytics.statistics.questionnaires import _factorize_runs
+
+    rng = np.random.default_rng(5)
+    together = np.repeat(rng.integers(0, 50, size=200), rng.integers(1, 6, size=200))
+    for key in (together, rng.permutation(together), together[:1], together[:0]):
+        codes, uniques = _factorize_runs(key, sort=sort)
+        expected_codes, expected_uniques = pd.factorize(key, sort=sort)
+        assert np.array_equal(codes, expected_codes)
+        assert np.array_equal(uniques, expected_uniques)

@@ -334,13 +334,23 @@ def _items_in_construct(scored: pd.DataFrame) -> pd.Series:
 
 
 def _factorize_runs(key: np.ndarray, *, sort: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """``pd.factorize(key, sort=sort)``, hashing one key per run of equal keys: the answers
-    of a set are stored together, so a million answers are a few runs per set (and
-    scattered answers cost what factorizing them all does)."""
+    """``pd.factorize(key, sort=sort)``, one key per run of equal keys: the answers of a set
+    are stored together, so a million answers are a few runs per set (and scattered
+    answers cost what factorizing them all does). Sorted, the runs' keys are ranked by a
+    stable sort, which keys stored in about their order make cheaper than hashing them."""
     if not len(key):
         return np.zeros(0, dtype=np.intp), key
     starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
-    codes, uniques = pd.factorize(key[starts], sort=sort)
+    runs = key[starts]
+    if sort:
+        order = np.argsort(runs, kind="stable")
+        ranked = runs[order]
+        first = np.concatenate([[True], ranked[1:] != ranked[:-1]])
+        codes = np.empty(len(runs), dtype=np.intp)
+        codes[order] = np.cumsum(first) - 1
+        uniques = ranked[first]
+    else:
+        codes, uniques = pd.factorize(runs)
     return np.repeat(codes, np.diff(np.append(starts, len(key)))), uniques
 
 
@@ -393,8 +403,9 @@ def construct_reliability(
     rows: list[dict[str, object]] = []
     for part in _by_construct(responses, kept):
         q_id, construct = part["questionnaire_id"].iloc[0], part["construct"].iloc[0]
-        wide, systems = _answer_sets(part, by)
-        groups = [(g, wide[systems == g]) for g in sorted(set(systems))]
+        wide, system, named = _answer_sets(part, by)
+        present = sorted(np.unique(system), key=lambda code: named[code])
+        groups = [(named[code], wide[system == code]) for code in present]
         for group, frame in [*groups, (ALL_SYSTEMS, wide)]:
             if group in _NOT_SYSTEMS:
                 continue
@@ -429,14 +440,15 @@ def _by_construct(responses: pd.DataFrame, columns: list[str]) -> Iterator[pd.Da
         yield kept.iloc[rows[measure == number]]
 
 
-def _answer_sets(part: pd.DataFrame, by: str) -> tuple[pd.DataFrame, np.ndarray]:
+def _answer_sets(part: pd.DataFrame, by: str) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """One row per answer set (participant, scope, ``by``) in the order of their keys, one
-    column per item (sorted), NaN where an item has no score; and each row's ``by``. Built
-    from category codes: reshaping a million answers never makes a million keys."""
+    column per item (sorted), NaN where an item has no score; each row's ``by`` as a code
+    and the names of the codes (``named[code]``, None for −1). Built from category codes:
+    reshaping a million answers never makes a million keys, nor splitting them by name."""
     row, keys = _factorize_runs(group_key(part, ("participant_id", "scope", by)), sort=True)
     groups = pd.Categorical(part[by]).categories
     named = np.asarray([*groups, None], dtype=object)  # code −1 (no value): the last
-    group = named[keys % (len(groups) + 1) - 1]
+    group = keys % (len(groups) + 1) - 1
     items = pd.Categorical(part["item_id"])
     present = np.flatnonzero(np.bincount(items.codes, minlength=len(items.categories)))
     names = np.asarray(items.categories, dtype=object)[present]
@@ -445,7 +457,7 @@ def _answer_sets(part: pd.DataFrame, by: str) -> tuple[pd.DataFrame, np.ndarray]
     column[present[order]] = np.arange(len(present))
     values = np.full((len(present), len(keys)), np.nan)  # items × sets, as unstack lays it out
     values[column[items.codes], row] = part["score"].to_numpy(dtype=float)
-    return pd.DataFrame(values.T, columns=pd.Index(names[order], dtype=object)), group
+    return pd.DataFrame(values.T, columns=pd.Index(names[order], dtype=object)), group, named
 
 
 FEW_ITEMS = 3
