@@ -307,24 +307,24 @@ def construct_scores(responses: pd.DataFrame) -> pd.DataFrame:
     kept = [*keys, "score", "item_id", "system_id", "scenario_id", "session_id", "moment", "turn"]
     scored = responses.loc[responses["construct"].notna() & responses["score"].notna(), kept]
     scored = scored.assign(k_items=_items_in_construct(scored))
-    sets = scored.groupby(_grouper(_factorize_runs(group_key(scored, keys))[0]), observed=False)
-    scores = pd.concat(  # one pass for the answer set's own columns, not one per column
-        [
-            sets[keys].first(),
-            sets["score"].agg(["mean", "size"]).set_axis(["score", "n_items"], axis=1),
-            sets[["system_id", "scenario_id", "session_id", "moment", "turn", "k_items"]].first(),
-        ],
-        axis=1,
-    )
+    number = _factorize_runs(group_key(scored, keys))[0]  # as first seen
+    first = np.flatnonzero(np.diff(np.maximum.accumulate(number), prepend=-1))  # a set's first
+    sets = scored.groupby(_grouper(number), observed=False)
+    parts = [  # one pass for the answer set's own columns, not one per column
+        scored[keys].iloc[first],  # the same in all its rows
+        sets["score"].agg(["mean", "size"]).set_axis(["score", "n_items"], axis=1),
+        sets[["system_id", "scenario_id", "session_id", "moment", "turn", "k_items"]].first(),
+    ]
+    scores = pd.concat([part.reset_index(drop=True) for part in parts], axis=1)
     names = ("participant_id", "questionnaire_id", "construct", "system_id", "scenario_id")
-    return scores.reset_index(drop=True).astype(dict.fromkeys(names, object))
+    return scores.astype(dict.fromkeys(names, object))
 
 
 def _items_in_construct(scored: pd.DataFrame) -> pd.Series:
     """For each answer, how many distinct items its questionnaire's construct has among
     ``scored`` (none without a questionnaire): from a measure × item table of the few
     measures and items, not from a grouping of every answer."""
-    measure = pd.factorize(group_key(scored, ("questionnaire_id", "construct")))[0]
+    measure = _factorize_runs(group_key(scored, ("questionnaire_id", "construct")))[0]
     item = pd.Categorical(scored["item_id"]).codes
     named = item >= 0
     seen = np.zeros((int(measure.max(initial=-1)) + 1, int(item.max(initial=-1)) + 1), bool)
