@@ -124,7 +124,7 @@ def item_tables(
     """``describe_items`` and ``answer_distribution`` of the same groups from one grouping.
     ``labels`` (``answer_labels``, which no grouping changes) can be passed to reuse them."""
     groups = _ItemGroups.of(responses, by)
-    labels = answer_labels(groups.answered, choices) if labels is None else labels
+    labels = answer_labels(responses, choices) if labels is None else labels  # keyed or not
     distribution = _distribution(groups, labels)
     return _described(groups, distribution), distribution
 
