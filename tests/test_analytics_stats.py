@@ -524,3 +524,83 @@ def test_each_constructs_answers_are_the_groupbys_parts(tmp_path: Path) -> None:
     assert len(found) == len(expected) > 2
     for mine, theirs in zip(found, expected, strict=True):
         pd.testing.assert_frame_equal(mine, theirs)
+
+
+def _shuffled_decimal_study(tmp_path: Path) -> pd.DataFrame:
+    """A synthetic study's answers, rows out of any order, numbers with decimals (whose
+    sums and midpoints round) and some missing."""
+    from analytics.data.synthetic import write_synthetic_study
+
+    write_synthetic_study(tmp_path / "s.sqlite", sessions=60, responses_per_session=30, seed=3)
+    responses = load_study_data(tmp_path / "s.sqlite").responses
+    responses = responses.sample(frac=1.0, random_state=2)
+    rng = np.random.default_rng(4)
+    numbers = responses["value"].notna().to_numpy()
+    decimals = rng.choice([0.1, 0.7, 1.3, 2.05, 10 / 3], size=int(numbers.sum()))
+    responses.loc[numbers, "value"] = decimals
+    responses.loc[numbers, "score"] = decimals[::-1]
+    responses.loc[responses.index[::9], ["value", "score"]] = np.nan
+    return responses
+
+
+def test_item_medians_and_quartiles_are_pandas_own(tmp_path: Path) -> None:
+    """Item tables take medians and quartiles from each group's counted answers rather
+    than sorting every answer: the same numbers, to the bit, as pandas' groupby ``median``
+    and ``quantile`` on the answers themselves."""
+    from analytics.statistics.questionnaires import answered_closed
+
+    responses = _shuffled_decimal_study(tmp_path)
+    keys = ["system_id", "questionnaire_id", "item_id"]
+    table = describe_items(responses).set_index(keys)
+    values = answered_closed(responses).groupby(keys, observed=True)["value"]
+    quartiles = values.quantile(np.array([0.25, 0.75])).unstack()
+    numeric = table["mean"].notna()
+    assert numeric.sum() > 10
+    for column, expected in [
+        ("median", values.median()),
+        ("q1", quartiles[0.25]),
+        ("q3", quartiles[0.75]),
+    ]:
+        found = table.loc[numeric, column]
+        assert np.array_equal(found.to_numpy(), expected[found.index].to_numpy())
+
+
+def test_construct_scores_are_the_groupbys_in_order_first_seen(tmp_path: Path) -> None:
+    """Construct scores number answer sets by runs of rows (an answer set's answers are
+    stored together) and count a construct's items from a small table: the same scores,
+    in the same order, as grouping every scored answer, with rows out of any order."""
+    responses = _shuffled_decimal_study(tmp_path)
+    keys = ["participant_id", "scope", "questionnaire_id", "construct"]
+    scored = responses[responses["construct"].notna() & responses["score"].notna()]
+    sets = scored.groupby(keys, observed=True, sort=False)
+    expected = pd.concat(
+        [
+            sets["score"].agg(["mean", "size"]).set_axis(["score", "n_items"], axis=1),
+            sets[["system_id", "session_id", "turn"]].first(),
+        ],
+        axis=1,
+    ).reset_index()
+    k = scored.groupby(["questionnaire_id", "construct"], observed=True)["item_id"].nunique()
+    expected["k_items"] = [
+        k[(q, c)] for q, c in zip(expected["questionnaire_id"], expected["construct"], strict=True)
+    ]
+    found = construct_scores(responses)
+    columns = [*keys, "score", "n_items", "system_id", "session_id", "turn", "k_items"]
+    pd.testing.assert_frame_equal(
+        found[columns].astype(object), expected[columns].astype(object), check_exact=True
+    )
+
+
+@pytest.mark.parametrize("sort", [True, False])
+def test_numbering_runs_of_keys_is_factorizing_them(sort: bool) -> None:
+    """Answer sets are numbered one run of equal keys at a time: the same numbers as
+    ``pd.factorize`` of every key, whether a set's rows are together, apart or alone."""
+    from analytics.statistics.questionnaires import _factorize_runs
+
+    rng = np.random.default_rng(5)
+    together = np.repeat(rng.integers(0, 50, size=200), rng.integers(1, 6, size=200))
+    for key in (together, rng.permutation(together), together[:1], together[:0]):
+        codes, uniques = _factorize_runs(key, sort=sort)
+        expected_codes, expected_uniques = pd.factorize(key, sort=sort)
+        assert np.array_equal(codes, expected_codes)
+        assert np.array_equal(uniques, expected_uniques)

@@ -124,7 +124,7 @@ def item_tables(
     """``describe_items`` and ``answer_distribution`` of the same groups from one grouping.
     ``labels`` (``answer_labels``, which no grouping changes) can be passed to reuse them."""
     groups = _ItemGroups.of(responses, by)
-    labels = answer_labels(groups.answered, choices) if labels is None else labels
+    labels = answer_labels(responses, choices) if labels is None else labels  # keyed or not
     distribution = _distribution(groups, labels)
     return _described(groups, distribution), distribution
 
@@ -133,8 +133,9 @@ def answer_labels(responses: pd.DataFrame, choices: pd.DataFrame | None = None) 
     """The wording of each answer of each item: the codebook's (``choices``) first, else
     the first an answer carried."""
     answered = answered_closed(responses, ())
-    numbers = answered[answered["value"].notna()]
-    labels = numbers.groupby([*_ITEM_KEYS, "value"], observed=True)["label"].first().reset_index()
+    keys = [*_ITEM_KEYS, "value"]
+    numbers, group, labels = _numbered(answered[[*keys, "label"]], keys)
+    labels["label"] = numbers.groupby(_grouper(group), observed=False)["label"].first().array
     labels["answer"] = [int(v) if float(v).is_integer() else v for v in labels["value"]]
     labels = labels.drop(columns="value")
     if choices is not None and len(choices):
@@ -146,33 +147,87 @@ def answer_labels(responses: pd.DataFrame, choices: pd.DataFrame | None = None) 
 @dataclass(frozen=True)
 class _ItemGroups:
     """Closed answers grouped by ``keys`` (the groups, then the item) once, with each
-    group's item attributes: item tables and distributions share the one grouping."""
+    group's keys and item attributes: item tables and distributions share the one grouping.
+    Groups are numbered in ``groupby(keys)`` order (``group``, one per answer) and grouped
+    by that one integer: grouping a million answers by several categoricals cost more than
+    the statistics, for every statistic again."""
 
     answered: pd.DataFrame
     keys: list[str]
+    group: np.ndarray
     grouped: DataFrameGroupBy
     item: pd.DataFrame
-    """Per group: the item's type, reverse, construct, min and max."""
+    """Per group, by number: its keys, the item's type, reverse, construct, min and max."""
+    numbers: pd.DataFrame
+    """How often each number was the answer in each group (``_value_counts``)."""
 
     @classmethod
     def of(cls, responses: pd.DataFrame, by: Sequence[str]) -> _ItemGroups:
         keys = [*by, *_ITEM_KEYS]
-        answered = answered_closed(responses, by)
-        grouped = answered.groupby(keys, observed=True)
+        answered, group, named = _numbered(answered_closed(responses, by), keys)
+        grouped = answered.groupby(_grouper(group), observed=False)
         item = grouped[["type", "reverse", "construct", "min", "max"]].first()
-        return cls(answered, keys, grouped, item)
+        item = pd.concat([named.set_axis(item.index), item], axis=1)
+        value = answered["value"].to_numpy()
+        given = ~np.isnan(value)
+        return cls(answered, keys, group, grouped, item, _value_counts(group[given], value[given]))
+
+    def with_keys(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """``frame``'s column ``group`` replaced by the group's keys (as objects)."""
+        named = self.item[self.keys].astype(object).iloc[frame["group"]]
+        return pd.concat(
+            [named.reset_index(drop=True), frame.drop(columns="group").reset_index(drop=True)],
+            axis=1,
+        )
+
+
+def _value_counts(group: np.ndarray, values: np.ndarray) -> pd.DataFrame:
+    """How often each value occurs in each group, as ``groupby([group, value]).size()``
+    (groups and values ascending, no zero counts): one ``bincount`` of combined codes."""
+    codes, uniques = pd.factorize(values, sort=True)
+    combined = group.astype(np.int64) * len(uniques) + codes
+    counts = np.bincount(combined, minlength=(int(group.max(initial=-1)) + 1) * len(uniques))
+    seen = np.flatnonzero(counts)
+    return pd.DataFrame(
+        {"group": seen // len(uniques), "answer": uniques[seen % len(uniques)]}
+    ).assign(count=counts[seen])
+
+
+class _Ranked:
+    """Each group's numbers in order, as their counts (``_value_counts``, ascending) give
+    them: medians and quantiles step for step as pandas' groupby ``median`` and
+    ``quantile`` (linear) compute them from the sorted numbers, without sorting a million
+    answers into their groups for each."""
+
+    def __init__(self, counts: pd.DataFrame, groups: int) -> None:
+        self.answer = counts["answer"].to_numpy(dtype=float)
+        self.ends = np.cumsum(counts["count"].to_numpy())  # past each number's last place
+        self.n = np.bincount(counts["group"], counts["count"], groups).astype(np.int64)
+        self.start = np.cumsum(self.n) - self.n  # each group's first place
+
+    def kth(self, k: np.ndarray) -> np.ndarray:
+        """The k-th smallest number of each group (0 the smallest; NaN without numbers)."""
+        if not len(self.answer):
+            return np.full(len(self.n), np.nan)
+        place = self.start + np.clip(k, 0, np.maximum(self.n - 1, 0))
+        row = np.minimum(np.searchsorted(self.ends, place, side="right"), len(self.answer) - 1)
+        return np.where(self.n > 0, self.answer[row], np.nan)
+
+    def median(self) -> np.ndarray:
+        half = self.n // 2
+        upper = self.kth(half)
+        return np.where(self.n % 2 == 1, upper, (upper + self.kth(half - 1)) / 2)
+
+    def quantile(self, q: float) -> np.ndarray:
+        place = q * (self.n - 1)
+        lower = place.astype(np.int64)  # truncated, as pandas does
+        below, fraction = self.kth(lower), place % 1
+        return np.where(fraction == 0, below, below + (self.kth(lower + 1) - below) * fraction)
 
 
 def _distribution(groups: _ItemGroups, labels: pd.DataFrame) -> pd.DataFrame:
     answered, keys = groups.answered, groups.keys
-    numbers = answered[answered["value"].notna()]
-    counted = (
-        numbers.groupby([*keys, "value"], observed=True)
-        .size()
-        .rename("count")
-        .reset_index()
-        .rename(columns={"value": "answer"})
-    )
+    counted = groups.with_keys(groups.numbers)
     codes = answered[answered["value"].isna() & answered["text"].notna()]
     multi = codes["type"] == "multi_choice"
     ticked = codes[multi].assign(text=codes.loc[multi, "text"].astype(str).str.split(","))
@@ -185,7 +240,7 @@ def _distribution(groups: _ItemGroups, labels: pd.DataFrame) -> pd.DataFrame:
         .rename(columns={"text": "answer"})
     )
     # Scale points nobody chose, so that every group shows the whole scale.
-    item = groups.item
+    item = groups.item.set_index(keys)
     spans = item.loc[item["type"].isin(POINT_TYPES), ["min", "max"]].dropna().reset_index()
     spans["answer"] = pd.Series(
         [np.arange(a, b + 1.0) for a, b in zip(spans["min"], spans["max"], strict=True)],
@@ -194,13 +249,13 @@ def _distribution(groups: _ItemGroups, labels: pd.DataFrame) -> pd.DataFrame:
     )
     points = spans.drop(columns=["min", "max"]).explode("answer")
     points["answer"] = points["answer"].astype(float)
-    counted = counted.astype({k: object for k in keys}).astype({"answer": float})
     if len(points):
         counted = points.astype({k: object for k in keys}).merge(counted, how="outer")
     counted["answer"] = [int(v) if float(v).is_integer() else v for v in counted["answer"]]
     counts = pd.concat([counted, coded.astype({k: object for k in keys})], ignore_index=True)
-    totals = groups.grouped.size().rename("n").reset_index()
-    counts = counts.merge(totals.astype({k: object for k in keys}), on=keys, how="left")
+    sizes = pd.DataFrame({"group": groups.item.index, "n": groups.grouped.size()})
+    totals = groups.with_keys(sizes)
+    counts = counts.merge(totals, on=keys, how="left")
     counts["count"] = counts["count"].fillna(0).astype(int)
     counts["share"] = counts["count"] / counts["n"]
     counts = counts.merge(labels, on=[*_ITEM_KEYS, "answer"], how="left")
@@ -214,26 +269,26 @@ def _sort_key(column: pd.Series) -> pd.Series:
 
 def _described(groups: _ItemGroups, distribution: pd.DataFrame) -> pd.DataFrame:
     keys, item = groups.keys, groups.item
-    table = item[["type", "reverse", "construct"]].assign(n=groups.grouped.size())
+    table = item[[*keys, "type", "reverse", "construct"]].assign(n=groups.grouped.size())
     # Every group's numbers, kept where the item is numeric (or unknown): one grouping.
     values = groups.grouped["value"]
-    quartiles = values.quantile(np.array([0.25, 0.75])).unstack()
+    ranked = _Ranked(groups.numbers, len(item))
     stats = pd.DataFrame(
         {
             "mean": values.mean(),
             "sd": values.std(),
-            "median": values.median(),
-            "q1": quartiles.get(0.25),
-            "q3": quartiles.get(0.75),
+            "median": ranked.median(),
+            "q1": ranked.quantile(0.25),
+            "q3": ranked.quantile(0.75),
         }
     )
     stats = stats[item["type"].isin(NUMERIC_TYPES) | item["type"].isna()]
     stats["iqr"] = stats["q3"] - stats["q1"]
-    table = table.join(stats).reset_index()
-    counts = {
-        key: dict(zip(group["answer"], group["count"].astype(int), strict=True))
-        for key, group in distribution.groupby(keys, sort=False)
-    }
+    table = table.join(stats).reset_index(drop=True)
+    counts: dict[tuple[object, ...], dict[object, int]] = {}
+    columns = [distribution[k] for k in [*keys, "answer", "count"]]
+    for *key, answer, count in zip(*columns, strict=True):  # a group's rows are together
+        counts.setdefault(tuple(key), {})[answer] = int(count)
     table["distribution"] = pd.Series(
         [counts.get(tuple(row), {}) for row in table[keys].itertuples(index=False)],
         index=table.index,
@@ -251,25 +306,81 @@ def construct_scores(responses: pd.DataFrame) -> pd.DataFrame:
     keys = ["participant_id", "scope", "questionnaire_id", "construct"]
     kept = [*keys, "score", "item_id", "system_id", "scenario_id", "session_id", "moment", "turn"]
     scored = responses.loc[responses["construct"].notna() & responses["score"].notna(), kept]
-    sets = scored.groupby(pd.factorize(group_key(scored, keys))[0])  # as first seen
-    scores = pd.concat(  # one pass for the answer set's own columns, not one per column
-        [
-            sets[keys].first(),
-            sets["score"].agg(["mean", "size"]).set_axis(["score", "n_items"], axis=1),
-            sets[["system_id", "scenario_id", "session_id", "moment", "turn"]].first(),
-        ],
-        axis=1,
-    )
+    scored = scored.assign(k_items=_items_in_construct(scored))
+    number = _factorize_runs(group_key(scored, keys))[0]  # as first seen
+    first = np.flatnonzero(np.diff(np.maximum.accumulate(number), prepend=-1))  # a set's first
+    sets = scored.groupby(_grouper(number), observed=False)
+    parts = [  # one pass for the answer set's own columns, not one per column
+        scored[keys].iloc[first],  # the same in all its rows
+        sets["score"].agg(["mean", "size"]).set_axis(["score", "n_items"], axis=1),
+        sets[["system_id", "scenario_id", "session_id", "moment", "turn", "k_items"]].first(),
+    ]
+    scores = pd.concat([part.reset_index(drop=True) for part in parts], axis=1)
     names = ("participant_id", "questionnaire_id", "construct", "system_id", "scenario_id")
-    scores = scores.reset_index(drop=True).astype(dict.fromkeys(names, object))
-    k = (
-        scored.groupby(["questionnaire_id", "construct"], observed=True)["item_id"]
-        .nunique()
-        .rename("k_items")
-        .reset_index()
-        .astype(dict.fromkeys(names[1:3], object))
-    )
-    return scores.merge(k, on=["questionnaire_id", "construct"], how="left")
+    return scores.astype(dict.fromkeys(names, object))
+
+
+def _items_in_construct(scored: pd.DataFrame) -> pd.Series:
+    """For each answer, how many distinct items its questionnaire's construct has among
+    ``scored`` (none without a questionnaire): from a measure × item table of the few
+    measures and items, not from a grouping of every answer."""
+    measure = _factorize_runs(group_key(scored, ("questionnaire_id", "construct")))[0]
+    item = pd.Categorical(scored["item_id"]).codes
+    named = item >= 0
+    seen = np.zeros((int(measure.max(initial=-1)) + 1, int(item.max(initial=-1)) + 1), bool)
+    seen[measure[named], item[named]] = True
+    k_items = pd.Series(seen.sum(axis=1)[measure], index=scored.index)
+    return k_items.where(scored["questionnaire_id"].notna())
+
+
+def _factorize_runs(key: np.ndarray, *, sort: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """``pd.factorize(key, sort=sort)``, one key per run of equal keys: the answers of a set
+    are stored together, so a million answers are a few runs per set (and scattered
+    answers cost what factorizing them all does). Sorted, the runs' keys are ranked by a
+    stable sort, which keys stored in about their order make cheaper than hashing them."""
+    if not len(key):
+        return np.zeros(0, dtype=np.intp), key
+    starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
+    runs = key[starts]
+    if sort:
+        order = np.argsort(runs, kind="stable")
+        ranked = runs[order]
+        first = np.concatenate([[True], ranked[1:] != ranked[:-1]])
+        codes = np.empty(len(runs), dtype=np.intp)
+        codes[order] = np.cumsum(first) - 1
+        uniques = ranked[first]
+    else:
+        codes, uniques = pd.factorize(runs)
+    return np.repeat(codes, np.diff(np.append(starts, len(key)))), uniques
+
+
+def _numbered(
+    frame: pd.DataFrame, keys: Sequence[str]
+) -> tuple[pd.DataFrame, np.ndarray, pd.DataFrame]:
+    """``frame`` without the rows missing a key (as ``groupby`` leaves them out), each row's
+    group number, groups numbered in ``groupby(keys)`` order, and each group's keys: group
+    by ``_grouper`` of the numbers rather than by several columns again for every
+    statistic, and read the keys from the numbers rather than from a million rows."""
+    keyed = frame[keys].notna().all(axis=1)
+    frame = frame if keyed.all() else frame[keyed]
+    levels = [pd.Categorical(frame[name]) for name in keys]
+    combined = np.zeros(len(frame), dtype=np.int64)
+    for level in levels:
+        combined = combined * len(level.categories) + level.codes
+    number, combinations = pd.factorize(combined, sort=True)
+    named = {}
+    for name, level in reversed(list(zip(keys, levels, strict=True))):
+        combinations, code = np.divmod(combinations, len(level.categories))
+        value = pd.Series(pd.Categorical.from_codes(code, dtype=level.dtype))
+        named[name] = value.astype(frame[name].dtype)
+    return frame, number, pd.DataFrame({name: named[name] for name in keys})
+
+
+def _grouper(codes: np.ndarray) -> pd.CategoricalIndex:
+    """Group numbers 0…n−1 as categories: grouping by them (``observed=False``) takes the
+    numbers as they are, where grouping by the integers hashes them all again."""
+    groups = pd.RangeIndex(int(codes.max(initial=-1)) + 1)
+    return pd.CategoricalIndex(pd.Categorical.from_codes(codes, categories=groups))
 
 
 def construct_reliability(
@@ -292,8 +403,9 @@ def construct_reliability(
     rows: list[dict[str, object]] = []
     for part in _by_construct(responses, kept):
         q_id, construct = part["questionnaire_id"].iloc[0], part["construct"].iloc[0]
-        wide, systems = _answer_sets(part, by)
-        groups = [(g, wide[systems == g]) for g in sorted(set(systems))]
+        wide, system, named = _answer_sets(part, by)
+        present = sorted(np.unique(system), key=lambda code: named[code])
+        groups = [(named[code], wide[system == code]) for code in present]
         for group, frame in [*groups, (ALL_SYSTEMS, wide)]:
             if group in _NOT_SYSTEMS:
                 continue
@@ -322,22 +434,21 @@ def _by_construct(responses: pd.DataFrame, columns: list[str]) -> Iterator[pd.Da
     measure = pd.factorize(
         group_key(responses, ("questionnaire_id", "construct"))[usable], sort=True
     )[0]
-    order = np.argsort(measure, kind="stable")
-    rows = np.flatnonzero(usable)[order]
-    ends = np.flatnonzero(np.diff(measure[order])) + 1
+    rows = np.flatnonzero(usable)
     kept = responses[columns]  # the same columns, not copied (copy on write)
-    for taken in np.split(rows, ends) if len(rows) else []:
-        yield kept.iloc[taken]
+    for number in range(int(measure.max(initial=-1)) + 1):  # a few constructs: no sorting
+        yield kept.iloc[rows[measure == number]]
 
 
-def _answer_sets(part: pd.DataFrame, by: str) -> tuple[pd.DataFrame, np.ndarray]:
+def _answer_sets(part: pd.DataFrame, by: str) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """One row per answer set (participant, scope, ``by``) in the order of their keys, one
-    column per item (sorted), NaN where an item has no score; and each row's ``by``. Built
-    from category codes: reshaping a million answers never makes a million keys."""
-    row, keys = pd.factorize(group_key(part, ("participant_id", "scope", by)), sort=True)
+    column per item (sorted), NaN where an item has no score; each row's ``by`` as a code
+    and the names of the codes (``named[code]``, None for −1). Built from category codes:
+    reshaping a million answers never makes a million keys, nor splitting them by name."""
+    row, keys = _factorize_runs(group_key(part, ("participant_id", "scope", by)), sort=True)
     groups = pd.Categorical(part[by]).categories
     named = np.asarray([*groups, None], dtype=object)  # code −1 (no value): the last
-    group = named[keys % (len(groups) + 1) - 1]
+    group = keys % (len(groups) + 1) - 1
     items = pd.Categorical(part["item_id"])
     present = np.flatnonzero(np.bincount(items.codes, minlength=len(items.categories)))
     names = np.asarray(items.categories, dtype=object)[present]
@@ -346,7 +457,7 @@ def _answer_sets(part: pd.DataFrame, by: str) -> tuple[pd.DataFrame, np.ndarray]
     column[present[order]] = np.arange(len(present))
     values = np.full((len(present), len(keys)), np.nan)  # items × sets, as unstack lays it out
     values[column[items.codes], row] = part["score"].to_numpy(dtype=float)
-    return pd.DataFrame(values.T, columns=pd.Index(names[order], dtype=object)), group
+    return pd.DataFrame(values.T, columns=pd.Index(names[order], dtype=object)), group, named
 
 
 FEW_ITEMS = 3
@@ -374,7 +485,9 @@ def _alpha(wide: pd.DataFrame, min_cases: int, confidence: float) -> dict[str, o
     if len(complete) < max(min_cases, 3):
         result["note"] = f"{len(complete)} complete answer sets (at least {min_cases} needed)"
         return result
-    constant = [str(c) for c in complete.columns if complete[c].nunique() == 1]
+    values = complete.to_numpy()
+    same = (values == values[:1]).all(axis=0)  # each column's one value, unless it varies
+    constant = [str(c) for c, never in zip(complete.columns, same, strict=True) if never]
     if constant:
         complete = complete.drop(columns=constant)
         result["dropped"] = ", ".join(constant)
@@ -478,18 +591,24 @@ def ratings_by_turn(
     (pass ``scores`` from ``construct_scores`` to reuse them). Scores are used (reverse
     items recoded), so higher is better on every line.
     """
-    if level == "construct":
+    if level == "construct":  # a few thousand scores with object keys: grouped as they are
         scores = construct_scores(responses) if scores is None else scores
         scores = scores[scores["moment"] == Moment.EXCHANGE.value]
         keys, value = ["system_id", "questionnaire_id", "construct", "turn"], "score"
-        frame = scores
-    else:
-        exchange = responses["moment"] == Moment.EXCHANGE.value
+        frame = scores[~scores["system_id"].isin(_NOT_SYSTEMS)]
+        table = frame.groupby(keys, observed=True)[value].agg(["size", "mean", "std"])
+        table = table.reset_index()
+    else:  # every exchange's answers: grouped by one number (``_numbered``)
         keys, value = ["system_id", "questionnaire_id", "item_id", "turn"], "score"
-        frame = responses.loc[exchange & responses["score"].notna(), [*keys, value]]
-    frame = frame[~frame["system_id"].isin(_NOT_SYSTEMS)]
-    table = frame.groupby(keys, observed=True)[value].agg(["size", "mean", "std"])
-    table = table.rename(columns={"size": "n", "std": "sd"}).reset_index()
+        chosen = (
+            (responses["moment"] == Moment.EXCHANGE.value)
+            & responses["score"].notna()
+            & ~responses["system_id"].isin(_NOT_SYSTEMS)
+        )
+        frame, group, named = _numbered(responses.loc[chosen, [*keys, value]], keys)
+        stats = frame.groupby(_grouper(group), observed=False)[value].agg(["size", "mean", "std"])
+        table = pd.concat([named, stats.reset_index(drop=True)], axis=1)
+    table = table.rename(columns={"size": "n", "std": "sd"})
     table["turn"] = table["turn"].astype(int)
     return table.astype({k: object for k in keys if k != "turn"})
 
