@@ -94,38 +94,15 @@ def _attention(responses: pd.DataFrame) -> pd.DataFrame:
 
 
 def _straight_lining(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
-    with_reverse = set(items.loc[items["reverse"].astype(bool), "questionnaire_id"])
-    attention = items.loc[items["attention"].notna(), ["questionnaire_id", "item_id"]]
-    attention_keys = set(zip(attention["questionnaire_id"], attention["item_id"], strict=True))
-    chosen = (
-        (responses["type"] == "scale")
-        & (responses["status"] == AnswerStatus.ANSWERED.value)
-        & responses["questionnaire_id"].isin(with_reverse)
-    )
-    maybe = chosen & responses["item_id"].isin({i for _, i in attention_keys})
-    if maybe.any():
-        asked = responses.loc[maybe, ["questionnaire_id", "item_id"]].astype(object)
-        pairs = zip(asked["questionnaire_id"], asked["item_id"], strict=True)
-        maybe[maybe] = np.array([k in attention_keys for k in pairs], dtype=bool)
-        chosen &= ~maybe
     scale = responses.loc[
-        chosen, ["participant_id", "scope", "questionnaire_id", "item_id", "value", "min", "max"]
+        _lined_candidates(responses, items),
+        ["participant_id", "scope", "questionnaire_id", "value", "min", "max"],
     ]
-    midpoint = (scale["min"] + scale["max"]) / 2
-    keys = ["participant_id", "scope", "questionnaire_id"]
-    answer_set = pd.factorize(group_key(scale, keys), sort=True)[0]
-    sets = scale.assign(middle=scale["value"] == midpoint).groupby(answer_set)
-    summary = pd.DataFrame(
-        {
-            **{key: sets[key].first() for key in keys},
-            "n": sets.size(),
-            "distinct": sets["value"].nunique(),
-            "value": sets["value"].first(),
-            "middle": sets["middle"].all(),
-        }
-    )
+    if scale.empty:
+        return pd.DataFrame(columns=FLAG_COLUMNS)
+    summary = _answer_sets(scale)
     summary = summary[summary["n"] >= 3].reset_index(drop=True)
-    lined = summary[(summary["distinct"] == 1) & ~summary["middle"]]
+    lined = summary[summary["same"] & ~summary["middle"]]
     if lined.empty:
         return pd.DataFrame(columns=FLAG_COLUMNS)
     out_of = summary.groupby("participant_id", observed=True).size()
@@ -147,6 +124,54 @@ def _straight_lining(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFra
     table["out_of"] = out_of.reindex(table.index).to_numpy()
     table["detail"] = detail.reindex(table.index).to_numpy()
     return table.reset_index().assign(flag="straight_lining")
+
+
+def _lined_candidates(responses: pd.DataFrame, items: pd.DataFrame) -> pd.Series:
+    """Answered scale items of instruments with reverse-worded items, attention items left
+    out."""
+    with_reverse = set(items.loc[items["reverse"].astype(bool), "questionnaire_id"])
+    attention = items.loc[items["attention"].notna(), ["questionnaire_id", "item_id"]]
+    attention_keys = set(zip(attention["questionnaire_id"], attention["item_id"], strict=True))
+    chosen = (
+        (responses["type"] == "scale")
+        & (responses["status"] == AnswerStatus.ANSWERED.value)
+        & responses["questionnaire_id"].isin(with_reverse)
+    )
+    maybe = chosen & responses["item_id"].isin({i for _, i in attention_keys})
+    if maybe.any():
+        asked = responses.loc[maybe, ["questionnaire_id", "item_id"]].astype(object)
+        pairs = zip(asked["questionnaire_id"], asked["item_id"], strict=True)
+        maybe[maybe] = np.array([k in attention_keys for k in pairs], dtype=bool)
+        chosen &= ~maybe
+    return chosen
+
+
+def _answer_sets(scale: pd.DataFrame) -> pd.DataFrame:
+    """One row per answer set (participant, scope, questionnaire; in that order): its
+    keys, ``n`` answers, whether every answer is the ``same`` (NaN aside; its ``value``)
+    and whether every one is the scale's ``middle``.
+
+    Written with sorted group codes and ``reduceat`` rather than a ``groupby``: a study's
+    answers are a million rows, grouped by three keys, and arrive stored set by set, so the
+    stable sort is nearly free where a ``groupby`` hashes every row several times."""
+    keys = ["participant_id", "scope", "questionnaire_id"]
+    key = group_key(scale, keys)
+    order = np.argsort(key, kind="stable")
+    ordered = key[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    value = scale["value"].to_numpy(dtype=float)[order]
+    midpoint = ((scale["min"] + scale["max"]) / 2).to_numpy(dtype=float)[order]
+    n = np.diff(np.r_[starts, len(order)])
+    answered = np.add.reduceat(~np.isnan(value), starts)
+    lowest = np.fmin.reduceat(value, starts)
+    highest = np.fmax.reduceat(value, starts)
+    sets = scale.iloc[order[starts]][keys].reset_index(drop=True)
+    return sets.assign(
+        n=n,
+        same=(answered > 0) & (lowest == highest),
+        value=lowest,
+        middle=np.add.reduceat(value == midpoint, starts) == n,
+    )
 
 
 def reading_times(
