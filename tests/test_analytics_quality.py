@@ -107,10 +107,10 @@ async def test_each_kind_of_flag_finds_its_participant(data) -> None:
     assert list(people["participant_id"]) == ["inattentive", "liner", "quitter", "speedy"]
 
 
-
 async def test_flags_do_not_depend_on_the_order_answers_come_in(data) -> None:
     shuffled = replace(data, responses=data.responses.sample(frac=1.0, random_state=7))
     assert quality_flags(shuffled).equals(quality_flags(data))
+
 
 async def test_reading_time_is_half_a_second_plus_3_ms_per_character(data) -> None:
     times = reading_times(data.responses, data.items)
