@@ -291,7 +291,7 @@ def wizard_share(exchanges: pd.DataFrame, has_source: bool) -> tuple[pd.DataFram
     columns = ["system_id", "source", "count", "share"]
     if not has_source:
         return pd.DataFrame(columns=columns), "no wizard data: this database does not record it"
-    turns = exchanges[exchanges["source"].notna()]
+    turns = exchanges.loc[exchanges["source"].notna(), ["system_id", "source"]]
     if turns.empty:
         return pd.DataFrame(columns=columns), "no wizard data: no system turn records its source"
     table = (
