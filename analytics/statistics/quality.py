@@ -183,9 +183,7 @@ def reading_times(
     ]
     with_length = items.assign(chars=items["text"].fillna("").str.len())
     length = with_length.set_index(["questionnaire_id", "item_id"])["chars"]
-    keys = pd.MultiIndex.from_arrays(
-        [asked["questionnaire_id"].astype(object), asked["item_id"].astype(object)]
-    )
+    keys = pd.MultiIndex.from_arrays([asked["questionnaire_id"], asked["item_id"]])
     chars = length.reindex(keys).fillna(0).to_numpy()
     frame = asked[["participant_id", "scope", "questionnaire_id", "item_id"]].copy()
     frame["seconds"] = (asked["answered_at"] - asked["shown_at"]).to_numpy()
@@ -234,16 +232,26 @@ def simulated_participants(participants: pd.DataFrame) -> tuple[str, ...]:
 
 def flagged_participants(flags: pd.DataFrame, simulated: Iterable[str] = ()) -> pd.DataFrame:
     """One row per flagged participant: their flags, in words, and whether a simulation
-    played them."""
+    played them. Gathered in plain Python: a large study has a thousand flagged
+    participants, a thousand groups of one or two rows each."""
     if flags.empty:
         return pd.DataFrame(columns=["participant_id", "flags", "details", "simulated"])
-    grouped = flags.groupby("participant_id")
+    said: dict[str, tuple[list[str], list[str]]] = {}
+    for participant, flag, detail in zip(
+        flags["participant_id"].tolist(), flags["flag"].tolist(), flags["detail"].tolist(),
+        strict=True,
+    ):  # fmt: skip
+        kinds, details = said.setdefault(participant, ([], []))
+        kinds.append(flag)
+        details.append(detail)
+    people = sorted(said)
     table = pd.DataFrame(
         {
-            "flags": grouped["flag"].agg(lambda s: ", ".join(s)),
-            "details": grouped["detail"].agg(lambda s: "; ".join(s)),
+            "participant_id": people,
+            "flags": [", ".join(said[p][0]) for p in people],
+            "details": ["; ".join(said[p][1]) for p in people],
         }
-    ).reset_index()
+    )
     table["simulated"] = table["participant_id"].astype(str).isin(set(simulated))
     return table
 
