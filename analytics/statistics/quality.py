@@ -101,29 +101,28 @@ def _straight_lining(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFra
     if scale.empty:
         return pd.DataFrame(columns=FLAG_COLUMNS)
     summary = _answer_sets(scale)
-    summary = summary[summary["n"] >= 3].reset_index(drop=True)
+    summary = summary[summary["n"] >= 3]
     lined = summary[summary["same"] & ~summary["middle"]]
     if lined.empty:
         return pd.DataFrame(columns=FLAG_COLUMNS)
-    out_of = summary.groupby("participant_id", observed=True).size()
-    said = lined.astype({"questionnaire_id": object, "scope": object})
-    detail = (
-        pd.Series(
-            [
-                f"{q} ({s}): all {v:g}"
-                for q, s, v in zip(
-                    said["questionnaire_id"], said["scope"], said["value"], strict=True
-                )
-            ],
-            index=lined.index,
-        )
-        .groupby(lined["participant_id"], observed=True)
-        .agg("; ".join)
+    out_of = summary["participant_id"].value_counts()
+    # in plain Python: thousands of participants, a set or two each
+    said: dict[str, list[str]] = {}
+    for participant, q, s, v in zip(
+        lined["participant_id"].tolist(), lined["questionnaire_id"].tolist(),
+        lined["scope"].tolist(), lined["value"].tolist(),
+        strict=True,
+    ):  # fmt: skip
+        said.setdefault(participant, []).append(f"{q} ({s}): all {v:g}")
+    return pd.DataFrame(
+        {
+            "participant_id": list(said),
+            "count": [len(sets) for sets in said.values()],
+            "out_of": out_of.reindex(list(said)).to_numpy(),
+            "detail": ["; ".join(sets) for sets in said.values()],
+            "flag": "straight_lining",
+        }
     )
-    table = lined.groupby("participant_id", observed=True).size().rename("count").to_frame()
-    table["out_of"] = out_of.reindex(table.index).to_numpy()
-    table["detail"] = detail.reindex(table.index).to_numpy()
-    return table.reset_index().assign(flag="straight_lining")
 
 
 def _lined_candidates(responses: pd.DataFrame, items: pd.DataFrame) -> pd.Series:
