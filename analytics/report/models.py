@@ -100,15 +100,15 @@ def _measures(data: StudyData, scores: pd.DataFrame) -> list[Measure]:
     for (q_id, construct), part in kept.groupby(["questionnaire_id", "construct"], observed=True):
         out.append((("construct", str(q_id), str(construct)), part))
     checks = set(data.items.loc[data.items["attention"].notna(), "item_id"])
-    single = responses[
-        responses["construct"].isna()
-        & (responses["status"] == AnswerStatus.ANSWERED.value)
-        & responses["moment"].isin(moments)
-        & ~responses["item_id"].isin(checks)
-        & ~responses["type"].isin(CATEGORICAL)
-        & responses["score"].notna()
-        & responses["system_id"].notna()
-        & ~responses["system_id"].isin(_PSEUDO)
+    # the answers outside every construct first: a few of a large study's million
+    alone = responses[responses["construct"].isna() & responses["score"].notna()]
+    single = alone[
+        (alone["status"] == AnswerStatus.ANSWERED.value)
+        & alone["moment"].isin(moments)
+        & ~alone["item_id"].isin(checks)
+        & ~alone["type"].isin(CATEGORICAL)
+        & alone["system_id"].notna()
+        & ~alone["system_id"].isin(_PSEUDO)
     ]
     for (q_id, item_id), part in single.groupby(["questionnaire_id", "item_id"], observed=True):
         out.append((("item", str(q_id), str(item_id)), part))
