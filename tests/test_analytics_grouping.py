@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analytics.data.grouping import group_key
+from analytics.data.grouping import group_key, sorted_groups
 
 
 def _frame(seed: int) -> pd.DataFrame:
@@ -47,3 +47,22 @@ def test_unsorted_it_numbers_groups_in_the_order_they_first_appear() -> None:
     assert list(frame.groupby(numbered)[keys].first().itertuples(index=False, name=None)) == list(
         expected.index
     )
+
+
+def test_sorted_groups_reduce_each_group_in_groupbys_order() -> None:
+    for seed in range(4):
+        frame = _frame(seed)
+        keys = ["participant", "scope", "item"]
+        expected = frame.groupby(keys, observed=True)["value"].agg(["size", "sum", "min"])
+        order, starts = sorted_groups(group_key(frame, keys))
+        values = frame["value"].to_numpy()[order]
+        assert np.diff(np.r_[starts, len(order)]).tolist() == expected["size"].tolist()
+        assert np.add.reduceat(values, starts).tolist() == expected["sum"].tolist()
+        assert np.minimum.reduceat(values, starts).tolist() == expected["min"].tolist()
+        firsts = frame.iloc[order[starts]][keys]
+        assert list(firsts.itertuples(index=False, name=None)) == list(expected.index)
+
+
+def test_sorted_groups_of_no_rows_are_none() -> None:
+    order, starts = sorted_groups(np.zeros(0, dtype=np.int64))
+    assert len(order) == 0 and len(starts) == 0

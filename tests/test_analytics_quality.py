@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,11 @@ async def test_each_kind_of_flag_finds_its_participant(data) -> None:
     assert details["abandoned"] == "1 of 1 sessions abandoned"
     people = flagged_participants(flags)
     assert list(people["participant_id"]) == ["inattentive", "liner", "quitter", "speedy"]
+
+
+async def test_flags_do_not_depend_on_the_order_answers_come_in(data) -> None:
+    shuffled = replace(data, responses=data.responses.sample(frac=1.0, random_state=7))
+    assert quality_flags(shuffled).equals(quality_flags(data))
 
 
 async def test_reading_time_is_half_a_second_plus_3_ms_per_character(data) -> None:

@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from analytics.data.loading import load_study_data
+from analytics.report.models import models_section
 from analytics.statistics.mixed import UNTIMED, mixed_model
+from analytics.statistics.questionnaires import construct_scores
 from bot.cli import main
 
 FIXTURE = Path(__file__).parent / "fixtures" / "mixed_idial.csv"
@@ -176,3 +180,15 @@ def test_a_measure_larger_than_the_report_fits_by_default_is_left_out_and_says_h
     assert "ozlab report --models" in str(left_out.fit["note"])
     fitted = mixed_model(sets, largest=None)
     assert list(fitted.terms["kind"]) == ["intercept", "system"]
+
+
+def test_the_answer_sets_times_do_not_depend_on_the_order_answers_come_in(tmp_path, capsys) -> None:
+    db = tmp_path / "idial.sqlite"
+    assert main(["import", "responses", str(FIXTURE), "--db", str(db), "--study", "idial"]) == 0
+    data = load_study_data(db)
+    scores = construct_scores(data.responses)
+    shuffled = replace(data, responses=data.responses.sample(frac=1.0, random_state=3))
+    stored, reordered = models_section(data, scores), models_section(shuffled, scores)
+    assert stored is not None and reordered is not None
+    pd.testing.assert_frame_equal(stored.fits, reordered.fits)
+    pd.testing.assert_frame_equal(stored.terms, reordered.terms)

@@ -22,3 +22,14 @@ def group_key(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
         level = pd.Categorical(frame[name])
         key = key * (len(level.categories) + 1) + level.codes.astype(np.int64) + 1
     return key
+
+
+def sorted_groups(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows in ``key``'s order (a stable sort) and where each group starts in it, so
+    that ``np.<ufunc>.reduceat(values[order], starts)`` reduces each group, the groups in
+    the order ``groupby`` sorts them. Answers are stored set by set: the sort meets runs
+    already in order and costs little, where a ``groupby`` hashes every row again."""
+    order = np.argsort(key, kind="stable")
+    ordered = key[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(key) else order
+    return order, starts

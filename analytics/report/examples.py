@@ -41,8 +41,14 @@ def example_conversations(
     sessions, exchanges = data.sessions, data.exchanges
     if sessions.empty or exchanges.empty:
         return pd.DataFrame(columns=list(COLUMNS))
+    # the columns used: each filter and sort below would copy every other one too
+    sessions = sessions[
+        ["session_id", "participant_id", "system_id", "scenario_id", "state", "end_reason", "seed"]
+    ]
+    exchanges = exchanges[["session_id", "turn", "user_text", "system_text", "source", "error"]]
     ids = sessions["session_id"].astype(str)
-    talked = ids.isin({str(s) for s in exchanges["session_id"].unique()})
+    # as objects: pandas tests a column of Arrow strings against each name of a set in turn
+    talked = ids.astype(object).isin({str(s) for s in exchanges["session_id"].unique()})
     is_marked = ids.isin(set(marks.sessions))
     drawn_from = sessions[(sessions["state"].astype(str) == "ended") & talked & ~is_marked]
     if marks.scenarios:
@@ -94,8 +100,9 @@ def example_conversations(
 def _ratings(responses: pd.DataFrame) -> dict[tuple[str, int], dict[str, str]]:
     """Each exchange's answers by item, as shown: the value and its label."""
     rated = responses[responses["turn"].notna() & responses["session_id"].notna()]
+    columns = ["session_id", "turn", "questionnaire_id", "item_id", "value", "label", "text"]
     found: dict[tuple[str, int], dict[str, str]] = {}
-    for r in rated.sort_values(["questionnaire_id", "item_id"]).to_dict("records"):
+    for r in rated.filter(columns).sort_values(["questionnaire_id", "item_id"]).to_dict("records"):
         shown = "" if d.missing(r["value"]) else _number(r["value"])
         if not shown and not d.missing(r.get("label")):
             shown = str(r["label"])

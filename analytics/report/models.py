@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
+from analytics.data.grouping import group_key, sorted_groups
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS, StudyData
 from analytics.statistics import mixed
 from analytics.statistics.clustered import TERM_COLUMNS, TEST_COLUMNS, compare_success
@@ -90,29 +92,51 @@ def _measures(data: StudyData, scores: pd.DataFrame) -> list[Measure]:
     with its time: what the comparison of systems tests, given after a task or the study."""
     responses = data.responses
     moments = (Moment.POST_TASK.value, Moment.POST_STUDY.value)
-    first = responses.groupby(["participant_id", "scope"], observed=True)["answered_at"].min()
-    timing = first.rename("answered_at").reset_index()
     out: list[Measure] = []
-    kept = scores[scores["moment"].astype(object).isin(moments)]
+    kept = scores[scores["moment"].isin(moments)]
     kept = kept[~kept["system_id"].isin(_PSEUDO) & kept["system_id"].notna()]
-    kept = kept.astype({"participant_id": object, "scope": object}).merge(
-        timing.astype({"participant_id": object, "scope": object}),
-        on=["participant_id", "scope"],
-        how="left",
-    )
+    kept = kept.assign(answered_at=_first_answered(responses, kept))
+    kept = kept.astype({"participant_id": object}).reset_index(drop=True)
     for (q_id, construct), part in kept.groupby(["questionnaire_id", "construct"], observed=True):
         out.append((("construct", str(q_id), str(construct)), part))
     checks = set(data.items.loc[data.items["attention"].notna(), "item_id"])
-    single = responses[
-        responses["construct"].isna()
-        & (responses["status"] == AnswerStatus.ANSWERED.value)
-        & responses["moment"].astype(object).isin(moments)
-        & ~responses["item_id"].isin(checks)
-        & ~responses["type"].isin(CATEGORICAL)
-        & responses["score"].notna()
-        & responses["system_id"].notna()
-        & ~responses["system_id"].isin(_PSEUDO)
+    # the answers outside every construct first: a few of a large study's million
+    alone = responses[responses["construct"].isna() & responses["score"].notna()]
+    single = alone[
+        (alone["status"] == AnswerStatus.ANSWERED.value)
+        & alone["moment"].isin(moments)
+        & ~alone["item_id"].isin(checks)
+        & ~alone["type"].isin(CATEGORICAL)
+        & alone["system_id"].notna()
+        & ~alone["system_id"].isin(_PSEUDO)
     ]
     for (q_id, item_id), part in single.groupby(["questionnaire_id", "item_id"], observed=True):
         out.append((("item", str(q_id), str(item_id)), part))
     return out
+
+
+def _first_answered(responses: pd.DataFrame, sets: pd.DataFrame) -> np.ndarray:
+    """When each of ``sets``' rows (a participant's answer set: participant and scope)
+    got its first answer in ``responses``; NaN for a set without answers there.
+
+    Found by the keys' category codes, ``sorted_groups`` and a binary search, rather than a
+    ``groupby`` and a merge on the names: over a million answers those took most of the
+    models section's time."""
+    keys = ["participant_id", "scope"]
+    codes = {key: pd.Categorical(responses[key]).categories for key in keys}
+    answered = group_key(responses, keys)
+    order, starts = sorted_groups(answered)
+    found = np.full(len(sets), np.nan)
+    if not len(starts):
+        return found
+    times = responses["answered_at"].to_numpy(dtype=float)[order]
+    first = np.fmin.reduceat(times, starts)
+    groups = answered[order][starts]
+    wanted = group_key(
+        pd.DataFrame({key: pd.Categorical(sets[key], categories=codes[key]) for key in keys}),
+        keys,
+    )
+    at = np.minimum(np.searchsorted(groups, wanted), len(groups) - 1)
+    hit = groups[at] == wanted
+    found[hit] = first[at[hit]]
+    return found

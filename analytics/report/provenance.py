@@ -87,8 +87,8 @@ def provenance(
         schema_version=data.schema_version,
         definitions=digests,
         design=declared,
-        assignments=tuple(sorted(set(sessions["design"].dropna().astype(str)))),
-        seeds=tuple(sorted(set(sessions["seed"].dropna().astype(str)), key=_natural)),
+        assignments=tuple(sorted(set(sessions["design"].dropna().astype(str).tolist()))),
+        seeds=tuple(sorted(set(sessions["seed"].dropna().astype(str).tolist()), key=_natural)),
         exclusions=_exclusions(exclusion),
         excluded_participants=() if exclusion is None else tuple(exclusion.participant_ids),
         detectable=_detectable(data, design, systems),
@@ -97,7 +97,7 @@ def provenance(
 
 def _natural(seed: str) -> tuple[tuple[int, str], ...]:
     """``0:2`` before ``0:10``: numbers compared as numbers."""
-    return tuple((int(p), "") if p.isdigit() else (-1, p) for p in seed.split(":"))
+    return tuple([(int(p), "") if p.isdigit() else (-1, p) for p in seed.split(":")])
 
 
 def _exclusions(exclusion: Exclusion | None) -> str:
@@ -119,7 +119,9 @@ def _detectable(data: StudyData, design: str, systems: tuple[str, ...]) -> str |
     ended = sessions[sessions["state"].astype(object) == SessionState.ENDED.value]
     finished: dict[str, set[str]] = {system: set() for system in systems}
     for system, participant in zip(
-        ended["system_id"].astype(str), ended["participant_id"].astype(str), strict=True
+        ended["system_id"].astype(str).tolist(),
+        ended["participant_id"].astype(str).tolist(),
+        strict=True,
     ):
         finished.setdefault(system, set()).add(participant)
     kind: power.DesignKind = "within" if design == "within" else "between"

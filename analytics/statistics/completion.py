@@ -159,14 +159,14 @@ def completion(
     """Success rate with its interval (``ci_method``), exchanges per session (mean, SD, median) and
     time per task against the scenario's expected time, per group."""
     by = list(by)
-    frame = _dialogues(sessions)
-    known = frame[frame["outcome_known"]]
-    closed = known[known["duration_s"].notna()]
+    # only the columns used: each group would copy every other column of the sessions too
+    used = dict.fromkeys([*by, "participant_id", *_OUTCOMES])
+    frame = _dialogues(sessions)[list(used)]
     rows = []
     for key, group in frame.groupby(by, observed=True):
         key = key if isinstance(key, tuple) else (key,)
-        done = known.loc[known.index.intersection(group.index)]
-        timed = closed.loc[closed.index.intersection(group.index)]
+        done = group[group["outcome_known"]]
+        timed = done[done["duration_s"].notna()]
         successes, n = int(done["succeeded"].sum()), len(done)
         measured = done[done["success_known"]]
         n_measured = len(measured)
@@ -213,6 +213,12 @@ def completion(
         )
     return pd.DataFrame(rows, columns=[*by, *_COMPLETION_COLUMNS])
 
+
+_OUTCOMES = [
+    "outcome_known", "success_known", "succeeded", "correct_known", "done_correctly",
+    "real_exchanges", "n_failed_replies", "duration_s", "expected_duration_s",
+]  # fmt: skip
+"""The columns of ``_dialogues`` that ``completion`` reads."""
 
 _COMPLETION_COLUMNS = [
     "sessions",
@@ -285,7 +291,7 @@ def wizard_share(exchanges: pd.DataFrame, has_source: bool) -> tuple[pd.DataFram
     columns = ["system_id", "source", "count", "share"]
     if not has_source:
         return pd.DataFrame(columns=columns), "no wizard data: this database does not record it"
-    turns = exchanges[exchanges["source"].notna()]
+    turns = exchanges.loc[exchanges["source"].notna(), ["system_id", "source"]]
     if turns.empty:
         return pd.DataFrame(columns=columns), "no wizard data: no system turn records its source"
     table = (

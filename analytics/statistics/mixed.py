@@ -86,7 +86,7 @@ def mixed_model(
 ) -> MixedFit:
     """The model of ``score`` for one measure (columns participant_id, system_id,
     scenario_id, answered_at, score); none fitted above ``largest`` scores (None: any)."""
-    frame = with_periods(scores.dropna(subset=["score", "system_id"]))
+    frame = scores.dropna(subset=["score", "system_id"])
     systems = sorted(frame["system_id"].astype(str).unique())
     scenarios = frame["scenario_id"].dropna().astype(str).unique()
     met = bool((frame.groupby("participant_id")["system_id"].nunique() > 1).any())
@@ -115,6 +115,7 @@ def mixed_model(
             " this size): ozlab report --models fits it"
         )
         return MixedFit(fit, empty)
+    frame = with_periods(frame)  # only for a fit: most measures of a large study get none
     columns, names, kinds = _design(frame, systems, within)
     keep, dropped = _estimable(columns)
     x = columns[:, keep]

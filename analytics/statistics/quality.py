@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from analytics.data.grouping import group_key
+from analytics.data.grouping import group_key, sorted_groups
 from analytics.data.loading import NUMERIC_TYPES, StudyData
 from bot.core.vocabulary import AnswerStatus, Moment, SessionState
 
@@ -94,6 +94,40 @@ def _attention(responses: pd.DataFrame) -> pd.DataFrame:
 
 
 def _straight_lining(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
+    scale = responses.loc[
+        _lined_candidates(responses, items),
+        ["participant_id", "scope", "questionnaire_id", "value", "min", "max"],
+    ]
+    if scale.empty:
+        return pd.DataFrame(columns=FLAG_COLUMNS)
+    summary = _answer_sets(scale)
+    summary = summary[summary["n"] >= 3]
+    lined = summary[summary["same"] & ~summary["middle"]]
+    if lined.empty:
+        return pd.DataFrame(columns=FLAG_COLUMNS)
+    out_of = summary["participant_id"].value_counts()
+    # in plain Python: thousands of participants, a set or two each
+    said: dict[str, list[str]] = {}
+    for participant, q, s, v in zip(
+        lined["participant_id"].tolist(), lined["questionnaire_id"].tolist(),
+        lined["scope"].tolist(), lined["value"].tolist(),
+        strict=True,
+    ):  # fmt: skip
+        said.setdefault(participant, []).append(f"{q} ({s}): all {v:g}")
+    return pd.DataFrame(
+        {
+            "participant_id": list(said),
+            "count": [len(sets) for sets in said.values()],
+            "out_of": out_of.reindex(list(said)).to_numpy(),
+            "detail": ["; ".join(sets) for sets in said.values()],
+            "flag": "straight_lining",
+        }
+    )
+
+
+def _lined_candidates(responses: pd.DataFrame, items: pd.DataFrame) -> pd.Series:
+    """Answered scale items of instruments with reverse-worded items, attention items left
+    out."""
     with_reverse = set(items.loc[items["reverse"].astype(bool), "questionnaire_id"])
     attention = items.loc[items["attention"].notna(), ["questionnaire_id", "item_id"]]
     attention_keys = set(zip(attention["questionnaire_id"], attention["item_id"], strict=True))
@@ -108,45 +142,31 @@ def _straight_lining(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFra
         pairs = zip(asked["questionnaire_id"], asked["item_id"], strict=True)
         maybe[maybe] = np.array([k in attention_keys for k in pairs], dtype=bool)
         chosen &= ~maybe
-    scale = responses.loc[
-        chosen, ["participant_id", "scope", "questionnaire_id", "item_id", "value", "min", "max"]
-    ]
-    midpoint = (scale["min"] + scale["max"]) / 2
+    return chosen
+
+
+def _answer_sets(scale: pd.DataFrame) -> pd.DataFrame:
+    """One row per answer set (participant, scope, questionnaire; in that order): its
+    keys, ``n`` answers, whether every answer is the ``same`` (NaN aside; its ``value``)
+    and whether every one is the scale's ``middle``.
+
+    Written with ``sorted_groups`` and ``reduceat`` rather than a ``groupby``: a large
+    study's million answers made this the slowest of the flags."""
     keys = ["participant_id", "scope", "questionnaire_id"]
-    answer_set = pd.factorize(group_key(scale, keys), sort=True)[0]
-    sets = scale.assign(middle=scale["value"] == midpoint).groupby(answer_set)
-    summary = pd.DataFrame(
-        {
-            **{key: sets[key].first() for key in keys},
-            "n": sets.size(),
-            "distinct": sets["value"].nunique(),
-            "value": sets["value"].first(),
-            "middle": sets["middle"].all(),
-        }
+    order, starts = sorted_groups(group_key(scale, keys))
+    value = scale["value"].to_numpy(dtype=float)[order]
+    midpoint = ((scale["min"] + scale["max"]) / 2).to_numpy(dtype=float)[order]
+    n = np.diff(np.r_[starts, len(order)])
+    answered = np.add.reduceat(~np.isnan(value), starts)
+    lowest = np.fmin.reduceat(value, starts)
+    highest = np.fmax.reduceat(value, starts)
+    sets = scale.iloc[order[starts]][keys].reset_index(drop=True)
+    return sets.assign(
+        n=n,
+        same=(answered > 0) & (lowest == highest),
+        value=lowest,
+        middle=np.add.reduceat(value == midpoint, starts) == n,
     )
-    summary = summary[summary["n"] >= 3].reset_index(drop=True)
-    lined = summary[(summary["distinct"] == 1) & ~summary["middle"]]
-    if lined.empty:
-        return pd.DataFrame(columns=FLAG_COLUMNS)
-    out_of = summary.groupby("participant_id", observed=True).size()
-    said = lined.astype({"questionnaire_id": object, "scope": object})
-    detail = (
-        pd.Series(
-            [
-                f"{q} ({s}): all {v:g}"
-                for q, s, v in zip(
-                    said["questionnaire_id"], said["scope"], said["value"], strict=True
-                )
-            ],
-            index=lined.index,
-        )
-        .groupby(lined["participant_id"], observed=True)
-        .agg("; ".join)
-    )
-    table = lined.groupby("participant_id", observed=True).size().rename("count").to_frame()
-    table["out_of"] = out_of.reindex(table.index).to_numpy()
-    table["detail"] = detail.reindex(table.index).to_numpy()
-    return table.reset_index().assign(flag="straight_lining")
 
 
 def reading_times(
@@ -162,9 +182,7 @@ def reading_times(
     ]
     with_length = items.assign(chars=items["text"].fillna("").str.len())
     length = with_length.set_index(["questionnaire_id", "item_id"])["chars"]
-    keys = pd.MultiIndex.from_arrays(
-        [asked["questionnaire_id"].astype(object), asked["item_id"].astype(object)]
-    )
+    keys = pd.MultiIndex.from_arrays([asked["questionnaire_id"], asked["item_id"]])
     chars = length.reindex(keys).fillna(0).to_numpy()
     frame = asked[["participant_id", "scope", "questionnaire_id", "item_id"]].copy()
     frame["seconds"] = (asked["answered_at"] - asked["shown_at"]).to_numpy()
@@ -213,16 +231,26 @@ def simulated_participants(participants: pd.DataFrame) -> tuple[str, ...]:
 
 def flagged_participants(flags: pd.DataFrame, simulated: Iterable[str] = ()) -> pd.DataFrame:
     """One row per flagged participant: their flags, in words, and whether a simulation
-    played them."""
+    played them. Gathered in plain Python: a large study has a thousand flagged
+    participants, a thousand groups of one or two rows each."""
     if flags.empty:
         return pd.DataFrame(columns=["participant_id", "flags", "details", "simulated"])
-    grouped = flags.groupby("participant_id")
+    said: dict[str, tuple[list[str], list[str]]] = {}
+    for participant, flag, detail in zip(
+        flags["participant_id"].tolist(), flags["flag"].tolist(), flags["detail"].tolist(),
+        strict=True,
+    ):  # fmt: skip
+        kinds, details = said.setdefault(participant, ([], []))
+        kinds.append(flag)
+        details.append(detail)
+    people = sorted(said)
     table = pd.DataFrame(
         {
-            "flags": grouped["flag"].agg(lambda s: ", ".join(s)),
-            "details": grouped["detail"].agg(lambda s: "; ".join(s)),
+            "participant_id": people,
+            "flags": [", ".join(said[p][0]) for p in people],
+            "details": ["; ".join(said[p][1]) for p in people],
         }
-    ).reset_index()
+    )
     table["simulated"] = table["participant_id"].astype(str).isin(set(simulated))
     return table
 

@@ -82,45 +82,53 @@ def system_reliability(
     *,
     has_source: bool = True,
 ) -> SystemReliability:
-    """Every table of the section, per system (see the module docstring)."""
-    frame = exchanges[exchanges["system_id"].notna()].astype({"system_id": object})
-    error = frame["error"].astype(object)
-    failed = error.notna()
-    kinds = error[failed].map(failure_kind)
-    replied = ~failed & frame["system_text"].notna()
-    source = frame["source"].astype(object) if has_source else pd.Series(None, index=frame.index)
+    """Every table of the section, per system (see the module docstring).
+
+    Counted over boolean arrays, a system at a time, rather than over each system's rows
+    taken out of the frame: a large study has a hundred thousand exchanges."""
+    frame = exchanges[exchanges["system_id"].notna()]
+    failed = frame["error"].notna().to_numpy()
+    kinds = frame.loc[failed, "error"].astype(object).map(failure_kind)
+    timeout = np.zeros(len(frame), dtype=bool)
+    timeout[failed] = (kinds == TIMEOUT).to_numpy()
+    replied = ~failed & frame["system_text"].notna().to_numpy()
+    latency_ms = frame["latency_ms"].to_numpy(dtype=float)
+    source = frame["source"] if has_source else pd.Series(None, index=frame.index, dtype=object)
+    written = (source == ReplySource.WIZARD.value).to_numpy(dtype=bool, na_value=False)
+    edited = (source == ReplySource.EDITED.value).to_numpy(dtype=bool, na_value=False)
     periods = unavailable_periods(events, sessions)
+    codes, systems = pd.factorize(frame["system_id"].astype(str), sort=True)
     rows = []
-    for system, group in frame.groupby("system_id", sort=True):
-        mine = group.index
-        latency = frame.loc[mine[replied.loc[mine].to_numpy()], "latency_ms"].dropna()
-        latency = latency.astype(float).to_numpy()
-        timeouts = int((kinds.reindex(mine) == TIMEOUT).sum())
-        n_failed = int(failed.loc[mine].sum())
+    for code, system in enumerate(systems):
+        mine = codes == code
+        latency = latency_ms[mine & replied]
+        latency = latency[~np.isnan(latency)]
+        n, n_failed, timeouts = int(mine.sum()), int(failed[mine].sum()), int(timeout[mine].sum())
         own = periods[periods["system_id"] == system]
         rows.append(
             {
                 "system_id": system,
-                "exchanges": len(group),
-                "replied": int(replied.loc[mine].sum()),
+                "exchanges": n,
+                "replied": int(replied[mine].sum()),
                 "failed": n_failed,
                 "errors": n_failed - timeouts,
                 "timeouts": timeouts,
-                "failed_share": n_failed / len(group) if len(group) else math.nan,
+                "failed_share": n_failed / n,
                 "latency_n": len(latency),
                 # numpy's default percentile is R's type 7, the one quantile() uses.
                 "latency_p50_ms": float(np.percentile(latency, 50)) if len(latency) else math.nan,
                 "latency_p95_ms": float(np.percentile(latency, 95)) if len(latency) else math.nan,
                 "latency_max_ms": float(latency.max()) if len(latency) else math.nan,
-                "wizard_written": int((source.loc[mine] == ReplySource.WIZARD.value).sum()),
-                "wizard_edited": int((source.loc[mine] == ReplySource.EDITED.value).sum()),
+                "wizard_written": int(written[mine].sum()),
+                "wizard_edited": int(edited[mine].sum()),
                 "unavailable_periods": len(own),
                 "unavailable_s": float(own["duration_s"].sum()) if len(own) else 0.0,
                 "unavailable_ongoing": bool(own["ongoing"].any()),
             }
         )
     by_system = pd.DataFrame(rows, columns=BY_SYSTEM_COLUMNS)
-    errors = _errors(frame[failed].assign(kind=kinds))
+    failures = frame.loc[failed, ["system_id", "error"]].astype({"system_id": object})
+    errors = _errors(failures.assign(kind=kinds))
     return SystemReliability(by_system, errors, periods)
 
 
