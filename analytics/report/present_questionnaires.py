@@ -135,7 +135,9 @@ def _instrument(report: Report, q_id: str) -> list[Block]:
     items = q.items[q.items["questionnaire_id"].astype(object) == q_id]
     codebook = q.codebook[q.codebook["questionnaire_id"] == q_id]
     choices = q.choices[q.choices["questionnaire_id"] == q_id]
-    blocks: list[Block] = [Heading(f"Instrument {q_id}", 3)]
+    title = q.title(q_id)
+    named = f"{title} ({q_id})" if title != q_id else f"Instrument {q_id}"
+    blocks: list[Block] = [Heading(named, 3)]
     checks = set(codebook.loc[codebook["attention"].notna(), "item_id"])
     kinds = set(codebook["type"].astype(object)) | set(items["type"].astype(object))
     if "scale" in kinds:
