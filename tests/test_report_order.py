@@ -155,3 +155,13 @@ def test_questionnaire_figures_are_captioned_with_the_questionnaires_title(repor
     assert captions and titles
     assert all(c.split(":")[0] in titles.values() for c in captions), captions
     assert not [c for c in captions if c.split(":")[0] in titles], captions
+
+
+def test_an_instruments_heading_names_its_title_beside_its_id(report: Report) -> None:
+    """The detail of each questionnaire is headed as its figures are captioned: by the title
+    participants saw, with the id the study file and the export use beside it."""
+    titles = report.questionnaires.titles
+    headings = [b.text for b in document(report) if isinstance(b, Heading) and b.level == 3]
+    assert titles
+    for q_id, title in titles.items():
+        assert f"{title} ({q_id})" in headings, headings
