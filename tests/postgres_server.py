@@ -270,7 +270,9 @@ class PostgresServer:
                 watchdog.wait(_STOP_WAIT)
             except subprocess.TimeoutExpired:
                 # The server has its immediate stop; the watchdog removes the cluster (a whole
-                # suite's databases take a while on a busy disk) without the tests waiting.
+                # suite's databases take a while on a busy disk) without the tests waiting,
+                # and is reaped when it ends (dropped running, Python would warn of it).
+                threading.Thread(target=watchdog.wait, name="reaping", daemon=True).start()
                 return
         if base is not None:
             shutil.rmtree(base, ignore_errors=True)

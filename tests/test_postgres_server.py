@@ -6,15 +6,18 @@ libpq's environment forms: PGPASSWORD, ~/.pgpass and a service file.
 
 from __future__ import annotations
 
+import gc
 import os
 import select
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import psycopg
 import pytest
 
+from tests import postgres_server
 from tests.postgres_server import (
     PASSWORD,
     PASSWORD_ROLE,
@@ -154,3 +157,19 @@ def test_a_killed_test_process_leaves_no_server_behind() -> None:
     assert not Path(f"/proc/{postmaster}").exists()
     with pytest.raises(psycopg.OperationalError):
         psycopg.connect(f"postgresql://ozlab@127.0.0.1:{port}/ozlab", connect_timeout=2).close()
+
+
+def test_a_stop_that_outlasts_its_wait_leaves_no_process_unreaped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The tests do not wait for a large cluster's removal; its watchdog is still reaped when
+    it ends, rather than dropped running (Python then warns "subprocess … is still running"
+    in whichever test collects it, an error under ``-W error``)."""
+    server = PostgresServer(fsync=False)
+    server.start()
+    monkeypatch.setattr(postgres_server, "_STOP_WAIT", 0.0)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        server.stop()
+        gc.collect()
+    assert not [w for w in seen if issubclass(w.category, ResourceWarning)], seen
