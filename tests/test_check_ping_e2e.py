@@ -107,3 +107,55 @@ async def test_the_ping_offers_the_scenarios_tools_as_the_bot_does() -> None:
     [ping] = [line for line in out if line.startswith("ping ")]
     assert ping.startswith(f"ping shop-llm (openai, {llm.url}): up, ")
     assert ping.endswith("(offered 1 tool: add_to_wishlist)")
+
+
+def with_judge(study: Path, url: str) -> None:
+    """The study decides task success with a model judge that needs a key."""
+    text = study.read_text(encoding="utf-8")
+    judge = f"success_judge: {{id: grader, url: '{url}', model: m, api_key_env: GRADER_KEY}}\n"
+    study.write_text(text + judge, encoding="utf-8")
+
+
+async def test_the_ping_asks_every_judge_one_question_as_a_run_would(tmp_path: Path) -> None:
+    """A judge is asked one yes/no question with the study's model, temperature and key (the
+    key from the environment); its answer parses: up. Nothing of the study is sent."""
+    async with FakeRasa() as rasa, FakeOpenAI("Yes", api_key="k-123") as grader:
+        study = study_with(tmp_path, f"  - {{type: rasa, id: rasa, url: '{rasa.url}'}}\n")
+        with_judge(study, grader.url)
+        status, out, err = await ozlab_check(str(study), "--ping", GRADER_KEY="k-123")
+        [request] = grader.requests
+    assert status == 0, err
+    assert request.json["model"] == "m" and request.json["temperature"] == 0.0
+    assert request.json["messages"][-1]["content"].endswith("Answer with one of: yes, no")
+    pings = [line for line in out if line.startswith("ping ")]
+    assert pings[0].startswith(f"ping rasa (rasa, {rasa.url}): up, ")
+    assert pings[1].startswith(f"ping grader (judge, {grader.url}/v1/chat/completions): up, ")
+    assert pings[1].endswith("the reply parses: Yes")
+    assert "k-123" not in "\n".join(out) + err
+
+
+async def test_a_judge_refused_or_answering_off_the_values_fails_the_check(
+    tmp_path: Path,
+) -> None:
+    """A wrong key and a judge that talks instead of answering each fail the check (status
+    4), named in its one line; the key is never printed."""
+    async with FakeRasa() as rasa, FakeOpenAI("Sure! I think so.") as talker:
+        study = study_with(tmp_path, f"  - {{type: rasa, id: rasa, url: '{rasa.url}'}}\n")
+        with_judge(study, talker.url)
+        status, out, err = await ozlab_check(str(study), "--ping", GRADER_KEY="k-123")
+    assert status == 4
+    [line] = [line for line in out if line.startswith("ping grader ")]
+    assert "FAILED after " in line
+    assert line.endswith("answered 'Sure! I think so.', not one of the values yes, no")
+    assert err.strip() == (
+        "ozlab: 1 of 1 judges did not answer with one of the values they were offered: grader"
+        " (see above)"
+    )
+    async with FakeRasa() as rasa, FakeOpenAI("yes", api_key="right") as grader:
+        study = study_with(tmp_path / "keyed", f"  - {{type: rasa, id: rasa, url: '{rasa.url}'}}\n")
+        with_judge(study, grader.url)
+        status, out, err = await ozlab_check(str(study), "--ping", GRADER_KEY="wrong-key")
+    assert status == 4
+    [line] = [line for line in out if line.startswith("ping grader ")]
+    assert "FAILED after " in line and "401" in line, line
+    assert "wrong-key" not in "\n".join(out) + err

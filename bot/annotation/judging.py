@@ -27,6 +27,7 @@ from bot.engine.annotating.acute import pair_questions, pair_votes
 from bot.engine.annotating.judging import (
     Choice,
     JudgedItem,
+    answer_text,
     instructions,
     judged_items,
     parse,
@@ -170,7 +171,7 @@ class JudgeAsker:
             answer = await self.client.post(
                 self.endpoint, body, timeout=self.judge.timeout, headers=self._headers
             )
-            said = _content(answer)
+            said = answer_text(answer)
             usage = answer.get("usage") if isinstance(answer, dict) else None
             usage = usage if isinstance(usage, dict) else {}
             prompt, completion = (
@@ -196,15 +197,6 @@ class JudgeAsker:
 
 def _count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _content(answer: Any) -> str:
-    """``choices[0].message.content`` as text (empty when there is none: unparseable)."""
-    try:
-        content = answer["choices"][0]["message"]["content"]
-    except (KeyError, IndexError, TypeError):
-        return ""
-    return content if isinstance(content, str) else ""
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import os
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.check.design import design_warnings, planned_warning, strength_warning
 from bot.check.systems import system_problems, tool_problems
@@ -26,6 +27,9 @@ from scenarios.loading import StudyError, checked_study, study_document
 from scenarios.models import Scenario, ScenarioText, StudyBundle, Texts
 from scenarios.sentences import catalogue
 from scenarios.sentences import languages as sentence_languages
+
+if TYPE_CHECKING:
+    from bot.systems.ping import Ping
 
 
 def _count(number: int, noun: str) -> str:
@@ -241,14 +245,27 @@ def check(
 
 
 def _ping(bundle: StudyBundle, env: Mapping[str, str]) -> None:
-    from bot.systems.ping import ping_lines, ping_systems  # aiohttp: only when asked
+    from bot.check.judges import ping_judges  # aiohttp: only when asked
+    from bot.systems.ping import ping_lines, ping_systems
 
-    pings = asyncio.run(ping_systems(bundle, env))
-    for line in ping_lines(pings):
+    async def both() -> tuple[list[Ping], list[Ping]]:
+        return await ping_systems(bundle, env), await ping_judges(bundle, env)
+
+    pings, judges = asyncio.run(both())
+    for line in ping_lines(pings) + ping_lines(judges, none=None):
         print(line, flush=True)
     failed = [ping.system_id for ping in pings if not ping.up]
-    if failed:
-        raise SystemSetupError(
-            f"{len(failed)} of {len(pings)} systems did not answer the ping with a reply the"
-            f" bot can use: {', '.join(failed)} (see above)"
-        )
+    failed_judges = [ping.system_id for ping in judges if not ping.up]
+    if failed or failed_judges:
+        said = []
+        if failed:
+            said.append(
+                f"{len(failed)} of {len(pings)} systems did not answer the ping with a reply"
+                f" the bot can use: {', '.join(failed)}"
+            )
+        if failed_judges:
+            said.append(
+                f"{len(failed_judges)} of {len(judges)} judges did not answer with one of the"
+                f" values they were offered: {', '.join(failed_judges)}"
+            )
+        raise SystemSetupError("; ".join(said) + " (see above)")

@@ -15,8 +15,9 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     check.add_argument(
         "--ping",
         action="store_true",
-        help="also send one message to every http, openai and rasa system: latency, and"
-        " whether the reply parses (status 4 when one fails)",
+        help="also send one message to every http, openai and rasa system, and one question"
+        " to every model judge: latency, and whether the reply parses (status 4 when one"
+        " fails)",
     )
     participants(
         check,

@@ -104,10 +104,14 @@ async def ping_systems(bundle: StudyBundle, env: Mapping[str, str]) -> list[Ping
         await client.close()
 
 
-def ping_lines(pings: Sequence[Ping]) -> list[str]:
-    """One line per system: up with its latency and the start of its reply, or what failed."""
+NO_SYSTEM = "ping: no http, openai or rasa system to ping"
+
+
+def ping_lines(pings: Sequence[Ping], *, none: str | None = NO_SYSTEM) -> list[str]:
+    """One line per system (or judge): up with its latency and the start of its reply, or
+    what failed; ``none`` when there is nothing to ping (no line: None)."""
     if not pings:
-        return ["ping: no http, openai or rasa system to ping"]
+        return [none] if none is not None else []
     lines = []
     for ping in pings:
         head = f"ping {ping.system_id} ({ping.kind}, {ping.address}):"

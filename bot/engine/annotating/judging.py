@@ -9,6 +9,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bot.core.annotation import AnnotationTask
 from bot.core.vocabulary import AnnotationLevel
@@ -141,6 +142,16 @@ def request_key(body: Mapping[str, object]) -> str:
 def prompt_hash(system: str) -> str:
     """A short digest of the instructions, printed in the provenance."""
     return hashlib.sha256(system.encode("utf-8")).hexdigest()[:12]
+
+
+def answer_text(answer: Any) -> str:
+    """A chat completion's ``choices[0].message.content`` as text (empty when there is none:
+    unparseable)."""
+    try:
+        content = answer["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        return ""
+    return content if isinstance(content, str) else ""
 
 
 def parse(said: str, choices: Iterable[Choice]) -> Choice | None:
