@@ -159,3 +159,15 @@ async def test_a_judge_refused_or_answering_off_the_values_fails_the_check(
     [line] = [line for line in out if line.startswith("ping grader ")]
     assert "FAILED after " in line and "401" in line, line
     assert "wrong-key" not in "\n".join(out) + err
+
+
+async def test_the_judges_of_the_studys_annotation_jobs_are_asked_where_url_env_says() -> None:
+    """The shipped HRI CUES study names a job whose judge is served where OZLAB_JUDGE_URL
+    says: that server gets the one question."""
+    async with FakeOpenAI("no") as judge:
+        status, out, err = await ozlab_check("hri-cues", "--ping", OZLAB_JUDGE_URL=judge.url)
+        [request] = judge.requests
+    assert status == 0, err
+    assert request.json["model"] == "ozlab-demo-shop-v1"
+    [line] = [line for line in out if line.startswith("ping gpt-judge ")]
+    assert line.startswith(f"ping gpt-judge (judge, {judge.url}/v1/chat/completions): up, ")
