@@ -102,7 +102,9 @@ def test_the_section_in_every_format_and_the_same_bytes_twice(
         text = first[fmt]
         assert "Pairwise comparisons" in text, fmt
         assert "Shown first" in text and "sandwich" in text, fmt
-        assert "Question: turn" in text and "Question: engagingness" in text, fmt
+        # headed by what the raters were asked, the id beside it
+        assert "Question: Which reply is better? (side by side, each turn) (turn)" in text, fmt
+        assert "Question: engagingness" in text, fmt  # imported votes: no wording known
         assert "Onboarding" in text and "Sample size" in text, fmt
     assert "<b>r0</b>" not in first["html"] and "&lt;b&gt;r0&lt;/b&gt;" in first["html"]
     assert 'id="pairwise-forest-turn"' in first["html"]

@@ -114,7 +114,8 @@ def _question(found: Pairwise, row: dict[Any, Any], limit: int | None, wording: 
         + (f"; left out: {', '.join(words)}" if words else "")
         + "."
     )
-    blocks: list[Block] = [Heading(f"Question: {question}", 3), Paragraph(counted)]
+    named = wording if wording == question else f"{wording} ({question})"
+    blocks: list[Block] = [Heading(f"Question: {named}", 3), Paragraph(counted)]
     scores = found.scores[found.scores["question"] == question]
     if len(scores):
         blocks += _scores(found, question, scores, row, wording)
