@@ -26,10 +26,10 @@ OZLAB = str(Path(sys.executable).with_name("ozlab"))
 CUES = [("p0123456789abcde-1", "companion", 3), ("p1123456789abcde-1", "companion", 2)]
 
 
-def ozlab(*args: str) -> str:
-    """``ozlab ARGS`` under umask 022, as a researcher's shell runs it; its standard output."""
+def _under_umask_022(*argv: str) -> str:
+    """``argv`` run under umask 022, as a researcher's shell runs it; its standard output."""
     done = subprocess.run(
-        ["/bin/sh", "-c", 'umask 022 && exec "$0" "$@"', OZLAB, *args],
+        ["/bin/sh", "-c", 'umask 022 && exec "$0" "$@"', *argv],
         capture_output=True,
         text=True,
         timeout=300,
@@ -39,6 +39,11 @@ def ozlab(*args: str) -> str:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def ozlab(*args: str) -> str:
+    """``ozlab ARGS`` under umask 022; its standard output."""
+    return _under_umask_022(OZLAB, *args)
 
 
 IN_TURN = """
@@ -55,19 +60,9 @@ for argv in json.loads(sys.argv[1]):
 def ozlab_in_turn(*commands: list[str]) -> list[str]:
     """Several ``ozlab`` commands, one after the other in one process under umask 022 (each
     writes its files through the same code whatever ran before it); what each said."""
-    done = subprocess.run(
-        ["/bin/sh", "-c", 'umask 022 && exec "$0" "$@"', sys.executable, "-c", IN_TURN,
-         json.dumps(commands)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=PROJECT_ROOT,
-        check=False,
-        env=os.environ | {SECRET_ENV: SECRET},
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    said = done.stdout.split("\0\n")
-    assert len(said) == len(commands) + 1 and said[-1] == "", done.stdout
+    out = _under_umask_022(sys.executable, "-c", IN_TURN, json.dumps(commands))
+    said = out.split("\0\n")
+    assert len(said) == len(commands) + 1 and said[-1] == "", out
     return said[:-1]
 
 

@@ -233,9 +233,14 @@ def item_scales(instruments: Iterable[Questionnaire]) -> dict[tuple[str, str], I
 
 
 def _scale_of(instrument: Questionnaire, item: object) -> ItemScale | None:
-    if isinstance(item, ScaleItem):
+    if isinstance(item, ScaleItem | SliderItem):
         points = tuple(range(item.min, item.max + 1))
-        level = item.measurement or instrument.measurement
+        # a slider is a visual-analogue scale: distances between its points mean something
+        level = (
+            "interval"
+            if isinstance(item, SliderItem)
+            else item.measurement or instrument.measurement
+        )
         return ItemScale(
             instrument.id,
             item.id,
@@ -243,16 +248,6 @@ def _scale_of(instrument: Questionnaire, item: object) -> ItemScale | None:
             tuple(map(str, points)),
             tuple(map(float, points)),
             level,
-        )
-    if isinstance(item, SliderItem):  # a visual-analogue scale: distances mean something
-        points = tuple(range(item.min, item.max + 1))
-        return ItemScale(
-            instrument.id,
-            item.id,
-            "scale",
-            tuple(map(str, points)),
-            tuple(map(float, points)),
-            "interval",
         )
     if isinstance(item, YesNoItem | ThumbsItem):
         kind = "yes_no" if isinstance(item, YesNoItem) else "thumbs"
