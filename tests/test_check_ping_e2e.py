@@ -14,6 +14,7 @@ import pytest
 
 from scenarios.starter import write_starter
 from tests.fake_servers import FakeHttp, FakeOpenAI, FakeRasa, Mode, closed_port_url
+from tests.test_llm_tools_e2e import served_model
 
 pytestmark = pytest.mark.slow
 
@@ -171,3 +172,21 @@ async def test_the_judges_of_the_studys_annotation_jobs_are_asked_where_url_env_
     assert request.json["model"] == "ozlab-demo-shop-v1"
     [line] = [line for line in out if line.startswith("ping gpt-judge ")]
     assert line.startswith(f"ping gpt-judge (judge, {judge.url}/v1/chat/completions): up, ")
+
+
+async def test_the_demo_judge_of_serve_demo_answers_the_ping_as_a_run_would() -> None:
+    """The shipped HRI CUES job's judge, played by ``ozlab serve-demo --openai`` as the
+    guide says: it answers the ping's question with one of its values, as it answers a
+    run's, so the check passes."""
+    server, url = served_model()
+    try:
+        status, out, err = await ozlab_check("hri-cues", "--ping", OZLAB_JUDGE_URL=url)
+    finally:
+        server.kill()
+        server.wait()
+        assert server.stdout is not None
+        server.stdout.close()
+    [line] = [line for line in out if line.startswith("ping gpt-judge ")]
+    assert line.startswith(f"ping gpt-judge (judge, {url}/v1/chat/completions): up, "), line
+    assert re.search(r"the reply parses: (yes|no)$", line), line
+    assert status == 0, err

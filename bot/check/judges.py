@@ -3,7 +3,8 @@
 thousands. A judge whose server is down, whose key is refused or whose model is not served
 fails here; one that answers with anything but one of the values it is offered would have
 every rating of a run come back unparseable. The call is made as ``ozlab judge run`` makes
-its calls (the same body, address, key and timeout; one attempt) and kept nowhere.
+its calls (the same body, address, key and timeout; one attempt; the question in the form a
+run asks, its values on the line that ends it) and kept nowhere.
 """
 
 from __future__ import annotations
@@ -11,17 +12,26 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
-from bot.engine.annotating.judging import Choice, answer_text, parse, request
+from bot.engine.annotating.judging import (
+    JudgedItem,
+    answer_text,
+    choices_of,
+    parse,
+    question,
+    request,
+)
 from bot.systems.base import SystemFailure, SystemTimeout
 from bot.systems.http_json import JsonClient, bearer_header, describe_url, excerpt
 from bot.systems.openai import completions_url, served_at
 from bot.systems.ping import Ping
+from questionnaires.models import YesNoItem
 from scenarios.jobs import Judge
 from scenarios.models import StudyBundle
 
-_CHOICES = (Choice("yes", 1, "yes", None), Choice("no", 0, "no", None))
+_ITEM = YesNoItem(type="yes_no", id="ping", text="Is this a test?")
+_ASKED = JudgedItem("ping", _ITEM, choices_of(_ITEM))
 _SYSTEM = "You check answers for a study. Answer with exactly one of the values you are given."
-_QUESTION = "Is this a test? Answer with one of: yes, no"
+_QUESTION = question(_ASKED, "(a check of the judge: no conversation of the study)")
 
 
 def study_judges(bundle: StudyBundle) -> list[Judge]:
@@ -62,7 +72,7 @@ async def _ping(judge: Judge, client: JsonClient, env: Mapping[str, str]) -> Pin
         return Ping(judge.id, "judge", address, took, None, str(failure), timed_out)
     took = time.perf_counter() - started
     said = answer_text(answer)
-    if parse(said, _CHOICES) is None:
+    if parse(said, _ASKED.choices) is None:
         problem = f"answered '{excerpt(said, 60)}', not one of the values yes, no"
         return Ping(judge.id, "judge", address, took, None, problem)
     return Ping(judge.id, "judge", address, took, said.strip())
