@@ -4,7 +4,9 @@ finds the bias within its interval, and the people's pairwise fit never counts t
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from scenarios.jobs import Judge
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle
 from tests.annotating_support import json_report
+from tests.command_line import ozlab_here
 from tests.fake_servers import FakeOpenAI, Mode
 
 pytestmark = pytest.mark.slow  # a whole report
@@ -108,6 +111,24 @@ async def test_the_planted_position_bias_is_found(tmp_path: Path) -> None:
     # the people's fit counts no vote of the judge (there are none of people's)
     pairwise = report["pairwise"]
     assert {(q["votes"], q["flagged"], q["fitted"]) for q in pairwise["questions"]} == {(40, 40, 0)}
+    # each flag named and counted, in the JSON and in the words of the report
+    markdown = await asyncio.to_thread(
+        ozlab_here, "report", "--db", db, "--format", "md", "--out", tmp_path / "report.md"
+    )
+    assert markdown.returncode == 0, markdown.stderr
+    said = (tmp_path / "report.md").read_text(encoding="utf-8").replace("\\_", "_")
+    assert "another flag" not in said
+    for q in pairwise["questions"]:
+        mine = [v for v in voted if v.question == q["question"]]
+        by_reason = Counter(str(v.flag_reason) for v in mine)
+        assert q["flag_reasons"] == dict(by_reason) and sum(by_reason.values()) == 40
+        assert set(by_reason) >= {"model_verdict", "inconsistent"}
+        named = "; ".join(
+            f"{q['flag_reasons'][r.value]} {r.value}: {r.meaning}"
+            for r in FlagReason
+            if r.value in q["flag_reasons"]
+        )
+        assert f"left out: 40 flagged ({named})" in said
     # its own family's share of its consistent verdicts, per question, with no people's to
     # compare with
     kept = [v for v in voted if v.flag_reason is FlagReason.MODEL_VERDICT]

@@ -12,6 +12,7 @@ import pandas as pd
 
 from analytics.data.loading import StudyData
 from analytics.io.export import Column, Table, timed_columns
+from bot.core.vocabulary import FlagReason
 
 _YES_NO = {1: "yes", 0: "no"}
 VOTES = [
@@ -44,7 +45,12 @@ VOTES = [
     Column("winner_system", "string", "the system preferred (empty: no side was preferred)"),
     Column("strength", "string", "much or slightly (preference items with strength; empty: none)"),
     Column("flagged", "integer", "kept out of the fit: 1 yes, 0 no", _YES_NO),
-    Column("flag_reason", "string", "why (self_identification: a system named itself)"),
+    Column(
+        "flag_reason",
+        "string",
+        "why it is kept out of the fit (empty: it is not)",
+        {reason.value: reason.meaning for reason in FlagReason},
+    ),
     Column("onboarding", "integer", "an ACUTE onboarding pair with a known answer", _YES_NO),
     Column(
         "onboarding_correct",

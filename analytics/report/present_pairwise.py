@@ -7,6 +7,7 @@ Nothing here when the study has no votes: the section is absent, not empty.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -16,6 +17,7 @@ from analytics.report.document import Block, Figure, Heading, Paragraph
 from analytics.report.numbers import Report
 from analytics.report.plots import Chart
 from analytics.statistics.pairwise import Pairwise, PairwiseOptions
+from bot.core.vocabulary import FlagReason
 from bot.core.votes import TURN_QUESTION
 
 SOURCES = {
@@ -94,11 +96,21 @@ def _interval(low: Any, high: Any, digits: int = 0) -> str:
     return f"{d.num(low, digits)} to {d.num(high, digits)}"
 
 
+def flag_words(reasons: Mapping[str, int]) -> str:
+    """Flagged votes by reason, each named and said in words: ``20 model_verdict: a model
+    judge's verdict, the same in both orders; 4 inconsistent: …``."""
+    known = {reason.value: reason.meaning for reason in FlagReason}
+    return "; ".join(
+        f"{d.count(n)} {reason}: {known.get(reason, 'a reason this ozlab does not know')}"
+        for reason, n in reasons.items()
+    )
+
+
 def _question(found: Pairwise, row: dict[Any, Any], limit: int | None, wording: str) -> list[Block]:
     question = str(row["question"])
     sources = ", ".join(SOURCES.get(s, s) for s in str(row["sources"]).split(", "))
     left_out = [
-        (row["flagged"], "flagged (a system named itself, or another flag)"),
+        (row["flagged"], f"flagged ({flag_words(row['flag_reasons'])})"),
         (row["onboarding"], "onboarding pairs"),
         (row["not_comparable"], "not comparable (a side failed)"),
         (row["same_system"], "with one system on both sides"),

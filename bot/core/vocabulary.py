@@ -329,10 +329,25 @@ class Strength(StrEnum):
 
 
 class FlagReason(StrEnum):
-    """Why a vote is kept apart from the fit."""
+    """Why a judgement is kept apart: a vote from people's fit, a judge's rating from the
+    judges' figures. One vocabulary for the report, the exports and the imports; each
+    reason's ``meaning`` is how they say it."""
 
     SELF_IDENTIFICATION = "self_identification"  # a system named itself in its reply
     # A model judge's votes are kept apart from people's fit, each with why:
     MODEL_VERDICT = "model_verdict"  # its verdict, the same in both orders of the pair
     INCONSISTENT = "inconsistent"  # its verdict flipped with the pair's order: no win
     SWAPPED_REPEAT = "swapped_repeat"  # its consistent verdict in the swapped order (once)
+
+    @property
+    def meaning(self) -> str:
+        """The reason in words, as the report and the exports' codebooks give it."""
+        return _FLAG_MEANINGS[self]
+
+
+_FLAG_MEANINGS = {
+    FlagReason.SELF_IDENTIFICATION: "a system named itself in its reply",
+    FlagReason.MODEL_VERDICT: "a model judge's verdict, the same in both orders",
+    FlagReason.INCONSISTENT: "a model judge's verdict that flipped with the pair's order",
+    FlagReason.SWAPPED_REPEAT: "a model judge's verdict repeated in the swapped order",
+}

@@ -19,6 +19,7 @@ from analytics.data.loading import StudyData
 from analytics.statistics.pairwise import summaries
 from analytics.statistics.pairwise.fitting import TieModel, count_battles, design, identified
 from analytics.statistics.pairwise.ranking import ELO, scores
+from bot.core.vocabulary import FlagReason
 
 WINNERS = ("a", "b", "tie", "both_bad", "not_comparable")
 BothBad = Literal["exclude", "tie"]
@@ -39,8 +40,8 @@ PARAMETER_COLUMNS = [
 ]  # fmt: skip
 COUNT_COLUMNS = [
     "question", "sources", "votes", "fitted", "raters", "systems", "ties", "tie_rate",
-    "both_bad", "both_bad_rate", "not_comparable", "flagged", "onboarding", "same_system",
-    "model", "anchor", "identified", "rounds", "converged_rounds",
+    "both_bad", "both_bad_rate", "not_comparable", "flagged", "flag_reasons", "onboarding",
+    "same_system", "model", "anchor", "identified", "rounds", "converged_rounds",
 ]  # fmt: skip
 
 
@@ -203,6 +204,18 @@ def pairwise_from_study(data: StudyData, systems: tuple[str, ...]) -> Pairwise |
     return replace(found, notes=(*notes, *found.notes)) if notes else found
 
 
+def flag_counts(votes: pd.DataFrame) -> dict[str, int]:
+    """The flagged votes by reason (``FlagReason``, in its order; a reason no code of
+    ozlab knows, from an import, after them), only the reasons found."""
+    flagged = votes[votes["flagged"].astype(bool)]
+    given = flagged["flag_reason"] if "flag_reason" in flagged else pd.Series(index=flagged.index)
+    reasons = given.astype(object).fillna("unknown").astype(str)
+    counted = reasons.value_counts()
+    order = {reason.value: at for at, reason in enumerate(FlagReason)}
+    found = sorted(counted.index, key=lambda r: (order.get(r, len(order)), r))
+    return {str(r): int(counted[r]) for r in found}
+
+
 def _fit_rows(votes: pd.DataFrame, options: PairwiseOptions) -> tuple[pd.Series, pd.DataFrame]:
     """Which votes a fit may use, and the votes with 'both bad' made ties if so chosen."""
     votes = votes.copy()
@@ -252,6 +265,7 @@ def pairwise_section(
             "both_bad_rate": float(both_bad.loc[mine.index].mean()),
             "not_comparable": int((mine["winner"] == "not_comparable").sum()),
             "flagged": int(mine["flagged"].astype(bool).sum()),
+            "flag_reasons": flag_counts(mine),
             "onboarding": int(mine["onboarding"].astype(bool).sum()),
             "same_system": int((mine["system_a"] == mine["system_b"]).sum()),
             "model": _model_name(options),
