@@ -16,8 +16,10 @@ import pytest
 from bot.core.errors import StoreError
 from bot.store import open_store as open_any
 from bot.store.claims import claim
+from bot.store.definition import definition_json
 from bot.store.sqlite import open_store
-from tests.annotation_support import store_study
+from scenarios.loading import load_study
+from tests.annotation_support import store_conversations, store_study
 from tests.fake_servers import FakeOpenAI, Mode
 from tests.postgres_server import PostgresServer
 from tests.stress_support import OZLAB
@@ -29,9 +31,10 @@ LIBRARY = Path(__file__).resolve().parents[1] / "scenarios" / "library"
 FULL_RUN_CALLS = 10  # 7 targets, 3 of them asked twice (tests/test_judge_run.py)
 
 
-def study_with_judge(folder: Path, url: str | None) -> Path:
-    """The shipped HRI CUES study, its job's judge one at ``url`` (None: no judge)."""
-    (folder / "jobs").mkdir()
+def study_with_judge(folder: Path, url: str | None, *, replace: bool = False) -> Path:
+    """The shipped HRI CUES study, its job's judge one at ``url`` (None: no judge);
+    ``replace``: the files written before, changed."""
+    (folder / "jobs").mkdir(parents=True, exist_ok=replace)
     job = ((LIBRARY / "jobs") / "hri-cues.yaml").read_text()
     job = job[: job.index("\njudges:\n")]  # the shipped judge left out
     judge = f"judges:\n  - {{id: gpt-judge, url: '{url}', model: judge-m, seed: 3}}\n"
@@ -47,9 +50,9 @@ async def stored(db: Path) -> None:
     await store.close()
 
 
-async def ozlab(*args: str) -> tuple[int, str, str]:
+async def ozlab(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
     child = await asyncio.create_subprocess_exec(
-        OZLAB, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        OZLAB, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=cwd
     )
     out, err = await asyncio.wait_for(child.communicate(), 60)
     assert child.returncode is not None
@@ -66,6 +69,45 @@ async def test_a_job_without_judges_is_one_line(tmp_path: Path) -> None:
         status == 3
         and err.strip() == "ozlab: job 'hri-cues' names no judges: add judges to the job file"
     )
+
+
+async def test_judges_added_to_the_job_file_after_the_study_was_stored_are_told_apart(
+    tmp_path: Path,
+) -> None:
+    """A researcher adds judges to the job file of a study the database already holds, and
+    runs the judge without ``--study``: one line says that the file and the stored job
+    differ and the command that reads the file, which then runs the judges."""
+    db = tmp_path / "cues.sqlite"
+    study = study_with_judge(tmp_path / "hri-cues", None)
+    store = await open_store(db)
+    await store.record_definition("hri-cues", definition_json(load_study(study)))
+    await store_conversations(store, "hri-cues", "hri-cues-chat", SESSIONS)
+    await store.close()
+    async with FakeOpenAI(reply=judge_says) as server:
+        study_with_judge(tmp_path / "hri-cues", server.url, replace=True)
+        args = ("judge", "run", "--db", str(db), "--job", "hri-cues")
+        status, _, err = await ozlab(*args, cwd=tmp_path)
+        assert status == 3 and len(err.strip().splitlines()) == 1, err
+        assert err.strip() == (
+            "ozlab: job 'hri-cues' as stored in the database names no judges,"
+            " hri-cues/study.yaml names gpt-judge: the file and the stored job differ (the"
+            " database keeps the study as the bot last started it); bring the change in with:"
+            f" ozlab judge run --db {db} --job hri-cues --study hri-cues/study.yaml"
+        )
+        assert not server.requests
+        # elsewhere, no study file to compare with: the same advice, the file to be named
+        status, _, err = await ozlab(
+            *args, "--judge", "gpt-judge", cwd=tmp_path / "hri-cues" / "jobs"
+        )
+        assert status == 3 and err.strip() == (
+            "ozlab: job 'hri-cues' as stored in the database names no judges (the study as"
+            " the bot last started it): if the job file names judge 'gpt-judge', the file and"
+            " the stored job differ; bring the change in by reading the study file:"
+            f" ozlab judge run --db {db} --job hri-cues --judge gpt-judge --study STUDY_FILE"
+        )
+        status, out, err = await ozlab(*args, "--study", "hri-cues/study.yaml", cwd=tmp_path)
+        assert status == 0, err
+        assert "7 targets judged" in out and len(server.requests) == FULL_RUN_CALLS
 
 
 async def test_a_killed_run_resumes_without_asking_again(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from bot.annotation.jobs import assign, job_of, prepare_job
-from bot.core.errors import StudyDataError
+from bot.core.errors import OzlabError, StudyDataError
 from bot.core.researcher_files import private_file, write_rows
 from bot.recruitment.invitations import Choose, deep_link, new_code
 from bot.store.interface import AnnotationPlanning, StudyDefinitions
@@ -63,6 +63,25 @@ async def study_bundle(store: StudyDefinitions, study: str | None) -> StudyBundl
     from scenarios.loading import load_study
 
     return load_study(study)
+
+
+def study_file_near(study_id: str, folder: Path) -> tuple[Path, StudyBundle] | None:
+    """The study's file where ``ozlab new`` writes it (``ID/study.yaml`` in ``folder``), or
+    ``study.yaml`` in ``folder`` itself, when one of them is the study ``study_id`` and loads:
+    to tell a researcher that the file they changed and the stored study differ. None when
+    neither is (a file elsewhere is named with ``--study``)."""
+    from scenarios.loading import load_study
+
+    for file in (folder / study_id / "study.yaml", folder / "study.yaml"):
+        if not file.is_file():
+            continue
+        try:
+            bundle = load_study(file)
+        except (OzlabError, OSError):  # a file that does not load is not the one meant
+            continue
+        if bundle.study.id == study_id:
+            return file, bundle
+    return None
 
 
 async def invite_annotators(

@@ -20,7 +20,7 @@ from bot.core.errors import INTERRUPTED, StudyDataError, SystemSetupError
 
 if TYPE_CHECKING:
     from bot.store.interface import StudyStore
-    from scenarios.jobs import Judge
+    from scenarios.jobs import AnnotationJob, Judge
     from scenarios.models import StudyBundle
 
 NAME = "judge"
@@ -80,12 +80,7 @@ async def _run(args: argparse.Namespace) -> int:
         job = job_of(bundle, args.job)
         judges = [j for j in job.judges if args.judge in (None, j.id)]
         if not judges:
-            known = ", ".join(j.id for j in job.judges) or "none: add judges to the job file"
-            raise StudyDataError(
-                f"job {job.id!r} has no judge {args.judge or ''!r} (its judges: {known})"
-                if args.judge
-                else f"job {job.id!r} names no judges: add judges to the job file"
-            )
+            raise StudyDataError(_no_judge(args, bundle, job))
         for judge in judges:
             _key_set(judge)
         client = JsonClient()
@@ -144,6 +139,48 @@ async def _success(store: StudyStore, bundle: StudyBundle, args: argparse.Namesp
     for line in success_summary(done):
         print(f"  {line}")
     return 0
+
+
+def _no_judge(args: argparse.Namespace, bundle: StudyBundle, job: AnnotationJob) -> str:
+    """Why the job has no judge to run; when the job was read from the database, that the
+    job file may say otherwise, and the command that reads the file instead."""
+    from pathlib import Path
+
+    from bot.annotation.invitations import study_file_near
+    from bot.core.errors import without_passwords
+
+    wanted = f"judge {args.judge!r}" if args.judge else "judges"
+    known = ", ".join(j.id for j in job.judges)
+    if args.study is not None and args.study != bundle.study.id:  # read from the file given
+        return (
+            f"job {job.id!r} has no judge {args.judge!r} (its judges: {known or 'none'})"
+            if args.judge
+            else f"job {job.id!r} names no judges: add judges to the job file"
+        )
+    stored = f"job {job.id!r} as stored in the database names " + (
+        f"no judge {args.judge!r} (its judges: {known})" if args.judge and known else "no judges"
+    )
+    again = (
+        f"ozlab judge run --db {without_passwords(str(args.db))} --job {job.id}"
+        + (f" --judge {args.judge}" if args.judge else "")
+        + " --study "
+    )
+    found = study_file_near(bundle.study.id, Path())
+    if found is not None:
+        file, loaded = found
+        named = loaded.jobs.get(job.id)
+        in_file = [j.id for j in (named.judges if named else ()) if args.judge in (None, j.id)]
+        if in_file:
+            return (
+                f"{stored}, {file} names {', '.join(in_file)}: the file and the stored job differ"
+                " (the database keeps the study as the bot last started it); bring the change"
+                f" in with: {again}{file}"
+            )
+    return (
+        f"{stored} (the study as the bot last started it): if the job file names {wanted},"
+        " the file and the stored job differ; bring the change in by reading the study file:"
+        f" {again}STUDY_FILE"
+    )
 
 
 def _key_set(judge: Judge) -> None:
