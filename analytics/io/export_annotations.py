@@ -14,9 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from analytics.annotations.judge_flags import judge_flags
 from analytics.annotations.ratings import final_values, instruments_for
 from analytics.data.loading import StudyData, item_choices
 from analytics.io.export import Column, Table, spss_label, spss_name, timed_columns, unique_name
+from bot.core.vocabulary import FlagReason
 from questionnaires.models import Questionnaire
 
 _LEVEL = Column(
@@ -69,6 +71,14 @@ ANNOTATION_RATINGS = [
         {"telegram": "rated in Telegram", "import": "imported from a file"},
     ),
     *timed_columns("recorded_at", "when the rating was recorded"),
+    Column(
+        "flag_reason",
+        "string",
+        "addresses_judge: the words of the target rated address a model judge (the patterns"
+        " of docs/judges.md), and the report leaves the judges' ratings of it out; empty: no"
+        " flag. On every rating of the target, people's too: filter on it to leave it out",
+        {FlagReason.ADDRESSES_JUDGE.value: FlagReason.ADDRESSES_JUDGE.meaning},
+    ),
 ]
 ANNOTATION_FINAL = [
     *_KEYS,
@@ -117,7 +127,9 @@ def annotation_tables(data: StudyData, *, wide: bool = False) -> dict[str, Table
     answers = _answers(instruments_for(named, data))
     final = final_values(data).rename(columns={"item": "item_id"})
     found = {
-        "annotation_ratings": Table(_ratings(ratings, answers), ANNOTATION_RATINGS),
+        "annotation_ratings": Table(
+            _ratings(ratings, answers, judge_flags(data)), ANNOTATION_RATINGS
+        ),
         "annotation_final": Table(_final(final, answers), ANNOTATION_FINAL),
     }
     if wide:
@@ -148,13 +160,26 @@ def _label(answers: dict[tuple[str, str], _Answers], frame: pd.DataFrame) -> pd.
     return pd.Series(found, index=frame.index, dtype=object)
 
 
-def _ratings(ratings: pd.DataFrame, answers: dict[tuple[str, str], _Answers]) -> pd.DataFrame:
+def _ratings(
+    ratings: pd.DataFrame, answers: dict[tuple[str, str], _Answers], flags: pd.DataFrame
+) -> pd.DataFrame:
     frame = ratings.rename(columns={"system": "system_id", "scenario": "scenario_id"})
     recorded = pd.to_datetime(frame["recorded_at"], utc=True, format="ISO8601")
+    why = {
+        (str(job), str(level), str(target)): str(reason)
+        for job, level, target, reason in zip(
+            flags["job"], flags["level"], flags["target"], flags["flag_reason"], strict=True
+        )
+    }
+    keys = zip(
+        frame["job"].astype(str), frame["level"].astype(str), frame["target"].astype(str),
+        strict=True,
+    )  # fmt: skip
     return frame.assign(
         label=_label(answers, frame),
         recorded_at=(recorded - pd.Timestamp(0, tz="UTC")).dt.total_seconds(),
         recorded_at_iso=recorded.dt.floor("s"),
+        flag_reason=pd.Series([why.get(key) for key in keys], index=frame.index, dtype=object),
     )
 
 

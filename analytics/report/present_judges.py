@@ -9,11 +9,12 @@ show each beside the same figure with the judges as more raters (``beside_people
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from analytics.annotations.judge_flags import FLAG_COLUMNS, flagged_keys, judge_flags
 from analytics.annotations.judges import JudgeFindings, judge_findings
 from analytics.annotations.ratings import (
     analyse,
@@ -23,7 +24,8 @@ from analytics.annotations.ratings import (
 )
 from analytics.data.loading import StudyData
 from analytics.report.document import Block, Bullets, Heading, Paragraph
-from bot.core.vocabulary import EventKind
+from bot.core.vocabulary import EventKind, FlagReason
+from bot.engine.annotating.injection import ADDRESS_PATTERNS
 
 if TYPE_CHECKING:
     from analytics.report.numbers import Report
@@ -39,6 +41,9 @@ class JudgesSection:
     provenance: pd.DataFrame
     """Per judge: model, endpoint host, prompt hash, temperature, seed, first and last
     judgement, judgements by outcome, calls and tokens."""
+    flags: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=FLAG_COLUMNS))
+    """The targets whose text addresses the judge (``FLAG_COLUMNS``): the judges' ratings
+    and votes of them are left out of every figure above."""
 
 
 PROVENANCE_COLUMNS = [
@@ -107,6 +112,8 @@ def judges_from_study(data: StudyData) -> JudgesSection | None:
     voted = not data.votes.empty and (data.votes["rater_kind"].astype(str) == "model").any()
     if not judged and not voted:
         return None
+    flags = judge_flags(data)
+    ratings, votes = _unflagged(ratings, data.votes, flagged_keys(flags))
     named = {str(i) for i in ratings["instrument_id"].dropna().unique()}
     scales = item_scales(instruments_for(named, data))
     judge_families, system_families = _families(data)
@@ -115,7 +122,7 @@ def judges_from_study(data: StudyData) -> JudgesSection | None:
         final_values(data),
         scales,
         lengths=_lengths(data),
-        votes=data.votes,
+        votes=votes,
         judge_families=judge_families,
         system_families=system_families,
         said=_said(data),
@@ -124,7 +131,28 @@ def judges_from_study(data: StudyData) -> JudgesSection | None:
         return None
     everyone = analyse(ratings, scales) if judged else None
     reliability = everyone.reliability if everyone is not None else pd.DataFrame()
-    return JudgesSection(findings, reliability, _raters(ratings), _provenance(data))
+    return JudgesSection(findings, reliability, _raters(ratings), _provenance(data), flags)
+
+
+def _unflagged(
+    ratings: pd.DataFrame, votes: pd.DataFrame, flagged: set[tuple[str, str, str]]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ratings and votes without the judges' of flagged targets (people's stay: the
+    text speaks to a model, not to them)."""
+    if not flagged:
+        return ratings, votes
+    keys = zip(
+        ratings["job"].astype(str),
+        ratings["level"].astype(str),
+        ratings["target"].astype(str),
+        strict=True,
+    )
+    hit = pd.Series([key in flagged for key in keys], index=ratings.index, dtype=bool)
+    ratings = ratings[~(hit & (ratings["origin"].astype(str) == "model"))]
+    pairs = {target for _, level, target in flagged if level == "pair"}
+    model = votes["rater_kind"].astype(str) == "model"
+    votes = votes[~(model & votes["session"].astype(object).isin(pairs))]
+    return ratings, votes
 
 
 def _raters(ratings: pd.DataFrame) -> dict[tuple[str, str, str], str]:
@@ -247,6 +275,8 @@ def judges_json(section: JudgesSection) -> dict[str, Any]:
         "prediction_powered": records(found.prediction_powered),
         "self_preference": records(found.self_preference),
         "provenance": records(section.provenance),
+        "flagged": records(section.flags),
+        "address_patterns": [vars(p) for p in ADDRESS_PATTERNS],
     }
 
 
@@ -277,6 +307,7 @@ def judges_lines(section: JudgesSection) -> list[str]:
             f" {r['verdicts']} verdicts{consistent}"
         )
     lines += _length_lines(section.findings)
+    lines += flag_lines(section.flags)
     for r in _rows(section.findings.prediction_powered):
         system = "all systems" if _missing(r["system"]) else r["system"]
         lines.append(
@@ -311,6 +342,23 @@ def judges_lines(section: JudgesSection) -> list[str]:
             f"  {r['judge']} ({r['family']}: {r['own_systems']}) on {r['item']} ({r['level']}):"
             f" {said}; self-preference {r['self_preference']:+.2f}{interval}"
         )
+    return lines
+
+
+def flag_lines(flags: pd.DataFrame, shown: int = 10) -> list[str]:
+    """How many targets' text addresses the judge, left out of its figures, and the first
+    ``shown`` of them with the patterns each matched."""
+    if flags.empty:
+        return []
+    lines = [
+        f"  {len(flags)} targets flagged {FlagReason.ADDRESSES_JUDGE.value} (their text"
+        " addresses the judge): the judges' ratings and votes of them are left out of the"
+        " figures above; the flag_reason column of the export's annotation_ratings marks them"
+    ]
+    for r in _rows(flags.head(shown)):
+        lines.append(f"  flagged: {r['job']} {r['level']} {r['target']}: {r['patterns']}")
+    if len(flags) > shown:
+        lines.append(f"  flagged: and {len(flags) - shown} more (JSON: judges.flagged)")
     return lines
 
 
@@ -383,7 +431,11 @@ def judges_blocks(report: Report) -> list[Block]:
             " model'. Length bias of pairs: of the votes between sides of different lengths,"
             " the share the side that said more won (0.5: no preference; a judge's verdicts"
             " in both orders), beside people's votes on the same pairs, with 95% bootstrap"
-            " intervals over pairs.",
+            " intervals over pairs. A target whose participants' or systems' words address"
+            f" the judge is flagged {FlagReason.ADDRESSES_JUDGE.value}, and the judges' ratings"
+            " and votes of it are left out of this section's figures; the patterns: "
+            + "; ".join(f"{p.name} ({p.meaning})" for p in ADDRESS_PATTERNS)
+            + ".",
             "method",
         ),
         Bullets(tuple(line.strip() for line in lines[1:])),

@@ -31,7 +31,7 @@ from scenarios.models import StudyBundle
 _ITEM = YesNoItem(type="yes_no", id="ping", text="Is this a test?")
 _ASKED = JudgedItem("ping", _ITEM, choices_of(_ITEM))
 _SYSTEM = "You check answers for a study. Answer with exactly one of the values you are given."
-_QUESTION = question(_ASKED, "(a check of the judge: no conversation of the study)")
+_QUESTION = question(_ASKED, ("(a check of the judge: no conversation of the study)", ""))
 
 
 def study_judges(bundle: StudyBundle) -> list[Judge]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.core.annotation import TranscriptExchange
-from bot.engine.annotating.judging import Choice, parse
+from bot.engine.annotating.judging import DATA, Choice, delimited, parse
 from scenarios.jobs import Judge
 from scenarios.models import Scenario, Texts
 
@@ -29,12 +29,12 @@ _RULES = "Answer with exactly yes or no, and nothing else: no words, no punctuat
 def instructions(judge: Judge) -> str:
     """The system message: the judge's own prompt, its role, the answering rule. Its hash
     names the prompt in every verdict's provenance."""
-    return "\n\n".join([*([judge.prompt] if judge.prompt else []), _ROLE, _RULES])
+    return "\n\n".join([*([judge.prompt] if judge.prompt else []), _ROLE, DATA, _RULES])
 
 
 def question(scenario: Scenario, exchanges: Sequence[TranscriptExchange], texts: Texts) -> str:
     """The user message: the task as the participant read it, the criterion, the whole
-    conversation."""
+    conversation as the delimited block the instructions name."""
     lines = []
     for x in exchanges:
         reply = x.system_text if x.system_text is not None else texts.ann_no_reply
@@ -43,7 +43,7 @@ def question(scenario: Scenario, exchanges: Sequence[TranscriptExchange], texts:
     return (
         f"The participant's task:\n{scenario.brief}\n\n"
         f"Success criterion: {scenario.success_criterion}\n\n"
-        f"The conversation:\n{said}\n\n"
+        f"The conversation:\n{delimited(said)}\n\n"
         "Question: Was the task done, by the success criterion?\n"
         "Answer with one of: yes, no"
     )
