@@ -183,6 +183,13 @@ def judged_fives(tmp_path: Path, db: Path) -> list[dict[str, str]]:
     for row in rows:
         flag = "addresses_judge" if (row["level"], row["target"]) in report else ""
         assert row["flag_reason"] == flag, row
+    with (out / "columns.csv").open(encoding="utf-8", newline="") as handle:
+        [meaning] = [
+            c["meaning"]
+            for c in csv.DictReader(handle)
+            if (c["table"], c["column"]) == ("annotation_ratings", "flag_reason")
+        ]
+    assert all(p.name in meaning for p in ADDRESS_PATTERNS)  # the stated list, in the export
     people = {(r["level"], r["target"]): r["value"] for r in rows if r["origin"] != "model"}
     return [
         r

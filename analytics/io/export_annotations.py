@@ -19,6 +19,7 @@ from analytics.annotations.ratings import final_values, instruments_for
 from analytics.data.loading import StudyData, item_choices
 from analytics.io.export import Column, Table, spss_label, spss_name, timed_columns, unique_name
 from bot.core.vocabulary import FlagReason
+from bot.engine.annotating.injection import ADDRESS_PATTERNS
 from questionnaires.models import Questionnaire
 
 _LEVEL = Column(
@@ -74,9 +75,10 @@ ANNOTATION_RATINGS = [
     Column(
         "flag_reason",
         "string",
-        "addresses_judge: the words of the target rated address a model judge (the patterns"
-        " of docs/judges.md), and the report leaves the judges' ratings of it out; empty: no"
-        " flag. On every rating of the target, people's too: filter on it to leave it out",
+        "addresses_judge: the words of the target rated address a model judge (matching one"
+        f" of the patterns {', '.join(p.name for p in ADDRESS_PATTERNS)}: docs/judges.md),"
+        " and the report leaves the judges' ratings of it out; empty: no flag. On every"
+        " rating of the target, people's too: filter on it to leave it out",
         {FlagReason.ADDRESSES_JUDGE.value: FlagReason.ADDRESSES_JUDGE.meaning},
     ),
 ]
