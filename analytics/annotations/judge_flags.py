@@ -34,11 +34,14 @@ def judge_flags(data: StudyData) -> pd.DataFrame:
     if not targets:
         return pd.DataFrame(columns=FLAG_COLUMNS)
     said = _conversations(data.exchanges)
+    matched: dict[str, tuple[str, ...]] = {}  # an exchange's words are read by many targets
     rows = []
     for job, level, target in sorted(targets):
         found: list[str] = []
         for text in _read(data, said, job, level, target):
-            found += [name for name in addresses_judge(text) if name not in found]
+            if text not in matched:
+                matched[text] = addresses_judge(text)
+            found += [name for name in matched[text] if name not in found]
         if found:
             rows.append(
                 {
