@@ -432,6 +432,12 @@ def _comparisons(
         f"bootstrap over participants ({RESAMPLES:,} resamples, within each system between "
         "subjects)."
     )
+    if within and (table["design"] == "between").any():
+        method += (
+            " A measure that no participant answered for two systems (a form asked after one "
+            "of the tasks only) has nothing to pair: it is compared between subjects "
+            f"({_METHODS[('between', size)]}), as its row says."
+        )
     return Comparisons(design, method, table, family, adjust)
 
 

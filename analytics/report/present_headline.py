@@ -47,6 +47,8 @@ def result_words(r: dict, family: int, adjust: str = "headline") -> str:
     parts.append(p)
     if not d.missing(r["effect_name"]):
         parts.append(effect_words(r))
+    if not d.missing(r.get("note")):
+        parts.append(str(r["note"]))
     return ", ".join(parts)
 
 
