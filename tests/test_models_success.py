@@ -148,7 +148,7 @@ def test_every_format_states_the_method(tmp_path, capsys, form: str) -> None:
     assert main(["report", "--db", str(db), "--format", form, "--out", str(out)]) == 0
     text = " ".join(html.unescape(out.read_text(encoding="utf-8")).split())
     assert "Models for repeated measures" in text
-    assert "a 95% interval from a GEE clustered by participant" in text
+    assert "the success rate is a GEE's estimate with its 95% interval, clustered" in text
     assert "Wald χ² test of the systems' terms" in text
     assert "χ²(1) = 9.86, p = .002" in text and "0.12 (0.03–0.45)" in text
 

@@ -20,9 +20,11 @@ def interval_words(table: pd.DataFrame) -> str:
         return "Success rates with Wilson's 95% interval"
     return (
         "Some participants did several tasks, so a system's sessions are not independent: "
-        "where they did, success rates have a 95% interval from a GEE clustered by "
-        "participant (binomial, exchangeable working correlation, robust standard errors; "
-        "each row's method is in the JSON report's ci_method), elsewhere Wilson's"
+        "where they did, the success rate is a GEE's estimate with its 95% interval, clustered "
+        "by participant (binomial, exchangeable working correlation, robust standard errors; "
+        "each row's method is in the JSON report's ci_method; with unequal numbers of tasks "
+        "the estimate may differ a little from succeeded / tasks), elsewhere succeeded / tasks "
+        "with Wilson's"
     )
 
 
