@@ -40,12 +40,16 @@ FIXTURES = Path(__file__).parent / "fixtures"
 SYSTEMS = {"alpha": "shop-v0", "beta": "shop-v1"}  # the same reference: the first in order
 SCENARIOS = ("idial-budget", "idial-compare", "idial-wishlist")
 # lme4, tests/r/mixed_crossed_import.R: term: (estimate, SE, Wald low, high)
+# (estimate, SE) from lme4; (Satterthwaite's df, p, t interval) from lmerTest
+# (tests/r/mixed_satterthwaite.R): four scenarios leave the intercept 7.5 degrees of freedom
 LME4 = {
     "intercept (shop-v0)": (
-        1.79109449291398, 0.278994157564044, 1.244275992191366, 2.33791299363660
+        1.79109449291398, 0.278994157564044, 7.51357397356486, 0.000267731858125380,
+        1.140410272115542, 2.44177871371243,
     ),
     "shop-v1 − shop-v0": (
-        1.05669990306089, 0.257610391498197, 0.551792813681159, 1.56160699244062
+        1.05669990306089, 0.257610391498197, 22.62436389723110, 0.000448764821601588,
+        0.523302188201784, 1.59009761791999,
     ),
 }  # fmt: skip
 VAR_PARTICIPANT, VAR_SCENARIO, VAR_RESIDUAL = (
@@ -131,11 +135,13 @@ def test_lme4s_crossed_model_passes_through_import_and_report(
         if (t["measure_kind"], t["measure"]) == ("construct", "task_completion")
     }
     assert set(terms) == set(LME4)
-    for name, (estimate, se, low, high) in LME4.items():
+    for name, (estimate, se, df, p, low, high) in LME4.items():
         found = terms[name]
         assert found["estimate"] == pytest.approx(estimate, abs=1e-5), name
         assert found["se"] == pytest.approx(se, abs=1e-5), name
-        assert (found["ci_low"], found["ci_high"]) == pytest.approx((low, high), abs=1e-5)
+        assert found["df"] == pytest.approx(df, rel=1e-4), name
+        assert found["p"] == pytest.approx(p, rel=1e-3), name  # the variances to 1e-4
+        assert (found["ci_low"], found["ci_high"]) == pytest.approx((low, high), abs=1e-4)
 
 
 # geepack, tests/r/gee_ohio_import.R: per group (rate, low, high); resp ~ smoke

@@ -152,19 +152,20 @@ def _mixed(fit: dict, terms: pd.DataFrame) -> list[Block]:
     variances.append(f"residual {d.num(fit['var_residual'], 3)}")
     blocks.append(
         d.table(
-            ("Term", "Estimate (95% CI)", "SE", "z", "p"),
+            ("Term", "Estimate (95% CI)", "SE", "df", "t", "p"),
             [
                 (
                     r["term"],
                     f"{d.num(r['estimate'])} ({_between(r['ci_low'], r['ci_high'])})",
                     d.num(r["se"]),
-                    d.num(r["z"]),
+                    d.num(r["df"], 1),
+                    d.num(r["t"]),
                     d.p_value(r["p"]),
                 )
                 for r in mine.to_dict("records")
             ],
             caption=f"Fixed effects of {name}; variances: " + ", ".join(variances),
-            numeric=(False, True, True, True, True),
+            numeric=(False, True, True, True, True, True),
         )
     )
     return blocks

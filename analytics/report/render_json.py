@@ -36,9 +36,10 @@ order; every table is a list of row objects whose keys are the columns of the ma
                     [measure_kind, questionnaire_id, measure, method, formula, n_scores,
                     n_participants, n_scenarios, var_participant, var_scenario,
                     var_residual, reml_criterion, dropped, note], terms [measure_kind,
-                    questionnaire_id, measure, term, kind, estimate, se, ci_low, ci_high,
-                    z, p]}}; completion rows say their interval's method in ci_method and
-                    correct_ci_method (Wilson's, or a GEE's clustered by participant)
+                    questionnaire_id, measure, term, kind, estimate, se, df, ci_low,
+                    ci_high, t, p]}} (df: Satterthwaite's); completion rows say their
+                    interval's method in ci_method and correct_ci_method (Wilson's, or a
+                    GEE's clustered by participant)
     comments:       [...]
     examples:       [...] the example conversations' exchanges: system_id, session_id,
                     participant_id, scenario_id, end_reason, turn, user_text, system_text,
