@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analytics.statistics.mixed import ORDINAL_CAVEAT
+from analytics.statistics.ordinal import METHOD as ORDINAL_METHOD
 from bot.cli import main
 from tests.test_models_success import (
     ALPHA,
@@ -39,7 +39,6 @@ from tests.test_models_success import _write as write_through_the_bot
 FIXTURES = Path(__file__).parent / "fixtures"
 SYSTEMS = {"alpha": "shop-v0", "beta": "shop-v1"}  # the same reference: the first in order
 SCENARIOS = ("idial-budget", "idial-compare", "idial-wishlist")
-# lme4, tests/r/mixed_crossed_import.R: term: (estimate, SE, Wald low, high)
 # (estimate, SE) from lme4; (Satterthwaite's df, p, t interval) from lmerTest
 # (tests/r/mixed_satterthwaite.R): four scenarios leave the intercept 7.5 degrees of freedom
 LME4 = {
@@ -251,11 +250,12 @@ def test_participants_already_in_the_database_are_refused(
     assert "'N01' is already in this database" in capsys.readouterr().err
 
 
-def test_an_ordinal_item_given_several_times_gets_the_linear_model_with_its_caveat(
+def test_an_ordinal_item_given_several_times_gets_the_cumulative_link_model(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """HMD's single 1-5 items after each of two tasks: no Python library fits a
-    cumulative-link mixed model, so the report fits the linear one and says so."""
+    """HMD's single 1-5 items after each of two tasks: ordered categories, so the report
+    fits the cumulative link mixed model (tests/test_models_ordinal.py checks its numbers
+    against R's clmm), not the linear one."""
     db, sessions, answers = (tmp_path / n for n in ("hmd.sqlite", "s.csv", "a.csv"))
     people = [(f"P{i:02d}", "shop-v1" if i % 2 else "shop-v0") for i in range(12)]
     with sessions.open("w", newline="", encoding="utf-8") as handle:
@@ -278,8 +278,11 @@ def test_an_ordinal_item_given_several_times_gets_the_linear_model_with_its_cave
     assert main(["import", "responses", str(answers), "--db", str(db)]) == 0
     models = _json_report(db, capsys)["models"]
     (fit,) = [f for f in models["mixed"]["fits"] if f["measure"] == "hmd.usefulness"]
-    assert fit["n_scores"] == 24 and fit["note"].startswith(ORDINAL_CAVEAT)
+    assert fit["n_scores"] == 24 and fit["note"] is None
+    assert fit["method"] == ORDINAL_METHOD and fit["statistic"] == "z"
+    assert len(fit["thresholds"]) == 4  # five answers seen
     out_md = tmp_path / "report.md"
     assert main(["report", "--db", str(db), "--out", str(out_md)]) == 0
     text = " ".join(out_md.read_text(encoding="utf-8").split())
-    assert "no well-kept Python library fits one" in text
+    assert "Cumulative link mixed model (proportional odds" in text
+    assert "logit P(answer ≤ j) = threshold j − (system), with a random intercept" in text

@@ -93,7 +93,7 @@ def test_imported_repeated_scores_give_lme4s_model_in_the_json_report(tmp_path, 
         assert got["df"] == pytest.approx(df, rel=1e-5), name
         assert got["p"] == pytest.approx(p, rel=1e-5), name
         assert (got["ci_low"], got["ci_high"]) == pytest.approx((low, high), abs=TOLERANCE)
-        assert got["t"] == pytest.approx(estimate / se, rel=1e-6)
+        assert got["statistic"] == pytest.approx(estimate / se, rel=1e-6)
     # the single items of the construct are not modelled alone; no task success here
     assert models["success"]["test"] == []
 

@@ -35,9 +35,11 @@ order; every table is a list of row objects whose keys are the columns of the ma
                     [system_id, reference, odds_ratio, ci_low, ci_high, p]}, mixed {fits
                     [measure_kind, questionnaire_id, measure, method, formula, n_scores,
                     n_participants, n_scenarios, var_participant, var_scenario,
-                    var_residual, reml_criterion, dropped, note], terms [measure_kind,
-                    questionnaire_id, measure, term, kind, estimate, se, df, ci_low,
-                    ci_high, t, p]}} (df: Satterthwaite's); completion rows say their
+                    var_residual, reml_criterion, log_likelihood, thresholds, statistic,
+                    dropped, note], terms [measure_kind, questionnaire_id, measure, term,
+                    kind, estimate, se, df, ci_low, ci_high, statistic, p]}} (statistic:
+                    t with Satterthwaite's df for a linear model, Wald z for a cumulative
+                    link model of an ordinal item); completion rows say their
                     interval's method in ci_method and correct_ci_method (Wilson's, or a
                     GEE's clustered by participant)
     comments:       [...]

@@ -24,9 +24,10 @@ A term the design cannot separate from the others (carry-over in some crossover 
 left out, and named in ``dropped``; so are period and carry-over when a participant's
 answer sets share a time (imported without one), which leaves their order unknown.
 
-Items answered on an ordinal scale call for a cumulative-link mixed model (R's
-``ordinal::clmm``); no well-kept Python library fits one (statsmodels' ``OrderedModel`` has
-no random effects), so single items get the linear model with that caveat in ``note``.
+Single items answered on an ordinal scale get the cumulative link mixed model of
+``analytics.statistics.ordinal`` instead (``ordinal=True``), with the same fixed effects less
+the intercept (the thresholds take its place) and a random intercept per participant: the
+linear model is for constructs, whose scores average several items.
 """
 
 from __future__ import annotations
@@ -42,21 +43,22 @@ import pandas as pd
 from scipy.linalg import cho_factor, cho_solve
 from scipy.stats import t as student
 
+from analytics.statistics import ordinal as ordinal_model
+
 MIN_PARTICIPANTS = 5
-ORDINAL_CAVEAT = (
-    "an ordinal item analysed as if its answers were interval numbers: a cumulative-link "
-    "mixed model would fit it, but no well-kept Python library fits one (statsmodels' "
-    "OrderedModel has no random effects)"
-)
 METHOD = (
     "Linear mixed model (statsmodels MixedLM, REML, as lme4's lmer): t tests and t intervals "
     "of the fixed effects with Satterthwaite's degrees of freedom, as lmerTest gives them"
 )
 UNTIMED = "period and carry-over (some answer sets of a participant share their time)"
-TERM_COLUMNS = ["term", "kind", "estimate", "se", "df", "ci_low", "ci_high", "t", "p"]
+UNMODELLED_SCENARIOS = "the scenarios' variance (one random intercept, the participant's)"
+TERM_COLUMNS = ["term", "kind", "estimate", "se", "df", "ci_low", "ci_high", "statistic", "p"]
+"""``statistic`` is t with Satterthwaite's ``df`` (linear model) or Wald z, ``df`` empty
+(cumulative link model): the fit's ``statistic`` names which."""
 FIT_COLUMNS = [
-    "formula", "n_scores", "n_participants", "n_scenarios", "var_participant", "var_scenario",
-    "var_residual", "reml_criterion", "dropped", "note",
+    "method", "formula", "n_scores", "n_participants", "n_scenarios", "var_participant",
+    "var_scenario", "var_residual", "reml_criterion", "log_likelihood", "thresholds",
+    "statistic", "dropped", "note",
 ]  # fmt: skip
 
 
@@ -90,10 +92,16 @@ fits crossed scenarios as one dense group, seconds to minutes a measure at 10,00
 
 
 def mixed_model(
-    scores: pd.DataFrame, confidence: float = 0.95, *, largest: int | None = LARGEST_FITTED
+    scores: pd.DataFrame,
+    confidence: float = 0.95,
+    *,
+    largest: int | None = LARGEST_FITTED,
+    ordinal: bool = False,
 ) -> MixedFit:
     """The model of ``score`` for one measure (columns participant_id, system_id,
-    scenario_id, answered_at, score); none fitted above ``largest`` scores (None: any)."""
+    scenario_id, answered_at, score); none fitted above ``largest`` scores (None: any).
+    ``ordinal``: the answers are ordered categories (a single scale item), fitted by the
+    cumulative link mixed model."""
     frame = scores.dropna(subset=["score", "system_id"])
     systems = sorted(frame["system_id"].astype(str).unique())
     scenarios = frame["scenario_id"].dropna().astype(str).unique()
@@ -101,15 +109,18 @@ def mixed_model(
     tied = frame.duplicated(["participant_id", "answered_at"]).any()
     within = met and not bool(tied)
     fit: dict[str, object] = dict.fromkeys(FIT_COLUMNS, math.nan)
+    several_scenarios = len(scenarios) > 1
     fit.update(
+        method=ordinal_model.METHOD if ordinal else METHOD,
+        formula=_formula(systems, within, several_scenarios and not ordinal, ordinal),
         n_scores=len(frame),
         n_participants=int(frame["participant_id"].nunique()),
         n_scenarios=len(scenarios),
+        thresholds=None,
+        statistic="z" if ordinal else "t",
         dropped="",
         note=None,
     )
-    several_scenarios = len(scenarios) > 1
-    fit["formula"] = _formula(systems, within, several_scenarios)
     empty = pd.DataFrame(columns=TERM_COLUMNS)
     if len(systems) < 2:
         fit["note"] = "fewer than two systems"
@@ -129,10 +140,13 @@ def mixed_model(
     x = columns[:, keep]
     aliased = ", ".join(names[i] for i in dropped)
     untimed = UNTIMED if met and not within else ""
+    unmodelled = UNMODELLED_SCENARIOS if ordinal and several_scenarios else ""
     fit["dropped"] = "; ".join(
-        part for part in (untimed, aliased and f"{aliased} (aliased)") if part
+        part for part in (untimed, aliased and f"{aliased} (aliased)", unmodelled) if part
     )
     names, kinds = [names[i] for i in keep], [kinds[i] for i in keep]
+    if ordinal:
+        return _ordinal(frame, x, names, kinds, fit, confidence)
     found = _fit(frame, x, several_scenarios)
     if found is None:
         fit["note"] = "the model did not converge"
@@ -152,12 +166,34 @@ def mixed_model(
             "df": df,
             "ci_low": beta - quantile * se,
             "ci_high": beta + quantile * se,
-            "t": beta / se,
+            "statistic": beta / se,
             "p": 2 * student.sf(np.abs(beta / se), df),
         },
         columns=TERM_COLUMNS,
     )
     return MixedFit(fit, terms)
+
+
+def _ordinal(
+    frame: pd.DataFrame,
+    x: np.ndarray,
+    names: list[str],
+    kinds: list[str],
+    fit: dict[str, object],
+    confidence: float,
+) -> MixedFit:
+    """The cumulative link mixed model on the linear model's design less its intercept."""
+    found = ordinal_model.fit_clmm(
+        frame["score"].astype(float).to_numpy(), x[:, 1:], frame["participant_id"]
+    )
+    if found is None:
+        fit["note"] = "the model did not converge"
+        return MixedFit(fit, pd.DataFrame(columns=TERM_COLUMNS))
+    fit["var_participant"] = found.variance
+    fit["log_likelihood"] = found.log_likelihood
+    fit["thresholds"] = [float(t) for t in found.thresholds]
+    terms = ordinal_model.wald(found, confidence).assign(term=names[1:], kind=kinds[1:])
+    return MixedFit(fit, terms.assign(df=math.nan)[TERM_COLUMNS])
 
 
 def _design(
@@ -342,7 +378,7 @@ def _attempt(model: Any, options: dict[str, Any]) -> Any:
     return result if ok else None
 
 
-def _formula(systems: list[str], within: bool, scenarios: bool) -> str:
+def _formula(systems: list[str], within: bool, scenarios: bool, ordinal: bool = False) -> str:
     """The model in words, for the report."""
     fixed = "system" + (
         " + period + carry-over (the previous answer set's system)" if within else ""
@@ -350,4 +386,5 @@ def _formula(systems: list[str], within: bool, scenarios: bool) -> str:
     random = "a random intercept per participant" + (
         " and one per scenario (crossed)" if scenarios else ""
     )
-    return f"score ~ {fixed}, with {random}; {systems[0]} is the reference system"
+    model = f"logit P(answer ≤ j) = threshold j − ({fixed})" if ordinal else f"score ~ {fixed}"
+    return f"{model}, with {random}; {systems[0]} is the reference system"
