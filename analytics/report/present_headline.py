@@ -58,6 +58,7 @@ INTERVAL_WORDS = {
     ci.CLOPPER_PEARSON: "exact, Clopper–Pearson",
     ci.BOOTSTRAP: "participant bootstrap",
     ci.BOOTSTRAP_STRATA: "participant bootstrap",
+    ci.WALD_ROBUST: "Wald, robust SE",
 }
 """The interval's method in a few words for a table cell; the JSON's ``effect_ci_method``
 and the comparisons' method paragraph say it in full."""

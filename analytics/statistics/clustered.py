@@ -193,8 +193,9 @@ class GeeFit:
 def fit_gee(
     y: np.ndarray, x: np.ndarray, clusters: pd.Series, *, maxiter: int = 200, ctol: float = 1e-12
 ) -> GeeFit | None:
-    """The GEE as statsmodels' ``GEE(family=Binomial(), cov_struct=Exchangeable())`` and
-    geepack fit it (tests/test_models_success.py), or None when it did not converge.
+    """The GEE as geepack's ``geeglm(family = binomial, corstr = "exchangeable",
+    scale.fix = TRUE)`` fits it (tests/test_models_success.py), or None when it did not
+    converge.
 
     Written out over arrays rather than called: statsmodels loops over the clusters in
     Python, a second a fit at 5,000 participants, where the exchangeable working
