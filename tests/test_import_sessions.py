@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analytics.statistics.mixed import ORDINAL_CAVEAT
+from analytics.statistics.ordinal import METHOD as ORDINAL_METHOD
 from bot.cli import main
 from tests.test_models_success import (
     ALPHA,
@@ -39,13 +39,16 @@ from tests.test_models_success import _write as write_through_the_bot
 FIXTURES = Path(__file__).parent / "fixtures"
 SYSTEMS = {"alpha": "shop-v0", "beta": "shop-v1"}  # the same reference: the first in order
 SCENARIOS = ("idial-budget", "idial-compare", "idial-wishlist")
-# lme4, tests/r/mixed_crossed_import.R: term: (estimate, SE, Wald low, high)
+# (estimate, SE) from lme4; (Satterthwaite's df, p, t interval) from lmerTest
+# (tests/r/mixed_satterthwaite.R): four scenarios leave the intercept 7.5 degrees of freedom
 LME4 = {
     "intercept (shop-v0)": (
-        1.79109449291398, 0.278994157564044, 1.244275992191366, 2.33791299363660
+        1.79109449291398, 0.278994157564044, 7.51357397356486, 0.000267731858125380,
+        1.140410272115542, 2.44177871371243,
     ),
     "shop-v1 − shop-v0": (
-        1.05669990306089, 0.257610391498197, 0.551792813681159, 1.56160699244062
+        1.05669990306089, 0.257610391498197, 22.62436389723110, 0.000448764821601588,
+        0.523302188201784, 1.59009761791999,
     ),
 }  # fmt: skip
 VAR_PARTICIPANT, VAR_SCENARIO, VAR_RESIDUAL = (
@@ -131,11 +134,13 @@ def test_lme4s_crossed_model_passes_through_import_and_report(
         if (t["measure_kind"], t["measure"]) == ("construct", "task_completion")
     }
     assert set(terms) == set(LME4)
-    for name, (estimate, se, low, high) in LME4.items():
+    for name, (estimate, se, df, p, low, high) in LME4.items():
         found = terms[name]
         assert found["estimate"] == pytest.approx(estimate, abs=1e-5), name
         assert found["se"] == pytest.approx(se, abs=1e-5), name
-        assert (found["ci_low"], found["ci_high"]) == pytest.approx((low, high), abs=1e-5)
+        assert found["df"] == pytest.approx(df, rel=1e-4), name
+        assert found["p"] == pytest.approx(p, rel=1e-3), name  # the variances to 1e-4
+        assert (found["ci_low"], found["ci_high"]) == pytest.approx((low, high), abs=1e-4)
 
 
 # geepack, tests/r/gee_ohio_import.R: per group (rate, low, high); resp ~ smoke
@@ -245,11 +250,12 @@ def test_participants_already_in_the_database_are_refused(
     assert "'N01' is already in this database" in capsys.readouterr().err
 
 
-def test_an_ordinal_item_given_several_times_gets_the_linear_model_with_its_caveat(
+def test_an_ordinal_item_given_several_times_gets_the_cumulative_link_model(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """HMD's single 1-5 items after each of two tasks: no Python library fits a
-    cumulative-link mixed model, so the report fits the linear one and says so."""
+    """HMD's single 1-5 items after each of two tasks: ordered categories, so the report
+    fits the cumulative link mixed model (tests/test_models_ordinal.py checks its numbers
+    against R's clmm), not the linear one."""
     db, sessions, answers = (tmp_path / n for n in ("hmd.sqlite", "s.csv", "a.csv"))
     people = [(f"P{i:02d}", "shop-v1" if i % 2 else "shop-v0") for i in range(12)]
     with sessions.open("w", newline="", encoding="utf-8") as handle:
@@ -272,8 +278,11 @@ def test_an_ordinal_item_given_several_times_gets_the_linear_model_with_its_cave
     assert main(["import", "responses", str(answers), "--db", str(db)]) == 0
     models = _json_report(db, capsys)["models"]
     (fit,) = [f for f in models["mixed"]["fits"] if f["measure"] == "hmd.usefulness"]
-    assert fit["n_scores"] == 24 and fit["note"].startswith(ORDINAL_CAVEAT)
+    assert fit["n_scores"] == 24 and fit["note"] is None
+    assert fit["method"] == ORDINAL_METHOD and fit["statistic"] == "z"
+    assert len(fit["thresholds"]) == 4  # five answers seen
     out_md = tmp_path / "report.md"
     assert main(["report", "--db", str(db), "--out", str(out_md)]) == 0
     text = " ".join(out_md.read_text(encoding="utf-8").split())
-    assert "no well-kept Python library fits one" in text
+    assert "Cumulative link mixed model (proportional odds" in text
+    assert "logit P(answer ≤ j) = threshold j − (system), with a random intercept" in text

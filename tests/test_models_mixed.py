@@ -27,45 +27,36 @@ from bot.cli import main
 
 FIXTURE = Path(__file__).parent / "fixtures" / "mixed_idial.csv"
 TOLERANCE = 1e-6
-# term: (estimate, standard error, Wald 95% low, high), from tests/r/mixed_idial.R
+# term: (estimate, standard error) from tests/r/mixed_idial.R; (Satterthwaite's df, p, t
+# interval low, high) from tests/r/mixed_satterthwaite.R (lmerTest 3.1)
 LME4 = {
+    "intercept (shop-v0, period 1)": (1.6641411134738946, 0.235821944075131),
+    "shop-v1 − shop-v0": (0.6717177730522119, 0.173818445833938),
+    "period 2 − period 1": (0.4065644538955762, 0.256508050527895),
+    "period 3 − period 1": (0.3648977872289095, 0.256508050527895),
+    "period 4 − period 1": (0.2815644538955762, 0.256508050527895),
+    "carry-over of shop-v1": (-0.0631289077911525, 0.207280983428188),
+}
+LMERTEST = {
     "intercept (shop-v0, period 1)": (
-        1.6641411134738946,
-        0.235821944075131,
-        1.2019385963224194,
-        2.126343630625370,
+        32.8343484254728, 4.59404956469609e-08, 1.184265789650372, 2.144016437297417,
     ),
     "shop-v1 − shop-v0": (
-        0.6717177730522119,
-        0.173818445833938,
-        0.3310398793689666,
-        1.012395666735457,
+        31.1442371376169, 5.28645383761908e-04, 0.317279247504705, 1.026156298599719,
     ),
     "period 2 − period 1": (
-        0.4065644538955762,
-        0.256508050527895,
-        -0.0961820868836781,
-        0.909310994674830,
+        31.2574001647555, 1.23033537200188e-01, -0.116412609635844, 0.929541517426996,
     ),
     "period 3 − period 1": (
-        0.3648977872289095,
-        0.256508050527895,
-        -0.1378487535503447,
-        0.867644328008164,
+        31.2574001646523, 1.64767830060242e-01, -0.158079276302580, 0.887874850760399,
     ),
     "period 4 − period 1": (
-        0.2815644538955762,
-        0.256508050527895,
-        -0.2211820868836781,
-        0.784310994674830,
+        31.2574001657720, 2.80727303620222e-01, -0.241412609635160, 0.804541517426313,
     ),
     "carry-over of shop-v1": (
-        -0.0631289077911525,
-        0.207280983428188,
-        -0.4693921699904442,
-        0.343134354408139,
+        32.5297919264659, 7.62643413940469e-01, -0.485076934718298, 0.358819119135993,
     ),
-}
+}  # fmt: skip
 VAR_PARTICIPANT, VAR_RESIDUAL, REML = 0.246375144574821, 0.330330170777292, 102.336676963954
 
 
@@ -94,11 +85,15 @@ def test_imported_repeated_scores_give_lme4s_model_in_the_json_report(tmp_path, 
         if (t["measure_kind"], t["measure"]) == ("construct", "task_completion")
     }
     assert set(terms) == set(LME4)
-    for name, (estimate, se, low, high) in LME4.items():
+    for name, (estimate, se) in LME4.items():
         got = terms[name]
         assert got["estimate"] == pytest.approx(estimate, abs=TOLERANCE), name
         assert got["se"] == pytest.approx(se, abs=TOLERANCE), name
+        df, p, low, high = LMERTEST[name]
+        assert got["df"] == pytest.approx(df, rel=1e-5), name
+        assert got["p"] == pytest.approx(p, rel=1e-5), name
         assert (got["ci_low"], got["ci_high"]) == pytest.approx((low, high), abs=TOLERANCE)
+        assert got["statistic"] == pytest.approx(estimate / se, rel=1e-6)
     # the single items of the construct are not modelled alone; no task success here
     assert models["success"]["test"] == []
 
@@ -131,6 +126,16 @@ CROSSED = {
 }
 
 
+# tests/r/mixed_satterthwaite.R: Satterthwaite's df and p of each term (lmerTest 3.1); the
+# boundary fit has no scenarios' variance to differentiate in (lmerTest keeps it at 0).
+SATTERTHWAITE = {
+    "crossed_usability": (
+        (13.7624103810136, 76.4518206258177, 76.8418254190881),
+        (1.65501686220295e-11, 1.71946096768436e-02, 2.58309364751645e-01),
+    ),
+}
+
+
 @pytest.mark.parametrize("name", sorted(CROSSED))
 def test_crossed_scenarios_give_lme4s_model(name: str) -> None:
     scores = pd.read_csv(FIXTURE.parent / f"{name}.csv").assign(answered_at=0.0)
@@ -139,6 +144,10 @@ def test_crossed_scenarios_give_lme4s_model(name: str) -> None:
     assert found.fit["n_scenarios"] == 2 and "one per scenario (crossed)" in found.fit["formula"]
     assert list(found.terms["estimate"]) == pytest.approx(estimates, abs=1e-5)
     assert list(found.terms["se"]) == pytest.approx(errors, abs=1e-5)
+    if name in SATTERTHWAITE:
+        df, p = SATTERTHWAITE[name]
+        assert list(found.terms["df"]) == pytest.approx(df, rel=2e-5)
+        assert list(found.terms["p"]) == pytest.approx(p, rel=1e-4)
     got = [found.fit[k] for k in ("var_participant", "var_scenario", "var_residual")]
     assert got == pytest.approx(variances, abs=1e-4)
     assert float(found.fit["reml_criterion"]) <= reml + 1e-7  # type: ignore[arg-type]
@@ -153,8 +162,9 @@ def test_the_markdown_report_shows_the_model_in_words(tmp_path: Path, capsys) ->
     text = " ".join(out.read_text(encoding="utf-8").split()).replace("\\_", "_")
     assert "Mixed model of idial: task_completion" in text
     assert "score ~ system + period + carry-over (the previous answer set's system)" in text
-    assert "| shop-v1 − shop-v0 | 0.67 (0.33–1.01) | 0.17 | 3.86 | \\< .001 |" in text
-    assert "| carry-over of shop-v1 | −0.06 (−0.47 to 0.34) |" in text
+    assert "| shop-v1 − shop-v0 | 0.67 (0.32–1.03) | 0.17 | 31.1 | 3.86 | \\< .001 |" in text
+    assert "| carry-over of shop-v1 | −0.06 (−0.49 to 0.36) |" in text
+    assert "Satterthwaite's degrees of freedom" in text
 
 
 def test_answer_sets_without_times_leave_out_period_and_carry_over() -> None:

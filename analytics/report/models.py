@@ -23,6 +23,9 @@ from bot.core.vocabulary import AnswerStatus, Moment
 KEYS = ["measure_kind", "questionnaire_id", "measure"]
 CATEGORICAL = ("yes_no", "thumbs", "choice", "multi_choice", "text")
 """Item types that are not modelled as scores."""
+ORDINAL = ("scale", "matrix")
+"""Item types whose answers are ordered categories: a single such item gets the cumulative
+link mixed model (a slider's numbers, and constructs' averages, the linear one)."""
 
 
 @dataclass(frozen=True)
@@ -32,7 +35,7 @@ class ModelsSection:
     success_terms: pd.DataFrame
     """Each system's odds ratio of success against the first."""
     fits: pd.DataFrame
-    """One row per measure modelled: ``KEYS``, ``method``, ``mixed.FIT_COLUMNS``."""
+    """One row per measure modelled: ``KEYS``, ``mixed.FIT_COLUMNS``."""
     terms: pd.DataFrame
     """One row per measure and fixed effect: ``KEYS``, ``mixed.TERM_COLUMNS``."""
 
@@ -42,7 +45,7 @@ def empty_section() -> ModelsSection:
     return ModelsSection(
         success_test=pd.DataFrame(columns=TEST_COLUMNS),
         success_terms=pd.DataFrame(columns=TERM_COLUMNS),
-        fits=pd.DataFrame(columns=[*KEYS, "method", *mixed.FIT_COLUMNS]),
+        fits=pd.DataFrame(columns=[*KEYS, *mixed.FIT_COLUMNS]),
         terms=pd.DataFrame(columns=[*KEYS, *mixed.TERM_COLUMNS]),
     )
 
@@ -59,12 +62,10 @@ def models_section(
     for keys, part in _measures(data, scores):
         if part["system_id"].nunique() < 2 or not mixed.repeated(part):
             continue
-        found = mixed.mixed_model(part, largest=None if every_size else mixed.LARGEST_FITTED)
-        method = mixed.METHOD
-        if keys[0] == "item":
-            note = found.fit["note"]
-            found.fit["note"] = mixed.ORDINAL_CAVEAT + (f"; {note}" if note else "")
-        fits.append({**dict(zip(KEYS, keys, strict=True)), "method": method, **found.fit})
+        ordinal = keys[0] == "item" and bool(part["type"].isin(ORDINAL).all())
+        largest = None if every_size else mixed.LARGEST_FITTED
+        found = mixed.mixed_model(part, largest=largest, ordinal=ordinal)
+        fits.append({**dict(zip(KEYS, keys, strict=True)), **found.fit})
         terms.append(found.terms.assign(**dict(zip(KEYS, keys, strict=True))))
     if test.empty and not fits:
         return None
@@ -76,7 +77,7 @@ def models_section(
     return ModelsSection(
         success_test=test,
         success_terms=odds,
-        fits=pd.DataFrame(fits, columns=[*KEYS, "method", *mixed.FIT_COLUMNS]),
+        fits=pd.DataFrame(fits, columns=[*KEYS, *mixed.FIT_COLUMNS]),
         terms=term_table,
     )
 

@@ -432,6 +432,19 @@ def _comparisons(
         f"bootstrap over participants ({RESAMPLES:,} resamples, within each system between "
         "subjects)."
     )
+    if (table["kind"] == "repeated").any():
+        method += (
+            " A yes/no or two-answer item that participants answered several times about one "
+            "system (after every reply) also gets the model of every answer beside its test: a "
+            "logistic GEE with participants as clusters (exchangeable working correlation, "
+            "robust standard errors), its Wald χ² and the odds ratio of the first answer."
+        )
+    if within and (table["design"] == "between").any():
+        method += (
+            " A measure that no participant answered for two systems (a form asked after one "
+            "of the tasks only) has nothing to pair: it is compared between subjects "
+            f"({_METHODS[('between', size)]}), as its row says."
+        )
     return Comparisons(design, method, table, family, adjust)
 
 

@@ -47,6 +47,8 @@ def result_words(r: dict, family: int, adjust: str = "headline") -> str:
     parts.append(p)
     if not d.missing(r["effect_name"]):
         parts.append(effect_words(r))
+    if not d.missing(r.get("note")):
+        parts.append(str(r["note"]))
     return ", ".join(parts)
 
 
@@ -56,6 +58,7 @@ INTERVAL_WORDS = {
     ci.CLOPPER_PEARSON: "exact, Clopper–Pearson",
     ci.BOOTSTRAP: "participant bootstrap",
     ci.BOOTSTRAP_STRATA: "participant bootstrap",
+    ci.WALD_ROBUST: "Wald, robust SE",
 }
 """The interval's method in a few words for a table cell; the JSON's ``effect_ci_method``
 and the comparisons' method paragraph say it in full."""

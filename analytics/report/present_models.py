@@ -10,7 +10,6 @@ from analytics.report import document as d
 from analytics.report.document import Block, Heading, Paragraph
 from analytics.report.numbers import Report
 from analytics.statistics.clustered import WILSON
-from analytics.statistics.mixed import ORDINAL_CAVEAT
 
 
 def interval_words(table: pd.DataFrame) -> str:
@@ -20,9 +19,11 @@ def interval_words(table: pd.DataFrame) -> str:
         return "Success rates with Wilson's 95% interval"
     return (
         "Some participants did several tasks, so a system's sessions are not independent: "
-        "where they did, success rates have a 95% interval from a GEE clustered by "
-        "participant (binomial, exchangeable working correlation, robust standard errors; "
-        "each row's method is in the JSON report's ci_method), elsewhere Wilson's"
+        "where they did, the success rate is a GEE's estimate with its 95% interval, clustered "
+        "by participant (binomial, exchangeable working correlation, robust standard errors; "
+        "each row's method is in the JSON report's ci_method; with unequal numbers of tasks "
+        "the estimate may differ a little from succeeded / tasks), elsewhere succeeded / tasks "
+        "with Wilson's"
     )
 
 
@@ -121,9 +122,6 @@ def _mixed(fit: dict, terms: pd.DataFrame) -> list[Block]:
         )
     )
     note = "" if d.missing(fit["note"]) else str(fit["note"])
-    if note.startswith(ORDINAL_CAVEAT):
-        blocks.append(Paragraph(f"Caveat: {ORDINAL_CAVEAT}.", "note"))
-        note = note.removeprefix(ORDINAL_CAVEAT).removeprefix("; ")
     if fit["dropped"]:
         blocks.append(
             Paragraph(
@@ -147,22 +145,37 @@ def _mixed(fit: dict, terms: pd.DataFrame) -> list[Block]:
     variances = [f"participants {d.num(fit['var_participant'], 3)}"]
     if not d.missing(fit["var_scenario"]):
         variances.append(f"scenarios {d.num(fit['var_scenario'], 3)}")
-    variances.append(f"residual {d.num(fit['var_residual'], 3)}")
+    t_test = fit["statistic"] == "t"
+    if t_test:
+        variances.append(f"residual {d.num(fit['var_residual'], 3)}")
+        estimated = "variances: " + ", ".join(variances)
+    else:
+        thresholds = ", ".join(d.num(t) for t in fit["thresholds"] or ())
+        estimated = f"variance of participants {d.num(fit['var_participant'], 3)} on the "
+        estimated += f"latent logistic scale; thresholds {thresholds}"
     blocks.append(
         d.table(
-            ("Term", "Estimate (95% CI)", "SE", "z", "p"),
+            (
+                "Term",
+                "Estimate (95% CI)",
+                "SE",
+                *(("df",) if t_test else ()),
+                fit["statistic"],
+                "p",
+            ),
             [
                 (
                     r["term"],
                     f"{d.num(r['estimate'])} ({_between(r['ci_low'], r['ci_high'])})",
                     d.num(r["se"]),
-                    d.num(r["z"]),
+                    *((d.num(r["df"], 1),) if t_test else ()),
+                    d.num(r["statistic"]),
                     d.p_value(r["p"]),
                 )
                 for r in mine.to_dict("records")
             ],
-            caption=f"Fixed effects of {name}; variances: " + ", ".join(variances),
-            numeric=(False, True, True, True, True),
+            caption=f"Fixed effects of {name}; {estimated}",
+            numeric=(False, True, True, *((True,) if t_test else ()), True, True),
         )
     )
     return blocks

@@ -35,10 +35,13 @@ order; every table is a list of row objects whose keys are the columns of the ma
                     [system_id, reference, odds_ratio, ci_low, ci_high, p]}, mixed {fits
                     [measure_kind, questionnaire_id, measure, method, formula, n_scores,
                     n_participants, n_scenarios, var_participant, var_scenario,
-                    var_residual, reml_criterion, dropped, note], terms [measure_kind,
-                    questionnaire_id, measure, term, kind, estimate, se, ci_low, ci_high,
-                    z, p]}}; completion rows say their interval's method in ci_method and
-                    correct_ci_method (Wilson's, or a GEE's clustered by participant)
+                    var_residual, reml_criterion, log_likelihood, thresholds, statistic,
+                    dropped, note], terms [measure_kind, questionnaire_id, measure, term,
+                    kind, estimate, se, df, ci_low, ci_high, statistic, p]}} (statistic:
+                    t with Satterthwaite's df for a linear model, Wald z for a cumulative
+                    link model of an ordinal item); completion rows say their
+                    interval's method in ci_method and correct_ci_method (Wilson's, or a
+                    GEE's clustered by participant)
     comments:       [...]
     examples:       [...] the example conversations' exchanges: system_id, session_id,
                     participant_id, scenario_id, end_reason, turn, user_text, system_text,

@@ -193,18 +193,18 @@ class GeeFit:
 def fit_gee(
     y: np.ndarray, x: np.ndarray, clusters: pd.Series, *, maxiter: int = 200, ctol: float = 1e-12
 ) -> GeeFit | None:
-    """The GEE as statsmodels' ``GEE(family=Binomial(), cov_struct=Exchangeable())`` and
-    geepack fit it (tests/test_models_success.py), or None when it did not converge.
+    """The GEE as geepack's ``geeglm(family = binomial, corstr = "exchangeable",
+    scale.fix = TRUE)`` fits it (tests/test_models_success.py), or None when it did not
+    converge.
 
     Written out over arrays rather than called: statsmodels loops over the clusters in
     Python, a second a fit at 5,000 participants, where the exchangeable working
     correlation has a closed-form inverse, ``R⁻¹ = (I − c·J)/(1 − α)`` with
     ``c = α/(1 + (k − 1)α)`` for a cluster of ``k``, so every cluster's part is a sum over
-    its rows. The iteration is statsmodels': start from the logistic regression
-    (independence), then alternate a Fisher scoring step of the mean parameters with the
-    moment estimate of α (scale from Pearson residuals with ``p`` degrees of freedom),
-    until the score's norm is below ``ctol`` after α was updated at least once; the
-    dispersion fixed at 1."""
+    its rows. The iteration: start from the logistic regression (independence), then
+    alternate a Fisher scoring step of the mean parameters with geepack's moment estimate
+    of α (``_exchangeable_alpha``), until the score's norm is below ``ctol`` after α was
+    updated at least once; the dispersion fixed at 1."""
     groups, sizes = _clusters(clusters)
     params = np.zeros(x.shape[1])
     for _ in range(maxiter):  # the independence fit statsmodels starts from
@@ -281,16 +281,17 @@ def _scoring_step(
 def _exchangeable_alpha(
     y: np.ndarray, x: np.ndarray, groups: np.ndarray, sizes: np.ndarray, params: np.ndarray
 ) -> float:
-    """statsmodels' moment estimate: the cross-products of Pearson residuals within
-    clusters over the pairs, both with ``p`` degrees of freedom taken off."""
+    """geepack's moment estimate with the dispersion fixed at 1 (``scale.fix = TRUE``): the
+    mean over every pair of rows within a cluster of their Pearson residuals' product.
+    statsmodels divides by an estimated scale and takes ``p`` degrees of freedom off both
+    sums, which differs from geepack's unless the clusters happen to balance the two (three
+    tasks each in tests/r/success_gee.R, but not two tasks, nor unequal clusters:
+    tests/r/success_gee_unbalanced.R); geepack is what a reviewer reruns."""
     _, residual, sd = _parts(y, x, params)
     pearson = residual / sd
-    n, p = len(y), x.shape[1]
-    squares = pearson @ pearson
     sums = np.bincount(groups, weights=pearson, minlength=len(sizes))
-    scale = squares / (n - p)
     pairs = float(np.sum(sizes * (sizes - 1.0)) / 2.0)
-    return float((sums @ sums - squares) / 2.0 / scale / (pairs - p))
+    return float((sums @ sums - pearson @ pearson) / 2.0 / pairs)
 
 
 def _sandwich(

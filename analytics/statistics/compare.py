@@ -73,6 +73,8 @@ SIGN_PERMUTATION = "exact permutation distribution of the signs (ties or zero di
 EXACT_LIMIT = 50
 """R's ``wilcox.test`` computes exact p-values below 50 observations per group, when
 nothing is tied (scipy's ``auto`` switches at 8 for Mann–Whitney)."""
+UNPAIRED = "no participant answered it for two systems: compared between subjects"
+"""The note of a within-subjects study's measure that nobody answered for two systems."""
 PERMUTATION_LIMIT = 13
 """Up to 2^13 sign patterns: enumerated, as scipy's ``wilcoxon`` does with ties."""
 
@@ -104,8 +106,12 @@ def compare_systems(
     frame = frame[frame[dv].notna()]
     means = frame.groupby([subject, between])[dv].mean().rename("dv").reset_index()
     means = means[~means[between].isin([NO_SYSTEM, SEVERAL_SYSTEMS])]
-    if within is None:
-        within = bool((means.groupby(subject)[between].nunique() > 1).any())
+    paired = bool((means.groupby(subject)[between].nunique() > 1).any())
+    # A within-subjects study may ask a form after one of its tasks only: then no participant
+    # answered this measure for two systems, there is nothing to pair, and the groups are
+    # independent samples (the rows say so).
+    unpaired = within is True and not paired
+    within = paired if within is None else within and paired
     groups = in_order(means[between].unique(), systems)
     design = "within" if within else "between"
     if len(groups) < 2:
@@ -115,7 +121,11 @@ def compare_systems(
         wide = means.pivot(index=subject, columns=between, values="dv")[groups]
         return table_of(_within(wide, groups, min_n))
     samples = {g: means.loc[means[between] == g, "dv"].to_numpy() for g in groups}
-    return table_of(_between(samples, min_n))
+    rows = _between(samples, min_n)
+    if unpaired:
+        for row in rows:
+            row["note"] = "; ".join(x for x in (UNPAIRED, row["note"]) if x)
+    return table_of(rows)
 
 
 def in_order(found: Iterable[Any], systems: Sequence[str] = ()) -> list[str]:

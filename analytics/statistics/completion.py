@@ -13,7 +13,10 @@ the system reported (``success``: it said the task was done) and whether the tas
 as the scenario's ``success_if`` defines (``correct``: True, False, or NaN when nothing
 decided it). Each gets its rate over the sessions where it is known, with Wilson's interval
 when each participant contributed one session and a GEE's clustered by participant when some
-contributed several (``analytics.statistics.clustered``; ``ci_method`` says which).
+contributed several (``analytics.statistics.clustered``; ``ci_method`` says which). The rate
+is always the estimate of the method that gave its interval: succeeded / sessions for
+Wilson's, the GEE's fitted rate for a GEE (which weighs participants by the working
+correlation, so it may differ a little from succeeded / sessions, counted beside it).
 
 Where a sessions frame has ``success_measured`` (``analytics.statistics.success_sources``),
 the success rate is over the tasks whose success some source decided (``success_n``): a
@@ -184,12 +187,12 @@ def completion(
                 "n": n,
                 "successes": successes,
                 "success_n": n_measured,
-                "success_rate": successes / n_measured if n_measured else math.nan,
+                "success_rate": success.rate,
                 "ci_low": success.low,
                 "ci_high": success.high,
                 "correct_n": n_judged,
                 "correct": correct,
-                "correct_rate": correct / n_judged if n_judged else math.nan,
+                "correct_rate": right.rate,
                 "correct_ci_low": right.low,
                 "correct_ci_high": right.high,
                 "exchanges_mean": _stat(done["real_exchanges"], "mean"),

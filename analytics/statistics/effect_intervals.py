@@ -40,7 +40,11 @@ BOOTSTRAP_STRATA = (
     f"seed {SEED})"
 )
 
-INTERVAL_METHODS = (FISHER_Z, CONDITIONAL, CLOPPER_PEARSON, BOOTSTRAP, BOOTSTRAP_STRATA)
+WALD_ROBUST = "Wald interval on the log odds, robust (sandwich) standard errors"
+
+INTERVAL_METHODS = (
+    FISHER_Z, CONDITIONAL, CLOPPER_PEARSON, BOOTSTRAP, BOOTSTRAP_STRATA, WALD_ROBUST,
+)  # fmt: skip
 
 
 class Interval(NamedTuple):

@@ -21,8 +21,13 @@ compared on how often each answer was given (the rank tests of
   tested within subjects: their counts are in the report.
 
 The unit is the participant, as in the rank tests: a participant who answered an item
-several times about one system (after each task) counts once, with the answer they gave
-most often (the latest on a tie). The rule for too few participants is the rank tests'.
+several times about one system (after each task, or after every reply) counts once, with the
+answer they gave most often (the latest on a tie), and the rows say so. Beside them, a
+two-answer item answered several times gets the repeated-measures model of every answer: a
+logistic GEE (binomial, exchangeable working correlation, robust standard errors, as
+geepack's ``geeglm``) with the participants as clusters, its Wald χ² test of the systems and,
+for two systems, the odds ratio of the first answer with its Wald interval. The rule for too
+few participants is the rank tests'.
 Rows have the columns of ``analytics.statistics.compare.COLUMNS``, so both kinds share one table.
 """
 
@@ -42,6 +47,7 @@ from scipy.stats.contingency import odds_ratio
 
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS
 from analytics.statistics import effect_intervals as ci
+from analytics.statistics.clustered import compare_success
 from analytics.statistics.compare import (
     EXACT,
     Row,
@@ -122,11 +128,76 @@ def compare_proportions(
         return table_of([row_of(design, "none", groups, {}, note=f"only one system ({only})")])
     if within:
         wide = frame.pivot(index=subject, columns=between, values=answer)[groups]
-        return table_of(_within(wide, groups, categories, min_n, _name(categories, labels)))
-    counts = pd.crosstab(frame[between], frame[answer]).reindex(
-        index=groups, columns=categories, fill_value=0
-    )
-    return table_of(_between(counts, min_n, labels or {}))
+        rows = _within(wide, groups, categories, min_n, _name(categories, labels))
+    else:
+        counts = pd.crosstab(frame[between], frame[answer]).reindex(
+            index=groups, columns=categories, fill_value=0
+        )
+        rows = _between(counts, min_n, labels or {})
+    given = data[[subject, between, answer]].dropna()
+    given = given[given[between].isin(groups)]
+    if len(given) > len(frame):
+        # Some participant answered several times about one system (after every reply):
+        # the tests above saw each one's most frequent answer, which the rows say, and
+        # every answer goes into a logistic GEE clustered by participant beside them.
+        reduced = (
+            f"each participant's most frequent answer: {len(given):,} answers of "
+            f"{frame[subject].nunique():,} participants"
+        )
+        for row in rows:
+            row["note"] = "; ".join(x for x in (reduced, row["note"]) if x)
+        if len(categories) == 2:
+            rows.append(_every_answer(given, answer, between, subject, groups, categories, design,
+                                      _name(categories, labels)))  # fmt: skip
+    return table_of(rows)
+
+
+EVERY_ANSWER = "logistic GEE of every answer, clustered by participant"
+GEE_WALD = (
+    "Wald χ² of the systems' terms with robust (sandwich) standard errors, exchangeable "
+    "working correlation (as geepack's geeglm)"
+)
+
+
+def _every_answer(
+    given: pd.DataFrame,
+    answer: str,
+    between: str,
+    subject: str,
+    groups: list[str],
+    categories: list[Any],
+    design: str,
+    first: str,
+) -> Row:
+    """The repeated-measures model of a two-answer item: the odds of its first answer by
+    system, from every answer, participants as clusters (``clustered.compare_success``),
+    with the first system's odds ratio over the second's where there are two."""
+    outcomes = given.assign(_first=(given[answer] == categories[0]).astype(float))
+    test, odds = compare_success(outcomes, value="_first", cluster=subject, group=between)
+    people = given.groupby(between)[subject].nunique()
+    n = {g: int(people.get(g, 0)) for g in groups}
+    fields: Row = {"kind": "repeated", "statistic_name": "Wald χ²", "p_method": GEE_WALD}
+    fields["n_total"] = int(given[subject].nunique())
+    if len(groups) == 2:
+        fields |= {"effect_name": f"odds ratio of {first}",
+                   "effect_direction": direction(groups[0], groups[1])}  # fmt: skip
+    if test.empty or test["note"].iloc[0] is not None:
+        note = "not fitted" if test.empty else str(test["note"].iloc[0])
+        return row_of(design, EVERY_ANSWER, groups, n, note=note, **fields)
+    found = test.iloc[0]
+    p = float(found["p"])
+    row = row_of(
+        design, EVERY_ANSWER, groups, n, statistic=float(found["chi2"]), p=p, p_holm=p,
+        **fields,
+    )  # fmt: skip
+    if len(groups) == 2:
+        (term,) = odds.to_dict("records")
+        ratio, low, high = (float(term[k]) for k in ("odds_ratio", "ci_low", "ci_high"))
+        if term["system_id"] == groups[1]:  # the model's reference was the first system
+            ratio, low, high = 1 / ratio, 1 / high, 1 / low
+        row.update(effect=ratio, effect_ci_low=low, effect_ci_high=high,
+                   effect_ci_method=ci.WALD_ROBUST)  # fmt: skip
+    return row
 
 
 def _name(categories: Sequence[Any], labels: Mapping[Any, str] | None) -> str:
