@@ -1,5 +1,5 @@
-"""A thumbs item answered after every reply (the starter study's, ``ozlab new``): the comparisons table says that its tests saw
-each participant's most frequent answer, and gives the repeated-measures model of every
+"""A thumbs item answered after every reply (the starter study's, ``ozlab new``): the
+comparisons table says that its tests saw each participant's most frequent answer, and gives the repeated-measures model of every
 answer beside them (a logistic GEE with participants as clusters), checked against R's
 geepack through the user's path: tests/fixtures/repeated_thumbs.csv goes in with ``ozlab
 import responses`` and the numbers come out of ``ozlab report --format json``. Fixture values
@@ -44,8 +44,9 @@ def test_answers_given_after_every_reply_are_modelled_beside_the_per_participant
     (fisher,) = per_participant
     assert fisher["test"].startswith("Fisher")
     assert fisher["n_total"] == 24  # participants, each once
-    assert "each participant's most frequent answer: 104 answers of 24 participants" in (
-        fisher["note"]
+    assert (
+        "each participant's most frequent answer: 104 answers of 24 participants"
+        in (fisher["note"])
     )
     (model,) = [r for r in rows if r["kind"] == "repeated"]
     assert model["test"] == EVERY_ANSWER
