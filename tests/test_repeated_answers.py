@@ -1,9 +1,10 @@
 """A thumbs item answered after every reply (the starter study's, ``ozlab new``): the
-comparisons table says that its tests saw each participant's most frequent answer, and gives the repeated-measures model of every
-answer beside them (a logistic GEE with participants as clusters), checked against R's
-geepack through the user's path: tests/fixtures/repeated_thumbs.csv goes in with ``ozlab
-import responses`` and the numbers come out of ``ozlab report --format json``. Fixture values
-from tests/r/repeated_thumbs.R (geepack 1.3, epsilon 1e-12)."""
+comparisons table says that its tests saw each participant's most frequent answer, and gives
+the repeated-measures model of every answer beside them (a logistic GEE with participants as
+clusters), checked against R's geepack through the user's path:
+tests/fixtures/repeated_thumbs.csv goes in with ``ozlab import responses`` and the numbers
+come out of ``ozlab report --format json``. Fixture values from tests/r/repeated_thumbs.R
+(geepack 1.3, epsilon 1e-12)."""
 
 from __future__ import annotations
 
