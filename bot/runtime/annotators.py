@@ -51,6 +51,7 @@ from bot.engine.annotating.model import (
     SetPaused,
     TargetGone,
     TargetLoaded,
+    WithdrawAnnotator,
 )
 from bot.engine.delivery import Delivery
 from bot.runtime.driver import Committed, Opening, Outbox, Stepped, drive
@@ -282,6 +283,11 @@ class AnnotationRunner:
                     then.append(
                         Reopened(informed(answer if isinstance(answer, AnnotationTask) else None))
                     )
+                case WithdrawAnnotator():  # gone: their targets go to others at once
+                    self._states.pop(chat, None)
+                    self._chats.pop(record.annotator, None)
+                    log.info("an annotator withdrew from annotation job %r", record.job)
+                    await self._plan(record.job, self._clock(), record.annotator)
                 case _:
                     assert_never(record)
         return Committed(then)
@@ -300,7 +306,14 @@ class AnnotationRunner:
                 pass  # answered by ``_run``, which holds the tap's id
             case SetCommands(commands=commands):
                 await self._outbox.chat_commands(chat_id, commands)
-            case RecordRating() | RecordVotes() | SetPaused() | FinishTarget() | ReopenLast():
+            case (
+                RecordRating()
+                | RecordVotes()
+                | SetPaused()
+                | FinishTarget()
+                | ReopenLast()
+                | WithdrawAnnotator()
+            ):
                 raise AssertionError(f"{type(effect).__name__} is committed, not said")
             case _:
                 assert_never(effect)
@@ -386,7 +399,7 @@ class AnnotationRunner:
             await asyncio.gather(*self._pushes, return_exceptions=True)
 
 
-_RECORDS = (RecordRating, RecordVotes, SetPaused, FinishTarget, ReopenLast)
+_RECORDS = (RecordRating, RecordVotes, SetPaused, FinishTarget, ReopenLast, WithdrawAnnotator)
 """What of a step the store keeps (the rest is said)."""
 
 
@@ -415,12 +428,12 @@ class _AnnotatorTurn:
         if new is not None:
             runner._states[self._chat] = new
             runner._chats[new.annotator] = self.chat_id
+        else:  # withdrawn (or never known): the chat is nobody's now
+            runner._states.pop(self._chat, None)
         records: list[AnnotatorRecord] = []
         said: list[AnnotatorEffect] = []
         for effect in effects:
-            if isinstance(
-                effect, RecordRating | RecordVotes | SetPaused | FinishTarget | ReopenLast
-            ):
+            if isinstance(effect, _RECORDS):
                 records.append(effect)
             else:
                 said.append(effect)
