@@ -227,6 +227,8 @@ class VotesImported:
 
     votes: int
     duplicates: tuple[int, ...]
+    erased: tuple[int, ...] = ()
+    """Lines by a rater the erasure ledger names: never brought back (none written)."""
 
 
 @dataclass(frozen=True)
@@ -442,6 +444,8 @@ class RatingsImported:
     annotators: int
     new_annotators: int
     duplicates: tuple[int, ...] = ()
+    erased: tuple[int, ...] = ()
+    """Lines by an annotator the erasure ledger names: never brought back (none written)."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,103 @@
+"""``ozlab erase A-XXXX`` on a study an annotator rated through the real bot: nothing of
+theirs is left in the file (sealed chat id, code, ratings, their comment), a backup taken
+before is reached by the ledger, and an import of their ratings is refused."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from random import Random
+
+import pytest
+
+from bot.annotation.invitations import invite_annotators
+from bot.cli import main
+from bot.pilot.emulator import BotApiEmulator
+from bot.store.sqlite import open_store
+from scenarios.loading import load_study
+from tests.annotating_support import play, point, rate_all, stored
+from tests.conftest import StartBot
+from tests.e2e_support import database_bytes
+
+pytestmark = pytest.mark.slow
+
+COMMENT = "cerulean xylophone marmalade"
+
+
+async def _invite(db: Path) -> tuple[tuple[str, str], ...]:
+    """Two annotators, drawn from a seed that gives pseudonyms an import takes (with a
+    digit: ``ozlab import`` refuses any other as possibly a name)."""
+    store = await open_store(db)
+    try:
+        invited = await invite_annotators(store, None, "hri-cues", 2, choose=Random(3).choice)
+    finally:
+        await store.close()
+    assert all(any(c.isdigit() for c in p) for p, _ in invited.annotators)
+    return invited.annotators
+
+
+async def test_erasing_an_annotator_leaves_nothing_of_them_backups_and_imports_included(
+    emulator: BotApiEmulator,
+    start_bot: StartBot,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bundle = load_study("hri-cues")
+    db = tmp_path / "cues.sqlite"
+    bot = await start_bot(bundle, db=db)
+    await play(emulator, bundle, participants=1)
+    (leaving, code), (staying, other) = await _invite(db)
+    ann = emulator.participant(7600, first_name="Ann")
+    await ann.send_text(f"/start {code}")
+    given = await rate_all(ann, point(2), typed=COMMENT)
+    keeper = emulator.participant(7601, first_name="Kept")
+    await keeper.send_text(f"/start {other}")
+    await rate_all(keeper, point(4), typed="steady")
+    [sealed] = [
+        a.chat_key for a in await stored(db, lambda s: s.annotators()) if a.annotator_id == leaving
+    ]
+    assert sealed is not None
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    backup = folder / "monday.sqlite"
+    await stored(db, lambda s: s.backup(backup))
+    await bot.stop()
+    assert COMMENT.encode() in database_bytes(backup)
+
+    assert await asyncio.to_thread(main, ["erase", "--db", str(db), leaving]) == 0
+    said = capsys.readouterr().out
+    assert f"erased annotator {leaving} of job hri-cues: {given} ratings, 0 votes" in said
+    ratings = await stored(db, lambda s: s.annotation_ratings())
+    assert not any(r.annotator == leaving for r in ratings)
+    assert any(r.annotator == staying for r in ratings)
+    assert leaving not in {a.annotator_id for a in await stored(db, lambda s: s.annotators())}
+    blob = database_bytes(db)
+    for gone in (COMMENT, leaving, code, sealed):
+        assert gone.encode() not in blob
+    assert b"steady" in blob
+
+    # Again: nothing left to erase.
+    assert await asyncio.to_thread(main, ["erase", "--db", str(db), leaving]) == 0
+    assert capsys.readouterr().out == f"nothing stored about {leaving}\n"
+
+    # The ledger reaches the backup taken before.
+    args = ["erase", "--db", str(db), "--backups", str(folder)]
+    assert await asyncio.to_thread(main, args) == 0
+    assert "erased 1 withdrawn" in capsys.readouterr().out
+    kept = database_bytes(backup)
+    for gone in (COMMENT, leaving, code, sealed):
+        assert gone.encode() not in kept
+    assert b"steady" in kept
+
+    # Their ratings cannot come back by a file.
+    csv = tmp_path / "ratings.csv"
+    target = ratings[0].target
+    csv.write_text(
+        f"target,annotator,item,value\n{target},{staying},exchange,3\n"
+        f"{target},{leaving},exchange,3\n",
+        encoding="utf-8",
+    )
+    argv = ["import", "annotations", str(csv), "--db", str(db), "--instrument", "hri-cues"]
+    assert await asyncio.to_thread(main, [*argv, "--job", "hri-cues"]) == 3
+    assert "ratings.csv:3: annotator: erased" in capsys.readouterr().err
+    assert len(await stored(db, lambda s: s.annotation_ratings())) == len(ratings)
