@@ -8,9 +8,10 @@ them. Their ratings (annotations, an ACUTE job's votes) go too, unless the job's
 says they are kept unlinked (``on_withdrawal: keep_unlinked``, read from the job as the
 file stores it, so every erasure of the file does alike): then they stay under a new
 pseudonym drawn at random, which nothing links to the person (no chat, no code, no time
-of joining), with the targets they finished; only what they had open goes back. A line
-in the erasure ledger (the job's study, a digest of the pseudonym) carries the erasure
-into backups and keeps an import from bringing them back.
+of joining), with the targets they finished; what they had open goes back, with the
+answers they had given to it. A line in the erasure ledger (the job's study, a digest of
+the pseudonym) carries the erasure into backups and keeps an import from bringing them
+back.
 """
 
 from __future__ import annotations
@@ -61,7 +62,13 @@ def erase_annotator(
         for update_id in update_ids
     )
     kept = _keeps_ratings(definition)
-    if kept:
+    if kept:  # what they finished stays; a target they had open goes back whole
+        conn.execute(
+            "DELETE FROM annotations WHERE annotator = ? AND target_id IN"
+            " (SELECT target_id FROM annotation_assignments"
+            "  WHERE annotator = ? AND done_at IS NULL)",
+            (annotator_id, annotator_id),
+        )
         unlinked = _unlinked(conn, annotator_id, now)
         released = conn.execute(
             "DELETE FROM annotation_assignments WHERE annotator = ? AND done_at IS NULL",
@@ -74,9 +81,10 @@ def erase_annotator(
         ratings = conn.execute(
             "UPDATE annotations SET annotator = ? WHERE annotator = ?", (unlinked, annotator_id)
         ).rowcount
-        votes = conn.execute(
-            "UPDATE votes SET rater = ? WHERE rater = ? AND rater_kind = 'annotator'",
-            (unlinked, annotator_id),
+        votes = conn.execute(  # a vote's id names its rater too
+            "UPDATE votes SET rater = ?, id = replace(id, ?, ?)"
+            " WHERE rater = ? AND rater_kind = 'annotator'",
+            (unlinked, annotator_id, unlinked, annotator_id),
         ).rowcount
     else:
         released = conn.execute(
