@@ -1,15 +1,19 @@
-"""An annotator withdraws through the real bot (emulator, SQLite): ``/withdraw`` asks with
-two buttons, No carries on, only the prompt still waiting erases; Yes erases their row
-(the sealed chat id, the code), their ratings and assignments, writes the erasure ledger,
-and their targets go to the annotator who waits."""
+"""Annotators' rights through the real bot (emulator, SQLite). An annotator withdraws:
+``/withdraw`` asks with two buttons, No carries on, only the prompt still waiting erases;
+Yes erases their row (the sealed chat id, the code), their ratings and assignments, writes
+the erasure ledger, and their targets go to the annotator who waits. A researcher drops
+one (``ozlab annotators drop``) while the bot runs: their open targets go to another at
+once, their finished ratings stay, and the bot tells them their code is no longer active."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
 import pytest
 
+from bot.cli import main
 from bot.pilot.emulator import BotApiEmulator, Participant
 from bot.store.erasure import ledger_digest
 from scenarios.loading import load_study
@@ -125,3 +129,80 @@ async def test_an_annotator_withdraws_and_their_targets_go_to_the_one_who_waits(
     # Privacy: neither the Telegram id nor the pseudonym is logged.
     assert not any(leaving in r.getMessage() for r in caplog.records)
     assert not any(str(gone.chat_id) in r.getMessage() for r in caplog.records)
+
+
+async def _finish_one(p: Participant) -> None:
+    """Answer the items of the target in front of them until the next one is shown."""
+    while True:
+        item = current_item(p)
+        assert item is not None
+        if "Exchange 2 of" in item.text:
+            return
+        shown = (item.message_id, tuple(data_of(item)))
+        label = point(1)(item)
+        if label is None:
+            await p.send_text("fine")
+        else:
+            await p.tap(text=label, message_id=item.message_id)
+        await p.wait_for(lambda q, was=shown: _showing(q) not in (None, was))
+
+
+def _showing(p: Participant) -> tuple[int, tuple[str, ...]] | None:
+    item = current_item(p)
+    return None if item is None else (item.message_id, tuple(data_of(item)))
+
+
+async def test_a_researcher_drops_an_annotator_while_the_bot_runs(
+    emulator: BotApiEmulator,
+    start_bot: StartBot,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bundle = load_study("xrec")
+    db = tmp_path / "xrec.sqlite"
+    await start_bot(bundle, db=db)
+    await play(emulator, bundle, participants=1)
+    codes = dict(await invite(db, "xrec", 3))
+    people = {}
+    for i, (pseudonym, code) in enumerate(codes.items()):
+        p = people[pseudonym] = emulator.participant(7700 + i, first_name=f"Ann{i}")
+        await p.send_text(f"/start {code}")
+        await p.wait_for(_waiting, timeout=15)
+    state = await stored(db, lambda s: s.annotation_state("xrec"))
+    assert state is not None
+    leaving, staying = sorted({a.annotator for a in state.assignments})
+    [third] = set(codes) - {leaving, staying}
+    theirs = {a.target for a in state.assignments if a.annotator == leaving}
+    gone = people[leaving]
+    await _finish_one(gone)
+    done = await stored(db, lambda s: s.annotation_state("xrec"))
+    assert done is not None
+    [finished] = [a.target for a in done.assignments if a.annotator == leaving and a.done_at]
+
+    argv = ["annotators", "drop", leaving, "--db", str(db)]
+    assert await asyncio.to_thread(main, argv) == 0
+    said = capsys.readouterr().out
+    back = len(theirs) - 1
+    assert f"dropped {leaving} of job xrec: {back} open targets back to the pool" in said
+
+    # Their open targets are the third annotator's now: found with their next message.
+    after = await stored(db, lambda s: s.annotation_state("xrec"))
+    assert after is not None
+    assert {a.target for a in after.assignments if a.annotator == third} == theirs - {finished}
+    await people[third].send_text("anything for me?")
+    await people[third].wait_for_text("Exchange 1 of", timeout=15)
+    # What they rated stays (research data); their chat id is forgotten; the bot says so.
+    ratings = await stored(db, lambda s: s.annotation_ratings())
+    assert {r.target for r in ratings if r.annotator == leaving} == {finished}
+    [dropped] = [a for a in await stored(db, lambda s: s.annotators()) if a.annotator_id == leaving]
+    assert dropped.dropped and dropped.chat_key is None
+    item = current_item(gone)
+    assert item is not None
+    await gone.tap(text="Yes", message_id=item.message_id)
+    await gone.wait_for_text("no longer active")
+
+    # Dropping again, or someone unknown: said, nothing changes.
+    assert await asyncio.to_thread(main, argv) == 0
+    assert f"{leaving} was dropped already" in capsys.readouterr().out
+    assert await asyncio.to_thread(main, ["annotators", "drop", "A-NONE", "--db", str(db)]) == 3
+    assert "no annotator A-NONE" in capsys.readouterr().err
