@@ -1,12 +1,14 @@
 """``ozlab erase A-XXXX`` on a study an annotator rated through the real bot: nothing of
-theirs is left in the file (sealed chat id, code, ratings, their comment), a backup taken
-before is reached by the ledger, and an import of their ratings is refused."""
+theirs is left in the file (sealed chat id, code, ratings, their comment), the report's
+agreement is computed without them, a backup taken before is reached by the ledger, and an
+import of their ratings is refused."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
 from random import Random
+from typing import Any
 
 import pytest
 
@@ -15,7 +17,7 @@ from bot.cli import main
 from bot.pilot.emulator import BotApiEmulator
 from bot.store.sqlite import open_store
 from scenarios.loading import load_study
-from tests.annotating_support import play, point, rate_all, stored
+from tests.annotating_support import by_exchange, json_report, play, rate_all, stored
 from tests.conftest import StartBot
 from tests.e2e_support import database_bytes
 
@@ -25,15 +27,25 @@ COMMENT = "cerulean xylophone marmalade"
 
 
 async def _invite(db: Path) -> tuple[tuple[str, str], ...]:
-    """Two annotators, drawn from a seed that gives pseudonyms an import takes (with a
+    """Three annotators, drawn from a seed that gives pseudonyms an import takes (with a
     digit: ``ozlab import`` refuses any other as possibly a name)."""
     store = await open_store(db)
     try:
-        invited = await invite_annotators(store, None, "hri-cues", 2, choose=Random(3).choice)
+        invited = await invite_annotators(store, None, "hri-cues", 3, choose=Random(3).choice)
     finally:
         await store.close()
     assert all(any(c.isdigit() for c in p) for p, _ in invited.annotators)
     return invited.annotators
+
+
+def _annotators_agreeing(report: dict[str, Any]) -> int:
+    rows = [r for r in report["reliability"] if r["job"] == "hri-cues"]
+    [icc] = [
+        r
+        for r in rows
+        if r["level"] == "exchange" and r["system"] is None and r["statistic"] == "ICC2"
+    ]
+    return int(icc["n_annotators"])
 
 
 async def test_erasing_an_annotator_leaves_nothing_of_them_backups_and_imports_included(
@@ -46,13 +58,14 @@ async def test_erasing_an_annotator_leaves_nothing_of_them_backups_and_imports_i
     db = tmp_path / "cues.sqlite"
     bot = await start_bot(bundle, db=db)
     await play(emulator, bundle, participants=1)
-    (leaving, code), (staying, other) = await _invite(db)
+    (leaving, code), (staying, other), (_, third) = await _invite(db)
     ann = emulator.participant(7600, first_name="Ann")
     await ann.send_text(f"/start {code}")
-    given = await rate_all(ann, point(2), typed=COMMENT)
-    keeper = emulator.participant(7601, first_name="Kept")
-    await keeper.send_text(f"/start {other}")
-    await rate_all(keeper, point(4), typed="steady")
+    given = await rate_all(ann, by_exchange(0), typed=COMMENT)
+    for number, (invited, shift) in enumerate(((other, 0), (third, 1)), start=1):
+        keeper = emulator.participant(7600 + number, first_name="Kept")
+        await keeper.send_text(f"/start {invited}")
+        await rate_all(keeper, by_exchange(shift), typed="steady")
     [sealed] = [
         a.chat_key for a in await stored(db, lambda s: s.annotators()) if a.annotator_id == leaving
     ]
@@ -63,6 +76,7 @@ async def test_erasing_an_annotator_leaves_nothing_of_them_backups_and_imports_i
     await stored(db, lambda s: s.backup(backup))
     await bot.stop()
     assert COMMENT.encode() in database_bytes(backup)
+    assert _annotators_agreeing(await json_report(db, tmp_path / "before.json")) == 3
 
     assert await asyncio.to_thread(main, ["erase", "--db", str(db), leaving]) == 0
     said = capsys.readouterr().out
@@ -75,6 +89,8 @@ async def test_erasing_an_annotator_leaves_nothing_of_them_backups_and_imports_i
     for gone in (COMMENT, leaving, code, sealed):
         assert gone.encode() not in blob
     assert b"steady" in blob
+    # The agreement is computed again from the ratings that remain.
+    assert _annotators_agreeing(await json_report(db, tmp_path / "after.json")) == 2
 
     # Again: nothing left to erase.
     assert await asyncio.to_thread(main, ["erase", "--db", str(db), leaving]) == 0
