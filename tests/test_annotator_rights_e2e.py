@@ -206,3 +206,12 @@ async def test_a_researcher_drops_an_annotator_while_the_bot_runs(
     assert f"{leaving} was dropped already" in capsys.readouterr().out
     assert await asyncio.to_thread(main, ["annotators", "drop", "A-NONE", "--db", str(db)]) == 3
     assert "no annotator A-NONE" in capsys.readouterr().err
+
+    # Dropped, they still have the right to withdraw: what they rated goes too.
+    await gone.send_text("/withdraw")
+    await gone.wait_for_text("stop annotating and withdraw?")
+    await gone.tap(text="Yes, withdraw and erase", message_id=_prompt(gone))
+    await gone.wait_for_text("You have withdrawn. Erased: your ratings")
+    ratings = await stored(db, lambda s: s.annotation_ratings())
+    assert not any(r.annotator == leaving for r in ratings)
+    assert leaving not in {a.annotator_id for a in await stored(db, lambda s: s.annotators())}
