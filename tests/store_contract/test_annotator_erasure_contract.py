@@ -6,13 +6,17 @@ back."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from pathlib import Path
 
 from bot.core.annotation import AnnotationJobRecord
 from bot.engine.annotating.model import WithdrawAnnotator
+from bot.rights.backups import erase_backups
 from bot.store.erasure import ledger_digest
 from bot.store.interface import StudyStore
 from bot.store.model import AnnotatorErased, ImportedRating
+from tests.store_contract.backends import open_backend, sqlite_url
 from tests.store_contract.records import EXCHANGE, give, ready, tables
 from tests.store_contract.test_votes_contract import acute_vote
 
@@ -135,3 +139,30 @@ async def test_an_import_by_an_erased_annotator_is_refused(store: StudyStore) ->
     votes = await store.import_votes("s", [(2, acute_vote("A-1", sid, "r-2"))])
     assert (votes.votes, votes.erased) == (0, (2,))
     assert await store.votes() == []
+
+
+async def test_the_ledger_unlinks_their_kept_ratings_in_a_backup_too(
+    store: StudyStore, tmp_path: Path
+) -> None:
+    sid = await ready(store)
+    kept = json.dumps({"id": "hri", "on_withdrawal": "keep_unlinked"})
+    await store.save_annotation_job(AnnotationJobRecord("hri", "s", kept, True, 3600.0))
+    await rated(store, sid)
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    await store.backup(folder / "monday.sqlite")
+    await store.erase_annotator("A-1")
+
+    ledger = await store.erasure_ledger()
+    lines = await asyncio.to_thread(erase_backups, folder, ledger, None, None)
+
+    assert lines == [f"{folder / 'monday.sqlite'}: erased 1 withdrawn participant"]
+    copy = await open_backend(sqlite_url(folder / "monday.sqlite"))
+    try:
+        ratings = await copy.annotation_ratings()
+        found = await tables(copy)
+    finally:
+        await copy.close()
+    assert mentions(found, "A-1", "sealed-1", "hash-1", "ann-ONE") == []
+    [new] = {r.annotator for r in ratings} - {"A-2"}
+    assert sorted(r.value for r in ratings if r.annotator == new) == ["3", COMMENT]
