@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,38 @@ def _waiting(p: Participant) -> bool:
     return any(t in m.text for m in p.messages for t in WAITING)
 
 
+@dataclass(frozen=True)
+class Team:
+    people: dict[str, Participant]
+    codes: dict[str, str]
+    leaving: str  # the two the work went to first
+    staying: str
+    third: str  # the one who waits
+    theirs: set[str]  # the targets of the one leaving
+
+
+async def _three_annotators(
+    emulator: BotApiEmulator, start_bot: StartBot, db: Path, first_chat: int
+) -> Team:
+    """XRec rated by two annotators a target, one conversation played, three invited and
+    joined: two have work, the third waits."""
+    bundle = load_study("xrec")
+    await start_bot(bundle, db=db)
+    await play(emulator, bundle, participants=1)
+    codes = dict(await invite(db, "xrec", 3))
+    people = {}
+    for i, (pseudonym, code) in enumerate(codes.items()):
+        p = people[pseudonym] = emulator.participant(first_chat + i, first_name=f"Ann{i}")
+        await p.send_text(f"/start {code}")
+        await p.wait_for(_waiting, timeout=15)
+    state = await stored(db, lambda s: s.annotation_state("xrec"))
+    assert state is not None
+    leaving, staying = sorted({a.annotator for a in state.assignments})
+    [third] = set(codes) - {leaving, staying}
+    theirs = {a.target for a in state.assignments if a.annotator == leaving}
+    return Team(people, codes, leaving, staying, third, theirs)
+
+
 def _prompt(p: Participant) -> int:
     found = next(m for m in reversed(p.messages) if "stop annotating and withdraw?" in m.text)
     return found.message_id
@@ -42,22 +75,10 @@ async def test_an_annotator_withdraws_and_their_targets_go_to_the_one_who_waits(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="bot")
-    bundle = load_study("xrec")
     db = tmp_path / "xrec.sqlite"
-    await start_bot(bundle, db=db)
-    await play(emulator, bundle, participants=1)
-    codes = dict(await invite(db, "xrec", 3))
-    people = {}
-    for i, (pseudonym, code) in enumerate(codes.items()):
-        p = people[pseudonym] = emulator.participant(7500 + i, first_name=f"Ann{i}")
-        await p.send_text(f"/start {code}")
-        await p.wait_for(_waiting, timeout=15)
-    state = await stored(db, lambda s: s.annotation_state("xrec"))
-    assert state is not None
-    leaving, staying = sorted({a.annotator for a in state.assignments})
-    [third] = set(codes) - {leaving, staying}
-    theirs = {a.target for a in state.assignments if a.annotator == leaving}
-    gone = people[leaving]
+    team = await _three_annotators(emulator, start_bot, db, 7500)
+    leaving, staying, third, theirs = team.leaving, team.staying, team.third, team.theirs
+    people, gone = team.people, team.people[team.leaving]
 
     # Two answers given, so there is something of theirs to erase.
     for _ in range(2):
@@ -111,7 +132,7 @@ async def test_an_annotator_withdraws_and_their_targets_go_to_the_one_who_waits(
     ledger = await stored(db, lambda s: s.erasure_ledger())
     assert ledger_digest(leaving) in {e.digest for e in ledger}
     raw = database_bytes(db)  # erased means gone from the file's bytes
-    assert leaving.encode() not in raw and codes[leaving].encode() not in raw
+    assert leaving.encode() not in raw and team.codes[leaving].encode() not in raw
 
     # Their targets went to the annotator who was waiting, written to at once.
     await people[third].wait_for_text("There is more to rate", timeout=15)
@@ -158,22 +179,10 @@ async def test_a_researcher_drops_an_annotator_while_the_bot_runs(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    bundle = load_study("xrec")
     db = tmp_path / "xrec.sqlite"
-    await start_bot(bundle, db=db)
-    await play(emulator, bundle, participants=1)
-    codes = dict(await invite(db, "xrec", 3))
-    people = {}
-    for i, (pseudonym, code) in enumerate(codes.items()):
-        p = people[pseudonym] = emulator.participant(7700 + i, first_name=f"Ann{i}")
-        await p.send_text(f"/start {code}")
-        await p.wait_for(_waiting, timeout=15)
-    state = await stored(db, lambda s: s.annotation_state("xrec"))
-    assert state is not None
-    leaving, staying = sorted({a.annotator for a in state.assignments})
-    [third] = set(codes) - {leaving, staying}
-    theirs = {a.target for a in state.assignments if a.annotator == leaving}
-    gone = people[leaving]
+    team = await _three_annotators(emulator, start_bot, db, 7700)
+    leaving, third, theirs = team.leaving, team.third, team.theirs
+    people, gone = team.people, team.people[team.leaving]
     await _finish_one(gone)
     done = await stored(db, lambda s: s.annotation_state("xrec"))
     assert done is not None
