@@ -34,18 +34,11 @@ def erase_annotator(
     annotator_id: str,
     update_ids: Sequence[int] = (),
     *,
-    command_id: int | None = None,
     now: float = 0.0,
 ) -> AnnotatorErased | None:
     """Everything of ``annotator_id`` gone (or their ratings unlinked, as the job's consent
     says); None when the file holds no annotator of that pseudonym. ``update_ids``: their
-    updates still pending in the inbox; ``command_id``: an operator's command settled in the
-    same transaction."""
-    if command_id is not None:
-        conn.execute(
-            "UPDATE commands SET applied_at = ?, outcome = 'applied' WHERE id = ?",
-            (now, command_id),
-        )
+    updates still pending in the inbox."""
     row = conn.execute(
         "SELECT n.job, j.study_id, j.definition FROM annotators n"
         " JOIN annotation_jobs j ON j.job = n.job WHERE n.id = ?",

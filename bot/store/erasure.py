@@ -157,9 +157,9 @@ def apply_ledger(
     """Inside the caller's transaction, on a copy of a study (a backup): erase everyone
     ``entries`` names who was there before their erasure (the same pseudonym joining again
     later is a new participant, and stays), as :func:`erase_participant` does (annotators as
-    ``annotator_erasure`` does); then add the
-    ledger lines the file lacks. ``owner``: whose a sealed inbox payload is (needs the
-    secret; without it pending updates stay, sealed). Returns (erased, lines added)."""
+    ``annotator_erasure`` does); then add the ledger lines the file lacks. ``owner``: whose
+    a sealed inbox payload is (needs the secret; without it pending updates stay, sealed).
+    Returns (erased, lines added)."""
     erased_at: dict[tuple[str, str], list[float]] = {}
     for entry in entries:
         erased_at.setdefault((entry.study_id, entry.digest), []).append(entry.erased_at)

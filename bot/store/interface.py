@@ -353,17 +353,13 @@ class OperatorTasks(Protocol):
         ...
 
     async def erase_annotator(
-        self,
-        annotator_id: str,
-        update_ids: Sequence[int] = (),
-        *,
-        command_id: int | None = None,
+        self, annotator_id: str, update_ids: Sequence[int] = ()
     ) -> AnnotatorErased | None:
         """An annotator erased in one transaction (``ozlab erase A-XXXX``): their row
         (sealed chat id, code), assignments (the targets back to the pool), pending
         ``update_ids``, and their ratings and votes, or these kept under a new pseudonym
-        nothing links to them where the job's consent says so; a line in the ledger; the
-        command ``command_id`` settled with it. None when no such annotator is stored."""
+        nothing links to them where the job's consent says so; a line in the ledger. None
+        when no such annotator is stored."""
         ...
 
     async def erasure_ledger(self) -> list[ErasureRecord]:

@@ -495,17 +495,11 @@ class RelationalStore(ABC):
         return erased
 
     async def erase_annotator(
-        self,
-        annotator_id: str,
-        update_ids: Sequence[int] = (),
-        *,
-        command_id: int | None = None,
+        self, annotator_id: str, update_ids: Sequence[int] = ()
     ) -> AnnotatorErased | None:
         now = self._clock()
         erased = await self._write(
-            lambda tx: annotator_erasure.erase_annotator(
-                tx.conn, annotator_id, update_ids, command_id=command_id, now=now
-            )
+            lambda tx: annotator_erasure.erase_annotator(tx.conn, annotator_id, update_ids, now=now)
         )
         await self._after_erasure()
         return erased

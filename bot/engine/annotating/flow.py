@@ -226,11 +226,15 @@ def _withdraw(job: AnnotationJob, texts: Texts, state: Annotating) -> Result:
     earlier: list[AnnotatorEffect] = []
     if state.withdrawal:
         earlier.append(fx.RemoveButtons(state.withdrawal))
-    kept = job.on_withdrawal == "keep_unlinked"
-    question = texts.ann_withdraw_confirm_kept if kept else texts.ann_withdraw_confirm
+    question = texts.ann_withdraw_confirm_kept if _kept(job) else texts.ann_withdraw_confirm
     buttons = (((texts.withdraw_yes, WITHDRAW_YES),), ((texts.withdraw_no, WITHDRAW_NO),))
     ask = fx.Send(question, buttons, remember=True)
     return replace(state, withdrawal=ASKING), [*earlier, ask]
+
+
+def _kept(job: AnnotationJob) -> bool:
+    """The job's consent keeps a withdrawn annotator's ratings, unlinked from them."""
+    return job.on_withdrawal == "keep_unlinked"
 
 
 def _withdrawal_answered(
@@ -247,8 +251,7 @@ def _withdrawal_answered(
         return replace(state, withdrawal=None), [*answered, fx.Send(texts.ann_withdraw_cancelled)]
     if state.survey is not None and state.survey.message_id is not None:
         answered.append(fx.RemoveButtons(state.survey.message_id))
-    kept = job.on_withdrawal == "keep_unlinked"
-    told = texts.ann_withdrawn_kept if kept else texts.ann_withdrawn
+    told = texts.ann_withdrawn_kept if _kept(job) else texts.ann_withdrawn
     return None, [*answered, WithdrawAnnotator(state.annotator, state.job), fx.Send(told)]
 
 
