@@ -215,6 +215,9 @@ async def test_a_researcher_drops_an_annotator_while_the_bot_runs(
     assert f"{leaving} was dropped already" in capsys.readouterr().out
     assert await asyncio.to_thread(main, ["annotators", "drop", "A-NONE", "--db", str(db)]) == 3
     assert "no annotator A-NONE" in capsys.readouterr().err
+    nowhere = ["annotators", "drop", leaving, "--db", str(tmp_path / "none.sqlite")]
+    assert await asyncio.to_thread(main, nowhere) == 5  # never a new, empty study
+    assert "no study database at" in capsys.readouterr().err
 
     # Dropped, they still have the right to withdraw: what they rated goes too.
     await gone.send_text("/withdraw")

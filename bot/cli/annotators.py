@@ -29,10 +29,10 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from bot.annotation.dropping import drop_annotators
-    from bot.store import open_store
+    from bot.store import Access, open_store
 
     async def drop() -> list[str]:
-        store = await open_store(args.db)
+        store = await open_store(args.db, access=Access.UPGRADE)  # a missing study: one line
         try:
             return await drop_annotators(store, args.pseudonym, args.study)
         finally:
