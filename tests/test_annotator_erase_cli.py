@@ -1,7 +1,8 @@
 """``ozlab erase A-XXXX`` on a study an annotator rated through the real bot: nothing of
 theirs is left in the file (sealed chat id, code, ratings, their comment), the report's
-agreement is computed without them, a backup taken before is reached by the ledger, and an
-import of their ratings is refused."""
+agreement is computed without them, a backup taken before is reached by the ledger, an
+import of their ratings is refused, and (with the secret) their updates still waiting in
+the inbox go too."""
 
 from __future__ import annotations
 
@@ -14,11 +15,15 @@ import pytest
 
 from bot.annotation.invitations import invite_annotators
 from bot.cli import main
+from bot.core.annotation import AnnotationJobRecord
+from bot.core.privacy import Privacy
 from bot.pilot.emulator import BotApiEmulator
+from bot.rights.erasure import Request, erase
 from bot.store.sqlite import open_store
+from bot.telegram.inbound import Inbound, InboundKind
 from scenarios.loading import load_study
 from tests.annotating_support import by_exchange, json_report, play, rate_all, stored
-from tests.conftest import StartBot
+from tests.conftest import SECRET, StartBot
 from tests.e2e_support import database_bytes
 
 pytestmark = pytest.mark.slow
@@ -117,3 +122,33 @@ async def test_erasing_an_annotator_leaves_nothing_of_them_backups_and_imports_i
     assert await asyncio.to_thread(main, [*argv, "--job", "hri-cues"]) == 3
     assert "ratings.csv:3: annotator: erased" in capsys.readouterr().err
     assert len(await stored(db, lambda s: s.annotation_ratings())) == len(ratings)
+
+
+async def test_their_updates_waiting_in_the_inbox_go_too_when_the_secret_tells_them(
+    tmp_path: Path,
+) -> None:
+    privacy = Privacy(SECRET)
+    db = tmp_path / "study.sqlite"
+    store = await open_store(db)
+    try:
+        await store.save_annotation_job(AnnotationJobRecord("hri", "s", "{}", True, None))
+        await store.add_annotators("hri", [("A-1", "ann-ONE")])
+        await store.claim_annotator("ann-ONE", "hash-1", privacy.seal("7800"))
+        waiting = [
+            Inbound(7800, InboundKind.TEXT, "their words", 5),
+            Inbound(7801, InboundKind.TEXT, "x", 6),
+        ]
+        await store.remember_updates(
+            [(u.update_id or 0, privacy.seal(u.to_json())) for u in waiting]
+        )
+    finally:
+        await store.close()
+
+    [line] = await asyncio.to_thread(erase, Request(db, ["A-1"]), SECRET)
+
+    assert line.endswith("1 pending updates")
+    store = await open_store(db)
+    try:
+        assert [u for u, _ in await store.pending_updates()] == [6]
+    finally:
+        await store.close()
