@@ -25,7 +25,7 @@ from bot.store.annotating import bump
 from bot.store.model import AnnotatorErased
 from bot.store.sql import Sql
 
-KEEP_UNLINKED = "keep_unlinked"
+_KEEP_UNLINKED = "keep_unlinked"
 _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
 
@@ -113,7 +113,7 @@ def _keeps_ratings(definition: str) -> bool:
         stored = json.loads(definition)
     except ValueError:
         return False
-    return isinstance(stored, dict) and stored.get("on_withdrawal") == KEEP_UNLINKED
+    return isinstance(stored, dict) and stored.get("on_withdrawal") == _KEEP_UNLINKED
 
 
 def _unlinked(conn: Sql, annotator_id: str, now: float) -> str:
