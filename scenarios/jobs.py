@@ -268,7 +268,14 @@ class AnnotationJob(_Model):
     response and the participant's subsequent input"."""
     drop_out_after: Seconds | None = None
     """An annotator silent this long with targets open counts as dropped out: their open
-    targets go to someone else. None: only an annotator declared dropped loses them."""
+    targets go to someone else. None: only an annotator the researcher drops (``ozlab
+    annotators drop``) loses them."""
+    on_withdrawal: Literal["erase", "keep_unlinked"] = "erase"
+    """What an annotator's withdrawal (their ``/withdraw``, or ``ozlab erase A-XXXX``) does
+    with their ratings, as the consent they gave says: ``erase`` them with everything else
+    of theirs, or ``keep_unlinked``: keep them for the research under a new pseudonym that
+    nothing links to them (their chat id, code and pseudonym erased all the same). Either
+    way the targets they had open go to other annotators."""
     extra_information: tuple[ExtraInformation, ...] = ()
     """Information some items need, shown just before them and never before."""
     brief: Brief

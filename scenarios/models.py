@@ -499,6 +499,8 @@ class Texts(_Model):
     """``/brief`` in an annotator's command menu."""
     command_back: str = _EN["command_back"]
     """``/back`` in an annotator's command menu, where the job allows it."""
+    ann_command_withdraw: str = _EN["ann_command_withdraw"]
+    """``/withdraw`` in an annotator's command menu."""
     # annotators: they rate stored conversations, never participants
     ann_welcome: str = _EN["ann_welcome"]
     """An annotator's first message: ``{annotator}`` is their pseudonym, ``{title}`` the job's
@@ -519,6 +521,18 @@ class Texts(_Model):
     """To an annotator code the study does not know."""
     ann_code_dropped: str = _EN["ann_code_dropped"]
     """To an annotator declared dropped, whatever they send."""
+    ann_withdraw_confirm: str = _EN["ann_withdraw_confirm"]
+    """An annotator's ``/withdraw``, asked first (their ratings are erased)."""
+    ann_withdraw_confirm_kept: str = _EN["ann_withdraw_confirm_kept"]
+    """An annotator's ``/withdraw``, asked first, in a job whose consent keeps ratings
+    unlinked (``on_withdrawal: keep_unlinked``)."""
+    ann_withdraw_cancelled: str = _EN["ann_withdraw_cancelled"]
+    """An annotator answered No to "withdraw?"."""
+    ann_withdrawn: str = _EN["ann_withdrawn"]
+    """An annotator has withdrawn: what was erased."""
+    ann_withdrawn_kept: str = _EN["ann_withdrawn_kept"]
+    """An annotator has withdrawn from a job that keeps ratings unlinked: what was erased,
+    what was kept."""
     ann_code_already: str = _EN["ann_code_already"]
     """To an annotator who opens a second code of a job they already annotate."""
     ann_participant_chat: str = _EN["ann_participant_chat"]

@@ -51,7 +51,12 @@ async def test_codes_old_buttons_typing_and_mix_ups_on_hri_cues(
     await ann.wait_for_text("Exchange 1 of")
 
     # Their own menu (HRI CUES: no /back) and /help; the participants' menu stays theirs.
-    assert _menu(emulator, {"type": "chat", "chat_id": 7200}) == ["help", "pause", "brief"]
+    assert _menu(emulator, {"type": "chat", "chat_id": 7200}) == [
+        "help",
+        "pause",
+        "brief",
+        "withdraw",
+    ]
     assert _menu(emulator, {"type": "default"}) == ["help", "done", "withdraw"]
     await ann.send_text("/help")
     await ann.wait_for_text('You are rating for "HRI CUES')

@@ -25,10 +25,11 @@ from bot.engine.annotating.model import (
     SetPaused,
     TargetGone,
     TargetLoaded,
+    WithdrawAnnotator,
 )
 from bot.engine.annotating.targets import exchange_target
 from bot.engine.asking import current_item
-from bot.engine.callbacks import MAX_BYTES, Channel, SurveyTap, TapAction, encode
+from bot.engine.callbacks import MAX_BYTES, Channel, SurveyTap, TapAction, WithdrawTap, encode
 from questionnaires.models import TextItem
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle
@@ -309,13 +310,13 @@ def test_help_and_the_menu_in_the_annotators_language() -> None:
     state, effects = step(italian, None, claimed, 0.0)
     assert state is not None
     [menu] = [e for e in effects if isinstance(e, SetCommands)]
-    assert [name for name, _ in menu.commands] == ["help", "pause", "brief", "back"]
+    assert [name for name, _ in menu.commands] == ["help", "pause", "brief", "back", "withdraw"]
     assert menu.commands[0][1] == "Dove sei e cosa puoi fare"
     [said] = texts(step(italian, state, ev.HelpCommand(), 1.0)[1])
     assert "Stai annotando" in said and "Scambio 1 di 3" in said
     _, effects = step(CUES, None, Claimed(AnnotatorClaim.RETURNING, "A-1", "hri-cues"), 0.0)
     [menu] = [e for e in effects if isinstance(e, SetCommands)]
-    assert [name for name, _ in menu.commands] == ["help", "pause", "brief"]  # no /back
+    assert [name for name, _ in menu.commands] == ["help", "pause", "brief", "withdraw"]  # no /back
     _, effects = step(CUES, None, Claimed(AnnotatorClaim.TAKEN), 0.0)
     assert not any(isinstance(e, SetCommands) for e in effects)  # refused: no menu
 
@@ -346,3 +347,42 @@ def test_back_on_a_target_whose_items_were_all_answered_asks_them_again() -> Non
     first = next(iter(stored))
     assert again.item_id == first and str(again.value) != stored[first]
     assert not [e for e in effects if isinstance(e, FinishTarget)]
+
+
+def test_withdraw_asks_and_only_the_prompt_still_waiting_erases() -> None:
+    claimed = Claimed(AnnotatorClaim.JOINED, "A-1", "xrec", False, task("xrec", 1))
+    state, _ = step(XREC, None, claimed, 0.0)
+    state, effects = step(XREC, state, ev.WithdrawCommand(), 1.0)
+    [ask] = [e for e in effects if isinstance(e, fx.Send)]
+    assert "your ratings" in ask.text.lower() and ask.remember
+    assert state is not None
+    state, _ = step(XREC, state, ev.MessageSent(41), 1.0)
+    yes, no = encode(WithdrawTap(confirm=True)), encode(WithdrawTap(confirm=False))
+    # A Yes on another message: already recorded, nothing erased, still asked.
+    kept, effects = step(XREC, state, ev.ButtonTapped(yes, message_id=7), 2.0)
+    assert kept == state and not any(isinstance(e, WithdrawAnnotator) for e in effects)
+    # No carries on, and the same prompt's Yes no longer counts.
+    state, effects = step(XREC, state, ev.ButtonTapped(no, message_id=41), 2.0)
+    assert state is not None and state.withdrawal is None
+    assert "nothing was erased" in texts(effects)[-1]
+    _, effects = step(XREC, state, ev.ButtonTapped(yes, message_id=41), 3.0)
+    assert not any(isinstance(e, WithdrawAnnotator) for e in effects)
+    # Asked again: Yes on the waiting prompt erases, and the chat is nobody's.
+    state, _ = step(XREC, state, ev.WithdrawCommand(), 4.0)
+    state, _ = step(XREC, state, ev.MessageSent(50), 4.0)
+    gone, effects = step(XREC, state, ev.ButtonTapped(yes, message_id=50), 5.0)
+    assert gone is None
+    assert WithdrawAnnotator("A-1", "xrec") in effects
+    assert "Erased: your ratings" in texts(effects)[-1]
+
+
+def test_a_job_that_keeps_ratings_unlinked_says_so() -> None:
+    job = XREC.jobs["xrec"].model_copy(update={"on_withdrawal": "keep_unlinked"})
+    bundle = XREC.model_copy(update={"jobs": {**XREC.jobs, "xrec": job}})
+    claimed = Claimed(AnnotatorClaim.JOINED, "A-1", "xrec", False, task("xrec", 1))
+    state, _ = step(bundle, None, claimed, 0.0)
+    state, effects = step(bundle, state, ev.WithdrawCommand(), 1.0)
+    assert "kept for the research under a new pseudonym" in texts(effects)[-1]
+    state, _ = step(bundle, state, ev.MessageSent(9), 1.0)
+    _, effects = step(bundle, state, ev.ButtonTapped(encode(WithdrawTap(True)), 9), 2.0)
+    assert "Your ratings are kept" in texts(effects)[-1]

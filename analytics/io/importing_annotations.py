@@ -134,6 +134,9 @@ async def _run(
     if problems:
         return RatingsResult(name, 0, 0, 0, 0, tuple(problems))
     outcome = await store.import_annotations(record, ratings, dry_run=dry_run)
+    if outcome.erased:
+        gone = "annotator: erased (the erasure ledger names them): never imported again"
+        return RatingsResult(name, 0, 0, 0, 0, tuple(Problem(n, gone) for n in outcome.erased))
     if outcome.duplicates:
         lines = [Problem(n, "this rating is already in the database") for n in outcome.duplicates]
         return RatingsResult(name, 0, 0, 0, 0, tuple(lines))

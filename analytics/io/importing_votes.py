@@ -116,6 +116,9 @@ async def _run(
     if problems:
         return VotesResult(study_id, 0, 0, tuple(problems))
     outcome = await store.import_votes(study_id, votes, dry_run=dry_run)
+    if outcome.erased:
+        gone = "rater: erased (the erasure ledger names them): never imported again"
+        return VotesResult(study_id, 0, 0, tuple(Problem(n, gone) for n in outcome.erased))
     if outcome.duplicates:
         kept = "vote_id: this vote is already in the database"
         return VotesResult(study_id, 0, 0, tuple(Problem(n, kept) for n in outcome.duplicates))

@@ -21,6 +21,7 @@ import sys
 from typing import Protocol
 
 from bot.cli import (
+    annotators,
     backup,
     chat,
     check,
@@ -72,6 +73,7 @@ OZLAB: tuple[Command, ...] = (
     copy,
     erase,
     invite,
+    annotators,
     demo,
     chat,
     pilot,

@@ -1,4 +1,5 @@
-"""``ozlab erase``: a participant (GDPR art. 17), the expired, or every chat id."""
+"""``ozlab erase``: a participant or an annotator (GDPR art. 17), the expired, or every chat
+id."""
 
 from __future__ import annotations
 
@@ -16,11 +17,13 @@ NAME = "erase"
 def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     erase = commands.add_parser(
         NAME,
-        help="erase a participant (GDPR art. 17), the expired, or every chat id; with a bot"
-        " running, the bot does it",
+        help="erase a participant or annotator (GDPR art. 17), the expired, or every chat id;"
+        " with a bot running, the bot does a participant's",
     )
     database(erase)
-    erase.add_argument("pseudonym", nargs="*", help="participants to erase, as in the data")
+    erase.add_argument(
+        "pseudonym", nargs="*", help="participants or annotators (A-XXXX) to erase, as in the data"
+    )
     erase.add_argument(
         "--telegram-id", type=int, action="append", default=[], help=f"needs {SECRET_ENV}"
     )

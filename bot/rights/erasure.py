@@ -1,7 +1,8 @@
 """A participant's erasure (GDPR art. 17): the one path every erasure takes, whoever asks
 for it (the participant's /withdraw, an erase command the running bot carries out, ``ozlab
 erase`` on a request by e-mail or after the retention), so that none counts or leaves out
-anything the others do not. The store erases in one transaction and writes the erasure
+anything the others do not. An annotator's pseudonym is erased as their own ``/withdraw``
+does (``bot.rights.annotators``). The store erases in one transaction and writes the erasure
 ledger; ``bot.rights.backups`` carries the ledger into backups.
 
 ``ozlab erase`` beside a running bot (which holds participants in memory): when no bot runs,
@@ -24,6 +25,7 @@ from typing import Protocol
 from bot.core.errors import StoreError, StudyDataError
 from bot.core.privacy import Privacy
 from bot.core.vocabulary import CommandKind, CommandOutcome
+from bot.rights.annotators import erase_annotator, is_annotator
 from bot.rights.backups import erase_backups
 from bot.store import Access, open_store
 from bot.store.claims import alone_on
@@ -108,7 +110,9 @@ async def _erase(
         if request.expired:
             targets += await _expired(store, clock())
         for participant in targets:
-            if alone:
+            if await is_annotator(store, participant):
+                lines.append(await erase_annotator(store, participant, privacy))
+            elif alone:
                 erased = await erase_participant(store, participant, privacy)
                 lines.append(_told(participant, erased))
             else:

@@ -51,7 +51,9 @@ from bot.engine.annotating.model import (
     SetPaused,
     TargetGone,
     TargetLoaded,
+    WithdrawAnnotator,
 )
+from bot.engine.callbacks import WithdrawTap
 from bot.engine.delivery import Delivery
 from bot.runtime.driver import Committed, Opening, Outbox, Stepped, drive
 from bot.store.interface import AnnotationPlanning, AnnotatorWork, HotPath
@@ -103,7 +105,8 @@ class AnnotationRunner:
         code = event.code if isinstance(event, ev.StartCommand) else None
         claiming = code is not None and code.lower().startswith(ANNOTATOR_CODE_PREFIX)
         language = event.language if isinstance(event, ev.StartCommand) else None
-        if chat in self._dropped and not claiming:
+        withdrawing = _withdrawing(event)  # a dropped annotator keeps that right
+        if chat in self._dropped and not (claiming or withdrawing):
             told = self._bundle.texts_for(language or self._dropped[chat])
             await self._answer_only(delivery, told.ann_code_dropped)
             return True
@@ -116,7 +119,7 @@ class AnnotationRunner:
             known = await self._known(chat)
             if known is None:
                 return False
-            if known.dropped:  # after a restart: told as while the bot ran
+            if known.dropped and not withdrawing:  # after a restart: told as while it ran
                 self._dropped[chat] = language
                 await self._answer_only(delivery, self._bundle.texts_for(language).ann_code_dropped)
                 return True
@@ -174,10 +177,14 @@ class AnnotationRunner:
         """The annotator's next target, with what its rated reply recommends."""
         return informed(await self._store.next_annotation_target(annotator))
 
-    async def _reloaded(self, chat: str) -> Reloaded | None:
+    async def _reloaded(self, chat: str, withdrawing: bool) -> Reloaded | None:
+        """Who the chat's annotator is, from the store; a dropped one only to withdraw
+        (with nothing in front of them)."""
         known = await self._store.annotator_for_chat(chat)
-        if known is None or known.dropped or known.job not in self._bundle.jobs:
+        if known is None or known.job not in self._bundle.jobs:
             return None
+        if known.dropped:
+            return Reloaded(known.annotator_id, known.job, False, None) if withdrawing else None
         task = await self._next_target(known.annotator_id)
         return Reloaded(known.annotator_id, known.job, known.paused, task)
 
@@ -187,8 +194,9 @@ class AnnotationRunner:
         """One delivery of an annotator's chat: their state rebuilt first when the bot does
         not hold it (a restart); when they wait for work, a message is a look for it."""
         queue: list[AnnotatorEvent | ev.Event] = [first]
+        withdrawing = _withdrawing(first)  # asked whether or not they still hold a target
         if chat not in self._states and not isinstance(first, Claimed):
-            reloaded = await self._reloaded(chat)
+            reloaded = await self._reloaded(chat, withdrawing)
             if reloaded is not None:
                 queue.insert(0, reloaded)
                 if reloaded.task is None and _asks_for_work(first):
@@ -198,7 +206,7 @@ class AnnotationRunner:
         state = self._states.get(chat)
         if state is not None and state.task is None and _asks_for_work(first):
             queue[-1] = await self._loaded(state.annotator, state.job)
-        if state is not None and state.task is not None and _returns(first):
+        if state is not None and state.task is not None and _returns(first) and not withdrawing:
             target = state.task.target
             if not await self._store.holds_annotation_target(
                 state.annotator, state.job, target.target, target.level
@@ -282,6 +290,12 @@ class AnnotationRunner:
                     then.append(
                         Reopened(informed(answer if isinstance(answer, AnnotationTask) else None))
                     )
+                case WithdrawAnnotator():  # gone: their targets go to others at once
+                    self._states.pop(chat, None)
+                    self._dropped.pop(chat, None)
+                    self._chats.pop(record.annotator, None)
+                    log.info("an annotator withdrew from annotation job %r", record.job)
+                    await self._plan(record.job, self._clock(), record.annotator)
                 case _:
                     assert_never(record)
         return Committed(then)
@@ -300,7 +314,14 @@ class AnnotationRunner:
                 pass  # answered by ``_run``, which holds the tap's id
             case SetCommands(commands=commands):
                 await self._outbox.chat_commands(chat_id, commands)
-            case RecordRating() | RecordVotes() | SetPaused() | FinishTarget() | ReopenLast():
+            case (
+                RecordRating()
+                | RecordVotes()
+                | SetPaused()
+                | FinishTarget()
+                | ReopenLast()
+                | WithdrawAnnotator()
+            ):
                 raise AssertionError(f"{type(effect).__name__} is committed, not said")
             case _:
                 assert_never(effect)
@@ -386,7 +407,7 @@ class AnnotationRunner:
             await asyncio.gather(*self._pushes, return_exceptions=True)
 
 
-_RECORDS = (RecordRating, RecordVotes, SetPaused, FinishTarget, ReopenLast)
+_RECORDS = (RecordRating, RecordVotes, SetPaused, FinishTarget, ReopenLast, WithdrawAnnotator)
 """What of a step the store keeps (the rest is said)."""
 
 
@@ -415,12 +436,12 @@ class _AnnotatorTurn:
         if new is not None:
             runner._states[self._chat] = new
             runner._chats[new.annotator] = self.chat_id
+        else:  # withdrawn (or never known): the chat is nobody's now
+            runner._states.pop(self._chat, None)
         records: list[AnnotatorRecord] = []
         said: list[AnnotatorEffect] = []
         for effect in effects:
-            if isinstance(
-                effect, RecordRating | RecordVotes | SetPaused | FinishTarget | ReopenLast
-            ):
+            if isinstance(effect, _RECORDS):
                 records.append(effect)
             else:
                 said.append(effect)
@@ -455,6 +476,13 @@ def _returns(event: AnnotatorEvent | ev.Event) -> bool:
     return _asks_for_work(event) or isinstance(
         event, ev.UnknownCommand | ev.HelpCommand | ev.DoneCommand | ev.WithdrawCommand
     )
+
+
+def _withdrawing(event: AnnotatorEvent | ev.Event) -> bool:
+    """``/withdraw`` or an answer to it: what a dropped annotator may still do."""
+    if isinstance(event, ev.ButtonTapped):
+        return isinstance(event.tap, WithdrawTap)
+    return isinstance(event, ev.WithdrawCommand)
 
 
 def _asks_for_work(event: AnnotatorEvent | ev.Event) -> bool:

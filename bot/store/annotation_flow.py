@@ -23,10 +23,12 @@ from bot.engine.annotating.model import (
     RecordVotes,
     ReopenLast,
     SetPaused,
+    WithdrawAnnotator,
 )
 from bot.engine.annotating.pairs import pair_sessions
 from bot.store import reads, votes
 from bot.store.annotating import TARGET_COLUMNS, bump, set_paused, stored_value, target_of
+from bot.store.annotator_erasure import erase_annotator
 from bot.store.applying import consume
 from bot.store.model import AnnotationProgress, AnnotatorAnswer
 from bot.store.sql import Sql
@@ -409,6 +411,8 @@ def commit_step(
                 answers.append(finish_target(conn, annotator, job, target, level, now))
             case ReopenLast(annotator=annotator):
                 answers.append(reopen_last(conn, annotator, now))
+            case WithdrawAnnotator(annotator=annotator):
+                answers.append(erase_annotator(conn, annotator, now=now))
             case _:
                 assert_never(record)
     if update_id is not None:

@@ -16,6 +16,7 @@ from bot.store.annotating import (
     stored_value,
     target_id_of,
 )
+from bot.store.annotator_erasure import erased_pseudonyms
 from bot.store.model import AnnotationRating, ImportedRating, RatingsImported
 from bot.store.sql import Queries, Sql, has_table
 
@@ -93,7 +94,13 @@ def import_ratings(
 ) -> RatingsImported:
     """Ratings from a file, all or none: the job, its targets and annotators are added as
     needed (an annotator known already, from this job or another, is the same person); a
-    rating stored already makes the whole import refused (its lines said)."""
+    rating stored already, or by an annotator the erasure ledger names, makes the whole
+    import refused (its lines said)."""
+    gone = erased_pseudonyms(conn, list({r.annotator for r in imported}))
+    if gone:
+        lines = tuple(r.line for r in imported if r.annotator in gone)
+        raters = len({r.annotator for r in imported})
+        return RatingsImported(False, len(imported), 0, raters, 0, erased=lines)
     conn.execute("SAVEPOINT import_ratings")
     try:
         known = conn.execute("SELECT 1 FROM annotation_jobs WHERE job = ?", (job.job,)).fetchone()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 
+from bot.store import annotator_erasure
 from bot.store.model import Erased, ErasureRecord
 from bot.store.sql import Queries, Sql, has_table
 from scenarios.stored import read_definition
@@ -155,9 +156,10 @@ def apply_ledger(
 ) -> tuple[int, int]:
     """Inside the caller's transaction, on a copy of a study (a backup): erase everyone
     ``entries`` names who was there before their erasure (the same pseudonym joining again
-    later is a new participant, and stays), as :func:`erase_participant` does; then add the
-    ledger lines the file lacks. ``owner``: whose a sealed inbox payload is (needs the
-    secret; without it pending updates stay, sealed). Returns (erased, lines added)."""
+    later is a new participant, and stays), as :func:`erase_participant` does (annotators as
+    ``annotator_erasure`` does); then add the ledger lines the file lacks. ``owner``: whose
+    a sealed inbox payload is (needs the secret; without it pending updates stay, sealed).
+    Returns (erased, lines added)."""
     erased_at: dict[tuple[str, str], list[float]] = {}
     for entry in entries:
         erased_at.setdefault((entry.study_id, entry.digest), []).append(entry.erased_at)
@@ -171,6 +173,12 @@ def apply_ledger(
             continue
         pending = _pending_of(conn, participant, owner) if owner is not None else []
         if erase_participant(conn, participant, pending, now=min(times)) is not None:
+            erased += 1
+    for annotator, study_id, joined in annotator_erasure.present_annotators(conn):
+        times = [
+            at for at in erased_at.get((study_id, ledger_digest(annotator)), []) if at >= joined
+        ]
+        if times and annotator_erasure.erase_annotator(conn, annotator, now=min(times)):
             erased += 1
     conn.executemany(
         "INSERT INTO erasures (study_id, digest, erased_at) VALUES (?,?,?) ON CONFLICT DO NOTHING",

@@ -44,6 +44,7 @@ from bot.store.model import (
     AnnotationProgress,
     AnnotationRating,
     AnnotatorAnswer,
+    AnnotatorErased,
     BulkRows,
     Command,
     Erased,
@@ -349,6 +350,16 @@ class OperatorTasks(Protocol):
         stored asks for it), and the erasure goes into the ledger (a digest of the
         pseudonym, the time); the erase command ``command_id`` is settled with it. None
         when nothing of theirs was stored. Callers go through ``bot.rights.erasure``."""
+        ...
+
+    async def erase_annotator(
+        self, annotator_id: str, update_ids: Sequence[int] = ()
+    ) -> AnnotatorErased | None:
+        """An annotator erased in one transaction (``ozlab erase A-XXXX``): their row
+        (sealed chat id, code), assignments (the targets back to the pool), pending
+        ``update_ids``, and their ratings and votes, or these kept under a new pseudonym
+        nothing links to them where the job's consent says so; a line in the ledger. None
+        when no such annotator is stored."""
         ...
 
     async def erasure_ledger(self) -> list[ErasureRecord]:

@@ -87,6 +87,21 @@ class Erased:
 
 
 @dataclass(frozen=True)
+class AnnotatorErased:
+    """What an annotator's erasure did (counts only): their ratings and votes erased, or
+    kept under a new pseudonym nothing links to them (``kept_unlinked``, as the job's
+    consent says); ``targets``: their assignments taken back (to the pool)."""
+
+    job: str
+    study_id: str
+    ratings: int
+    votes: int
+    targets: int
+    pending_updates: int
+    kept_unlinked: bool
+
+
+@dataclass(frozen=True)
 class ErasureRecord:
     """One line of the erasure ledger: enough to erase the same person from a backup,
     nothing of what they said. ``digest`` is a one-way digest of the pseudonym."""
@@ -212,6 +227,8 @@ class VotesImported:
 
     votes: int
     duplicates: tuple[int, ...]
+    erased: tuple[int, ...] = ()
+    """Lines by a rater the erasure ledger names: never brought back (none written)."""
 
 
 @dataclass(frozen=True)
@@ -375,9 +392,9 @@ class AnnotationRating:
     recorded_at: str
 
 
-AnnotatorAnswer = RatingOutcome | bool | int | AnnotationTask | None
+AnnotatorAnswer = RatingOutcome | bool | int | AnnotationTask | AnnotatorErased | None
 """The store's answer to one record of an annotator's step: a rating's outcome, whether a
-pause or a finish took, the target ``/back`` opened again."""
+pause or a finish took, the target ``/back`` opened again, what a withdrawal erased."""
 
 
 @dataclass(frozen=True)
@@ -427,6 +444,8 @@ class RatingsImported:
     annotators: int
     new_annotators: int
     duplicates: tuple[int, ...] = ()
+    erased: tuple[int, ...] = ()
+    """Lines by an annotator the erasure ledger names: never brought back (none written)."""
 
 
 @dataclass(frozen=True)

@@ -45,10 +45,12 @@ from bot.core.vocabulary import (
     RatingOutcome,
 )
 from bot.engine import effects as fx
+from bot.engine.annotating.model import WithdrawAnnotator
 from bot.store import (
     annotating,
     annotation_flow,
     annotation_ratings,
+    annotator_erasure,
     applying,
     erasure,
     judges,
@@ -64,6 +66,7 @@ from bot.store.model import (
     AnnotationProgress,
     AnnotationRating,
     AnnotatorAnswer,
+    AnnotatorErased,
     BulkRows,
     Command,
     Erased,
@@ -491,6 +494,16 @@ class RelationalStore(ABC):
         await self._after_erasure()
         return erased
 
+    async def erase_annotator(
+        self, annotator_id: str, update_ids: Sequence[int] = ()
+    ) -> AnnotatorErased | None:
+        now = self._clock()
+        erased = await self._write(
+            lambda tx: annotator_erasure.erase_annotator(tx.conn, annotator_id, update_ids, now=now)
+        )
+        await self._after_erasure()
+        return erased
+
     async def erasure_ledger(self) -> list[ErasureRecord]:
         return await self._read(erasure.ledger)
 
@@ -622,9 +635,12 @@ class RelationalStore(ABC):
         self, records: Sequence[AnnotatorRecord], update_id: int | None
     ) -> list[AnnotatorAnswer]:
         now = self._clock()
-        return await self._write(
+        answers = await self._write(
             lambda tx: annotation_flow.commit_step(tx.conn, records, update_id, now)
         )
+        if any(isinstance(record, WithdrawAnnotator) for record in records):
+            await self._after_erasure()
+        return answers
 
     async def reopen_annotation_target(self, annotator_id: str) -> AnnotationTask | None:
         now = self._clock()

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from bot.core.vocabulary import FlagReason, Origin, RaterKind, Strength, VoteSource, Winner
 from bot.core.votes import Vote
+from bot.store.annotator_erasure import erased_pseudonyms
 from bot.store.model import VotesImported
 from bot.store.sql import Queries, Sql
 
@@ -100,7 +101,10 @@ def import_votes(
     conn: Sql, study_id: str, votes: Sequence[tuple[int, Vote]], now: float, *, dry_run: bool
 ) -> VotesImported:
     """Votes from a file (with their lines), all or none: when a vote id is kept already,
-    or on a dry run, nothing is written."""
+    or by a rater the erasure ledger names, or on a dry run, nothing is written."""
+    gone = erased_pseudonyms(conn, list({vote.rater for _, vote in votes}))
+    if gone:
+        return VotesImported(0, (), tuple(line for line, vote in votes if vote.rater in gone))
     duplicates = tuple(
         line
         for line, vote in votes

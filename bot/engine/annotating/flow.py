@@ -23,6 +23,7 @@ from bot.engine.annotating import view
 from bot.engine.annotating.acute import pair_questions, pair_votes
 from bot.engine.annotating.information import information_for, information_text
 from bot.engine.annotating.model import (
+    ASKING,
     Annotating,
     AnnotatorEffect,
     AnnotatorEvent,
@@ -37,10 +38,12 @@ from bot.engine.annotating.model import (
     SetPaused,
     TargetGone,
     TargetLoaded,
+    WithdrawAnnotator,
 )
 from bot.engine.asking import Asked, Survey
-from bot.engine.callbacks import Channel, SurveyTap
+from bot.engine.callbacks import Channel, SurveyTap, WithdrawTap
 from bot.engine.questionnaire import tap_with
+from bot.engine.withdrawal import WITHDRAW_NO, WITHDRAW_YES
 from questionnaires.models import Item, MultiChoiceItem, TextItem
 from scenarios.jobs import AnnotationJob
 from scenarios.models import StudyBundle, Texts
@@ -97,6 +100,8 @@ def step(
                 return idle, [*gone, fx.Send(texts.ann_all_done)]
             moved, effects = _present(bundle, job, texts, state, task, now, [])
             return moved, gone + effects
+        case ev.ButtonTapped(tap=WithdrawTap()):
+            return _withdrawal_answered(job, texts, state, event)
         case ev.ButtonTapped():
             return _tapped(bundle, job, texts, state, event, now)
         case ev.TextReceived(text=text):
@@ -111,13 +116,17 @@ def step(
             return _resume(bundle, job, texts, state, now)
         case ev.HelpCommand():
             return state, [fx.Send(view.where(job, texts, state.task, state.paused))]
-        case ev.DoneCommand() | ev.WithdrawCommand():
+        case ev.WithdrawCommand():
+            return _withdraw(job, texts, state)
+        case ev.DoneCommand():
             return state, [fx.Send(_commands(job, texts))]
         case ev.UnsupportedReceived():
             return state, [fx.Send(texts.text_only)]
         case ev.MessageEdited():
             return state, [fx.Send(texts.edit_ignored)]
         case ev.MessageSent(message_id=message_id):
+            if state.withdrawal == ASKING:  # the prompt just sent is the one that counts
+                return replace(state, withdrawal=message_id), []
             if state.survey is None:
                 return state, []
             return replace(state, survey=replace(state.survey, message_id=message_id)), []
@@ -207,6 +216,43 @@ def _command(
     if state.paused:
         return _resume(bundle, job, texts, state, now)
     return state, [fx.Send(_commands(job, texts))]
+
+
+# --- withdrawal -------------------------------------------------------------------------------
+
+
+def _withdraw(job: AnnotationJob, texts: Texts, state: Annotating) -> Result:
+    """``/withdraw``: asked first, with two buttons; a second one replaces the first."""
+    earlier: list[AnnotatorEffect] = []
+    if state.withdrawal:
+        earlier.append(fx.RemoveButtons(state.withdrawal))
+    question = texts.ann_withdraw_confirm_kept if _kept(job) else texts.ann_withdraw_confirm
+    buttons = (((texts.withdraw_yes, WITHDRAW_YES),), ((texts.withdraw_no, WITHDRAW_NO),))
+    ask = fx.Send(question, buttons, remember=True)
+    return replace(state, withdrawal=ASKING), [*earlier, ask]
+
+
+def _kept(job: AnnotationJob) -> bool:
+    """The job's consent keeps a withdrawn annotator's ratings, unlinked from them."""
+    return job.on_withdrawal == "keep_unlinked"
+
+
+def _withdrawal_answered(
+    job: AnnotationJob, texts: Texts, state: Annotating, event: ev.ButtonTapped
+) -> Result:
+    """An answer to "withdraw?": it counts only on the prompt still waiting for it; Yes
+    erases (``WithdrawAnnotator``, then the chat is nobody's), No carries on."""
+    assert isinstance(event.tap, WithdrawTap)
+    prompt = state.withdrawal
+    if not prompt or event.message_id != prompt:
+        return state, [fx.Toast(texts.already_recorded)]
+    answered: list[AnnotatorEffect] = [fx.Toast(), fx.RemoveButtons(prompt)]
+    if not event.tap.confirm:
+        return replace(state, withdrawal=None), [*answered, fx.Send(texts.ann_withdraw_cancelled)]
+    if state.survey is not None and state.survey.message_id is not None:
+        answered.append(fx.RemoveButtons(state.survey.message_id))
+    told = texts.ann_withdrawn_kept if _kept(job) else texts.ann_withdrawn
+    return None, [*answered, WithdrawAnnotator(state.annotator, state.job), fx.Send(told)]
 
 
 # --- one target -------------------------------------------------------------------------------

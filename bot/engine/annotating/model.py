@@ -26,6 +26,13 @@ class Annotating:
     paused: bool = False
     shown: tuple[str, int] | None = None  # (conversation, last turn shown in the chat)
     given: tuple[tuple[str, str], ...] = ()  # a pair's answers given since it was shown
+    withdrawal: int | None = None
+    """The "withdraw?" prompt waiting for its answer: its message id (``ASKING`` while it
+    is being sent); None: no such question open. Only a Yes on it erases."""
+
+
+ASKING = 0
+"""``Annotating.withdrawal`` of a prompt sent but whose message id is not known yet."""
 
 
 # --- events ---------------------------------------------------------------------------------
@@ -147,7 +154,18 @@ class SetCommands:
     commands: tuple[tuple[str, str], ...]
 
 
-AnnotatorRecord = RecordRating | RecordVotes | FinishTarget | ReopenLast | SetPaused
+@dataclass(frozen=True)
+class WithdrawAnnotator:
+    """``/withdraw``, confirmed on its waiting prompt: the annotator erased (their ratings
+    kept unlinked where the job's consent says so), their targets back to the pool."""
+
+    annotator: str
+    job: str
+
+
+AnnotatorRecord = (
+    RecordRating | RecordVotes | FinishTarget | ReopenLast | SetPaused | WithdrawAnnotator
+)
 """What the store keeps of an annotator's step, with the update it consumed."""
 
 AnnotatorEffect = (
@@ -156,6 +174,7 @@ AnnotatorEffect = (
     | FinishTarget
     | ReopenLast
     | SetPaused
+    | WithdrawAnnotator
     | SetCommands
     | fx.Send
     | fx.Edit

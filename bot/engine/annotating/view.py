@@ -36,6 +36,7 @@ def menu(job: AnnotationJob, texts: Texts) -> tuple[tuple[str, str], ...]:
     ]
     if not job.seen_once_in_order:
         commands.append(("back", texts.command_back))
+    commands.append(("withdraw", texts.ann_command_withdraw))
     return tuple(commands)
 
 
