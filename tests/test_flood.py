@@ -248,17 +248,22 @@ async def test_a_refused_message_waits_as_told_and_goes_again(
 
 
 async def test_a_message_telegram_keeps_refusing_is_given_up_after_the_wait_limit(
-    flooding: BotApiEmulator, bot: Bot, caplog: pytest.LogCaptureFixture
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    p = flooding.participant(42)
-    await p.send_text("/start")
-    time = SteppedTime()  # the outbox waits in simulated time; the emulator's bucket does not
-    outbox = TelegramOutbox(bot, flood_wait_limit=5.0, sleep=time.sleep)
-    assert await outbox.send(42, "first") is not None
-    with caplog.at_level(logging.WARNING, logger="bot.telegram.outbox"):
-        assert await outbox.send(42, "second") is None
-    assert time.slept == [1.0] * 5
-    assert [m.text for m in p.messages] == ["first"]
+    # One message a second: every refusal says "retry after 1", and the bucket refills only
+    # after a real second, far longer than the five quick tries, even on a loaded machine
+    # (at 20 a second, one slow round trip let "second" through).
+    rules = FloodRules(chat_rate=1.0, chat_burst=1, jitter=0.0)
+    async with BotApiEmulator(TOKEN, flood=rules) as flooding, bot_on(flooding) as bot:
+        p = flooding.participant(42)
+        await p.send_text("/start")
+        time = SteppedTime()  # the outbox waits in simulated time; the emulator's bucket does not
+        outbox = TelegramOutbox(bot, flood_wait_limit=5.0, sleep=time.sleep)
+        assert await outbox.send(42, "first") is not None
+        with caplog.at_level(logging.WARNING, logger="bot.telegram.outbox"):
+            assert await outbox.send(42, "second") is None
+        assert time.slept == [1.0] * 5
+        assert [m.text for m in p.messages] == ["first"]
     [given_up] = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert "given up" in given_up.getMessage()
 
