@@ -196,3 +196,16 @@ def test_the_inbox_keeps_every_field_as_json_in_order(inbound: Inbound) -> None:
     }
     assert inbound.to_json() == json.dumps(expected, separators=(",", ":"))
     assert Inbound.from_json(inbound.to_json()) == inbound
+
+
+def test_outside_text_is_made_storable_as_it_is_read() -> None:
+    """The door of the inbox: a NUL or a lone surrogate (JSON escapes Telegram's servers, or
+    a forged update, may send) in a message, a button's data or a language code becomes
+    U+FFFD before anything keeps it."""
+    said = json.loads('{"text": "a\\u0000b \\ud83d", "language": "i\\u0000t"}')
+    user = {**ADA, "language_code": said["language"]}
+    read = read_update({"update_id": 8, "message": message(text=said["text"], **{"from": user})})
+    assert read == Inbound(42, InboundKind.TEXT, "a\ufffdb \ufffd", 8, language="i\ufffdt")
+    tap = {"id": "q1", "from": ADA, "data": said["text"], "message": message(text="Agree?")}
+    tapped = read_update({"update_id": 9, "callback_query": tap})
+    assert tapped is not None and tapped.text == "a\ufffdb \ufffd"

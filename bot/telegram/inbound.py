@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from bot.core.storable_text import storable
 from bot.engine import events as ev
 from bot.engine.delivery import Delivery
 
@@ -101,6 +102,9 @@ def read_update(raw: object) -> Inbound | None:
     a study ignores (groups, channels, other bots, other kinds of update); an
     :class:`UnreadableUpdate` when it is not an update at all.
 
+    What a participant or an annotator wrote (a message, a button's data, the app's
+    language) is made storable here, at the door (``bot.core.storable_text``).
+
     Read here rather than through python-telegram-bot's ``Update.de_json``: a Bot API server
     older or newer than the library (a field it requires, missing) cannot stop the bot, names
     are never turned into objects, and building every object cost a fifth of the bot's CPU.
@@ -117,7 +121,7 @@ def read_update(raw: object) -> Inbound | None:
         return Inbound(
             _chat_id(chat),
             InboundKind.CALLBACK,
-            data if isinstance(data, str) else "",
+            storable(data) if isinstance(data, str) else "",
             update_id,
             _field(query, "id", str),
             message_id=_field(_object(message, "message"), "message_id", int),
@@ -139,8 +143,8 @@ def read_update(raw: object) -> Inbound | None:
     if isinstance(text, str):
         language = _object(user, "from").get("language_code")
         kind = InboundKind.COMMAND if _starts_with_command(message) else InboundKind.TEXT
-        lang = language if isinstance(language, str) else None
-        return Inbound(chat_id, kind, text, update_id, language=lang)
+        lang = storable(language) if isinstance(language, str) else None
+        return Inbound(chat_id, kind, storable(text), update_id, language=lang)
     content = next((k for k in CONTENT_KINDS if message.get(k)), "other")
     return Inbound(chat_id, InboundKind.UNSUPPORTED, content, update_id)
 
