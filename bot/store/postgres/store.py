@@ -229,8 +229,10 @@ class PostgresStore(RelationalStore):
 
     async def _after_erasure(self) -> None:
         """Rewrite every table of the study, so that no file of the server keeps the
-        erased rows (``VACUUM`` runs outside a transaction, here on the writer's line
-        between two batches)."""
+        erased rows, and analyse it again, so that the planner's statistics (``pg_stats``,
+        which every role that reads the study reads: most common values, histogram bounds)
+        no longer show the erased words (``VACUUM`` runs outside a transaction, here on the
+        writer's line between two batches)."""
 
         def vacuum(conn: psycopg.Connection[Any]) -> None:
             tables = conn.execute(
@@ -238,8 +240,9 @@ class PostgresStore(RelationalStore):
                 " WHERE n.nspname = %s AND c.relkind = 'r' ORDER BY c.relname",
                 (self.study,),
             ).fetchall()
-            for (table,) in tables:
-                conn.execute(f"VACUUM FULL {pg.quoted(self.study)}.{pg.quoted(table)}")
+            for (table,) in tables:  # never prepared by psycopg: a VACUUM cannot be
+                name = f"{pg.quoted(self.study)}.{pg.quoted(table)}"
+                conn.execute(f"VACUUM (FULL, ANALYZE) {name}", prepare=False)
 
         line = self._writer_line
         if line is None:
