@@ -13,6 +13,7 @@ from bot.engine import events as ev
 from bot.telegram.inbound import Inbound, InboundKind, UnreadableUpdate, read_update
 
 ADA = {"id": 42, "is_bot": False, "first_name": "Ada", "username": "ada", "language_code": "it"}
+EVE = {"id": 43, "is_bot": False, "first_name": "Eve"}
 BOT = {"id": 7, "is_bot": True, "first_name": "Other bot"}
 PRIVATE = {"id": 42, "type": "private", "first_name": "Ada"}
 GROUP = {"id": -100, "type": "supergroup", "title": "A group"}
@@ -147,6 +148,11 @@ def test_nothing_that_names_a_person_is_kept() -> None:
             "update_id": 1,
             "callback_query": {"id": "q", "from": ADA, "message": {**message(), "message_id": "5"}},
         },
+        # forged: in a private chat the sender is the chat's person, never another
+        {"update_id": 1, "callback_query": {"id": "q", "from": EVE, "message": message(text="x")}},
+        {"update_id": 1, "message": {**message(text="x"), "from": EVE}},
+        {"update_id": 1, "edited_message": {**message(text="x"), "from": EVE}},
+        {"update_id": 1, "message": {**message(text="x"), "from": {**ADA, "id": "42"}}},
     ],
 )
 def test_what_is_not_an_update_is_refused(raw: object) -> None:

@@ -167,11 +167,19 @@ def _chat_id(chat: object) -> int:
 
 
 def _private(chat: object, user: object) -> bool:
-    """A private chat with a person (not a group, a channel or another bot)."""
+    """A private chat with a person (not a group, a channel or another bot).
+
+    In a private chat the chat is the person: its id is theirs. An update whose sender is
+    someone else (a tap on another chat's message, a message in another's chat) comes from
+    no Telegram client, only from a forger, and would act in that other chat: refused."""
     if chat is None or user is None:
         return False
     chat, user = _object(chat, "chat"), _object(user, "from")
-    return chat.get("type") == "private" and user.get("is_bot") is False
+    if chat.get("type") != "private" or user.get("is_bot") is not False:
+        return False
+    if _field(chat, "id", int) != _field(user, "id", int):
+        raise UnreadableUpdate("the sender is not the person of the private chat")
+    return True
 
 
 def _starts_with_command(message: Mapping[str, Any]) -> bool:
