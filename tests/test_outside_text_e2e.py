@@ -106,3 +106,28 @@ def test_ozlab_copy_says_how_many_values_it_changed(
     to_file = ok(here("copy", "--db", older, "--to", tmp_path / "copy.sqlite"))
     assert f"{nuls} values held a character no database keeps" in to_file
     assert tables(tmp_path / "copy.sqlite")["exchanges"] == moved
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_an_imported_files_nul_is_kept_as_u_fffd_on_both_backends(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Answers collected elsewhere come in through the same door: a NUL in a free-text
+    answer becomes U+FFFD, the rest of the file as it was."""
+    file = tmp_path / "demo.sqlite"
+    ok(here("demo", "-n", "2", "--annotators", "0", "--db", file))
+    ok(here("export", "--db", file, "--out", tmp_path / "export"))
+    csv = tmp_path / "export" / "responses.csv"
+    written = csv.read_text(encoding="utf-8")
+    assert "Quick and polite" in written
+    csv.write_text(written.replace("Quick and polite", "Quick\x00 and polite"), encoding="utf-8")
+    db: str | Path = tmp_path / "imported.sqlite"
+    if backend == "postgresql":
+        postgres: PostgresServer = request.getfixturevalue("postgres")
+        db = postgres.fresh_database()
+    ok(here("import", "responses", csv, "--db", db, "--study", "hmd"))
+    texts = {r["text"] for r in tables(db)["responses"]}
+    assert any(t and t.startswith("Quick\ufffd and polite") for t in texts), texts
+    assert not any(t and "\x00" in t for t in texts)
+    originals = {r["text"] for r in tables(file)["responses"]}
+    assert len(texts) == len(originals)
