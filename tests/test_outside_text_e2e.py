@@ -4,7 +4,10 @@ answers every such message and keeps running, and both backends keep the same te
 
 from __future__ import annotations
 
+import asyncio
+import json
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,7 @@ import pytest
 from bot.core.conversation import Conversation, SystemReply
 from bot.pilot.emulator import BotApiEmulator
 from scenarios.models import StudyBundle
+from tests.command_line import environment
 from tests.conftest import StartBot, consent, say
 from tests.e2e_support import OzlabProcesses
 from tests.postgres_server import PostgresServer
@@ -131,3 +135,34 @@ def test_an_imported_files_nul_is_kept_as_u_fffd_on_both_backends(
     assert not any(t and "\x00" in t for t in texts)
     originals = {r["text"] for r in tables(file)["responses"]}
     assert len(texts) == len(originals)
+
+
+async def test_a_wizards_words_are_made_storable_where_they_come_in(tmp_path: Path) -> None:
+    """A wizard's words come in through the console: bytes that are no UTF-8 on its command
+    line (Python reads them as lone surrogates) reach the participant and the store as
+    U+FFFD, and the bot goes on."""
+    async with BotApiEmulator("123456789:AAE-the-door-for-a-wizard-0123456789ab") as telegram:
+        ozlab_run = OzlabProcesses(telegram, tmp_path)
+        try:
+            bot = await ozlab_run.start(study="hmd")
+            p = telegram.participant(803)
+            await consent(p)
+            await say(p, "adventure games for linux")
+            [session] = [row["session_id"] for row in ozlab_run.sessions()]
+            child = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "bot.cli", "wizard", "say", session,
+                b"Hello \xff from the lab", "--db", str(ozlab_run.db), "--as", "ada",
+                cwd=tmp_path, env=environment(),
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            )  # fmt: skip
+            out, err = await asyncio.wait_for(child.communicate(), 120)
+            assert child.returncode == 0, out + err
+            await p.wait_for_text("Hello \ufffd from the lab")
+            assert await say(p, "thanks") != ""
+            assert await bot.terminate() == 0, bot.stderr[-3000:]
+            assert "Traceback" not in bot.stderr, bot.stderr
+        finally:
+            await ozlab_run.close()
+    [command] = tables(ozlab_run.db)["commands"]
+    assert json.loads(command["payload"]) == {"text": "Hello \ufffd from the lab"}
+    assert command["outcome"] == "applied"
