@@ -7,12 +7,26 @@ from pathlib import Path
 
 import pytest
 
-from bot.pilot.emulator import BotApiEmulator
+from bot.pilot.emulator import BotApiEmulator, BotMessage, Participant
 from scenarios.loading import load_study
 from tests.annotating_support import current_item, invite, play, stored
 from tests.conftest import StartBot, consent, say
 
 pytestmark = pytest.mark.slow
+
+
+def forge_tap(
+    emulator: BotApiEmulator, stranger: Participant, on: BotMessage, data: str | None
+) -> None:
+    """A tap by ``stranger`` on a message of another chat, as no Telegram client sends it."""
+    query = {
+        "id": emulator.new_callback_query(stranger),
+        "from": stranger.user,
+        "message": on.to_api(),
+        "chat_instance": "1",
+        "data": data,
+    }
+    emulator.inject_update("callback_query", query)
 
 
 async def test_a_tap_from_another_chat_is_never_applied_to_that_chat(
@@ -25,16 +39,7 @@ async def test_a_tap_from_another_chat_is_never_applied_to_that_chat(
     await ada.send_text("/start")
     agreement = await ada.wait_for_text("Privacy agreement")
     [data] = [data for row in agreement.keyboard for text, data in row if text == "I agree"]
-    emulator.inject_update(
-        "callback_query",
-        {
-            "id": emulator.new_callback_query(mallory),
-            "from": mallory.user,
-            "message": agreement.to_api(),
-            "chat_instance": "1",
-            "data": data,
-        },
-    )
+    forge_tap(emulator, mallory, agreement, data)
     # Ada's next message is handled after the forged tap (one chat's updates in order)
     await say(ada, "hello?")
     assert not [m for m in ada.messages if "Your task" in m.text]
@@ -73,16 +78,7 @@ async def test_a_tap_from_another_chat_never_rates_for_an_annotator(
     item = current_item(ann)
     assert item is not None
     [four] = [data for row in item.keyboard for text, data in row if text.startswith("4")]
-    emulator.inject_update(
-        "callback_query",
-        {
-            "id": emulator.new_callback_query(mallory),
-            "from": mallory.user,
-            "message": item.to_api(),
-            "chat_instance": "1",
-            "data": four,
-        },
-    )
+    forge_tap(emulator, mallory, item, four)
     await ann.send_text("/help")  # handled after the forged tap: one chat, in order
     await ann.wait_for_text('You are rating for "HRI CUES')
     ratings = await stored(db, lambda s: s.annotation_ratings())

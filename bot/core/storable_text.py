@@ -10,11 +10,12 @@ what the participant is shown all see the same words, and no backend decides by 
 statement what text becomes.
 
 The doors: a Telegram update as it is read (``bot.telegram.inbound``), a system's reply
-(``bot.runtime.participants``, ``bot.stress.replay``), a model judge's answer
-(``bot.annotation.judging``), an imported file (``analytics.io.import_rows``) and a study
-copied from another database (``bot.store.moving``, which counts what it changed).
+(``bot.runtime.participants``, ``bot.stress.replay``), a model's answer (a judge's,
+``bot.annotation.judging``; a proposed stress test's, ``bot.stress.propose``), a wizard's
+command (``wizard_console.desk``), an imported file (``analytics.io.import_rows``) and a
+study copied from another database (``bot.store.moving``, which counts what it changed).
 
-Standard library only: every layer imports it.
+The standard library and ``bot.core`` only: every layer imports it.
 """
 
 from __future__ import annotations

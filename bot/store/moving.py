@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.errors import StoreError
-from bot.core.storable_text import storable
+from bot.core.storable_text import storable_data
 from bot.store.backup import write_backup
 from bot.store.connection import SCHEMA_VERSION, connect, migrate, schema_version
 from bot.store.sql import Sql
@@ -75,7 +75,7 @@ class Moved:
 
     def storable(self, row: Sequence[Any]) -> tuple[Any, ...]:
         """``row`` with its texts made storable, the values that changed counted."""
-        kept = tuple(_storable(value) for value in row)
+        kept = tuple(storable_data(value) for value in row)
         self.changed += sum(a is not b for a, b in zip(row, kept, strict=True))
         return kept
 
@@ -116,14 +116,10 @@ def digests(sql: Sql) -> dict[str, str]:
     return found
 
 
-def _storable(value: Any) -> Any:
-    return storable(value) if isinstance(value, str) else value
-
-
 def _value(value: Any) -> Any:
     """A value as the copy writes it and both backends give it back (a flag may come back
     as a bool)."""
-    return int(value) if isinstance(value, bool) else _storable(value)
+    return int(value) if isinstance(value, bool) else storable_data(value)
 
 
 def _description(rows: Any) -> list[Any]:
@@ -147,21 +143,20 @@ def checked_copy(source: Sql, target: Sql) -> Moved:
 def copy_into_sqlite(source: Sql, target: Path) -> Moved:
     """The study read on ``source`` (inside its read transaction) written as a SQLite file
     at ``target`` the way a backup is (``bot.store.backup``: whole or not at all)."""
-    moved = Moved()
+    moved: list[Moved] = []
 
     def fill(copy: sqlite3.Connection) -> None:
         migrate(copy, target)
         copy.execute("BEGIN IMMEDIATE")
         try:
-            found = checked_copy(source, copy)
-            moved.rows, moved.changed = found.rows, found.changed
+            moved.append(checked_copy(source, copy))
         except BaseException:
             copy.execute("ROLLBACK")
             raise
         copy.execute("COMMIT")
 
     write_backup(target, fill)
-    return moved
+    return moved[0]
 
 
 @contextmanager
