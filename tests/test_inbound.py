@@ -185,7 +185,7 @@ def test_withdraw_and_help_are_commands_of_their_own() -> None:
 @pytest.mark.parametrize(
     "inbound",
     [
-        Inbound(5, InboundKind.TEXT, 'héllo " \\ \u2028 \x00 🙂', 7, None, "en", None),
+        Inbound(5, InboundKind.TEXT, 'héllo " \\ \u2028 \x01 \ufffd 🙂', 7, None, "en", None),
         Inbound(-1, InboundKind.CALLBACK, "a:1:0", 9, "q-1", None, 4),
     ],
 )
@@ -215,3 +215,10 @@ def test_outside_text_is_made_storable_as_it_is_read() -> None:
     tap = {"id": "q1", "from": ADA, "data": said["text"], "message": message(text="Agree?")}
     tapped = read_update({"update_id": 9, "callback_query": tap})
     assert tapped is not None and tapped.text == "a\ufffdb \ufffd"
+
+
+def test_an_update_kept_before_the_door_is_made_storable_when_it_is_read_back() -> None:
+    """An inbox row sealed by an ozlab that kept a NUL as it came is handled after the
+    upgrade with U+FFFD in its place, as a new update would be."""
+    kept = '{"chat_id":42,"kind":"text","text":"a\\u0000b","update_id":4,"callback_id":null}'
+    assert Inbound.from_json(kept).text == "a\ufffdb"

@@ -67,8 +67,10 @@ class Inbound:
 
     @classmethod
     def from_json(cls, raw: str) -> Inbound:
+        """What the inbox kept; its text made storable again (an ozlab from before the door
+        kept a NUL as it came, and the update may wait in the inbox across the upgrade)."""
         data = json.loads(raw)
-        return cls(**{**data, "kind": InboundKind(data["kind"])})
+        return cls(**{**data, "kind": InboundKind(data["kind"]), "text": storable(data["text"])})
 
     def to_delivery(self) -> Delivery:
         return Delivery(self.chat_id, self.to_event(), self.update_id, self.callback_id)
