@@ -15,6 +15,7 @@ A POST is Telegram's only if it carries the ``secret_token`` given to ``setWebho
 is read, and nothing of it is stored. A body with the right secret that is no update is
 answered 200 all the same and counted as the poller counts an update it cannot read: a 4xx
 would only make Telegram send the same unreadable body again and again.
+
 Arrays and objects nested deeper than any update (the JSON reader recurses once a level and
 fails far down) are refused with 400 before they are read: Telegram never posts such a
 body, so nobody posts it again. A sender that hangs up before its whole body came has
