@@ -13,6 +13,7 @@ from bot.engine import events as ev
 from bot.telegram.inbound import Inbound, InboundKind, UnreadableUpdate, read_update
 
 ADA = {"id": 42, "is_bot": False, "first_name": "Ada", "username": "ada", "language_code": "it"}
+EVE = {"id": 43, "is_bot": False, "first_name": "Eve"}
 BOT = {"id": 7, "is_bot": True, "first_name": "Other bot"}
 PRIVATE = {"id": 42, "type": "private", "first_name": "Ada"}
 GROUP = {"id": -100, "type": "supergroup", "title": "A group"}
@@ -147,6 +148,11 @@ def test_nothing_that_names_a_person_is_kept() -> None:
             "update_id": 1,
             "callback_query": {"id": "q", "from": ADA, "message": {**message(), "message_id": "5"}},
         },
+        # forged: in a private chat the sender is the chat's person, never another
+        {"update_id": 1, "callback_query": {"id": "q", "from": EVE, "message": message(text="x")}},
+        {"update_id": 1, "message": {**message(text="x"), "from": EVE}},
+        {"update_id": 1, "edited_message": {**message(text="x"), "from": EVE}},
+        {"update_id": 1, "message": {**message(text="x"), "from": {**ADA, "id": "42"}}},
     ],
 )
 def test_what_is_not_an_update_is_refused(raw: object) -> None:
@@ -179,7 +185,7 @@ def test_withdraw_and_help_are_commands_of_their_own() -> None:
 @pytest.mark.parametrize(
     "inbound",
     [
-        Inbound(5, InboundKind.TEXT, 'héllo " \\ \u2028 \x00 🙂', 7, None, "en", None),
+        Inbound(5, InboundKind.TEXT, 'héllo " \\ \u2028 \x01 \ufffd 🙂', 7, None, "en", None),
         Inbound(-1, InboundKind.CALLBACK, "a:1:0", 9, "q-1", None, 4),
     ],
 )
@@ -196,3 +202,23 @@ def test_the_inbox_keeps_every_field_as_json_in_order(inbound: Inbound) -> None:
     }
     assert inbound.to_json() == json.dumps(expected, separators=(",", ":"))
     assert Inbound.from_json(inbound.to_json()) == inbound
+
+
+def test_outside_text_is_made_storable_as_it_is_read() -> None:
+    """The door of the inbox: a NUL or a lone surrogate (JSON escapes Telegram's servers, or
+    a forged update, may send) in a message, a button's data or a language code becomes
+    U+FFFD before anything keeps it."""
+    said = json.loads('{"text": "a\\u0000b \\ud83d", "language": "i\\u0000t"}')
+    user = {**ADA, "language_code": said["language"]}
+    read = read_update({"update_id": 8, "message": message(text=said["text"], **{"from": user})})
+    assert read == Inbound(42, InboundKind.TEXT, "a\ufffdb \ufffd", 8, language="i\ufffdt")
+    tap = {"id": "q1", "from": ADA, "data": said["text"], "message": message(text="Agree?")}
+    tapped = read_update({"update_id": 9, "callback_query": tap})
+    assert tapped is not None and tapped.text == "a\ufffdb \ufffd"
+
+
+def test_an_update_kept_before_the_door_is_made_storable_when_it_is_read_back() -> None:
+    """An inbox row sealed by an ozlab that kept a NUL as it came is handled after the
+    upgrade with U+FFFD in its place, as a new update would be."""
+    kept = '{"chat_id":42,"kind":"text","text":"a\\u0000b","update_id":4,"callback_id":null}'
+    assert Inbound.from_json(kept).text == "a\ufffdb"

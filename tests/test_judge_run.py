@@ -7,7 +7,9 @@ the annotators' targets."""
 from __future__ import annotations
 
 import re
+import sqlite3
 from collections.abc import AsyncIterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -238,3 +240,22 @@ async def test_a_pair_is_judged_in_both_orders_and_a_flipped_verdict_is_no_win(
     # the rest flipped with the order: inconsistent, never a win
     others = [v for v in votes if v.question != "engagingness"]
     assert len(others) == 6 and {v.flag_reason for v in others} == {FlagReason.INCONSISTENT}
+
+
+async def test_a_judges_words_are_made_storable_where_they_come_in(tmp_path: Path) -> None:
+    """A model's answer is outside text: a NUL or a lone surrogate in it becomes U+FFFD before
+    the call is kept, on SQLite as on a server, and a rerun finds the call it kept."""
+    db = tmp_path / "cues.sqlite"
+    store = await open_store(db, lambda: 100.0)
+    await store_study(store, "hri-cues", "hri-cues-chat", SESSIONS)
+    try:
+        async with FakeOpenAI(reply="a \x00 4 \ud83d") as server:
+            run = await judge_once(store, server, db)
+            assert run.unparseable == 7 and run.failed == 0
+            with closing(sqlite3.connect(db)) as conn:
+                answers = {row[0] for row in conn.execute("SELECT answer FROM judge_calls")}
+            assert answers == {"a \ufffd 4 \ufffd"}
+            again = await judge_once(store, server, db)
+            assert again.calls == 0 and again.cached > 0
+    finally:
+        await store.close()

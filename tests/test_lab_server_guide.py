@@ -49,6 +49,17 @@ def set_up_as_the_guide_says(postgres: PostgresServer) -> str:
     return lab
 
 
+def statistics(url: str) -> list[str]:
+    """What the planner's statistics of the study show ``url``'s role: each column's most
+    common values and histogram bounds, as text."""
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT most_common_vals::text, histogram_bounds::text FROM pg_stats"
+            " WHERE schemaname = 'hmd'"
+        ).fetchall()
+    return [str(value) for row in rows for value in row if value is not None]
+
+
 async def test_a_bot_runs_and_erases_its_own_study_and_the_analysts_only_read(
     postgres: PostgresServer, tmp_path: Path
 ) -> None:
@@ -93,8 +104,16 @@ async def test_a_bot_runs_and_erases_its_own_study_and_the_analysts_only_read(
     ok(here("backup", "--db", f"{analyst}?study=hmd", "--out", backup))
     assert tables(backup) == seen
 
-    # the bot's role erases (its VACUUM FULL needs the tables' owner), the analysts see it
+    # the planner's statistics (pg_stats, which the analysts read) held the erased words;
+    # the erasure analyses what it rewrote: they hold none of them after it
+    postgres.run_sql("ANALYZE", url=postgres.url_for("ozlab", "lab"))
+    session = next(r for r in seen["sessions"] if r["participant_id"] == gone)["session_id"]
+    erased = [r["user_text"] for r in seen["exchanges"] if r["session_id"] == session]
+    assert erased and all(any(w in s for s in statistics(analyst)) for w in erased)
     ok(here("erase", "--db", f"{bot}?study=hmd", gone))
+    left = statistics(analyst)
+    assert left, "the erasure left no statistics to plan with"
+    assert not [s for s in left if gone in s or any(w in s for w in erased)], left
     after = tables(f"{analyst}?study=hmd")
     assert [r["participant_id"] for r in after["participants"]] == [
         r["participant_id"] for r in seen["participants"][1:]

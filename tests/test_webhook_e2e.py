@@ -256,3 +256,46 @@ async def test_telegram_refusing_the_webhook_exits_7_in_one_line(
         " name or service not known"
     ), err
     assert "Traceback" not in err
+
+
+async def test_a_body_nested_too_deeply_is_refused_and_a_hang_up_is_one_line(
+    emulator: BotApiEmulator, tmp_path: Path
+) -> None:
+    """With the secret, JSON nested far deeper than any update (which Telegram never posts)
+    is refused with a clear 400, never a 500 that Telegram would post again for ever; a
+    sender hanging up in the middle of a body is one warning line, not a traceback."""
+    ozlab = OzlabProcesses(emulator, tmp_path, webhook=True)
+    ozlab.extra_env[SECRET_ENV] = SECRET
+    try:
+        bot = await ozlab.start()
+        url = f"http://127.0.0.1:{ozlab.webhook_port}/ozlab/hmd"
+        headers = {SECRET_HEADER: SECRET, "Content-Type": "application/json"}
+        for depth in (100_000, 65):
+            deep = "[" * depth + "]" * depth
+            async with (
+                aiohttp.ClientSession() as session,
+                session.post(url, data=deep, headers=headers) as response,
+            ):
+                assert response.status == 400, (depth, bot.stderr[-2000:])
+                assert "nested" in await response.text()
+        nested = {"update_id": 10**9, "deep": json.loads("[" * 40 + "]" * 40)}
+        assert await post(url, nested, headers) == 200  # deep, but not beyond what is read
+        _, writer = await asyncio.open_connection("127.0.0.1", ozlab.webhook_port)
+        writer.write(
+            b"POST /ozlab/hmd HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            + f"{SECRET_HEADER}: {SECRET}\r\nContent-Length: 4096\r\n\r\n".encode()
+            + b'{"update_id": 7, "message": {"text": "half'
+        )
+        await writer.drain()
+        writer.close()  # hung up before the rest of the body
+        await writer.wait_closed()
+        await bot.wait_for_log("hung up", timeout=20)
+        p = emulator.participant(7305)
+        await consent(p)
+        await say(p, "adventure games for linux")  # the bot goes on as before
+        assert await bot.terminate() == 0
+    finally:
+        await ozlab.close()
+    assert "Traceback" not in bot.stderr, bot.stderr
+    assert len([line for line in bot.stderr.splitlines() if "hung up" in line]) == 1
+    assert ozlab.pending_updates() == []

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from bot.core.errors import StudyDataError
+from bot.core.storable_text import storable, storable_data
 from bot.core.vocabulary import CommandKind, CommandOutcome, Gate, GateLevel, GateScope
 from bot.store import (
     Access,
@@ -175,7 +176,9 @@ class Desk:
             raise DeskError(f"unknown command {kind!r}; one of {choices}") from None
         if session_id is None and known is not CommandKind.GATE:
             raise DeskError(f"the command {kind!r} needs a session")
-        return await self.store.append_command(self.wizard, known, session_id, payload)
+        # what the wizard typed is outside text like a participant's: made storable here
+        kept = {key: storable_data(value) for key, value in payload.items()}
+        return await self.store.append_command(storable(self.wizard), known, session_id, kept)
 
     async def gate(self, scope: str, on: bool, auto_send_after: float | None = None) -> int:
         """Gate (or ungate) ``session:<id>``, ``system:<id>`` or ``study:<id>``."""

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS
+from bot.core.storable_text import storable
 from bot.core.vocabulary import AnswerStatus, Moment
 from bot.store.model import ImportedAnswer
 from questionnaires.models import MultiChoiceItem, RankingItem, SliderItem, TextItem
@@ -28,7 +29,7 @@ def csv_file(raw: bytes, aliases: Mapping[str, str] | None = None) -> csv.DictRe
     """An imported CSV file's rows, keyed by its header in lower case (``aliases`` renaming
     some names), or why it cannot be read: a file from a spreadsheet may start with a BOM."""
     try:
-        text = raw.decode("utf-8-sig")
+        text = storable(raw.decode("utf-8-sig"))  # a NUL becomes U+FFFD, as on every door
     except UnicodeDecodeError as error:
         return f"not UTF-8 text ({error})"
     reader = csv.DictReader(text.splitlines(keepends=True))

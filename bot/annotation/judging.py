@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from bot.annotation.jobs import job_record, prepare_job
 from bot.core.annotation import AnnotationTask
+from bot.core.storable_text import storable
 from bot.core.vocabulary import AnnotationLevel, FlagReason, Origin, RaterKind
 from bot.core.votes import Vote
 from bot.engine.annotating.acute import pair_questions, pair_votes
@@ -171,7 +172,7 @@ class JudgeAsker:
             answer = await self.client.post(
                 self.endpoint, body, timeout=self.judge.timeout, headers=self._headers
             )
-            said = answer_text(answer)
+            said = storable(answer_text(answer))  # a model's words, made storable at the door
             usage = answer.get("usage") if isinstance(answer, dict) else None
             usage = usage if isinstance(usage, dict) else {}
             prompt, completion = (

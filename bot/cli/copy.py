@@ -44,4 +44,9 @@ def run(args: argparse.Namespace) -> int:
         f"copied study {copied.study}: {rows} rows in {len(copied.rows)} tables, checked,"
         f" to {locate(args.to, copied.study).shown}"
     )
+    if copied.changed:
+        print(
+            f"{copied.changed} {'value' if copied.changed == 1 else 'values'} held a character"
+            " no database keeps (NUL, a lone surrogate): copied with U+FFFD in its place"
+        )
     return 0

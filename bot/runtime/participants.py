@@ -21,6 +21,7 @@ from typing import Any, Protocol, assert_never
 
 from bot.core.conversation import SystemReply, ToolCall
 from bot.core.privacy import Privacy
+from bot.core.storable_text import storable, storable_reply
 from bot.core.vocabulary import CommandKind, CommandOutcome, EventKind, Gate, GateScope, Invitation
 from bot.engine import effects as fx
 from bot.engine import events as ev
@@ -357,6 +358,7 @@ class StudyRunner:
         latency_ms = (self._timer() - started) * 1000
         system_id = call.system_id
         if problem is not None:
+            problem = storable(problem)  # a failure's words may quote the system's
             unavailable = self._health.failed(system_id)
             if unavailable:
                 log.warning("system %s is now unavailable", system_id)
@@ -365,7 +367,7 @@ class StudyRunner:
         recovered = self._health.succeeded(system_id)
         if recovered:
             log.warning("system %s is now available", system_id)
-        return ev.SystemReplied(reply, latency_ms, recovered)
+        return ev.SystemReplied(storable_reply(reply), latency_ms, recovered)
 
     # --- the wizard console's commands ------------------------------------------------
 

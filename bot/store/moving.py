@@ -17,13 +17,14 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bot.core.errors import StoreError
+from bot.core.storable_text import storable_data
 from bot.store.backup import write_backup
 from bot.store.connection import SCHEMA_VERSION, connect, migrate, schema_version
 from bot.store.sql import Sql
@@ -64,10 +65,26 @@ IDENTITIES += ("payments", "annotation_targets", "annotations", "stress_tests")
 """Tables whose ``id`` PostgreSQL numbers itself: its counter goes on after the copied rows."""
 
 
-def copy_rows(source: Sql, target: Sql) -> dict[str, int]:
+@dataclass
+class Moved:
+    """What a copy wrote: rows per table, and how many of their values held a code point no
+    backend keeps (an older database's NUL), written with U+FFFD in its place."""
+
+    rows: dict[str, int] = field(default_factory=dict)
+    changed: int = 0
+
+    def storable(self, row: Sequence[Any]) -> tuple[Any, ...]:
+        """``row`` with its texts made storable, the values that changed counted."""
+        kept = tuple(storable_data(value) for value in row)
+        self.changed += sum(a is not b for a, b in zip(row, kept, strict=True))
+        return kept
+
+
+def copy_rows(source: Sql, target: Sql) -> Moved:
     """Every table's rows from ``source`` into the new ``target`` (what its migrations put
-    there, the line counter, makes way for the source's); rows per table."""
-    counts: dict[str, int] = {}
+    there, the line counter, makes way for the source's), each text made storable
+    (``bot.core.storable_text``: the door of a study from an older database)."""
+    moved = Moved()
     for table, key in TABLES:
         target.execute(f"DELETE FROM {table}")
         rows = source.execute(f"SELECT * FROM {table} ORDER BY {key}")
@@ -75,12 +92,12 @@ def copy_rows(source: Sql, target: Sql) -> dict[str, int]:
         insert = (
             f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
         )
-        counts[table] = 0
+        moved.rows[table] = 0
         while chunk := rows.fetchmany(CHUNK):
-            target.executemany(insert, chunk)
-            counts[table] += len(chunk)
+            target.executemany(insert, [moved.storable(row) for row in chunk])
+            moved.rows[table] += len(chunk)
         rows.close()
-    return counts
+    return moved
 
 
 def digests(sql: Sql) -> dict[str, str]:
@@ -100,11 +117,9 @@ def digests(sql: Sql) -> dict[str, str]:
 
 
 def _value(value: Any) -> Any:
-    """A value as both backends give it back (a flag may come back as a bool; a NUL in a
-    text comes back from PostgreSQL as U+FFFD, ``bot.store.postgres.connection``)."""
-    if isinstance(value, str) and "\x00" in value:
-        return value.replace("\x00", "\ufffd")
-    return int(value) if isinstance(value, bool) else value
+    """A value as the copy writes it and both backends give it back (a flag may come back
+    as a bool)."""
+    return int(value) if isinstance(value, bool) else storable_data(value)
 
 
 def _description(rows: Any) -> list[Any]:
@@ -113,35 +128,35 @@ def _description(rows: Any) -> list[Any]:
     return list(description)
 
 
-def checked_copy(source: Sql, target: Sql) -> dict[str, int]:
+def checked_copy(source: Sql, target: Sql) -> Moved:
     """:func:`copy_rows`, then the target read back and compared with the source."""
-    counts = copy_rows(source, target)
+    moved = copy_rows(source, target)
     before, after = digests(source), digests(target)
     differing = [table for table, _ in TABLES if before[table] != after[table]]
     if differing:
         raise StoreError(
             f"the copy of table {differing[0]} differs from its source: nothing was copied"
         )
-    return counts
+    return moved
 
 
-def copy_into_sqlite(source: Sql, target: Path) -> dict[str, int]:
+def copy_into_sqlite(source: Sql, target: Path) -> Moved:
     """The study read on ``source`` (inside its read transaction) written as a SQLite file
     at ``target`` the way a backup is (``bot.store.backup``: whole or not at all)."""
-    counts: dict[str, int] = {}
+    moved: list[Moved] = []
 
     def fill(copy: sqlite3.Connection) -> None:
         migrate(copy, target)
         copy.execute("BEGIN IMMEDIATE")
         try:
-            counts.update(checked_copy(source, copy))
+            moved.append(checked_copy(source, copy))
         except BaseException:
             copy.execute("ROLLBACK")
             raise
         copy.execute("COMMIT")
 
     write_backup(target, fill)
-    return counts
+    return moved[0]
 
 
 @contextmanager
@@ -170,10 +185,12 @@ def sqlite_source(path: Path) -> Iterator[Sql]:
 
 @dataclass(frozen=True)
 class Copied:
-    """What ``ozlab copy`` moved: the study, and rows per table."""
+    """What ``ozlab copy`` moved: the study, rows per table, and the values it changed
+    (:class:`Moved`)."""
 
     study: str
     rows: dict[str, int]
+    changed: int
 
 
 def copy_study(source: str, target: str, study: str | None = None) -> Copied:
@@ -195,11 +212,13 @@ def copy_study(source: str, target: str, study: str | None = None) -> Copied:
         if place.server is None:
             if os.path.lexists(place.path):
                 raise StoreError(f"{place.path} exists: a copy never writes over a study")
-            return Copied(name, copy_into_sqlite(rows, Path(place.path)))
+            moved = copy_into_sqlite(rows, Path(place.path))
+            return Copied(name, moved.rows, moved.changed)
         from bot.store.postgres.moving import new_postgres_study
 
         with new_postgres_study(place.server, place.study or name) as written:
-            return Copied(place.study or name, checked_copy(rows, written))
+            moved = checked_copy(rows, written)
+            return Copied(place.study or name, moved.rows, moved.changed)
 
 
 def _only_study_id(rows: Sql, path: str) -> str:

@@ -28,6 +28,7 @@ from typing import Any, assert_never
 
 from bot.core.errors import StudyDataError
 from bot.core.phenomena import StressType
+from bot.core.storable_text import storable
 from bot.core.stress import Perturbation, Source, Utterance
 from bot.stress.generate import GENERATED_TYPES
 from bot.stress.suggest import Suggestion, suggest
@@ -164,7 +165,7 @@ async def propose(
                     retries=settings.retries,
                     headers=headers,
                 )
-                proposal = parse_proposal(_content(answer))
+                proposal = parse_proposal(storable(_content(answer)))  # made storable
             except (SystemFailure, BadProposal) as problem:
                 tell(f"{where}: no proposal: {problem}")
                 continue

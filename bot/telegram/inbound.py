@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from bot.core.storable_text import storable
 from bot.engine import events as ev
 from bot.engine.delivery import Delivery
 
@@ -66,8 +67,10 @@ class Inbound:
 
     @classmethod
     def from_json(cls, raw: str) -> Inbound:
+        """What the inbox kept; its text made storable again (an ozlab from before the door
+        kept a NUL as it came, and the update may wait in the inbox across the upgrade)."""
         data = json.loads(raw)
-        return cls(**{**data, "kind": InboundKind(data["kind"])})
+        return cls(**{**data, "kind": InboundKind(data["kind"]), "text": storable(data["text"])})
 
     def to_delivery(self) -> Delivery:
         return Delivery(self.chat_id, self.to_event(), self.update_id, self.callback_id)
@@ -101,6 +104,9 @@ def read_update(raw: object) -> Inbound | None:
     a study ignores (groups, channels, other bots, other kinds of update); an
     :class:`UnreadableUpdate` when it is not an update at all.
 
+    What a participant or an annotator wrote (a message, a button's data, the app's
+    language) is made storable here, at the door (``bot.core.storable_text``).
+
     Read here rather than through python-telegram-bot's ``Update.de_json``: a Bot API server
     older or newer than the library (a field it requires, missing) cannot stop the bot, names
     are never turned into objects, and building every object cost a fifth of the bot's CPU.
@@ -117,7 +123,7 @@ def read_update(raw: object) -> Inbound | None:
         return Inbound(
             _chat_id(chat),
             InboundKind.CALLBACK,
-            data if isinstance(data, str) else "",
+            storable(data) if isinstance(data, str) else "",
             update_id,
             _field(query, "id", str),
             message_id=_field(_object(message, "message"), "message_id", int),
@@ -139,8 +145,8 @@ def read_update(raw: object) -> Inbound | None:
     if isinstance(text, str):
         language = _object(user, "from").get("language_code")
         kind = InboundKind.COMMAND if _starts_with_command(message) else InboundKind.TEXT
-        lang = language if isinstance(language, str) else None
-        return Inbound(chat_id, kind, text, update_id, language=lang)
+        lang = storable(language) if isinstance(language, str) else None
+        return Inbound(chat_id, kind, storable(text), update_id, language=lang)
     content = next((k for k in CONTENT_KINDS if message.get(k)), "other")
     return Inbound(chat_id, InboundKind.UNSUPPORTED, content, update_id)
 
@@ -163,11 +169,19 @@ def _chat_id(chat: object) -> int:
 
 
 def _private(chat: object, user: object) -> bool:
-    """A private chat with a person (not a group, a channel or another bot)."""
+    """A private chat with a person (not a group, a channel or another bot).
+
+    In a private chat the chat is the person: its id is theirs. An update whose sender is
+    someone else (a tap on another chat's message, a message in another's chat) comes from
+    no Telegram client, only from a forger, and would act in that other chat: refused."""
     if chat is None or user is None:
         return False
     chat, user = _object(chat, "chat"), _object(user, "from")
-    return chat.get("type") == "private" and user.get("is_bot") is False
+    if chat.get("type") != "private" or user.get("is_bot") is not False:
+        return False
+    if _field(chat, "id", int) != _field(user, "id", int):
+        raise UnreadableUpdate("the sender is not the person of the private chat")
+    return True
 
 
 def _starts_with_command(message: Mapping[str, Any]) -> bool:

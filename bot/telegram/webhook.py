@@ -16,6 +16,11 @@ is read, and nothing of it is stored. A body with the right secret that is no up
 answered 200 all the same and counted as the poller counts an update it cannot read: a 4xx
 would only make Telegram send the same unreadable body again and again.
 
+Arrays and objects nested deeper than any update (the JSON reader recurses once a level and
+fails far down) are refused with 400 before they are read: Telegram never posts such a
+body, so nobody posts it again. A sender that hangs up before its whole body came has
+nothing taken and gets one warning line.
+
 python-telegram-bot's own ``run_webhook`` is not used: it needs tornado, and it answers
 before the update is stored.
 """
@@ -51,6 +56,12 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 SECRET_ENV = "OZLAB_WEBHOOK_SECRET"  # ``ozlab run --help`` names it too
 _SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")  # what setWebhook takes as a secret_token
 _LARGEST_BODY = 1024 * 1024  # an update is a few kilobytes; a megabyte is no update
+_DEEPEST = 64
+"""The deepest nesting of arrays and objects read: an update nests about a dozen levels
+(a reply to a message with a keyboard), and the JSON reader recurses once a level, so a body
+of thousands would fail it, whatever the secret."""
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(rb"[\[\]{}]")
 
 
 @dataclass(frozen=True)
@@ -147,7 +158,15 @@ class WebhookReceiver:
         if not hmac.compare_digest(given, self._secret):
             return web.Response(status=403)  # not Telegram: its body is not even read
         try:
-            raw = json.loads(await request.read())
+            body = await request.read()
+        except ConnectionResetError:  # nothing was taken, and nobody waits for an answer
+            log.warning("a webhook post's sender hung up before its whole body came")
+            return web.Response(status=400)
+        if _nested_beyond(body, _DEEPEST):  # only a forger posts it: no update to take
+            log.warning("a webhook post nested deeper than %d levels: refused (400)", _DEEPEST)
+            return web.Response(status=400, text=f"JSON nested deeper than {_DEEPEST} levels")
+        try:
+            raw = json.loads(body)
             if update_id(raw) is None:
                 raise UnreadableUpdate("the body is no update with an update_id")
         except ValueError as error:  # not JSON, or no update: UnreadableUpdate is one too
@@ -162,3 +181,17 @@ class WebhookReceiver:
         sets the webhook anew, so nothing is lost either way; deleting it would only make a
         stop differ from a crash, which cannot delete it. ``ozlab run`` without ``--webhook``
         deletes it (``getUpdates`` fails while one is set)."""
+
+
+def _nested_beyond(body: bytes, deepest: int) -> bool:
+    """Whether ``body`` nests arrays and objects deeper than ``deepest``: at once when it
+    holds no more brackets than that (every update Telegram posts), else counted outside
+    its strings."""
+    if body.count(b"[") + body.count(b"{") <= deepest:
+        return False
+    depth = 0
+    for bracket in _BRACKET.finditer(_STRING.sub(b"", body)):
+        depth += 1 if bracket.group() in (b"[", b"{") else -1
+        if depth > deepest:
+            return True
+    return False

@@ -162,26 +162,22 @@ def translated(sql: str) -> str:
 class PostgresSql:
     """:class:`bot.store.sql.Sql` on a psycopg connection.
 
-    PostgreSQL's text cannot hold the NUL character, which a participant's message, a
-    system's reply or an imported file may carry: ``without_nul`` keeps U+FFFD in its place
-    (SQLite keeps the NUL itself). :func:`nul_safe` runs a transaction again so when the
-    server refused one for it: the check costs nothing on the usual path."""
+    Text reaches it storable: what comes from outside was made so at its door
+    (``bot.core.storable_text``), the same for SQLite."""
 
-    __slots__ = ("connection", "without_nul")
+    __slots__ = ("connection",)
 
-    def __init__(self, connection: psycopg.Connection[Any], *, without_nul: bool = False) -> None:
+    def __init__(self, connection: psycopg.Connection[Any]) -> None:
         self.connection = connection
-        self.without_nul = without_nul
 
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Rows:
-        values = tuple(_no_nul(parameters) if self.without_nul else parameters)
-        return self.connection.execute(translated(sql), values)
+        return self.connection.execute(translated(sql), tuple(parameters))
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Rows:
         """Rows for a plain ``INSERT`` go in by ``COPY`` (a study moved to a server: a
         million answers in seconds, not minutes); anything else row by row."""
         cursor = self.connection.cursor()
-        rows = [tuple(_no_nul(p) if self.without_nul else p) for p in parameters]
+        rows = [tuple(p) for p in parameters]
         plain = _PLAIN_INSERT.match(sql)
         if plain is None:
             cursor.executemany(translated(sql), rows)
@@ -213,21 +209,6 @@ def numbered(sql: str) -> str:
     return "".join(parts)
 
 
-def _no_nul(values: Iterable[Any]) -> Iterator[Any]:
-    for value in values:
-        yield value.replace("\x00", "\ufffd") if isinstance(value, str) else value
-
-
-def nul_safe(run: Callable[[bool], T]) -> T:
-    """``run(False)``, or ``run(True)`` (text without NUL) when the server refused a NUL."""
-    try:
-        return run(False)
-    except psycopg.DataError as error:
-        if "NUL" not in str(error):
-            raise
-    return run(True)
-
-
 class BatchedSql:
     """:class:`bot.store.sql.Sql` for the writer: statements are bound on the client and kept
     until one's result is read (or the transaction ends), then sent as one query, a round
@@ -235,15 +216,9 @@ class BatchedSql:
     psycopg's per-statement machinery, made the bot on a server half as fast
     (bench/exchanges.py); what is sent and in what order is unchanged."""
 
-    __slots__ = ("_cursor", "_kept", "_prepared", "_results", "without_nul")
+    __slots__ = ("_cursor", "_kept", "_prepared", "_results")
 
-    def __init__(
-        self,
-        connection: psycopg.Connection[Any],
-        prepared: dict[str, str],
-        *,
-        without_nul: bool = False,
-    ) -> None:
+    def __init__(self, connection: psycopg.Connection[Any], prepared: dict[str, str]) -> None:
         """``prepared``: how to run each statement the connection has prepared, by its text
         (the caller empties it, and the server's, when a batch fails: its ``PREPARE`` went
         too)."""
@@ -251,10 +226,9 @@ class BatchedSql:
         self._kept: list[str] = []
         self._results: list[_Result] = []
         self._prepared = prepared
-        self.without_nul = without_nul
 
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Rows:
-        values = tuple(_no_nul(parameters) if self.without_nul else parameters)
+        values = tuple(parameters)
         if not values:
             self._kept.append(translated(sql).replace("%%", "%"))
             return _Deferred(self, len(self._results) + len(self._kept) - 1)

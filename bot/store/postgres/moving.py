@@ -47,7 +47,7 @@ def new_postgres_study(url: str, study: str) -> Iterator[Sql]:
                 )
             pg.migrate(conn, schema, schema)
             conn.execute(f"SET LOCAL search_path TO {pg.quoted(schema)}")
-            sql = pg.PostgresSql(conn, without_nul=True)  # as the copy is checked
+            sql = pg.PostgresSql(conn)
             yield sql
             for table in IDENTITIES:  # the numbering goes on after the copied rows
                 sql.execute(

@@ -203,16 +203,14 @@ class PostgresStore(RelationalStore):
     async def _commit(self, jobs: list[Job]) -> list[Any]:
         assert self._writer_line is not None
         prepared, known = self._prepared, self._known
-        return await self._writer_line.run(
-            lambda conn: pg.nul_safe(lambda clean: _run(conn, jobs, prepared, known, clean))
-        )
+        return await self._writer_line.run(lambda conn: _run(conn, jobs, prepared, known))
 
     async def _read(self, query: Callable[[Sql], T]) -> T:
-        def read(conn: psycopg.Connection[Any], clean: bool) -> T:
+        def read(conn: psycopg.Connection[Any]) -> T:
             with conn.transaction():
-                return query(pg.PostgresSql(conn, without_nul=clean))
+                return query(pg.PostgresSql(conn))
 
-        return await self._reader.run(lambda conn: pg.nul_safe(lambda clean: read(conn, clean)))
+        return await self._reader.run(read)
 
     async def changes(self) -> int:
         def query(conn: psycopg.Connection[Any]) -> int:
@@ -231,8 +229,10 @@ class PostgresStore(RelationalStore):
 
     async def _after_erasure(self) -> None:
         """Rewrite every table of the study, so that no file of the server keeps the
-        erased rows (``VACUUM`` runs outside a transaction, here on the writer's line
-        between two batches)."""
+        erased rows, and analyse it again, so that the planner's statistics (``pg_stats``,
+        which every role that reads the study reads: most common values, histogram bounds)
+        no longer show the erased words (``VACUUM`` runs outside a transaction, here on the
+        writer's line between two batches)."""
 
         def vacuum(conn: psycopg.Connection[Any]) -> None:
             tables = conn.execute(
@@ -240,8 +240,9 @@ class PostgresStore(RelationalStore):
                 " WHERE n.nspname = %s AND c.relkind = 'r' ORDER BY c.relname",
                 (self.study,),
             ).fetchall()
-            for (table,) in tables:
-                conn.execute(f"VACUUM FULL {pg.quoted(self.study)}.{pg.quoted(table)}")
+            for (table,) in tables:  # never prepared by psycopg: a VACUUM cannot be
+                name = f"{pg.quoted(self.study)}.{pg.quoted(table)}"
+                conn.execute(f"VACUUM (FULL, ANALYZE) {name}", prepare=False)
 
         line = self._writer_line
         if line is None:
@@ -291,14 +292,13 @@ def _run(
     jobs: list[Job],
     prepared: dict[str, str],
     known: _Known,
-    without_nul: bool,
 ) -> list[Any]:
     """The batch in one transaction, its statements sent together until a job reads an
     answer (``BatchedSql``): ``BEGIN`` goes with the first of them and ``COMMIT`` with the
     last, so that a batch costs one round trip to the server, two when a job reads an
     answer; once more, with the sequence read, when another writer committed in between."""
     while True:
-        sql = pg.BatchedSql(conn, prepared, without_nul=without_nul)
+        sql = pg.BatchedSql(conn, prepared)
         try:
             sql.execute("BEGIN")
             # one writer at a time: the row lock serialises the study's writers
@@ -314,11 +314,13 @@ def _run(
             sql.flush()
         except BaseException as error:
             someone_else = isinstance(error, psycopg.Error) and error.sqlstate == _NOT_OURS
+            # never prepared by psycopg itself: a DEALLOCATE ALL prepared as one of its own
+            # statements would drop itself, and the next failed batch would find it gone
             if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                conn.execute("ROLLBACK")
+                conn.execute("ROLLBACK", prepare=False)
             if prepared:  # what this batch prepared went with it: start again from none
                 prepared.clear()
-                conn.execute("DEALLOCATE ALL")
+                conn.execute("DEALLOCATE ALL", prepare=False)
             if someone_else and known.revision is not None:
                 known.forget()
                 continue

@@ -23,6 +23,7 @@ from typing import Protocol, TextIO
 
 from bot.core.conversation import Conversation, SystemReply, Turn
 from bot.core.phenomena import StressType
+from bot.core.storable_text import storable, storable_reply
 from bot.engine.phases.dialogue import with_tool_success
 from bot.store.interface import ConsoleReadModel, StressTests
 from bot.store.model import SessionRecord
@@ -274,13 +275,16 @@ async def _converse(
         )
         try:
             async with pace.call():
-                reply = await asyncio.wait_for(system.respond(conversation), pace.limit)
+                answer = await asyncio.wait_for(system.respond(conversation), pace.limit)
+            reply = storable_reply(answer)  # outside text, made storable at its door
         except SystemFailure as error:
-            return ReplyTaken(error=str(error) or type(error).__name__), n + 1 < len(lines)
+            said = storable(str(error)) or type(error).__name__
+            return ReplyTaken(error=said), n + 1 < len(lines)
         except TimeoutError:
             return ReplyTaken(error=f"no reply within {pace.limit:g} s"), n + 1 < len(lines)
         except Exception as error:  # garbage from a system under test is its failure, not ours
-            return ReplyTaken(error=f"{type(error).__name__}: {error}"), n + 1 < len(lines)
+            said = storable(f"{type(error).__name__}: {error}")
+            return ReplyTaken(error=said), n + 1 < len(lines)
         history.append(Turn(line, "\n\n".join(reply.texts)))
     reply = with_tool_success(reply)  # a tool call that ended the task, as the bot logs it
     names = set(reply.events) | set(reply.event_data)
