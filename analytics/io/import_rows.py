@@ -4,6 +4,7 @@ the answer the bot would have stored for it (with its moment, and the system it 
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,12 +27,14 @@ rates and its origin have columns of their own)."""
 
 def csv_file(raw: bytes, aliases: Mapping[str, str] | None = None) -> csv.DictReader[str] | str:
     """An imported CSV file's rows, keyed by its header in lower case (``aliases`` renaming
-    some names), or why it cannot be read: a file from a spreadsheet may start with a BOM."""
+    some names), or why it cannot be read: a file from a spreadsheet may start with a BOM.
+    Rows end where the CSV says (CR, LF or CRLF outside quotes), never at a U+2028 or U+0085
+    inside a cell."""
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         return f"not UTF-8 text ({error})"
-    reader = csv.DictReader(text.splitlines(keepends=True))
+    reader = csv.DictReader(io.StringIO(text, newline=""))
     names = aliases or {}
     reader.fieldnames = [
         names.get(h.strip().lower(), h.strip().lower()) for h in reader.fieldnames or []
