@@ -14,8 +14,9 @@ Imported answers are stored with their origin (import), their moment and the sys
 rate (for answers that have no Telegram session), as columns; an event records each
 import (file name, SHA-256, counts). New participants get the pseudonym given in the
 file, which must look like one (letters and digits, at least one digit: ``P017``), never a
-name, and are stored as imported: the bot never resumes them. A cell the export
-neutralised for spreadsheets (``'=…``) is read back as it was written (``=…``).
+name, and are stored as imported: the bot never resumes them. A row of someone erased (their
+pseudonym, or a session of theirs, in the erasure ledger) is refused, one line each. A cell
+the export neutralised for spreadsheets (``'=…``) is read back as it was written (``=…``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from analytics.io.import_rows import Problem, RowChecker, csv_file
+from analytics.io.import_rows import Problem, RowChecker, csv_file, kept_out
 from bot.core.researcher_files import restored
 from bot.store import open_store
 from bot.store.blocking import run_blocking
@@ -143,6 +144,10 @@ async def _run(
         start, line = line + 1, reader.line_num
         record = {k: restored(v) if isinstance(v, str) else v for k, v in read.items()}
         if not any((v or "").strip() for v in record.values() if isinstance(v, str)):
+            continue
+        refused = kept_out(context.erased, record, "participant_id", "session_id")
+        if refused is not None:
+            problems.append(Problem(start, refused))
             continue
         found, answer = checker.check(record, start)
         person = answer.participant_id if answer else (record.get("participant_id") or "").strip()

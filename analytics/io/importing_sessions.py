@@ -15,7 +15,8 @@ Every row is checked against the stored study (its systems and scenarios) and ev
 told with its line; then all rows are written through the store in one transaction, or none.
 The participants are new ones, each named by a pseudonym (``P017``), never a name, and stored
 as imported, which the bot never resumes: a participant already in the database (one who came
-through Telegram, or an earlier import) is refused, because their sessions are the bot's.
+through Telegram, or an earlier import) is refused, because their sessions are the bot's,
+and so is one the erasure ledger names (erased: they do not come back), one line each.
 Answers about the sessions follow with ``ozlab import responses`` and their ``session_id``.
 """
 
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from analytics.io.import_rows import Problem, csv_file, moment, whole_number
+from analytics.io.import_rows import Problem, csv_file, kept_out, moment, whole_number
 from analytics.io.importing import _PSEUDONYM, _study, on_store
 from bot.core.researcher_files import restored
 from bot.core.vocabulary import Consent, EndReason, SessionState
@@ -118,6 +119,10 @@ async def _run(
         start, line = line + 1, reader.line_num
         row = {k: restored(v) if isinstance(v, str) else "" for k, v in read.items()}
         if not any(v.strip() for v in row.values()):
+            continue
+        refused = kept_out(context.erased, row, "participant", "session")
+        if refused is not None:
+            problems.append(Problem(start, refused))
             continue
         found, session = checker.check(row, start)
         problems += [Problem(start, message) for message in found]

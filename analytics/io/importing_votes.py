@@ -8,8 +8,9 @@ default: annotator for ``acute``, else participant), ``strength``, ``scenario``,
 and ``time`` (Unix seconds or ISO 8601; without: the import's) may be given. Any other
 column is refused: a misspelt one would otherwise be lost. Every row is checked as the bot
 checks its own votes (the systems are the study's, a session stored is the rater's, the
-words are the vocabulary's) and every problem told with its line and field; then all are
-written through the store in one transaction, or none.
+words are the vocabulary's, the rater and the session not erased: the erasure ledger keeps
+them out) and every problem told with its line and field; then all are written through the
+store in one transaction, or none.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from analytics.io.import_rows import Problem, csv_file, moment, whole_number
+from analytics.io.import_rows import Problem, csv_file, kept_out, moment, whole_number
 from analytics.io.importing import _study, on_store
 from bot.core.researcher_files import restored
 from bot.core.vocabulary import FlagReason, RaterKind, Strength, VoteSource, Winner
@@ -102,6 +103,10 @@ async def _run(
         start, line = line + 1, reader.line_num
         row = {k: restored(v) if isinstance(v, str) else "" for k, v in read.items()}
         if not any(v.strip() for v in row.values()):
+            continue
+        refused = kept_out(context.erased, row, "rater", "session")
+        if refused is not None:
+            problems.append(Problem(start, refused))
             continue
         found, vote = checker.check(row)
         if vote is not None:
