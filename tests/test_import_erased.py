@@ -176,3 +176,19 @@ def test_a_vote_by_them_or_about_their_session_is_refused(
     assert person.encode() not in database_bytes(db)
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM votes").fetchone() == (0,)
+
+
+def test_a_rating_of_their_conversation_is_refused(
+    erased: tuple[Path, str, str, Path], tmp_path: Path
+) -> None:
+    db, _, session, _ = erased
+    file = write_csv(
+        tmp_path / "ratings.csv",
+        [["target", "annotator", "item", "value"], [f"{session}#1", "A1", "useful", "2"]],
+    )
+    status, _, err = ozlab(
+        "import", "annotations", str(file), "--db", str(db), "--instrument", "back-rating"
+    )
+    assert status == 3
+    [line] = refused_lines(err, file)
+    assert line.startswith(f"{file}:2: ") and "erased" in line

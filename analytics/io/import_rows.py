@@ -14,6 +14,7 @@ from typing import Any
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS
 from bot.core.vocabulary import AnswerStatus, Moment
 from bot.store.erasure import ledger_digest
+from bot.store.interface import OperatorTasks
 from bot.store.model import ImportedAnswer
 from questionnaires.models import MultiChoiceItem, RankingItem, SliderItem, TextItem
 from scenarios.models import StudyBundle
@@ -43,20 +44,25 @@ def csv_file(raw: bytes, aliases: Mapping[str, str] | None = None) -> csv.DictRe
     return reader
 
 
+async def erased(store: OperatorTasks) -> frozenset[str]:
+    """The erasure ledger's digests: who may not come back through an import (the one
+    authority, for pseudonyms of every kind, participants' and annotators' alike)."""
+    return frozenset(line.digest for line in await store.erasure_ledger())
+
+
 def kept_out(
-    erased: frozenset[str], row: Mapping[str, Any], person: str, session: str
+    ledger: frozenset[str], row: Mapping[str, Any], person: str, session: str
 ) -> str | None:
-    """Why a row may not come in, when it names someone erased: the erasure ledger (the
-    digests ``erased``) is the one authority, whatever the pseudonym's kind (participant or
-    annotator), for the pseudonym in column ``person`` and for the owner of the session in
-    column ``session`` (a session id is its participant's pseudonym and the task, ``P017-2``;
-    an ACUTE pair is two, ``a~b``)."""
+    """Why a row may not come in, when it names someone erased: the pseudonym in column
+    ``person``, or the owner of the session in column ``session`` (a session id is its
+    participant's pseudonym and the task, ``P017-2``; an exchange adds ``#TURN``; an ACUTE
+    pair is two, ``a~b``), has its digest in ``ledger`` (:func:`erased`)."""
     who = str(row.get(person) or "").strip()
-    if who and ledger_digest(who) in erased:
+    if who and ledger_digest(who) in ledger:
         return f"{who!r} was erased: the erasure ledger keeps them out of every import"
     for one in str(row.get(session) or "").strip().split("~"):
-        owner = one.rpartition("-")[0]
-        if owner and ledger_digest(owner) in erased:
+        owner = one.partition("#")[0].rpartition("-")[0]
+        if owner and ledger_digest(owner) in ledger:
             return f"session {one!r} was erased with its participant: the ledger keeps it out"
     return None
 

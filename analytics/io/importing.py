@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from analytics.io.import_rows import Problem, RowChecker, csv_file, kept_out
+from analytics.io.import_rows import Problem, RowChecker, csv_file, erased, kept_out
 from bot.core.researcher_files import restored
 from bot.store import open_store
 from bot.store.blocking import run_blocking
 from bot.store.definition import definition_json
-from bot.store.interface import Imports, StudyDefinitions, StudyStore
+from bot.store.interface import Imports, OperatorTasks, StudyDefinitions, StudyStore
 from bot.store.model import ImportedAnswer
 from bot.store.opening import locate
 from scenarios.models import StudyBundle
@@ -79,7 +79,7 @@ def import_responses(
     )
 
 
-class ImportingStore(Imports, StudyDefinitions, Protocol):
+class ImportingStore(Imports, StudyDefinitions, OperatorTasks, Protocol):
     """The roles an import of answers uses: the import, and the study it is checked against."""
 
 
@@ -133,6 +133,7 @@ async def _run(
         wanted = ", ".join(missing) or "value, label or text"
         return ImportResult(study_id, 0, 0, 0, (Problem(1, f"missing column(s): {wanted}"),))
     context = await store.import_context(study_id)
+    ledger = await erased(store)
     checker = RowChecker(bundle, dict(context.sessions), now)
     people = dict(context.participants)
     problems: list[Problem] = []
@@ -145,7 +146,7 @@ async def _run(
         record = {k: restored(v) if isinstance(v, str) else v for k, v in read.items()}
         if not any((v or "").strip() for v in record.values() if isinstance(v, str)):
             continue
-        refused = kept_out(context.erased, record, "participant_id", "session_id")
+        refused = kept_out(ledger, record, "participant_id", "session_id")
         if refused is not None:
             problems.append(Problem(start, refused))
             continue

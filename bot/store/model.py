@@ -203,9 +203,6 @@ class ImportContext:
 
     sessions: Mapping[str, tuple[str, str]]  # session id -> (participant id, system id)
     participants: Mapping[str, str]  # participant id -> study id
-    erased: frozenset[str] = frozenset()
-    """The erasure ledger's digests (of pseudonyms, a participant's or an annotator's): who
-    may not come back through an import."""
 
 
 @dataclass(frozen=True)

@@ -261,7 +261,6 @@ def import_context(conn: Sql, study_id: str) -> ImportContext:
     return ImportContext(
         sessions={sid: (pid, system) for sid, pid, system in sessions},
         participants=dict(people),
-        erased=frozenset(str(d) for (d,) in conn.execute("SELECT digest FROM erasures")),
     )
 
 
