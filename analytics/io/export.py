@@ -19,9 +19,10 @@ one time a format writes of its own (the ``.sav`` header's creation time) is
 ``SOURCE_DATE_EPOCH`` when that is set, as reproducible builds do.
 
 The files hold participants' words: each is its owner's only (0600, the folders made for them
-0700), and a CSV's text cell that a spreadsheet would evaluate as a formula (``=``, ``+``,
-``-``, ``@``, a tab or a carriage return first, on any of its lines) starts that line with
-``'`` (:mod:`bot.core.researcher_files`; numbers are never touched). Parquet, ``.sav`` and
+0700) and entered in the study's register of files written (an erasure names them); a CSV's
+text cell that a spreadsheet would evaluate as a formula (``=``, ``+``, ``-``, ``@``, a tab
+or a carriage return first, on any of its lines) starts that line with ``'``
+(:mod:`bot.core.researcher_files`; numbers are never touched). Parquet, ``.sav`` and
 ``raw_csv`` keep every text as written.
 """
 
@@ -45,7 +46,8 @@ from analytics.data.selecting import load_study
 from analytics.io.progress import steps
 from bot.core.errors import StudyDataError
 from bot.core.researcher_files import private_file, private_folder, private_path, write_rows
-from bot.core.vocabulary import AnswerStatus, CommandKind, EventKind, Moment
+from bot.core.vocabulary import AnswerStatus, CommandKind, EventKind, Moment, WrittenKind
+from bot.rights.register import register_written
 
 FORMATS = ("csv", "parquet", "sav")
 
@@ -389,6 +391,7 @@ def export_study(
         for name, table in found.items():
             step(name)
             written.append(_write(table, out / f"{name}.{fmt}", fmt, raw_csv=raw_csv))
+    register_written(db, WrittenKind.EXPORT, written, study=study)
     return written
 
 

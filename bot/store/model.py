@@ -28,6 +28,7 @@ from bot.core.vocabulary import (
     PaymentStatus,
     RatingOutcome,
     SessionState,
+    WrittenKind,
 )
 
 if TYPE_CHECKING:
@@ -84,6 +85,16 @@ class Erased:
     commands: int
     pending_updates: int
     votes: int = 0
+
+
+@dataclass(frozen=True)
+class WrittenFile:
+    """One line of the register of files written with participants' data: where (an
+    absolute path on the machine that wrote it), what, and when last."""
+
+    path: str
+    kind: WrittenKind
+    written_at: float
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,83 @@
+"""What an erasure cannot reach: the files ozlab wrote with participants' data before it.
+An export's tables and a report are entered in the study's register of files written;
+``ozlab erase`` then names each one still there (not one deleted meanwhile), with its kind,
+for the researcher to delete or write again. As a researcher does it: simulated
+participants through the real bot, then the commands and their files."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from bot.pilot.demo import play_study
+from scenarios.loading import load_study
+from tests.test_import_erased import QUESTIONNAIRE, SCENARIO, STUDY
+
+pytestmark = pytest.mark.slow  # whole commands: make test, not make check
+
+BEYOND = "written before this erasure, beyond its reach (delete it or write it again): "
+
+
+def ozlab(*args: str) -> tuple[int, str, str]:
+    """``ozlab ARGS`` in this process: its status, what it printed, what it told."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(list(args))
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_the_erasure_names_the_files_written_before_it(tmp_path: Path) -> None:
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "questionnaires").mkdir()
+    (tmp_path / "scenarios" / "ask.yaml").write_text(SCENARIO)
+    (tmp_path / "questionnaires" / "back-rating.yaml").write_text(QUESTIONNAIRE)
+    (tmp_path / "study.yaml").write_text(STUDY)
+    db = tmp_path / "study.sqlite"
+    asyncio.run(play_study(load_study(tmp_path / "study.yaml"), db, participants=2, seed=1))
+    with sqlite3.connect(db) as conn:
+        [(person,)] = conn.execute("SELECT id FROM participants ORDER BY id LIMIT 1").fetchall()
+
+    status, printed, err = ozlab("export", "--db", str(db), "--out", str(tmp_path / "export"))
+    assert status == 0 and "register" not in err
+    exported = [Path(line) for line in printed.split()]
+    report = tmp_path / "reports" / "report.md"
+    assert ozlab("report", "--db", str(db), "--out", str(report))[0] == 0
+    gone = tmp_path / "export" / "codebook.csv"
+    gone.unlink()  # deleted by the researcher: nothing to name
+
+    status, printed, _ = ozlab("erase", "--db", str(db), person)
+    assert status == 0
+    lines = printed.splitlines()
+    assert lines[0].startswith(f"erased {person}: ")
+    named = {line.removeprefix(BEYOND).rsplit(" (", 1)[0]: line for line in lines[1:]}
+    assert set(named) == {str(p.resolve()) for p in [*exported, report] if p != gone}
+    assert all(line.startswith(BEYOND) for line in lines[1:])
+    assert re.search(r" \(report, \d{4}-\d\d-\d\d \d\d:\d\d UTC\)$", named[str(report.resolve())])
+    assert " (export, " in named[str(exported[0].resolve())]
+
+
+def test_a_study_the_register_cannot_take_still_gets_its_files(tmp_path: Path) -> None:
+    """A file of an older ozlab is read, never upgraded, by an export: the files are written,
+    and one line says they are not in the register."""
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "questionnaires").mkdir()
+    (tmp_path / "scenarios" / "ask.yaml").write_text(SCENARIO)
+    (tmp_path / "questionnaires" / "back-rating.yaml").write_text(QUESTIONNAIRE)
+    (tmp_path / "study.yaml").write_text(STUDY)
+    db = tmp_path / "study.sqlite"
+    asyncio.run(play_study(load_study(tmp_path / "study.yaml"), db, participants=1, seed=1))
+    with sqlite3.connect(db) as conn:
+        conn.execute("DROP TABLE written_files")
+        [(version,)] = conn.execute("PRAGMA user_version").fetchall()
+        conn.execute(f"PRAGMA user_version={version - 1}")
+    status, printed, err = ozlab("export", "--db", str(db), "--out", str(tmp_path / "export"))
+    assert status == 0 and all(Path(p).is_file() for p in printed.split())
+    [told] = [line for line in err.splitlines() if "register" in line]
+    assert told.startswith("ozlab: ") and "not entered in the study's register" in told
