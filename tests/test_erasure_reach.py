@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
+from bot.core.privacy import SECRET_ENV
 from bot.pilot.demo import play_study
 from scenarios.loading import load_study
 from tests.test_import_erased import QUESTIONNAIRE, SCENARIO, STUDY
@@ -81,3 +82,25 @@ def test_a_study_the_register_cannot_take_still_gets_its_files(tmp_path: Path) -
     assert status == 0 and all(Path(p).is_file() for p in printed.split())
     [told] = [line for line in err.splitlines() if "register" in line]
     assert told.startswith("ozlab: ") and "not entered in the study's register" in told
+
+
+def test_a_payments_file_is_named_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Platform ids are a person's data: the payments CSV is in the register (standard
+    output is not a file, and is not)."""
+    db, out = tmp_path / "study.sqlite", tmp_path / "payments.csv"
+    invite = ("invite", "--db", str(db), "--n", "1", "--bot", "lab_bot")
+    assert ozlab(*invite, "--out", str(tmp_path / "invitations.csv"))[0] == 0
+    monkeypatch.setenv(SECRET_ENV, "a-secret-long-enough-for-ozlab")
+    assert ozlab("export", "payments", "--db", str(db))[0] == 0
+    assert ozlab("export", "payments", "--db", str(db), "--out", str(out))[0] == 0
+    status, printed, _ = ozlab("erase", "--db", str(db), "P1")
+    assert status == 0
+    assert (
+        printed.splitlines()[1:]
+        == [
+            line
+            for line in printed.splitlines()[1:]
+            if line.startswith(f"{BEYOND}{out.resolve()} (payments, ")
+        ]
+        != []
+    )
