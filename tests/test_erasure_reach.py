@@ -6,42 +6,22 @@ participants through the real bot, then the commands and their files."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import io
 import re
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from bot.cli import main
 from bot.core.privacy import SECRET_ENV
-from bot.pilot.demo import play_study
-from scenarios.loading import load_study
-from tests.test_import_erased import QUESTIONNAIRE, SCENARIO, STUDY
+from tests.test_import_erased import ozlab, played
 
 pytestmark = pytest.mark.slow  # whole commands: make test, not make check
 
 BEYOND = "written before this erasure, beyond its reach (delete it or write it again): "
 
 
-def ozlab(*args: str) -> tuple[int, str, str]:
-    """``ozlab ARGS`` in this process: its status, what it printed, what it told."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(list(args))
-    return status, out.getvalue(), err.getvalue()
-
-
 def test_the_erasure_names_the_files_written_before_it(tmp_path: Path) -> None:
-    (tmp_path / "scenarios").mkdir()
-    (tmp_path / "questionnaires").mkdir()
-    (tmp_path / "scenarios" / "ask.yaml").write_text(SCENARIO)
-    (tmp_path / "questionnaires" / "back-rating.yaml").write_text(QUESTIONNAIRE)
-    (tmp_path / "study.yaml").write_text(STUDY)
-    db = tmp_path / "study.sqlite"
-    asyncio.run(play_study(load_study(tmp_path / "study.yaml"), db, participants=2, seed=1))
+    db = played(tmp_path, participants=2)
     with sqlite3.connect(db) as conn:
         [(person,)] = conn.execute("SELECT id FROM participants ORDER BY id LIMIT 1").fetchall()
 
@@ -67,13 +47,7 @@ def test_the_erasure_names_the_files_written_before_it(tmp_path: Path) -> None:
 def test_a_study_the_register_cannot_take_still_gets_its_files(tmp_path: Path) -> None:
     """A file of an older ozlab is read, never upgraded, by an export: the files are written,
     and one line says they are not in the register."""
-    (tmp_path / "scenarios").mkdir()
-    (tmp_path / "questionnaires").mkdir()
-    (tmp_path / "scenarios" / "ask.yaml").write_text(SCENARIO)
-    (tmp_path / "questionnaires" / "back-rating.yaml").write_text(QUESTIONNAIRE)
-    (tmp_path / "study.yaml").write_text(STUDY)
-    db = tmp_path / "study.sqlite"
-    asyncio.run(play_study(load_study(tmp_path / "study.yaml"), db, participants=1, seed=1))
+    db = played(tmp_path, participants=1)
     with sqlite3.connect(db) as conn:
         conn.execute("DROP TABLE written_files")
         [(version,)] = conn.execute("PRAGMA user_version").fetchall()

@@ -67,6 +67,21 @@ def ozlab(*args: str) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
+def played(folder: Path, participants: int) -> Path:
+    """A small study written into ``folder`` and played by simulated participants through
+    the real bot; its database."""
+    (folder / "scenarios").mkdir()
+    (folder / "questionnaires").mkdir()
+    (folder / "scenarios" / "ask.yaml").write_text(SCENARIO)
+    (folder / "questionnaires" / "back-rating.yaml").write_text(QUESTIONNAIRE)
+    (folder / "study.yaml").write_text(STUDY)
+    db = folder / "study.sqlite"
+    asyncio.run(
+        play_study(load_study(folder / "study.yaml"), db, participants=participants, seed=1)
+    )
+    return db
+
+
 def write_csv(path: Path, rows: list[list[str]]) -> Path:
     with path.open("w", newline="", encoding="utf-8") as handle:
         csv.writer(handle).writerows(rows)
@@ -82,13 +97,7 @@ def erased(tmp_path: Path) -> tuple[Path, str, str, Path]:
     """A study of two participants, a vote by the first about their own session, an export
     taken then; and the first erased after it. Returns the database, the erased one's
     pseudonym and session, and the export's folder."""
-    (tmp_path / "scenarios").mkdir()
-    (tmp_path / "questionnaires").mkdir()
-    (tmp_path / "scenarios" / "ask.yaml").write_text(SCENARIO)
-    (tmp_path / "questionnaires" / "back-rating.yaml").write_text(QUESTIONNAIRE)
-    (tmp_path / "study.yaml").write_text(STUDY)
-    db = tmp_path / "back.sqlite"
-    asyncio.run(play_study(load_study(tmp_path / "study.yaml"), db, participants=2, seed=1))
+    db = played(tmp_path, participants=2)
     with sqlite3.connect(db) as conn:
         [(session, person)] = conn.execute(
             "SELECT id, participant_id FROM sessions ORDER BY id LIMIT 1"
