@@ -105,7 +105,8 @@ async def _erase(
     privacy = Privacy(secret) if len(secret) >= 16 else None
     store = await open_store(request.db, clock, access=Access.ATTACH)
     try:
-        started, lines = clock(), list[str]()
+        lines: list[str] = []
+        started = clock()
         targets = list(request.participants)
         if request.expired:
             targets += await _expired(store, clock())
