@@ -43,6 +43,8 @@ FILE_MODE = 0o600
 FOLDER_MODE = 0o700
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"  # those str.splitlines knows
+_BREAK = re.compile(f"[{_LINE_BREAKS}]")
 
 
 def _runs(line: str, last: bool) -> bool:
@@ -61,6 +63,8 @@ def _lines(cell: str) -> list[tuple[str, bool]]:
 def neutralised(cell: str) -> str:
     """``cell`` as a CSV holds it: a leading ``'`` on every line a spreadsheet would
     evaluate."""
+    if _BREAK.search(cell) is None:  # most cells: one line, not split
+        return "'" + cell if _runs(cell, True) else cell
     return "".join("'" + line if _runs(line, last) else line for line, last in _lines(cell))
 
 
@@ -87,23 +91,23 @@ def write_rows(
         )
 
 
-_QUOTED = re.compile('[",\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]')
+_QUOTED = re.compile(f'[",{_LINE_BREAKS}]')
 """What a field is quoted for: the delimiter, the quote, and every line break
 :meth:`str.splitlines` knows (the csv module quotes only those of its line terminator, so a
 bare CR was left unquoted under ``\\n``, and a spreadsheet ended the row there)."""
+_QUOTE_OR_BREAK = re.compile(f'["{_LINE_BREAKS}]')
+
+
+def _field(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"' if _QUOTED.search(text) else text
 
 
 def _record(cells: Iterable[object]) -> str:
     fields = ["" if cell is None else str(cell) for cell in cells]
-    if fields == [""]:
-        return '""\n'  # a row of one empty cell, not an empty line that readers skip
-    return (
-        ",".join(
-            '"' + field.replace('"', '""') + '"' if _QUOTED.search(field) else field
-            for field in fields
-        )
-        + "\n"
-    )
+    line = ",".join(fields)
+    if line.count(",") != len(fields) - 1 or _QUOTE_OR_BREAK.search(line):  # some need quotes
+        line = ",".join(map(_field, fields))
+    return (line or '""') + "\n"  # a row of one empty cell, not an empty line readers skip
 
 
 def private_folder(folder: Path) -> Path:
