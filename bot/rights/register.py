@@ -29,6 +29,8 @@ def register_written(
     """``paths``, just written from ``db``, entered in its register as ``kind``. When the
     study cannot take them (a file of an older ozlab, one that cannot be written), one line
     says so on standard error: the files are written all the same."""
+    if not paths:
+        return
 
     async def enter() -> None:
         store = await open_store(db, access=Access.ATTACH, study=study)
@@ -37,8 +39,6 @@ def register_written(
         finally:
             await store.close()
 
-    if not paths:
-        return
     try:
         run_blocking(enter)
     except StoreError as error:
