@@ -16,9 +16,11 @@ from pathlib import Path
 import pytest
 
 from bot.core.privacy import SECRET_ENV
+from bot.core.vocabulary import WrittenKind
 from tests.annotation_support import stored_study
 from tests.conftest import SECRET
 from tests.e2e_support import PROJECT_ROOT
+from tests.store_reads import reading
 
 pytestmark = pytest.mark.slow  # whole commands, reports or renderings: make test, not make check
 
@@ -154,6 +156,13 @@ def test_every_report_and_its_figures_are_their_owners_only(demo_db: Path, tmp_p
     assert len(figures) > 4 and figures == {".": 0o700} | {
         name: 0o600 for name in figures if name != "."
     }
+    # each is in the study's register of files written, which an erasure reads
+    registered = {f.path: f.kind for f in reading(demo_db, lambda store: store.registered_files())}
+    for folder, kind in (
+        (reports, WrittenKind.REPORT),
+        (tmp_path / "figures", WrittenKind.FIGURES),
+    ):
+        assert {str(p): kind for p in folder.iterdir()}.items() <= registered.items()
 
 
 def test_a_latex_report_its_tables_and_figures_are_their_owners_only(
@@ -165,6 +174,9 @@ def test_a_latex_report_its_tables_and_figures_are_their_owners_only(
     folders = {".", "report-tables", "report-figures"}
     assert len(found) > 6 and folders <= set(found)
     assert found == {name: 0o700 if name in folders else 0o600 for name in found}
+    registered = {f.path: f.kind for f in reading(demo_db, lambda store: store.registered_files())}
+    files = {str(p): WrittenKind.REPORT for p in paper.rglob("*") if p.is_file()}
+    assert files.items() <= registered.items()
 
 
 def test_a_file_that_cannot_be_written_is_one_line(demo_db: Path, tmp_path: Path) -> None:

@@ -7,6 +7,8 @@ tests/fixtures/pairwise_votes.csv for ties as half a win and the clustered sandw
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 from dataclasses import replace
 from pathlib import Path
@@ -359,8 +361,9 @@ def test_rater_bootstrap_intervals_cover_the_true_strengths() -> None:
 
 def test_exported_votes_neutralise_formulas_in_csv(tmp_path: Path) -> None:
     from analytics.data.loading import StudyData
-    from analytics.io.export import spreadsheet_safe
+    from analytics.io.export import csv_cells
     from analytics.io.export_votes import vote_tables
+    from bot.core.researcher_files import write_rows
 
     empty = pd.DataFrame()
     data = StudyData(empty, empty, empty, empty, empty, empty, empty)
@@ -370,8 +373,10 @@ def test_exported_votes_neutralise_formulas_in_csv(tmp_path: Path) -> None:
         question='=HYPERLINK("http://x")',
     )
     (table,) = vote_tables(replace(data, votes=votes, vote_studies=("s", "s"))).values()
-    safe = spreadsheet_safe(table)
-    assert safe["question"].tolist() == ['\'=HYPERLINK("http://x")'] * 2
+    written = io.StringIO()
+    write_rows(written, [c.name for c in table.columns], csv_cells(table))
+    safe = list(csv.DictReader(io.StringIO(written.getvalue())))
+    assert [row["question"] for row in safe] == ['\'=HYPERLINK("http://x")'] * 2
     assert table.frame["winner_system"].tolist() == ["x", "x"]
     assert vote_tables(data) == {}
 

@@ -17,7 +17,7 @@ from tests.conftest import consent, say
 from tests.e2e_support import PROJECT_ROOT, OzlabProcesses
 from tests.postgres_server import PASSWORD, PASSWORD_ROLE, PostgresServer
 from tests.server_commands import here, numbers, ok, one_line, ozlab, report
-from tests.store_reads import tables
+from tests.store_reads import reading, tables
 from tests.stress_support import start_shops
 from tests.terminal_support import Terminal
 
@@ -43,6 +43,10 @@ def test_a_demo_on_postgresql_reports_and_exports_as_on_sqlite(
     ok(here("export", "--db", server, "--study", "hmd", "--out", tmp_path / "from-server"))
     from_file = exported(tmp_path / "from-file")
     assert from_file and exported(tmp_path / "from-server") == from_file
+    # each study's register names the files written from it (what an erasure cannot reach)
+    for db, folder in ((file, "from-file"), (server, "from-server")):
+        registered = reading(db, lambda store: store.registered_files())
+        assert {f.path for f in registered} == {str(p) for p in (tmp_path / folder).iterdir()}
     # a backup of the server's study is a SQLite file the report reads as the original
     backup = tmp_path / "backup.sqlite"
     assert ok(here("backup", "--db", server, "--out", backup)) == ""

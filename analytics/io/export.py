@@ -19,9 +19,11 @@ one time a format writes of its own (the ``.sav`` header's creation time) is
 ``SOURCE_DATE_EPOCH`` when that is set, as reproducible builds do.
 
 The files hold participants' words: each is its owner's only (0600, the folders made for them
-0700), and a CSV's text cell that a spreadsheet would evaluate as a formula (``=``, ``+``,
-``-``, ``@``, a tab or a carriage return first) starts with ``'`` (:mod:`bot.core.researcher_files`;
-numbers are never touched). Parquet, ``.sav`` and ``raw_csv`` keep every text as written.
+0700) and entered in the study's register of files written (an erasure names them); a CSV's
+text cell that a spreadsheet would evaluate as a formula (``=``, ``+``, ``-``, ``@``, a tab
+or a carriage return first, on any of its lines) starts that line with ``'``
+(:mod:`bot.core.researcher_files`; numbers are never touched). Parquet, ``.sav`` and
+``raw_csv`` keep every text as written.
 """
 
 from __future__ import annotations
@@ -43,8 +45,9 @@ from analytics.data.loading import NUMERIC_TYPES, ORDER_TYPES, StudyData
 from analytics.data.selecting import load_study
 from analytics.io.progress import steps
 from bot.core.errors import StudyDataError
-from bot.core.researcher_files import neutralised, private_file, private_folder, private_path
-from bot.core.vocabulary import AnswerStatus, CommandKind, EventKind, Moment
+from bot.core.researcher_files import private_file, private_folder, private_path, write_rows
+from bot.core.vocabulary import AnswerStatus, CommandKind, EventKind, Moment, WrittenKind
+from bot.rights.register import register_written
 
 FORMATS = ("csv", "parquet", "sav")
 
@@ -316,7 +319,8 @@ COLUMNS = [
         "string",
         "string, integer, number (decimal) or time (ISO 8601 UTC). In CSV files a string "
         "that a spreadsheet would run as a formula (one beginning with = + - @, a tab or a "
-        "carriage return, and not a plain number such as -3) starts with ' instead: shown "
+        "carriage return, and not a plain number such as -3) starts with ' instead, and so "
+        "does every line in it after a line break (such a cell is always quoted): shown "
         "as text, never evaluated; the export's --raw-csv, Parquet and .sav keep the text "
         "as written",
     ),
@@ -387,6 +391,7 @@ def export_study(
         for name, table in found.items():
             step(name)
             written.append(_write(table, out / f"{name}.{fmt}", fmt, raw_csv=raw_csv))
+    register_written(db, WrittenKind.EXPORT, written, study=study)
     return written
 
 
@@ -777,20 +782,21 @@ def _write(table: Table, path: Path, fmt: str, *, raw_csv: bool = False) -> Path
     elif fmt == "sav":
         _write_sav(table, private_path(path))
     else:
-        frame = table.frame if raw_csv else spreadsheet_safe(table)
         with private_file(path) as handle:
-            frame.to_csv(handle, index=False, lineterminator="\n", date_format=_ISO)
+            write_rows(handle, [c.name for c in table.columns], csv_cells(table), raw=raw_csv)
     return path
 
 
-def spreadsheet_safe(table: Table) -> pd.DataFrame:
-    """The frame with every text cell a spreadsheet would evaluate neutralised; numbers and
-    times as they are."""
-    frame = table.frame.copy(deep=False)
+def csv_cells(table: Table) -> Iterable[tuple[object, ...]]:
+    """The table's rows as a CSV writes them: numbers as pandas shows them, times in ISO
+    8601, an empty cell for a missing value (the writer neutralises the text)."""
+    columns = []
     for column in table.columns:
-        if column.kind == "string":
-            frame[column.name] = frame[column.name].map(neutralised, na_action="ignore")
-    return frame
+        values = table.frame[column.name]
+        if column.kind == "time":
+            values = values.dt.strftime(_ISO)
+        columns.append(values.astype(object).where(values.notna(), None).tolist())
+    return zip(*columns, strict=True)
 
 
 def _write_sav(table: Table, path: Path) -> None:

@@ -4,6 +4,7 @@ the answer the bot would have stored for it (with its moment, and the system it 
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -13,6 +14,8 @@ from typing import Any
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS
 from bot.core.storable_text import storable
 from bot.core.vocabulary import AnswerStatus, Moment
+from bot.store.erasure import ledger_digest
+from bot.store.interface import OperatorTasks
 from bot.store.model import ImportedAnswer
 from questionnaires.models import MultiChoiceItem, RankingItem, SliderItem, TextItem
 from scenarios.models import StudyBundle
@@ -27,17 +30,42 @@ rates and its origin have columns of their own)."""
 
 def csv_file(raw: bytes, aliases: Mapping[str, str] | None = None) -> csv.DictReader[str] | str:
     """An imported CSV file's rows, keyed by its header in lower case (``aliases`` renaming
-    some names), or why it cannot be read: a file from a spreadsheet may start with a BOM."""
+    some names), or why it cannot be read: a file from a spreadsheet may start with a BOM.
+    Rows end where the CSV says (CR, LF or CRLF outside quotes), never at a U+2028 or U+0085
+    inside a cell."""
     try:
         text = storable(raw.decode("utf-8-sig"))  # a NUL becomes U+FFFD, as on every door
     except UnicodeDecodeError as error:
         return f"not UTF-8 text ({error})"
-    reader = csv.DictReader(text.splitlines(keepends=True))
+    reader = csv.DictReader(io.StringIO(text, newline=""))
     names = aliases or {}
     reader.fieldnames = [
         names.get(h.strip().lower(), h.strip().lower()) for h in reader.fieldnames or []
     ]
     return reader
+
+
+async def erased(store: OperatorTasks) -> frozenset[str]:
+    """The erasure ledger's digests: who may not come back through an import (the one
+    authority, for pseudonyms of every kind, participants' and annotators' alike)."""
+    return frozenset(line.digest for line in await store.erasure_ledger())
+
+
+def kept_out(
+    ledger: frozenset[str], row: Mapping[str, Any], person: str, session: str
+) -> str | None:
+    """Why a row may not come in, when it names someone erased: the pseudonym in column
+    ``person``, or the owner of the session in column ``session`` (a session id is its
+    participant's pseudonym and the task, ``P017-2``; an exchange adds ``#TURN``; an ACUTE
+    pair is two, ``a~b``), has its digest in ``ledger`` (:func:`erased`)."""
+    who = str(row.get(person) or "").strip()
+    if who and ledger_digest(who) in ledger:
+        return f"{who!r} was erased: the erasure ledger keeps them out of every import"
+    for one in str(row.get(session) or "").strip().split("~"):
+        owner = one.partition("#")[0].rpartition("-")[0]
+        if owner and ledger_digest(owner) in ledger:
+            return f"session {one!r} was erased with its participant: the ledger keeps it out"
+    return None
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,9 @@ Imported answers are stored with their origin (import), their moment and the sys
 rate (for answers that have no Telegram session), as columns; an event records each
 import (file name, SHA-256, counts). New participants get the pseudonym given in the
 file, which must look like one (letters and digits, at least one digit: ``P017``), never a
-name, and are stored as imported: the bot never resumes them. A cell the export
-neutralised for spreadsheets (``'=…``) is read back as it was written (``=…``).
+name, and are stored as imported: the bot never resumes them. A row of someone erased (their
+pseudonym, or a session of theirs, in the erasure ledger) is refused, one line each. A cell
+the export neutralised for spreadsheets (``'=…``) is read back as it was written (``=…``).
 """
 
 from __future__ import annotations
@@ -28,12 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from analytics.io.import_rows import Problem, RowChecker, csv_file
+from analytics.io.import_rows import Problem, RowChecker, csv_file, erased, kept_out
 from bot.core.researcher_files import restored
 from bot.store import open_store
 from bot.store.blocking import run_blocking
 from bot.store.definition import definition_json
-from bot.store.interface import Imports, StudyDefinitions, StudyStore
+from bot.store.interface import Imports, OperatorTasks, StudyDefinitions, StudyStore
 from bot.store.model import ImportedAnswer
 from bot.store.opening import locate
 from scenarios.models import StudyBundle
@@ -78,7 +79,7 @@ def import_responses(
     )
 
 
-class ImportingStore(Imports, StudyDefinitions, Protocol):
+class ImportingStore(Imports, StudyDefinitions, OperatorTasks, Protocol):
     """The roles an import of answers uses: the import, and the study it is checked against."""
 
 
@@ -132,6 +133,7 @@ async def _run(
         wanted = ", ".join(missing) or "value, label or text"
         return ImportResult(study_id, 0, 0, 0, (Problem(1, f"missing column(s): {wanted}"),))
     context = await store.import_context(study_id)
+    ledger = await erased(store)
     checker = RowChecker(bundle, dict(context.sessions), now)
     people = dict(context.participants)
     problems: list[Problem] = []
@@ -143,6 +145,10 @@ async def _run(
         start, line = line + 1, reader.line_num
         record = {k: restored(v) if isinstance(v, str) else v for k, v in read.items()}
         if not any((v or "").strip() for v in record.values() if isinstance(v, str)):
+            continue
+        refused = kept_out(ledger, record, "participant_id", "session_id")
+        if refused is not None:
+            problems.append(Problem(start, refused))
             continue
         found, answer = checker.check(record, start)
         person = answer.participant_id if answer else (record.get("participant_id") or "").strip()

@@ -10,11 +10,11 @@ session), ``round`` (first or adjudication) and ``recorded_at`` (Unix seconds or
 Any other column is refused: a misspelt column would otherwise be silently lost.
 
 Every row is checked first (the value against the instrument, as answers are; a target
-that looks like a session id must exist, and so must its exchange), every problem told with
-its line; then all is written in one transaction, or nothing. A target is keyed by job,
-target and level, and keeps its session's system and scenario: ratings of the same id in
-two systems are never pooled, and one annotator's ratings of several targets are never
-duplicates of each other.
+that looks like a session id must exist, and so must its exchange; neither the annotator nor
+the target's participant may be in the erasure ledger), every problem told with its line;
+then all is written in one transaction, or nothing. A target is keyed by job, target and level,
+and keeps its session's system and scenario: ratings of the same id in two systems are never
+pooled, and one annotator's ratings of several targets are never duplicates of each other.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Protocol
 
-from analytics.io.import_rows import Problem, checked_answer, csv_file
+from analytics.io.import_rows import Problem, checked_answer, csv_file, erased, kept_out
 from analytics.io.importing import on_store
 from bot.core.annotation import AnnotatableSession, AnnotationJobRecord, AnnotationTarget
 from bot.core.vocabulary import AnnotationLevel, AnnotationRound
-from bot.store.interface import AnnotationPlanning, Imports, StudyDefinitions
+from bot.store.interface import AnnotationPlanning, Imports, OperatorTasks, StudyDefinitions
 from bot.store.model import ImportedRating
 from questionnaires.models import Questionnaire
 from scenarios.models import StudyBundle
@@ -81,7 +81,7 @@ def _failed(job: str, line: int, message: str) -> RatingsResult:
     return RatingsResult(job, 0, 0, 0, 0, (Problem(line, message),))
 
 
-class RatingsStore(Imports, AnnotationPlanning, StudyDefinitions, Protocol):
+class RatingsStore(Imports, AnnotationPlanning, StudyDefinitions, OperatorTasks, Protocol):
     """The roles an import of ratings uses: the import, the jobs and sessions its targets
     are checked against, and the studies that name the jobs."""
 
@@ -112,6 +112,7 @@ async def _run(
         return _failed(name, 1, f"unknown column(s): {', '.join(unknown)} (allowed: {allowed})")
     sessions = {s.session_id: s for s in await store.annotatable_sessions()}
     checker = _Rows(record.job, questionnaire, levels, sessions, now)
+    ledger = await erased(store)
     problems: list[Problem] = []
     ratings: list[ImportedRating] = []
     first: dict[tuple[object, ...], int] = {}
@@ -119,6 +120,10 @@ async def _run(
     for row in reader:
         start, line = line + 1, reader.line_num
         if not any((v or "").strip() for v in row.values() if isinstance(v, str)):
+            continue
+        refused = kept_out(ledger, row, "annotator", "target")
+        if refused is not None:
+            problems.append(Problem(start, refused))
             continue
         found, rating = checker.check(row, start)
         if rating is not None:

@@ -15,7 +15,8 @@ Every row is checked against the stored study (its systems and scenarios) and ev
 told with its line; then all rows are written through the store in one transaction, or none.
 The participants are new ones, each named by a pseudonym (``P017``), never a name, and stored
 as imported, which the bot never resumes: a participant already in the database (one who came
-through Telegram, or an earlier import) is refused, because their sessions are the bot's.
+through Telegram, or an earlier import) is refused, because their sessions are the bot's,
+and so is one the erasure ledger names (erased: they do not come back), one line each.
 Answers about the sessions follow with ``ozlab import responses`` and their ``session_id``.
 """
 
@@ -27,12 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from analytics.io.import_rows import Problem, csv_file, moment, whole_number
+from analytics.io.import_rows import Problem, csv_file, erased, kept_out, moment, whole_number
 from analytics.io.importing import _PSEUDONYM, _study, on_store
 from bot.core.researcher_files import restored
 from bot.core.vocabulary import Consent, EndReason, SessionState
 from bot.store.definition import definition_json
-from bot.store.interface import Imports, StudyDefinitions
+from bot.store.interface import Imports, OperatorTasks, StudyDefinitions
 from bot.store.model import BulkRows
 from scenarios.models import StudyBundle
 
@@ -82,7 +83,7 @@ def import_sessions(
     return on_store(db, study, clock, lambda store, now: _run(store, raw, study, dry_run, now))
 
 
-class SessionStore(Imports, StudyDefinitions, Protocol):
+class SessionStore(Imports, StudyDefinitions, OperatorTasks, Protocol):
     """The roles an import of sessions uses: the study and participants it is checked
     against, and the rows."""
 
@@ -110,6 +111,7 @@ async def _run(
         allowed = ", ".join((*REQUIRED, *OPTIONAL))
         return _failed(study_id, 1, f"unknown column(s): {', '.join(unknown)} (allowed: {allowed})")
     context = await store.import_context(study_id)
+    ledger = await erased(store)
     checker = _Rows(bundle, context.participants)
     problems: list[Problem] = []
     sessions: list[_Session] = []
@@ -118,6 +120,10 @@ async def _run(
         start, line = line + 1, reader.line_num
         row = {k: restored(v) if isinstance(v, str) else "" for k, v in read.items()}
         if not any(v.strip() for v in row.values()):
+            continue
+        refused = kept_out(ledger, row, "participant", "session")
+        if refused is not None:
+            problems.append(Problem(start, refused))
             continue
         found, session = checker.check(row, start)
         problems += [Problem(start, message) for message in found]

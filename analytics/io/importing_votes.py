@@ -8,8 +8,9 @@ default: annotator for ``acute``, else participant), ``strength``, ``scenario``,
 and ``time`` (Unix seconds or ISO 8601; without: the import's) may be given. Any other
 column is refused: a misspelt one would otherwise be lost. Every row is checked as the bot
 checks its own votes (the systems are the study's, a session stored is the rater's, the
-words are the vocabulary's) and every problem told with its line and field; then all are
-written through the store in one transaction, or none.
+words are the vocabulary's, the rater and the session not erased: the erasure ledger keeps
+them out) and every problem told with its line and field; then all are written through the
+store in one transaction, or none.
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from analytics.io.import_rows import Problem, csv_file, moment, whole_number
+from analytics.io.import_rows import Problem, csv_file, erased, kept_out, moment, whole_number
 from analytics.io.importing import _study, on_store
 from bot.core.researcher_files import restored
 from bot.core.vocabulary import FlagReason, RaterKind, Strength, VoteSource, Winner
 from bot.core.votes import Vote
-from bot.store.interface import Imports, PairwiseVotes, StudyDefinitions
+from bot.store.interface import Imports, OperatorTasks, PairwiseVotes, StudyDefinitions
 from scenarios.models import StudyBundle
 
 __all__ = ["VotesResult", "import_votes"]
@@ -63,7 +64,7 @@ def import_votes(
     return on_store(db, study, clock, lambda store, now: _run(store, raw, study, dry_run, now))
 
 
-class VotingStore(Imports, PairwiseVotes, StudyDefinitions, Protocol):
+class VotingStore(Imports, PairwiseVotes, StudyDefinitions, OperatorTasks, Protocol):
     """The roles an import of votes uses: the study and sessions it is checked against,
     and the votes."""
 
@@ -93,6 +94,7 @@ async def _run(
         allowed = ", ".join((*REQUIRED, *OPTIONAL))
         return _failed(study_id, 1, f"unknown column(s): {', '.join(unknown)} (allowed: {allowed})")
     context = await store.import_context(study_id)
+    ledger = await erased(store)
     checker = _Rows(bundle, context.sessions, now)
     problems: list[Problem] = []
     votes: list[tuple[int, Vote]] = []
@@ -102,6 +104,10 @@ async def _run(
         start, line = line + 1, reader.line_num
         row = {k: restored(v) if isinstance(v, str) else "" for k, v in read.items()}
         if not any(v.strip() for v in row.values()):
+            continue
+        refused = kept_out(ledger, row, "rater", "session")
+        if refused is not None:
+            problems.append(Problem(start, refused))
             continue
         found, vote = checker.check(row)
         if vote is not None:

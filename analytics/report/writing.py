@@ -90,6 +90,8 @@ def report(
     importing = _importing("analytics.report.numbers")  # first: the read needs less
     from analytics.data.selecting import load_study
     from analytics.io.progress import steps
+    from bot.core.vocabulary import WrittenKind
+    from bot.rights.register import register_written
     from bot.store.opening import locate
 
     stdout = sys.stdout if stdout is None else stdout
@@ -116,7 +118,8 @@ def report(
         if fmt == "tex":
             if out is None:  # the command line refused it already, in format_for
                 raise StudyDataError("a LaTeX report needs a file to write: --out report.tex")
-            _write_latex(built, out, source, step, pilot=found)
+            written = _write_latex(built, out, source, step, pilot=found)
+            register_written(db, WrittenKind.REPORT, written, study=study)
             text = None
         else:
             text = _render(
@@ -126,6 +129,7 @@ def report(
             from analytics.report.figures import write_report_figures
 
             drawn = write_report_figures(built, figures, source=source, step=step)
+            register_written(db, WrittenKind.FIGURES, drawn, study=study)
             print(f"{len(drawn)} figure files written to {figures}", file=sys.stderr)
     if text is None:  # printed to the terminal already
         return 0
@@ -137,14 +141,16 @@ def report(
 
         private_folder(out.parent)
         write_private(out, text)  # its owner's only: it quotes participants
+        register_written(db, WrittenKind.REPORT, [out], study=study)
         print(f"Report written to {out}", file=sys.stderr)
     return 0
 
 
 def _write_latex(
     built: Report, out: Path, source: str, step: Steps, *, pilot: PilotFindings | None
-) -> None:
-    """The main file, one file per table and the figures as PDF, beside ``out``."""
+) -> list[Path]:
+    """The main file, one file per table and the figures as PDF, beside ``out``; the
+    paths written."""
     from analytics.report import figures, plots
     from analytics.report.document import Figure
     from analytics.report.present import document
@@ -169,6 +175,7 @@ def _write_latex(
     written = write_latex(blocks, out, draw, write_private, private_folder)
     print(f"Report written to {out} ({len(written) - 1} table and figure files beside it)",
           file=sys.stderr)  # fmt: skip
+    return written
 
 
 def _render(

@@ -28,7 +28,9 @@ def parser(prog: str) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from bot.core.privacy import Privacy
+    from bot.core.vocabulary import WrittenKind
     from bot.recruitment.payments import payment_rows, write_payments
+    from bot.rights.register import register_written
     from bot.store import Access, open_store
 
     secret = os.environ.get(SECRET_ENV, "")
@@ -44,4 +46,6 @@ def run(args: argparse.Namespace) -> int:
             await store.close()
 
     write_payments(asyncio.run(read()), args.out)
+    if args.out is not None:  # platform ids: an erasure names the file
+        register_written(args.db, WrittenKind.PAYMENTS, [args.out])
     return 0

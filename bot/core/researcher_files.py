@@ -9,21 +9,27 @@ database is, whatever the umask; a file written again over a readable one is tig
 **CSV cells** (OWASP's rule against CSV injection): a text cell that begins with ``=``,
 ``+``, ``-``, ``@``, a tab or a carriage return gets a ``'`` before it, so Excel,
 LibreOffice Calc and Google Sheets show it as text instead of evaluating it
-(``=HYPERLINK(...)`` is shown, never followed). Two refinements keep it exact:
+(``=HYPERLINK(...)`` is shown, never followed). The rule holds **per line**: a reader that
+ends a row at a line break inside a cell (a spreadsheet reading an unquoted carriage return,
+a tool that splits at U+2028) starts a row with that line, so every line start of a cell
+(after CR, LF, CRLF and every other break :meth:`str.splitlines` knows: U+0085, U+2028, …)
+gets the same ``'`` when what follows would run; and a cell that holds any line break is
+quoted, whatever the file's line terminator. Two refinements keep it exact:
 
-- a cell that is a plain number (``-3``, ``+2.5``) is a number to a spreadsheet, not a
-  formula, and stays as it is: scale codes from -3 to 3 read as numbers everywhere;
-- a cell that already begins with ``'`` before such a character gets one more, so that
+- a cell (or its last line) that is a plain number (``-3``, ``+2.5``) is a number to a
+  spreadsheet, not a formula, and stays as it is: scale codes from -3 to 3 read as numbers
+  everywhere;
+- a line that already begins with ``'`` before such a character gets one more, so that
   :func:`restored` gives back exactly what was written, whatever a participant typed.
 
 Numeric columns are never touched: only text is. Parquet and ``.sav`` files keep every text
-as written (no spreadsheet evaluates them), and so does ``ozlab export --raw-csv``.
+as written (no spreadsheet evaluates them), and so does ``ozlab export --raw-csv`` (whose
+cells with line breaks are quoted all the same).
 """
 
 from __future__ import annotations
 
 import contextlib
-import csv
 import os
 import re
 import stat
@@ -37,32 +43,71 @@ FILE_MODE = 0o600
 FOLDER_MODE = 0o700
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"  # those str.splitlines knows
+_BREAK = re.compile(f"[{_LINE_BREAKS}]")
 
 
-def _formula(text: str) -> bool:
-    return text.startswith(FORMULA_STARTS) and _NUMBER.fullmatch(text) is None
+def _runs(line: str, last: bool) -> bool:
+    """Whether a spreadsheet would evaluate what starts at this line (with the lines after
+    it, unless ``last``): a formula's first character, not a plain number."""
+    text = line.lstrip("'")
+    return text.startswith(FORMULA_STARTS) and not (last and _NUMBER.fullmatch(text))
+
+
+def _lines(cell: str) -> list[tuple[str, bool]]:
+    """The cell's lines, each with its line break, and whether it is the last."""
+    lines = cell.splitlines(keepends=True)
+    return [(line, n == len(lines) - 1) for n, line in enumerate(lines)]
 
 
 def neutralised(cell: str) -> str:
-    """``cell`` as a CSV holds it: a leading ``'`` when a spreadsheet would evaluate it."""
-    return "'" + cell if _formula(cell.lstrip("'")) else cell
+    """``cell`` as a CSV holds it: a leading ``'`` on every line a spreadsheet would
+    evaluate."""
+    if _BREAK.search(cell) is None:  # most cells: one line, not split
+        return "'" + cell if _runs(cell, True) else cell
+    return "".join("'" + line if _runs(line, last) else line for line, last in _lines(cell))
 
 
 def restored(cell: str) -> str:
-    """What was written, from a cell :func:`neutralised` gave (the exact inverse)."""
-    return cell[1:] if cell.startswith("'") and _formula(cell.lstrip("'")) else cell
+    """What was written, from a cell :func:`neutralised` gave (the exact inverse: a ``'``
+    never makes or joins a line break, so the lines are the same)."""
+    return "".join(
+        line[1:] if line.startswith("'") and _runs(line, last) else line
+        for line, last in _lines(cell)
+    )
 
 
 def write_rows(
     handle: TextIO, header: Iterable[str], rows: Iterable[Iterable[object]], *, raw: bool = False
 ) -> None:
-    """A CSV of ``rows`` under ``header``, every text cell neutralised (unless ``raw``)."""
-    writer = csv.writer(handle)
-    writer.writerow(header)
+    """A CSV of ``rows`` under ``header``, one ``\\n`` a row, every text cell neutralised
+    (unless ``raw``); ``None`` is an empty cell."""
+    handle.write(_record(header))
     for row in rows:
-        writer.writerow(
-            [neutralised(cell) if isinstance(cell, str) and not raw else cell for cell in row]
+        handle.write(
+            _record(
+                neutralised(cell) if isinstance(cell, str) and not raw else cell for cell in row
+            )
         )
+
+
+_QUOTED = re.compile(f'[",{_LINE_BREAKS}]')
+"""What a field is quoted for: the delimiter, the quote, and every line break
+:meth:`str.splitlines` knows (the csv module quotes only those of its line terminator, so a
+bare CR was left unquoted under ``\\n``, and a spreadsheet ended the row there)."""
+_QUOTE_OR_BREAK = re.compile(f'["{_LINE_BREAKS}]')
+
+
+def _field(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"' if _QUOTED.search(text) else text
+
+
+def _record(cells: Iterable[object]) -> str:
+    fields = ["" if cell is None else str(cell) for cell in cells]
+    line = ",".join(fields)
+    if line.count(",") != len(fields) - 1 or _QUOTE_OR_BREAK.search(line):  # some need quotes
+        line = ",".join(map(_field, fields))
+    return (line or '""') + "\n"  # a row of one empty cell, not an empty line readers skip
 
 
 def private_folder(folder: Path) -> Path:
@@ -90,7 +135,7 @@ def private_path(path: Path) -> Path:
 @contextlib.contextmanager
 def private_file(path: Path) -> Iterator[TextIO]:
     """``path`` opened for writing from scratch, owner-only: UTF-8 text, newlines as
-    written (as the csv module needs)."""
+    written (a CSV's own line ends stay as its writer made them)."""
     with os.fdopen(_opened(path), "w", encoding="utf-8", newline="") as handle:
         yield handle
 

@@ -305,6 +305,16 @@ class VoteSource(StrEnum):
     ACUTE = "acute"  # an annotator compared two logged conversations
 
 
+class WrittenKind(StrEnum):
+    """What a file ozlab wrote with participants' data is (its register, which an erasure
+    reads: those files are beyond its reach)."""
+
+    EXPORT = "export"  # a table of ozlab export
+    REPORT = "report"  # ozlab report --out, and the LaTeX tables and figures beside it
+    FIGURES = "figures"  # ozlab report --figures
+    PAYMENTS = "payments"  # ozlab export payments --out: platform ids
+
+
 class RaterKind(StrEnum):
     PARTICIPANT = "participant"
     ANNOTATOR = "annotator"

@@ -3,7 +3,8 @@ for it (the participant's /withdraw, an erase command the running bot carries ou
 erase`` on a request by e-mail or after the retention), so that none counts or leaves out
 anything the others do not. An annotator's pseudonym is erased as their own ``/withdraw``
 does (``bot.rights.annotators``). The store erases in one transaction and writes the erasure
-ledger; ``bot.rights.backups`` carries the ledger into backups.
+ledger; ``bot.rights.backups`` carries the ledger into backups, and the files ozlab wrote
+before it are named (``bot.rights.register``).
 
 ``ozlab erase`` beside a running bot (which holds participants in memory): when no bot runs,
 the erasure is done here, holding the file so that no bot starts meanwhile
@@ -27,6 +28,7 @@ from bot.core.privacy import Privacy
 from bot.core.vocabulary import CommandKind, CommandOutcome
 from bot.rights.annotators import erase_annotator, is_annotator
 from bot.rights.backups import erase_backups
+from bot.rights.register import beyond_reach
 from bot.store import Access, open_store
 from bot.store.claims import alone_on
 from bot.store.interface import ConsoleReadModel, HotPath, OperatorTasks, StudyDefinitions
@@ -106,6 +108,7 @@ async def _erase(
     store = await open_store(request.db, clock, access=Access.ATTACH)
     try:
         lines: list[str] = []
+        started = clock()
         targets = list(request.participants)
         if request.expired:
             targets += await _expired(store, clock())
@@ -117,6 +120,8 @@ async def _erase(
                 lines.append(_told(participant, erased))
             else:
                 lines.append(await _through_bot(store, participant, clock))
+        if targets:
+            lines += await beyond_reach(store, started)
         if request.chat_keys:
             dropped = await store.drop_chat_keys()
             lines.append(f"dropped {dropped} encrypted chat ids: nobody can be written to now")

@@ -3,11 +3,12 @@ ozlab has it open: the two things a demo or a pilot asks before it replaces a fi
 
 Read without writing. Every table is accounted for: a simulation writes participants marked
 simulated and what hangs on them (sessions, exchanges, answers, events, their votes), the
-bot's own bookkeeping (inbox, definitions, commands, gates, the sequence), nothing else.
-Anything else is somebody's work (invitation codes, payments, annotation jobs, annotators
-and their ratings, anyone else's votes, stress tests, model judges' calls and judgements, a
-count of withdrawals, the ledger of erasures that backups still need) and so is a table this
-ozlab does not know (a newer one's): its rows are counted as such.
+bot's own bookkeeping (inbox, definitions, commands, gates, the sequence, the register of
+files written), nothing else. Anything else is somebody's work (invitation codes, payments,
+annotation jobs, annotators and their ratings, anyone else's votes, stress tests, model
+judges' calls and judgements, a count of withdrawals, the ledger of erasures that backups
+still need) and so is a table this ozlab does not know (a newer one's): its rows are counted
+as such.
 """
 
 from __future__ import annotations
@@ -19,7 +20,15 @@ from bot.core.errors import StoreError
 from bot.store.connection import SCHEMA_VERSION, connect, schema_version, too_new
 from bot.store.sql import Sql
 
-_BOOKKEEPING = {"studies", "inbox", "commands", "gates", "sequence", "sqlite_sequence"}
+_BOOKKEEPING = {
+    "studies",
+    "inbox",
+    "commands",
+    "gates",
+    "sequence",
+    "sqlite_sequence",
+    "written_files",
+}
 _ON_PARTICIPANTS = {"sessions", "exchanges", "responses", "events"}
 """Rows that hang on participants (counted through them: a foreign key, or erased with them)."""
 _ON_THEIR_PARENT = {

@@ -39,6 +39,7 @@ from bot.core.vocabulary import (
     Invitation,
     Origin,
     RatingOutcome,
+    WrittenKind,
 )
 from bot.store.model import (
     AnnotationProgress,
@@ -67,6 +68,7 @@ from bot.store.model import (
     SystemSummary,
     Transcript,
     VotesImported,
+    WrittenFile,
 )
 
 __all__ = [
@@ -75,6 +77,7 @@ __all__ = [
     "AnnotationPlanning",
     "AnnotatorWork",
     "ConsoleReadModel",
+    "FileRegister",
     "HotPath",
     "Imports",
     "OperatorTasks",
@@ -579,6 +582,20 @@ class ModelJudges(Protocol):
         ...
 
 
+class FileRegister(Protocol):
+    """The register of files ozlab wrote with participants' data (exports, reports,
+    figures, payments), which an erasure cannot reach and so names."""
+
+    async def register_files(self, kind: WrittenKind, paths: Sequence[str]) -> None:
+        """``paths`` (absolute) written now as ``kind``; a path written again keeps its
+        latest time."""
+        ...
+
+    async def registered_files(self) -> list[WrittenFile]:
+        """Every file in the register, oldest first."""
+        ...
+
+
 class StudyStore(
     StoreLifetime,
     StudyDefinitions,
@@ -593,6 +610,7 @@ class StudyStore(
     AnnotatorWork,
     PairwiseVotes,
     ModelJudges,
+    FileRegister,
     Protocol,
 ):
     """The study database, whatever holds it (SQLite today: ``bot.store.sqlite``): every
@@ -613,5 +631,6 @@ ROLES: tuple[type, ...] = (
     AnnotatorWork,
     PairwiseVotes,
     ModelJudges,
+    FileRegister,
 )
 """Every role, in the order of the contract suite: what a new backend implements."""

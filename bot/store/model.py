@@ -28,6 +28,7 @@ from bot.core.vocabulary import (
     PaymentStatus,
     RatingOutcome,
     SessionState,
+    WrittenKind,
 )
 
 if TYPE_CHECKING:
@@ -99,6 +100,16 @@ class AnnotatorErased:
     targets: int
     pending_updates: int
     kept_unlinked: bool
+
+
+@dataclass(frozen=True)
+class WrittenFile:
+    """One line of the register of files written with participants' data: where (an
+    absolute path on the machine that wrote it), what, and when last."""
+
+    path: str
+    kind: WrittenKind
+    written_at: float
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,7 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("votes", "id"),
     ("judge_calls", "key"),
     ("judgements", "job, judge, target, level, item_id"),
+    ("written_files", "path"),
 )
 """Every table of a study, those that others refer to first, with the key it is read in."""
 

@@ -43,6 +43,7 @@ from bot.core.vocabulary import (
     Invitation,
     Origin,
     RatingOutcome,
+    WrittenKind,
 )
 from bot.engine import effects as fx
 from bot.engine.annotating.model import WithdrawAnnotator
@@ -58,6 +59,7 @@ from bot.store import (
     reads,
     recruiting,
     stress,
+    written_files,
 )
 from bot.store import votes as votes_rows
 from bot.store.applying import Tx
@@ -89,6 +91,7 @@ from bot.store.model import (
     SystemSummary,
     Transcript,
     VotesImported,
+    WrittenFile,
 )
 from bot.store.sql import Sql
 from bot.store.stress_records import Judgement, Replay, Review, StressResult, StressTest
@@ -721,3 +724,12 @@ class RelationalStore(ABC):
 
     async def judge_costs(self) -> list[JudgeCost]:
         return await self._read(judges.costs)
+
+    # --- the register of files written: the SQL is in bot.store.written_files ---------
+
+    async def register_files(self, kind: WrittenKind, paths: Sequence[str]) -> None:
+        now, kept = self._clock(), list(paths)
+        await self._write(lambda tx: written_files.register(tx.conn, kind, kept, now))
+
+    async def registered_files(self) -> list[WrittenFile]:
+        return await self._read(written_files.registered)

@@ -511,4 +511,14 @@ MIGRATIONS: tuple[str, ...] = (
         DELETE FROM judgements WHERE session_id = OLD.id OR paired_session = OLD.id;
     END;
     """,
+    # 17: the register of files ozlab wrote with participants' data (exports, reports,
+    # figures, payments): where, what kind, and when last, so that an erasure can name the
+    # files written before it, which it cannot reach. A path, never content.
+    """
+    CREATE TABLE written_files (
+        path       TEXT PRIMARY KEY,   -- absolute, on the machine that wrote it
+        kind       TEXT NOT NULL,      -- export | report | figures | payments
+        written_at REAL NOT NULL       -- the last time ozlab wrote it
+    );
+    """,
 )

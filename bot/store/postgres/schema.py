@@ -11,7 +11,7 @@ PL/pgSQL functions.
 
 from __future__ import annotations
 
-SQLITE_VERSION_OF = {1: 13, 2: 14, 3: 15, 4: 16}
+SQLITE_VERSION_OF = {1: 13, 2: 14, 3: 15, 4: 16, 5: 17}
 """The SQLite schema version each PostgreSQL version holds the same tables as: ``ozlab
 copy`` moves a study only between these two."""
 
@@ -400,5 +400,13 @@ MIGRATIONS: tuple[str, ...] = (
     END $$;
     CREATE TRIGGER judges_go_with_their_session AFTER DELETE ON sessions
         FOR EACH ROW EXECUTE FUNCTION judges_go_with_their_session();
+    """,
+    # 5: SQLite's version 17, the register of files written with participants' data
+    """
+    CREATE TABLE written_files (
+        path       TEXT PRIMARY KEY,
+        kind       TEXT NOT NULL,
+        written_at DOUBLE PRECISION NOT NULL
+    );
     """,
 )
