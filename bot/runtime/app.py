@@ -15,7 +15,7 @@ from typing import Any
 from telegram.error import InvalidToken
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 
-from bot.core.errors import TelegramSetupError
+from bot.core.errors import StoreUnreachable, TelegramSetupError
 from bot.core.privacy import Privacy
 from bot.engine.delivery import Delivery
 from bot.runtime.annotators import AnnotationRunner
@@ -32,7 +32,7 @@ from bot.systems.tools import scenario_tools
 from bot.telegram.flood import TELEGRAM_LIMITS, FloodLimits, FloodPacer
 from bot.telegram.menu import publish_commands
 from bot.telegram.ordering import ChatOrderedProcessor
-from bot.telegram.outage import Outage, reach
+from bot.telegram.outage import Outage, pause, reach
 from bot.telegram.outbox import FLOOD_WAIT_LIMIT, TelegramOutbox
 from bot.telegram.poller import DurablePoller
 from bot.telegram.request import AiohttpRequest
@@ -124,22 +124,78 @@ async def run_bot(
     if systems is None:
         systems = build_systems(bundle.study.systems, env=os.environ, tools=scenario_tools(bundle))
     built = dict(systems)
+    outage = Outage(what="the study database", meanwhile=DATABASE_OUTAGE)
     async with contextlib.AsyncExitStack() as opened:
         opened.push_async_callback(close_systems, built)
-        if writer is None:
+        claiming = writer is None
+        while True:
             try:
-                claimed = await asyncio.to_thread(claim, config.db, "ozlab run", study)
+                connected = await _connected(config.db, study, clock, outage, stop, claiming, store)
             except BaseException:
                 if store is not None:  # given, hence the bot's to close
                     await store.close()
                 raise
-            opened.callback(claimed.release)  # the last thing let go, after the store
-        if store is None:
-            store = await open_store(config.db, clock, study=study)
-        opened.push_async_callback(store.close)
-        if await store.record_definition(bundle.study.id, definition_json(bundle)):
-            log.info("study %r: definition stored with its data", bundle.study.id)
-        await _serve(bundle, config, store, privacy, built, (clock, timer), stop, ready)
+            if connected is None:  # stopped while the server was out of reach
+                if store is not None:
+                    await store.close()
+                return
+            claimed, store = connected
+            async with contextlib.AsyncExitStack() as session:
+                if claimed is not None:
+                    session.callback(claimed.release)  # the last thing let go, after the store
+                session.push_async_callback(store.close)
+                try:
+                    if await store.record_definition(bundle.study.id, definition_json(bundle)):
+                        log.info("study %r: definition stored with its data", bundle.study.id)
+                    await _serve(bundle, config, store, privacy, built, (clock, timer), stop, ready)
+                    return
+                except StoreUnreachable as error:
+                    outage.failed(error)  # told as it is noticed, then once a minute
+            # The server restarted (or is down): everything is opened again, the writer's
+            # lock first, and the bot goes on from what the store says, as after a restart.
+            store, claiming = None, True
+
+
+DATABASE_OUTAGE = (
+    "no update is taken meanwhile (Telegram keeps them), nothing acknowledged is lost, and the"
+    " bot goes on from what the database keeps"
+)
+
+
+async def _connected(
+    db: Database,
+    study: str,
+    clock: Callable[[], float],
+    outage: Outage,
+    stop: asyncio.Event,
+    claiming: bool,
+    store: StudyStore | None,
+) -> tuple[WriterClaim | None, StudyStore] | None:
+    """The writer's lock (when ``claiming``) and the store (unless given), tried again with
+    longer pauses for as long as the database server cannot be reached (starting up, shut
+    down, restarting); None when ``stop`` came first. Another writer holding the study, or
+    any other reason the database cannot be used, ends the bot."""
+    while True:
+        claimed: WriterClaim | None = None
+        try:
+            if claiming:
+                claimed = await asyncio.to_thread(claim, db, "ozlab run", study)
+            if store is None:
+                store = await open_store(db, clock, study=study)
+        except StoreUnreachable as error:
+            if claimed is not None:
+                claimed.release()
+            outage.failed(error)
+        except BaseException:
+            if claimed is not None:
+                claimed.release()
+            raise
+        else:
+            outage.over()
+            return claimed, store
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), pause(outage.failures))
+            return None
 
 
 async def _serve(
@@ -187,7 +243,8 @@ async def _serve(
     dispatcher = Dispatcher(runner, annotators)
 
     async def on_delivery(delivery: Delivery, _: ContextTypes.DEFAULT_TYPE) -> None:
-        await dispatcher.handle(delivery)
+        with contextlib.suppress(StoreUnreachable):  # the store's ``lost`` ends this serving
+            await dispatcher.handle(delivery)
 
     application.add_handler(TypeHandler(Delivery, on_delivery))
     deliver = application.update_queue.put_nowait
@@ -221,8 +278,9 @@ async def _serve(
         annotators.on_clock(now)  # silent annotators' targets go to others
 
     async def commands(_: ContextTypes.DEFAULT_TYPE) -> None:
-        for delivery in await runner.poll_commands():
-            deliver(delivery)
+        with contextlib.suppress(StoreUnreachable):
+            for delivery in await runner.poll_commands():
+                deliver(delivery)
 
     async def beat(_: ContextTypes.DEFAULT_TYPE) -> None:
         await heartbeat.beat()
@@ -258,10 +316,14 @@ async def _serve(
 
                 polling = asyncio.create_task(poller.run(running), name="ozlab-poller")
                 stopped = asyncio.create_task(stop.wait())
+                lost = asyncio.create_task(store.lost())
                 try:
-                    await asyncio.wait({polling, stopped}, return_when=asyncio.FIRST_COMPLETED)
+                    await asyncio.wait(
+                        {polling, stopped, lost}, return_when=asyncio.FIRST_COMPLETED
+                    )
                 finally:
                     stopped.cancel()
+                    lost.cancel()
                     # None starts while the bot stops: APScheduler's shutdown would cancel
                     # it half-way and log a clean stop as an error (found by the fuzz test).
                     for job in repeating:
@@ -271,6 +333,8 @@ async def _serve(
                 polling.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await polling
+                if lost.done() and not lost.cancelled():
+                    raise StoreUnreachable("the connection to the database was lost")
                 await application.update_queue.join()
                 await annotators.settled()  # writes to annotators under way
                 await poller.confirm()
