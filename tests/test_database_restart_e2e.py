@@ -5,13 +5,25 @@ The participants and what is counted are the crash run's (``tests/crash_support.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.crash_support import RestartSettings, run_restarts
+from bot.core.errors import StoreError
+from bot.pilot.emulator import BotApiEmulator
+from bot.store.claims import claim
+from tests.crash_support import (
+    BACK,
+    NOTICED,
+    TOKEN,
+    RestartSettings,
+    logged_exceptions,
+    run_restarts,
+)
+from tests.e2e_support import OzlabProcesses
 from tests.postgres_server import PostgresServer
 
 pytestmark = pytest.mark.slow
@@ -44,3 +56,51 @@ async def test_a_restarted_server_stops_nothing_and_loses_nothing(
     ended = [line for line in report.outage_lines if "the study database reached again" in line]
     assert len(begun) == 3 and len(ended) == 3, context
     assert not [line for line in report.outage_lines if "still cannot be reached" in line]
+
+
+async def test_a_bot_started_while_its_server_is_down_waits_for_it(
+    tmp_path: Path, server: PostgresServer
+) -> None:
+    """A start during the server's reboot (the unit starts the bot at boot) waits, telling
+    why, and runs once the server is back: no exit a supervisor must restart."""
+    db = server.fresh_database()
+    server.halt()
+    async with BotApiEmulator(TOKEN) as emulator:
+        ozlab = OzlabProcesses(emulator, tmp_path, db)
+        try:
+            bot = await ozlab.start(wait_ready=False)
+            await bot.wait_for_log(NOTICED, timeout=60)
+            assert bot.process.returncode is None, bot.stderr
+            await asyncio.to_thread(server.resume)
+            await bot.wait_for_log(BACK, timeout=60)
+            p = emulator.participant(7_200_001)
+            await p.send_text("/start")
+            await p.wait_for_text("Privacy agreement", timeout=30)
+            assert await bot.terminate() == 0, bot.stderr
+        finally:
+            await ozlab.close()
+    assert logged_exceptions(bot.stderr) == [], bot.stderr
+
+
+async def test_a_writer_that_took_the_study_during_the_outage_stops_the_bot(
+    tmp_path: Path, server: PostgresServer
+) -> None:
+    """Back from the outage, the bot takes its writer's lock again before anything else: when
+    another process took the study meanwhile, the bot ends with its line (status 5) rather
+    than write beside it."""
+    db = server.fresh_database()
+    async with BotApiEmulator(TOKEN) as emulator:
+        ozlab = OzlabProcesses(emulator, tmp_path, db)
+        try:
+            bot = await ozlab.start()
+            await asyncio.to_thread(server.halt)
+            await bot.wait_for_log(NOTICED, timeout=60)
+            await asyncio.to_thread(server.resume)
+            # the bot's next try is a second or more away: the other writer comes first
+            with claim(db, "the other bot", "hmd"):
+                assert await asyncio.wait_for(bot.finish(), 60) == StoreError.exit_code
+        finally:
+            await ozlab.close()
+    last = bot.stderr.strip().splitlines()[-1]
+    assert "is taken by another writer (ozlab writer: the other bot)" in last, bot.stderr
+    assert "Traceback" not in bot.stderr, bot.stderr
