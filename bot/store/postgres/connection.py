@@ -425,12 +425,41 @@ def migrate(conn: psycopg.Connection[Any], schema: str, shown: str) -> int:
             conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone()
             is None
         ):
-            conn.execute(f"CREATE SCHEMA {quoted(schema)}")
+            with _granted(
+                conn,
+                schema,
+                "create schema {schema} in database {database}: the database team makes it"
+                " for the role (CREATE SCHEMA {schema} AUTHORIZATION {role}; the guide"
+                " 'A lab's server'), or grants the role CREATE on the database",
+            ):
+                conn.execute(f"CREATE SCHEMA {quoted(schema)}")
         conn.execute(f"SET LOCAL search_path TO {quoted(schema)}")
-        for number, script in enumerate(MIGRATIONS[version or 0 :], start=(version or 0) + 1):
-            conn.execute(script)
-            conn.execute("UPDATE store_version SET version = %s", (number,))
+        with _granted(
+            conn,
+            schema,
+            "create the study's tables in schema {schema}: the schema must belong to the role"
+            " that writes the study (ALTER SCHEMA {schema} OWNER TO {role}; the guide 'A lab's"
+            " server')",
+        ):
+            for number, script in enumerate(MIGRATIONS[version or 0 :], start=(version or 0) + 1):
+                conn.execute(script)
+                conn.execute("UPDATE store_version SET version = %s", (number,))
     return SCHEMA_VERSION
+
+
+@contextlib.contextmanager
+def _granted(conn: psycopg.Connection[Any], schema: str, missing: str) -> Iterator[None]:
+    """A right the role lacks to make a study's schema (a server refuses the statement), said
+    in one line with the grant that mends it (``missing``: what the role may not do)."""
+    try:
+        yield
+    # a schema the role may not even use is no schema to PostgreSQL's CREATE TABLE
+    except (psycopg.errors.InsufficientPrivilege, psycopg.errors.InvalidSchemaName):
+        role, database = conn.info.user, conn.info.dbname
+        raise StoreError(
+            f"role {role} may not "
+            + missing.format(schema=quoted(schema), role=quoted(role), database=database)
+        ) from None
 
 
 def too_new(version: int, shown: str) -> SchemaError:
