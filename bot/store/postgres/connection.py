@@ -112,9 +112,13 @@ def connect(url: str, schema: str | None, *, application: str = "ozlab") -> psyc
         raise refused(error) from None
     conn.adapters.register_dumper(bool, _TrueIsOne)
     conn.adapters.register_loader("numeric", _NumericAsNumber)
-    if schema is not None:
-        conn.execute(f"SET search_path TO {quoted(schema)}")
-    _compress_fast(conn)
+    try:
+        if schema is not None:
+            conn.execute(f"SET search_path TO {quoted(schema)}")
+        _compress_fast(conn)
+    except psycopg.OperationalError as error:  # the server shuts down as it lets us in
+        conn.close()
+        raise refused(error) from None
     return conn
 
 
@@ -133,6 +137,13 @@ def refused(error: psycopg.OperationalError) -> StoreError:
     if _NOT_WEATHER.search(str(error)):
         return StoreError(f"the PostgreSQL server refused the connection: {line}")
     return StoreUnreachable(f"cannot reach the PostgreSQL server: {line}")
+
+
+def when_lost(conn: psycopg.Connection[Any], error: BaseException) -> BaseException:
+    """``error``, or :class:`StoreUnreachable` when it means the connection is gone."""
+    if lost(conn, error):
+        return StoreUnreachable(f"the PostgreSQL server went away: {_first_line(error)}")
+    return error
 
 
 def lost(conn: psycopg.Connection[Any], error: BaseException) -> bool:

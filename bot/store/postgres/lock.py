@@ -56,9 +56,12 @@ def claim(server: str, study: str, who: str) -> ServerWriter:
                 )
             conn.execute("SELECT pg_advisory_unlock_shared(%s)", (key,))
             time.sleep(_ERASURE_POLL)
-    except BaseException:
+    except BaseException as error:
+        told = pg.when_lost(conn, error)  # the server went away: an outage, not a refusal
         conn.close()
-        raise
+        if told is error:
+            raise
+        raise told from None
     return ServerWriter(conn)
 
 

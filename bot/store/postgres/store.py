@@ -58,6 +58,9 @@ class _Line:
             conn = await asyncio.get_running_loop().run_in_executor(
                 thread, pg.within_rights, connector
             )
+        except psycopg.OperationalError as error:  # the server went away while it opened
+            thread.shutdown(wait=False)
+            raise StoreUnreachable(f"the PostgreSQL server went away: {error}") from None
         except BaseException:
             thread.shutdown(wait=False)
             raise
