@@ -6,6 +6,7 @@ The participants and what is counted are the crash run's (``tests/crash_support.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +29,8 @@ from tests.postgres_server import PostgresServer
 
 pytestmark = pytest.mark.slow
 
+SEED = int(os.environ.get("OZLAB_CRASH_SEED", "1"))
+
 
 @pytest.fixture
 def server() -> Iterator[PostgresServer]:
@@ -42,8 +45,8 @@ def server() -> Iterator[PostgresServer]:
 async def test_a_restarted_server_stops_nothing_and_loses_nothing(
     tmp_path: Path, server: PostgresServer
 ) -> None:
-    report = await run_restarts(RestartSettings(), tmp_path, server)
-    context = "\n".join([report.summary(), *report.outage_lines])
+    report = await run_restarts(RestartSettings(seed=SEED), tmp_path, server)
+    context = "\n".join([f"OZLAB_CRASH_SEED={SEED}", report.summary(), *report.outage_lines])
     assert report.problems() == [], context
     assert report.restarts == 3 and report.processes == 1, context  # the bot never exited
     assert report.sessions_completed == 4, context

@@ -43,6 +43,10 @@ log = logging.getLogger(__name__)
 
 TELEGRAM_API_URL = "https://api.telegram.org"
 TOKEN_ENV = "TELEGRAM_BOT_TOKEN"
+DATABASE_OUTAGE = (
+    "no update is taken meanwhile (Telegram keeps them), nothing acknowledged is lost, and the"
+    " bot goes on from what the database keeps"
+)
 
 
 @dataclass(frozen=True)
@@ -118,7 +122,12 @@ async def run_bot(
     given (a store given is closed here too, as the bot owns it while it runs); ``timer``
     measures system latency (a simulation gives its simulated clock for both). Whatever
     cannot start fails before anything is opened, or closes what was: a supervisor sees
-    the process exit, never hang."""
+    the process exit, never hang.
+
+    The process outlives its database: a server out of reach as the bot starts is waited
+    for, and one lost while it runs (a restart) ends that serving (no update is taken, none
+    consumed) and everything is opened again, the writer's lock first, as a restart of the
+    bot would; a lost network is the same weather (``bot.telegram.outage``)."""
     privacy = Privacy(config.secret, foreign_chats=config.foreign_chats)
     study = locate(config.db).study_or(bundle.study.id)  # on a server, the study's schema
     if systems is None:
@@ -154,12 +163,6 @@ async def run_bot(
             # The server restarted (or is down): everything is opened again, the writer's
             # lock first, and the bot goes on from what the store says, as after a restart.
             store, claiming = None, True
-
-
-DATABASE_OUTAGE = (
-    "no update is taken meanwhile (Telegram keeps them), nothing acknowledged is lost, and the"
-    " bot goes on from what the database keeps"
-)
 
 
 async def _connected(

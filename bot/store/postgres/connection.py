@@ -124,7 +124,7 @@ def connect(url: str, schema: str | None, *, application: str = "ozlab") -> psyc
 
 _NOT_WEATHER = re.compile(
     r"authentication|password|pg_hba\.conf|role .* does not exist|database .* does not exist"
-    r"|permission denied|could not translate host name|invalid ",
+    r"|permission denied|Name or service not known|invalid ",
     re.IGNORECASE,
 )
 """What a server that answers says when waiting will not help: the lab's settings are wrong."""
