@@ -379,6 +379,8 @@ class AnnotationRunner:
                     return
                 queue.append(TargetLoaded(task, pushed=True))
                 await self._run(chat, chat_id, queue)
+        except StoreUnreachable:
+            return  # the database is gone for now: the work is there when they come back
         except Exception:
             log.exception("new work could not reach an annotator")
 

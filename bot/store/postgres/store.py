@@ -60,7 +60,7 @@ class _Line:
             )
         except psycopg.OperationalError as error:  # the server went away while it opened
             thread.shutdown(wait=False)
-            raise StoreUnreachable(f"the PostgreSQL server went away: {error}") from None
+            raise pg.refused(error) from None
         except BaseException:
             thread.shutdown(wait=False)
             raise
