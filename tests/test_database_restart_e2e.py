@@ -46,7 +46,14 @@ async def test_a_restarted_server_stops_nothing_and_loses_nothing(
     tmp_path: Path, server: PostgresServer
 ) -> None:
     report = await run_restarts(RestartSettings(seed=SEED), tmp_path, server)
-    context = "\n".join([f"OZLAB_CRASH_SEED={SEED}", report.summary(), *report.outage_lines])
+    context = "\n".join(
+        [
+            f"OZLAB_CRASH_SEED={SEED}",
+            report.summary(),
+            *report.outage_lines,
+            *report.logged_exceptions,
+        ]
+    )
     assert report.problems() == [], context
     assert report.restarts == 3 and report.processes == 1, context  # the bot never exited
     assert report.sessions_completed == 4, context

@@ -140,7 +140,9 @@ async def drive(
         await turn.unreachable(error)
     except StoreUnreachable:
         # The database is gone (its server restarts): nothing failed, nothing is consumed.
-        # The update waits in the inbox, or at Telegram, for the store the bot opens next.
+        # The update waits in the inbox, or at Telegram, for the store the bot opens next,
+        # which answers its tap (a tap is answered once).
+        toast_owed = None
         raise
     except Exception:
         await turn.failed(update_id)
