@@ -114,3 +114,30 @@ async def test_a_writer_that_took_the_study_during_the_outage_stops_the_bot(
     last = bot.stderr.strip().splitlines()[-1]
     assert "is taken by another writer (ozlab writer: the other bot)" in last, bot.stderr
     assert "Traceback" not in bot.stderr, bot.stderr
+
+
+async def test_a_writer_lock_dropped_with_its_session_is_taken_again(
+    tmp_path: Path, server: PostgresServer
+) -> None:
+    """The server drops the lock's session alone (an administrator, an idle-session timeout):
+    the bot, which would otherwise write without its lock, notices within seconds, takes it
+    again and goes on."""
+    db = server.fresh_database()
+    holder = "SELECT pid FROM pg_stat_activity WHERE application_name = 'ozlab writer: ozlab run'"
+    async with BotApiEmulator(TOKEN) as emulator:
+        ozlab = OzlabProcesses(emulator, tmp_path, db)
+        try:
+            bot = await ozlab.start()
+            [(first,)] = server.run_sql(holder)
+            server.run_sql("SELECT pg_terminate_backend(%s)", (first,))
+            await bot.wait_for_log(BACK, timeout=60)
+            [(second,)] = server.run_sql(holder)
+            assert second != first
+            p = emulator.participant(7_200_002)
+            await p.send_text("/start")
+            await p.wait_for_text("Privacy agreement", timeout=30)
+            assert await bot.terminate() == 0, bot.stderr
+        finally:
+            await ozlab.close()
+    assert "the writer's lock on the study was lost with its connection" in bot.stderr
+    assert logged_exceptions(bot.stderr) == [], bot.stderr

@@ -156,7 +156,10 @@ async def run_bot(
                 try:
                     if await store.record_definition(bundle.study.id, definition_json(bundle)):
                         log.info("study %r: definition stored with its data", bundle.study.id)
-                    await _serve(bundle, config, store, privacy, built, (clock, timer), stop, ready)
+                    held = claimed or writer
+                    await _serve(
+                        bundle, config, (store, held), privacy, built, (clock, timer), stop, ready
+                    )
                     return
                 except StoreUnreachable as error:
                     outage.failed(error)  # told as it is noticed, then once a minute
@@ -201,10 +204,30 @@ async def _connected(
             return None
 
 
+LOCK_CHECKED_EVERY = 5.0
+"""Seconds between two looks at the writer's lock (a server's goes with its connection)."""
+
+
+async def _until_lost(store: StudyStore, claimed: WriterClaim | None) -> str:
+    """Once the store has lost its database, or the writer's lock its connection (a server
+    that dropped that session alone), which: either way the bot opens both again."""
+    lost = asyncio.ensure_future(store.lost())
+    try:
+        while not lost.done():
+            await asyncio.wait({lost}, timeout=LOCK_CHECKED_EVERY)
+            if lost.done() or claimed is None:
+                continue
+            if not await asyncio.to_thread(claimed.held):
+                return "the writer's lock on the study was lost with its connection"
+    finally:
+        lost.cancel()
+    return "the connection to the database was lost"
+
+
 async def _serve(
     bundle: StudyBundle,
     config: BotConfig,
-    store: StudyStore,
+    writing: tuple[StudyStore, WriterClaim | None],
     privacy: Privacy,
     systems: Mapping[str, System],
     clocks: tuple[Callable[[], float], Callable[[], float]],
@@ -212,6 +235,7 @@ async def _serve(
     ready: asyncio.Event | None,
 ) -> None:
     clock, timer = clocks
+    store, claimed = writing
     requests = (
         AiohttpRequest(connection_pool_size=config.max_concurrent_updates),
         AiohttpRequest(connection_pool_size=2),
@@ -319,7 +343,7 @@ async def _serve(
 
                 polling = asyncio.create_task(poller.run(running), name="ozlab-poller")
                 stopped = asyncio.create_task(stop.wait())
-                lost = asyncio.create_task(store.lost())
+                lost = asyncio.create_task(_until_lost(store, claimed))
                 try:
                     await asyncio.wait(
                         {polling, stopped, lost}, return_when=asyncio.FIRST_COMPLETED
@@ -337,7 +361,7 @@ async def _serve(
                 with contextlib.suppress(asyncio.CancelledError):
                     await polling
                 if lost.done() and not lost.cancelled():
-                    raise StoreUnreachable("the connection to the database was lost")
+                    raise StoreUnreachable(lost.result())
                 await application.update_queue.join()
                 await annotators.settled()  # writes to annotators under way
                 await poller.confirm()

@@ -34,6 +34,16 @@ class ServerWriter:
             let_go(self._conn)
             self._conn = None
 
+    def held(self) -> bool:
+        """Asks the server: the lock lives as long as its session (a round trip)."""
+        if self._conn is None:
+            return False
+        try:
+            self._conn.execute("SELECT 1")
+        except psycopg.Error:
+            return False
+        return True
+
     def __enter__(self) -> ServerWriter:
         return self
 
