@@ -55,7 +55,7 @@ from bot.systems.demo import DemoShop, Variant
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle
 from scenarios.systems import DemoSystem
-from tests.e2e_support import SECRET_32, OzlabProcesses
+from tests.e2e_support import SECRET_32, OzlabProcess, OzlabProcesses
 from tests.fuzz_support import integrity, left_unhandled, shortfall
 from tests.postgres_server import PostgresServer
 from tests.store_reads import read_tables
@@ -430,17 +430,10 @@ async def run_crash(settings: CrashSettings, workdir: Path, db: str | None = Non
                 bot = await ozlab.start(wait_ready=following != "start-up")
             report.start_up_kills = plan.count("start-up")
             report.kills = kills.done
-            results = await asyncio.gather(*playing, return_exceptions=True)
-            report.failures = [
-                f"session {i}: {r!r}; {s.p.describe()}"
-                for i, (s, r) in enumerate(zip(scripts, results, strict=True))
-                if isinstance(r, BaseException)
-            ]
-            report.exit_code = await bot.terminate()
+            await _ended(report, scripts, playing, bot)
         finally:
             await ozlab.close()
-        calls = [c for c in emulator.calls if c.method == "sendMessage" and c.status == 200]
-        _tally_messages(report, scripts, emulator, calls, kill_times)
+        _tally_messages(report, scripts, emulator, kill_times)
         for process in ozlab.started:
             report.logged_exceptions += logged_exceptions(process.stderr)
     await _tally_rows(report, scripts, ozlab.db)
@@ -448,14 +441,30 @@ async def run_crash(settings: CrashSettings, workdir: Path, db: str | None = Non
     return report
 
 
+async def _ended(
+    report: CrashReport,
+    scripts: Sequence[Script],
+    playing: Sequence[asyncio.Task[None]],
+    bot: OzlabProcess,
+) -> None:
+    """Every session played to its end (or failed), then the bot stopped as a person would."""
+    results = await asyncio.gather(*playing, return_exceptions=True)
+    report.failures = [
+        f"session {i}: {r!r}; {s.p.describe()}"
+        for i, (s, r) in enumerate(zip(scripts, results, strict=True))
+        if isinstance(r, BaseException)
+    ]
+    report.exit_code = await bot.terminate()
+
+
 def _tally_messages(
     report: CrashReport,
     scripts: Sequence[Script],
     emulator: BotApiEmulator,
-    calls: Sequence[Any],
     interruptions: Sequence[float],
 ) -> None:
     """What the participants got: messages twice, messages unanswered, taps unanswered."""
+    calls = [c for c in emulator.calls if c.method == "sendMessage" and c.status == 200]
     report.duplicate_messages = duplicate_messages(calls)
     report.duplicate_ages = duplicate_ages(calls, interruptions)
     for script in scripts:
@@ -595,17 +604,10 @@ async def run_restarts(
                     _TURN,
                     lambda: f"the bot did not reconnect:\n{bot.stderr[-3000:]}",
                 )
-            results = await asyncio.gather(*playing, return_exceptions=True)
-            report.failures = [
-                f"session {i}: {r!r}; {s.p.describe()}"
-                for i, (s, r) in enumerate(zip(scripts, results, strict=True))
-                if isinstance(r, BaseException)
-            ]
-            report.exit_code = await bot.terminate()
+            await _ended(report, scripts, playing, bot)
         finally:
             await ozlab.close()
-        calls = [c for c in emulator.calls if c.method == "sendMessage" and c.status == 200]
-        _tally_messages(report, scripts, emulator, calls, times)
+        _tally_messages(report, scripts, emulator, times)
         report.restarts = restarted.done
         report.processes = len(ozlab.started)
         report.logged_exceptions = logged_exceptions(bot.stderr)

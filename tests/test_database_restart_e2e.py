@@ -24,7 +24,7 @@ from tests.crash_support import (
     logged_exceptions,
     run_restarts,
 )
-from tests.e2e_support import OzlabProcesses
+from tests.e2e_support import OzlabProcess, OzlabProcesses
 from tests.postgres_server import PostgresServer
 
 pytestmark = pytest.mark.slow
@@ -83,10 +83,7 @@ async def test_a_bot_started_while_its_server_is_down_waits_for_it(
             assert bot.process.returncode is None, bot.stderr
             await asyncio.to_thread(server.resume)
             await bot.wait_for_log(BACK, timeout=60)
-            p = emulator.participant(7_200_001)
-            await p.send_text("/start")
-            await p.wait_for_text("Privacy agreement", timeout=30)
-            assert await bot.terminate() == 0, bot.stderr
+            await answers_then_stops(emulator, bot, 7_200_001)
         finally:
             await ozlab.close()
     assert logged_exceptions(bot.stderr) == [], bot.stderr
@@ -133,11 +130,16 @@ async def test_a_writer_lock_dropped_with_its_session_is_taken_again(
             await bot.wait_for_log(BACK, timeout=60)
             [(second,)] = server.run_sql(holder)
             assert second != first
-            p = emulator.participant(7_200_002)
-            await p.send_text("/start")
-            await p.wait_for_text("Privacy agreement", timeout=30)
-            assert await bot.terminate() == 0, bot.stderr
+            await answers_then_stops(emulator, bot, 7_200_002)
         finally:
             await ozlab.close()
     assert "the writer's lock on the study was lost with its connection" in bot.stderr
     assert logged_exceptions(bot.stderr) == [], bot.stderr
+
+
+async def answers_then_stops(emulator: BotApiEmulator, bot: OzlabProcess, user_id: int) -> None:
+    """A newcomer's /start is answered, and SIGTERM stops the bot cleanly."""
+    p = emulator.participant(user_id)
+    await p.send_text("/start")
+    await p.wait_for_text("Privacy agreement", timeout=30)
+    assert await bot.terminate() == 0, bot.stderr
