@@ -171,7 +171,8 @@ class RelationalStore(ABC):
     def _connection_lost(self, error: BaseException) -> StoreUnreachable:
         """What a backend raises when its connection is gone: the store tells ``lost``."""
         self._lost.set()
-        return StoreUnreachable(f"{self.path}: the connection to the database was lost ({error})")
+        said = " ".join(str(error).split())  # a server's message has lines of detail
+        return StoreUnreachable(f"{self.path}: the connection to the database was lost ({said})")
 
     async def __aenter__(self) -> RelationalStore:
         return self

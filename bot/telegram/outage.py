@@ -59,7 +59,7 @@ class Outage:
 
     @property
     def failures(self) -> int:
-        """Failed tries in a row (0: Telegram answered the last one)."""
+        """Failed tries in a row (0: the last one was answered)."""
         return self._failures
 
     def failed(self, error: BaseException) -> None:
