@@ -43,7 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psycopg
+
 from bot.core.conversation import Conversation, Turn
+from bot.core.errors import StoreError
 from bot.core.privacy import Privacy
 from bot.engine.common import CONSENT_YES, FINISH
 from bot.pilot.emulator import BotApiEmulator, BotMessage, Participant
@@ -52,8 +55,9 @@ from bot.systems.demo import DemoShop, Variant
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle
 from scenarios.systems import DemoSystem
-from tests.e2e_support import SECRET_32, OzlabProcesses
+from tests.e2e_support import SECRET_32, OzlabProcess, OzlabProcesses
 from tests.fuzz_support import integrity, left_unhandled, shortfall
+from tests.postgres_server import PostgresServer
 from tests.store_reads import read_tables
 
 TOKEN = "5550009876:AAH-crash-token-for-ozlab-0123456789ab"
@@ -244,6 +248,8 @@ class Script:
 
     watchers: Waiters = field(default_factory=Waiters)
     """Woken whenever this participant starts or stops waiting (the kills watch them)."""
+    server: ServerWeather | None = None
+    """The database server's restarts, when the run restarts it (reads wait it out)."""
 
     async def _until(self, predicate: Callable[[Participant], bool]) -> None:
         self.waiting = True
@@ -290,7 +296,14 @@ class Script:
     async def _variant(self) -> Variant:
         """The shop the design gave this participant, as the store has it."""
         me = Privacy(SECRET_32).pseudonym(self.p.user_id)
-        sessions = (await read_tables(self.db))["sessions"]
+        while True:
+            restarts = await self.server.reachable() if self.server is not None else 0
+            try:
+                sessions = (await read_tables(self.db))["sessions"]
+                break
+            except (StoreError, psycopg.Error):  # the server went down under the read
+                if self.server is None or self.server.restarts == restarts:
+                    raise
         [system] = [s["system_id"] for s in sessions if s["participant_id"] == me]
         [spec] = [s for s in self.bundle.study.systems if s.id == system]
         assert isinstance(spec, DemoSystem) and spec.variant != "chat"
@@ -417,38 +430,189 @@ async def run_crash(settings: CrashSettings, workdir: Path, db: str | None = Non
                 bot = await ozlab.start(wait_ready=following != "start-up")
             report.start_up_kills = plan.count("start-up")
             report.kills = kills.done
-            results = await asyncio.gather(*playing, return_exceptions=True)
-            report.failures = [
-                f"session {i}: {r!r}; {s.p.describe()}"
-                for i, (s, r) in enumerate(zip(scripts, results, strict=True))
-                if isinstance(r, BaseException)
-            ]
-            report.exit_code = await bot.terminate()
+            await _ended(report, scripts, playing, bot)
         finally:
             await ozlab.close()
-        calls = [c for c in emulator.calls if c.method == "sendMessage" and c.status == 200]
-        report.duplicate_messages = duplicate_messages(calls)
-        report.duplicate_ages = duplicate_ages(calls, kill_times)
-        for script in scripts:
-            if missing := unanswered(script, emulator.created_times, calls):
-                report.unanswered_messages += missing
-                report.unanswered.append(f"chat {script.p.chat_id}: {script.p.describe()}")
-            answers = Counter(a.query_id for a in script.p.callback_answers)
-            report.taps += len(script.queries)
-            report.taps_unanswered += sum(1 for q in script.queries if not answers[q])
+        _tally_messages(report, scripts, emulator, kill_times)
         for process in ozlab.started:
-            for record in log_records(process.stderr):
-                if not re.search(
-                    r"Traceback|handling an update of .* failed| ERROR | CRITICAL ", record
-                ):
-                    continue
-                report.logged_exceptions.append(record)
-    tables = await read_tables(ozlab.db)
+            report.logged_exceptions += logged_exceptions(process.stderr)
+    await _tally_rows(report, scripts, ozlab.db)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+async def _ended(
+    report: CrashReport,
+    scripts: Sequence[Script],
+    playing: Sequence[asyncio.Task[None]],
+    bot: OzlabProcess,
+) -> None:
+    """Every session played to its end (or failed), then the bot stopped as a person would."""
+    results = await asyncio.gather(*playing, return_exceptions=True)
+    report.failures = [
+        f"session {i}: {r!r}; {s.p.describe()}"
+        for i, (s, r) in enumerate(zip(scripts, results, strict=True))
+        if isinstance(r, BaseException)
+    ]
+    report.exit_code = await bot.terminate()
+
+
+def _tally_messages(
+    report: CrashReport,
+    scripts: Sequence[Script],
+    emulator: BotApiEmulator,
+    interruptions: Sequence[float],
+) -> None:
+    """What the participants got: messages twice, messages unanswered, taps unanswered."""
+    calls = [c for c in emulator.calls if c.method == "sendMessage" and c.status == 200]
+    report.duplicate_messages = duplicate_messages(calls)
+    report.duplicate_ages = duplicate_ages(calls, interruptions)
+    for script in scripts:
+        if missing := unanswered(script, emulator.created_times, calls):
+            report.unanswered_messages += missing
+            report.unanswered.append(f"chat {script.p.chat_id}: {script.p.describe()}")
+        answers = Counter(a.query_id for a in script.p.callback_answers)
+        report.taps += len(script.queries)
+        report.taps_unanswered += sum(1 for q in script.queries if not answers[q])
+
+
+def logged_exceptions(stderr: str) -> list[str]:
+    """The log's records of a traceback, a failed update or an error."""
+    return [
+        record
+        for record in log_records(stderr)
+        if re.search(r"Traceback|handling an update of .* failed| ERROR | CRITICAL ", record)
+    ]
+
+
+async def _tally_rows(report: CrashReport, scripts: Sequence[Script], db: Path | str) -> None:
+    """What the store kept of them."""
+    tables = await read_tables(db)
     check_rows(report, scripts, tables)
     report.sessions_completed = sum(1 for s in scripts if s.done and _complete(s, tables))
     report.internal_errors = sum(1 for e in tables["events"] if e["kind"] == "internal_error")
-    report.integrity = integrity(ozlab.db)
-    report.left_unhandled = await left_unhandled(ozlab.db)
+    report.integrity = integrity(db)
+    report.left_unhandled = await left_unhandled(db)
+
+
+# --- the database server restarted under the bot -------------------------------------------
+
+
+@dataclass(frozen=True)
+class RestartSettings:
+    sessions: int = 4
+    restarts: tuple[str, ...] = ("fast", "long", "fast")
+    """Each restart in turn: "fast" (``pg_ctl restart``: the server stops and starts at once)
+    or "long" (stopped; started again once the bot has said it lost the database and has
+    tried again for ``outage`` seconds)."""
+    outage: float = 5.0
+    seed: int = 1
+
+
+NOTICED = "the study database cannot be reached"
+"""The bot's warning as an outage of its database begins."""
+BACK = "the study database reached again"
+"""The bot's line as it ends."""
+_OUTAGE_LINE = re.compile(
+    r"the study database (still )?cannot be reached|the study database reached again"
+)
+
+
+@dataclass
+class ServerWeather:
+    """Whether the database server is up, and how many times it has gone down so far."""
+
+    restarts: int = 0
+    up: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def reachable(self) -> int:
+        """Once the server is up: the restarts so far."""
+        await self.up.wait()
+        return self.restarts
+
+
+@dataclass
+class RestartReport(CrashReport):
+    restarts: int = 0
+    processes: int = 0
+    """``ozlab run`` processes started: 1 when the bot lived through every restart."""
+    outage_lines: list[str] = field(default_factory=list)
+    """The bot's log lines about its database's outages."""
+
+
+async def run_restarts(
+    settings: RestartSettings, workdir: Path, server: PostgresServer
+) -> RestartReport:
+    """Participants through whole sessions while the study's PostgreSQL server is restarted
+    under one ``ozlab run``, each restart within 60 ms of a participant writing or tapping;
+    then the crash run's checks."""
+    started = time.perf_counter()
+    rng = random.Random(settings.seed)
+    report = RestartReport(settings.seed, sessions=settings.sessions)
+    bundle = load_study("hmd")
+    weather = ServerWeather()
+    weather.up.set()
+    async with BotApiEmulator(TOKEN, call_log_size=10**7) as emulator:
+        ozlab = OzlabProcesses(emulator, workdir, server.fresh_database())
+        try:
+            watchers = Waiters()
+            scripts = [
+                Script(
+                    emulator.participant(7_100_000 + i, first_name=f"Restart{i}"),
+                    bundle,
+                    ozlab.db,
+                    random.Random(rng.getrandbits(32)),
+                    conversation(rng),
+                    watchers=watchers,
+                    server=weather,
+                )
+                for i in range(settings.sessions)
+            ]
+            bot = await ozlab.start()
+            count = len(settings.restarts)
+            restarted = _Kills()
+
+            async def session(index: int, script: Script) -> None:
+                await restarted.reached(index * count // max(settings.sessions, 1))
+                await script.play()
+
+            playing = [asyncio.create_task(session(i, s)) for i, s in enumerate(scripts)]
+            times: list[float] = []
+            for kind in settings.restarts:
+                await watchers.until(
+                    lambda: any(s.waiting for s in scripts), _TURN, lambda: "nobody wrote"
+                )
+                await asyncio.sleep(rng.uniform(0, 0.06))  # the random moment
+                report.kills_mid_wait += sum(1 for s in scripts if s.waiting)
+                times.append(time.monotonic())
+                told = bot.stderr.count(NOTICED)
+                weather.up.clear()
+                weather.restarts += 1
+                await asyncio.to_thread(server.halt)
+                if kind == "long":
+                    await bot._waiters.until(
+                        lambda told=told: bot.stderr.count(NOTICED) > told,
+                        _TURN,
+                        lambda: f"the bot did not notice:\n{bot.stderr[-3000:]}",
+                    )
+                    await asyncio.sleep(settings.outage)  # the outage lasts: tries fail
+                await asyncio.to_thread(server.resume)
+                weather.up.set()
+                restarted.one_more()
+                await bot._waiters.until(  # back at work before the next restart
+                    lambda: bot.stderr.count(BACK) == restarted.done,
+                    _TURN,
+                    lambda: f"the bot did not reconnect:\n{bot.stderr[-3000:]}",
+                )
+            await _ended(report, scripts, playing, bot)
+        finally:
+            await ozlab.close()
+        _tally_messages(report, scripts, emulator, times)
+        report.restarts = restarted.done
+        report.processes = len(ozlab.started)
+        report.logged_exceptions = logged_exceptions(bot.stderr)
+        report.outage_lines = [r for r in log_records(bot.stderr) if _OUTAGE_LINE.search(r)]
+    await _tally_rows(report, scripts, ozlab.db)
     report.seconds = time.perf_counter() - started
     return report
 

@@ -14,6 +14,7 @@ import os
 import pwd
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -62,7 +63,7 @@ server = subprocess.Popen(
 closed, ended = threading.Event(), threading.Event()
 
 def stop_when_closed():
-    while sys.stdin.buffer.read(4096):
+    while os.read(0, 4096):
         pass
     closed.set()
     # Immediate shutdown: the cluster is thrown away, so no checkpoint is written first (a
@@ -141,6 +142,7 @@ class PostgresServer:
         self._port = 0
         self._watchdog: subprocess.Popen[bytes] | None = None
         self._names = itertools.count(1)
+        self._halted = False  # between halt and resume: nothing starts a new cluster
 
     @property
     def port(self) -> int:
@@ -194,7 +196,7 @@ class PostgresServer:
 
     def start(self) -> None:
         with self._lock:
-            if self._watchdog is not None:
+            if self._watchdog is not None or self._halted:
                 return
             self._bin = locate_bin()
             user = server_user()
@@ -228,6 +230,12 @@ class PostgresServer:
             raise PostgresUnavailable(f"initdb failed: {last_line!r}")
         (base / "data" / "pg_hba.conf").write_text(HBA)
         self._port = free_port()
+        self._run_server(base, user)
+        return self._taking_connections(last)
+
+    def _run_server(self, base: Path, user: str | None) -> None:
+        """postgres on the cluster in ``base``, owned by a new watchdog."""
+        assert self._bin is not None
         postgres = [
             str(self._bin / "postgres"),
             *("-D", str(base / "data"), "-p", str(self._port), "-k", str(base)),
@@ -239,6 +247,11 @@ class PostgresServer:
             env=quiet_environment(),
             start_new_session=True,  # Ctrl-C reaches pytest, which stops the server in order
         )
+
+    def _taking_connections(self, last: bool) -> bool:
+        """True once the server takes connections; False when it could not bind its port."""
+        assert self._watchdog is not None and self._base is not None
+        base = self._base
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             try:
@@ -257,6 +270,33 @@ class PostgresServer:
         if last or not any("could not bind" in line for line in lines):
             raise PostgresUnavailable(f"postgres did not start: {(lines or ['?'])[-1]!r}")
         return False
+
+    def halt(self) -> None:
+        """Stop the server as an administrator's ``pg_ctl stop -m fast`` does (its clients
+        are told it shuts down, their connections closed, a checkpoint written), keeping the
+        cluster and its port for :meth:`resume`: half of a restart."""
+        with self._lock:
+            pid = int(self.data_dir.joinpath("postmaster.pid").read_text().split()[0])
+            watchdog, self._watchdog = self._watchdog, None
+            assert watchdog is not None and watchdog.stdin is not None, "not started"
+            self._halted = True
+            os.kill(pid, signal.SIGINT)
+            watchdog.wait(self.start_timeout)  # it ends with postgres, leaving the cluster
+            watchdog.stdin.close()
+
+    def resume(self) -> None:
+        """Start the halted server again on the same cluster and port (the other half)."""
+        with self._lock:
+            assert self._watchdog is None and self._base is not None, "not halted"
+            self._run_server(self._base, server_user())
+            self._halted = False
+            if not self._taking_connections(last=True):
+                raise PostgresUnavailable("postgres did not start again")
+
+    def restart(self) -> None:
+        """``pg_ctl restart``: every connection is closed, and the server is back."""
+        self.halt()
+        self.resume()
 
     def stop(self) -> None:
         """Stop the server and remove its directory; a second call does nothing."""

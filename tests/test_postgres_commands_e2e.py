@@ -84,6 +84,29 @@ def test_a_study_moves_to_a_server_and_back_unchanged(
     assert tables(f"{server}?study=hmd") == kept
 
 
+def test_a_copy_as_a_role_that_cannot_make_the_schema_says_which_grant_is_missing(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    """A lab's role for a study without the schema made for it (or the database's CREATE
+    right) is refused in one line that names the grant, status 5; once the schema is made
+    for it, as the guide does, the copy goes through."""
+    laptop, server = tmp_path / "laptop.sqlite", postgres.fresh_database()
+    ok(here("demo", "-n", "2", "--annotators", "0", "--db", laptop))
+    database = server.rsplit("/", 1)[1]
+    role = f"copier_{database}"
+    postgres.run_sql(f"CREATE ROLE {role} LOGIN")
+    as_role = postgres.url_for(role, database)
+    refused = one_line(ozlab("copy", "--db", laptop, "--to", as_role, cwd=tmp_path), 5)
+    assert f'role {role} may not create schema "hmd" in database {database}' in refused
+    assert f'CREATE SCHEMA "hmd" AUTHORIZATION "{role}"' in refused, refused
+    # a schema of another role's: the tables cannot be made in it
+    postgres.run_sql('CREATE SCHEMA "hmd"', url=server)
+    refused = one_line(ozlab("copy", "--db", laptop, "--to", as_role, cwd=tmp_path), 5)
+    assert f'ALTER SCHEMA "hmd" OWNER TO "{role}"' in refused, refused
+    postgres.run_sql(f'ALTER SCHEMA "hmd" OWNER TO {role}', url=server)
+    assert "copied study hmd" in ok(ozlab("copy", "--db", laptop, "--to", as_role, cwd=tmp_path))
+
+
 def test_ozlab_db_stands_in_for_db(postgres: PostgresServer, tmp_path: Path) -> None:
     server = postgres.fresh_database()
     ok(here("demo", "-n", "3", "--annotators", "0", "--db", server))

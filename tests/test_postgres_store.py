@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.errors import SchemaError, StoreError
+from bot.core.errors import SchemaError, StoreError, StoreUnreachable
 from bot.core.vocabulary import CommandKind
 from bot.engine import effects as fx
 from bot.store import Access, open_store
@@ -23,9 +23,10 @@ from bot.store.claims import alone_on, claim
 from bot.store.connection import migrate as sqlite_migrate
 from bot.store.model import JudgeCall, JudgementRecord
 from bot.store.moving import copy_study
+from bot.store.postgres import connection as pg
 from bot.store.postgres.connection import SCHEMA_VERSION, translated
 from bot.store.postgres.schema import MIGRATIONS, SQLITE_VERSION_OF
-from tests.postgres_server import PostgresServer
+from tests.postgres_server import PASSWORD_ROLE, PostgresServer, free_port
 from tests.store_contract.records import session, step
 from tests.store_reads import read_tables
 
@@ -245,3 +246,17 @@ async def test_a_long_state_is_compressed_with_lz4_where_the_server_has_it(
         url=url.split("?")[0],
     )
     assert method == "lz4"
+
+
+def test_a_server_out_of_reach_is_an_outage_and_a_refused_password_is_not(
+    postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ozlab run`` waits out the first (a server down or restarting) and stops at once on
+    the second: waiting cannot mend a password."""
+    with pytest.raises(StoreUnreachable, match="cannot reach the PostgreSQL server"):
+        pg.connect(f"postgresql://ozlab@127.0.0.1:{free_port()}/ozlab", None)
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    monkeypatch.setenv("PGPASSFILE", "/nonexistent/pgpass")
+    with pytest.raises(StoreError, match="refused the connection") as refused:
+        pg.connect(postgres.url_for(PASSWORD_ROLE, "ozlab"), None)
+    assert not isinstance(refused.value, StoreUnreachable)

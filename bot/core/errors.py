@@ -10,7 +10,9 @@
     │                           custom class that does not import, a port already in use)
     ├── StoreError              the study database cannot be used as it is (not a database,
     │   │                       chat ids sealed with another secret)
-    │   └── SchemaError         ...its schema is older or newer than this ozlab
+    │   ├── SchemaError         ...its schema is older or newer than this ozlab
+    │   └── StoreUnreachable    ...its server cannot be reached now (down, restarting): an
+    │                           outage the bot waits out, a command's one line elsewhere
     └── TelegramSetupError      the bot cannot start talking to Telegram (token, server,
                                 a webhook Telegram refuses or a port it cannot listen on)
 
@@ -92,6 +94,12 @@ class StoreError(OzlabError):
 
 class SchemaError(StoreError):
     exit_code = 6
+
+
+class StoreUnreachable(StoreError):
+    """The database server cannot be reached now, or its connection was lost (a restart, a
+    failover, a reboot): weather, not a fault. ``ozlab run`` waits it out and goes on from
+    what the store says; any other command ends with its line (status 5)."""
 
 
 class TelegramSetupError(OzlabError):

@@ -29,7 +29,7 @@ from bot.annotation.information import informed
 from bot.annotation.invitations import ANNOTATOR_CODE_PREFIX
 from bot.annotation.jobs import assign, assign_on_the_clock, unqualified
 from bot.core.annotation import AnnotationTask, Annotator, AssignmentPlan
-from bot.core.errors import StudyDataError
+from bot.core.errors import StoreUnreachable, StudyDataError
 from bot.core.privacy import Privacy
 from bot.core.vocabulary import AnnotatorClaim, RatingOutcome
 from bot.engine import effects as fx
@@ -368,6 +368,8 @@ class AnnotationRunner:
             except StudyDataError as error:  # not invited yet, or changing under the plan
                 log.info("annotation job %r not planned on the clock: %s", job_id, error)
                 deadline = now + RECHECK
+            except StoreUnreachable:  # the bot reconnects, and plans again from the store
+                return
             except Exception:
                 log.exception("planning annotation job %r on the clock failed", job_id)
                 deadline = now + RECHECK
@@ -398,6 +400,8 @@ class AnnotationRunner:
                     return
                 queue.append(TargetLoaded(task, pushed=True))
                 await self._run(chat, chat_id, queue)
+        except StoreUnreachable:
+            return  # the database is gone for now: the work is there when they come back
         except Exception:
             log.exception("new work could not reach an annotator")
 

@@ -15,7 +15,7 @@ from typing import Any
 from telegram.error import InvalidToken
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 
-from bot.core.errors import TelegramSetupError
+from bot.core.errors import StoreUnreachable, TelegramSetupError
 from bot.core.privacy import Privacy
 from bot.engine.delivery import Delivery
 from bot.runtime.annotators import AnnotationRunner
@@ -32,7 +32,7 @@ from bot.systems.tools import scenario_tools
 from bot.telegram.flood import TELEGRAM_LIMITS, FloodLimits, FloodPacer
 from bot.telegram.menu import publish_commands
 from bot.telegram.ordering import ChatOrderedProcessor
-from bot.telegram.outage import Outage, reach
+from bot.telegram.outage import Outage, pause, reach
 from bot.telegram.outbox import FLOOD_WAIT_LIMIT, TelegramOutbox
 from bot.telegram.poller import DurablePoller
 from bot.telegram.request import AiohttpRequest
@@ -43,6 +43,10 @@ log = logging.getLogger(__name__)
 
 TELEGRAM_API_URL = "https://api.telegram.org"
 TOKEN_ENV = "TELEGRAM_BOT_TOKEN"
+DATABASE_OUTAGE = (
+    "no update is taken meanwhile (Telegram keeps them), nothing acknowledged is lost, and the"
+    " bot goes on from what the database keeps"
+)
 
 
 @dataclass(frozen=True)
@@ -118,34 +122,112 @@ async def run_bot(
     given (a store given is closed here too, as the bot owns it while it runs); ``timer``
     measures system latency (a simulation gives its simulated clock for both). Whatever
     cannot start fails before anything is opened, or closes what was: a supervisor sees
-    the process exit, never hang."""
+    the process exit, never hang.
+
+    The process outlives its database: a server out of reach as the bot starts is waited
+    for, and one lost while it runs (a restart) ends that serving (no update is taken, none
+    consumed) and everything is opened again, the writer's lock first, as a restart of the
+    bot would; a lost network is the same weather (``bot.telegram.outage``)."""
     privacy = Privacy(config.secret, foreign_chats=config.foreign_chats)
     study = locate(config.db).study_or(bundle.study.id)  # on a server, the study's schema
     if systems is None:
         systems = build_systems(bundle.study.systems, env=os.environ, tools=scenario_tools(bundle))
     built = dict(systems)
+    outage = Outage(what="the study database", meanwhile=DATABASE_OUTAGE)
     async with contextlib.AsyncExitStack() as opened:
         opened.push_async_callback(close_systems, built)
-        if writer is None:
+        claiming = writer is None
+        while True:
             try:
-                claimed = await asyncio.to_thread(claim, config.db, "ozlab run", study)
+                connected = await _connected(config.db, study, clock, outage, stop, claiming, store)
             except BaseException:
                 if store is not None:  # given, hence the bot's to close
                     await store.close()
                 raise
-            opened.callback(claimed.release)  # the last thing let go, after the store
-        if store is None:
-            store = await open_store(config.db, clock, study=study)
-        opened.push_async_callback(store.close)
-        if await store.record_definition(bundle.study.id, definition_json(bundle)):
-            log.info("study %r: definition stored with its data", bundle.study.id)
-        await _serve(bundle, config, store, privacy, built, (clock, timer), stop, ready)
+            if connected is None:  # stopped while the server was out of reach
+                if store is not None:
+                    await store.close()
+                return
+            claimed, store = connected
+            async with contextlib.AsyncExitStack() as session:
+                if claimed is not None:
+                    session.callback(claimed.release)  # the last thing let go, after the store
+                session.push_async_callback(store.close)
+                try:
+                    if await store.record_definition(bundle.study.id, definition_json(bundle)):
+                        log.info("study %r: definition stored with its data", bundle.study.id)
+                    held = claimed or writer
+                    await _serve(
+                        bundle, config, (store, held), privacy, built, (clock, timer), stop, ready
+                    )
+                    return
+                except StoreUnreachable as error:
+                    outage.failed(error)  # told as it is noticed, then once a minute
+            # The server restarted (or is down): everything is opened again, the writer's
+            # lock first, and the bot goes on from what the store says, as after a restart.
+            store, claiming = None, True
+
+
+async def _connected(
+    db: Database,
+    study: str,
+    clock: Callable[[], float],
+    outage: Outage,
+    stop: asyncio.Event,
+    claiming: bool,
+    store: StudyStore | None,
+) -> tuple[WriterClaim | None, StudyStore] | None:
+    """The writer's lock (when ``claiming``) and the store (unless given), tried again with
+    longer pauses for as long as the database server cannot be reached (starting up, shut
+    down, restarting); None when ``stop`` came first. Another writer holding the study, or
+    any other reason the database cannot be used, ends the bot."""
+    while True:
+        claimed: WriterClaim | None = None
+        try:
+            if claiming:
+                claimed = await asyncio.to_thread(claim, db, "ozlab run", study)
+            if store is None:
+                store = await open_store(db, clock, study=study)
+        except StoreUnreachable as error:
+            if claimed is not None:
+                claimed.release()
+            outage.failed(error)
+        except BaseException:
+            if claimed is not None:
+                claimed.release()
+            raise
+        else:
+            outage.over()
+            return claimed, store
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), pause(outage.failures))
+            return None
+
+
+LOCK_CHECKED_EVERY = 5.0
+"""Seconds between two looks at the writer's lock (a server's goes with its connection)."""
+
+
+async def _until_lost(store: StudyStore, claimed: WriterClaim | None) -> str:
+    """Once the store has lost its database, or the writer's lock its connection (a server
+    that dropped that session alone), which: either way the bot opens both again."""
+    lost = asyncio.ensure_future(store.lost())
+    try:
+        while not lost.done():
+            await asyncio.wait({lost}, timeout=LOCK_CHECKED_EVERY)
+            if lost.done() or claimed is None:
+                continue
+            if not await asyncio.to_thread(claimed.held):
+                return "the writer's lock on the study was lost with its connection"
+    finally:
+        lost.cancel()
+    return "the connection to the database was lost"
 
 
 async def _serve(
     bundle: StudyBundle,
     config: BotConfig,
-    store: StudyStore,
+    writing: tuple[StudyStore, WriterClaim | None],
     privacy: Privacy,
     systems: Mapping[str, System],
     clocks: tuple[Callable[[], float], Callable[[], float]],
@@ -153,6 +235,7 @@ async def _serve(
     ready: asyncio.Event | None,
 ) -> None:
     clock, timer = clocks
+    store, claimed = writing
     requests = (
         AiohttpRequest(connection_pool_size=config.max_concurrent_updates),
         AiohttpRequest(connection_pool_size=2),
@@ -187,7 +270,8 @@ async def _serve(
     dispatcher = Dispatcher(runner, annotators)
 
     async def on_delivery(delivery: Delivery, _: ContextTypes.DEFAULT_TYPE) -> None:
-        await dispatcher.handle(delivery)
+        with contextlib.suppress(StoreUnreachable):  # the store's ``lost`` ends this serving
+            await dispatcher.handle(delivery)
 
     application.add_handler(TypeHandler(Delivery, on_delivery))
     deliver = application.update_queue.put_nowait
@@ -221,8 +305,9 @@ async def _serve(
         annotators.on_clock(now)  # silent annotators' targets go to others
 
     async def commands(_: ContextTypes.DEFAULT_TYPE) -> None:
-        for delivery in await runner.poll_commands():
-            deliver(delivery)
+        with contextlib.suppress(StoreUnreachable):
+            for delivery in await runner.poll_commands():
+                deliver(delivery)
 
     async def beat(_: ContextTypes.DEFAULT_TYPE) -> None:
         await heartbeat.beat()
@@ -258,10 +343,14 @@ async def _serve(
 
                 polling = asyncio.create_task(poller.run(running), name="ozlab-poller")
                 stopped = asyncio.create_task(stop.wait())
+                lost = asyncio.create_task(_until_lost(store, claimed))
                 try:
-                    await asyncio.wait({polling, stopped}, return_when=asyncio.FIRST_COMPLETED)
+                    await asyncio.wait(
+                        {polling, stopped, lost}, return_when=asyncio.FIRST_COMPLETED
+                    )
                 finally:
                     stopped.cancel()
+                    lost.cancel()
                     # None starts while the bot stops: APScheduler's shutdown would cancel
                     # it half-way and log a clean stop as an error (found by the fuzz test).
                     for job in repeating:
@@ -271,6 +360,8 @@ async def _serve(
                 polling.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await polling
+                if lost.done() and not lost.cancelled():
+                    raise StoreUnreachable(lost.result())
                 await application.update_queue.join()
                 await annotators.settled()  # writes to annotators under way
                 await poller.confirm()

@@ -8,7 +8,8 @@ of its flow, which knows how to step, what state it holds and how its records ar
 The loop owns what must hold for both: a tap is answered before anything else (Telegram
 expires it quickly), the update is consumed with the first step's records, a message whose
 id is not committed yet is not reported delivered, an unreachable chat is noted, and a
-failure is logged, consumed and answered with the study's apology.
+failure is logged, consumed and answered with the study's apology; a lost database is no
+failure of the delivery (``StoreUnreachable`` goes up to the bot, which reconnects).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
+from bot.core.errors import StoreUnreachable
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.telegram.outbox import ParticipantUnreachable
@@ -136,6 +138,12 @@ async def drive(
                 sent = False
     except ParticipantUnreachable as error:
         await turn.unreachable(error)
+    except StoreUnreachable:
+        # The database is gone (its server restarts): nothing failed, nothing is consumed.
+        # The update waits in the inbox, or at Telegram, for the store the bot opens next,
+        # which answers its tap (a tap is answered once).
+        toast_owed = None
+        raise
     except Exception:
         await turn.failed(update_id)
         with contextlib.suppress(Exception):

@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import Any, Protocol, assert_never
 
 from bot.core.conversation import SystemReply, ToolCall
+from bot.core.errors import StoreUnreachable
 from bot.core.privacy import Privacy
 from bot.core.storable_text import storable, storable_reply
 from bot.core.vocabulary import CommandKind, CommandOutcome, EventKind, Gate, GateScope, Invitation
@@ -211,13 +212,18 @@ class StudyRunner:
             self._chats[participant] = delivery.chat_id
             self._unreachable.discard(participant)
         turn = _ParticipantTurn(self, participant, delivery)
-        await drive(
-            turn,
-            self._outbox,
-            self._bundle.study.texts.system_error,
-            update_id=delivery.update_id,
-            toast_owed=delivery.callback_id,
-        )
+        try:
+            await drive(
+                turn,
+                self._outbox,
+                self._bundle.study.texts.system_error,
+                update_id=delivery.update_id,
+                toast_owed=delivery.callback_id,
+            )
+        except StoreUnreachable:
+            with contextlib.suppress(StoreUnreachable):
+                await turn.settled()  # a commit under way is waited for; nothing is kept
+            raise
         await turn.settled()
 
     def _delivered(self, participant: str) -> None:

@@ -105,6 +105,11 @@ class StoreLifetime(Protocol):
         """Finish the writes already asked for, then let go of the database."""
         ...
 
+    async def lost(self) -> None:
+        """Returns once the database can no longer be reached through this store (a
+        server restarted): the bot opens another (a file never returns)."""
+        ...
+
 
 class StudyDefinitions(Protocol):
     """The study as it ran, kept with its data: written when the bot starts on a

@@ -72,6 +72,9 @@ class Writer:
             os.close(self._fd)
             self._fd = None
 
+    def held(self) -> bool:
+        return self._fd is not None
+
     def __enter__(self) -> Writer:
         return self
 

@@ -32,7 +32,7 @@ from bot.core.annotation import (
     Annotator,
     AssignmentPlan,
 )
-from bot.core.errors import StoreError
+from bot.core.errors import StoreError, StoreUnreachable
 from bot.core.vocabulary import (
     AnnotationLevel,
     AnnotatorClaim,
@@ -123,6 +123,7 @@ class RelationalStore(ABC):
         self._jobs: asyncio.Queue[tuple[Job, asyncio.Future[Any]] | None] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
         self._closed = False
+        self._lost = asyncio.Event()
         if writable:
             self._writer = asyncio.create_task(self._write_loop(), name="ozlab-store-writer")
 
@@ -168,6 +169,17 @@ class RelationalStore(ABC):
             await self._writer
         await self._close_connections()
 
+    async def lost(self) -> None:
+        """Returns once the database can no longer be reached through this store (its
+        server restarted or stopped): nothing more is written through it."""
+        await self._lost.wait()
+
+    def _connection_lost(self, error: BaseException) -> StoreUnreachable:
+        """What a backend raises when its connection is gone: the store tells ``lost``."""
+        self._lost.set()
+        said = " ".join(str(error).split())  # a server's message has lines of detail
+        return StoreUnreachable(f"{self.path}: the connection to the database was lost ({said})")
+
     async def __aenter__(self) -> RelationalStore:
         return self
 
@@ -197,6 +209,11 @@ class RelationalStore(ABC):
                 batch.append(queued)
             try:
                 results = await self._commit([job for job, _ in batch])
+            except StoreUnreachable as error:  # no job is at fault: each is told so
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(error)
+                continue
             except Exception:
                 # One bad job must not sink the others: run each alone to isolate it.
                 for job, future in batch:

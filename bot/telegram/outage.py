@@ -7,6 +7,9 @@ Telegram keeps the updates until the bot confirms them. What is not weather ends
 a token Telegram refuses (``InvalidToken``), a server that does not answer as a Bot API
 does. Every call the bot cannot do without (``getMe``, ``deleteWebhook``, ``getUpdates``)
 goes through :func:`reach`; the outbox's sends keep their own retries.
+
+:class:`Outage` tells of any such weather in the same words: the bot's loss of its database
+server is told by one too (``bot.runtime.app``).
 """
 
 from __future__ import annotations
@@ -36,54 +39,64 @@ def pause(failures: int) -> float:
 
 class Outage:
     """Tells of an outage in the log: one warning as it begins, one a minute while it lasts
-    (with how many tries failed so far), one line when Telegram answers again."""
+    (with how many tries failed so far), one line when ``what`` answers again."""
 
     def __init__(
-        self, clock: Callable[[], float] = time.monotonic, every: float = TOLD_EVERY
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        every: float = TOLD_EVERY,
+        *,
+        what: str = "Telegram",
+        meanwhile: str = "nothing participants send is lost meanwhile",
     ) -> None:
         self._clock = clock
         self._every = every
+        self._what = what
+        self._meanwhile = meanwhile
         self._since: float | None = None
         self._told = 0.0
         self._failures = 0
 
     @property
     def failures(self) -> int:
-        """Failed tries in a row (0: Telegram answered the last one)."""
+        """Failed tries in a row (0: the last one was answered)."""
         return self._failures
 
-    def failed(self, error: TelegramError) -> None:
+    def failed(self, error: BaseException) -> None:
         now = self._clock()
         self._failures += 1
         if self._since is None:
             self._since, self._told = now, now
             log.warning(
-                "Telegram cannot be reached (%s): trying again, less often the longer it"
-                " lasts; nothing participants send is lost meanwhile",
+                "%s cannot be reached (%s): trying again, less often the longer it lasts; %s",
+                self._what,
                 _reason(error),
+                self._meanwhile,
             )
             return
         if now - self._told >= self._every:
             self._told = now
             log.warning(
-                "Telegram still cannot be reached after %.0f s (%s; failed tries: %d)",
+                "%s still cannot be reached after %.0f s (%s; failed tries: %d)",
+                self._what,
                 now - self._since,
                 _reason(error),
                 self._failures,
             )
 
     def over(self) -> None:
-        """Telegram answered: say so once if it had not."""
+        """It answered: say so once if it had not."""
         if self._since is not None:
             log.info(
-                "Telegram reached again after %.0f s (failed tries: %d)",
+                "%s reached again after %.0f s (failed tries: %d)",
+                self._what,
                 self._clock() - self._since,
                 self._failures,
             )
         self._since, self._failures = None, 0
 
 
-def _reason(error: TelegramError) -> str:
+def _reason(error: BaseException) -> str:
     """The error's own words, on one line (an HTML error page has many)."""
     words = " ".join(str(error).split())
     return words[:200] if words else type(error).__name__

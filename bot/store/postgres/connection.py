@@ -24,10 +24,10 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg.adapt import Buffer, Loader
-from psycopg.conninfo import conninfo_to_dict
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.types.numeric import Int8Dumper
 
-from bot.core.errors import SchemaError, StoreError, without_passwords
+from bot.core.errors import SchemaError, StoreError, StoreUnreachable, without_passwords
 from bot.store.postgres.schema import MIGRATIONS
 from bot.store.sql import Rows
 
@@ -36,6 +36,9 @@ SCHEMA_VERSION = len(MIGRATIONS)
 STUDY_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 """A study id that can name a schema as it is: lower case, as a lab's database team reads it."""
 _RESERVED = ("pg_", "information_schema", "public")
+WAITED = 10
+"""Seconds a connection waits for a server that does not answer (libpq's ``connect_timeout``,
+unless the URL sets its own): a host that drops packets is out of reach, not a hang."""
 
 
 def study_schema(study: str) -> str:
@@ -98,21 +101,57 @@ class _NumericAsNumber(Loader):
 
 def connect(url: str, schema: str | None, *, application: str = "ozlab") -> psycopg.Connection[Any]:
     """An autocommit connection whose tables are ``schema``'s (none: the database's own)."""
+    given = conninfo(url)
+    if "connect_timeout" not in conninfo_to_dict(given):
+        given = make_conninfo(given, connect_timeout=WAITED)
     try:
         conn = psycopg.connect(
-            conninfo(url),
-            autocommit=True,
-            cursor_factory=psycopg.Cursor,
-            application_name=application,
+            given, autocommit=True, cursor_factory=psycopg.Cursor, application_name=application
         )
     except psycopg.OperationalError as error:
-        raise StoreError(f"cannot reach the PostgreSQL server: {_first_line(error)}") from None
+        raise refused(error) from None
     conn.adapters.register_dumper(bool, _TrueIsOne)
     conn.adapters.register_loader("numeric", _NumericAsNumber)
-    if schema is not None:
-        conn.execute(f"SET search_path TO {quoted(schema)}")
-    _compress_fast(conn)
+    try:
+        if schema is not None:
+            conn.execute(f"SET search_path TO {quoted(schema)}")
+        _compress_fast(conn)
+    except psycopg.OperationalError as error:  # the server shuts down as it lets us in
+        conn.close()
+        raise refused(error) from None
     return conn
+
+
+_NOT_WEATHER = re.compile(
+    r"authentication|password|pg_hba\.conf|role .* does not exist|database .* does not exist"
+    r"|permission denied|Name or service not known|invalid ",
+    re.IGNORECASE,
+)
+"""What a server that answers says when waiting will not help: the lab's settings are wrong."""
+
+
+def refused(error: psycopg.OperationalError) -> StoreError:
+    """A failed connection as one line: :class:`StoreUnreachable` when the server is down,
+    starting up, shutting down or out of reach (it may come back), else what it refused."""
+    line = _first_line(error)
+    if _NOT_WEATHER.search(str(error)):
+        return StoreError(f"the PostgreSQL server refused the connection: {line}")
+    return StoreUnreachable(f"cannot reach the PostgreSQL server: {line}")
+
+
+def when_lost(conn: psycopg.Connection[Any], error: BaseException) -> BaseException:
+    """``error``, or :class:`StoreUnreachable` when it means the connection is gone."""
+    if lost(conn, error):
+        return StoreUnreachable(f"the PostgreSQL server went away: {_first_line(error)}")
+    return error
+
+
+def lost(conn: psycopg.Connection[Any], error: BaseException) -> bool:
+    """Whether ``error`` means the connection is gone (the server restarted, stopped or
+    dropped it), not that a statement failed on a live one."""
+    return isinstance(error, psycopg.OperationalError | psycopg.InterfaceError) and (
+        conn.closed or conn.broken
+    )
 
 
 def _compress_fast(conn: psycopg.Connection[Any]) -> None:
@@ -371,12 +410,41 @@ def migrate(conn: psycopg.Connection[Any], schema: str, shown: str) -> int:
             conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone()
             is None
         ):
-            conn.execute(f"CREATE SCHEMA {quoted(schema)}")
+            with _granted(
+                conn,
+                schema,
+                "create schema {schema} in database {database}: the database team makes it"
+                " for the role (CREATE SCHEMA {schema} AUTHORIZATION {role}; the guide"
+                " 'A lab's server'), or grants the role CREATE on the database",
+            ):
+                conn.execute(f"CREATE SCHEMA {quoted(schema)}")
         conn.execute(f"SET LOCAL search_path TO {quoted(schema)}")
-        for number, script in enumerate(MIGRATIONS[version or 0 :], start=(version or 0) + 1):
-            conn.execute(script)
-            conn.execute("UPDATE store_version SET version = %s", (number,))
+        with _granted(
+            conn,
+            schema,
+            "create the study's tables in schema {schema}: the schema must belong to the role"
+            " that writes the study (ALTER SCHEMA {schema} OWNER TO {role}; the guide 'A lab's"
+            " server')",
+        ):
+            for number, script in enumerate(MIGRATIONS[version or 0 :], start=(version or 0) + 1):
+                conn.execute(script)
+                conn.execute("UPDATE store_version SET version = %s", (number,))
     return SCHEMA_VERSION
+
+
+@contextlib.contextmanager
+def _granted(conn: psycopg.Connection[Any], schema: str, missing: str) -> Iterator[None]:
+    """A right the role lacks to make a study's schema (a server refuses the statement), said
+    in one line with the grant that mends it (``missing``: what the role may not do)."""
+    try:
+        yield
+    # a schema the role may not even use is no schema to PostgreSQL's CREATE TABLE
+    except (psycopg.errors.InsufficientPrivilege, psycopg.errors.InvalidSchemaName):
+        role, database = conn.info.user, conn.info.dbname
+        raise StoreError(
+            f"role {role} may not "
+            + missing.format(schema=quoted(schema), role=quoted(role), database=database)
+        ) from None
 
 
 def too_new(version: int, shown: str) -> SchemaError:

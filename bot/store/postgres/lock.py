@@ -34,6 +34,16 @@ class ServerWriter:
             let_go(self._conn)
             self._conn = None
 
+    def held(self) -> bool:
+        """Asks the server: the lock lives as long as its session (a round trip)."""
+        if self._conn is None:
+            return False
+        try:
+            self._conn.execute("SELECT 1")
+        except psycopg.Error:
+            return False
+        return True
+
     def __enter__(self) -> ServerWriter:
         return self
 
@@ -56,9 +66,12 @@ def claim(server: str, study: str, who: str) -> ServerWriter:
                 )
             conn.execute("SELECT pg_advisory_unlock_shared(%s)", (key,))
             time.sleep(_ERASURE_POLL)
-    except BaseException:
+    except BaseException as error:
+        told = pg.when_lost(conn, error)  # the server went away: an outage, not a refusal
         conn.close()
-        raise
+        if told is error:
+            raise
+        raise told from None
     return ServerWriter(conn)
 
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
 
-from bot.core.errors import StoreError
+from bot.core.errors import StoreError, StoreUnreachable
 from bot.store.applying import Tx
 from bot.store.model import SnapshotInfo, SnapshotSink
 from bot.store.opening import shown_url
@@ -48,6 +48,8 @@ class _Line:
     def __init__(self, conn: psycopg.Connection[Any], thread: ThreadPoolExecutor) -> None:
         self.conn = conn
         self._thread = thread
+        self.gone: Callable[[BaseException], Exception] = StoreUnreachable
+        """What is raised when the connection is lost (the store sets its own)."""
 
     @classmethod
     async def open(cls, name: str, connector: Callable[[], psycopg.Connection[Any]]) -> _Line:
@@ -56,15 +58,23 @@ class _Line:
             conn = await asyncio.get_running_loop().run_in_executor(
                 thread, pg.within_rights, connector
             )
+        except psycopg.OperationalError as error:  # the server went away while it opened
+            thread.shutdown(wait=False)
+            raise pg.refused(error) from None
         except BaseException:
             thread.shutdown(wait=False)
             raise
         return cls(conn, thread)
 
     async def run(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(
-            self._thread, pg.within_rights, lambda: work(self.conn)
-        )
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                self._thread, pg.within_rights, lambda: work(self.conn)
+            )
+        except psycopg.Error as error:
+            if pg.lost(self.conn, error):
+                raise self.gone(error) from None
+            raise
 
     async def close(self) -> None:
         try:
@@ -191,6 +201,9 @@ class PostgresStore(RelationalStore):
         self.study = schema
         self._reader = reader
         self._writer_line = writer
+        for line in (reader, writer):
+            if line is not None:
+                line.gone = self._connection_lost
         self._prepared: dict[str, str] = {}
         """The writer connection's prepared statements, by their text (``BatchedSql``)."""
         self._known = _Known()
@@ -313,6 +326,8 @@ def _run(
             sql.execute("COMMIT")
             sql.flush()
         except BaseException as error:
+            if conn.broken:  # the server is gone, and the transaction with it
+                raise
             someone_else = isinstance(error, psycopg.Error) and error.sqlstate == _NOT_OURS
             # never prepared by psycopg itself: a DEALLOCATE ALL prepared as one of its own
             # statements would drop itself, and the next failed batch would find it gone
