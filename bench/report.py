@@ -1,10 +1,19 @@
 """Time and peak memory of ``analytics report --format json`` on a large synthetic study,
-beside the floor: pandas alone reading the same tables, from SQLite and from PostgreSQL.
+beside the floor: pandas alone reading the same tables, from SQLite and from PostgreSQL;
+first, a small study's report in every format beside the time its libraries take to import.
 
     python bench/report.py                      # 10,000 sessions, 1,000,000 answers
     python bench/report.py --sessions 1000 --responses-per-session 100
     python bench/report.py --postgresql postgresql://me@dbhost/scratch
     python bench/report.py --no-postgresql      # SQLite alone
+    python bench/report.py --small-only --rounds 7
+
+The small study (25 participants, as a pilot or a class project has) measures the fixed
+cost of a report: each format's whole command (``ozlab report --format F --out ...``, the
+interpreter's start included) beside a process that only imports pandas, scipy,
+matplotlib and pingouin, the floor of any report. The two alternate, round after round,
+and each figure is the median of its rounds: on a shared machine the load changes by the
+minute, and alternating keeps it alike for both sides of a ratio.
 
 Each measurement runs in its own Python process (peak RSS is per process: ``ru_maxrss``),
 with a time limit, so the benchmark is bounded and stops by itself. The database is
@@ -97,6 +106,57 @@ print(json.dumps({"seconds": time.perf_counter() - started, "code": code,
 """
 
 
+SMALL_SESSIONS = 50  # two tasks each: 25 participants (and one who never started)
+FORMATS = ("terminal", "md", "html", "tex", "json")
+TARGET = {"terminal": 1.25, "md": 1.25, "html": 2.0, "tex": 2.0, "json": 1.25}
+"""The most a small study's report may take, in times the import of its libraries."""
+LIBRARIES = "import pandas, scipy, matplotlib, pingouin"
+
+
+def seconds_of(argv: list[str]) -> float:
+    """The wall-clock seconds of one process, from its start to its end."""
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=LIMIT_S)
+    if done.returncode != 0:
+        raise SystemExit(f"measurement failed: {' '.join(argv)}\n{done.stderr[-2000:]}")
+    return time.perf_counter() - started
+
+
+def small_study(folder: Path, rounds: int, seed: int) -> None:
+    """Each format's whole report command on a small study, beside the libraries' import."""
+    from statistics import median
+
+    from analytics.data.synthetic import write_synthetic_study
+
+    db = folder / "small.sqlite"
+    study = write_synthetic_study(
+        db, sessions=SMALL_SESSIONS, responses_per_session=20, seed=seed, systems=3
+    )
+    print(
+        f"Small study: {study.participants} participants, {study.sessions} sessions,"
+        f" {study.responses:,} responses; {rounds} rounds, medians\n"
+    )
+    imports: list[float] = []
+    whole: dict[str, list[float]] = {fmt: [] for fmt in FORMATS}
+    for _ in range(rounds):
+        imports.append(seconds_of([sys.executable, "-c", LIBRARIES]))
+        for fmt in FORMATS:
+            out = folder / f"small.{'txt' if fmt == 'terminal' else fmt}"
+            command = ["-m", "bot.cli", "report", "--db", str(db), "--format", fmt]
+            whole[fmt].append(seconds_of([sys.executable, *command, "--out", str(out)]))
+    floor = median(imports)
+    rows = [("importing pandas, scipy, matplotlib and pingouin (floor)", floor, "", "")]
+    for fmt in FORMATS:
+        taken = median(whole[fmt])
+        rows.append((f"ozlab report --format {fmt} (whole command)", taken,
+                     f"{taken / floor:5.2f}×", f"≤ {TARGET[fmt]:.2f}×"))  # fmt: skip
+    width = max(len(name) for name, *_ in rows)
+    print(f"{'Small study':{width}}  {'time':>9}  {'ratio':>6}  {'target':>7}")
+    for name, seconds, ratio, target in rows:
+        print(f"{name:{width}}  {seconds:7.2f} s  {ratio:>6}  {target:>7}")
+    print()
+
+
 def measure(code: str, *args: str) -> dict:
     """Run ``code`` in a fresh interpreter; its last output line is a JSON result."""
     started = time.perf_counter()
@@ -120,6 +180,8 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=10_000)
     parser.add_argument("--responses-per-session", type=int, default=100)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=5, help="of the small study (medians)")
+    parser.add_argument("--small-only", action="store_true", help="the small study alone")
     place = parser.add_mutually_exclusive_group()
     place.add_argument("--postgresql", metavar="URL", help="a database to copy the study into")
     place.add_argument("--no-postgresql", action="store_true", help="measure SQLite alone")
@@ -129,6 +191,9 @@ def main() -> int:
     from analytics.data.synthetic import write_synthetic_study
 
     with tempfile.TemporaryDirectory(prefix="ozlab-bench-") as folder:
+        small_study(Path(folder), args.rounds, args.seed)
+        if args.small_only:
+            return 0
         db = Path(folder) / "study.sqlite"
         started = time.perf_counter()
         study = write_synthetic_study(
