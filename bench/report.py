@@ -1,10 +1,19 @@
 """Time and peak memory of ``analytics report --format json`` on a large synthetic study,
-beside the floor: pandas alone reading the same tables, from SQLite and from PostgreSQL.
+beside the floor: pandas alone reading the same tables, from SQLite and from PostgreSQL;
+first, a small study's report in every format beside the time its libraries take to import.
 
     python bench/report.py                      # 10,000 sessions, 1,000,000 answers
     python bench/report.py --sessions 1000 --responses-per-session 100
     python bench/report.py --postgresql postgresql://me@dbhost/scratch
     python bench/report.py --no-postgresql      # SQLite alone
+    python bench/report.py --small-only --rounds 7
+
+The small study (25 participants, as a pilot or a class project has) measures the fixed
+cost of a report: each format's whole command (``ozlab report --format F --out ...``, the
+interpreter's start included) beside a process that only imports pandas, scipy,
+matplotlib and pingouin, the floor of any report. The two alternate, round after round,
+and each figure is the median of its rounds: on a shared machine the load changes by the
+minute, and alternating keeps it alike for both sides of a ratio.
 
 Each measurement runs in its own Python process (peak RSS is per process: ``ru_maxrss``),
 with a time limit, so the benchmark is bounded and stops by itself. The database is
@@ -97,6 +106,66 @@ print(json.dumps({"seconds": time.perf_counter() - started, "code": code,
 """
 
 
+SMALL_SESSIONS = 50  # two tasks each: 25 participants (and one who never started)
+FORMATS = ("terminal", "md", "html", "tex", "json")
+TARGET = {"terminal": 1.25, "md": 1.25, "html": 2.0, "tex": 2.0, "json": 1.25}
+"""The most a small study's report may take, in times the import of its libraries."""
+LIBRARIES = "import pandas, scipy, matplotlib, pingouin"
+
+
+def seconds_of(argv: list[str]) -> tuple[float, float]:
+    """The wall-clock seconds of one process, from its start to its end, and its CPU
+    seconds (user and system: what the load of a shared machine does not lengthen)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=LIMIT_S)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"measurement failed: {' '.join(argv)}\n{done.stderr[-2000:]}")
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return wall, cpu
+
+
+def small_study(folder: Path, rounds: int, seed: int) -> None:
+    """Each format's whole report command on a small study, beside the libraries' import."""
+    from statistics import median
+
+    from analytics.data.synthetic import write_synthetic_study
+
+    db = folder / "small.sqlite"
+    study = write_synthetic_study(
+        db, sessions=SMALL_SESSIONS, responses_per_session=20, seed=seed, systems=3
+    )
+    print(
+        f"Small study: {study.participants} participants, {study.sessions} sessions,"
+        f" {study.responses:,} responses; {rounds} rounds, medians\n"
+    )
+    runs: dict[str, list[tuple[float, float]]] = {"floor": []}
+    for _ in range(rounds):
+        runs["floor"].append(seconds_of([sys.executable, "-c", LIBRARIES]))
+        for fmt in FORMATS:
+            out = folder / f"small.{'txt' if fmt == 'terminal' else fmt}"
+            command = ["-m", "bot.cli", "report", "--db", str(db), "--format", fmt]
+            runs.setdefault(fmt, []).append(
+                seconds_of([sys.executable, *command, "--out", str(out)])
+            )
+    wall, cpu = ({name: median(r[i] for r in taken) for name, taken in runs.items()}
+                 for i in (0, 1))  # fmt: skip
+    rows = [("importing pandas, scipy, matplotlib and pingouin (floor)", "floor", "")]
+    rows += [(f"ozlab report --format {fmt} (whole command)", fmt, f"≤ {TARGET[fmt]:.2f}×")
+             for fmt in FORMATS]  # fmt: skip
+    width = max(len(name) for name, *_ in rows)
+    print(f"{'Small study':{width}}  {'time':>9}  {'ratio':>6}  {'CPU':>9}  {'ratio':>6}  target")
+    for name, key, target in rows:
+        ratios = [f"{d[key] / d['floor']:5.2f}×" if key != "floor" else "" for d in (wall, cpu)]
+        print(f"{name:{width}}  {wall[key]:7.2f} s  {ratios[0]:>6}  {cpu[key]:7.2f} s"
+              f"  {ratios[1]:>6}  {target}")  # fmt: skip
+    print()
+
+
 def measure(code: str, *args: str) -> dict:
     """Run ``code`` in a fresh interpreter; its last output line is a JSON result."""
     started = time.perf_counter()
@@ -120,6 +189,8 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=10_000)
     parser.add_argument("--responses-per-session", type=int, default=100)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=5, help="of the small study (medians)")
+    parser.add_argument("--small-only", action="store_true", help="the small study alone")
     place = parser.add_mutually_exclusive_group()
     place.add_argument("--postgresql", metavar="URL", help="a database to copy the study into")
     place.add_argument("--no-postgresql", action="store_true", help="measure SQLite alone")
@@ -129,6 +200,9 @@ def main() -> int:
     from analytics.data.synthetic import write_synthetic_study
 
     with tempfile.TemporaryDirectory(prefix="ozlab-bench-") as folder:
+        small_study(Path(folder), args.rounds, args.seed)
+        if args.small_only:
+            return 0
         db = Path(folder) / "study.sqlite"
         started = time.perf_counter()
         study = write_synthetic_study(

@@ -11,13 +11,14 @@ import inspect
 import re
 import sys
 import types
-from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from questionnaires.models import Questionnaire
 from scenarios import durations
+from scenarios.field_docs import describe, field_types, models_in
 from scenarios.jobs import AnnotationJob
 from scenarios.models import Scenario, Study
 
@@ -56,22 +57,9 @@ def all_models(root: type[BaseModel]) -> dict[str, type[BaseModel]]:
         model = waiting.pop()
         if found.setdefault(model.__name__, model) is not model:
             continue
-        for hint in _hints(model).values():
-            waiting.extend(m for m in _models_in(hint) if m.__name__ not in found)
+        for hint in field_types(model).values():
+            waiting.extend(m for m in models_in(hint) if m.__name__ not in found)
     return found
-
-
-def _hints(model: type[BaseModel]) -> dict[str, Any]:
-    """The fields' types, resolved here: a field's stored annotation may still be a forward
-    reference, depending on when pydantic last rebuilt the model."""
-    hints = get_type_hints(model, include_extras=True)
-    return {name: hints.get(name, info.annotation) for name, info in model.model_fields.items()}
-
-
-def _models_in(hint: Any) -> list[type[BaseModel]]:
-    if isinstance(hint, type) and issubclass(hint, BaseModel):
-        return [hint]
-    return [model for arg in get_args(hint) for model in _models_in(arg)]
 
 
 def _plain(text: str) -> str:
@@ -126,7 +114,7 @@ def _default(info: FieldInfo) -> str:
 
 
 def _table(model: type[BaseModel]) -> list[str]:
-    hints = _hints(model)
+    hints = field_types(model)
     lines = ["| field | type | default | meaning |", "|---|---|---|---|"]
     for name, info in model.model_fields.items():
         key = info.alias or name
@@ -153,6 +141,7 @@ def reference() -> str:
     out = [_HEADER]
     shown: set[str] = set()
     for title, where, root in FILES:
+        describe(root)
         out += [f"## {title}", "", f"Where it lives: {where}.", ""]
         out += _prose(root.__doc__)
         out += [*_table(root), ""]

@@ -30,6 +30,7 @@ from pydantic_core import core_schema
 
 from questionnaires.models import Questionnaire
 from scenarios import durations
+from scenarios.field_docs import describe
 from scenarios.models import Scenario, Study, Texts
 
 __all__ = ["questionnaire_schema", "scenario_schema", "study_schema", "write_schemas"]
@@ -84,6 +85,7 @@ def _tidy(schema: Any) -> None:
 
 
 def _schema(model: type[BaseModel], title: str) -> dict[str, Any]:
+    describe(model)
     schema = model.model_json_schema(by_alias=True, schema_generator=_YamlFiles)
     _tidy(schema)
     return {"$schema": _DIALECT, **schema, "title": title}

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class ReplyRule(_Model):
@@ -106,7 +106,8 @@ class Simulation(_Model):
     ``typo_rate``: the share of messages with one misspelt word; ``off_task_rate``: the
     share of turns that say one of ``off_task`` instead; ``max_messages``: when they give
     up (default: the scenario's ``max_exchanges``, else 8); ``comments``: free-text
-    answers, given at ``comment_rate`` where an item may be skipped."""
+    answers, given at ``comment_rate`` where an item may be skipped; attention checks are
+    passed but at ``attention_fail_rate``."""
 
     say: tuple[str, ...] = ()
     """The simulated participant's own lines, each used once."""
@@ -133,6 +134,10 @@ class Simulation(_Model):
     comment_rate: float = Field(default=0.5, ge=0, le=1)
     """The share of free-text items that may be skipped which they answer with one of
     ``comments``."""
+    attention_fail_rate: float = Field(default=0.0, ge=0, le=1)
+    """The share of attention checks (items with ``attention``) they fail, answering
+    something else than the item asks for; 0, the default: a simulated participant reads
+    and passes every check. Outside a task, the highest of the scenarios' rates."""
     votes: dict[str, float] = {}
     """Side by side, and preference items: how good each system seems to them, on a logit
     scale (Bradley-Terry): A is preferred to B with probability 1 / (1 + e^(b - a)). A

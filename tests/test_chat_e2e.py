@@ -227,3 +227,52 @@ def test_chat_warns_when_the_starter_s_model_server_is_not_running(tmp_path: Pat
     [warning] = [line for line in done.stdout.splitlines() if line.startswith("(warning: ")]
     assert warning.startswith("(warning: system my-llm (openai) does not answer at ")
     assert "ozlab serve-demo --openai" in warning and "OZLAB_MODEL_URL" in warning
+
+
+RANKED_STUDY = """\
+id: ranked
+title: A ranking first
+texts:
+  welcome: Welcome.
+  consent: Do you agree?
+  declined: Thank you anyway.
+systems:
+  - {type: demo, id: shop, variant: v1}
+scenarios: [hmd-gift]
+screening: [matters]
+"""
+RANKING = """\
+id: matters
+title: What matters
+items:
+  - type: ranking
+    id: matters.order
+    text: What matters most in a recommendation?
+    options:
+      - {value: price, label: The price}
+      - {value: fit, label: How well it fits me}
+      - {value: speed, label: A quick answer}
+"""
+
+
+def test_after_a_refusal_a_number_still_taps_the_ranking_above(tmp_path: Path) -> None:
+    """A typed sentence where options are to be put in order is refused; the ranking's
+    buttons above are still the ones to tap, by their numbers as before."""
+    (tmp_path / "questionnaires").mkdir()
+    (tmp_path / "questionnaires" / "matters.yaml").write_text(RANKING)
+    (tmp_path / "study.yaml").write_text(RANKED_STUDY)
+    db = tmp_path / "chat.sqlite"
+    argv = [sys.executable, "-m", "bot.cli", "chat", str(tmp_path / "study.yaml"), "--db", str(db)]
+    with Terminal(argv, cwd=ROOT, env=ENV) as chat:
+        chat.expect(r"\[1\] I agree")
+        chat.type("1")
+        chat.expect(r"\[2\] How well it fits me")
+        chat.type("2")
+        chat.expect(r"^you tap: How well it fits me$")
+        chat.expect(r"^bot #\d+ \(edited\)")
+        chat.type("the price comes next")
+        chat.expect(r"^bot #\d+: Please tap the options in order")
+        chat.type("1")
+        chat.expect(r"^you tap: The price$")
+        chat.type("/quit")
+        assert chat.wait() == 0

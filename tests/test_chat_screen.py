@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from bot.pilot.chat_screen import Nothing, Quit, Restart, Say, Seen, Tap, news, understand
+from bot.pilot.chat_screen import (
+    Nothing,
+    Quit,
+    Restart,
+    Say,
+    Seen,
+    Tap,
+    news,
+    refusals,
+    understand,
+)
+from scenarios.models import Texts
 
 AGREE = Seen(10, "Do you agree?", ((("I agree", "c:y"), ("I do not agree", "c:n")),))
 BRIEF = Seen(11, "Your task\nFind a game.", ((("Finish task", "t:done"),),))
@@ -61,3 +72,20 @@ def test_commands_of_the_chat_itself() -> None:
     assert understand("/QUIT", []) == Quit()
     assert understand("   ", [AGREE]) == Nothing()
     assert understand("/start CODE7", [AGREE]) == Say("/start CODE7")
+
+
+def test_the_bots_refusals_are_known_in_any_words_their_sentence_leaves_open() -> None:
+    refused = refusals(Texts(welcome="Hi", consent="Agree?", declined="Bye"))
+    assert refused("Please tap one of the buttons above, or type a number from 1 to 7.")
+    assert refused("Please answer the question above first.")
+    assert not refused("Please answer the question above first. And more")
+    assert not refused("1. Moss Hollow")
+
+
+def test_after_a_refusal_a_number_taps_the_question_above_but_not_after_a_reply() -> None:
+    item = Seen(20, "1/5 Understanding", ((("1", "a:1"), ("2", "a:2")),))
+    hint = Seen(21, "Please tap one of the buttons above.", refusal=True)
+    assert understand("2", [item, hint]) == Tap(20, "a:2", "2")
+    assert news({20: item}, [item, hint]) == ["bot #2: Please tap one of the buttons above."]
+    assert understand("1", [BRIEF, REPLY]) == Say("1")
+    assert understand("1", [BRIEF, REPLY, hint]) == Say("1")

@@ -32,10 +32,17 @@ def scale(name: str, *, reverse: bool = False, construct: str | None = "ease") -
 
 
 def answers_of(
-    items: list[Item], answers: dict[str, Any], system: str = "a", people: int = 400, seed: int = 1
+    items: list[Item],
+    answers: dict[str, Any],
+    system: str = "a",
+    people: int = 400,
+    seed: int = 1,
+    attention_fail_rate: float = 0.0,
 ) -> list[list[int]]:
     """Each simulated participant's answers to ``items`` (one person: one ScriptedAnswers)."""
-    plan = Simulation(answers=Answers.model_validate(answers))
+    plan = Simulation(
+        answers=Answers.model_validate(answers), attention_fail_rate=attention_fail_rate
+    )
     rng = random.Random(seed)
     rows = []
     for _ in range(people):
@@ -171,3 +178,17 @@ def test_check_tells_each_setting_that_cannot_be_used_at_its_line(tmp_path: Path
         " 'food.nothing' is neither an item of this study's questionnaires, nor an item type"
         " (scale, yes_no, thumbs, choice, slider), nor default: the setting is not used",
     ]
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.3, 1.0])
+def test_attention_checks_are_failed_at_the_stated_rate_and_otherwise_passed(rate: float) -> None:
+    check = ScaleItem.model_validate(
+        {"type": "scale", "id": "q.reading", "text": 'Choose "2".', "labels": LABELS,
+         "attention": 2}
+    )  # fmt: skip
+    yes_check = YesNoItem(type="yes_no", id="q.read", text="Answer no.", attention=False)
+    leaning = {"profiles": {"a": {"default": 4.5}}, "types": {"yes_no": 0.9}}  # away from them
+    answered = answers_of([check, yes_check], leaning, people=1000, attention_fail_rate=rate)
+    for column, instructed in ((0, 2), (1, 0)):
+        failed = sum(row[column] != instructed for row in answered) / len(answered)
+        assert abs(failed - rate) < 0.05

@@ -150,7 +150,8 @@ async def chat(
             start = "/start"
             if annotate is not None:  # the annotator's link: the bot's deep link with a code
                 start += " " + await _new_annotator(bundle, db, annotate)
-            action = await _converse(p, start, lines, write, stop)
+            view = _Screen(p, screen.refusals(bundle.texts_for(language)))
+            action = await _converse(view, start, lines, write, stop)
             if isinstance(action, screen.Quit):
                 return
             write(f"--- /restart: you are a new {who} ---")
@@ -171,8 +172,9 @@ async def _new_annotator(bundle: StudyBundle, db: Database, job: str) -> str:
 class _Screen:
     """What the terminal has shown of one participant's chat."""
 
-    def __init__(self, p: Participant) -> None:
+    def __init__(self, p: Participant, refusal: Callable[[str], bool]) -> None:
         self.p = p
+        self.refusal = refusal
         self.shown: list[screen.Seen] = []
         self.toasts = 0
 
@@ -183,6 +185,7 @@ class _Screen:
                 m.text,
                 tuple(tuple(row) for row in m.keyboard),
                 m.deleted,
+                self.refusal(m.text),
             )
             for m in self.p.messages
         ]
@@ -201,13 +204,13 @@ class _Screen:
 
 
 async def _converse(
-    p: Participant,
+    view: _Screen,
     start: str,
     lines: asyncio.Queue[str | None],
     write: Callable[[str], None],
     stop: asyncio.Event,
 ) -> screen.Restart | screen.Quit:
-    view = _Screen(p)
+    p = view.p
 
     async def follow() -> None:
         while True:

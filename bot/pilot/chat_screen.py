@@ -9,8 +9,10 @@ loop that talks to the emulator is ``bot.pilot.chat``.
 - Inline buttons of the newest message are numbered (``[1] I agree``); buttons of older
   messages are listed without numbers, as they are still there in Telegram.
 - A typed number taps that button of the newest message (only when it has buttons: in a
-  chat, "2" answers a system's question); a typed label (any case) taps the newest button
-  so labelled; ``/restart`` begins as a new participant, ``/quit`` ends; anything else is a
+  chat, "2" answers a system's question), where the bot's refusals of a typed line (its
+  hints: "Please tap the options in order") do not count, as the question above them
+  still waits for its buttons; a typed label (any case) taps the newest button so
+  labelled; ``/restart`` begins as a new participant, ``/quit`` ends; anything else is a
   message.
 - What the bot sends carries what systems wrote: every control character but the newline
   is printed as its escape (``\\x1b``), so a reply cannot clear or retitle the terminal.
@@ -18,10 +20,14 @@ loop that talks to the emulator is ``bot.pilot.chat``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+import string
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from bot.core.visible_text import visible
+from bot.core.vocabulary import Hint
+from scenarios.models import Texts
 
 Button = tuple[str, str | None]
 """(label, callback data); no data for a link button."""
@@ -39,6 +45,7 @@ class Seen:
     text: str
     rows: tuple[tuple[Button, ...], ...] = ()
     deleted: bool = False
+    refusal: bool = False  # a hint that refused a typed line: the question above still waits
 
 
 @dataclass(frozen=True)
@@ -71,9 +78,25 @@ class Nothing:
 Action = Say | Tap | Restart | Quit | Nothing
 
 
+def refusals(texts: Texts) -> Callable[[str], bool]:
+    """Whether a bot message is one of its hints in ``texts``' language (the sentences
+    that refuse a typed line and leave the question as it was; ``{limit}`` and the like
+    stand for any words)."""
+
+    def pattern(sentence: str) -> str:
+        parts = string.Formatter().parse(sentence)
+        return "".join(re.escape(text) + (".*?" if field else "") for text, field, _, _ in parts)
+
+    sentences = [getattr(texts, hint.value) for hint in Hint if hasattr(texts, hint.value)]
+    matcher = re.compile("|".join(f"(?:{pattern(s)})" for s in sentences), re.DOTALL)
+    return lambda text: matcher.fullmatch(text) is not None
+
+
 def _newest(shown: Sequence[Seen]) -> Seen | None:
+    """The message whose buttons a number taps: the newest, but for refusals."""
     visible = [message for message in shown if not message.deleted]
-    return visible[-1] if visible else None
+    answering = [message for message in visible if not message.refusal or message.rows]
+    return answering[-1] if answering else None
 
 
 def choices(shown: Sequence[Seen]) -> list[tuple[int, Button]]:

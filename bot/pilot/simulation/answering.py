@@ -4,7 +4,8 @@ From the scenario's ``simulation.answers`` (settings per system, item and item t
 see :class:`~scenarios.simulation.Answers`); without them, a uniform choice, drawn so that a
 participant's answers to one construct's items hang together. Screening items are answered
 to pass the study's own ``eligible_if`` most of the time, so a demo does not screen everyone
-out. Pure logic.
+out; attention checks are passed, but at the simulation's ``attention_fail_rate``. Pure
+logic.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def merged(bundle: StudyBundle) -> Simulation:
     comments: list[str] = []
     votes: dict[str, float] = {}
     spread, consistency = Answers().spread, Answers().consistency
+    inattentive = 0.0
     for scenario in bundle.scenarios.values():
         if scenario.simulation is None:
             continue
@@ -65,6 +67,7 @@ def merged(bundle: StudyBundle) -> Simulation:
         comments += scenario.simulation.comments
         spread, consistency = answers.spread, answers.consistency
         votes.update(scenario.simulation.votes)
+        inattentive = max(inattentive, scenario.simulation.attention_fail_rate)
     return Simulation(
         answers=Answers(
             profiles=profiles,
@@ -75,6 +78,7 @@ def merged(bundle: StudyBundle) -> Simulation:
         ),
         comments=tuple(comments),
         votes=votes,
+        attention_fail_rate=inattentive,
     )
 
 
@@ -128,6 +132,11 @@ class ScriptedAnswers:
         )
         if item is None or len(values) != buttons:
             return self.rng.randrange(buttons)
+        instructed = _instructed(item)
+        if instructed in values:  # an attention check: passed but at the stated rate
+            if self.rng.random() >= plan.attention_fail_rate:
+                return values.index(instructed)
+            return values.index(self.rng.choice([v for v in values if v != instructed]))
         eligible = _eligible_values(question, values)
         if eligible and len(eligible) < len(values):
             if self.rng.random() < _ELIGIBLE_SHARE:
@@ -192,6 +201,12 @@ class ScriptedAnswers:
         if can_skip and (not plan.comments or self.rng.random() >= plan.comment_rate):
             return None
         return self.rng.choice(plan.comments) if plan.comments else "No comment."
+
+
+def _instructed(item: Item) -> int | str | None:
+    """The answer an attention check asks for (a yes/no check's ``true`` is its 1)."""
+    attention = getattr(item, "attention", None)
+    return int(attention) if isinstance(attention, bool) else attention
 
 
 def _eligible_values(question: Question, values: Sequence[int | str]) -> list[int | str]:

@@ -51,6 +51,9 @@ class Played:
     answers: int
     finished: bool
     given: tuple[Given, ...] = ()
+    waited_out: int = 0
+    """Waits that ended by their time limit, not by what they waited for: each cost
+    wall-clock seconds that a simulated participant has no reason to spend."""
 
 
 def _data(message: BotMessage) -> list[str]:
@@ -194,6 +197,7 @@ class StudyPlayer:
         self.exchanges = 0
         self.answers = 0
         self.given: list[Given] = []
+        self.waited_out = 0
         self.plan: Simulation = merged(bundle)  # the current task's, or the study's
         self._seen: dict[int, str] = {}  # message id -> its text when last read
 
@@ -267,7 +271,7 @@ class StudyPlayer:
                 return self._played(True)
 
     def _played(self, finished: bool) -> Played:
-        return Played(self.exchanges, self.answers, finished, tuple(self.given))
+        return Played(self.exchanges, self.answers, finished, tuple(self.given), self.waited_out)
 
     # --- the dialogue ---------------------------------------------------------------
 
@@ -317,6 +321,7 @@ class StudyPlayer:
                         _SETTLE,
                     )
                 except TimeoutError:
+                    self.waited_out += 1
                     await self._send("/done")
                 return
             if await self._task_over(brief):
@@ -336,19 +341,30 @@ class StudyPlayer:
                 _GLANCE,
             )
         except TimeoutError:
+            self.waited_out += 1
             return False
         return True
 
     async def _rate_reply(self, first_new: int) -> None:
-        """Ratings of a single reply appear beside the chat; most people give them."""
+        """Ratings of a single reply appear beside the chat; most people give them. The
+        reply that ends the task has none: known from the store (the step is committed
+        before its messages go out) or from the task's end showing, never by waiting."""
         p = self.p
+        if self.lookout is not None and not await self.lookout.in_task():
+            return
 
         def rating(q: Participant) -> BotMessage | None:
             return next((m for m in q.messages[first_new:] if _asks(m, "x")), None)
 
+        def over(q: Participant) -> bool:
+            return self._ended(q) or any(
+                self.texts.task_over in m.text for m in q.messages[first_new:]
+            )
+
         try:
-            await p.wait_for(lambda q: rating(q) is not None or self._ended(q), _SETTLE)
+            await p.wait_for(lambda q: rating(q) is not None or over(q), _SETTLE)
         except TimeoutError:
+            self.waited_out += 1
             return
         message = rating(p)
         if message is None or self.rng.random() < 0.2:
@@ -396,6 +412,7 @@ class StudyPlayer:
                 _SETTLE,
             )
         except TimeoutError:
+            self.waited_out += 1
             return
         message = ballot(p)
         sides = await self.lookout.sides() if self.lookout is not None else None
