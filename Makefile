@@ -27,11 +27,13 @@ check: $(BIN)/ozlab
 
 # Everything, as CI runs it: on two workers (-n 2), as most tests wait on bots, servers and
 # browsers rather than compute; each worker starts its own throw-away PostgreSQL server.
+# .ci/packages installs what the suite needs from Debian (Chromium, TeX Live, PostgreSQL)
+# where it is missing, or stops before the suite naming the command to run as root.
 test: $(BIN)/ozlab
+	.ci/packages
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	.ci/postgres
 	$(BIN)/pytest -q -n 2
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
