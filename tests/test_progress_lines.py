@@ -35,4 +35,3 @@ def test_on_a_terminal_the_bar_is_redrawn_in_place_and_ends_its_line() -> None:
     assert written.startswith("\r[") and written.endswith("\n")
     assert written.count("\n") == 1
     assert "3/3 replays" in written and "(2 done, 1 failed)" in written
-

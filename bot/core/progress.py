@@ -51,4 +51,3 @@ class ProgressBar:
         if self._live:
             self._stream.write("\n")
             self._stream.flush()
-
