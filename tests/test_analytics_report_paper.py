@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -495,3 +496,31 @@ def test_two_runs_give_the_same_bytes_in_every_format(three_db: Path, tmp_path: 
     assert "1 = Strongly disagree" in caption and "(R) marks reverse-worded items" in caption
     page = (tmp_path / "first" / "report.html").read_text(encoding="utf-8")
     assert page.count("data:image/svg+xml;base64,") == 4 and "data:image/png" not in page
+
+
+def test_a_label_the_font_cannot_draw_is_named_in_the_figure_without_a_warning() -> None:
+    """Thumbs items' buttons are emoji (👍, 👎), which the figures' font has no glyph for:
+    the figure names the character instead of drawing an empty box, and matplotlib has
+    nothing to warn about (warnings are errors here, as they must be in a report run)."""
+    choices = pd.DataFrame(
+        [("q", "q.t", 1, 1, "👍"), ("q", "q.t", 2, 0, "👎")],
+        columns=["questionnaire_id", "item_id", "position", "value", "label"],
+    )
+    codebook = pd.DataFrame(
+        [{"questionnaire_id": "q", "item_id": "q.t", "type": "thumbs", "text": "Good? 🙂",
+          "reverse": False}]
+    )  # fmt: skip
+    distribution = pd.DataFrame(
+        [("s1", "q", "q.t", 1, "👍", 3, 4, 0.75), ("s1", "q", "q.t", 0, "👎", 1, 4, 0.25)],
+        columns=["system_id", "questionnaire_id", "item_id", "answer", "label", "count", "n",
+                 "share"],
+    )  # fmt: skip
+    (chart,) = plots.proportion_charts(distribution, codebook, choices, ["s1"], "p", "q")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for fmt in ("svg", "png", "pdf"):
+            assert plots.encode(chart.figure, fmt, dpi=50)
+    [axes] = chart.figure.axes
+    ticks = [t.get_text() for t in axes.get_yticklabels()]
+    assert ticks == ["[thumbs up sign]", "[thumbs down sign]"]
+    assert axes.get_title(loc="left") == "Good? [slightly smiling face]"
