@@ -1,4 +1,6 @@
-"""``make test`` on a fresh Debian machine installs what the suite needs from Debian
+"""What ``make check`` and ``make test`` do before the suite runs.
+
+``make test`` on a fresh Debian machine installs what the suite needs from Debian
 (Chromium, TeX Live, PostgreSQL's server) before it runs, with the script CI runs too; where it
 cannot (not root), it stops before the suite with the one command to run. The script runs
 here with a PATH that has none of the tools (or stand-ins for all of them) and a stand-in
@@ -119,3 +121,19 @@ def test_make_test_and_ci_run_it_before_the_suite() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert ".ci/packages" in ci and ci.index(".ci/packages") < ci.index("make test")
     assert SCRIPT.stat().st_mode & stat.S_IXUSR
+
+
+def test_make_runs_its_commands_where_bytecode_is_kept(tmp_path: Path) -> None:
+    """Where the shell sets PYTHONDONTWRITEBYTECODE, the Makefile's commands (pytest above
+    all, whose rewritten test modules are bytecode) still keep it between runs."""
+    probe = tmp_path / "probe.mk"
+    probe.write_text('probe:\n\t@echo "[$$PYTHONDONTWRITEBYTECODE]"\n', encoding="utf-8")
+    shown = subprocess.run(
+        ["make", "-s", "-f", str(ROOT / "Makefile"), "-f", str(probe), "probe"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert (shown.returncode, shown.stdout) == (0, "[]\n"), shown.stderr
