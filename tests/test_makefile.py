@@ -112,12 +112,9 @@ def test_not_root_it_stops_in_one_line_naming_the_command(shared_tmp: Path) -> N
 
 
 def test_make_test_and_ci_run_it_before_the_suite() -> None:
-    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    target = re.search(r"^test:.*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
-    assert target is not None
-    recipe = [line.strip() for line in target.group(1).splitlines()]
-    assert recipe[0] == ".ci/packages"
-    assert any("pytest" in line for line in recipe[1:])
+    testing = recipe("test")
+    assert testing[0] == ".ci/packages"
+    assert any("pytest" in line for line in testing[1:])
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert ".ci/packages" in ci and ci.index(".ci/packages") < ci.index("make test")
     assert SCRIPT.stat().st_mode & stat.S_IXUSR
@@ -137,3 +134,17 @@ def test_make_runs_its_commands_where_bytecode_is_kept(tmp_path: Path) -> None:
         timeout=30,
     )
     assert (shown.returncode, shown.stdout) == (0, "[]\n"), shown.stderr
+
+
+def recipe(target: str) -> list[str]:
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    found = re.search(rf"^{target}:.*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
+    assert found is not None, target
+    return [line.strip() for line in found.group(1).splitlines()]
+
+
+def test_make_check_runs_the_fast_tests_on_both_cores_and_make_test_runs_them_all() -> None:
+    [checking] = [line for line in recipe("check") if "pytest" in line]
+    assert "-n 2" in checking and '-m "not slow"' in checking
+    [testing] = [line for line in recipe("test") if "pytest" in line]
+    assert "-n 2" in testing and " -m " not in testing and " -k " not in testing
