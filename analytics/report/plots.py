@@ -88,7 +88,7 @@ def _name_what_the_font_lacks(figure: Figure) -> None:
         for character in words:
             if character.isascii() or glyphs.get_char_index(ord(character)):
                 drawn.append(character)
-            elif unicodedata.category(character) not in ("Mn", "Me", "Cf"):  # not a joiner
+            elif unicodedata.category(character) not in ("Mn", "Me", "Cf"):  # marks, joiners: none
                 name = unicodedata.name(character, f"U+{ord(character):04X}")
                 drawn.append(f"[{name.lower()}]")
         return "".join(drawn)
