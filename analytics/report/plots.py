@@ -88,7 +88,8 @@ def _name_what_the_font_lacks(figure: Figure) -> None:
         for character in words:
             if character.isascii() or glyphs.get_char_index(ord(character)):
                 drawn.append(character)
-            elif unicodedata.category(character) not in ("Mn", "Me", "Cf"):  # marks, joiners: none
+            # a combining mark or a joiner only shapes its neighbour: left out, not named
+            elif unicodedata.category(character) not in ("Mn", "Me", "Cf"):
                 name = unicodedata.name(character, f"U+{ord(character):04X}")
                 drawn.append(f"[{name.lower()}]")
         return "".join(drawn)
