@@ -23,9 +23,9 @@ demo: $(BIN)/ozlab
 
 # The inner loop: lint, types, and the unit and contract tests (not the ones marked slow,
 # which run whole commands, reports or bots); under a minute on 2 cores once .venv exists.
-# On two workers: the unit tests' time is computation (statistics, reports), so the second
-# core halves it; each worker collects the tests and starts its own PostgreSQL server, a few
-# seconds in all.
+# On two workers: the unit tests' time is computation (statistics, reports), about 100 s of
+# CPU, which an idle second core halves; each worker collects the tests and starts its own
+# PostgreSQL server, about 10 s of CPU more. (On a machine busy with other work it is no faster.)
 check: $(BIN)/ozlab
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
