@@ -78,6 +78,13 @@ def run(path: Path, *, as_root: bool) -> subprocess.CompletedProcess[str]:
     )
 
 
+def recipe(target: str) -> list[str]:
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    found = re.search(rf"^{target}:.*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
+    assert found is not None, target
+    return [line.strip() for line in found.group(1).splitlines()]
+
+
 def test_with_everything_there_it_does_nothing_and_says_nothing(shared_tmp: Path) -> None:
     folder, calls = tools(shared_tmp, "chromium", "pdflatex", "kpsewhich", "initdb")
     for as_root in (True, False):
@@ -134,13 +141,6 @@ def test_make_runs_its_commands_where_bytecode_is_kept(tmp_path: Path) -> None:
         timeout=30,
     )
     assert (shown.returncode, shown.stdout) == (0, "[]\n"), shown.stderr
-
-
-def recipe(target: str) -> list[str]:
-    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    found = re.search(rf"^{target}:.*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
-    assert found is not None, target
-    return [line.strip() for line in found.group(1).splitlines()]
 
 
 def test_make_check_runs_the_fast_tests_on_both_cores_and_make_test_runs_them_all() -> None:
