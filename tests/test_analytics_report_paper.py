@@ -35,6 +35,8 @@ from analytics.statistics.questionnaires import wilson_interval
 from analytics.statistics.system_reliability import failure_kind
 from bot.cli import analytics_main as main
 from bot.store.definition import definition_json
+from bot.systems.served_model import model_app
+from tests.fake_servers import serving
 from tests.report_study import HTTP_503, PEOPLE, report_bundle, write_report_study
 
 TWO = ("alpha", "beta")
@@ -524,3 +526,29 @@ def test_a_label_the_font_cannot_draw_is_named_in_the_figure_without_a_warning()
     ticks = [t.get_text() for t in axes.get_yticklabels()]
     assert ticks == ["[thumbs up sign]", "[thumbs down sign]"]
     assert axes.get_title(loc="left") == "Good? [slightly smiling face]"
+
+
+@pytest.mark.slow  # a whole demo of the starter study, then its report with figures
+async def test_a_report_run_on_the_starter_with_its_thumbs_items_warns_of_nothing(
+    tmp_path: Path,
+) -> None:
+    """The starter rates replies with thumbs (👍, 👎): its demo's report and figures, with
+    Python's warnings made errors, end well, the thumbs' figure drawn."""
+    ozlab = [sys.executable, "-W", "error", "-m", "bot.cli"]
+    db, study = tmp_path / "pilot.sqlite", tmp_path / "pilot" / "study.yaml"
+    async with serving(model_app()) as url:  # the starter's language model, on loopback
+        for args in (
+            ["new", str(tmp_path / "pilot")],
+            ["demo", "--study", str(study), "--db", str(db)],
+            ["report", "--db", str(db), "--out", str(tmp_path / "report.html"),
+             "--figures", str(tmp_path / "figures")],
+        ):  # fmt: skip
+            process = await asyncio.create_subprocess_exec(
+                *ozlab, *args,
+                env={**os.environ, "OZLAB_MODEL_URL": url},
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+            )  # fmt: skip
+            _, said = await asyncio.wait_for(process.communicate(), 300)
+            told = said.decode()
+            assert process.returncode == 0 and "Warning" not in told, told[-2000:]
+    assert (tmp_path / "figures" / "proportions-my-reply-rating.png").stat().st_size > 0
