@@ -1,6 +1,10 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# pytest keeps each test module's rewritten bytecode only where Python may write bytecode:
+# with PYTHONDONTWRITEBYTECODE set (some shells and containers set it) every run would parse
+# and rewrite all the test modules again, about 9 s of a 2-core machine's inner loop.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: demo check test bench bench-report clean
 
@@ -19,19 +23,24 @@ demo: $(BIN)/ozlab
 
 # The inner loop: lint, types, and the unit and contract tests (not the ones marked slow,
 # which run whole commands, reports or bots); under a minute on 2 cores once .venv exists.
+# On two workers: the unit tests' time is computation (statistics, reports), about 100 s of
+# CPU, which an idle second core halves; each worker collects the tests and starts its own
+# PostgreSQL server, about 10 s of CPU more. (On a machine busy with other work it is no faster.)
 check: $(BIN)/ozlab
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest -q -m "not slow"
+	$(BIN)/pytest -q -n 2 -m "not slow"
 
 # Everything, as CI runs it: on two workers (-n 2), as most tests wait on bots, servers and
 # browsers rather than compute; each worker starts its own throw-away PostgreSQL server.
+# .ci/packages installs what the suite needs from Debian (Chromium, TeX Live, PostgreSQL)
+# where it is missing, or stops before the suite naming the command to run as root.
 test: $(BIN)/ozlab
+	.ci/packages
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	.ci/postgres
 	$(BIN)/pytest -q -n 2
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 

@@ -43,7 +43,8 @@ title: My study
 
 # Everything the bot says outside scenarios and questionnaires. welcome, consent and declined
 # are required; the other sentences (buttons, reminders, thanks, ...) have defaults that you
-# may replace here: see "class Texts" in scenarios/models.py. Plain text, no Markdown.
+# may replace here: each is listed with its default in the study file reference, section
+# Texts (docs/reference/study-file.md#texts in ozlab's guides). Plain text, no Markdown.
 texts:
   welcome: |-
     Hello, and thank you for helping us evaluate a shopping assistant!

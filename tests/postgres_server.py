@@ -34,7 +34,7 @@ PASSWORD = "a-test-password-not-a-secret"
 INSTALLED = Path("/usr/lib/postgresql")
 MISSING = (
     "no PostgreSQL server binaries (initdb) on PATH or in /usr/lib/postgresql/*/bin: "
-    "run .ci/postgres"
+    "run .ci/packages"
 )
 
 HBA = f"""\
@@ -117,7 +117,7 @@ def server_user() -> str | None:
         pwd.getpwnam("postgres")
     except KeyError:
         raise PostgresUnavailable(
-            "running as root and there is no 'postgres' user to run the server as: run .ci/postgres"
+            "running as root and there is no 'postgres' user to run the server as: run .ci/packages"
         ) from None
     return "postgres"
 

@@ -27,8 +27,8 @@ CHROMIUM = next(
 
 def screenshot(html: Path, png: Path, profile: Path, height: int = 2000) -> None:
     """A browser is part of what the suite needs, as a database is: without one the test
-    fails and says how to get it (``.ci/run`` installs it), never skips."""
-    assert CHROMIUM is not None, "no chromium: install Debian's chromium (as .ci/run does)"
+    fails and says how to get it (``.ci/packages`` installs it), never skips."""
+    assert CHROMIUM is not None, "no chromium: run .ci/packages as root (Debian's chromium)"
     subprocess.run(
         [
             CHROMIUM,

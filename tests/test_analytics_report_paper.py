@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,6 +35,8 @@ from analytics.statistics.questionnaires import wilson_interval
 from analytics.statistics.system_reliability import failure_kind
 from bot.cli import analytics_main as main
 from bot.store.definition import definition_json
+from bot.systems.served_model import model_app
+from tests.fake_servers import serving
 from tests.report_study import HTTP_503, PEOPLE, report_bundle, write_report_study
 
 TWO = ("alpha", "beta")
@@ -495,3 +498,57 @@ def test_two_runs_give_the_same_bytes_in_every_format(three_db: Path, tmp_path: 
     assert "1 = Strongly disagree" in caption and "(R) marks reverse-worded items" in caption
     page = (tmp_path / "first" / "report.html").read_text(encoding="utf-8")
     assert page.count("data:image/svg+xml;base64,") == 4 and "data:image/png" not in page
+
+
+def test_a_label_the_font_cannot_draw_is_named_in_the_figure_without_a_warning() -> None:
+    """Thumbs items' buttons are emoji (👍, 👎), which the figures' font has no glyph for:
+    the figure names the character instead of drawing an empty box, and matplotlib has
+    nothing to warn about (warnings are errors here, as they must be in a report run)."""
+    choices = pd.DataFrame(
+        [("q", "q.t", 1, 1, "👍"), ("q", "q.t", 2, 0, "👎")],
+        columns=["questionnaire_id", "item_id", "position", "value", "label"],
+    )
+    codebook = pd.DataFrame(
+        [{"questionnaire_id": "q", "item_id": "q.t", "type": "thumbs", "text": "Good? 🙂",
+          "reverse": False}]
+    )  # fmt: skip
+    distribution = pd.DataFrame(
+        [("s1", "q", "q.t", 1, "👍", 3, 4, 0.75), ("s1", "q", "q.t", 0, "👎", 1, 4, 0.25)],
+        columns=["system_id", "questionnaire_id", "item_id", "answer", "label", "count", "n",
+                 "share"],
+    )  # fmt: skip
+    (chart,) = plots.proportion_charts(distribution, codebook, choices, ["s1"], "p", "q")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for fmt in ("svg", "png", "pdf"):
+            assert plots.encode(chart.figure, fmt, dpi=50)
+    [axes] = chart.figure.axes
+    ticks = [t.get_text() for t in axes.get_yticklabels()]
+    assert ticks == ["[thumbs up sign]", "[thumbs down sign]"]
+    assert axes.get_title(loc="left") == "Good? [slightly smiling face]"
+
+
+@pytest.mark.slow  # a whole demo of the starter study, then its report with figures
+async def test_a_report_run_on_the_starter_with_its_thumbs_items_warns_of_nothing(
+    tmp_path: Path,
+) -> None:
+    """The starter rates replies with thumbs (👍, 👎): its demo's report and figures, with
+    Python's warnings made errors, end well, the thumbs' figure drawn."""
+    ozlab = [sys.executable, "-W", "error", "-m", "bot.cli"]
+    db, study = tmp_path / "pilot.sqlite", tmp_path / "pilot" / "study.yaml"
+    async with serving(model_app()) as url:  # the starter's language model, on loopback
+        for args in (
+            ["new", str(tmp_path / "pilot")],
+            ["demo", "--study", str(study), "--db", str(db)],
+            ["report", "--db", str(db), "--out", str(tmp_path / "report.html"),
+             "--figures", str(tmp_path / "figures")],
+        ):  # fmt: skip
+            process = await asyncio.create_subprocess_exec(
+                *ozlab, *args,
+                env={**os.environ, "OZLAB_MODEL_URL": url},
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+            )  # fmt: skip
+            _, said = await asyncio.wait_for(process.communicate(), 300)
+            told = said.decode()
+            assert process.returncode == 0 and "Warning" not in told, told[-2000:]
+    assert (tmp_path / "figures" / "proportions-my-reply-rating.png").stat().st_size > 0

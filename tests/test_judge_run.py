@@ -6,12 +6,13 @@ the annotators' targets."""
 
 from __future__ import annotations
 
+import io
 import re
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import pytest
 
@@ -71,6 +72,7 @@ async def judge_once(
     db: Path,
     limit: int | None = None,
     answer_within: float = 60.0,
+    out: TextIO | None = None,
 ) -> JudgeRun:
     bundle = judged_bundle(server.url, answer_within)
     job = bundle.jobs["hri-cues"]
@@ -85,10 +87,26 @@ async def judge_once(
             {},
             limits=Limits(concurrency=3, per_second=1000),
             limit=limit,
+            out=out,
             clock=lambda: 200.0,
         )
     finally:
         await client.close()
+
+
+async def test_without_a_terminal_the_progress_is_a_few_whole_lines(
+    judged: tuple[StudyStore, FakeOpenAI, Path],
+) -> None:
+    """A log file or a pipe gets plain lines now and then, never a bar redrawn per target."""
+    store, server, db = judged
+    log = io.StringIO()  # not a terminal
+    await judge_once(store, server, db, out=log)
+    written = log.getvalue()
+    assert "\r" not in written and written.endswith("\n")
+    lines = written.splitlines()
+    assert 1 <= len(lines) <= 11
+    assert all(re.match(r"\[[#.]{30}\] \d/7 targets", line) for line in lines), lines
+    assert "7/7 targets" in lines[-1]
 
 
 def test_only_a_value_of_the_item_is_an_answer() -> None:

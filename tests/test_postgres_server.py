@@ -117,7 +117,7 @@ def test_a_fresh_database_is_empty_and_new_each_time(postgres: PostgresServer) -
 def test_without_binaries_one_line_says_to_run_the_installer(tmp_path: Path) -> None:
     with pytest.raises(PostgresUnavailable) as raised:
         locate_bin(search_path=str(tmp_path), installed=tmp_path)
-    assert str(raised.value).endswith("run .ci/postgres")
+    assert str(raised.value).endswith("run .ci/packages")
     assert "\n" not in str(raised.value)
 
 

@@ -3,7 +3,7 @@ compiles with pdflatex, each table is its own ``\\input``-able file with booktab
 figures are PDF files beside it, and text from outside (a participant's comment with
 LaTeX's special characters, an emoji, another script) is printed as written, never obeyed.
 
-pdflatex comes from Debian's texlive-latex-base and texlive-latex-recommended (.ci/run
+pdflatex comes from Debian's texlive-latex-base and texlive-latex-recommended (.ci/packages
 installs them): without it this test fails, as a paper's tables would go unchecked.
 """
 
@@ -33,7 +33,7 @@ HOSTILE = r"50% off & $5 #1 \input{/etc/passwd} ^_~ {x} -- a<b>c | `q` 😀 Пр
 def pdflatex(main: Path) -> subprocess.CompletedProcess[str]:
     """Two runs, as a paper is built (longtable settles its column widths on the second)."""
     found = shutil.which("pdflatex")
-    assert found is not None, "pdflatex is missing: apt-get install texlive-latex-recommended"
+    assert found is not None, "pdflatex is missing: run .ci/packages as root (Debian's TeX Live)"
     for _ in range(2):
         done = subprocess.run(
             [found, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", main.name],

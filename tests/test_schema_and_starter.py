@@ -309,3 +309,23 @@ def test_schemas_catch_what_an_editor_should_underline(
     assert change[0] in text
     study.write_text(text.replace(change[0], change[1], 1), encoding="utf-8")
     assert any(error in found for found in _validate(study, study_schema()))
+
+
+def test_the_starter_and_shipped_studies_point_to_the_guides_not_to_the_source(
+    tmp_path: Path,
+) -> None:
+    """A researcher reading the comments of their study file is sent to the study file
+    reference (which they have), never to a class in ozlab's source (which they may not)."""
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    written = write_starter(tmp_path / "pilot")
+    shipped = files("scenarios").joinpath("library", "studies").iterdir()
+    texts = {str(p): p.read_text(encoding="utf-8") for p in written}
+    texts |= {str(p): p.read_text(encoding="utf-8") for p in shipped if p.name.endswith(".yaml")}
+    for name, text in texts.items():
+        source = re.findall(r"\b(?:bot|scenarios|questionnaires|analytics)/[\w/]*\.py\b", text)
+        assert not source, (name, source)
+        for page, anchor in re.findall(r"\bdocs/([\w/.-]+\.md)#([\w-]+)", text):
+            headings = re.findall(r"^#+ (.+)$", (docs / page).read_text(encoding="utf-8"), re.M)
+            assert anchor in {h.strip().lower().replace(" ", "-") for h in headings}, (name, page)
+    starter = texts[str(tmp_path / "pilot" / "study.yaml")]
+    assert "docs/reference/study-file.md#texts" in starter

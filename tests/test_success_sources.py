@@ -9,6 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analytics.report.present import _success_rows as success_rows
+from analytics.report.present_headline import _success_rows as at_a_glance
 from analytics.report.present_success import NOT_MEASURED, not_measured
 from analytics.statistics.completion import completion
 from analytics.statistics.success_sources import decide
@@ -176,3 +178,18 @@ def test_the_success_item_must_be_a_yes_no_item_asked_after_a_task(tmp_path: Pat
     with pytest.raises(StudyError) as raised:
         load_study(write(tmp_path / "none", "after.nope"))
     assert "no yes/no item 'after.nope' in a questionnaire asked after a task" in str(raised.value)
+
+
+def test_the_table_at_a_glance_says_not_measured_as_the_success_table_does() -> None:
+    """One wording for an unknown success rate in every table, never a dash in one of them."""
+    sessions, events, responses = frames()
+    events = events[events["session_id"] != "e1"]
+    decided, _ = decide(sessions, events, responses, {"s": bundle()})
+    table = completion(decided)
+    systems = [s["id"] for s in SYSTEMS]
+    [glance] = at_a_glance(table, systems, None)
+    cells = dict(zip(systems, glance[1:], strict=False))
+    assert cells["silent"] == NOT_MEASURED
+    assert cells["shop"].endswith(", n = 2")
+    [silent] = [row for row in success_rows(table, ["system_id"]) if row[0] == "silent"]
+    assert silent[-2:] == (NOT_MEASURED, NOT_MEASURED)

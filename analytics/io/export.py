@@ -326,7 +326,7 @@ COLUMNS = [
     ),
     Column("meaning", "string", "what the column holds"),
 ]
-_WIDE_KEYS = [
+WIDE_KEYS = [
     _PARTICIPANT,
     Column(
         "session_id",
@@ -502,7 +502,7 @@ def wide_responses(data: StudyData) -> Table:
         ),
         _suffix=_repeat_suffix(answers),
     )
-    columns = list(_WIDE_KEYS)
+    columns = list(WIDE_KEYS)
     taken = {c.name.lower() for c in columns}
     by_item = answers.groupby(["questionnaire_id", "item_id"], observed=True, sort=False)
     groups = {(str(q), str(i)): group for (q, i), group in by_item}
@@ -550,7 +550,7 @@ def unique_name(name: str, taken: set[str]) -> str:
 def _wide_rows(data: StudyData, tasked: pd.DataFrame) -> pd.DataFrame:
     """The rows of the wide file: every session, then a participant's answers outside any
     session with a system (imported ones), then participants with answers but no row."""
-    keys = [c.name for c in _WIDE_KEYS]
+    keys = [c.name for c in WIDE_KEYS]
     sessions = data.sessions.astype(object).reindex(columns=keys)
     sessions["_row"] = sessions["session_id"]
     loose = tasked[tasked["session_id"].isna()]
@@ -653,7 +653,7 @@ def _item_cells(
 def _variable_names(items: pd.DataFrame) -> dict[tuple[str, str], str]:
     """A column name per item that SPSS, R and pandas all accept: the item id cleaned,
     prefixed with its questionnaire when two instruments share an id, unique ignoring case."""
-    taken = {c.name.lower() for c in _WIDE_KEYS}
+    taken = {c.name.lower() for c in WIDE_KEYS}
     names: dict[tuple[str, str], str] = {}
     pairs = list(dict.fromkeys(zip(items["questionnaire_id"], items["item_id"], strict=True)))
     counts = pd.Series([spss_name(str(i)).lower() for _, i in pairs]).value_counts()

@@ -29,7 +29,7 @@ _LEVEL = Column(
     "whole conversation: HRI CUES' overall rating)",
     {"exchange": "one exchange", "session": "the whole conversation"},
 )
-_KEYS = [
+ANNOTATION_KEYS = [
     Column("job", "string", "the annotation job (its file, or the job an import named)"),
     _LEVEL,
     Column(
@@ -48,7 +48,7 @@ _ITEM = [
     Column("item_id", "string", "the item of the instrument, as its file names it"),
 ]
 ANNOTATION_RATINGS = [
-    *_KEYS,
+    *ANNOTATION_KEYS,
     Column("annotator", "string", "pseudonym of the annotator (never a participant's)"),
     *_ITEM,
     Column(
@@ -83,7 +83,7 @@ ANNOTATION_RATINGS = [
     ),
 ]
 ANNOTATION_FINAL = [
-    *_KEYS,
+    *ANNOTATION_KEYS,
     *_ITEM,
     Column(
         "value",
@@ -193,11 +193,11 @@ def _final(final: pd.DataFrame, answers: dict[tuple[str, str], _Answers]) -> pd.
 
 def _wide(final: pd.DataFrame, answers: dict[tuple[str, str], _Answers]) -> Table:
     """One row per target (job, level, target), one column per item with its final value."""
-    keys = [c.name for c in _KEYS]
+    keys = [c.name for c in ANNOTATION_KEYS]
     frame = final.rename(columns={"system": "system_id", "scenario": "scenario_id"})
     rows = frame[keys].drop_duplicates(["job", "level", "target"]).reset_index(drop=True)
     index = pd.MultiIndex.from_frame(rows[["job", "level", "target"]].astype(str))
-    columns = list(_KEYS)
+    columns = list(ANNOTATION_KEYS)
     taken = {name.lower() for name in keys}
     cells: dict[str, np.ndarray] = {}
     for (instrument, item), part in frame.groupby(["instrument_id", "item_id"], sort=False):

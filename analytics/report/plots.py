@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import math
 import textwrap
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -61,12 +62,47 @@ def encode(figure: Figure, fmt: str, dpi: int = PRINT_DPI) -> bytes:
     import matplotlib
 
     buffer = io.BytesIO()
+    _name_what_the_font_lacks(figure)
     # SVG ids from a fixed salt, text as paths (no font needed to view it), TrueType in PDF.
     with matplotlib.rc_context(
         {"svg.hashsalt": "ozlab", "svg.fonttype": "path", "pdf.fonttype": 42}
     ):
         figure.savefig(buffer, format=fmt, dpi=dpi, facecolor="white", metadata=_METADATA[fmt])
     return buffer.getvalue()
+
+
+def _name_what_the_font_lacks(figure: Figure) -> None:
+    """Each character of the figure's text that its font has no glyph for (an emoji on a
+    thumbs item's button, 👍) written as its Unicode name, ``[thumbs up sign]``: an empty
+    box would say nothing, and matplotlib would warn in the middle of a report run. Tick
+    labels given as a list are made again at drawing from it, so the list is rewritten."""
+    from matplotlib.font_manager import FontProperties, findfont, get_font
+    from matplotlib.text import Text
+    from matplotlib.ticker import FuncFormatter
+
+    def named(words: str, font: FontProperties) -> str:
+        if words.isascii():
+            return words
+        glyphs = get_font(findfont(font))
+        drawn = []
+        for character in words:
+            if character.isascii() or glyphs.get_char_index(ord(character)):
+                drawn.append(character)
+            # a combining mark or a joiner only shapes its neighbour: left out, not named
+            elif unicodedata.category(character) not in ("Mn", "Me", "Cf"):
+                name = unicodedata.name(character, f"U+{ord(character):04X}")
+                drawn.append(f"[{name.lower()}]")
+        return "".join(drawn)
+
+    for text in figure.findobj(Text):
+        text.set_text(named(text.get_text(), text.get_fontproperties()))
+    for axes in figure.axes:
+        for axis in (axes.xaxis, axes.yaxis):
+            labels = axis.get_ticklabels()
+            if isinstance(axis.get_major_formatter(), FuncFormatter) and not all(
+                label.get_text().isascii() for label in labels
+            ):
+                axis.set_ticklabels([named(t.get_text(), t.get_fontproperties()) for t in labels])
 
 
 def system_colour(index: int) -> str:

@@ -18,6 +18,7 @@ from analytics.report import document as d
 from analytics.report.document import Block
 from analytics.report.models import ModelsSection
 from analytics.report.numbers import Report
+from analytics.report.present_success import NOT_MEASURED, not_measured
 from analytics.statistics import effect_intervals as ci
 
 
@@ -133,7 +134,9 @@ def _success_rows(
         cells = []
         for system in systems:
             r = by_system.get(system)
-            if r is None or d.missing(r[rate]):
+            if r is not None and rate == "success_rate" and not_measured(r):
+                cells.append(NOT_MEASURED)
+            elif r is None or d.missing(r[rate]):
                 cells.append(d.DASH)
             else:
                 cells.append(f"{d.rate(r[rate], r[low], r[high])}, n = {d.count(r[n])}")

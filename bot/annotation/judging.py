@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from bot.annotation.jobs import job_record, prepare_job
 from bot.core.annotation import AnnotationTask
+from bot.core.progress import ProgressBar
 from bot.core.storable_text import storable
 from bot.core.vocabulary import AnnotationLevel, FlagReason, Origin, RaterKind
 from bot.core.votes import Vote
@@ -410,19 +411,14 @@ async def run_judge(
         pair = task.target.level is AnnotationLevel.PAIR
         await (compare(task, left) if pair else rate(task, left))
         run.targets += 1
-        if out is not None:
-            out.write(progress_bar(run.targets, total))
-            out.flush()
+        if bar is not None:
+            bar.advance()
 
+    bar = ProgressBar(total, out, "targets") if out is not None and total else None
     await asyncio.gather(*(one(t, left) for t, left in tasks))
-    if out is not None and total:
-        out.write("\n")
+    if bar is not None:
+        bar.close()
     return run
-
-
-def progress_bar(done: int, total: int, width: int = 30) -> str:
-    filled = width * done // total if total else width
-    return f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} targets"
 
 
 def summary(run: JudgeRun) -> Sequence[str]:

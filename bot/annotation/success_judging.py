@@ -15,7 +15,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO
 
-from bot.annotation.judging import JudgeAsker, JudgeRun, Limits, ask_judge, progress_bar
+from bot.annotation.judging import JudgeAsker, JudgeRun, Limits, ask_judge
+from bot.core.progress import ProgressBar
 from bot.core.vocabulary import AnnotationLevel, SessionState
 from bot.engine.annotating.judging import prompt_hash
 from bot.engine.annotating.success import (
@@ -99,13 +100,13 @@ async def run_success_judge(
         where = (SUCCESS_JOB, session.session_id, AnnotationLevel.SESSION.value, SUCCESS_ITEM)
         await store.keep_judgements([asker.kept(where, digest, answer, clock(), sessions)])
         run.targets += 1
-        if out is not None:
-            out.write(progress_bar(run.targets, len(todo)))
-            out.flush()
+        if bar is not None:
+            bar.advance()
 
+    bar = ProgressBar(len(todo), out, "targets") if out is not None and todo else None
     await asyncio.gather(*(one(s) for s in todo))
-    if out is not None and todo:
-        out.write("\n")
+    if bar is not None:
+        bar.close()
     return run
 
 

@@ -23,6 +23,7 @@ from typing import Protocol, TextIO
 
 from bot.core.conversation import Conversation, SystemReply, Turn
 from bot.core.phenomena import StressType
+from bot.core.progress import ProgressBar
 from bot.core.storable_text import storable, storable_reply
 from bot.engine.phases.dialogue import with_tool_success
 from bot.store.interface import ConsoleReadModel, StressTests
@@ -39,7 +40,6 @@ from bot.store.stress_records import (
 from bot.stress.replay.dialogue import LoggedDialogue, logged_dialogue
 from bot.stress.replay.judging import automatic_verdict, reaches_logged
 from bot.stress.replay.pacing import Pace
-from bot.stress.replay.progress import ProgressBar
 from bot.systems.base import System, SystemFailure
 
 

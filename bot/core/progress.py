@@ -1,5 +1,5 @@
 """A progress bar on a plain terminal (no dependency): redrawn in place on a terminal, a
-line every tenth of the way in a log file."""
+line every tenth of the way in a log file or a pipe (a bar redrawn per step would flood it)."""
 
 from __future__ import annotations
 
@@ -19,9 +19,11 @@ class ProgressBar:
         self._shown_tenth = -1
         self._last_draw = 0.0
 
-    def advance(self, outcome: str) -> None:
+    def advance(self, outcome: str | None = None) -> None:
+        """One step more; ``outcome`` counts it under that word (shown beside the bar)."""
         self.done += 1
-        self.counts[outcome] = self.counts.get(outcome, 0) + 1
+        if outcome is not None:
+            self.counts[outcome] = self.counts.get(outcome, 0) + 1
         now = time.monotonic()
         if self._live:
             if now - self._last_draw >= 0.1 or self.done == self.total:
