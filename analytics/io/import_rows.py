@@ -6,12 +6,14 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS
+from bot.annotation.invitations import PSEUDONYM_FORM
 from bot.core.storable_text import storable
 from bot.core.vocabulary import AnswerStatus, Moment
 from bot.store.erasure import ledger_digest
@@ -26,6 +28,21 @@ _NO_SYSTEM = ("", NO_SYSTEM, SEVERAL_SYSTEMS)
 IMPORTED_SCOPE = "import:{system}|{scope}"
 """The uniqueness key of an imported answer (written, never parsed back: the system it
 rates and its origin have columns of their own)."""
+
+
+_PSEUDONYM = re.compile(rf"^(?:(?=.*[0-9])[A-Za-z0-9][A-Za-z0-9._:-]{{0,63}}|{PSEUDONYM_FORM})$")
+
+
+def not_a_pseudonym(role: str, person: str, example: str) -> str | None:
+    """Why ``person`` may not name someone in an imported file, or None: a code with at least
+    one digit (P017, A1), which no name is, or an annotator's pseudonym as ozlab makes them
+    (A-FSGZ, which may have none)."""
+    if _PSEUDONYM.match(person):
+        return None
+    return (
+        f"{role} {person!r} does not look like a pseudonym: use a code such as {example} "
+        "(letters, digits and . _ : -, with at least one digit), never a name"
+    )
 
 
 def csv_file(raw: bytes, aliases: Mapping[str, str] | None = None) -> csv.DictReader[str] | str:

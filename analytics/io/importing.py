@@ -22,14 +22,20 @@ the export neutralised for spreadsheets (``'=…``) is read back as it was writt
 from __future__ import annotations
 
 import hashlib
-import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from analytics.io.import_rows import Problem, RowChecker, csv_file, erased, kept_out
+from analytics.io.import_rows import (
+    Problem,
+    RowChecker,
+    csv_file,
+    erased,
+    kept_out,
+    not_a_pseudonym,
+)
 from bot.core.researcher_files import restored
 from bot.store import open_store
 from bot.store.blocking import run_blocking
@@ -50,7 +56,6 @@ _ALIASES = {
     "system": "system_id",
 }
 _REQUIRED = ("participant_id", "questionnaire_id", "item_id")
-_PSEUDONYM = re.compile(r"^(?=.*[0-9])[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 
 
 @dataclass(frozen=True)
@@ -189,11 +194,9 @@ def _participant(
         if people[person] != study_id:
             return [f"participant {person!r} belongs to study {people[person]!r}"]
         return []
-    if not _PSEUDONYM.match(person):
-        return [
-            f"participant {person!r} does not look like a pseudonym: use a code such as "
-            "P017 (letters, digits and . _ : -, with at least one digit), never a name"
-        ]
+    problem = not_a_pseudonym("participant", person, "P017")
+    if problem:
+        return [problem]
     new.setdefault(person, line)
     return []
 

@@ -29,7 +29,14 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Protocol
 
-from analytics.io.import_rows import Problem, checked_answer, csv_file, erased, kept_out
+from analytics.io.import_rows import (
+    Problem,
+    checked_answer,
+    csv_file,
+    erased,
+    kept_out,
+    not_a_pseudonym,
+)
 from analytics.io.importing import on_store
 from bot.core.annotation import AnnotatableSession, AnnotationJobRecord, AnnotationTarget
 from bot.core.vocabulary import AnnotationLevel, AnnotationRound
@@ -44,7 +51,6 @@ __all__ = ["RatingsResult", "import_annotations"]
 DEFAULT_JOB = "imported"
 _REQUIRED = ("target", "annotator", "item")
 _OPTIONAL = ("value", "label", "level", "round", "recorded_at")
-_CODE = re.compile(r"^(?=.*[0-9])[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 _EXCHANGE = re.compile(r"^(?P<session>.+)#(?P<turn>[0-9]+)$")
 _TELEGRAM_SESSION = re.compile(r"^p[0-9a-f]{15}-[0-9]+$")
 
@@ -260,11 +266,9 @@ class _Rows:
         if empty:
             return empty, None
         who = get("annotator")
-        if not _CODE.match(who):
-            return [
-                f"annotator {who!r} does not look like a pseudonym: use a code such as A1 "
-                "(letters, digits and . _ : -, with at least one digit), never a name"
-            ], None
+        problem = not_a_pseudonym("annotator", who, "A1")
+        if problem:
+            return [problem], None
         item_id = get("item")
         item = self.items.get(item_id) or self.items.get(f"{self.questionnaire.id}.{item_id}")
         if item is None:

@@ -28,8 +28,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from analytics.io.import_rows import Problem, csv_file, erased, kept_out, moment, whole_number
-from analytics.io.importing import _PSEUDONYM, _study, on_store
+from analytics.io.import_rows import (
+    Problem,
+    csv_file,
+    erased,
+    kept_out,
+    moment,
+    not_a_pseudonym,
+    whole_number,
+)
+from analytics.io.importing import _study, on_store
 from bot.core.researcher_files import restored
 from bot.core.vocabulary import Consent, EndReason, SessionState
 from bot.store.definition import definition_json
@@ -218,11 +226,8 @@ class _Rows:
                 f"participant: {person!r} is already in this database: sessions are imported "
                 "for new participants only (a participant's sessions from Telegram are the bot's)"
             )
-        elif not _PSEUDONYM.match(person):
-            problems.append(
-                f"participant: {person!r} does not look like a pseudonym: use a code such as "
-                "P017 (letters, digits and . _ : -, with at least one digit), never a name"
-            )
+        elif problem := not_a_pseudonym("participant:", person, "P017"):
+            problems.append(problem)
         system, scenario = get("system"), get("scenario")
         if system not in self.systems:
             known = ", ".join(sorted(self.systems))

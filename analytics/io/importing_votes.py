@@ -22,7 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from analytics.io.import_rows import Problem, csv_file, erased, kept_out, moment, whole_number
+from analytics.io.import_rows import (
+    Problem,
+    csv_file,
+    erased,
+    kept_out,
+    moment,
+    not_a_pseudonym,
+    whole_number,
+)
 from analytics.io.importing import _study, on_store
 from bot.core.researcher_files import restored
 from bot.core.vocabulary import FlagReason, RaterKind, Strength, VoteSource, Winner
@@ -37,7 +45,6 @@ OPTIONAL = (
     "rater_kind", "strength", "scenario", "session", "turn", "flagged", "flag_reason",
     "onboarding", "onboarding_correct", "time",
 )  # fmt: skip
-_PSEUDONYM = re.compile(r"^(?=.*[0-9])[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 _JUDGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 E = TypeVar("E", VoteSource, RaterKind, Winner, Strength, FlagReason)
 _TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no", "")
@@ -175,11 +182,8 @@ class _Rows:
             if get("flagged") and get("flagged").lower() in _FALSE:
                 problems.append("flagged: a model's vote is never counted among people's")
             reason = reason or FlagReason.MODEL_VERDICT
-        elif not _PSEUDONYM.match(rater):
-            problems.append(
-                f"rater: {rater!r} does not look like a pseudonym: use a code such as P017 "
-                "(letters, digits and . _ : -, with at least one digit), never a name"
-            )
+        elif problem := not_a_pseudonym("rater:", rater, "P017"):
+            problems.append(problem)
         a, b = get("system_a"), get("system_b")
         for name, system in (("system_a", a), ("system_b", b)):
             if system not in self.systems:

@@ -42,6 +42,10 @@ class Invited:
     new_targets: int
 
 
+PSEUDONYM_FORM = f"A-[{_ALPHABET}]{{4}}"
+"""An annotator's pseudonym as ozlab makes them (a regular expression): it may hold no digit."""
+
+
 def new_pseudonym(choose: Choose = secrets.choice) -> str:
     return "A-" + "".join(choose(_ALPHABET) for _ in range(4))
 
