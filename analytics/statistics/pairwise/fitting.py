@@ -38,9 +38,6 @@ from scipy.sparse.csgraph import connected_components
 TieModel = Literal["half", "davidson"]
 OUTCOMES = ("a", "b", "tie")
 """The outcomes a fit counts, in the order of a count table's last axis."""
-BOUND = 20.0
-"""Log-strengths beyond ±20 (±3,474 Elo points) are taken as unbounded: a system that won
-or lost every comparison in a bootstrap round has no finite estimate in that round."""
 
 
 @dataclass(frozen=True)
@@ -200,8 +197,12 @@ def _start(model: Design, totals: np.ndarray) -> np.ndarray:
     return theta
 
 
-def fit(model: Design, totals: np.ndarray) -> np.ndarray:
-    """The maximum-likelihood parameters for one table of totals (pairs × 3)."""
+def fit(model: Design, totals: np.ndarray, *, penalised: bool = False) -> np.ndarray:
+    """The parameters for one table of totals (pairs × 3): the maximum-likelihood ones, or
+    with ``penalised`` Firth's bias-reduced ones (``penalty_gradient``), which exist even when a
+    system won or lost every comparison."""
+    if penalised:
+        return newton_rounds(model, totals[None], _start(model, totals), penalised=True).theta[0]
     table = totals[None]
 
     def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
@@ -222,41 +223,249 @@ def fit(model: Design, totals: np.ndarray) -> np.ndarray:
     return np.asarray(found.x)
 
 
+SHIFT = 1e-5
+"""The half-width of the central differences that give the penalty's gradient."""
+
+
+def penalty_gradient(theta: np.ndarray, model: Design, totals: np.ndarray) -> np.ndarray:
+    """Firth's (1993) bias reduction, per round: the gradient of the penalty ½·log det I(θ)
+    that the log-likelihood gains (Jeffreys' prior, since both tie models are exponential
+    families in their canonical parameters, so that I is the negated Hessian whatever the
+    outcomes), as in R's ``BTm(br = TRUE)`` (brglm): ½·tr(I⁻¹ ∂I/∂θ_r), ∂I/∂θ_r by
+    central differences. The pseudo-inverse leaves alone a system a round never compared."""
+    information = -derivatives(theta, model, totals)[2]
+    inverse = np.linalg.pinv(information, hermitian=True)
+    gradient = np.empty_like(theta)
+    for r in range(theta.shape[1]):
+        shift = np.zeros(theta.shape[1])
+        shift[r] = SHIFT
+        upper = derivatives(theta + shift, model, totals)[2]
+        lower = derivatives(theta - shift, model, totals)[2]
+        gradient[:, r] = 0.5 * np.einsum("kij,kji->k", inverse, (lower - upper) / (2 * SHIFT))
+    return gradient
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """Fits of many count tables: every parameter, ±∞ where a round's estimate is infinite."""
+
+    theta: np.ndarray
+    converged: np.ndarray
+    """Per round: whether its estimate is finite."""
+    loose: np.ndarray
+    """Rounds × width: a parameter a round without a finite estimate leaves undetermined
+    (the likelihood rises as it goes either way): it counts against both ends."""
+
+
 def newton_rounds(
-    model: Design, totals: np.ndarray, start: np.ndarray, *, iterations: int = 60
-) -> tuple[np.ndarray, np.ndarray]:
+    model: Design,
+    totals: np.ndarray,
+    start: np.ndarray,
+    *,
+    iterations: int = 60,
+    penalised: bool = False,
+) -> Rounds:
     """Fits of many count tables (rounds × pairs × 3) at once, each by Newton steps from
-    ``start`` (the fit of all the data), a step at most 2 log-units long; the parameters
-    (clipped to ±``BOUND``) and whether each round converged."""
-    theta = np.tile(start, (len(totals), 1))
+    ``start`` (the fit of all the data), a step at most 2 log-units long (with
+    ``penalised``, Fisher scoring of Firth's modified score, as brglm fits it), halved
+    while it does worse (``worse``). A round has
+    converged when its step has shrunk to nothing; one that has not has no finite estimate,
+    and ``limits`` says which of its parameters are ±∞ and which undetermined (``loose``,
+    as is one that a round cannot identify); the rest keep their fitted values."""
+    theta = np.tile(np.asarray(start, dtype=float), (len(totals), 1))
     active = np.ones(len(totals), dtype=bool)
     ridge = 1e-9 * np.eye(model.width)
+
+    def score(theta: np.ndarray, totals: np.ndarray) -> tuple[np.ndarray, ...]:
+        loglik, gradient, hessian = derivatives(theta, model, totals)
+        if penalised:
+            gradient = gradient + penalty_gradient(theta, model, totals)
+        return loglik, gradient, hessian
+
+    def worse(trial: np.ndarray, table: np.ndarray, now: tuple[np.ndarray, ...]) -> np.ndarray:
+        """A step may not lower the likelihood; Firth's, whose penalised likelihood is
+        nearly flat where scoring overshoots, may not lengthen the modified score."""
+        if penalised:
+            after = np.abs(score(trial, table)[1]).max(axis=1)
+            return after >= np.abs(now[1]).max(axis=1) * (1 - 1e-12)
+        loglik = derivatives(trial, model, table)[0]
+        return loglik < now[0] - 1e-12 * (1 + np.abs(now[0]))
+
     for _ in range(iterations):
         if not active.any():
             break
-        _, gradient, hessian = derivatives(theta[active], model, totals[active])
-        step = np.linalg.solve(ridge - hessian, gradient[..., None])[..., 0]
+        rows = np.flatnonzero(active)
+        table = totals[rows]
+        now = score(theta[rows], table)
+        step = np.linalg.solve(ridge - now[2], now[1][..., None])[..., 0]
         longest = np.abs(step).max(axis=1, keepdims=True)
-        step *= np.minimum(1.0, 2.0 / np.maximum(longest, 1e-300))
-        theta[active] = np.clip(theta[active] + step, -2 * BOUND, 2 * BOUND)
-        done = longest[:, 0] < 1e-9
-        escaped = np.abs(theta[active]).max(axis=1) >= 2 * BOUND
-        active[np.flatnonzero(active)[done | escaped]] = False
-    converged = ~active & (np.abs(theta).max(axis=1) < 2 * BOUND)
-    return np.clip(theta, -BOUND, BOUND), converged
+        scale = np.minimum(1.0, 2.0 / np.maximum(longest, 1e-300))
+        for _ in range(30):
+            trial = theta[rows] + step * scale
+            failing = worse(trial, table, now) & (longest[:, 0] >= 1e-9)
+            if not failing.any():
+                break
+            scale[failing] /= 2
+        theta[rows] = trial
+        active[rows[longest[:, 0] < 1e-9]] = False
+    loose = np.zeros_like(theta, dtype=bool)
+    known: dict[tuple[bytes, bool], np.ndarray] = {}
+    for r in range(len(totals)):
+        key = ((totals[r] > 0).tobytes(), bool(active[r]))
+        if key not in known:
+            known[key] = (
+                np.full(model.width, LOOSE)  # Firth's exists: a round that missed it
+                if penalised and active[r]
+                else limits(model, totals[r], limit=bool(active[r]))
+            )
+        codes = known[key]
+        infinite = (codes == 1) | (codes == -1)
+        theta[r, infinite] = codes[infinite] * np.inf
+        loose[r] = codes == LOOSE
+        theta[r, loose[r]] = np.nan
+    return Rounds(theta, ~active, loose)
 
 
-def identified(battles: Battles, totals: np.ndarray) -> bool:
-    """Whether the maximum-likelihood estimate exists (Ford 1957): every system reaches
-    every other through wins (a tie counts both ways)."""
+def separated_outcomes(x: np.ndarray, totals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which outcomes a direction of ever-rising likelihood makes certain (Albert &
+    Anderson 1984), per pair: those won by the first side (a tie counts for both) and those
+    won by the second. One linear programme (after Konis 2007): the directions d with
+    x·d ≥ 0 for every first-side outcome and x·d ≤ 0 for every second-side one form a cone,
+    and maximising Σ min(1, slack) over it finds every outcome some such direction makes
+    strict. None found: the maximum-likelihood estimate exists (given a full-rank design)."""
+    first_won = totals[:, 0] + totals[:, 2] > 0
+    second_won = totals[:, 1] + totals[:, 2] > 0
+    rows = np.vstack([-x[first_won], x[second_won]])
+    n, width = rows.shape
+    found = optimize.linprog(
+        np.concatenate([np.zeros(width), -np.ones(n)]),
+        A_ub=np.hstack([rows, np.eye(n)]),
+        b_ub=np.zeros(n),
+        bounds=[(-1e3, 1e3)] * width + [(0.0, 1.0)] * n,
+        method="highs",
+    )
+    strict = found.x[width:] > 0.5 if found.status == 0 else np.zeros(n, dtype=bool)
+    first, second = np.zeros(len(x), dtype=bool), np.zeros(len(x), dtype=bool)
+    first[first_won] = strict[: int(first_won.sum())]
+    second[second_won] = strict[int(first_won.sum()) :]
+    return first, second
+
+
+LOOSE = 2
+"""``limits``' code of a parameter left undetermined (beside 0: fixed, ±1: goes to ±∞)."""
+
+
+def limits(model: Design, totals: np.ndarray, *, limit: bool) -> np.ndarray:
+    """Per parameter of one table: 0 when the fit fixes it; ``LOOSE`` when it lies outside
+    the span of the design's rows the table observed (a system no vote compared, γ when
+    every pair was shown in one order). With ``limit`` (the table has no finite estimate)
+    the outcomes some direction makes certain (``separated_outcomes``) fix nothing, and a
+    free parameter goes to +∞ (1) or −∞ (−1) when every direction that makes them all
+    certain moves it that way, else is ``LOOSE``; Davidson's τ goes to −∞ without ties and
+    to +∞ when every vote was one."""
+    x = model.x
+    none = np.zeros(len(x), dtype=bool)
+    first, second = separated_outcomes(x, totals) if limit else (none, none)
+    first_won = totals[:, 0] + totals[:, 2] > 0
+    second_won = totals[:, 1] + totals[:, 2] > 0
+    kept = np.vstack([x[first_won & ~first], x[second_won & ~second]])
+    rank = np.linalg.matrix_rank(kept) if len(kept) else 0
+    codes = np.zeros(model.width, dtype=np.int64)
+    # the directions that make every separated outcome certain and leave the rest alone
+    strict = np.vstack([-x[first], x[second]])
+    for j in range(x.shape[1]):
+        unit = np.zeros((1, x.shape[1]))
+        unit[0, j] = 1.0
+        if np.linalg.matrix_rank(np.vstack([kept, unit])) == rank:
+            continue
+        codes[j] = LOOSE
+        if limit and len(strict):
+            reach = [
+                optimize.linprog(
+                    sign * unit[0],
+                    A_ub=strict,
+                    b_ub=-np.ones(len(strict)),
+                    A_eq=kept if len(kept) else None,
+                    b_eq=np.zeros(len(kept)) if len(kept) else None,
+                    bounds=[(-1e3, 1e3)] * x.shape[1],
+                    method="highs",
+                )
+                for sign in (1.0, -1.0)
+            ]
+            if reach[0].status == 0 and reach[0].fun > 0:
+                codes[j] = 1
+            elif reach[1].status == 0 and -reach[1].fun < 0:
+                codes[j] = -1
+    if model.ties == "davidson" and limit:
+        tied, votes = totals[:, 2].sum(), totals.sum()
+        codes[-1] = -1 if tied == 0 else (1 if tied == votes else 0)
+    return codes
+
+
+@dataclass(frozen=True)
+class Estimability:
+    """Whether the maximum-likelihood estimate exists, and if not, why."""
+
+    groups: tuple[tuple[str, ...], ...]
+    """The systems that were compared with each other, directly or through others: one
+    group when the comparison graph is connected; scores of different groups share no
+    scale (the model is not identified)."""
+    position: bool
+    """Whether the shown-first term can be told apart from the systems (it cannot when
+    every pair was always shown in one order)."""
+    separated: bool
+    """Whether the likelihood keeps rising along some direction (Albert & Anderson 1984):
+    a system won or lost every comparison with the rest (Ford 1957), the system shown
+    first won every vote, with Davidson's ties no vote or every vote was a tie."""
+
+    @property
+    def connected(self) -> bool:
+        return len(self.groups) == 1
+
+
+def estimability(battles: Battles, totals: np.ndarray, ties: TieModel) -> Estimability:
+    """Checked before any fit: the comparison graph's groups, whether γ is identified, and
+    separation (``separated_outcomes``)."""
+    met = totals.sum(axis=1) > 0
     k = len(battles.systems)
-    beats = np.zeros((k, k), dtype=bool)
+    graph = sparse.csr_matrix(
+        (np.ones(int(met.sum())), (battles.first[met], battles.second[met])), shape=(k, k)
+    )
+    parts, labels = connected_components(graph, directed=False)
+    groups = tuple(
+        tuple(s for s, label in zip(battles.systems, labels, strict=True) if label == part)
+        for part in range(parts)
+    )
+    if parts > 1:
+        return Estimability(groups, position=False, separated=False)
+    model = design(battles, 0, ties)
+    position = bool(np.linalg.matrix_rank(model.x[met]) == model.x.shape[1])
+    x = (model if position else design(battles, 0, ties, position=False)).x
+    first, second = separated_outcomes(x, totals)
+    separated = bool(first.any() or second.any())
+    if ties == "davidson":
+        tied = totals[met, 2].sum()
+        separated = separated or tied == 0 or tied == totals[met].sum()
+    return Estimability(groups, position, separated)
+
+
+def win_order(battles: Battles, totals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ranks that need no model: a system is above another when it reaches it through wins
+    (A beat B, B beat C; a tie counts both ways) and is not reached back. Rank = 1 + the
+    systems above; the worst rank = the systems minus those below. When every system
+    reaches every other (the maximum-likelihood estimate exists) all share 1 to k."""
+    k = len(battles.systems)
+    beats = np.eye(k, dtype=bool)
     won = totals[:, 0] + totals[:, 2] > 0
     lost = totals[:, 1] + totals[:, 2] > 0
     beats[battles.first[won], battles.second[won]] = True
     beats[battles.second[lost], battles.first[lost]] = True
-    parts, _ = connected_components(sparse.csr_matrix(beats), directed=True, connection="strong")
-    return bool(parts == 1)
+    reach = beats
+    for _ in range(k):
+        reach = reach | ((reach.astype(int) @ reach.astype(int)) > 0)
+    above = (reach.T & ~reach).sum(axis=1)
+    below = (reach & ~reach.T).sum(axis=1)
+    return 1 + above, k - below
 
 
 def rater_scores(battles: Battles, model: Design, theta: np.ndarray) -> np.ndarray:
