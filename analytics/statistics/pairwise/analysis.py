@@ -365,7 +365,12 @@ def _separated(question: str, options: PairwiseOptions) -> str:
     return (
         f"{question}: the maximum-likelihood estimate does not exist (a system won or lost "
         "every comparison with the rest, or the system shown first won every vote"
-        + (", or no vote or every vote was a tie" if options.ties == "davidson" else "")
+        + (
+            "; with Davidson's ties also: no vote, or every vote, was a tie, or a system "
+            "won or tied every comparison"
+            if options.ties == "davidson"
+            else ""
+        )
         + "), so the scores are Firth's bias-reduced estimates: the likelihood penalised by "
         "Jeffreys' prior (½·log det I, R's BTm(br = TRUE)). They are finite where the "
         "maximum-likelihood ones are infinite and pulled towards each other, so a gap reads "

@@ -245,6 +245,32 @@ def penalty_gradient(theta: np.ndarray, model: Design, totals: np.ndarray) -> np
     return gradient
 
 
+def _penalised_newton(
+    theta: np.ndarray,
+    model: Design,
+    totals: np.ndarray,
+    now: tuple[np.ndarray, ...],
+    scoring: np.ndarray,
+) -> np.ndarray:
+    """Newton's step on Firth's penalised likelihood, the penalty's Hessian by central
+    differences of its gradient; scoring's step (``scoring``) where Newton's would not
+    climb. Scoring alone overshoots by as much as the penalty curves, so converges slowly."""
+    width = theta.shape[1]
+    curvature = np.empty((len(theta), width, width))
+    for r in range(width):
+        shift = np.zeros(width)
+        shift[r] = SHIFT
+        upper = penalty_gradient(theta + shift, model, totals)
+        lower = penalty_gradient(theta - shift, model, totals)
+        curvature[:, :, r] = (upper - lower) / (2 * SHIFT)
+    hessian = now[2] + (curvature + curvature.transpose(0, 2, 1)) / 2
+    with np.errstate(all="ignore"):
+        newton = -np.linalg.solve(hessian - 1e-9 * np.eye(width), now[1][..., None])[..., 0]
+    # an ascent direction of a concave model, else scoring's
+    climbs = np.isfinite(newton).all(axis=1) & (np.linalg.eigvalsh(hessian).max(axis=1) < 0)
+    return np.where(climbs[:, None], newton, scoring)
+
+
 @dataclass(frozen=True)
 class Rounds:
     """Fits of many count tables: every parameter, ±∞ where a round's estimate is infinite."""
@@ -277,19 +303,23 @@ def newton_rounds(
     ridge = 1e-9 * np.eye(model.width)
 
     def score(theta: np.ndarray, totals: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The (penalised) log-likelihood, its gradient and the likelihood's Hessian."""
         loglik, gradient, hessian = derivatives(theta, model, totals)
         if penalised:
+            # the null directions of a round's design add a constant log(ridge)
+            loglik = loglik + 0.5 * np.linalg.slogdet(ridge - hessian)[1]
             gradient = gradient + penalty_gradient(theta, model, totals)
         return loglik, gradient, hessian
 
     def worse(trial: np.ndarray, table: np.ndarray, now: tuple[np.ndarray, ...]) -> np.ndarray:
-        """A step may not lower the likelihood; Firth's, whose penalised likelihood is
-        nearly flat where scoring overshoots, may not lengthen the modified score."""
-        if penalised:
-            after = np.abs(score(trial, table)[1]).max(axis=1)
-            return after >= np.abs(now[1]).max(axis=1) * (1 - 1e-12)
-        loglik = derivatives(trial, model, table)[0]
-        return loglik < now[0] - 1e-12 * (1 + np.abs(now[0]))
+        """A step may not lower the (penalised) likelihood; where that is flat to rounding
+        (Firth's scoring can overshoot there), it must shorten the gradient."""
+        after = score(trial, table) if penalised else derivatives(trial, model, table)
+        tolerance = 1e-12 * (1 + np.abs(now[0]))
+        lower = after[0] < now[0] - tolerance
+        flat = np.abs(after[0] - now[0]) <= tolerance
+        longer = np.abs(after[1]).max(axis=1) >= np.abs(now[1]).max(axis=1)
+        return lower | (flat & longer & penalised)
 
     for _ in range(iterations):
         if not active.any():
@@ -298,6 +328,8 @@ def newton_rounds(
         table = totals[rows]
         now = score(theta[rows], table)
         step = np.linalg.solve(ridge - now[2], now[1][..., None])[..., 0]
+        if penalised:
+            step = _penalised_newton(theta[rows], model, table, now, step)
         longest = np.abs(step).max(axis=1, keepdims=True)
         scale = np.minimum(1.0, 2.0 / np.maximum(longest, 1e-300))
         for _ in range(30):
@@ -326,29 +358,47 @@ def newton_rounds(
     return Rounds(theta, ~active, loose)
 
 
-def separated_outcomes(x: np.ndarray, totals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Which outcomes a direction of ever-rising likelihood makes certain (Albert &
-    Anderson 1984), per pair: those won by the first side (a tie counts for both) and those
-    won by the second. One linear programme (after Konis 2007): the directions d with
-    x·d ≥ 0 for every first-side outcome and x·d ≤ 0 for every second-side one form a cone,
-    and maximising Σ min(1, slack) over it finds every outcome some such direction makes
-    strict. None found: the maximum-likelihood estimate exists (given a full-rank design)."""
-    first_won = totals[:, 0] + totals[:, 2] > 0
-    second_won = totals[:, 1] + totals[:, 2] > 0
-    rows = np.vstack([-x[first_won], x[second_won]])
+def comparisons(model: Design, totals: np.ndarray) -> np.ndarray:
+    """The rows c of a table's observed outcomes, each against an outcome it beat: the
+    likelihood never falls along a direction d with c·d ≥ 0 for every row (each observed
+    outcome at least as likely relative to the others), and rises for ever when one row is
+    strict. Ties as half: a first-side win (a tie counts for both) gives x, a second-side
+    win −x. Davidson's, in (x, τ): a first-side win beats the second side (x, 0) and a tie
+    (x/2, −1); a second-side win (−x, 0) and (−x/2, −1); a tie (x/2, 1) and (−x/2, 1)."""
+    x = model.x
+    first, second, ties = totals[:, 0] > 0, totals[:, 1] > 0, totals[:, 2] > 0
+    if model.ties == "half":
+        return np.vstack([x[first | ties], -x[second | ties]])
+
+    def rows(selected: np.ndarray, half: float, tau: float) -> np.ndarray:
+        return np.column_stack([half * x[selected], np.full(int(selected.sum()), tau)])
+
+    return np.vstack(
+        [
+            rows(first, 1.0, 0.0), rows(first, 0.5, -1.0),
+            rows(second, -1.0, 0.0), rows(second, -0.5, -1.0),
+            rows(ties, 0.5, 1.0), rows(ties, -0.5, 1.0),
+        ]
+    )  # fmt: skip
+
+
+def strict_rows(rows: np.ndarray) -> np.ndarray:
+    """Which ``comparisons`` rows some direction of never-falling likelihood makes strict
+    (the estimate is then infinite: Albert & Anderson 1984). One linear programme (after
+    Konis 2007): over the cone c·d ≥ 0, maximise Σ min(1, c·d), which is positive for every
+    row that any direction of the cone makes strict."""
     n, width = rows.shape
+    if n == 0:
+        return np.zeros(0, dtype=bool)
     found = optimize.linprog(
         np.concatenate([np.zeros(width), -np.ones(n)]),
-        A_ub=np.hstack([rows, np.eye(n)]),
+        A_ub=np.hstack([-rows, np.eye(n)]),
         b_ub=np.zeros(n),
         bounds=[(-1e3, 1e3)] * width + [(0.0, 1.0)] * n,
         method="highs",
     )
-    strict = found.x[width:] > 0.5 if found.status == 0 else np.zeros(n, dtype=bool)
-    first, second = np.zeros(len(x), dtype=bool), np.zeros(len(x), dtype=bool)
-    first[first_won] = strict[: int(first_won.sum())]
-    second[second_won] = strict[int(first_won.sum()) :]
-    return first, second
+    solved = found.x if found.status == 0 else np.zeros(width + n)
+    return np.asarray(solved)[width:] > 0.5
 
 
 LOOSE = 2
@@ -357,48 +407,40 @@ LOOSE = 2
 
 def limits(model: Design, totals: np.ndarray, *, limit: bool) -> np.ndarray:
     """Per parameter of one table: 0 when the fit fixes it; ``LOOSE`` when it lies outside
-    the span of the design's rows the table observed (a system no vote compared, γ when
-    every pair was shown in one order). With ``limit`` (the table has no finite estimate)
-    the outcomes some direction makes certain (``separated_outcomes``) fix nothing, and a
-    free parameter goes to +∞ (1) or −∞ (−1) when every direction that makes them all
-    certain moves it that way, else is ``LOOSE``; Davidson's τ goes to −∞ without ties and
-    to +∞ when every vote was one."""
-    x = model.x
-    none = np.zeros(len(x), dtype=bool)
-    first, second = separated_outcomes(x, totals) if limit else (none, none)
-    first_won = totals[:, 0] + totals[:, 2] > 0
-    second_won = totals[:, 1] + totals[:, 2] > 0
-    kept = np.vstack([x[first_won & ~first], x[second_won & ~second]])
+    the span of the outcomes the table observed (a system no vote compared, γ when every
+    pair was shown in one order). With ``limit`` (the table has no finite estimate) the
+    ``comparisons`` some direction makes strict fix nothing, and a free parameter goes to
+    +∞ (1) or −∞ (−1) when every direction that makes them all strict moves it that way,
+    else is ``LOOSE`` (Davidson's τ goes to −∞ without ties, to +∞ with nothing else)."""
+    rows = comparisons(model, totals)
+    strict = strict_rows(rows) if limit else np.zeros(len(rows), dtype=bool)
+    kept, certain = rows[~strict], rows[strict]
     rank = np.linalg.matrix_rank(kept) if len(kept) else 0
     codes = np.zeros(model.width, dtype=np.int64)
-    # the directions that make every separated outcome certain and leave the rest alone
-    strict = np.vstack([-x[first], x[second]])
-    for j in range(x.shape[1]):
-        unit = np.zeros((1, x.shape[1]))
+    for j in range(model.width):
+        unit = np.zeros((1, model.width))
         unit[0, j] = 1.0
         if np.linalg.matrix_rank(np.vstack([kept, unit])) == rank:
             continue
         codes[j] = LOOSE
-        if limit and len(strict):
+        if len(certain):
             reach = [
                 optimize.linprog(
                     sign * unit[0],
-                    A_ub=strict,
-                    b_ub=-np.ones(len(strict)),
+                    A_ub=-certain,
+                    b_ub=-np.ones(len(certain)),
                     A_eq=kept if len(kept) else None,
                     b_eq=np.zeros(len(kept)) if len(kept) else None,
-                    bounds=[(-1e3, 1e3)] * x.shape[1],
+                    bounds=[(-1e3, 1e3)] * model.width,
                     method="highs",
                 )
                 for sign in (1.0, -1.0)
             ]
-            if reach[0].status == 0 and reach[0].fun > 0:
+            lowest, highest = (float(r.fun or 0.0) if r.status == 0 else 0.0 for r in reach)
+            if lowest > 0:
                 codes[j] = 1
-            elif reach[1].status == 0 and -reach[1].fun < 0:
+            elif -highest < 0:
                 codes[j] = -1
-    if model.ties == "davidson" and limit:
-        tied, votes = totals[:, 2].sum(), totals.sum()
-        codes[-1] = -1 if tied == 0 else (1 if tied == votes else 0)
     return codes
 
 
@@ -416,7 +458,8 @@ class Estimability:
     separated: bool
     """Whether the likelihood keeps rising along some direction (Albert & Anderson 1984):
     a system won or lost every comparison with the rest (Ford 1957), the system shown
-    first won every vote, with Davidson's ties no vote or every vote was a tie."""
+    first won every vote; with Davidson's ties also no tie at all, every vote a tie, or a
+    system that won or tied every comparison (its strength and ν grow together)."""
 
     @property
     def connected(self) -> bool:
@@ -425,7 +468,7 @@ class Estimability:
 
 def estimability(battles: Battles, totals: np.ndarray, ties: TieModel) -> Estimability:
     """Checked before any fit: the comparison graph's groups, whether γ is identified, and
-    separation (``separated_outcomes``)."""
+    separation (``strict_rows`` of its ``comparisons``)."""
     met = totals.sum(axis=1) > 0
     k = len(battles.systems)
     graph = sparse.csr_matrix(
@@ -440,12 +483,9 @@ def estimability(battles: Battles, totals: np.ndarray, ties: TieModel) -> Estima
         return Estimability(groups, position=False, separated=False)
     model = design(battles, 0, ties)
     position = bool(np.linalg.matrix_rank(model.x[met]) == model.x.shape[1])
-    x = (model if position else design(battles, 0, ties, position=False)).x
-    first, second = separated_outcomes(x, totals)
-    separated = bool(first.any() or second.any())
-    if ties == "davidson":
-        tied = totals[met, 2].sum()
-        separated = separated or tied == 0 or tied == totals[met].sum()
+    if not position:
+        model = design(battles, 0, ties, position=False)
+    separated = bool(strict_rows(comparisons(model, totals)).any())
     return Estimability(groups, position, separated)
 
 
