@@ -281,9 +281,10 @@ def judges_lines(section: JudgesSection) -> list[str]:
         system = "all systems" if _missing(r["system"]) else r["system"]
         lines.append(
             f"  {r['judge']} on {r['item']} ({r['level']}), {system}: prediction-powered"
+            f" (PPI++, λ = {r['power']:.2f})"
             f" {'win rate' if r['level'] == 'pair' else 'mean'}"
-            f" {r['mean']:.2f} [{r['low']:.2f}, {r['high']:.2f}] from {r['n_judged']} judged"
-            f" and {r['n_people']} rated by people (people only {r['people_mean']:.2f}"
+            f" {r['mean']:.2f} [{r['low']:.2f}, {r['high']:.2f}] from {r['n_judged']} judged,"
+            f" {r['n_people']} of them rated by people (people only {r['people_mean']:.2f}"
             f" [{r['people_low']:.2f}, {r['people_high']:.2f}]; judge only"
             f" {r['judge_mean']:.2f}); as narrow as {r['equivalent_people']:.0f} people's ratings"
         )
