@@ -76,7 +76,7 @@ def test_no_estimate_outside_its_interval_and_no_interval_outside_its_range(ties
             assert math.isfinite(p["estimate"]), where
             assert within(p["boot_low"], p["estimate"], p["boot_high"]), where
             if p["parameter"] == "shown_first":
-                assert 0 <= p["probability_low"] and p["probability_high"] <= 1, where
+                assert p["probability_low"] >= 0 and p["probability_high"] <= 1, where
                 assert within(p["probability_low"], p["probability"], p["probability_high"])
         # the sentences beside the numbers
         if row["estimator"] == "firth":

@@ -31,13 +31,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit, logit
 from scipy.stats import norm
 
-INTERVAL_METHOD = (
-    "a normal interval on the logit of the mean's place in its range (delta method), so "
-    "that it stays inside the range; an estimate on a bound: the normal interval cut at it"
-)
+from analytics.statistics.bounded import bounded_interval
 
 
 @dataclass(frozen=True)
@@ -71,23 +67,11 @@ class PredictionPowered:
 def bounded_estimate(
     value: float, variance: float, z: float, bounds: tuple[float, float]
 ) -> Estimate:
-    """``INTERVAL_METHOD``: the mean (kept in ``bounds``) with an interval inside them."""
-    low, high = bounds
+    """The mean (kept in ``bounds``) with an interval inside them (``bounded.METHOD``)."""
     if not variance >= 0 or not math.isfinite(value):
         return Estimate(value, math.nan, math.nan)
-    value = min(max(value, low), high)
-    half = z * math.sqrt(variance)
-    width = high - low
-    place = (value - low) / width if width > 0 else 0.5
-    if width <= 0 or not 0 < place < 1:
-        return Estimate(value, max(low, value - half), min(high, value + half))
-    spread = half / (width * place * (1 - place))
-    centre = float(logit(place))
-    return Estimate(
-        value,
-        low + width * float(expit(centre - spread)),
-        low + width * float(expit(centre + spread)),
-    )
+    value = min(max(value, bounds[0]), bounds[1])
+    return Estimate(value, *bounded_interval(value, z * math.sqrt(variance), bounds))
 
 
 def prediction_powered_mean(
