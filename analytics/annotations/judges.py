@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from analytics.annotations import agreement as ag
+from analytics.annotations.pair_agreement import PAIR_AGREEMENT_COLUMNS, pair_agreement
 from analytics.annotations.pair_length import PAIR_LENGTH_COLUMNS, pair_length_bias
 from analytics.annotations.ratings import ItemScale
 from analytics.statistics.questionnaires import wilson_interval
@@ -99,6 +100,11 @@ class JudgeFindings:
     )
     """Pairs: each judge's and people's preference for the side that said more
     (``analytics.annotations.pair_length``)."""
+    pair_agreement: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=PAIR_AGREEMENT_COLUMNS)
+    )
+    """ACUTE pairs: each judge against people's majority
+    (``analytics.annotations.pair_agreement``)."""
 
 
 def is_judge(annotator: str) -> bool:
@@ -289,6 +295,11 @@ def judge_findings(
         self_preference=pd.DataFrame(
             self_rows + (_self_voted(votes, families, of_system) if votes is not None else []),
             columns=SELF_PREFERENCE_COLUMNS,
+        ),
+        pair_agreement=(
+            pair_agreement(votes)
+            if votes is not None
+            else pd.DataFrame(columns=PAIR_AGREEMENT_COLUMNS)
         ),
         pair_length=(
             pair_length_bias(votes, said)

@@ -244,6 +244,7 @@ def judges_json(section: JudgesSection) -> dict[str, Any]:
         "position_bias": records(found.position),
         "length_bias": records(found.length),
         "pair_length_bias": records(found.pair_length),
+        "pair_agreement": records(found.pair_agreement),
         "prediction_powered": records(found.prediction_powered),
         "self_preference": records(found.self_preference),
         "provenance": records(section.provenance),
@@ -267,6 +268,30 @@ def judges_lines(section: JudgesSection) -> list[str]:
             f"  {r['judge']} on {r['item']} ({r['level']}): kappa with annotators"
             f" {r['judge_kappa']:.2f}, annotators with each other {r['human_kappa']:.2f}:"
             f" {r['verdict']}"
+        )
+    for r in _rows(section.findings.pair_agreement):
+        if not r["pairs"]:
+            lines.append(
+                f"  {r['judge']} on {r['question']} (ACUTE {r['job']}): no pair both it and"
+                f" people's majority decided ({r['flipped']} flipped with the order,"
+                f" {r['split']} split people)"
+            )
+            continue
+        kappa = (
+            "kappa —"
+            if _missing(r["kappa"])
+            else f"kappa {r['kappa']:.2f}"
+            + (
+                ""
+                if _missing(r["kappa_low"])
+                else f" [{r['kappa_low']:.2f}, {r['kappa_high']:.2f}]"
+            )
+        )
+        lines.append(
+            f"  {r['judge']} on {r['question']} (ACUTE {r['job']}): chose as people's majority"
+            f" on {r['agreed']} of {r['pairs']} pairs, {r['agreement']:.0%}"
+            f" [{r['agreement_low']:.0%}, {r['agreement_high']:.0%}], Cohen's {kappa}"
+            f" (left out: {r['flipped']} flipped with the order, {r['split']} split people)"
         )
     for r in _rows(section.findings.position):
         share = r["share_consistent"]
@@ -384,7 +409,10 @@ def judges_blocks(report: Report) -> list[Block]:
             " model'. Length bias of pairs: of the votes between sides of different lengths,"
             " the share the side that said more won (0.5: no preference; a judge's verdicts"
             " in both orders), beside people's votes on the same pairs, with 95% bootstrap"
-            " intervals over pairs.",
+            " intervals over pairs. A judge of ACUTE pairs is set against people's majority"
+            " on the pairs both decided (its verdict held in both orders, people did not"
+            " split): the share where it chose the same system (Wilson 95% interval) and"
+            " Cohen's kappa (95% bootstrap interval over pairs).",
             "method",
         ),
         Bullets(tuple(line.strip() for line in lines[1:])),
