@@ -303,6 +303,8 @@ def _sample_size(found: Pairwise, question: str) -> list[Block]:
         (
             f"{r['system']} over {r['opponent']}",
             d.pct(r["win_probability"], 1),
+            d.pct(r["tie_share"], 1),
+            d.count(r["decisive_needed"]),
             d.count(r["needed_per_pair"]),
             d.count(r["comparisons"]),
         )
@@ -310,10 +312,17 @@ def _sample_size(found: Pairwise, question: str) -> list[Block]:
     ]
     return [
         d.table(
-            ("Neighbours in the ranking", "Preferred (model)", "Comparisons needed", "Made"),
+            (
+                "Neighbours in the ranking",
+                "Preferred in a decisive vote (model)",
+                "Ties",
+                "Decisive votes needed",
+                "Comparisons needed",
+                "Made",
+            ),
             rows,
             caption="Sample size: comparisons of each pair needed to separate neighbours",
-            numeric=(False, True, True, True),
+            numeric=(False, True, True, True, True, True),
         ),
         Paragraph(f"Sample size: {found.methods['sample_size']}.", "method"),
     ]

@@ -9,6 +9,7 @@ both sides, and by default "both bad" votes (``both_bad="tie"`` counts them as t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -140,7 +141,13 @@ def methods(options: PairwiseOptions) -> dict[str, str]:
         "scale": (
             "log_strength is β (natural log of the strength), the anchor's 0; elo is "
             f"{options.anchor_score:g} + β · 400/ln 10 ({ELO:.4f}), so 400 points are odds of "
-            "10 to 1; every interval is relative to the anchor"
+            + (
+                "10 to 1 in a decisive vote (ties apart)"
+                if options.ties == "davidson"
+                else "10 to 1 of the share won with a tie as half a win (in decisive votes "
+                "alone the odds are longer when there are ties)"
+            )
+            + "; every interval is relative to the anchor"
         ),
         "bootstrap": (
             f"{level} percentile interval over {options.rounds:,} rounds resampling whole "
@@ -181,11 +188,20 @@ def methods(options: PairwiseOptions) -> dict[str, str]:
             f"least {options.onboarding_threshold:g}"
         ),
         "sample_size": (
-            "comparisons of one pair for a two-sided binomial test (α = "
-            f"{options.alpha:g}, power {options.power:g}, normal approximation) to show the "
-            "better of two systems adjacent in the ranking is preferred, at the rate the "
-            "fitted model gives (ties as half, no position effect); votes taken as "
-            "independent, so with few raters more are needed"
+            "comparisons of one pair for a two-sided exact binomial (sign) test of its "
+            f"decisive votes, ties left out (α = {options.alpha:g}, power {options.power:g}, "
+            "the smallest n with that exact power), to show the better of two systems "
+            "adjacent in the ranking is preferred, at the rate the fitted model gives it in "
+            "a decisive vote (no position effect; "
+            + (
+                "Davidson's π_i/(π_i + π_j)), over the share of votes the model expects "
+                "to be decisive"
+                if options.ties == "davidson"
+                else "with ties as half a win the model's share σ(Δ) counts a tie as half, "
+                "so the decisive rate is ½ + (σ(Δ) − ½)/(1 − t), t the question's tie "
+                "share), over the share of votes that were decisive"
+            )
+            + "; votes taken as independent, so with few raters more are needed"
         ),
     }
 
@@ -332,7 +348,12 @@ def pairwise_section(
         if not penalised:
             sample_tables.append(
                 summaries.sample_size(
-                    question, ranked, pairs, alpha=options.alpha, power=options.power
+                    question,
+                    ranked,
+                    pairs,
+                    _decisive(options, fitted_scores.parameters, float(row["tie_rate"])),
+                    alpha=options.alpha,
+                    power=options.power,
                 )
             )
     return Pairwise(
@@ -348,6 +369,31 @@ def pairwise_section(
         methods=methods(options),
         notes=tuple(notes),
     )
+
+
+def _decisive(
+    options: PairwiseOptions, parameters: pd.DataFrame, tie_rate: float
+) -> Callable[[float], tuple[float, float]]:
+    """For a gap Δ in log-strength (no position effect): the rate at which the better
+    system wins a decisive vote, and the share of ties. Davidson's model gives both
+    (π_i/(π_i + π_j) and ν/(e^{Δ/2} + e^{−Δ/2} + ν)); with ties as half a win, σ(Δ) is the
+    share won counting a tie as half, so with the question's tie share t the decisive rate
+    is ½ + (σ(Δ) − ½)/(1 − t)."""
+    if options.ties == "davidson":
+        nu = float(np.exp(parameters.set_index("parameter").loc["tie_log_nu", "estimate"]))
+
+        def davidson(gap: float) -> tuple[float, float]:
+            return float(special.expit(gap)), nu / (np.exp(gap / 2) + np.exp(-gap / 2) + nu)
+
+        return davidson
+    ties = 0.0 if not np.isfinite(tie_rate) else tie_rate
+
+    def half(gap: float) -> tuple[float, float]:
+        share = float(special.expit(gap))
+        rate = 0.5 + (share - 0.5) / (1 - ties) if ties < 1 else 0.5
+        return min(max(rate, 0.0), 1.0), ties
+
+    return half
 
 
 def _disconnected(question: str, found: Estimability) -> str:
