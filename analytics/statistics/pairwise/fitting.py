@@ -293,9 +293,9 @@ def newton_rounds(
 ) -> Rounds:
     """Fits of many count tables (rounds × pairs × 3) at once, each by Newton steps from
     ``start`` (the fit of all the data), a step at most 2 log-units long (with
-    ``penalised``, Fisher scoring of Firth's modified score, as brglm fits it), halved
-    while it does worse (``worse``). A round has
-    converged when its step has shrunk to nothing; one that has not has no finite estimate,
+    ``penalised``, Newton's on Firth's penalised likelihood, ``_penalised_newton``), halved
+    while it does worse (``worse``). A round has converged when its step has shrunk to
+    nothing; one that has not has no finite estimate,
     and ``limits`` says which of its parameters are ±∞ and which undetermined (``loose``,
     as is one that a round cannot identify); the rest keep their fitted values."""
     theta = np.tile(np.asarray(start, dtype=float), (len(totals), 1))
@@ -417,6 +417,8 @@ def limits(model: Design, totals: np.ndarray, *, limit: bool) -> np.ndarray:
     kept, certain = rows[~strict], rows[strict]
     rank = np.linalg.matrix_rank(kept) if len(kept) else 0
     codes = np.zeros(model.width, dtype=np.int64)
+    if rank == model.width:  # the observed outcomes fix every parameter
+        return codes
     for j in range(model.width):
         unit = np.zeros((1, model.width))
         unit[0, j] = 1.0
