@@ -293,8 +293,8 @@ def newton_rounds(
 ) -> Rounds:
     """Fits of many count tables (rounds × pairs × 3) at once, each by Newton steps from
     ``start`` (the fit of all the data), a step at most 2 log-units long (with
-    ``penalised``, Newton's on Firth's penalised likelihood, ``_penalised_newton``), halved
-    while it does worse (``worse``). A round has converged when its step has shrunk to
+    ``penalised``, Newton's on Firth's penalised likelihood, ``_penalised_newton``, halved
+    while it does worse: ``worse``). A round has converged when its step has shrunk to
     nothing; one that has not has no finite estimate,
     and ``limits`` says which of its parameters are ±∞ and which undetermined (``loose``,
     as is one that a round cannot identify); the rest keep their fitted values."""
@@ -312,14 +312,13 @@ def newton_rounds(
         return loglik, gradient, hessian
 
     def worse(trial: np.ndarray, table: np.ndarray, now: tuple[np.ndarray, ...]) -> np.ndarray:
-        """A step may not lower the (penalised) likelihood; where that is flat to rounding
-        (Firth's scoring can overshoot there), it must shorten the gradient."""
-        after = score(trial, table) if penalised else derivatives(trial, model, table)
+        """A step may not lower the penalised likelihood; where that is flat to rounding,
+        it must shorten the gradient."""
+        after = score(trial, table)
         tolerance = 1e-12 * (1 + np.abs(now[0]))
         lower = after[0] < now[0] - tolerance
         flat = np.abs(after[0] - now[0]) <= tolerance
-        longer = np.abs(after[1]).max(axis=1) >= np.abs(now[1]).max(axis=1)
-        return lower | (flat & longer & penalised)
+        return lower | (flat & (np.abs(after[1]).max(axis=1) >= np.abs(now[1]).max(axis=1)))
 
     for _ in range(iterations):
         if not active.any():
@@ -332,13 +331,12 @@ def newton_rounds(
             step = _penalised_newton(theta[rows], model, table, now, step)
         longest = np.abs(step).max(axis=1, keepdims=True)
         scale = np.minimum(1.0, 2.0 / np.maximum(longest, 1e-300))
-        for _ in range(30):
-            trial = theta[rows] + step * scale
-            failing = worse(trial, table, now) & (longest[:, 0] >= 1e-9)
+        for _ in range(30 if penalised else 0):  # a likelihood's Newton steps need none
+            failing = worse(theta[rows] + step * scale, table, now) & (longest[:, 0] >= 1e-9)
             if not failing.any():
                 break
             scale[failing] /= 2
-        theta[rows] = trial
+        theta[rows] += step * scale
         active[rows[longest[:, 0] < 1e-9]] = False
     loose = np.zeros_like(theta, dtype=bool)
     known: dict[tuple[bytes, bool], np.ndarray] = {}
