@@ -351,7 +351,9 @@ def pairwise_section(
                     question,
                     ranked,
                     pairs,
-                    _decisive(options, fitted_scores.parameters, float(row["tie_rate"])),
+                    _decisive(
+                        options, fitted_scores.parameters, float(used["winner"].eq("tie").mean())
+                    ),
                     alpha=options.alpha,
                     power=options.power,
                 )
@@ -380,7 +382,8 @@ def _decisive(
     share won counting a tie as half, so with the question's tie share t the decisive rate
     is ½ + (σ(Δ) − ½)/(1 − t)."""
     if options.ties == "davidson":
-        nu = float(np.exp(parameters.set_index("parameter").loc["tie_log_nu", "estimate"]))
+        log_nu = parameters.set_index("parameter")["estimate"].astype(float)["tie_log_nu"]
+        nu = float(np.exp(log_nu))
 
         def davidson(gap: float) -> tuple[float, float]:
             return float(special.expit(gap)), nu / (np.exp(gap / 2) + np.exp(-gap / 2) + nu)
