@@ -23,6 +23,7 @@ from analytics.annotations.ratings import (
 )
 from analytics.data.loading import StudyData
 from analytics.report.document import Block, Bullets, Heading, Paragraph
+from analytics.statistics import bounded
 from bot.core.vocabulary import EventKind
 
 if TYPE_CHECKING:
@@ -412,7 +413,11 @@ def judges_blocks(report: Report) -> list[Block]:
             " intervals over pairs. A judge of ACUTE pairs is set against people's majority"
             " on the pairs both decided (its verdict held in both orders, people did not"
             " split): the share where it chose the same system (Wilson 95% interval) and"
-            " Cohen's kappa (95% bootstrap interval over pairs).",
+            " Cohen's kappa (95% bootstrap interval over pairs). Prediction-powered means and"
+            " win rates are PPI++ (Angelopoulos, Duchi & Zrnic 2023): people's mean plus λ"
+            " times the judge's shift from the targets people rated to those it alone rated,"
+            " λ power-tuned in [0, 1]; none where people rated every target; every interval"
+            f" {bounded.METHOD}.",
             "method",
         ),
         Bullets(tuple(line.strip() for line in lines[1:])),
