@@ -50,10 +50,6 @@ COUNT_COLUMNS = [
     "both_bad", "both_bad_rate", "not_comparable", "flagged", "onboarding", "same_system",
     "model", "anchor", "identified", "estimator", "rounds", "converged_rounds",
 ]  # fmt: skip
-ESTIMATORS = {
-    "maximum_likelihood": "maximum likelihood",
-    "firth": "Firth's bias-reduced (penalised) likelihood",
-}
 
 
 @dataclass(frozen=True)
