@@ -32,7 +32,7 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, sparse
+from scipy import optimize, sparse, special
 from scipy.sparse.csgraph import connected_components
 
 TieModel = Literal["half", "davidson"]
@@ -231,8 +231,13 @@ def penalty_gradient(theta: np.ndarray, model: Design, totals: np.ndarray) -> np
     """Firth's (1993) bias reduction, per round: the gradient of the penalty ½·log det I(θ)
     that the log-likelihood gains (Jeffreys' prior, since both tie models are exponential
     families in their canonical parameters, so that I is the negated Hessian whatever the
-    outcomes), as in R's ``BTm(br = TRUE)`` (brglm): ½·tr(I⁻¹ ∂I/∂θ_r), ∂I/∂θ_r by
-    central differences. The pseudo-inverse leaves alone a system a round never compared."""
+    outcomes), as in R's ``BTm(br = TRUE)`` (brglm): ½·tr(I⁻¹ ∂I/∂θ_r). With ties as half
+    a win it is Σ h_i (½ − p_i) x_i, h the leverages (``_leverages``); with Davidson's,
+    ∂I/∂θ_r by central differences. The pseudo-inverse leaves alone a system a round never
+    compared."""
+    if model.ties == "half":
+        leverage, p = _leverages(theta, model, totals)
+        return np.asarray((leverage * (0.5 - p)) @ model.x)
     information = -derivatives(theta, model, totals)[2]
     inverse = np.linalg.pinv(information, hermitian=True)
     gradient = np.empty_like(theta)
@@ -245,6 +250,18 @@ def penalty_gradient(theta: np.ndarray, model: Design, totals: np.ndarray) -> np
     return gradient
 
 
+def _leverages(
+    theta: np.ndarray, model: Design, totals: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Ties as half a win, per round and pair: the leverage h = w·xᵀI⁻¹x (w = n·p(1 − p),
+    the pair's weight in I = XᵀWX) and p, the chance the first side wins."""
+    x = model.x
+    p = special.expit(theta[:, : x.shape[1]] @ x.T)
+    weight = totals.sum(axis=-1) * p * (1 - p)
+    inverse = np.linalg.pinv(_weighted_outer(model, weight), hermitian=True)
+    return weight * (np.matmul(x, inverse) * x).sum(axis=-1), p
+
+
 def _penalised_newton(
     theta: np.ndarray,
     model: Design,
@@ -252,9 +269,16 @@ def _penalised_newton(
     now: tuple[np.ndarray, ...],
     scoring: np.ndarray,
 ) -> np.ndarray:
-    """Newton's step on Firth's penalised likelihood, the penalty's Hessian by central
-    differences of its gradient; scoring's step (``scoring``) where Newton's would not
-    climb. Scoring alone overshoots by as much as the penalty curves, so converges slowly."""
+    """With ties as half a win, brglm's step: Fisher scoring of the modified score with the
+    information of the pseudo-data (n + h votes a pair, h its leverage), which damps the
+    overshoot of plain scoring. With Davidson's ties: Newton's step on the penalised
+    likelihood, the penalty's Hessian by central differences of its gradient; scoring's
+    step (``scoring``) where Newton's would not climb."""
+    if model.ties == "half":
+        leverage, p = _leverages(theta, model, totals)
+        pseudo = _weighted_outer(model, (totals.sum(axis=-1) + leverage) * p * (1 - p))
+        ridge = 1e-9 * np.eye(model.width)
+        return np.asarray(np.linalg.solve(pseudo + ridge, now[1][..., None])[..., 0])
     width = theta.shape[1]
     curvature = np.empty((len(theta), width, width))
     for r in range(width):
@@ -340,7 +364,10 @@ def newton_rounds(
         active[rows[longest[:, 0] < 1e-9]] = False
     loose = np.zeros_like(theta, dtype=bool)
     known: dict[tuple[bytes, bool], np.ndarray] = {}
-    for r in range(len(totals)):
+    # a converged round whose observed pairs span every column fixes every parameter
+    gram = _weighted_outer(model, (totals.sum(axis=-1) > 0).astype(float))
+    smallest = np.linalg.eigvalsh(gram)[:, 0]
+    for r in np.flatnonzero(active | (smallest < 1e-9)):
         key = ((totals[r] > 0).tobytes(), bool(active[r]))
         if key not in known:
             known[key] = (
