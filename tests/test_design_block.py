@@ -84,7 +84,7 @@ def test_power_rounds_the_sample_up_to_whole_rows() -> None:
                      systems="within")  # fmt: skip
     assert in_whole_cells(study, 28) == (
         "Design: a Latin square of 6 system orders: whole multiples of 6 participants fill it"
-        " evenly; plan 30 in all."
+        " evenly; for the 28 the report's test needs, plan 30 in all."
     )
     assert in_whole_cells(designed(HMD, type="random", systems="within"), 28) is None
 
@@ -99,8 +99,10 @@ def test_ozlab_power_and_check_know_the_design(
     assert main(["power", str(study)]) == 0
     out = capsys.readouterr().out
     assert "Needed: 34 participants, each meeting every system" in out
+    # planned from the report's own test, Wilcoxon's signed-rank test (ARE 3/π): 35, so 36
+    assert "Needed for the report's test: 35 participants" in out
     assert "Design: a Latin square of 2 system orders: whole multiples of 2 participants fill" \
-        " it evenly; plan 34 in all." in out  # fmt: skip
+        " it evenly; for the 35 the report's test needs, plan 36 in all." in out  # fmt: skip
     assert main(["check", str(study), "-n", "33"]) == 0
     out = capsys.readouterr().out
     assert (

@@ -54,9 +54,10 @@ def test_each_systems_win_rate_is_prediction_powered_from_the_pairs_both_judged(
     assert set(found) == {"v0", "v1"}
     rated = sorted(people_v1)
     expected = prediction_powered_mean(
-        np.array([judge_v1[t] for t in range(40)]),
+        np.array([judge_v1[t] for t in range(40) if t not in people_v1]),
         np.array([judge_v1[t] for t in rated]),
         np.array([people_v1[t] for t in rated]),
+        (0.0, 1.0),
     )
     assert expected is not None
     v1 = found["v1"]
@@ -68,3 +69,4 @@ def test_each_systems_win_rate_is_prediction_powered_from_the_pairs_both_judged(
     assert v1["judge_mean"] == pytest.approx(np.mean(list(judge_v1.values())), abs=1e-12)
     assert v1["people_mean"] == pytest.approx(np.mean(list(people_v1.values())), abs=1e-12)
     assert found["v0"]["mean"] == pytest.approx(1 - v1["mean"], abs=1e-12)  # every pair is v0–v1
+    assert all(0 <= r["low"] <= r["mean"] <= r["high"] <= 1 for r in found.values())

@@ -1,5 +1,6 @@
 """Ranking items' statistics against R: mean ranks per option and system with Student's t
-intervals, and Mann–Whitney U per option with Holm across the item's options
+intervals on the logit of the place between 1 and k, and Mann–Whitney U per option with
+Holm across the item's options
 (tests/r/ranking.R computed the values)."""
 
 from __future__ import annotations
@@ -63,12 +64,12 @@ def test_each_answer_becomes_a_rank_per_option() -> None:
 @pytest.mark.parametrize(
     ("option", "system", "mean", "sd", "low", "high", "first"),
     [
-        ("price", "a", 17 / 12, 0.491596040125088, 0.900768261727664, 1.93256507160567, 0.5),
-        ("price", "b", 2.5, 0.836660026534076, 1.621979149678822, 3.378020850321179, 1 / 6),
-        ("fit", "a", 25 / 12, 0.801040989379861, 1.242692370060567, 2.9239742966061, 1 / 6),
-        ("fit", "b", 1.5, 0.547722557505166, 0.925200427379101, 2.074799572620899, 0.5),
-        ("speed", "a", 2.5, 0.836660026534076, 1.621979149678822, 3.378020850321179, 1 / 6),
-        ("speed", "b", 2.0, 0.894427190999916, 1.061356228472636, 2.938643771527364, 1 / 3),
+        ("price", "a", 17 / 12, 0.491596040125088, 1.104407243847991, 2.113995167023420, 0.5),
+        ("price", "b", 2.5, 0.836660026534076, 1.447906080443077, 2.937863105304578, 1 / 6),
+        ("fit", "a", 25 / 12, 0.801040989379861, 1.357163758678796, 2.730615628198702, 1 / 6),
+        ("fit", "b", 1.5, 0.547722557505166, 1.134288016576976, 2.213745877403197, 0.5),
+        ("speed", "a", 2.5, 0.836660026534076, 1.447906080443077, 2.937863105304578, 1 / 6),
+        ("speed", "b", 2.0, 0.894427190999916, 1.265401485432708, 2.734598514567292, 1 / 3),
     ],
 )  # fmt: skip
 def test_mean_ranks_and_intervals_are_rs(
@@ -81,6 +82,7 @@ def test_mean_ranks_and_intervals_are_rs(
     assert [row[k] for k in ("mean", "sd", "ci_low", "ci_high", "first")] == pytest.approx(
         [mean, sd, low, high, first], abs=1e-12
     )
+    assert 1 <= row["ci_low"] <= row["mean"] <= row["ci_high"] <= row["options"]
 
 
 def test_the_options_ranks_are_compared_by_mann_whitney_with_holm_across_options() -> None:

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from analytics.annotations import agreement as ag
+from analytics.annotations.pair_agreement import PAIR_AGREEMENT_COLUMNS, pair_agreement
 from analytics.annotations.pair_length import PAIR_LENGTH_COLUMNS, pair_length_bias
 from analytics.annotations.ratings import ItemScale
 from analytics.statistics.questionnaires import wilson_interval
@@ -49,12 +50,14 @@ LENGTH_COLUMNS = ["job", "level", "instrument_id", "item", "rater", "rho", "low"
 PREDICTION_POWERED_COLUMNS = [
     "job", "level", "instrument_id", "item", "judge", "system", "n_judged", "n_people",
     "mean", "low", "high", "people_mean", "people_low", "people_high", "judge_mean",
-    "judge_low", "judge_high", "equivalent_people", "ratings_saved",
+    "judge_low", "judge_high", "equivalent_people", "ratings_saved", "power",
 ]  # fmt: skip
-"""Per item and system (None: pooled): the prediction-powered mean of the people's final
-value from the judge's ratings of every target and people's of those they rated, beside the
-people-only and the judge-only means (``analytics.statistics.prediction_powered``); for
-an ACUTE question (level ``pair``), each system's win rate the same way."""
+"""Per item and system (None: pooled): the prediction-powered (PPI++) mean of the people's
+final value from people's ratings of the targets they rated and the judge's of every
+target, beside the people-only and the judge-only means, each interval inside the scale's
+range (``analytics.statistics.prediction_powered``); ``n_judged`` counts every target the
+judge rated, ``power`` is λ; for an ACUTE question (level ``pair``), each system's win rate
+the same way. Nothing where people rated every target (or all but one)."""
 POSITION_COLUMNS = [
     "job", "question", "rater", "pairs", "consistent", "share_consistent",
     "consistent_low", "consistent_high", "verdicts", "first_wins", "share_first_wins",
@@ -97,6 +100,11 @@ class JudgeFindings:
     )
     """Pairs: each judge's and people's preference for the side that said more
     (``analytics.annotations.pair_length``)."""
+    pair_agreement: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=PAIR_AGREEMENT_COLUMNS)
+    )
+    """ACUTE pairs: each judge against people's majority
+    (``analytics.annotations.pair_agreement``)."""
 
 
 def is_judge(annotator: str) -> bool:
@@ -255,6 +263,7 @@ def judge_findings(
                     wide.loc[judge].to_numpy(float),
                     adjudicated,
                     systems,
+                    (min(scale.domain), max(scale.domain)),
                     wide.columns,
                 )
         if lengths is not None and _ordered(scale):
@@ -286,6 +295,11 @@ def judge_findings(
         self_preference=pd.DataFrame(
             self_rows + (_self_voted(votes, families, of_system) if votes is not None else []),
             columns=SELF_PREFERENCE_COLUMNS,
+        ),
+        pair_agreement=(
+            pair_agreement(votes)
+            if votes is not None
+            else pd.DataFrame(columns=PAIR_AGREEMENT_COLUMNS)
         ),
         pair_length=(
             pair_length_bias(votes, said)
@@ -421,9 +435,10 @@ def _prediction_powered(
     judged: np.ndarray,
     people: np.ndarray,
     systems: Mapping[str, str],
+    bounds: tuple[float, float],
     targets: pd.Index | None = None,
 ) -> list[dict[str, object]]:
-    """Pooled, then per system when there are two or more."""
+    """Pooled, then per system when there are two or more; ``bounds``: the scale's ends."""
     from analytics.statistics.prediction_powered import prediction_powered_mean
 
     rows = []
@@ -436,7 +451,7 @@ def _prediction_powered(
         j, p = judged[mask], people[mask]
         seen = ~np.isnan(j)
         rated = seen & ~np.isnan(p)
-        found = prediction_powered_mean(j[seen], j[rated], p[rated])
+        found = prediction_powered_mean(j[seen & ~rated], j[rated], p[rated], bounds)
         if found is None:
             continue
         rows.append(
@@ -447,7 +462,7 @@ def _prediction_powered(
              "people_high": found.people_only.high, "judge_mean": found.judge_only.value,
              "judge_low": found.judge_only.low, "judge_high": found.judge_only.high,
              "equivalent_people": found.equivalent_people,
-             "ratings_saved": found.ratings_saved}
+             "ratings_saved": found.ratings_saved, "power": found.power}
         )  # fmt: skip
     return rows
 
@@ -485,9 +500,10 @@ def _win_rates_powered(votes: pd.DataFrame) -> list[dict[str, object]]:
                 by_people = _scores_of(theirs, system).groupby(level=0).mean()
                 both = by_judge.index.intersection(by_people.index)
                 found = prediction_powered_mean(
-                    by_judge.to_numpy(float),
+                    by_judge.drop(both).to_numpy(float),
                     by_judge[both].to_numpy(float),
                     by_people[both].to_numpy(float),
+                    (0.0, 1.0),
                 )
                 if found is None:
                     continue
@@ -501,7 +517,7 @@ def _win_rates_powered(votes: pd.DataFrame) -> list[dict[str, object]]:
                      "people_high": found.people_only.high, "judge_mean": found.judge_only.value,
                      "judge_low": found.judge_only.low, "judge_high": found.judge_only.high,
                      "equivalent_people": found.equivalent_people,
-                     "ratings_saved": found.ratings_saved}
+                     "ratings_saved": found.ratings_saved, "power": found.power}
                 )  # fmt: skip
     return rows
 

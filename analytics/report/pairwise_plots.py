@@ -60,7 +60,10 @@ def forest_chart(scores: pd.DataFrame, name: str, caption: str, level: float) ->
     ]
     axes.set_yticks(y, labels, fontsize=8)
     axes.set_xlim(low - pad, high + pad)
-    axes.set_xlabel("Score (Elo-like scale: 400 points = odds of 10 to 1)", fontsize=8)
+    axes.set_xlabel(
+        "Score (Elo-like scale: 400 points = odds of 10 to 1, as the model counts a win)",
+        fontsize=8,
+    )
     axes.grid(axis="x", color="#e5e5e5", linewidth=0.6)
     axes.spines[["top", "right"]].set_visible(False)
     axes.tick_params(labelsize=8)

@@ -24,6 +24,7 @@ from analytics.annotations.ratings import (
 )
 from analytics.data.loading import StudyData
 from analytics.report.document import Block, Bullets, Heading, Paragraph
+from analytics.statistics import bounded
 from bot.core.vocabulary import EventKind, FlagReason
 from bot.engine.annotating.injection import ADDRESS_PATTERNS
 
@@ -272,6 +273,7 @@ def judges_json(section: JudgesSection) -> dict[str, Any]:
         "position_bias": records(found.position),
         "length_bias": records(found.length),
         "pair_length_bias": records(found.pair_length),
+        "pair_agreement": records(found.pair_agreement),
         "prediction_powered": records(found.prediction_powered),
         "self_preference": records(found.self_preference),
         "provenance": records(section.provenance),
@@ -298,6 +300,30 @@ def judges_lines(section: JudgesSection) -> list[str]:
             f" {r['judge_kappa']:.2f}, annotators with each other {r['human_kappa']:.2f}:"
             f" {r['verdict']}"
         )
+    for r in _rows(section.findings.pair_agreement):
+        if not r["pairs"]:
+            lines.append(
+                f"  {r['judge']} on {r['question']} (ACUTE {r['job']}): no pair both it and"
+                f" people's majority decided ({r['flipped']} flipped with the order,"
+                f" {r['split']} split people)"
+            )
+            continue
+        kappa = (
+            "kappa —"
+            if _missing(r["kappa"])
+            else f"kappa {r['kappa']:.2f}"
+            + (
+                ""
+                if _missing(r["kappa_low"])
+                else f" [{r['kappa_low']:.2f}, {r['kappa_high']:.2f}]"
+            )
+        )
+        lines.append(
+            f"  {r['judge']} on {r['question']} (ACUTE {r['job']}): chose as people's majority"
+            f" on {r['agreed']} of {r['pairs']} pairs, {r['agreement']:.0%}"
+            f" [{r['agreement_low']:.0%}, {r['agreement_high']:.0%}], Cohen's {kappa}"
+            f" (left out: {r['flipped']} flipped with the order, {r['split']} split people)"
+        )
     for r in _rows(section.findings.position):
         share = r["share_consistent"]
         consistent = "" if _missing(share) else f", swap-consistent {share:.0%}"
@@ -312,9 +338,10 @@ def judges_lines(section: JudgesSection) -> list[str]:
         system = "all systems" if _missing(r["system"]) else r["system"]
         lines.append(
             f"  {r['judge']} on {r['item']} ({r['level']}), {system}: prediction-powered"
+            f" (PPI++, λ = {r['power']:.2f})"
             f" {'win rate' if r['level'] == 'pair' else 'mean'}"
-            f" {r['mean']:.2f} [{r['low']:.2f}, {r['high']:.2f}] from {r['n_judged']} judged"
-            f" and {r['n_people']} rated by people (people only {r['people_mean']:.2f}"
+            f" {r['mean']:.2f} [{r['low']:.2f}, {r['high']:.2f}] from {r['n_judged']} judged,"
+            f" {r['n_people']} of them rated by people (people only {r['people_mean']:.2f}"
             f" [{r['people_low']:.2f}, {r['people_high']:.2f}]; judge only"
             f" {r['judge_mean']:.2f}); as narrow as {r['equivalent_people']:.0f} people's ratings"
         )
@@ -431,7 +458,14 @@ def judges_blocks(report: Report) -> list[Block]:
             " model'. Length bias of pairs: of the votes between sides of different lengths,"
             " the share the side that said more won (0.5: no preference; a judge's verdicts"
             " in both orders), beside people's votes on the same pairs, with 95% bootstrap"
-            " intervals over pairs. A target whose participants' or systems' words address"
+            " intervals over pairs. A judge of ACUTE pairs is set against people's majority"
+            " on the pairs both decided (its verdict held in both orders, people did not"
+            " split): the share where it chose the same system (Wilson 95% interval) and"
+            " Cohen's kappa (95% bootstrap interval over pairs). Prediction-powered means and"
+            " win rates are PPI++ (Angelopoulos, Duchi & Zrnic 2023): people's mean plus λ"
+            " times the judge's shift from the targets people rated to those it alone rated,"
+            " λ power-tuned in [0, 1]; none where people rated every target; every interval"
+            f" {bounded.METHOD}. A target whose participants' or systems' words address"
             f" the judge is flagged {FlagReason.ADDRESSES_JUDGE.value}, and the judges' ratings"
             " and votes of it are left out of this section's figures; the patterns: "
             + "; ".join(f"{p.name} ({p.meaning})" for p in ADDRESS_PATTERNS)

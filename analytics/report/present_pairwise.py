@@ -89,10 +89,18 @@ def _method(found: Pairwise) -> list[Block]:
             f"Intervals: {m['bootstrap']}; beside it the {m['sandwich']}. Rank: {m['rank']}.",
             "method",
         ),
+        *(
+            [Paragraph(f"No maximum-likelihood estimate: {m['separation']}.", "method")]
+            if found.counts["estimator"].isin(["firth"]).any()
+            or (~found.counts["identified"].astype(bool) & (found.counts["systems"] >= 2)).any()
+            else []
+        ),
     ]
 
 
 def _interval(low: Any, high: Any, digits: int = 0) -> str:
+    if d.missing(low) and d.missing(high):
+        return d.DASH
     return f"{d.num(low, digits)} to {d.num(high, digits)}"
 
 
@@ -129,7 +137,9 @@ def _question(found: Pairwise, row: dict[Any, Any], limit: int | None, wording: 
     named = wording if wording == question else f"{wording} ({question})"
     blocks: list[Block] = [Heading(f"Question: {named}", 3), Paragraph(counted)]
     scores = found.scores[found.scores["question"] == question]
-    if len(scores):
+    if len(scores) and scores["log_strength"].isna().all():
+        blocks += _wins(scores)
+    elif len(scores):
         blocks += _scores(found, question, scores, row, wording)
     blocks += _win_rates(found, question, wording)
     blocks += _pairs(found, question, limit)
@@ -159,8 +169,10 @@ def _scores(
         d.table(
             (*SCORE_HEADINGS[:3], f"{level} bootstrap", f"{level} sandwich", *SCORE_HEADINGS[3:]),
             rows,
-            caption=f"Bradley–Terry scores ({MODELS.get(row['model'], row['model'])}), anchor "
-            f"{row['anchor']} = {found.options.anchor_score:g}",
+            caption=("Firth's bias-reduced " if row["estimator"] == "firth" else "")
+            + f"Bradley–Terry scores ({MODELS.get(row['model'], row['model'])}), anchor "
+            f"{row['anchor']} = {found.options.anchor_score:g}"
+            + ("; ranks by the wins alone" if row["estimator"] == "firth" else ""),
             numeric=(False, False, True, True, True, True, True, True),
         )
     ]
@@ -168,8 +180,12 @@ def _scores(
         blocks.append(
             Paragraph(
                 f"{d.count(row['rounds'] - row['converged_rounds'])} of "
-                f"{d.count(row['rounds'])} bootstrap rounds had no finite estimate (a "
-                "system won or lost all its comparisons in the round): unbounded ends.",
+                f"{d.count(row['rounds'])} bootstrap rounds had no finite estimate (in "
+                "the round a system won or lost all its comparisons, or the system shown "
+                "first won every vote); they count at the end they go to, or at both ends "
+                "for a parameter they leave undetermined, so an end that more than "
+                f"{d.pct((1 - found.options.level) / 2, 1)} of the rounds reach is "
+                "unbounded (∞).",
                 "note",
             )
         )
@@ -197,6 +213,28 @@ def _scores(
         Figure("pairwise_forest", question, f"Bradley–Terry scores with intervals: {wording}")
     )
     return blocks
+
+
+def _wins(scores: pd.DataFrame) -> list[Block]:
+    """No model can score systems that never met: their record and the order of the wins."""
+    rows = [
+        (
+            _rank(r),
+            str(r["system"]),
+            d.count(r["comparisons"]),
+            f"{int(r['wins'])}–{int(r['losses'])}–{int(r['ties'])}",
+        )
+        for r in scores.to_dict("records")
+    ]
+    return [
+        d.table(
+            ("Rank by wins", "System", "Comparisons", "Won–lost–tied"),
+            rows,
+            caption="Wins and the order they give (no Bradley–Terry score: the systems fall "
+            "into groups that never met)",
+            numeric=(False, False, True, True),
+        )
+    ]
 
 
 def _rank(r: dict[Any, Any]) -> str:
@@ -277,6 +315,8 @@ def _sample_size(found: Pairwise, question: str) -> list[Block]:
         (
             f"{r['system']} over {r['opponent']}",
             d.pct(r["win_probability"], 1),
+            d.pct(r["tie_share"], 1),
+            d.count(r["decisive_needed"]),
             d.count(r["needed_per_pair"]),
             d.count(r["comparisons"]),
         )
@@ -284,10 +324,17 @@ def _sample_size(found: Pairwise, question: str) -> list[Block]:
     ]
     return [
         d.table(
-            ("Neighbours in the ranking", "Preferred (model)", "Comparisons needed", "Made"),
+            (
+                "Neighbours in the ranking",
+                "Preferred in a decisive vote (model)",
+                "Ties",
+                "Decisive votes needed",
+                "Comparisons needed",
+                "Made",
+            ),
             rows,
             caption="Sample size: comparisons of each pair needed to separate neighbours",
-            numeric=(False, True, True, True),
+            numeric=(False, True, True, True, True, True),
         ),
         Paragraph(f"Sample size: {found.methods['sample_size']}.", "method"),
     ]

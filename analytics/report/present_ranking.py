@@ -20,7 +20,9 @@ from analytics.statistics.ranking import Rankings
 METHOD = (
     "Each option's rank is its place in a participant's order (1 = first). The mean rank "
     "is over participants (a participant who ranked more than once with a system counts "
-    "once, with their own mean), with Student's t 95% interval; First is the share of "
+    "once, with their own mean), with Student's t 95% interval on the logit of the mean's "
+    "place between 1 and the number of options, so that it stays inside them; First is "
+    "the share of "
     "participants who put the option first. Between systems, each option's ranks are "
     "compared by a rank test chosen by the design: Mann–Whitney U between subjects, the "
     "Wilcoxon signed-rank test within (Kruskal–Wallis or Friedman for more systems), both "

@@ -354,7 +354,9 @@ def power_report(
         _needed_words(needed),
         *(_rank_words(rank_plan(needed)) if len(systems) > 1 else []),
     ]
-    if whole := in_whole_cells(bundle.study, needed.participants):
+    # plan from the test the report will run: the rank test's sample where it runs one
+    planned = rank_plan(needed).participants if len(systems) > 1 else needed.participants
+    if whole := in_whole_cells(bundle.study, planned):
         lines.append(whole)
     if design.systems == "within" and len(systems) > 1:
         tasks = design.tasks_per_participant
@@ -384,7 +386,7 @@ def in_whole_cells(study: Study, participants: int) -> str | None:
     planned = block.whole(participants)
     return (
         f"Design: {block.cells}: whole multiples of {block.participants} participants fill it"
-        f" evenly; plan {planned} in all."
+        f" evenly; for the {participants} the report's test needs, plan {planned} in all."
     )
 
 

@@ -7,8 +7,9 @@ participant who ranked the options several times with one system (after each tas
 once, with their mean rank of each option.
 
 - Mean rank per option and system: the mean over participants, with Student's t interval
-  (the ranks of one option are bounded whole numbers, so the mean is near normal already
-  for a few dozen participants; the interval says how far it may move).
+  on the logit of the mean's place between 1 and the number of options
+  (``analytics.statistics.bounded``), so that it never leaves 1 to k, which a plain t
+  interval of few participants does.
 - Between systems, per option: the ranks are ordinal, so the test is a rank test chosen by
   the design as for rating items (``analytics.statistics.compare``): Mann–Whitney U
   between subjects and the Wilcoxon signed-rank test within (Kruskal–Wallis or Friedman
@@ -28,6 +29,7 @@ import pandas as pd
 from scipy.stats import t as student_t
 
 from analytics.data.loading import ORDER_TYPES
+from analytics.statistics.bounded import bounded_interval
 from analytics.statistics.compare import COLUMNS as COMPARE_COLUMNS
 from analytics.statistics.compare import compare_systems, family_holm
 from bot.core.vocabulary import AnswerStatus
@@ -96,7 +98,8 @@ def _per_participant(ranks: pd.DataFrame) -> pd.DataFrame:
 
 def mean_ranks(ranks: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     """Per item, option and system: the mean of participants' ranks (each participant's
-    own mean first) with Student's t interval, in the order the options were offered."""
+    own mean first) with Student's t interval inside 1 to k (``bounded.METHOD``), in the
+    order the options were offered."""
     if ranks.empty:
         return pd.DataFrame(columns=MEAN_COLUMNS)
     people = _per_participant(ranks)
@@ -111,6 +114,7 @@ def mean_ranks(ranks: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
             if n > 1
             else math.nan
         )
+        low, high = bounded_interval(mean, half, (1.0, float(group["options"].iloc[0])))
         rows.append(
             {
                 "questionnaire_id": q_id,
@@ -121,8 +125,8 @@ def mean_ranks(ranks: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
                 "n": n,
                 "mean": mean,
                 "sd": sd,
-                "ci_low": mean - half,
-                "ci_high": mean + half,
+                "ci_low": low,
+                "ci_high": high,
                 "first": float(np.mean(values == 1)),
                 "options": int(group["options"].iloc[0]),
             }

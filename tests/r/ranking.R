@@ -1,5 +1,7 @@
 # Fixture values for tests/test_ranking_statistics.py: the mean rank of each option per
-# system (participants' own means first) with Student's t 95% interval, and Mann-Whitney U
+# system (participants' own means first) with Student's t 95% interval on the logit of the
+# mean's place between 1 and the 3 options (delta method, so that it stays in 1..3), the
+# plain t interval beside it, and Mann-Whitney U
 # (wilcox.test, normal approximation with continuity correction, as ranks are tied) per
 # option between two systems, Holm across the item's three options.
 # Run: Rscript tests/r/ranking.R
@@ -22,8 +24,12 @@ for (option in c("price", "fit", "speed")) {
   for (system in c("a", "b")) {
     x <- people$rank[people$option == option & people$system == system]
     ci <- t.test(x)$conf.int
-    cat(sprintf("mean %s %s n=%d mean=%.15f sd=%.15f ci=(%.15f, %.15f) first=%.15f\n",
-                option, system, length(x), mean(x), sd(x), ci[1], ci[2], mean(x == 1)))
+    k <- 3; place <- (mean(x) - 1) / (k - 1)
+    spread <- qt(0.975, length(x) - 1) * sd(x) / sqrt(length(x)) / ((k - 1) * place * (1 - place))
+    bounded <- 1 + (k - 1) * plogis(qlogis(place) + c(-1, 1) * spread)
+    cat(sprintf("mean %s %s n=%d mean=%.15f sd=%.15f ci=(%.15f, %.15f) t=(%.15f, %.15f) first=%.15f\n",
+                option, system, length(x), mean(x), sd(x), bounded[1], bounded[2], ci[1], ci[2],
+                mean(x == 1)))
   }
   a <- people$rank[people$option == option & people$system == "a"]
   b <- people$rank[people$option == option & people$system == "b"]

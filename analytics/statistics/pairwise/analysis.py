@@ -9,16 +9,24 @@ both sides, and by default "both bad" votes (``both_bad="tie"`` counts them as t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
 import pandas as pd
+from scipy import special
 
 from analytics.data.loading import StudyData
 from analytics.statistics.pairwise import summaries
-from analytics.statistics.pairwise.fitting import TieModel, count_battles, design, identified
-from analytics.statistics.pairwise.ranking import ELO, scores
+from analytics.statistics.pairwise.fitting import (
+    Estimability,
+    TieModel,
+    count_battles,
+    design,
+    estimability,
+)
+from analytics.statistics.pairwise.ranking import ELO, scores, wins_only
 from bot.core.vocabulary import FlagReason
 
 WINNERS = ("a", "b", "tie", "both_bad", "not_comparable")
@@ -41,7 +49,7 @@ PARAMETER_COLUMNS = [
 COUNT_COLUMNS = [
     "question", "sources", "votes", "fitted", "raters", "systems", "ties", "tie_rate",
     "both_bad", "both_bad_rate", "not_comparable", "flagged", "flag_reasons", "onboarding",
-    "same_system", "model", "anchor", "identified", "rounds", "converged_rounds",
+    "same_system", "model", "anchor", "identified", "estimator", "rounds", "converged_rounds",
 ]  # fmt: skip
 
 
@@ -130,13 +138,31 @@ def methods(options: PairwiseOptions) -> dict[str, str]:
         "scale": (
             "log_strength is β (natural log of the strength), the anchor's 0; elo is "
             f"{options.anchor_score:g} + β · 400/ln 10 ({ELO:.4f}), so 400 points are odds of "
-            "10 to 1; every interval is relative to the anchor"
+            + (
+                "10 to 1 in a decisive vote (ties apart)"
+                if options.ties == "davidson"
+                else "10 to 1 of the share won with a tie as half a win (in decisive votes "
+                "alone the odds are longer when there are ties)"
+            )
+            + "; every interval is relative to the anchor"
         ),
         "bootstrap": (
             f"{level} percentile interval over {options.rounds:,} rounds resampling whole "
-            f"raters with replacement (numpy PCG64, seed {options.seed}); a bound that no "
-            "finite estimate reaches (a system winning or losing every comparison in some "
-            "rounds) is unbounded"
+            f"raters with replacement (numpy PCG64, seed {options.seed}); a round has a "
+            "finite estimate when its Newton steps shrink to nothing; one without (a system "
+            "winning or losing every comparison in the round) counts at the end its "
+            "parameters go to, found by linear programming (Konis 2007), or at both ends "
+            "for one it leaves undetermined, so that an end more than "
+            f"{100 * (1 - options.level) / 2:g}% of the rounds reach is unbounded"
+        ),
+        "separation": (
+            "before any fit: a comparison graph in groups that never met gets no score, "
+            "only wins and the order they give; when the maximum-likelihood estimate is "
+            "infinite (separation, found by linear programming; Albert & Anderson 1984) the "
+            "scores are Firth's (1993) bias-reduced estimates, the likelihood penalised by "
+            "½·log det I (Jeffreys' prior; R's BTm(br = TRUE)), finite and pulled towards "
+            "each other, refitted the same way in every bootstrap round, without a sandwich "
+            "interval, ranked by the wins alone"
         ),
         "sandwich": (
             f"{level} normal interval with the sandwich (robust) standard error clustered "
@@ -159,11 +185,20 @@ def methods(options: PairwiseOptions) -> dict[str, str]:
             f"least {options.onboarding_threshold:g}"
         ),
         "sample_size": (
-            "comparisons of one pair for a two-sided binomial test (α = "
-            f"{options.alpha:g}, power {options.power:g}, normal approximation) to show the "
-            "better of two systems adjacent in the ranking is preferred, at the rate the "
-            "fitted model gives (ties as half, no position effect); votes taken as "
-            "independent, so with few raters more are needed"
+            "comparisons of one pair for a two-sided exact binomial (sign) test of its "
+            f"decisive votes, ties left out (α = {options.alpha:g}, power {options.power:g}, "
+            "the smallest n with that exact power), to show the better of two systems "
+            "adjacent in the ranking is preferred, at the rate the fitted model gives it in "
+            "a decisive vote (no position effect; "
+            + (
+                "Davidson's π_i/(π_i + π_j)), over the share of votes the model expects "
+                "to be decisive"
+                if options.ties == "davidson"
+                else "with ties as half a win the model's share σ(Δ) counts a tie as half, "
+                "so the decisive rate is ½ + (σ(Δ) − ½)/(1 − t), t the question's tie "
+                "share), over the share of votes that were decisive"
+            )
+            + "; votes taken as independent, so with few raters more are needed"
         ),
     }
 
@@ -279,42 +314,60 @@ def pairwise_section(
             counts.append(row)
             continue
         battles = count_battles(used, order, slightly=options.graded)
-        model = design(battles, order.index(anchor), options.ties, position=options.position)
-        fitted_scores = (
-            scores(
-                battles,
-                model,
-                rounds=options.rounds,
-                seed=options.seed,
-                level=options.level,
-                anchor_score=options.anchor_score,
-            )
-            if identified(battles, battles.totals())
-            else None
-        )
-        if fitted_scores is None:
-            notes.append(
-                f"{question}: no Bradley–Terry fit, since some systems won (or lost) every "
-                "comparison with the rest, or the system shown first won every vote (the "
-                "maximum-likelihood estimate is infinite); the win rates below are the data."
-            )
+        found = estimability(battles, battles.totals(), options.ties)
+        row["identified"] = found.connected and not found.separated
+        if not found.connected:
+            notes.append(_disconnected(question, found))
+            row["estimator"] = None
             counts.append(row)
+            score_tables.append(
+                wins_only(battles).assign(question=question).reindex(columns=SCORE_COLUMNS)
+            )
             continue
+        position = options.position and found.position
+        if options.position and not found.position:
+            notes.append(
+                f"{question}: every pair was shown in one order only, so being shown first "
+                "cannot be told apart from the systems; fitted without the shown-first term."
+            )
+        model = design(battles, order.index(anchor), options.ties, position=position)
+        penalised = found.separated
+        if penalised:
+            notes.append(_separated(question, options))
+        row["estimator"] = "firth" if penalised else "maximum_likelihood"
+        fitted_scores = scores(
+            battles,
+            model,
+            rounds=options.rounds,
+            seed=options.seed,
+            level=options.level,
+            anchor_score=options.anchor_score,
+            penalised=penalised,
+        )
         if raters < FEW_RATERS:
             notes.append(
                 f"{question}: only {raters} rater{'' if raters == 1 else 's'}; intervals that "
                 f"resample raters and the sandwich need many more (at least {FEW_RATERS}) to "
                 "be trusted."
             )
-        row["identified"] = True
         row["converged_rounds"] = fitted_scores.converged_rounds
         counts.append(row)
         ranked = fitted_scores.systems.assign(question=question)
         score_tables.append(ranked[SCORE_COLUMNS])
         parameter_tables.append(_with_probabilities(fitted_scores.parameters, question))
-        sample_tables.append(
-            summaries.sample_size(question, ranked, pairs, alpha=options.alpha, power=options.power)
-        )
+        if not penalised:
+            sample_tables.append(
+                summaries.sample_size(
+                    question,
+                    ranked,
+                    pairs,
+                    _decisive(
+                        options, fitted_scores.parameters, float(used["winner"].eq("tie").mean())
+                    ),
+                    alpha=options.alpha,
+                    power=options.power,
+                )
+            )
     return Pairwise(
         options=options,
         counts=pd.DataFrame(counts, columns=COUNT_COLUMNS),
@@ -330,6 +383,61 @@ def pairwise_section(
     )
 
 
+def _decisive(
+    options: PairwiseOptions, parameters: pd.DataFrame, tie_rate: float
+) -> Callable[[float], tuple[float, float]]:
+    """For a gap Δ in log-strength (no position effect): the rate at which the better
+    system wins a decisive vote, and the share of ties. Davidson's model gives both
+    (π_i/(π_i + π_j) and ν/(e^{Δ/2} + e^{−Δ/2} + ν)); with ties as half a win, σ(Δ) is the
+    share won counting a tie as half, so with the question's tie share t the decisive rate
+    is ½ + (σ(Δ) − ½)/(1 − t)."""
+    if options.ties == "davidson":
+        log_nu = parameters.set_index("parameter")["estimate"].astype(float)["tie_log_nu"]
+        nu = float(np.exp(log_nu))
+
+        def davidson(gap: float) -> tuple[float, float]:
+            return float(special.expit(gap)), nu / (np.exp(gap / 2) + np.exp(-gap / 2) + nu)
+
+        return davidson
+    ties = 0.0 if not np.isfinite(tie_rate) else tie_rate
+
+    def half(gap: float) -> tuple[float, float]:
+        share = float(special.expit(gap))
+        rate = 0.5 + (share - 0.5) / (1 - ties) if ties < 1 else 0.5
+        return min(max(rate, 0.0), 1.0), ties
+
+    return half
+
+
+def _disconnected(question: str, found: Estimability) -> str:
+    groups = "; ".join(", ".join(group) for group in found.groups)
+    return (
+        f"{question}: the systems fall into {len(found.groups)} groups that were never "
+        f"compared with each other ({groups}), so no model puts them on one scale and no "
+        "Bradley–Terry score is given; the ranks are the order the wins give (a system above "
+        "another beat it, directly or through others), the win rates below are the data."
+    )
+
+
+def _separated(question: str, options: PairwiseOptions) -> str:
+    level = f"{100 * options.level:g}%"
+    return (
+        f"{question}: the maximum-likelihood estimate does not exist (a system won or lost "
+        "every comparison with the rest, or the system shown first won every vote"
+        + (
+            "; with Davidson's ties also: no vote, or every vote, was a tie, or a system "
+            "won or tied every comparison"
+            if options.ties == "davidson"
+            else ""
+        )
+        + "), so the scores are Firth's bias-reduced estimates: the likelihood penalised by "
+        "Jeffreys' prior (½·log det I, R's BTm(br = TRUE)). They are finite where the "
+        "maximum-likelihood ones are infinite and pulled towards each other, so a gap reads "
+        f"as at least that large; the {level} bootstrap refits them the same way, there is "
+        "no sandwich interval, and the ranks are the order the wins give."
+    )
+
+
 def _model_name(options: PairwiseOptions) -> str:
     if options.ties == "davidson":
         return "davidson"
@@ -342,8 +450,7 @@ def _with_probabilities(parameters: pd.DataFrame, question: str) -> pd.DataFrame
     position = table["parameter"] == "shown_first"
 
     def logistic(values: pd.Series) -> pd.Series:
-        odds = np.exp(-values.astype(float).clip(-700, 700).to_numpy())
-        return pd.Series(1 / (1 + odds), index=values.index)
+        return pd.Series(special.expit(values.astype(float).to_numpy()), index=values.index)
 
     table["probability"] = logistic(table["estimate"]).where(position)
     table["probability_low"] = logistic(table["boot_low"]).where(position)

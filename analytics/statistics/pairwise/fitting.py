@@ -32,15 +32,12 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, sparse
+from scipy import optimize, sparse, special
 from scipy.sparse.csgraph import connected_components
 
 TieModel = Literal["half", "davidson"]
 OUTCOMES = ("a", "b", "tie")
 """The outcomes a fit counts, in the order of a count table's last axis."""
-BOUND = 20.0
-"""Log-strengths beyond ±20 (±3,474 Elo points) are taken as unbounded: a system that won
-or lost every comparison in a bootstrap round has no finite estimate in that round."""
 
 
 @dataclass(frozen=True)
@@ -200,8 +197,12 @@ def _start(model: Design, totals: np.ndarray) -> np.ndarray:
     return theta
 
 
-def fit(model: Design, totals: np.ndarray) -> np.ndarray:
-    """The maximum-likelihood parameters for one table of totals (pairs × 3)."""
+def fit(model: Design, totals: np.ndarray, *, penalised: bool = False) -> np.ndarray:
+    """The parameters for one table of totals (pairs × 3): the maximum-likelihood ones, or
+    with ``penalised`` Firth's bias-reduced ones (``penalty_gradient``), which exist even when a
+    system won or lost every comparison."""
+    if penalised:
+        return newton_rounds(model, totals[None], _start(model, totals), penalised=True).theta[0]
     table = totals[None]
 
     def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
@@ -222,41 +223,316 @@ def fit(model: Design, totals: np.ndarray) -> np.ndarray:
     return np.asarray(found.x)
 
 
-def newton_rounds(
-    model: Design, totals: np.ndarray, start: np.ndarray, *, iterations: int = 60
+SHIFT = 1e-5
+"""The half-width of the central differences that give the penalty's gradient."""
+
+
+def penalty_gradient(theta: np.ndarray, model: Design, totals: np.ndarray) -> np.ndarray:
+    """Firth's (1993) bias reduction, per round: the gradient of the penalty ½·log det I(θ)
+    that the log-likelihood gains (Jeffreys' prior, since both tie models are exponential
+    families in their canonical parameters, so that I is the negated Hessian whatever the
+    outcomes), as in R's ``BTm(br = TRUE)`` (brglm): ½·tr(I⁻¹ ∂I/∂θ_r). With ties as half
+    a win it is Σ h_i (½ − p_i) x_i, h the leverages (``_leverages``); with Davidson's,
+    ∂I/∂θ_r by central differences. The pseudo-inverse leaves alone a system a round never
+    compared."""
+    if model.ties == "half":
+        leverage, p = _leverages(theta, model, totals)
+        return np.asarray((leverage * (0.5 - p)) @ model.x)
+    information = -derivatives(theta, model, totals)[2]
+    inverse = np.linalg.pinv(information, hermitian=True)
+    gradient = np.empty_like(theta)
+    for r in range(theta.shape[1]):
+        shift = np.zeros(theta.shape[1])
+        shift[r] = SHIFT
+        upper = derivatives(theta + shift, model, totals)[2]
+        lower = derivatives(theta - shift, model, totals)[2]
+        gradient[:, r] = 0.5 * np.einsum("kij,kji->k", inverse, (lower - upper) / (2 * SHIFT))
+    return gradient
+
+
+def _leverages(
+    theta: np.ndarray, model: Design, totals: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
+    """Ties as half a win, per round and pair: the leverage h = w·xᵀI⁻¹x (w = n·p(1 − p),
+    the pair's weight in I = XᵀWX) and p, the chance the first side wins."""
+    x = model.x
+    p = special.expit(theta[:, : x.shape[1]] @ x.T)
+    weight = totals.sum(axis=-1) * p * (1 - p)
+    inverse = np.linalg.pinv(_weighted_outer(model, weight), hermitian=True)
+    return weight * (np.matmul(x, inverse) * x).sum(axis=-1), p
+
+
+def _penalised_newton(
+    theta: np.ndarray,
+    model: Design,
+    totals: np.ndarray,
+    now: tuple[np.ndarray, ...],
+    scoring: np.ndarray,
+) -> np.ndarray:
+    """With ties as half a win, brglm's step: Fisher scoring of the modified score with the
+    information of the pseudo-data (n + h votes a pair, h its leverage), which damps the
+    overshoot of plain scoring. With Davidson's ties: Newton's step on the penalised
+    likelihood, the penalty's Hessian by central differences of its gradient; scoring's
+    step (``scoring``) where Newton's would not climb."""
+    if model.ties == "half":
+        leverage, p = _leverages(theta, model, totals)
+        pseudo = _weighted_outer(model, (totals.sum(axis=-1) + leverage) * p * (1 - p))
+        ridge = 1e-9 * np.eye(model.width)
+        return np.asarray(np.linalg.solve(pseudo + ridge, now[1][..., None])[..., 0])
+    width = theta.shape[1]
+    curvature = np.empty((len(theta), width, width))
+    for r in range(width):
+        shift = np.zeros(width)
+        shift[r] = SHIFT
+        upper = penalty_gradient(theta + shift, model, totals)
+        lower = penalty_gradient(theta - shift, model, totals)
+        curvature[:, :, r] = (upper - lower) / (2 * SHIFT)
+    hessian = now[2] + (curvature + curvature.transpose(0, 2, 1)) / 2
+    with np.errstate(all="ignore"):
+        newton = -np.linalg.solve(hessian - 1e-9 * np.eye(width), now[1][..., None])[..., 0]
+    # an ascent direction of a concave model, else scoring's
+    climbs = np.isfinite(newton).all(axis=1) & (np.linalg.eigvalsh(hessian).max(axis=1) < 0)
+    return np.where(climbs[:, None], newton, scoring)
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """Fits of many count tables: every parameter, ±∞ where a round's estimate is infinite."""
+
+    theta: np.ndarray
+    converged: np.ndarray
+    """Per round: whether its estimate is finite."""
+    loose: np.ndarray
+    """Rounds × width: a parameter a round without a finite estimate leaves undetermined
+    (the likelihood rises as it goes either way): it counts against both ends."""
+
+
+def newton_rounds(
+    model: Design,
+    totals: np.ndarray,
+    start: np.ndarray,
+    *,
+    iterations: int = 60,
+    penalised: bool = False,
+) -> Rounds:
     """Fits of many count tables (rounds × pairs × 3) at once, each by Newton steps from
-    ``start`` (the fit of all the data), a step at most 2 log-units long; the parameters
-    (clipped to ±``BOUND``) and whether each round converged."""
-    theta = np.tile(start, (len(totals), 1))
+    ``start`` (the fit of all the data), a step at most 2 log-units long (with
+    ``penalised``, Newton's on Firth's penalised likelihood, ``_penalised_newton``, halved
+    while it does worse: ``worse``). A round has converged when its step has shrunk to
+    nothing; one that has not has no finite estimate,
+    and ``limits`` says which of its parameters are ±∞ and which undetermined (``loose``,
+    as is one that a round cannot identify); the rest keep their fitted values."""
+    theta = np.tile(np.asarray(start, dtype=float), (len(totals), 1))
     active = np.ones(len(totals), dtype=bool)
     ridge = 1e-9 * np.eye(model.width)
+
+    def score(theta: np.ndarray, totals: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The (penalised) log-likelihood, its gradient and the likelihood's Hessian."""
+        loglik, gradient, hessian = derivatives(theta, model, totals)
+        if penalised:
+            # the null directions of a round's design add a constant log(ridge)
+            loglik = loglik + 0.5 * np.linalg.slogdet(ridge - hessian)[1]
+            gradient = gradient + penalty_gradient(theta, model, totals)
+        return loglik, gradient, hessian
+
+    def worse(trial: np.ndarray, table: np.ndarray, now: tuple[np.ndarray, ...]) -> np.ndarray:
+        """A step may not lower the penalised likelihood; where that is flat to rounding,
+        it must shorten the gradient."""
+        after = score(trial, table)
+        tolerance = 1e-12 * (1 + np.abs(now[0]))
+        lower = after[0] < now[0] - tolerance
+        flat = np.abs(after[0] - now[0]) <= tolerance
+        return lower | (flat & (np.abs(after[1]).max(axis=1) >= np.abs(now[1]).max(axis=1)))
+
     for _ in range(iterations):
         if not active.any():
             break
-        _, gradient, hessian = derivatives(theta[active], model, totals[active])
-        step = np.linalg.solve(ridge - hessian, gradient[..., None])[..., 0]
+        rows = np.flatnonzero(active)
+        table = totals[rows]
+        now = score(theta[rows], table)
+        step = np.linalg.solve(ridge - now[2], now[1][..., None])[..., 0]
+        if penalised:
+            step = _penalised_newton(theta[rows], model, table, now, step)
         longest = np.abs(step).max(axis=1, keepdims=True)
-        step *= np.minimum(1.0, 2.0 / np.maximum(longest, 1e-300))
-        theta[active] = np.clip(theta[active] + step, -2 * BOUND, 2 * BOUND)
-        done = longest[:, 0] < 1e-9
-        escaped = np.abs(theta[active]).max(axis=1) >= 2 * BOUND
-        active[np.flatnonzero(active)[done | escaped]] = False
-    converged = ~active & (np.abs(theta).max(axis=1) < 2 * BOUND)
-    return np.clip(theta, -BOUND, BOUND), converged
+        scale = np.minimum(1.0, 2.0 / np.maximum(longest, 1e-300))
+        for _ in range(30 if penalised else 0):  # a likelihood's Newton steps need none
+            failing = worse(theta[rows] + step * scale, table, now) & (longest[:, 0] >= 1e-9)
+            if not failing.any():
+                break
+            scale[failing] /= 2
+        theta[rows] += step * scale
+        active[rows[longest[:, 0] < 1e-9]] = False
+    loose = np.zeros_like(theta, dtype=bool)
+    known: dict[tuple[bytes, bool], np.ndarray] = {}
+    # a converged round whose observed pairs span every column fixes every parameter
+    gram = _weighted_outer(model, (totals.sum(axis=-1) > 0).astype(float))
+    smallest = np.linalg.eigvalsh(gram)[:, 0]
+    for r in np.flatnonzero(active | (smallest < 1e-9)):
+        key = ((totals[r] > 0).tobytes(), bool(active[r]))
+        if key not in known:
+            known[key] = (
+                np.full(model.width, LOOSE)  # Firth's exists: a round that missed it
+                if penalised and active[r]
+                else limits(model, totals[r], limit=bool(active[r]))
+            )
+        codes = known[key]
+        infinite = (codes == 1) | (codes == -1)
+        theta[r, infinite] = codes[infinite] * np.inf
+        loose[r] = codes == LOOSE
+        theta[r, loose[r]] = np.nan
+    return Rounds(theta, ~active, loose)
 
 
-def identified(battles: Battles, totals: np.ndarray) -> bool:
-    """Whether the maximum-likelihood estimate exists (Ford 1957): every system reaches
-    every other through wins (a tie counts both ways)."""
+def comparisons(model: Design, totals: np.ndarray) -> np.ndarray:
+    """The rows c of a table's observed outcomes, each against an outcome it beat: the
+    likelihood never falls along a direction d with c·d ≥ 0 for every row (each observed
+    outcome at least as likely relative to the others), and rises for ever when one row is
+    strict. Ties as half: a first-side win (a tie counts for both) gives x, a second-side
+    win −x. Davidson's, in (x, τ): a first-side win beats the second side (x, 0) and a tie
+    (x/2, −1); a second-side win (−x, 0) and (−x/2, −1); a tie (x/2, 1) and (−x/2, 1)."""
+    x = model.x
+    first, second, ties = totals[:, 0] > 0, totals[:, 1] > 0, totals[:, 2] > 0
+    if model.ties == "half":
+        return np.vstack([x[first | ties], -x[second | ties]])
+
+    def rows(selected: np.ndarray, half: float, tau: float) -> np.ndarray:
+        return np.column_stack([half * x[selected], np.full(int(selected.sum()), tau)])
+
+    return np.vstack(
+        [
+            rows(first, 1.0, 0.0), rows(first, 0.5, -1.0),
+            rows(second, -1.0, 0.0), rows(second, -0.5, -1.0),
+            rows(ties, 0.5, 1.0), rows(ties, -0.5, 1.0),
+        ]
+    )  # fmt: skip
+
+
+def strict_rows(rows: np.ndarray) -> np.ndarray:
+    """Which ``comparisons`` rows some direction of never-falling likelihood makes strict
+    (the estimate is then infinite: Albert & Anderson 1984). One linear programme (after
+    Konis 2007): over the cone c·d ≥ 0, maximise Σ min(1, c·d), which is positive for every
+    row that any direction of the cone makes strict."""
+    n, width = rows.shape
+    if n == 0:
+        return np.zeros(0, dtype=bool)
+    found = optimize.linprog(
+        np.concatenate([np.zeros(width), -np.ones(n)]),
+        A_ub=np.hstack([-rows, np.eye(n)]),
+        b_ub=np.zeros(n),
+        bounds=[(-1e3, 1e3)] * width + [(0.0, 1.0)] * n,
+        method="highs",
+    )
+    solved = found.x if found.status == 0 else np.zeros(width + n)
+    return np.asarray(solved)[width:] > 0.5
+
+
+LOOSE = 2
+"""``limits``' code of a parameter left undetermined (beside 0: fixed, ±1: goes to ±∞)."""
+
+
+def limits(model: Design, totals: np.ndarray, *, limit: bool) -> np.ndarray:
+    """Per parameter of one table: 0 when the fit fixes it; ``LOOSE`` when it lies outside
+    the span of the outcomes the table observed (a system no vote compared, γ when every
+    pair was shown in one order). With ``limit`` (the table has no finite estimate) the
+    ``comparisons`` some direction makes strict fix nothing, and a free parameter goes to
+    +∞ (1) or −∞ (−1) when every direction that makes them all strict moves it that way,
+    else is ``LOOSE`` (Davidson's τ goes to −∞ without ties, to +∞ with nothing else)."""
+    rows = comparisons(model, totals)
+    strict = strict_rows(rows) if limit else np.zeros(len(rows), dtype=bool)
+    kept, certain = rows[~strict], rows[strict]
+    rank = np.linalg.matrix_rank(kept) if len(kept) else 0
+    codes = np.zeros(model.width, dtype=np.int64)
+    if rank == model.width:  # the observed outcomes fix every parameter
+        return codes
+    for j in range(model.width):
+        unit = np.zeros((1, model.width))
+        unit[0, j] = 1.0
+        if np.linalg.matrix_rank(np.vstack([kept, unit])) == rank:
+            continue
+        codes[j] = LOOSE
+        if len(certain):
+            reach = [
+                optimize.linprog(
+                    sign * unit[0],
+                    A_ub=-certain,
+                    b_ub=-np.ones(len(certain)),
+                    A_eq=kept if len(kept) else None,
+                    b_eq=np.zeros(len(kept)) if len(kept) else None,
+                    bounds=[(-1e3, 1e3)] * model.width,
+                    method="highs",
+                )
+                for sign in (1.0, -1.0)
+            ]
+            lowest, highest = (float(r.fun or 0.0) if r.status == 0 else 0.0 for r in reach)
+            if lowest > 0:
+                codes[j] = 1
+            elif -highest < 0:
+                codes[j] = -1
+    return codes
+
+
+@dataclass(frozen=True)
+class Estimability:
+    """Whether the maximum-likelihood estimate exists, and if not, why."""
+
+    groups: tuple[tuple[str, ...], ...]
+    """The systems that were compared with each other, directly or through others: one
+    group when the comparison graph is connected; scores of different groups share no
+    scale (the model is not identified)."""
+    position: bool
+    """Whether the shown-first term can be told apart from the systems (it cannot when
+    every pair was always shown in one order)."""
+    separated: bool
+    """Whether the likelihood keeps rising along some direction (Albert & Anderson 1984):
+    a system won or lost every comparison with the rest (Ford 1957), the system shown
+    first won every vote; with Davidson's ties also no tie at all, every vote a tie, or a
+    system that won or tied every comparison (its strength and ν grow together)."""
+
+    @property
+    def connected(self) -> bool:
+        return len(self.groups) == 1
+
+
+def estimability(battles: Battles, totals: np.ndarray, ties: TieModel) -> Estimability:
+    """Checked before any fit: the comparison graph's groups, whether γ is identified, and
+    separation (``strict_rows`` of its ``comparisons``)."""
+    met = totals.sum(axis=1) > 0
     k = len(battles.systems)
-    beats = np.zeros((k, k), dtype=bool)
+    graph = sparse.csr_matrix(
+        (np.ones(int(met.sum())), (battles.first[met], battles.second[met])), shape=(k, k)
+    )
+    parts, labels = connected_components(graph, directed=False)
+    groups = tuple(
+        tuple(s for s, label in zip(battles.systems, labels, strict=True) if label == part)
+        for part in range(parts)
+    )
+    if parts > 1:
+        return Estimability(groups, position=False, separated=False)
+    model = design(battles, 0, ties)
+    position = bool(np.linalg.matrix_rank(model.x[met]) == model.x.shape[1])
+    if not position:
+        model = design(battles, 0, ties, position=False)
+    separated = bool(strict_rows(comparisons(model, totals)).any())
+    return Estimability(groups, position, separated)
+
+
+def win_order(battles: Battles, totals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ranks that need no model: a system is above another when it reaches it through wins
+    (A beat B, B beat C; a tie counts both ways) and is not reached back. Rank = 1 + the
+    systems above; the worst rank = the systems minus those below. When every system
+    reaches every other (the maximum-likelihood estimate exists) all share 1 to k."""
+    k = len(battles.systems)
+    beats = np.eye(k, dtype=bool)
     won = totals[:, 0] + totals[:, 2] > 0
     lost = totals[:, 1] + totals[:, 2] > 0
     beats[battles.first[won], battles.second[won]] = True
     beats[battles.second[lost], battles.first[lost]] = True
-    parts, _ = connected_components(sparse.csr_matrix(beats), directed=True, connection="strong")
-    return bool(parts == 1)
+    reach = beats
+    for _ in range(k):
+        reach = reach | ((reach.astype(int) @ reach.astype(int)) > 0)
+    above = (reach.T & ~reach).sum(axis=1)
+    below = (reach & ~reach.T).sum(axis=1)
+    return 1 + above, k - below
 
 
 def rater_scores(battles: Battles, model: Design, theta: np.ndarray) -> np.ndarray:

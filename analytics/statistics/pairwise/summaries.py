@@ -6,6 +6,7 @@ separate two systems.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -22,8 +23,11 @@ RATER_COLUMNS = ["question", "rater", "rater_kind", "votes", "decisive", "scored
                  "agreement"]  # fmt: skip
 ONBOARDING_COLUMNS = ["rater", "pairs", "correct", "rate", "passed"]
 SAMPLE_COLUMNS = [
-    "question", "system", "opponent", "win_probability", "needed_per_pair", "comparisons",
+    "question", "system", "opponent", "win_probability", "tie_share", "decisive_needed",
+    "needed_per_pair", "comparisons",
 ]  # fmt: skip
+"""``win_probability``: the rate at which the better system wins a decisive vote (not a
+tie) by the fitted model; ``tie_share``: the share of votes that are ties."""
 
 AGREEMENT_METHOD = (
     "a rater's decisive vote (not a tie) agrees when the other raters' decisive votes on "
@@ -161,33 +165,47 @@ def onboarding(votes: pd.DataFrame, threshold: float) -> pd.DataFrame:
 
 
 def comparisons_needed(p: float, *, alpha: float = 0.05, power: float = 0.8) -> float:
-    """Comparisons of one pair for a two-sided binomial test at ``alpha`` to find with
-    ``power`` that the better system is preferred, when it is preferred at rate ``p``
-    (normal approximation: n = ((z₁₋α/₂ · ½ + z_power · √(p(1 − p))) / (p − ½))²)."""
-    if not 0 < p < 1 or abs(p - 0.5) < 1e-12:
+    """Decisive votes of one pair for the two-sided exact binomial (sign) test at ``alpha``
+    to find with ``power`` that the better system is preferred, when it wins a decisive vote
+    at rate ``p``: the smallest n whose rejection region (k ≤ c or k ≥ n − c, the largest c
+    with 2·P(K ≤ c | ½) ≤ α) has at least that power (exact power is not monotone in n;
+    tests/r/pairwise_sample_size.R computes the same)."""
+    if not 0 <= p <= 1 or abs(p - 0.5) < 1e-12:
         return math.nan
-    z_alpha = stats.norm.ppf(1 - alpha / 2)
-    z_power = stats.norm.ppf(power)
-    return math.ceil(((z_alpha * 0.5 + z_power * math.sqrt(p * (1 - p))) / (p - 0.5)) ** 2)
+    p = max(p, 1 - p)
+    for start in range(1, 200_001, 2_000):
+        n = np.arange(start, start + 2_000)
+        c = stats.binom.ppf(alpha / 2, n, 0.5)
+        c = np.where(2 * stats.binom.cdf(c, n, 0.5) > alpha, c - 1, c)
+        reached = stats.binom.cdf(c, n, p) + stats.binom.sf(n - c - 1, n, p)
+        reached = np.where(c >= 0, reached, 0.0)
+        hit = np.flatnonzero(reached >= power)
+        if len(hit):
+            return float(n[hit[0]])
+    return math.nan
 
 
 def sample_size(
     question: str,
     ranked: pd.DataFrame,
     pairs: pd.DataFrame,
+    decisive: Callable[[float], tuple[float, float]],
     *,
     alpha: float = 0.05,
     power: float = 0.8,
 ) -> pd.DataFrame:
-    """For each system and the next one down the ranking: the model's rate at which the
-    first is preferred (ties as half, no position), the comparisons of that pair needed to
-    tell them apart, and how many there were."""
+    """For each system and the next one down the ranking: ``decisive(Δ)`` gives, for a gap
+    Δ in log-strength, the rate at which the better one wins a decisive vote and the share
+    of votes that are ties; the decisive votes the exact test needs, and the comparisons
+    that make them (decisive ones over the share that is decisive), and how many there
+    were."""
     rows = []
     ordered = ranked.sort_values("log_strength", ascending=False)
     names, strengths = ordered["system"].tolist(), ordered["log_strength"].to_numpy()
     mine = pairs[pairs["question"] == question]
     for k in range(len(names) - 1):
-        p = 1 / (1 + np.exp(-(strengths[k] - strengths[k + 1])))
+        p, tie_share = decisive(float(strengths[k] - strengths[k + 1]))
+        needed = comparisons_needed(p, alpha=alpha, power=power)
         one, two = sorted((names[k], names[k + 1]))
         met = mine[(mine["system_1"] == one) & (mine["system_2"] == two)]["comparisons"]
         rows.append(
@@ -196,7 +214,11 @@ def sample_size(
                 "system": names[k],
                 "opponent": names[k + 1],
                 "win_probability": float(p),
-                "needed_per_pair": comparisons_needed(float(p), alpha=alpha, power=power),
+                "tie_share": tie_share,
+                "decisive_needed": needed,
+                "needed_per_pair": float(math.ceil(needed / (1 - tie_share)))
+                if math.isfinite(needed) and tie_share < 1
+                else math.nan,
                 "comparisons": int(met.sum()),
             }
         )

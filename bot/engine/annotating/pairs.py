@@ -1,9 +1,12 @@
 """The pairs of a pairwise (ACUTE-Eval) job: pure, no I/O.
 
 A pair is two stored conversations of two systems, shown side by side; its target's name
-says which one is shown first (``FIRST~SECOND``), drawn per pair from the job's seed and
-stored with it. The target's session is the first conversation (an erasure of either one
-takes the pair with it: ``bot/store``). Onboarding pairs, written in the job file with a
+says which one is shown first (``FIRST~SECOND``), stored with it. Sides are counterbalanced
+within each pair of systems: the system shown first less often so far goes first, a coin
+from the job's seed deciding between equals, so each is first as often as the other, ± 1
+(a coin per pair confounds position with system: 6 pairs once split 5 to 1).
+The target's session is the first conversation (an erasure of either one takes the pair
+with it: ``bot/store``). Onboarding pairs, written in the job file with a
 known answer, come before every real pair (``onboarding:ID:1`` when the better conversation
 is shown first, ``:2`` when second).
 
@@ -18,7 +21,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 
 from bot.core.annotation import (
@@ -109,6 +112,8 @@ class _Pool:
     taken: set[frozenset[str]]
     uses: dict[str, int]
     made: int = 0  # pairs of these systems stored or added
+    first: dict[str, int] = field(default_factory=dict)
+    """Per system: how often it is shown first in the pairs stored or added."""
 
     def draw(self, rng: random.Random) -> tuple[AnnotatableSession, AnnotatableSession] | None:
         """The candidate whose conversations are used least (the first in the drawn order
@@ -128,7 +133,12 @@ class _Pool:
         self.uses[x.session_id] = self.uses.get(x.session_id, 0) + 1
         self.uses[y.session_id] = self.uses.get(y.session_id, 0) + 1
         self.made += 1
-        return (x, y) if rng.random() < 0.5 else (y, x)
+        # counterbalanced: the system shown first less often goes first (a coin on a tie)
+        ahead = self.first.get(x.system, 0) - self.first.get(y.system, 0)
+        if ahead > 0 or (ahead == 0 and rng.random() >= 0.5):
+            x, y = y, x
+        self.first[x.system] = self.first.get(x.system, 0) + 1
+        return x, y
 
 
 def _pools(
@@ -163,6 +173,7 @@ def _pools(
         for name in both:
             pool.uses[name] = pool.uses.get(name, 0) + 1
         pool.made += 1
+        pool.first[system_of[both[0]]] = pool.first.get(system_of[both[0]], 0) + 1
     return pools
 
 
