@@ -363,6 +363,9 @@ class Texts(_Model):
     platform_code: str = _EN["platform_code"]
     """At the end, to a participant from a recruitment platform: ``{platform}``, ``{code}`` and
     the return ``{link}`` are filled in."""
+    platform_id_other: str = _EN["platform_id_other"]
+    """To a participant who opens the study's link with another {platform} ID than the one
+    they came with: the first one stays."""
     payment_note: str = _EN["payment_note"]
     """Added to the consent text in a study with ``recruitment``: what a withdrawal keeps so
     that the time is paid (``{platform}``)."""

@@ -57,13 +57,16 @@ def begin_payment(
     participant_id: str,
     platform: str,
     platform_key: str,
-    now: float,
+    status: PaymentStatus,
+    arrived_at: float,
+    last_at: float,
 ) -> None:
-    """The payment record of a newcomer from a platform (the first arrival counts)."""
+    """The payment record of a participant from a platform, from the first ``/start`` that
+    carried their id (a record already there is never overwritten)."""
     conn.execute(
         "INSERT INTO payments (participant_id, study_id, platform, platform_key,"
         " arrived_at, last_at, status) VALUES (?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
-        (participant_id, study_id, platform, platform_key, now, now, PaymentStatus.STARTED.value),
+        (participant_id, study_id, platform, platform_key, arrived_at, last_at, status.value),
     )
 
 
