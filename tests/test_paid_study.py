@@ -4,6 +4,7 @@ Prolific ids (most with the link, some late, some twice, some never finishing) a
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import re
@@ -14,9 +15,11 @@ from pathlib import Path
 import pytest
 
 from bot.core.privacy import SECRET_ENV
-from bot.pilot.simulation.platform import Arrival, platform_visit
+from bot.pilot.simulation.platform import Arrival, PlatformVisit, platform_visit
 from tests.command_line import environment
 from tests.e2e_support import database_bytes
+from tests.fake_prolific import TOKEN, FakeProlific, FakeSubmission
+from tests.fake_servers import serving
 from tests.paid_study import recruiting_study
 
 pytestmark = pytest.mark.slow
@@ -61,3 +64,129 @@ def test_a_demo_of_a_paid_study_lists_every_simulated_platform_participant(demo:
     assert all(re.fullmatch(r"[0-9a-f]{24}", v.platform_id) for v in visits)
     blob = database_bytes(demo)
     assert not any(v.platform_id.encode() in blob for v in visits)
+
+
+STUDY_ID = "6543210fedcba9876543210f"
+
+
+def prolific(*args: str | Path, url: str, token: str = TOKEN) -> subprocess.CompletedProcess[str]:
+    """``ozlab prolific ARGS`` against the local Prolific, as a researcher's shell runs it."""
+    env = {**environment(), SECRET_ENV: SECRET, "PROLIFIC_TOKEN": token}
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", "prolific", *map(str, args), "--api-url", url],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def platform_of(demo_visits: list[PlatformVisit]) -> FakeProlific:
+    """The platform's side of the demo: everyone who finished in ozlab submitted, but one;
+    the one who left submitted too, with the study's code from someone else; and two
+    strangers to ozlab, one who returned and one who timed out."""
+    fake = FakeProlific(STUDY_ID)
+    for n, visit in enumerate(demo_visits):
+        if n == 2:
+            continue  # finished in ozlab, never submitted on Prolific
+        fake.submissions.append(
+            FakeSubmission(f"sub{n:02d}aaaaaaaaaaaaaaaaaaaa", visit.platform_id)
+        )
+    fake.submissions.append(
+        FakeSubmission("subreturnedbbbbbbbbbbbbbb", "f" * 24, "RETURNED", completed_at=None)
+    )
+    fake.submissions.append(
+        FakeSubmission("subtimedoutcccccccccccccc", "e" * 24, "TIMED-OUT", completed_at=None)
+    )
+    return fake
+
+
+def told_nothing_private(
+    done: subprocess.CompletedProcess[str], visits: list[PlatformVisit]
+) -> None:
+    said = done.stdout + done.stderr
+    assert TOKEN not in said and "Traceback" not in said
+    assert not any(v.platform_id in said for v in visits)
+
+
+async def test_status_and_approval_against_the_local_prolific(demo: Path) -> None:
+    visits = [platform_visit(1, i) for i in range(PARTICIPANTS)]
+    fake = platform_of(visits)
+    leaving = {v.platform_id for v in visits if v.arrival is Arrival.LEAVES}
+    finished = [n for n, v in enumerate(visits) if v.arrival is not Arrival.LEAVES and n != 2]
+    async with serving(fake.app()) as url:
+        fake.fault("submissions", "429", "500")  # waited out, tried again
+        status = await asyncio.to_thread(
+            prolific, "status", "--db", demo, "--study-id", STUDY_ID, url=url
+        )
+        assert status.returncode == 0, status.stderr
+        told_nothing_private(status, visits)
+        counts = {
+            line[7:]: int(line[:5])
+            for line in status.stdout.splitlines()[-6:]
+            if line[:5].strip().isdigit()
+        }
+        assert counts == {
+            "completed in both": len(finished),
+            "submitted on Prolific, not finished in ozlab (suggested: reject)": len(leaving),
+            "finished in ozlab, not submitted on Prolific": 1,
+            "returned": 1,
+            "timed out": 1,
+        }
+        by_both_clocks = r"^sub00a+ +AWAITING REVIEW +completed +\d+\.\d +12\.0  completed in both$"
+        assert re.search(by_both_clocks, status.stdout, re.MULTILINE), status.stdout
+        pages = [q for m, q in fake.requests if q.startswith("/api/v1/submissions/")]
+        assert len(pages) == 2 + 3  # the 429 and the 500, then three pages of four
+
+        dry = await asyncio.to_thread(
+            prolific, "approve", "--db", demo, "--study-id", STUDY_ID, url=url
+        )
+        assert dry.returncode == 0, dry.stderr
+        total = len(finished) * 1.5
+        assert dry.stdout.startswith(
+            f"would approve {len(finished)} submissions, {len(finished)} x 1.50 = {total:.2f}"
+        )
+        assert fake.approvals == []
+
+        fake.fault("approve-after", "hang")  # approved, but the answer comes too late
+        lost = await asyncio.to_thread(
+            prolific,
+            "approve",
+            "--db",
+            demo,
+            "--study-id",
+            STUDY_ID,
+            "--yes",
+            "--timeout",
+            "1",
+            url=url,
+        )
+        assert lost.returncode == 11
+        assert (
+            lost.stderr.strip()
+            == f"ozlab: Prolific did not answer in time ({url}) to approve {len(finished)}"
+            " submissions"
+        )
+        again = await asyncio.to_thread(
+            prolific, "approve", "--db", demo, "--study-id", STUDY_ID, "--yes", url=url
+        )
+        assert again.returncode == 0, again.stderr
+        assert again.stdout.startswith("nothing to approve")  # the platform says it was done
+        assert [sorted(ids) for ids in fake.approvals] == [
+            sorted(f"sub{n:02d}aaaaaaaaaaaaaaaaaaaa" for n in finished)
+        ]
+        for v in visits:
+            expected = "AWAITING REVIEW" if v.platform_id in leaving else "APPROVED"
+            if visits.index(v) != 2:
+                assert fake.status_of(v.platform_id) == expected
+
+        refused = await asyncio.to_thread(
+            prolific, "status", "--db", demo, "--study-id", STUDY_ID, url=url, token="wrong-token"
+        )
+        assert refused.returncode == 11
+        assert (
+            refused.stderr.strip()
+            == "ozlab: Prolific refused the token to list the study's submissions"
+        )
+        for done in (dry, lost, again, refused):
+            told_nothing_private(done, visits)

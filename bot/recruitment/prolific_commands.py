@@ -1,0 +1,100 @@
+"""What ``ozlab prolific status`` and ``approve`` do: read ozlab's payment records (the
+platform ids opened with the study's secret, for matching only), ask the platform, and say
+the outcome as text. No participant's platform id is ever written out: a row is named by the
+platform's submission id."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from bot.core.privacy import Privacy
+from bot.core.visible_text import visible
+from bot.recruitment.prolific import Prolific
+from bot.recruitment.reconciling import Matched, Ours, Standing, match, to_approve
+from bot.store import Access, open_store
+from bot.store.opening import Database
+
+PLATFORM = "prolific"
+
+
+async def ours(db: Database, privacy: Privacy) -> list[Ours]:
+    """ozlab's records of the study's Prolific participants."""
+    store = await open_store(db, access=Access.READ)
+    try:
+        records = await store.payments()
+    finally:
+        await store.close()
+    return [
+        Ours(privacy.unseal(r.platform_key), r.status, r.seconds / 60)
+        for r in records
+        if r.platform == PLATFORM
+    ]
+
+
+def _minutes(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def _line(row: Matched) -> str:
+    s, o = row.submission, row.ours
+    return "  ".join(
+        (
+            f"{visible(s.id) if s else '-':<26}",
+            f"{visible(s.status) if s else '-':<16}",
+            f"{o.status.value if o else '-':<12}",
+            f"{_minutes(o.minutes if o else None):>7}",
+            f"{_minutes(s.minutes if s else None):>8}",
+            row.standing.value,
+        )
+    )
+
+
+def _counts(rows: list[Matched]) -> list[str]:
+    counted = Counter(r.standing for r in rows)
+    return [f"{counted[s]:>5}  {s.value}" for s in Standing if counted[s]]
+
+
+async def status(db: Database, study_id: str, platform: Prolific, privacy: Privacy) -> str:
+    """One table: every submission and every participant ozlab knows, with their standing
+    and the time taken by ozlab's clock and by the platform's."""
+    rows = match(await platform.submissions(study_id), await ours(db, privacy))
+    header = "  ".join(
+        (
+            f"{'submission':<26}",
+            f"{'Prolific':<16}",
+            f"{'ozlab':<12}",
+            f"{'min ozlab':>7}",
+            f"{'min Prolific':>8}",
+            "standing",
+        )
+    )
+    return "\n".join([header, *map(_line, rows), "", *_counts(rows)])
+
+
+async def approve(
+    db: Database, study_id: str, platform: Prolific, privacy: Privacy, *, apply: bool
+) -> str:
+    """The submissions ozlab counts as completed, approved in one bulk request with ``apply``;
+    without it, only how many and what they cost."""
+    rows = match(await platform.submissions(study_id), await ours(db, privacy))
+    chosen = to_approve(rows)
+    reward = await platform.reward_cents(study_id)
+    total = len(chosen) * reward / 100
+    shared = sum(r.standing is Standing.SHARED_CODE for r in rows)
+    left = (
+        f"; left alone: {shared} submitted on Prolific without finishing in ozlab"
+        " (ozlab prolific status lists them)"
+        if shared
+        else ""
+    )
+    if not chosen:
+        return (
+            "nothing to approve: no submission waits for review from a participant ozlab saw"
+            f" finish{left}"
+        )
+    each = f"{len(chosen)} x {reward / 100:.2f} = {total:.2f}"
+    said = f"{len(chosen)} submissions, {each} in the study's currency"
+    if not apply:
+        return f"would approve {said}{left}\n(a dry run: run again with --yes to approve them)"
+    await platform.bulk_approve([s.id for s in chosen])
+    return f"approved {said}{left}"
