@@ -26,6 +26,7 @@ class FakeSubmission:
     started_at: str = "2026-11-01T10:00:00Z"
     completed_at: str | None = "2026-11-01T10:12:00Z"
     entered_code: str | None = "C1A2B3C4"
+    bonus_payments: list[float] = field(default_factory=list)  # cents, as paid
 
 
 @dataclass
@@ -36,6 +37,9 @@ class FakeProlific:
     faults: dict[str, deque[str]] = field(default_factory=lambda: defaultdict(deque))
     requests: list[tuple[str, str]] = field(default_factory=list)
     approvals: list[list[str]] = field(default_factory=list)
+    bulks: dict[str, dict[str, int]] = field(default_factory=dict)  # id -> cents per participant
+    pays: list[str] = field(default_factory=list)  # every pay request applied, repeats included
+    hanging: asyncio.Event = field(default_factory=asyncio.Event)
     slow_for: float = 5.0
     retry_after: str = "0"
     max_page_size: int = 4  # small, so that a study of a dozen is paginated
@@ -45,7 +49,82 @@ class FakeProlific:
         app.router.add_get("/api/v1/studies/{id}/", self._study)
         app.router.add_get("/api/v1/submissions/", self._submissions)
         app.router.add_post("/api/v1/submissions/bulk-approve/", self._bulk_approve)
+        app.router.add_post("/api/v1/submissions/bonus-payments/", self._set_up_bonuses)
+        app.router.add_get("/api/v1/submissions/{id}/", self._submission)
+        app.router.add_post("/api/v1/bulk-bonus-payments/{id}/pay/", self._pay)
         return app
+
+    async def _hang(self) -> None:
+        """No answer, ever (the command is killed, or gives up waiting)."""
+        self.hanging.set()
+        await asyncio.sleep(3600)
+
+    async def _submission(self, request: web.Request) -> web.Response:
+        if (refused := await self._guard(request, "submission")) is not None:
+            return refused
+        found = [s for s in self.submissions if s.id == request.match_info["id"]]
+        if not found:
+            return web.json_response({"error": {"detail": "Not found."}}, status=404)
+        return web.json_response({**_listed(found[0]), "bonus_payments": found[0].bonus_payments})
+
+    async def _set_up_bonuses(self, request: web.Request) -> web.Response:
+        """Set up, not paid; 400 naming what is wrong when an id took no part."""
+        if (refused := await self._guard(request, "set-up")) is not None:
+            return refused
+        if self._take("set-up-hang-before"):
+            await self._hang()
+        body = await request.json()
+        by_participant = {s.participant_id for s in self.submissions}
+        cents: dict[str, int] = {}
+        for line in str(body.get("csv_bonuses") or "").splitlines():
+            pid, _, amount = line.partition(",")
+            if pid not in by_participant or body.get("study_id") != self.study_id:
+                return web.json_response(
+                    {"error": {"detail": [f"{pid} is not in the study"]}}, status=400
+                )
+            cents[pid] = round(float(amount) * 100)
+        bulk_id = f"bulk{len(self.bulks) + 1:020d}"
+        self.bulks[bulk_id] = cents
+        amount = sum(cents.values())
+        fees = round(amount / 3)
+        if self._take("set-up-hang-after"):
+            await self._hang()
+        return web.json_response(
+            {
+                "id": bulk_id,
+                "study": self.study_id,
+                "amount": amount,
+                "fees": fees,
+                "total_amount": amount + fees,
+            },
+            status=201,
+        )
+
+    async def _pay(self, request: web.Request) -> web.Response:
+        """Not idempotent, as the reference warns: each request pays everyone again."""
+        if (refused := await self._guard(request, "pay")) is not None:
+            return refused
+        if self._take("pay-hang-before"):
+            await self._hang()
+        bulk = self.bulks.get(request.match_info["id"])
+        if bulk is None:
+            return web.json_response({"error": {"detail": "Not found."}}, status=404)
+        for s in self.submissions:
+            if s.participant_id in bulk:
+                s.bonus_payments.append(float(bulk[s.participant_id]))
+        self.pays.append(request.match_info["id"])
+        if self._take("pay-hang-after"):
+            await self._hang()
+        return web.json_response({}, status=202)
+
+    def _take(self, fault: str) -> bool:
+        queued = self.faults[fault]
+        return bool(queued) and bool(queued.popleft())
+
+    def bonuses_of(self, participant_id: str) -> list[float]:
+        return next(
+            s.bonus_payments for s in self.submissions if s.participant_id == participant_id
+        )
 
     def fault(self, endpoint: str, *kinds: str) -> None:
         """Queue faults for the next requests to ``endpoint`` (a route name, e.g. "approve")."""
@@ -111,7 +190,7 @@ class FakeProlific:
             if by_id[i].status == "AWAITING REVIEW":
                 by_id[i].status = "APPROVED"
         self.approvals.append(ids)
-        if self.faults["approve-after"] and self.faults["approve-after"].popleft():
+        if self._take("approve-after"):
             await asyncio.sleep(self.slow_for)  # applied, and the answer never comes in time
         return web.json_response("The request to bulk approve has been made successfully.")
 

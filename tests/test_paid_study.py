@@ -8,6 +8,7 @@ import asyncio
 import csv
 import io
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -190,3 +191,121 @@ async def test_status_and_approval_against_the_local_prolific(demo: Path) -> Non
         )
         for done in (dry, lost, again, refused):
             told_nothing_private(done, visits)
+
+
+def bonus_file(folder: Path, visits: list[PlatformVisit]) -> tuple[Path, dict[str, int]]:
+    """A bonus for everyone who finished and submitted: 0.50, 0.75, 1.00, … (in cents)."""
+    wanted = {
+        v.platform_id: 50 + 25 * n
+        for n, v in enumerate(visits)
+        if v.arrival is not Arrival.LEAVES and n != 2
+    }
+    rows = "".join(f"{pid},{cents // 100}.{cents % 100:02d}\n" for pid, cents in wanted.items())
+    path = folder / "bonuses.csv"
+    path.write_text(f"platform_id,amount\n{rows}", encoding="utf-8")
+    return path, wanted
+
+
+def fresh_copy(demo: Path, folder: Path) -> Path:
+    folder.mkdir()
+    copy = folder / demo.name
+    shutil.copy2(demo, copy)
+    return copy
+
+
+async def ozlab_killed_when_hanging(fake: FakeProlific, *args: str | Path, url: str) -> None:
+    """``ozlab prolific ARGS`` killed (SIGKILL) once the platform holds its request."""
+    env = {**environment(), SECRET_ENV: SECRET, "PROLIFIC_TOKEN": TOKEN}
+    argv = ["-m", "bot.cli", "prolific", *map(str, args), "--api-url", url]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, *argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    await asyncio.wait_for(fake.hanging.wait(), 120)
+    process.kill()
+    await process.wait()
+    fake.hanging.clear()
+
+
+async def test_a_bonus_is_set_up_shown_and_paid_once(demo: Path, tmp_path: Path) -> None:
+    visits = [platform_visit(1, i) for i in range(PARTICIPANTS)]
+    db = fresh_copy(demo, tmp_path / "once")
+    csv_path, wanted = bonus_file(tmp_path, visits)
+    fake = platform_of(visits)
+    args = ("bonus", "--db", db, "--study-id", STUDY_ID, "--csv", csv_path)
+    async with serving(fake.app()) as url:
+        shown = await asyncio.to_thread(prolific, *args, url=url)
+        assert shown.returncode == 0, shown.stderr
+        amount = sum(wanted.values())
+        fees = round(amount / 3)
+        assert shown.stdout.startswith(
+            f"set up, not paid: bulk bonus bulk{1:020d}: {len(wanted)} participants,"
+            f" {amount / 100:.2f} + fees {fees / 100:.2f} = {(amount + fees) / 100:.2f}"
+        )
+        assert fake.pays == []
+        paid = await asyncio.to_thread(prolific, *args, "--yes", url=url)
+        assert paid.returncode == 0, paid.stderr
+        assert paid.stdout.startswith(f"paid: bulk bonus bulk{1:020d}")  # the one set up
+        again = await asyncio.to_thread(prolific, *args, "--yes", url=url)
+        assert again.stdout.startswith(f"nothing to pay: the {len(wanted)} bonuses are paid")
+        for done in (shown, paid, again):
+            told_nothing_private(done, visits)
+    assert fake.pays == [f"bulk{1:020d}"]
+    for s in fake.submissions:
+        wanted_cents = wanted.get(s.participant_id)
+        assert s.bonus_payments == ([float(wanted_cents)] if wanted_cents else [])
+
+
+@pytest.mark.parametrize(
+    "step", ["set-up-hang-before", "set-up-hang-after", "pay-hang-before", "pay-hang-after"]
+)
+async def test_a_kill_at_any_step_of_the_money_path_pays_everyone_exactly_once(
+    demo: Path, tmp_path: Path, step: str
+) -> None:
+    """Killed while the platform holds the request, before or after applying it; the next
+    run asks the platform what happened before it sends anything again."""
+    visits = [platform_visit(1, i) for i in range(PARTICIPANTS)]
+    db = fresh_copy(demo, tmp_path / "killed")
+    csv_path, wanted = bonus_file(tmp_path, visits)
+    fake = platform_of(visits)
+    args = ("bonus", "--db", db, "--study-id", STUDY_ID, "--csv", csv_path, "--yes")
+    async with serving(fake.app()) as url:
+        fake.fault(step, "once")
+        await ozlab_killed_when_hanging(fake, *args, "--settled-after", "0", url=url)
+        if step == "pay-hang-before":  # sent, no answer, nothing shown: too early to tell
+            early = await asyncio.to_thread(prolific, *args, url=url)
+            assert early.returncode == 11
+            assert "Prolific does not show it paid yet" in early.stderr
+            assert fake.pays == []
+        after = await asyncio.to_thread(prolific, *args, "--settled-after", "0", url=url)
+        assert after.returncode == 0, after.stderr
+        again = await asyncio.to_thread(prolific, *args, "--settled-after", "0", url=url)
+        assert again.stdout.startswith("nothing to pay"), again.stdout + again.stderr
+        for done in (after, again):
+            told_nothing_private(done, visits)
+    assert len(fake.pays) == 1  # one payment request applied, whatever the kill
+    for pid, cents in wanted.items():
+        assert fake.bonuses_of(pid) == [float(cents)]
+    others = [s for s in fake.submissions if s.participant_id not in wanted]
+    assert all(s.bonus_payments == [] for s in others)
+
+
+async def test_a_payment_answered_too_late_is_found_paid_and_not_sent_again(
+    demo: Path, tmp_path: Path
+) -> None:
+    visits = [platform_visit(1, i) for i in range(PARTICIPANTS)]
+    db = fresh_copy(demo, tmp_path / "late")
+    csv_path, wanted = bonus_file(tmp_path, visits)
+    fake = platform_of(visits)
+    args = ("bonus", "--db", db, "--study-id", STUDY_ID, "--csv", csv_path, "--yes")
+    async with serving(fake.app()) as url:
+        fake.fault("pay-hang-after", "once")
+        late = await asyncio.to_thread(prolific, *args, "--timeout", "1", url=url)
+        assert late.returncode == 11
+        assert (
+            late.stderr.strip()
+            == f"ozlab: Prolific did not answer in time ({url}) to pay the bonuses"
+        )
+        again = await asyncio.to_thread(prolific, *args, url=url)
+        assert again.stdout.startswith("nothing to pay"), again.stdout + again.stderr
+    assert fake.pays == [f"bulk{1:020d}"]
+    assert all(fake.bonuses_of(pid) == [float(c)] for pid, c in wanted.items())

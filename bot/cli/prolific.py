@@ -1,11 +1,12 @@
-"""``ozlab prolific status|approve``: the study's Prolific submissions matched with ozlab's
-records, and the approval of those ozlab saw finish, through Prolific's API with a token from
-the environment (never logged, never stored)."""
+"""``ozlab prolific status|approve|bonus``: the study's Prolific submissions matched with
+ozlab's records, the approval of those ozlab saw finish, and bonuses paid exactly once,
+through Prolific's API with a token from the environment (never logged, never stored)."""
 
 from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 from bot.cli.flags import database
 from bot.core.errors import StudyDataError
@@ -28,7 +29,12 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "approve",
         help="approve the submissions of participants ozlab saw finish (a dry run unless --yes)",
     )
-    for action in (status, approve):
+    bonus = actions.add_parser(
+        "bonus",
+        help="the bonuses of a CSV (platform_id,amount) as one bulk bonus payment: set up and"
+        " shown, paid only with --yes, never twice",
+    )
+    for action in (status, approve, bonus):
         database(action)
         action.add_argument("--study-id", required=True, help="the study's id on Prolific")
         action.add_argument(
@@ -42,12 +48,29 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     approve.add_argument(
         "--yes", action="store_true", help="approve them (without it: only the count and total)"
     )
+    bonus.add_argument(
+        "--csv",
+        type=Path,
+        required=True,
+        help="platform_id,amount rows: what each participant gets in all (1.50)",
+    )
+    bonus.add_argument("--yes", action="store_true", help="pay it (without it: set up and shown)")
+    bonus.add_argument(
+        "--settled-after",
+        type=float,
+        default=10.0,
+        metavar="MINUTES",
+        help="a payment sent without an answer that Prolific still does not show after this"
+        " long was not made (10; Prolific pays within minutes)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
+    import time
 
     from bot.core.privacy import Privacy
+    from bot.recruitment.bonuses import bonus, read_bonuses
     from bot.recruitment.prolific import Prolific
     from bot.recruitment.prolific_commands import approve, status
 
@@ -59,11 +82,24 @@ def run(args: argparse.Namespace) -> int:
         raise StudyDataError(f"set {SECRET_ENV} to the secret the study ran with")
     privacy = Privacy(secret)
 
+    wanted = read_bonuses(args.csv) if args.action == "bonus" else {}
+
     async def act() -> str:
         async with Prolific(token, args.api_url, timeout=args.timeout) as platform:
             if args.action == "status":
                 return await status(args.db, args.study_id, platform, privacy)
-            return await approve(args.db, args.study_id, platform, privacy, apply=args.yes)
+            if args.action == "approve":
+                return await approve(args.db, args.study_id, platform, privacy, apply=args.yes)
+            return await bonus(
+                args.db,
+                args.study_id,
+                platform,
+                privacy,
+                wanted,
+                apply=args.yes,
+                settled_after=args.settled_after * 60,
+                now=time.time(),
+            )
 
     print(asyncio.run(act()))
     return 0

@@ -5,7 +5,12 @@ them (https://docs.prolific.com/api-reference):
 - ``GET /api/v1/submissions/?study={id}&page_size=…``: the study's submissions, a page at a
   time (``results``, and ``_links.next.href`` while there are more);
 - ``POST /api/v1/submissions/bulk-approve/`` with ``submission_ids``: approval of many
-  submissions at once (the reference recommends submission ids over participant ids).
+  submissions at once (the reference recommends submission ids over participant ids);
+- ``GET /api/v1/submissions/{id}/``: a submission's ``bonus_payments`` (cents);
+- ``POST /api/v1/submissions/bonus-payments/`` with ``study_id`` and ``csv_bonuses``: a bulk
+  bonus set up (its ``id``, ``amount``, ``fees``, ``total_amount``), not paid;
+- ``POST /api/v1/bulk-bonus-payments/{id}/pay/``: paid, asynchronously. Not idempotent: the
+  reference warns that a second request pays everyone again.
 
 Every request carries ``Authorization: Token <token>``. A ``429`` is waited out as its
 ``Retry-After`` says and tried again; a ``5xx`` or a lost connection is tried again only for a
@@ -29,6 +34,10 @@ from bot.core.errors import PlatformError
 _PAGE_SIZE = 200
 _TRIES = 5
 _LONGEST_WAIT = 60.0
+
+
+class Refused(PlatformError):
+    """The platform answered, and said no (a 4xx): the request was not applied."""
 
 
 @dataclass(frozen=True)
@@ -105,10 +114,12 @@ class Prolific:
                     if answer.status >= 500 and reading and not last:
                         continue
                     if answer.status == 401:
-                        raise PlatformError(f"Prolific refused the token to {what}")
+                        raise Refused(f"Prolific refused the token to {what}")
                     if answer.status == 404:
-                        raise PlatformError(f"Prolific does not know what was asked to {what}")
-                    if answer.status >= 400:
+                        raise Refused(f"Prolific does not know what was asked to {what}")
+                    if 400 <= answer.status < 500:
+                        raise Refused(f"Prolific answered {answer.status} to {what}")
+                    if answer.status >= 500:
                         raise PlatformError(f"Prolific answered {answer.status} to {what}")
                     if answer.status == 204:
                         return None
@@ -144,6 +155,37 @@ class Prolific:
             url = following.get("href") if isinstance(following, dict) else None
         return found
 
+    async def bonus_payments(self, submission_id: str) -> list[float]:
+        """The bonuses paid on a submission so far, in cents (``bonus_payments``)."""
+        raw = await self._request(
+            "GET", f"{self._base}/api/v1/submissions/{submission_id}/", "read a submission"
+        )
+        return [float(b) for b in raw.get("bonus_payments") or ()]
+
+    async def set_up_bonuses(self, study_id: str, cents: Mapping[str, int]) -> BulkBonus:
+        """``POST /api/v1/submissions/bonus-payments/``: set up, not paid (safe to repeat)."""
+        raw = await self._request(
+            "POST",
+            f"{self._base}/api/v1/submissions/bonus-payments/",
+            f"set up the bonuses of {len(cents)} participants",
+            {"study_id": study_id, "csv_bonuses": csv_bonuses(cents)},
+        )
+        return BulkBonus(
+            id=str(raw["id"]),
+            amount=float(raw.get("amount") or 0),
+            fees=float(raw.get("fees") or 0),
+            total_amount=float(raw.get("total_amount") or 0),
+        )
+
+    async def pay_bonuses(self, bulk_id: str) -> None:
+        """``POST /api/v1/bulk-bonus-payments/{id}/pay/``: not idempotent, never repeated
+        here (a 429 only, which the platform did not apply); the money path decides."""
+        await self._request(
+            "POST",
+            f"{self._base}/api/v1/bulk-bonus-payments/{bulk_id}/pay/",
+            "pay the bonuses",
+        )
+
     async def bulk_approve(self, submission_ids: list[str]) -> None:
         await self._request(
             "POST",
@@ -151,6 +193,22 @@ class Prolific:
             f"approve {len(submission_ids)} submissions",
             {"submission_ids": submission_ids},
         )
+
+
+@dataclass(frozen=True)
+class BulkBonus:
+    """A bulk bonus payment as the platform set it up (amounts in cents), not paid yet."""
+
+    id: str
+    amount: float
+    fees: float
+    total_amount: float
+
+
+def csv_bonuses(cents: Mapping[str, int]) -> str:
+    """The ``csv_bonuses`` field: ``<participant_id>,<amount>`` lines, in the study's
+    currency as a decimal (the reference warns that 30 pays 30.00)."""
+    return "".join(f"{pid},{amount // 100}.{amount % 100:02d}\n" for pid, amount in cents.items())
 
 
 def _retry_after(header: str | None) -> float:

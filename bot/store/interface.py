@@ -56,6 +56,7 @@ from bot.store.model import (
     JudgeCost,
     JudgementRecord,
     LiveParticipant,
+    MoneyStep,
     PaymentRecord,
     RatingsImported,
     SessionRecord,
@@ -285,6 +286,28 @@ class Recruitment(Protocol):
     async def payments(self) -> list[PaymentRecord]:
         """Every recruited participant's payment record, platform ids still sealed (those
         of withdrawn participants too: their time is paid)."""
+        ...
+
+    async def record_intent(
+        self,
+        study_id: str,
+        platform: str,
+        platform_study: str,
+        action: str,
+        request: str,
+        bulk_id: str | None,
+    ) -> int:
+        """A request that moves money, recorded (committed) before it is sent; its id."""
+        ...
+
+    async def record_outcome(
+        self, step_id: int, outcome: str, bulk_id: str | None, answer: str
+    ) -> None:
+        """What became of it, recorded (committed) once known."""
+        ...
+
+    async def money_path(self, platform: str) -> list[MoneyStep]:
+        """Every request of the money path to ``platform``, in the order they were made."""
         ...
 
 

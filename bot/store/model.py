@@ -346,6 +346,21 @@ class PaymentRecord:
         return max(0.0, self.last_at - self.arrived_at)
 
 
+@dataclass(frozen=True)
+class MoneyStep:
+    """One request of the money path (``ozlab prolific bonus``): its intent, sealed, and
+    its outcome once known (None: sent, and the platform must be asked what happened)."""
+
+    id: int
+    platform_study: str
+    action: str
+    request: str  # sealed
+    bulk_id: str | None
+    intent_at: float
+    outcome: str | None
+    answer: str | None
+
+
 # --- annotation: annotators are not participants ------------------------------
 
 

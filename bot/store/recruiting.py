@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.core.vocabulary import Invitation, PaymentStatus
-from bot.store.model import PaymentRecord
+from bot.store.model import MoneyStep, PaymentRecord
 from bot.store.sql import Sql
 
 
@@ -98,5 +98,46 @@ def payments(conn: Sql) -> list[PaymentRecord]:
         for study_id, platform, key, status, arrived, last in conn.execute(
             "SELECT study_id, platform, platform_key, status, arrived_at, last_at"
             " FROM payments ORDER BY id"
+        )
+    ]
+
+
+def record_intent(
+    conn: Sql,
+    study_id: str,
+    platform: str,
+    platform_study: str,
+    action: str,
+    request: str,
+    bulk_id: str | None,
+    now: float,
+) -> int:
+    """A money-moving request about to be sent; its ledger id."""
+    row = conn.execute(
+        "INSERT INTO money_path (study_id, platform, platform_study, action, request, bulk_id,"
+        " intent_at) VALUES (?,?,?,?,?,?,?) RETURNING id",
+        (study_id, platform, platform_study, action, request, bulk_id, now),
+    ).fetchone()
+    return int(row[0])
+
+
+def record_outcome(
+    conn: Sql, step_id: int, outcome: str, bulk_id: str | None, answer: str, now: float
+) -> None:
+    """What became of a request (the platform's answer, or what it showed when asked)."""
+    conn.execute(
+        "UPDATE money_path SET outcome = ?, bulk_id = COALESCE(?, bulk_id), answer = ?,"
+        " outcome_at = ? WHERE id = ?",
+        (outcome, bulk_id, answer, now, step_id),
+    )
+
+
+def money_path(conn: Sql, platform: str) -> list[MoneyStep]:
+    return [
+        MoneyStep(int(i), str(ps), str(a), str(r), b, float(at), o, ans)
+        for i, ps, a, r, b, at, o, ans in conn.execute(
+            "SELECT id, platform_study, action, request, bulk_id, intent_at, outcome, answer"
+            " FROM money_path WHERE platform = ? ORDER BY id",
+            (platform,),
         )
     ]

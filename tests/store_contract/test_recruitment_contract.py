@@ -68,3 +68,31 @@ async def test_an_erased_participant_keeps_an_unlinked_payment_record(
         150.0,
     )
     assert await store.check_invitation("A1", "p1") is Invitation.TAKEN  # spent, nobody's
+
+
+async def test_the_money_path_keeps_each_intent_and_its_outcome_through_an_erasure(
+    open_store: OpenStore,
+) -> None:
+    clock = Clock(100.0)
+    store = await open_store(clock)
+    await store.commit_step(step("p1", fx.RecordRecruitment("prolific", "sealed-id")))
+    first = await store.record_intent("hmd", "prolific", "S1", "bonus_create", "sealed-a", None)
+    clock.now = 105.0
+    second = await store.record_intent("hmd", "prolific", "S1", "bonus_pay", "sealed-b", "B7")
+    await store.record_outcome(first, "applied", "B7", '{"total_amount": 150}')
+    await store.erase_participant("p1")  # the participant goes; the money path stays
+    created, paying = await store.money_path("prolific")
+    assert (created.id, created.action, created.bulk_id, created.outcome) == (
+        first,
+        "bonus_create",
+        "B7",
+        "applied",
+    )
+    assert created.intent_at == 100.0 and created.answer == '{"total_amount": 150}'
+    assert (paying.id, paying.bulk_id, paying.outcome, paying.intent_at) == (
+        second,
+        "B7",
+        None,
+        105.0,
+    )
+    assert await store.money_path("another") == []
