@@ -145,6 +145,8 @@ async def test_a_backup_from_an_older_ozlab_is_brought_up_to_date_then_erased(
     # money path
     with sqlite3.connect(old) as conn:
         conn.execute("DROP TABLE money_path")
+        for column in ("submission_key", "platform_status", "approved_at"):
+            conn.execute(f"ALTER TABLE payments DROP COLUMN {column}")
         conn.execute("DROP TABLE judge_calls")
         conn.execute("DROP TABLE judgements")
         conn.execute("DROP TRIGGER judges_go_with_their_session")

@@ -309,3 +309,38 @@ async def test_a_payment_answered_too_late_is_found_paid_and_not_sent_again(
         assert again.stdout.startswith("nothing to pay"), again.stdout + again.stderr
     assert fake.pays == [f"bulk{1:020d}"]
     assert all(fake.bonuses_of(pid) == [float(c)] for pid, c in wanted.items())
+
+
+async def test_the_payments_export_holds_the_submission_its_approval_and_the_bonuses(
+    demo: Path, tmp_path: Path
+) -> None:
+    visits = [platform_visit(1, i) for i in range(PARTICIPANTS)]
+    db = fresh_copy(demo, tmp_path / "records")
+    csv_path, wanted = bonus_file(tmp_path, visits)
+    fake = platform_of(visits)
+    async with serving(fake.app()) as url:
+        approved = await asyncio.to_thread(
+            prolific, "approve", "--db", db, "--study-id", STUDY_ID, "--yes", url=url
+        )
+        assert approved.returncode == 0, approved.stderr
+        args = ("bonus", "--db", db, "--study-id", STUDY_ID, "--csv", csv_path, "--yes")
+        paid = await asyncio.to_thread(prolific, *args, url=url)
+        assert paid.returncode == 0, paid.stderr
+    done = ozlab("export", "payments", "--db", db)
+    assert done.returncode == 0, done.stderr
+    rows = {row["platform_id"]: row for row in csv.DictReader(io.StringIO(done.stdout))}
+    submissions = {s.participant_id: s.id for s in fake.submissions}
+    for n, v in enumerate(visits):
+        row = rows[v.platform_id]
+        if n == 2:  # never submitted: nothing from the platform
+            assert (row["submission_id"], row["platform_status"], row["bonus"]) == ("", "", "")
+            continue
+        assert row["submission_id"] == submissions[v.platform_id]
+        if v.arrival is Arrival.LEAVES:  # the shared code: neither approved nor paid
+            assert (row["platform_status"], row["approved_at"]) == ("AWAITING REVIEW", "")
+            assert row["bonus"] == row["bonus_bulk_ids"] == ""
+            continue
+        assert row["platform_status"] == "APPROVED" and row["approved_at"]
+        cents = wanted[v.platform_id]
+        assert row["bonus"] == f"{cents / 100:.2f}"
+        assert row["bonus_bulk_ids"] == f"bulk{1:020d}" and row["bonus_paid_at"]

@@ -101,16 +101,11 @@ class MoneyPath:
 
     def paid(self, steps: Sequence[MoneyStep], before: int | None = None) -> dict[str, int]:
         """Cents paid per platform id by the payments known applied (before step ``before``)."""
-        paid: dict[str, int] = {}
-        for step in steps:
-            if (
-                step.action == PAY
-                and step.outcome == APPLIED
-                and (before is None or step.id < before)
-            ):
-                for pid, cents in _Request.of(step, self.privacy).cents.items():
-                    paid[pid] = paid.get(pid, 0) + cents
-        return paid
+        earlier = [s for s in steps if before is None or s.id < before]
+        return {
+            pid: sum(p.cents for p in paid)
+            for pid, paid in bonuses_paid(earlier, self.privacy).items()
+        }
 
     async def settle(self, submissions: Mapping[str, str]) -> None:
         """Every intent without an outcome, settled by what the platform shows."""
@@ -183,6 +178,23 @@ class MoneyPath:
             await self.store.record_outcome(intent, NOT_APPLIED, None, "{}")
             raise
         await self.store.record_outcome(intent, APPLIED, None, "{}")
+
+
+@dataclass(frozen=True)
+class PaidBonus:
+    cents: int
+    at: float | None
+    bulk_id: str | None
+
+
+def bonuses_paid(steps: Sequence[MoneyStep], privacy: Privacy) -> dict[str, list[PaidBonus]]:
+    """Per platform id, each bonus the ledger knows paid: amount, when, which bulk."""
+    paid: dict[str, list[PaidBonus]] = {}
+    for step in steps:
+        if step.action == PAY and step.outcome == APPLIED:
+            for pid, cents in _Request.of(step, privacy).cents.items():
+                paid.setdefault(pid, []).append(PaidBonus(cents, step.outcome_at, step.bulk_id))
+    return paid
 
 
 def _money(cents: float) -> str:

@@ -6,29 +6,49 @@ platform's submission id."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from bot.core.privacy import Privacy
 from bot.core.visible_text import visible
-from bot.recruitment.prolific import Prolific
+from bot.recruitment.prolific import Prolific, Submission
 from bot.recruitment.reconciling import Matched, Ours, Standing, match, to_approve
-from bot.store import Access, open_store
+from bot.store import open_store
 from bot.store.opening import Database
 
 PLATFORM = "prolific"
 
 
-async def ours(db: Database, privacy: Privacy) -> list[Ours]:
-    """ozlab's records of the study's Prolific participants."""
-    store = await open_store(db, access=Access.READ)
+async def matched(
+    db: Database, submissions: Sequence[Submission], privacy: Privacy
+) -> list[Matched]:
+    """The platform's submissions matched with ozlab's records of the study's Prolific
+    participants; each record notes its submission (id sealed) and status as listed."""
+    store = await open_store(db)
     try:
-        records = await store.payments()
+        ours = [
+            Ours(privacy.unseal(r.platform_key), r.status, r.seconds / 60, r.row)
+            for r in await store.payments()
+            if r.platform == PLATFORM
+        ]
+        rows = match(submissions, ours)
+        await store.note_submissions(
+            [
+                (r.ours.row, privacy.seal(r.submission.id), r.submission.status)
+                for r in rows
+                if r.ours is not None and r.submission is not None
+            ]
+        )
     finally:
         await store.close()
-    return [
-        Ours(privacy.unseal(r.platform_key), r.status, r.seconds / 60)
-        for r in records
-        if r.platform == PLATFORM
-    ]
+    return rows
+
+
+async def _note_approvals(db: Database, rows: Sequence[Matched]) -> None:
+    store = await open_store(db)
+    try:
+        await store.note_approvals([r.ours.row for r in rows if r.ours is not None])
+    finally:
+        await store.close()
 
 
 def _minutes(value: float | None) -> str:
@@ -57,7 +77,7 @@ def _counts(rows: list[Matched]) -> list[str]:
 async def status(db: Database, study_id: str, platform: Prolific, privacy: Privacy) -> str:
     """One table: every submission and every participant ozlab knows, with their standing
     and the time taken by ozlab's clock and by the platform's."""
-    rows = match(await platform.submissions(study_id), await ours(db, privacy))
+    rows = await matched(db, await platform.submissions(study_id), privacy)
     header = "  ".join(
         (
             f"{'submission':<26}",
@@ -76,7 +96,7 @@ async def approve(
 ) -> str:
     """The submissions ozlab counts as completed, approved in one bulk request with ``apply``;
     without it, only how many and what they cost."""
-    rows = match(await platform.submissions(study_id), await ours(db, privacy))
+    rows = await matched(db, await platform.submissions(study_id), privacy)
     chosen = to_approve(rows)
     reward = await platform.reward_cents(study_id)
     total = len(chosen) * reward / 100
@@ -97,4 +117,5 @@ async def approve(
     if not apply:
         return f"would approve {said}{left}\n(a dry run: run again with --yes to approve them)"
     await platform.bulk_approve([s.id for s in chosen])
+    await _note_approvals(db, [r for r in rows if r.submission in chosen])
     return f"approved {said}{left}"

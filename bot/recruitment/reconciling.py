@@ -39,6 +39,7 @@ class Ours:
     platform_id: str
     status: PaymentStatus
     minutes: float
+    row: int = 0  # the payments record, to note what the platform said
 
 
 @dataclass(frozen=True)

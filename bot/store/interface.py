@@ -288,6 +288,14 @@ class Recruitment(Protocol):
         of withdrawn participants too: their time is paid)."""
         ...
 
+    async def note_submissions(self, seen: Sequence[tuple[int, str, str]]) -> None:
+        """What the platform listed: (payments row, sealed submission id, its status)."""
+        ...
+
+    async def note_approvals(self, rows: Sequence[int]) -> None:
+        """The payments rows whose submissions ozlab approved, now."""
+        ...
+
     async def record_intent(
         self,
         study_id: str,

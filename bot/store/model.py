@@ -339,6 +339,10 @@ class PaymentRecord:
     status: PaymentStatus
     arrived_at: float
     last_at: float
+    row: int = 0  # the record's own id, to note what the platform said of it
+    submission_key: str | None = None  # the platform's submission id, sealed
+    platform_status: str | None = None  # the submission's status when last asked
+    approved_at: float | None = None  # when ozlab approved the submission
 
     @property
     def seconds(self) -> float:
@@ -359,6 +363,7 @@ class MoneyStep:
     intent_at: float
     outcome: str | None
     answer: str | None
+    outcome_at: float | None = None
 
 
 # --- annotation: annotators are not participants ------------------------------

@@ -86,20 +86,40 @@ def follow_activity(conn: Sql, participant_id: str, last_activity: float) -> Non
 
 
 def payments(conn: Sql) -> list[PaymentRecord]:
+    rows = conn.execute(
+        "SELECT id, study_id, platform, platform_key, status, arrived_at, last_at,"
+        " submission_key, platform_status, approved_at FROM payments ORDER BY id"
+    )
     return [
         PaymentRecord(
-            study_id=str(study_id),
-            platform=str(platform),
-            platform_key=str(key),
-            status=PaymentStatus(status),
-            arrived_at=float(arrived),
-            last_at=float(last),
+            study_id=str(r[1]),
+            platform=str(r[2]),
+            platform_key=str(r[3]),
+            status=PaymentStatus(r[4]),
+            arrived_at=float(r[5]),
+            last_at=float(r[6]),
+            row=int(r[0]),
+            submission_key=r[7],
+            platform_status=r[8],
+            approved_at=None if r[9] is None else float(r[9]),
         )
-        for study_id, platform, key, status, arrived, last in conn.execute(
-            "SELECT study_id, platform, platform_key, status, arrived_at, last_at"
-            " FROM payments ORDER BY id"
-        )
+        for r in rows
     ]
+
+
+def note_submissions(conn: Sql, seen: Sequence[tuple[int, str, str]]) -> None:
+    """(payments row, sealed submission id, status) as the platform listed them."""
+    conn.executemany(
+        "UPDATE payments SET submission_key = ?, platform_status = ? WHERE id = ?",
+        [(key, status, row) for row, key, status in seen],
+    )
+
+
+def note_approvals(conn: Sql, rows: Sequence[int], now: float) -> None:
+    conn.executemany(
+        "UPDATE payments SET platform_status = 'APPROVED', approved_at = ? WHERE id = ?",
+        [(now, row) for row in rows],
+    )
 
 
 def record_intent(
@@ -134,10 +154,10 @@ def record_outcome(
 
 def money_path(conn: Sql, platform: str) -> list[MoneyStep]:
     return [
-        MoneyStep(int(i), str(ps), str(a), str(r), b, float(at), o, ans)
-        for i, ps, a, r, b, at, o, ans in conn.execute(
-            "SELECT id, platform_study, action, request, bulk_id, intent_at, outcome, answer"
-            " FROM money_path WHERE platform = ? ORDER BY id",
+        MoneyStep(int(i), str(ps), str(a), str(r), b, float(at), o, ans, oat)
+        for i, ps, a, r, b, at, o, ans, oat in conn.execute(
+            "SELECT id, platform_study, action, request, bulk_id, intent_at, outcome, answer,"
+            " outcome_at FROM money_path WHERE platform = ? ORDER BY id",
             (platform,),
         )
     ]

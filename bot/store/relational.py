@@ -359,6 +359,13 @@ class RelationalStore(ABC):
     async def payments(self) -> list[PaymentRecord]:
         return await self._read(recruiting.payments)
 
+    async def note_submissions(self, seen: Sequence[tuple[int, str, str]]) -> None:
+        await self._write(lambda tx: recruiting.note_submissions(tx.conn, seen))
+
+    async def note_approvals(self, rows: Sequence[int]) -> None:
+        now = self._clock()
+        await self._write(lambda tx: recruiting.note_approvals(tx.conn, rows, now))
+
     async def record_intent(
         self,
         study_id: str,

@@ -516,7 +516,8 @@ MIGRATIONS: tuple[str, ...] = (
     # is sent and its outcome after. ``request`` is sealed with the study secret (the
     # platform's participant ids and amounts); an intent without an outcome is a request
     # whose fate the platform is asked before anything is sent again. Not a participant's
-    # row: an erasure leaves it, as it leaves the payments row, unlinked.
+    # row: an erasure leaves it, as it leaves the payments row, unlinked. The payments row
+    # gains what the platform said of the participant's submission.
     """
     CREATE TABLE money_path (
         id             INTEGER PRIMARY KEY,
@@ -531,5 +532,8 @@ MIGRATIONS: tuple[str, ...] = (
         answer         TEXT,            -- what the platform said (totals), JSON
         outcome_at     REAL
     );
+    ALTER TABLE payments ADD COLUMN submission_key TEXT;   -- the platform's submission id, sealed
+    ALTER TABLE payments ADD COLUMN platform_status TEXT;  -- the submission's status, last seen
+    ALTER TABLE payments ADD COLUMN approved_at REAL;      -- when ozlab approved it
     """,
 )

@@ -80,7 +80,18 @@ async def test_the_money_path_keeps_each_intent_and_its_outcome_through_an_erasu
     clock.now = 105.0
     second = await store.record_intent("hmd", "prolific", "S1", "bonus_pay", "sealed-b", "B7")
     await store.record_outcome(first, "applied", "B7", '{"total_amount": 150}')
+    [record] = await store.payments()
+    await store.note_submissions([(record.row, "sealed-submission", "AWAITING REVIEW")])
+    clock.now = 110.0
+    await store.note_approvals([record.row])
     await store.erase_participant("p1")  # the participant goes; the money path stays
+    [kept] = await store.payments()  # and the payments row, unlinked, with the platform's word
+    assert (kept.status, kept.submission_key, kept.platform_status, kept.approved_at) == (
+        PaymentStatus.WITHDRAWN,
+        "sealed-submission",
+        "APPROVED",
+        110.0,
+    )
     created, paying = await store.money_path("prolific")
     assert (created.id, created.action, created.bulk_id, created.outcome) == (
         first,

@@ -416,5 +416,8 @@ MIGRATIONS: tuple[str, ...] = (
         answer         TEXT,
         outcome_at     DOUBLE PRECISION
     );
+    ALTER TABLE payments ADD COLUMN submission_key TEXT;
+    ALTER TABLE payments ADD COLUMN platform_status TEXT;
+    ALTER TABLE payments ADD COLUMN approved_at DOUBLE PRECISION;
     """,
 )
