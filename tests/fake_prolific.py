@@ -16,6 +16,22 @@ from typing import Any
 from aiohttp import web
 
 TOKEN = "prolific-test-token-0123456789"
+REJECTION_CATEGORIES = frozenset(
+    (
+        "TOO_QUICKLY",
+        "TOO_SLOWLY",
+        "FAILED_INSTRUCTIONS",
+        "INCOMP_LONGITUDINAL",
+        "FAILED_CHECK",
+        "LOW_EFFORT",
+        "MALINGERING",
+        "NO_CODE",
+        "BAD_CODE",
+        "NO_DATA",
+        "UNSUPP_DEVICE",
+        "OTHER",
+    )
+)
 
 
 @dataclass
@@ -38,6 +54,7 @@ class FakeProlific:
     requests: list[tuple[str, str]] = field(default_factory=list)
     approvals: list[list[str]] = field(default_factory=list)
     bulks: dict[str, dict[str, int]] = field(default_factory=dict)  # id -> cents per participant
+    rejections: list[tuple[str, str]] = field(default_factory=list)
     pays: list[str] = field(default_factory=list)  # every pay request applied, repeats included
     hanging: asyncio.Event = field(default_factory=asyncio.Event)
     slow_for: float = 5.0
@@ -51,6 +68,7 @@ class FakeProlific:
         app.router.add_post("/api/v1/submissions/bulk-approve/", self._bulk_approve)
         app.router.add_post("/api/v1/submissions/bonus-payments/", self._set_up_bonuses)
         app.router.add_get("/api/v1/submissions/{id}/", self._submission)
+        app.router.add_post("/api/v1/submissions/{id}/transition/", self._transition)
         app.router.add_post("/api/v1/bulk-bonus-payments/{id}/pay/", self._pay)
         return app
 
@@ -116,6 +134,27 @@ class FakeProlific:
         if self._take("pay-hang-after"):
             await self._hang()
         return web.json_response({}, status=202)
+
+    async def _transition(self, request: web.Request) -> web.Response:
+        """REJECT needs a category and a message of 100 characters or more; a completed
+        submission only; the same request again is ignored (idempotent)."""
+        if (refused := await self._guard(request, "transition")) is not None:
+            return refused
+        body = await request.json()
+        found = [s for s in self.submissions if s.id == request.match_info["id"]]
+        if not found:
+            return web.json_response({"error": {"detail": "Not found."}}, status=404)
+        submission = found[0]
+        if body.get("action") != "REJECT" or len(str(body.get("message") or "")) < 100:
+            return web.json_response({"error": {"detail": "Invalid request."}}, status=400)
+        if body.get("rejection_category") not in REJECTION_CATEGORIES:
+            return web.json_response({"error": {"detail": "Invalid category."}}, status=400)
+        if submission.status == "AWAITING REVIEW":
+            submission.status = "REJECTED"
+            self.rejections.append((submission.id, str(body["rejection_category"])))
+        elif submission.status != "REJECTED":
+            return web.json_response({"error": {"detail": "Cannot transition."}}, status=400)
+        return web.json_response(_listed(submission))
 
     def _take(self, fault: str) -> bool:
         queued = self.faults[fault]

@@ -9,13 +9,14 @@ import csv
 import io
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from bot.core.privacy import SECRET_ENV
+from bot.core.privacy import SECRET_ENV, Privacy
 from bot.pilot.simulation.platform import Arrival, PlatformVisit, platform_visit
 from tests.command_line import environment
 from tests.e2e_support import database_bytes
@@ -344,3 +345,44 @@ async def test_the_payments_export_holds_the_submission_its_approval_and_the_bon
         cents = wanted[v.platform_id]
         assert row["bonus"] == f"{cents / 100:.2f}"
         assert row["bonus_bulk_ids"] == f"bulk{1:020d}" and row["bonus_paid_at"]
+
+
+async def test_rejection_only_with_reject_and_only_the_shared_code_and_failed_checks(
+    demo: Path, tmp_path: Path
+) -> None:
+    visits = [platform_visit(1, i) for i in range(PARTICIPANTS)]
+    db = fresh_copy(demo, tmp_path / "rejecting")
+    careless = visits[0].platform_id  # finished, but failed the attention checks
+    privacy = Privacy(SECRET)
+    with sqlite3.connect(db) as conn:
+        [participant] = [
+            p
+            for p, key in conn.execute("SELECT participant_id, platform_key FROM payments")
+            if privacy.unseal(key) == careless
+        ]
+        conn.execute(
+            "UPDATE responses SET attention_ok = 0 WHERE participant_id = ?", (participant,)
+        )
+    fake = platform_of(visits)
+    leaving = [v.platform_id for v in visits if v.arrival is Arrival.LEAVES]
+    args = ("approve", "--db", db, "--study-id", STUDY_ID)
+    async with serving(fake.app()) as url:
+        status = await asyncio.to_thread(
+            prolific, "status", "--db", db, "--study-id", STUDY_ID, url=url
+        )
+        assert "    1  failed two attention checks or more (suggested: reject)" in status.stdout
+        dry = await asyncio.to_thread(prolific, *args, "--reject", url=url)
+        assert f"; reject: {len(leaving) + 1} submitted without finishing" in dry.stdout
+        assert fake.rejections == []
+        kept = await asyncio.to_thread(prolific, *args, "--yes", url=url)  # no --reject
+        assert kept.returncode == 0, kept.stderr
+        assert fake.rejections == [] and fake.status_of(careless) == "AWAITING REVIEW"
+        rejected = await asyncio.to_thread(prolific, *args, "--yes", "--reject", url=url)
+        assert rejected.returncode == 0, rejected.stderr
+        for done in (status, dry, kept, rejected):
+            told_nothing_private(done, visits)
+    by_participant = {s.id: s.participant_id for s in fake.submissions}
+    assert sorted((by_participant[i], c) for i, c in fake.rejections) == sorted(
+        [(careless, "FAILED_CHECK"), *((pid, "NO_DATA") for pid in leaving)]
+    )
+    assert fake.status_of(careless) == "REJECTED"

@@ -48,6 +48,12 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     approve.add_argument(
         "--yes", action="store_true", help="approve them (without it: only the count and total)"
     )
+    approve.add_argument(
+        "--reject",
+        action="store_true",
+        help="also reject the submissions of the study's code without an ozlab completion, and"
+        " of two failed attention checks (with --yes)",
+    )
     bonus.add_argument(
         "--csv",
         type=Path,
@@ -89,7 +95,9 @@ def run(args: argparse.Namespace) -> int:
             if args.action == "status":
                 return await status(args.db, args.study_id, platform, privacy)
             if args.action == "approve":
-                return await approve(args.db, args.study_id, platform, privacy, apply=args.yes)
+                return await approve(
+                    args.db, args.study_id, platform, privacy, apply=args.yes, reject=args.reject
+                )
             return await bonus(
                 args.db,
                 args.study_id,

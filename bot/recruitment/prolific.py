@@ -6,6 +6,8 @@ them (https://docs.prolific.com/api-reference):
   time (``results``, and ``_links.next.href`` while there are more);
 - ``POST /api/v1/submissions/bulk-approve/`` with ``submission_ids``: approval of many
   submissions at once (the reference recommends submission ids over participant ids);
+- ``POST /api/v1/submissions/{id}/transition/`` with ``action: REJECT``, a
+  ``rejection_category`` and a ``message`` of 100 characters or more;
 - ``GET /api/v1/submissions/{id}/``: a submission's ``bonus_payments`` (cents);
 - ``POST /api/v1/submissions/bonus-payments/`` with ``study_id`` and ``csv_bonuses``: a bulk
   bonus set up (its ``id``, ``amount``, ``fees``, ``total_amount``), not paid;
@@ -184,6 +186,17 @@ class Prolific:
             "POST",
             f"{self._base}/api/v1/bulk-bonus-payments/{bulk_id}/pay/",
             "pay the bonuses",
+        )
+
+    async def reject(self, submission_id: str, category: str, message: str) -> None:
+        """``POST /api/v1/submissions/{id}/transition/`` with ``REJECT``, the platform's
+        ``rejection_category`` and a ``message`` to the participant (100 characters or more).
+        Idempotent, as the reference says."""
+        await self._request(
+            "POST",
+            f"{self._base}/api/v1/submissions/{submission_id}/transition/",
+            "reject a submission",
+            {"action": "REJECT", "rejection_category": category, "message": message},
         )
 
     async def bulk_approve(self, submission_ids: list[str]) -> None:

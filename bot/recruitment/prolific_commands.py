@@ -11,7 +11,14 @@ from collections.abc import Sequence
 from bot.core.privacy import Privacy
 from bot.core.visible_text import visible
 from bot.recruitment.prolific import Prolific, Submission
-from bot.recruitment.reconciling import Matched, Ours, Standing, match, to_approve
+from bot.recruitment.reconciling import (
+    Matched,
+    Ours,
+    Standing,
+    match,
+    to_approve,
+    to_reject,
+)
 from bot.store import open_store
 from bot.store.opening import Database
 
@@ -25,8 +32,15 @@ async def matched(
     participants; each record notes its submission (id sealed) and status as listed."""
     store = await open_store(db)
     try:
+        failed = await store.failed_checks()
         ours = [
-            Ours(privacy.unseal(r.platform_key), r.status, r.seconds / 60, r.row)
+            Ours(
+                privacy.unseal(r.platform_key),
+                r.status,
+                r.seconds / 60,
+                r.row,
+                failed.get(r.row, 0),
+            )
             for r in await store.payments()
             if r.platform == PLATFORM
         ]
@@ -92,30 +106,40 @@ async def status(db: Database, study_id: str, platform: Prolific, privacy: Priva
 
 
 async def approve(
-    db: Database, study_id: str, platform: Prolific, privacy: Privacy, *, apply: bool
+    db: Database,
+    study_id: str,
+    platform: Prolific,
+    privacy: Privacy,
+    *,
+    apply: bool,
+    reject: bool = False,
 ) -> str:
     """The submissions ozlab counts as completed, approved in one bulk request with ``apply``;
-    without it, only how many and what they cost."""
+    with ``reject`` too, those it may reject (the study's code without an ozlab completion,
+    two failed attention checks) rejected with the platform's category and a message; without
+    ``apply``, only how many and what they cost."""
     rows = await matched(db, await platform.submissions(study_id), privacy)
-    chosen = to_approve(rows)
+    chosen, rejected = to_approve(rows), to_reject(rows)
     reward = await platform.reward_cents(study_id)
     total = len(chosen) * reward / 100
-    shared = sum(r.standing is Standing.SHARED_CODE for r in rows)
-    left = (
-        f"; left alone: {shared} submitted on Prolific without finishing in ozlab"
-        " (ozlab prolific status lists them)"
-        if shared
-        else ""
-    )
-    if not chosen:
-        return (
-            "nothing to approve: no submission waits for review from a participant ozlab saw"
-            f" finish{left}"
-        )
     each = f"{len(chosen)} x {reward / 100:.2f} = {total:.2f}"
-    said = f"{len(chosen)} submissions, {each} in the study's currency"
+    said = [f"{len(chosen)} submissions, {each} in the study's currency"]
+    if rejected:
+        verb = "reject" if reject else "leave alone (--reject rejects them)"
+        said.append(
+            f"{verb}: {len(rejected)} submitted without finishing in ozlab or failing two"
+            " attention checks (ozlab prolific status lists them)"
+        )
+    if not chosen and not (reject and rejected):
+        return (
+            "nothing to approve: no submission waits for review from a participant ozlab saw finish"
+        )
     if not apply:
-        return f"would approve {said}{left}\n(a dry run: run again with --yes to approve them)"
-    await platform.bulk_approve([s.id for s in chosen])
-    await _note_approvals(db, [r for r in rows if r.submission in chosen])
-    return f"approved {said}{left}"
+        return "would approve " + "; ".join(said) + "\n(a dry run: run again with --yes to do it)"
+    if chosen:
+        await platform.bulk_approve([s.id for s in chosen])
+        await _note_approvals(db, [r for r in rows if r.submission in chosen])
+    if reject:
+        for submission, category, message in rejected:
+            await platform.reject(submission.id, category, message)
+    return "approved " + "; ".join(said).replace("reject:", "rejected:")

@@ -16,14 +16,32 @@ from enum import StrEnum
 from bot.core.vocabulary import PaymentStatus
 from bot.recruitment.prolific import Submission
 
-AWAITING = "AWAITING REVIEW"
-APPROVED = "APPROVED"
+CHECKS_TO_REJECT = 2
+"""Failed attention checks that let a submission be rejected: Prolific's policy asks for more
+than one in a study of five minutes or more (one only in a shorter one); ozlab asks two."""
+
+REJECTABLE = {
+    # standing: (the platform's rejection category, the message to the participant)
+    "shared": (
+        "NO_DATA",
+        "This submission entered the study's completion code, but our study has no record of"
+        " you finishing it: the code is given only at the end of the study, in our Telegram"
+        " chat. If this is a mistake, please write to us through Prolific.",
+    ),
+    "checks": (
+        "FAILED_CHECK",
+        "This submission failed two or more of the attention checks in our study, which the"
+        " study's description and Prolific's attention check policy allow us to reject. If"
+        " you think this is a mistake, please write to us through Prolific.",
+    ),
+}
 
 
 class Standing(StrEnum):
     COMPLETED = "completed in both"
     APPROVED = "approved"
     SHARED_CODE = "submitted on Prolific, not finished in ozlab (suggested: reject)"
+    FAILED_CHECKS = "failed two attention checks or more (suggested: reject)"
     NOT_SUBMITTED = "finished in ozlab, not submitted on Prolific"
     RETURNED = "returned"
     TIMED_OUT = "timed out"
@@ -40,6 +58,7 @@ class Ours:
     status: PaymentStatus
     minutes: float
     row: int = 0  # the payments record, to note what the platform said
+    failed_checks: int = 0  # attention checks failed
 
 
 @dataclass(frozen=True)
@@ -65,7 +84,14 @@ def _standing(submission: Submission | None, ours: Ours | None) -> Standing:
         case "SCREENED OUT":
             return Standing.SCREENED_OUT
         case "AWAITING REVIEW":
-            return Standing.COMPLETED if finished else Standing.SHARED_CODE
+            if not finished:
+                return Standing.SHARED_CODE
+            assert ours is not None
+            return (
+                Standing.FAILED_CHECKS
+                if ours.failed_checks >= CHECKS_TO_REJECT
+                else Standing.COMPLETED
+            )
         case _:
             return Standing.NOT_SUBMITTED if finished else Standing.UNDER_WAY
 
@@ -80,6 +106,20 @@ def match(submissions: Sequence[Submission], ours: Sequence[Ours]) -> list[Match
     submitted = {s.participant_id for s in submissions}
     rows += [Matched(_standing(None, o), None, o) for o in ours if o.platform_id not in submitted]
     return rows
+
+
+def to_reject(rows: Sequence[Matched]) -> list[tuple[Submission, str, str]]:
+    """The submissions ozlab may reject, each with the platform's category and message:
+    the study's code without an ozlab completion, and two failed attention checks."""
+    chosen: list[tuple[Submission, str, str]] = []
+    for r in rows:
+        if r.submission is None:
+            continue
+        if r.standing is Standing.SHARED_CODE:
+            chosen.append((r.submission, *REJECTABLE["shared"]))
+        elif r.standing is Standing.FAILED_CHECKS:
+            chosen.append((r.submission, *REJECTABLE["checks"]))
+    return chosen
 
 
 def to_approve(rows: Sequence[Matched]) -> list[Submission]:

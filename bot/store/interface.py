@@ -288,6 +288,10 @@ class Recruitment(Protocol):
         of withdrawn participants too: their time is paid)."""
         ...
 
+    async def failed_checks(self) -> dict[int, int]:
+        """Per payments row, the attention checks its participant failed (if any)."""
+        ...
+
     async def note_submissions(self, seen: Sequence[tuple[int, str, str]]) -> None:
         """What the platform listed: (payments row, sealed submission id, its status)."""
         ...

@@ -161,3 +161,14 @@ def money_path(conn: Sql, platform: str) -> list[MoneyStep]:
             (platform,),
         )
     ]
+
+
+def failed_checks(conn: Sql) -> dict[int, int]:
+    """Per payments row, how many attention checks its participant failed."""
+    return {
+        int(row): int(count)
+        for row, count in conn.execute(
+            "SELECT p.id, COUNT(*) FROM payments p JOIN responses r"
+            " ON r.participant_id = p.participant_id WHERE r.attention_ok = 0 GROUP BY p.id"
+        )
+    }

@@ -359,6 +359,9 @@ class RelationalStore(ABC):
     async def payments(self) -> list[PaymentRecord]:
         return await self._read(recruiting.payments)
 
+    async def failed_checks(self) -> dict[int, int]:
+        return await self._read(recruiting.failed_checks)
+
     async def note_submissions(self, seen: Sequence[tuple[int, str, str]]) -> None:
         await self._write(lambda tx: recruiting.note_submissions(tx.conn, seen))
 

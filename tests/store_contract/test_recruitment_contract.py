@@ -5,7 +5,7 @@ unlinked, as withdrawn."""
 from __future__ import annotations
 
 from bot.core.participants import ParticipantStatus
-from bot.core.vocabulary import Invitation, PaymentStatus, Stage
+from bot.core.vocabulary import AnswerStatus, Invitation, Moment, PaymentStatus, Stage
 from bot.engine import effects as fx
 from bot.store.interface import StudyStore
 from tests.store_contract.conftest import Clock, OpenStore
@@ -107,3 +107,18 @@ async def test_the_money_path_keeps_each_intent_and_its_outcome_through_an_erasu
         105.0,
     )
     assert await store.money_path("another") == []
+
+
+async def test_failed_attention_checks_are_counted_per_payment_record(store: StudyStore) -> None:
+    def check(item: str, ok: bool | None) -> fx.RecordResponse:
+        answered = AnswerStatus.ANSWERED
+        return fx.RecordResponse(
+            None, "q", item, 1, "1", None, answered, 1.0, Moment.POST_STUDY, attention_ok=ok
+        )
+
+    await store.commit_step(step("p1", fx.RecordRecruitment("prolific", "k1")))
+    await store.commit_step(step("p2", fx.RecordRecruitment("prolific", "k2")))
+    await store.commit_step(step("p1", check("a", False), check("b", False), check("c", None)))
+    await store.commit_step(step("p2", check("a", True), check("b", False)))
+    first, second = await store.payments()
+    assert await store.failed_checks() == {first.row: 2, second.row: 1}
