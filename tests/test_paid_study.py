@@ -386,3 +386,14 @@ async def test_rejection_only_with_reject_and_only_the_shared_code_and_failed_ch
         [(careless, "FAILED_CHECK"), *((pid, "NO_DATA") for pid in leaving)]
     )
     assert fake.status_of(careless) == "REJECTED"
+
+
+async def test_a_database_that_is_not_there_is_refused_and_not_made(tmp_path: Path) -> None:
+    fake = FakeProlific(STUDY_ID)
+    missing = tmp_path / "typo.sqlite"
+    async with serving(fake.app()) as url:
+        done = await asyncio.to_thread(
+            prolific, "status", "--db", missing, "--study-id", STUDY_ID, url=url
+        )
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and not missing.exists()

@@ -37,6 +37,13 @@ def recruiting(hmd: StudyBundle) -> StudyBundle:
     return hmd.model_copy(update={"study": study, "scenarios": {"hmd-gift": gift}})
 
 
+def logged_as_by_ozlab_run(caplog: pytest.LogCaptureFixture) -> None:
+    """Everything ``ozlab run -v`` logs, the chatty libraries quiet."""
+    caplog.set_level(logging.DEBUG)
+    for name in _CHATTY:
+        caplog.set_level(logging.WARNING, logger=name)
+
+
 async def export_payments(db: Path, out: Path, monkeypatch: pytest.MonkeyPatch) -> list[dict]:
     """``ozlab export payments`` as a researcher runs it (in a thread: it has its own loop)."""
     monkeypatch.setenv(SECRET_ENV, SECRET)
@@ -56,9 +63,7 @@ async def test_a_prolific_participant_is_paid_by_code_and_listed(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.DEBUG)  # as ``ozlab run -v`` logs: the chatty libraries quiet
-    for name in _CHATTY:
-        caplog.set_level(logging.WARNING, logger=name)
+    logged_as_by_ozlab_run(caplog)
     bot = await start_bot(recruiting(hmd))
     p = emulator.participant(701)
     await p.send_text(f"/start pid_{PROLIFIC_PID}")
@@ -175,9 +180,7 @@ async def test_the_id_binds_on_any_start_in_every_order_and_never_changes(
 ) -> None:
     """The link opened after a bare ``/start`` (as ``ozlab chat`` once did), after consent,
     after the end, twice, and with another id: each bound once, as the part stands."""
-    caplog.set_level(logging.DEBUG)
-    for name in _CHATTY:
-        caplog.set_level(logging.WARNING, logger=name)
+    logged_as_by_ozlab_run(caplog)
     ids = {n: f"5f1a2b3c4d5e6f7a8b9c0e{n:02d}" for n in range(1, 6)}
     bot = await start_bot(recruiting(hmd))
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from bot.core.errors import PlatformError, StudyDataError
 from bot.core.privacy import Privacy
 from bot.recruitment.prolific import Prolific, Refused
-from bot.store import open_store
+from bot.store import Access, open_store
 from bot.store.interface import StudyStore
 from bot.store.model import MoneyStep
 from bot.store.opening import Database
@@ -213,7 +213,7 @@ async def bonus(
     now: float,
 ) -> str:
     """Settle the ledger, then set up (and with ``apply``, pay) what ``wanted`` still owes."""
-    store = await open_store(db)
+    store = await open_store(db, access=Access.ATTACH)
     try:
         records = await store.payments()
         ours = {privacy.unseal(r.platform_key): r for r in records if r.platform == PLATFORM}

@@ -19,7 +19,7 @@ from bot.recruitment.reconciling import (
     to_approve,
     to_reject,
 )
-from bot.store import open_store
+from bot.store import Access, open_store
 from bot.store.opening import Database
 
 PLATFORM = "prolific"
@@ -30,7 +30,7 @@ async def matched(
 ) -> list[Matched]:
     """The platform's submissions matched with ozlab's records of the study's Prolific
     participants; each record notes its submission (id sealed) and status as listed."""
-    store = await open_store(db)
+    store = await open_store(db, access=Access.ATTACH)
     try:
         failed = await store.failed_checks()
         ours = [
@@ -58,7 +58,7 @@ async def matched(
 
 
 async def _note_approvals(db: Database, rows: Sequence[Matched]) -> None:
-    store = await open_store(db)
+    store = await open_store(db, access=Access.ATTACH)
     try:
         await store.note_approvals([r.ours.row for r in rows if r.ours is not None])
     finally:
