@@ -397,3 +397,41 @@ async def test_a_database_that_is_not_there_is_refused_and_not_made(tmp_path: Pa
         )
     assert done.returncode == 5, done.stdout + done.stderr
     assert done.stderr.count("\n") == 1 and not missing.exists()
+
+
+async def test_bonuses_by_the_study_file_s_rule_per_task_and_per_success(
+    demo: Path, tmp_path: Path
+) -> None:
+    visits = [platform_visit(1, i) for i in range(PARTICIPANTS)]
+    db = fresh_copy(demo, tmp_path / "rule")
+    rule = "  bonus:\n    per_completed_task: 0.20\n    per_success: 0.35\n"
+    study = recruiting_study(tmp_path, extra=rule)
+    privacy = Privacy(SECRET)
+    expected: dict[str, int] = {}
+    with sqlite3.connect(db) as conn:
+        conn.execute(  # one participant's task was not done: ended, not a success
+            "UPDATE sessions SET success = 0, correct = 0 WHERE id = (SELECT MIN(id) FROM"
+            " sessions WHERE state = 'ended')"
+        )
+        for key, ended, succeeded in conn.execute(
+            "SELECT p.platform_key, SUM(s.state = 'ended'),"
+            " SUM(COALESCE(s.correct, s.success, 0) = 1)"
+            " FROM payments p JOIN sessions s ON s.participant_id = p.participant_id"
+            " GROUP BY p.id"
+        ):
+            if 20 * ended + 35 * succeeded:
+                expected[privacy.unseal(key)] = 20 * ended + 35 * succeeded
+    assert sorted(set(expected.values())) == [20, 55]  # one task each; one not a success
+    fake = platform_of(visits)
+    async with serving(fake.app()) as url:
+        args = ("bonus", "--db", db, "--study-id", STUDY_ID, "--from-study", study, "--yes")
+        refused = await asyncio.to_thread(prolific, *args, url=url)
+        # the one who finished without submitting on Prolific cannot be paid a bonus there
+        assert refused.returncode == 3
+        assert "1 rows name a participant without a submission" in refused.stderr
+        fake.submissions.append(FakeSubmission("sub02late", visits[2].platform_id))
+        paid = await asyncio.to_thread(prolific, *args, url=url)
+        assert paid.returncode == 0, paid.stderr
+        told_nothing_private(paid, visits)
+    for pid, cents in expected.items():
+        assert fake.bonuses_of(pid) == [float(cents)]

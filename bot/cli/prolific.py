@@ -7,10 +7,14 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.cli.flags import database
 from bot.core.errors import StudyDataError
 from bot.core.privacy import SECRET_ENV
+
+if TYPE_CHECKING:
+    from scenarios.models import BonusRule
 
 NAME = "prolific"
 _TOKEN_ENV = "PROLIFIC_TOKEN"
@@ -54,11 +58,17 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="also reject the submissions of the study's code without an ozlab completion, and"
         " of two failed attention checks (with --yes)",
     )
-    bonus.add_argument(
+    source = bonus.add_mutually_exclusive_group(required=True)
+    source.add_argument(
         "--csv",
         type=Path,
-        required=True,
         help="platform_id,amount rows: what each participant gets in all (1.50)",
+    )
+    source.add_argument(
+        "--from-study",
+        metavar="STUDY",
+        help="the study file whose recruitment.bonus rule (per_completed_task, per_success)"
+        " says what each participant gets",
     )
     bonus.add_argument("--yes", action="store_true", help="pay it (without it: set up and shown)")
     bonus.add_argument(
@@ -88,7 +98,9 @@ def run(args: argparse.Namespace) -> int:
         raise StudyDataError(f"set {SECRET_ENV} to the secret the study ran with")
     privacy = Privacy(secret)
 
-    wanted = read_bonuses(args.csv) if args.action == "bonus" else {}
+    wanted: dict[str, int] | BonusRule = {}
+    if args.action == "bonus":
+        wanted = read_bonuses(args.csv) if args.csv else _rule(args.from_study)
 
     async def act() -> str:
         async with Prolific(token, args.api_url, timeout=args.timeout) as platform:
@@ -111,3 +123,16 @@ def run(args: argparse.Namespace) -> int:
 
     print(asyncio.run(act()))
     return 0
+
+
+def _rule(study: str) -> BonusRule:
+    """The study file's bonus rule, or a one-line refusal."""
+    from scenarios.loading import load_study
+
+    recruitment = load_study(study).study.recruitment
+    if recruitment is None or recruitment.bonus is None:
+        raise StudyDataError(
+            f"{study} has no recruitment.bonus rule (per_completed_task, per_success): add one"
+            " or give --csv"
+        )
+    return recruitment.bonus

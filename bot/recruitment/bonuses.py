@@ -26,6 +26,7 @@ from bot.store import Access, open_store
 from bot.store.interface import StudyStore
 from bot.store.model import MoneyStep
 from bot.store.opening import Database
+from scenarios.models import BonusRule
 
 PLATFORM = "prolific"
 CREATE, PAY = "bonus_create", "bonus_pay"
@@ -58,6 +59,14 @@ def read_bonuses(path: Path) -> dict[str, int]:
     if not wanted:
         raise StudyDataError(f"{path}: no bonuses (a header platform_id,amount, then rows)")
     return wanted
+
+
+def by_rule(rule: BonusRule, done: Mapping[str, tuple[int, int]]) -> dict[str, int]:
+    """Cents per platform id by the study's rule, from (tasks ended, tasks succeeded); only
+    those who earn something."""
+    each, success = int(rule.per_completed_task * 100), int(rule.per_success * 100)
+    earned = {pid: ended * each + succeeded * success for pid, (ended, succeeded) in done.items()}
+    return {pid: cents for pid, cents in earned.items() if cents > 0}
 
 
 @dataclass(frozen=True)
@@ -206,7 +215,7 @@ async def bonus(
     platform_study: str,
     platform: Prolific,
     privacy: Privacy,
-    wanted: dict[str, int],
+    wanted: dict[str, int] | BonusRule,
     *,
     apply: bool,
     settled_after: float,
@@ -217,6 +226,11 @@ async def bonus(
     try:
         records = await store.payments()
         ours = {privacy.unseal(r.platform_key): r for r in records if r.platform == PLATFORM}
+        if isinstance(wanted, BonusRule):
+            done = await store.tasks_done()
+            wanted = by_rule(wanted, {pid: done.get(r.row, (0, 0)) for pid, r in ours.items()})
+            if not wanted:
+                return "nothing to pay: the study's bonus rule gives nobody a bonus yet"
         strangers = [pid for pid in wanted if pid not in ours]
         if strangers:
             raise StudyDataError(

@@ -288,6 +288,10 @@ class Recruitment(Protocol):
         of withdrawn participants too: their time is paid)."""
         ...
 
+    async def tasks_done(self) -> dict[int, tuple[int, int]]:
+        """Per payments row, its participant's sessions that ended, and done successfully."""
+        ...
+
     async def failed_checks(self) -> dict[int, int]:
         """Per payments row, the attention checks its participant failed (if any)."""
         ...

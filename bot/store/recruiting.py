@@ -172,3 +172,16 @@ def failed_checks(conn: Sql) -> dict[int, int]:
             " ON r.participant_id = p.participant_id WHERE r.attention_ok = 0 GROUP BY p.id"
         )
     }
+
+
+def tasks_done(conn: Sql) -> dict[int, tuple[int, int]]:
+    """Per payments row, its participant's sessions that ended and those done successfully
+    (as the scenario's ``success_if`` or a wizard judged it, else as the system reported)."""
+    return {
+        int(row): (int(ended or 0), int(succeeded or 0))
+        for row, ended, succeeded in conn.execute(
+            "SELECT p.id, SUM(CASE WHEN s.state = 'ended' THEN 1 ELSE 0 END),"
+            " SUM(CASE WHEN COALESCE(s.correct, s.success) = 1 THEN 1 ELSE 0 END)"
+            " FROM payments p JOIN sessions s ON s.participant_id = p.participant_id GROUP BY p.id"
+        )
+    }

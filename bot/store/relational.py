@@ -359,6 +359,9 @@ class RelationalStore(ABC):
     async def payments(self) -> list[PaymentRecord]:
         return await self._read(recruiting.payments)
 
+    async def tasks_done(self) -> dict[int, tuple[int, int]]:
+        return await self._read(recruiting.tasks_done)
+
     async def failed_checks(self) -> dict[int, int]:
         return await self._read(recruiting.failed_checks)
 

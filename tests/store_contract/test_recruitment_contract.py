@@ -5,11 +5,19 @@ unlinked, as withdrawn."""
 from __future__ import annotations
 
 from bot.core.participants import ParticipantStatus
-from bot.core.vocabulary import AnswerStatus, Invitation, Moment, PaymentStatus, Stage
+from bot.core.vocabulary import (
+    AnswerStatus,
+    EndReason,
+    Invitation,
+    Moment,
+    PaymentStatus,
+    SessionState,
+    Stage,
+)
 from bot.engine import effects as fx
 from bot.store.interface import StudyStore
 from tests.store_contract.conftest import Clock, OpenStore
-from tests.store_contract.records import step
+from tests.store_contract.records import session, step
 
 
 async def test_no_code_is_asked_for_while_the_store_holds_none(store: StudyStore) -> None:
@@ -122,3 +130,16 @@ async def test_failed_attention_checks_are_counted_per_payment_record(store: Stu
     await store.commit_step(step("p2", check("a", True), check("b", False)))
     first, second = await store.payments()
     assert await store.failed_checks() == {first.row: 2, second.row: 1}
+
+
+async def test_tasks_ended_and_done_are_counted_per_payment_record(store: StudyStore) -> None:
+    ended = fx.SetSessionState("p1-1", SessionState.ENDED)
+    await store.commit_step(step("p1", fx.RecordRecruitment("prolific", "k1"), *session("p1")))
+    await store.commit_step(step("p1", ended, fx.CloseSession("p1-1", EndReason.SUCCESS, True)))
+    await store.commit_step(step("p2", fx.RecordRecruitment("prolific", "k2"), *session("p2")))
+    await store.commit_step(step("p2", fx.SetSessionState("p2-1", SessionState.ENDED)))
+    await store.commit_step(
+        step("p2", fx.CloseSession("p2-1", EndReason.SUCCESS, True, correct=False))
+    )
+    first, second = await store.payments()
+    assert await store.tasks_done() == {first.row: (1, 1), second.row: (1, 0)}
