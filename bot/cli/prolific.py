@@ -25,7 +25,7 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     prolific = commands.add_parser(
         NAME,
         help="the study's Prolific submissions matched with ozlab's records; approve the"
-        f" finished ones (token from {_TOKEN_ENV})",
+        f" finished ones; pay bonuses exactly once (token from {_TOKEN_ENV})",
     )
     actions = prolific.add_subparsers(dest="action", required=True)
     status = actions.add_parser("status", help="one table: each submission and ozlab's record")
@@ -35,7 +35,7 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     bonus = actions.add_parser(
         "bonus",
-        help="the bonuses of a CSV (platform_id,amount) as one bulk bonus payment: set up and"
+        help="bonuses (a CSV, or the study file's rule) as one bulk bonus payment: set up and"
         " shown, paid only with --yes, never twice",
     )
     for action in (status, approve, bonus):
@@ -127,8 +127,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _rule(study: str) -> BonusRule:
     """The study file's bonus rule, or a one-line refusal."""
-    from scenarios.loading import load_study
+    from scenarios.loading import adapters_beside, load_study
 
+    adapters_beside(study)
     recruitment = load_study(study).study.recruitment
     if recruitment is None or recruitment.bonus is None:
         raise StudyDataError(
