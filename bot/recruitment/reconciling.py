@@ -20,22 +20,6 @@ CHECKS_TO_REJECT = 2
 """Failed attention checks that let a submission be rejected: Prolific's policy asks for more
 than one in a study of five minutes or more (one only in a shorter one); ozlab asks two."""
 
-REJECTABLE = {
-    # standing: (the platform's rejection category, the message to the participant)
-    "shared": (
-        "NO_DATA",
-        "This submission entered the study's completion code, but our study has no record of"
-        " you finishing it: the code is given only at the end of the study, in our Telegram"
-        " chat. If this is a mistake, please write to us through Prolific.",
-    ),
-    "checks": (
-        "FAILED_CHECK",
-        "This submission failed two or more of the attention checks in our study, which the"
-        " study's description and Prolific's attention check policy allow us to reject. If"
-        " you think this is a mistake, please write to us through Prolific.",
-    ),
-}
-
 
 class Standing(StrEnum):
     COMPLETED = "completed in both"
@@ -48,6 +32,23 @@ class Standing(StrEnum):
     REJECTED = "rejected"
     SCREENED_OUT = "screened out"
     UNDER_WAY = "under way"
+
+
+REJECTABLE: dict[Standing, tuple[str, str]] = {
+    # standing: (the platform's rejection category, the message to the participant)
+    Standing.SHARED_CODE: (
+        "NO_DATA",
+        "This submission entered the study's completion code, but our study has no record of"
+        " you finishing it: the code is given only at the end of the study, in our Telegram"
+        " chat. If this is a mistake, please write to us through Prolific.",
+    ),
+    Standing.FAILED_CHECKS: (
+        "FAILED_CHECK",
+        "This submission failed two or more of the attention checks in our study, which the"
+        " study's description and Prolific's attention check policy allow us to reject. If"
+        " you think this is a mistake, please write to us through Prolific.",
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -111,15 +112,11 @@ def match(submissions: Sequence[Submission], ours: Sequence[Ours]) -> list[Match
 def to_reject(rows: Sequence[Matched]) -> list[tuple[Submission, str, str]]:
     """The submissions ozlab may reject, each with the platform's category and message:
     the study's code without an ozlab completion, and two failed attention checks."""
-    chosen: list[tuple[Submission, str, str]] = []
-    for r in rows:
-        if r.submission is None:
-            continue
-        if r.standing is Standing.SHARED_CODE:
-            chosen.append((r.submission, *REJECTABLE["shared"]))
-        elif r.standing is Standing.FAILED_CHECKS:
-            chosen.append((r.submission, *REJECTABLE["checks"]))
-    return chosen
+    return [
+        (r.submission, *REJECTABLE[r.standing])
+        for r in rows
+        if r.submission is not None and r.standing in REJECTABLE
+    ]
 
 
 def to_approve(rows: Sequence[Matched]) -> list[Submission]:
