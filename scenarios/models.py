@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
@@ -312,6 +313,17 @@ class Timing(_Model):
         return self
 
 
+class BonusRule(_Model):
+    """What ``ozlab prolific bonus --from-study`` pays each participant from the platform, in
+    the study's currency (a decimal: 0.25): per task they completed and per task done
+    successfully (the scenario's ``success_if``, or a wizard's judgement)."""
+
+    per_completed_task: Decimal = Field(default=Decimal(0), ge=0, decimal_places=2)
+    """For each of the participant's sessions that ended (not abandoned)."""
+    per_success: Decimal = Field(default=Decimal(0), ge=0, decimal_places=2)
+    """For each of their sessions whose task was done successfully."""
+
+
 class Recruitment(_Model):
     """A recruitment platform that pays participants by code (Prolific and the like).
 
@@ -333,6 +345,8 @@ class Recruitment(_Model):
     """Shown to a participant who stayed silent until the study closed their session."""
     return_link: str = "https://app.prolific.com/submissions/complete?cc={code}"
     """Where a participant goes back to the platform; ``{code}`` is filled in."""
+    bonus: BonusRule | None = None
+    """A bonus rule (``per_completed_task``, ``per_success``) for ``ozlab prolific bonus``."""
 
     @model_validator(mode="after")
     def _code_in_link(self) -> Recruitment:
@@ -363,6 +377,9 @@ class Texts(_Model):
     platform_code: str = _EN["platform_code"]
     """At the end, to a participant from a recruitment platform: ``{platform}``, ``{code}`` and
     the return ``{link}`` are filled in."""
+    platform_id_other: str = _EN["platform_id_other"]
+    """To a participant who opens the study's link with another {platform} ID than the one
+    they came with: the first one stays."""
     payment_note: str = _EN["payment_note"]
     """Added to the consent text in a study with ``recruitment``: what a withdrawal keeps so
     that the time is paid (``{platform}``)."""

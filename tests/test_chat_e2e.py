@@ -18,6 +18,7 @@ from bot.core.privacy import SECRET_ENV
 from bot.store import lock as running
 from bot.systems.demo import ALEX_WISHLIST
 from scenarios.starter import write_starter
+from tests.paid_study import recruiting_study
 from tests.store_reads import pick, tables
 from tests.terminal_support import Terminal
 
@@ -276,3 +277,47 @@ def test_after_a_refusal_a_number_still_taps_the_ranking_above(tmp_path: Path) -
         chat.expect(r"^you tap: The price$")
         chat.type("/quit")
         assert chat.wait() == 0
+
+
+def test_a_researcher_rehearses_a_prolific_arrival_with_the_deep_link(tmp_path: Path) -> None:
+    """``--start`` sends the deep link's payload on the first ``/start``: the participant
+    comes from Prolific, and the payments export lists them."""
+    study, db = recruiting_study(tmp_path), tmp_path / "paid.sqlite"
+    secret = {**ENV, SECRET_ENV: "rehearsal-secret-0123456789"}
+    argv = [sys.executable, "-m", "bot.cli", "chat", str(study), "--db", str(db)]
+    with Terminal([*argv, "--start", "pid_REHEARSE1"], cwd=ROOT, env=secret) as chat:
+        chat.expect(r"you: /start pid_REHEARSE1")
+        chat.expect(r"keep only your Prolific ID")
+        chat.expect(r"\[1\] I agree")
+        chat.type("1")
+        chat.expect(r"\[1\] Finish task")
+        chat.type("/quit")
+        assert chat.wait() == 0
+    payments = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "export", "payments", "--db", str(db)],
+        cwd=ROOT,
+        env=secret,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert payments.returncode == 0, payments.stderr
+    [row] = payments.stdout.splitlines()[1:]
+    assert row.startswith("hmd,prolific,REHEARSE1,started,")
+    assert "REHEARSE1" not in (tmp_path / "paid.log").read_text("utf-8")
+
+
+def test_a_payload_a_link_cannot_carry_is_refused_in_one_line(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "chat", "hmd", "--start", "pid_a b"],
+        cwd=ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 3
+    assert done.stderr.strip() == (
+        "ozlab: --start 'pid_a b': a deep link's payload is 1 to 64 letters, digits, _ or -"
+        " (e.g. pid_TEST1)"
+    )

@@ -3,9 +3,11 @@ payment, and which code each ending shows."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from bot.core.vocabulary import Invitation, PaymentStatus, Stage
+from bot.core.vocabulary import EventKind, Invitation, PaymentStatus, Stage
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.common import CONSENT_NO
@@ -99,3 +101,71 @@ def test_a_screened_out_participant_gets_the_screened_out_code() -> None:
     assert released.stage is Stage.INELIGIBLE
     assert fx.SetPaymentStatus(PaymentStatus.SCREENED_OUT) in effects
     assert any(isinstance(e, fx.Send) and "cc=SCREEN3" in e.text for e in effects)
+
+
+def late_start(tag: str = "tag-A") -> ev.StartCommand:
+    return ev.StartCommand(platform_key=f"sealed-{tag}", platform_tag=tag)
+
+
+def test_a_bare_start_then_the_link_binds_the_id_before_consent() -> None:
+    bundle = make_bundle(recruitment=RECRUITMENT)
+    journey = run(bundle, None, ev.StartCommand(), 10.0).journey
+    assert journey is not None and journey.platform_tag is None
+    result = run(bundle, journey, late_start(), 25.0)
+    expected = fx.RecordRecruitment("prolific", "sealed-tag-A", PaymentStatus.STARTED, (10.0, 10.0))
+    assert of(result.effects, fx.RecordRecruitment) == [expected]
+    assert result.journey.platform_tag == "tag-A"  # type: ignore[union-attr]
+    assert "keep only your Prolific ID" in sends(result)[-1]  # the agreement again
+
+
+def test_the_id_after_consent_binds_and_the_dialogue_goes_on() -> None:
+    bundle = make_bundle(recruitment=RECRUITMENT)
+    journey = in_dialogue(bundle)
+    assert journey.platform_tag is None
+    result = run(bundle, journey, late_start(), 30.0)
+    [record] = of(result.effects, fx.RecordRecruitment)
+    assert record.status is PaymentStatus.STARTED and record.platform_key == "sealed-tag-A"
+    assert result.journey.stage is Stage.DIALOGUE  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("stage", "status"),
+    [
+        (Stage.FINISHED, PaymentStatus.COMPLETED),
+        (Stage.DECLINED, PaymentStatus.DECLINED),
+        (Stage.INELIGIBLE, PaymentStatus.SCREENED_OUT),
+        (Stage.CLOSED, PaymentStatus.TIMED_OUT),
+    ],
+)
+def test_an_id_after_the_end_records_how_the_part_ended(
+    stage: Stage, status: PaymentStatus
+) -> None:
+    bundle = make_bundle(recruitment=RECRUITMENT)
+    journey = replace(in_dialogue(bundle), stage=stage)
+    result = run(bundle, journey, late_start(), 900.0)
+    [record] = of(result.effects, fx.RecordRecruitment)
+    assert record.status is status
+    assert record.since == (journey.started_at, journey.last_activity_at)
+
+
+def test_the_same_id_again_changes_nothing_and_another_is_refused() -> None:
+    bundle = make_bundle(recruitment=RECRUITMENT)
+    first = run(bundle, None, late_start()).journey
+    assert first is not None and first.platform_tag == "tag-A"
+    again = run(bundle, first, late_start())
+    assert not of(again.effects, fx.RecordRecruitment) and not of(again.effects, fx.RecordEvent)
+    other = run(bundle, first, late_start("tag-B"))
+    assert not of(other.effects, fx.RecordRecruitment)
+    assert other.journey.platform_tag == "tag-A"  # type: ignore[union-attr]
+    [refused] = of(other.effects, fx.RecordEvent)
+    assert refused.kind is EventKind.PLATFORM_ID_REFUSED
+    assert "sealed" not in str(refused.data) and "tag-B" not in str(refused.data)
+    assert "another Prolific ID" in sends(other)[0]
+
+
+def test_a_study_without_recruitment_ignores_the_id() -> None:
+    bundle = make_bundle()
+    journey = in_dialogue(bundle)
+    result = run(bundle, journey, late_start())
+    assert not of(result.effects, fx.RecordRecruitment)
+    assert result.journey.platform_tag is None  # type: ignore[union-attr]

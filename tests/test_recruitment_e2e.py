@@ -37,6 +37,13 @@ def recruiting(hmd: StudyBundle) -> StudyBundle:
     return hmd.model_copy(update={"study": study, "scenarios": {"hmd-gift": gift}})
 
 
+def logged_as_by_ozlab_run(caplog: pytest.LogCaptureFixture) -> None:
+    """Everything ``ozlab run -v`` logs, the chatty libraries quiet."""
+    caplog.set_level(logging.DEBUG)
+    for name in _CHATTY:
+        caplog.set_level(logging.WARNING, logger=name)
+
+
 async def export_payments(db: Path, out: Path, monkeypatch: pytest.MonkeyPatch) -> list[dict]:
     """``ozlab export payments`` as a researcher runs it (in a thread: it has its own loop)."""
     monkeypatch.setenv(SECRET_ENV, SECRET)
@@ -56,9 +63,7 @@ async def test_a_prolific_participant_is_paid_by_code_and_listed(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.DEBUG)  # as ``ozlab run -v`` logs: the chatty libraries quiet
-    for name in _CHATTY:
-        caplog.set_level(logging.WARNING, logger=name)
+    logged_as_by_ozlab_run(caplog)
     bot = await start_bot(recruiting(hmd))
     p = emulator.participant(701)
     await p.send_text(f"/start pid_{PROLIFIC_PID}")
@@ -163,3 +168,70 @@ async def test_a_withdrawn_participant_is_listed_with_the_time_given_and_nothing
     assert (row["platform_id"], row["status"]) == (PROLIFIC_PID, "withdrawn")
     assert float(row["minutes"]) >= 0
     assert PROLIFIC_PID.encode() not in database_bytes(bot.db)
+
+
+async def test_the_id_binds_on_any_start_in_every_order_and_never_changes(
+    emulator: BotApiEmulator,
+    start_bot: StartBot,
+    hmd: StudyBundle,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The link opened after a bare ``/start`` (as ``ozlab chat`` once did), after consent,
+    after the end, twice, and with another id: each bound once, as the part stands."""
+    logged_as_by_ozlab_run(caplog)
+    ids = {n: f"5f1a2b3c4d5e6f7a8b9c0e{n:02d}" for n in range(1, 6)}
+    bot = await start_bot(recruiting(hmd))
+
+    async def finish(p: object) -> None:
+        await say(p, "Hi! I need adventure games for Linux")  # type: ignore[arg-type]
+        await p.wait_for_text("C1A2B3C4")  # type: ignore[attr-defined]
+
+    before_consent = emulator.participant(711)  # bare /start, then the link, then consent
+    await before_consent.send_text("/start")
+    await before_consent.wait_for_text("Privacy agreement")
+    await before_consent.send_text(f"/start pid_{ids[1]}")
+    await before_consent.wait_for(lambda q: q.messages[-1].text.startswith("Privacy agreement"))
+    await before_consent.tap(text="I agree")
+    await before_consent.wait_for_text("Your task")
+
+    after_consent = emulator.participant(712)  # consent, then the link in the dialogue
+    await after_consent.send_text("/start")
+    await after_consent.wait_for_text("Privacy agreement")
+    await after_consent.tap(text="I agree")
+    await after_consent.wait_for_text("Your task")
+    await after_consent.send_text(f"/start pid_{ids[2]}")
+    await after_consent.send_text(f"/start pid_{ids[2]}")  # twice: still one row
+
+    after_the_end = emulator.participant(713)  # finished, then the link
+    await after_the_end.send_text("/start")
+    await after_the_end.wait_for_text("Privacy agreement")
+    await after_the_end.tap(text="I agree")
+    await after_the_end.wait_for_text("Your task")
+    await finish(after_the_end)
+    await after_the_end.send_text(f"/start pid_{ids[3]}")
+    await after_the_end.wait_for(lambda q: sum("C1A2B3C4" in m.text for m in q.messages) == 2)
+
+    other_id = emulator.participant(714)  # came with one id, opens the link with another
+    await other_id.send_text(f"/start pid_{ids[4]}")
+    await other_id.wait_for_text("Privacy agreement")
+    await other_id.send_text(f"/start pid_{ids[5]}")
+    await other_id.wait_for_text("You are already taking part with another Prolific ID")
+
+    await finish(before_consent)
+    await finish(after_consent)
+    await bot.stop()
+
+    rows = await export_payments(bot.db, tmp_path / "payments.csv", monkeypatch)
+    listed = {row["platform_id"]: row["status"] for row in rows}
+    assert listed == {
+        ids[1]: "completed",
+        ids[2]: "completed",
+        ids[3]: "completed",
+        ids[4]: "started",
+    }
+    blob = database_bytes(bot.db)
+    for platform_id in ids.values():
+        assert platform_id.encode() not in blob and platform_id not in caplog.text
+    assert len(bot.events("platform_id_refused")) == 1

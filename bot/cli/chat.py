@@ -22,6 +22,12 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     scratch_db(chat, None, "study database, default a new scratch one")
     chat.add_argument("--lang", default="en", help="your Telegram language, e.g. it")
     chat.add_argument(
+        "--start",
+        metavar="PAYLOAD",
+        help="the deep link's payload on your first /start, e.g. pid_TEST1 as a participant"
+        " coming from Prolific (/restart starts the next one with a bare /start)",
+    )
+    chat.add_argument(
         "--annotate",
         metavar="JOB",
         help="be a new annotator of this annotation job instead, on a copy of the study's"
@@ -30,10 +36,14 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bot.pilot.chat import start_command
     from scenarios.loading import adapters_beside, load_study
 
+    first = start_command(args.start)  # a bad payload is refused before anything starts
     adapters_beside(args.study)
     bundle = load_study(args.study)
+    if args.annotate is not None and args.start is not None:
+        raise StudyDataError("--start and --annotate: an annotator's link carries its own code")
     if args.annotate is not None:
         if not args.db:
             raise StudyDataError(
@@ -56,4 +66,4 @@ def run(args: argparse.Namespace) -> int:
     db = args.db or scratch_database()
     log = chat_log(db)
     setup_logging(logging.WARNING, [], log)
-    return run_chat(bundle, db, args.lang, log)
+    return run_chat(bundle, db, args.lang, log, start=first)

@@ -18,8 +18,9 @@ WORDS = ["export", "payments"]
 def parser(prog: str) -> argparse.ArgumentParser:
     payments = argparse.ArgumentParser(
         prog=f"{prog} export payments",
-        description="Per recruitment platform id: status and minutes given, for payment and"
-        f" bonuses. The ids are opened with {SECRET_ENV} from the environment.",
+        description="Per recruitment platform id: status and minutes given, the platform's"
+        " submission and its approval, and the bonuses paid (ozlab prolific). The ids are"
+        f" opened with {SECRET_ENV} from the environment.",
     )
     database(payments)
     payments.add_argument("--out", type=Path, help="the CSV (default: standard output)")
@@ -41,7 +42,10 @@ def run(args: argparse.Namespace) -> int:
     async def read() -> list[tuple[str, ...]]:
         store = await open_store(args.db, access=Access.READ)
         try:
-            return payment_rows(await store.payments(), privacy)
+            records = await store.payments()
+            platforms = sorted({r.platform for r in records})
+            steps = [s for p in platforms for s in await store.money_path(p)]
+            return payment_rows(records, privacy, steps)
         finally:
             await store.close()
 

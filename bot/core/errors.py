@@ -106,6 +106,13 @@ class TelegramSetupError(OzlabError):
     exit_code = 7
 
 
+class PlatformError(OzlabError):
+    """A recruitment platform refused a request or could not be reached (``ozlab
+    prolific``): said without the token or any participant's id."""
+
+    exit_code = 11
+
+
 EXIT_STATUSES: tuple[tuple[int, str], ...] = (
     (DONE, "done (ozlab run: stopped by SIGTERM)"),
     (CRASH, "a crash: a bug in ozlab; its traceback is in the log, token and secret redacted"),
@@ -132,6 +139,11 @@ EXIT_STATUSES: tuple[tuple[int, str], ...] = (
     (
         StudyFileError.exit_code,
         "a study, scenario or instrument file is wrong (file:line: field: message)",
+    ),
+    (
+        PlatformError.exit_code,
+        "ozlab prolific: the platform refused a request (the token, the study id) or cannot"
+        " be reached",
     ),
     (INTERRUPTED, "stopped by Ctrl-C (what was written stays written)"),
     (READER_GONE, "its output went into a pipe whose reader stopped (ozlab report | head)"),

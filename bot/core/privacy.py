@@ -32,6 +32,7 @@ class Privacy:
         key = secret.encode()
         self._pseudonym_key = hmac.digest(key, b"ozlab pseudonym", "sha256")
         self._annotator_key = hmac.digest(key, b"ozlab annotator chat", "sha256")
+        self._platform_key = hmac.digest(key, b"ozlab platform id", "sha256")
         fernet_key = hmac.digest(key, b"ozlab chat id", "sha256")
         self._fernet = Fernet(base64.urlsafe_b64encode(fernet_key))
 
@@ -44,6 +45,12 @@ class Privacy:
         an annotator who also took part as a participant cannot be linked to their answers."""
         digest = hmac.new(self._annotator_key, str(telegram_id).encode(), hashlib.sha256)
         return "c" + digest.hexdigest()[:31]
+
+    def platform_tag(self, platform_id: str) -> str:
+        """The keyed hash a recruitment platform's id is compared by (is this the id the
+        participant came with?) without the journey holding the id itself."""
+        digest = hmac.new(self._platform_key, platform_id.encode(), hashlib.sha256)
+        return "t" + digest.hexdigest()[:31]
 
     def seal(self, data: str) -> str:
         return self._fernet.encrypt(data.encode()).decode()

@@ -116,6 +116,7 @@ class EventKind(StrEnum):
     HELD = "held"
     NOT_ELIGIBLE = "not_eligible"
     STUDY_COMPLETED = "study_completed"
+    PLATFORM_ID_REFUSED = "platform_id_refused"  # another platform id than the one bound
     REMINDED = "reminded"
     ABANDONED = "abandoned"
     RESUMED = "resumed"

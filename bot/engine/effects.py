@@ -145,6 +145,10 @@ class RecordRecruitment:
 
     platform: str
     platform_key: str
+    status: PaymentStatus = PaymentStatus.STARTED
+    """Not STARTED when the id comes after the participant's part ended (a late ``/start``)."""
+    since: tuple[float, float] | None = None
+    """When they arrived and were last active, when the id comes later than the arrival."""
 
 
 @dataclass(frozen=True)

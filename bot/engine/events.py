@@ -15,12 +15,14 @@ from bot.engine.effects import Until
 @dataclass(frozen=True)
 class StartCommand:
     """``/start`` or ``/start <invite code>``, with the language Telegram reports. A
-    recruitment platform's id (``/start pid_<id>``) arrives sealed by the runner, never
-    in the clear: ``platform_key``."""
+    recruitment platform's id (``/start pid_<id>``, on any ``/start``) arrives sealed by the
+    runner, never in the clear: ``platform_key``, with ``platform_tag``, its keyed hash, to
+    tell whether it is the id the participant is bound to."""
 
     code: str | None = None
     language: str | None = None
     platform_key: str | None = None
+    platform_tag: str | None = None
 
 
 @dataclass(frozen=True)

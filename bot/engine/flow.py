@@ -10,12 +10,12 @@ them on when a phase ends; the phases themselves live in ``phases/``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.core.vocabulary import CommandOutcome, EventKind, Hint, Moment, SessionState
 from bot.engine import effects as fx
 from bot.engine import events as ev
-from bot.engine import helping, progression, withdrawal, wizard
+from bot.engine import helping, progression, recruitment, withdrawal, wizard
 from bot.engine.common import (
     Doing,
     PhaseOver,
@@ -96,6 +96,10 @@ def step(
             )
             return Step(journey.touched(now), tuple(answer))
     resumed: list[Doing] = []
+    if isinstance(event, ev.StartCommand) and event.platform_key is not None:
+        journey, bound = recruitment.bind(bundle, texts_of(bundle, journey), journey, event)
+        resumed += bound
+        event = replace(event, platform_key=None, platform_tag=None)
     if isinstance(event, ev.PARTICIPANT_EVENTS):
         if journey.abandoned and journey.stage in (Stage.DIALOGUE, Stage.QUESTIONNAIRE):
             resumed.append(fx.RecordEvent(EventKind.RESUMED, journey.current_session))

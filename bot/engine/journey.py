@@ -102,6 +102,7 @@ class Journey:
     abandoned: bool = False
     keyboards: tuple[Keyboard, ...] = ()  # messages whose buttons go away later
     sides: Sides | None = None  # a side-by-side task's two systems
+    platform_tag: str | None = None  # keyed hash of the recruitment platform id bound to them
 
     @property
     def task(self) -> Task:

@@ -9,9 +9,12 @@ engine only decides what is recorded and which code is shown.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
-from bot.core.vocabulary import PaymentStatus
+from bot.core.vocabulary import EventKind, PaymentStatus, Stage
 from bot.engine import effects as fx
+from bot.engine import events as ev
+from bot.engine.journey import Journey
 from scenarios.models import Recruitment, StudyBundle, Texts
 
 PAYLOAD_PREFIX = "pid_"
@@ -72,6 +75,37 @@ def arrival(bundle: StudyBundle, platform_key: str | None) -> list[fx.Effect]:
     if recruitment is None or platform_key is None:
         return []
     return [fx.RecordRecruitment(recruitment.platform, platform_key)]
+
+
+_ENDED = {
+    Stage.DECLINED: PaymentStatus.DECLINED,
+    Stage.FINISHED: PaymentStatus.COMPLETED,
+    Stage.INELIGIBLE: PaymentStatus.SCREENED_OUT,
+    Stage.CLOSED: PaymentStatus.TIMED_OUT,
+}
+
+
+def bind(
+    bundle: StudyBundle, texts: Texts, journey: Journey, start: ev.StartCommand
+) -> tuple[Journey, list[fx.Effect]]:
+    """A platform id on a later ``/start`` (the link opened again, or first opened after a
+    bare ``/start``): bound if the participant has none, with the payment record begun as
+    their part stands (arrived when they did; ended if it has); the same id again changes
+    nothing; another id is refused and logged, and the first one stays."""
+    recruitment = bundle.study.recruitment
+    key, tag = start.platform_key, start.platform_tag
+    if recruitment is None or key is None or tag is None or journey.platform_tag == tag:
+        return journey, []
+    if journey.platform_tag is not None:
+        name = platform_name(recruitment)
+        return journey, [
+            fx.RecordEvent(EventKind.PLATFORM_ID_REFUSED, data={"platform": recruitment.platform}),
+            fx.Send(texts.platform_id_other.format(platform=name)),
+        ]
+    status = _ENDED.get(journey.stage, PaymentStatus.STARTED)
+    since = (journey.started_at, journey.last_activity_at)
+    record = fx.RecordRecruitment(recruitment.platform, key, status, since)
+    return replace(journey, platform_tag=tag), [record]
 
 
 def consent_note(bundle: StudyBundle, texts: Texts) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import secrets
 import signal
 import sys
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import TextIO, assert_never
 
 from bot.annotation.invitations import invite_annotators
+from bot.core.errors import StudyDataError
 from bot.core.privacy import SECRET_ENV
 from bot.core.visible_text import visible
 from bot.pilot import chat_screen as screen
@@ -67,10 +69,12 @@ def run_chat(
     out: TextIO = sys.stdout,
     *,
     annotate: str | None = None,
+    start: str = "/start",
 ) -> int:
     """Chat until /quit, end of input (Ctrl-D) or Ctrl-C; 0 however it ends. ``log``: where
     the bot's log lines went (named once, at the start); ``annotate``: be an annotator of
-    this job instead of a participant (``bot.pilot.chat_annotating``)."""
+    this job instead of a participant (``bot.pilot.chat_annotating``); ``start``: the first
+    participant's ``/start`` (:func:`start_command`)."""
 
     def write(line: str) -> None:
         out.write(line + "\n")
@@ -96,6 +100,7 @@ def run_chat(
             stop=stop,
             writer=writer,
             annotate=annotate,
+            start=start,
         )
 
     # Refused at once, before a word is printed, when a bot (or another chat) writes to it.
@@ -132,11 +137,13 @@ async def chat(
     stop: asyncio.Event,
     writer: WriterClaim | None = None,
     annotate: str | None = None,
+    start: str = "/start",
 ) -> None:
     """One emulated participant after another (``/restart``) until the chat ends, or with
     ``annotate``, one new annotator of that job after another, each let in by the code of
     their own that ``ozlab invite`` would give them; ``writer``: the writer's lock on ``db``
-    when the caller holds it already."""
+    when the caller holds it already; ``start``: the first participant's ``/start``, with the
+    deep link's payload when one is rehearsed (the next ones start bare)."""
     # The chat's users are the emulator's: whoever a demo, a pilot or the study sealed
     # under its own secret is nobody the chat can reach, and is left alone.
     async with emulated_study(
@@ -147,7 +154,6 @@ async def chat(
         while True:
             user_id = 900_000_000 + secrets.randbelow(90_000_000)
             p = emulator.participant(user_id, first_name="Pilot", language_code=language)
-            start = "/start"
             if annotate is not None:  # the annotator's link: the bot's deep link with a code
                 start += " " + await _new_annotator(bundle, db, annotate)
             view = _Screen(p, screen.refusals(bundle.texts_for(language)))
@@ -155,6 +161,23 @@ async def chat(
             if isinstance(action, screen.Quit):
                 return
             write(f"--- /restart: you are a new {who} ---")
+            start = "/start"
+
+
+_PAYLOAD = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def start_command(payload: str | None) -> str:
+    """``/start`` with a deep link's payload as Telegram sends it (up to 64 characters of
+    ``A-Za-z0-9_-``, as a link can carry), or a one-line refusal."""
+    if payload is None:
+        return "/start"
+    if not _PAYLOAD.fullmatch(payload):
+        raise StudyDataError(
+            f"--start {visible(payload)!r}: a deep link's payload is 1 to 64 letters, digits,"
+            " _ or - (e.g. pid_TEST1)"
+        )
+    return f"/start {payload}"
 
 
 async def _new_annotator(bundle: StudyBundle, db: Database, job: str) -> str:

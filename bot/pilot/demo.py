@@ -19,11 +19,12 @@ from pathlib import Path
 
 from bot.core.conversation import Conversation, SystemReply
 from bot.core.errors import StoreError, SystemSetupError
-from bot.core.privacy import Privacy
+from bot.core.privacy import SECRET_ENV, Privacy
 from bot.pilot.emulated import emulated_study
 from bot.pilot.simulation.annotating import play_annotators, simulated_jobs
 from bot.pilot.simulation.lookout import StoreLookout
 from bot.pilot.simulation.pace import DEMO_EPOCH, Pace, SimulatedClock
+from bot.pilot.simulation.platform import platform_visit
 from bot.pilot.simulation.play import Mind, Played, ScriptedMind, StudyPlayer
 from bot.store import holdings, open_store
 from bot.store import lock as running
@@ -146,6 +147,16 @@ class PacedSystem:
         """Nothing: the systems it wraps are closed together (they share one client)."""
 
 
+def demo_secret(seed: int) -> str:
+    """``OZLAB_SECRET`` when it is set, so that ``ozlab export payments`` and ``ozlab
+    prolific`` open a demo's simulated platform ids as they will the study's; else a key of
+    the seed's (the simulated users are nobody)."""
+    secret = os.environ.get(SECRET_ENV, "")
+    if len(secret) >= 16:
+        return secret
+    return hashlib.sha256(f"ozlab demo secret {seed}".encode()).hexdigest()
+
+
 async def play_study(
     bundle: StudyBundle,
     db: Database,
@@ -166,7 +177,7 @@ async def play_study(
     served system). ``writer``: the writer's lock the caller already holds on ``db``
     (the bot takes its own otherwise)."""
     token = f"{random.Random(seed).randrange(10**9)}:demo-{seed}"
-    secret = hashlib.sha256(f"ozlab demo secret {seed}".encode()).hexdigest()
+    secret = demo_secret(seed)
     clock = SimulatedClock(DEMO_EPOCH)
     built = build_systems(bundle.study.systems, env=os.environ, tools=scenario_tools(bundle))
     systems: dict[str, System] = dict(built)
@@ -174,6 +185,7 @@ async def play_study(
         latency = random.Random(f"{seed}:latency")
         systems = {name: PacedSystem(s, clock, latency) for name, s in systems.items()}
     privacy = Privacy(secret)
+    recruited = bundle.study.recruitment is not None
     store = await open_store(db, clock, study=locate(db).study_or(bundle.study.id))
     played: list[Played] = []
     marked: list[str] = []
@@ -202,6 +214,7 @@ async def play_study(
                         mind=mind_for(i, rng) if mind_for is not None else ScriptedMind(rng),
                         pace=Pace(clock, random.Random(f"{seed}:pace:{i}")),
                         lookout=StoreLookout(store, pseudonym),
+                        visit=platform_visit(seed, i) if recruited else None,
                     )
                     played.append(await player.play())
                     # Marked as each one ends: a demo killed later leaves no one unmarked

@@ -15,29 +15,59 @@ from pathlib import Path
 
 from bot.core.privacy import Privacy
 from bot.core.researcher_files import private_file, write_rows
-from bot.store.model import PaymentRecord
+from bot.recruitment.bonuses import bonuses_paid
+from bot.store.model import MoneyStep, PaymentRecord
 
-COLUMNS = ("study", "platform", "platform_id", "status", "minutes", "arrived_at", "last_active_at")
+COLUMNS = (
+    "study",
+    "platform",
+    "platform_id",
+    "status",
+    "minutes",
+    "arrived_at",
+    "last_active_at",
+    "submission_id",
+    "platform_status",
+    "approved_at",
+    "bonus",
+    "bonus_paid_at",
+    "bonus_bulk_ids",
+)
 
 
-def _iso(at: float) -> str:
-    return datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds")
+def _iso(at: float | None) -> str:
+    return "" if at is None else datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds")
 
 
-def payment_rows(records: Sequence[PaymentRecord], privacy: Privacy) -> list[tuple[str, ...]]:
-    """One row per platform id, ids opened; the minutes given, to the tenth."""
-    return [
-        (
-            r.study_id,
-            r.platform,
-            privacy.unseal(r.platform_key),
-            r.status.value,
-            f"{r.seconds / 60:.1f}",
-            _iso(r.arrived_at),
-            _iso(r.last_at),
+def payment_rows(
+    records: Sequence[PaymentRecord], privacy: Privacy, steps: Sequence[MoneyStep] = ()
+) -> list[tuple[str, ...]]:
+    """One row per platform id, ids opened; the minutes given, to the tenth; what the
+    platform said of the submission (``ozlab prolific``) and the bonuses the money path
+    knows paid (their sum, the last time, the bulk ids)."""
+    paid = bonuses_paid(steps, privacy)
+    rows: list[tuple[str, ...]] = []
+    for r in records:
+        pid = privacy.unseal(r.platform_key)
+        bonuses = paid.get(pid, [])
+        rows.append(
+            (
+                r.study_id,
+                r.platform,
+                pid,
+                r.status.value,
+                f"{r.seconds / 60:.1f}",
+                _iso(r.arrived_at),
+                _iso(r.last_at),
+                privacy.unseal(r.submission_key) if r.submission_key else "",
+                r.platform_status or "",
+                _iso(r.approved_at),
+                f"{sum(b.cents for b in bonuses) / 100:.2f}" if bonuses else "",
+                _iso(max((b.at for b in bonuses if b.at is not None), default=None)),
+                ";".join(b.bulk_id for b in bonuses if b.bulk_id),
+            )
         )
-        for r in records
-    ]
+    return rows
 
 
 def write_payments(rows: Sequence[tuple[str, ...]], out: Path | None) -> None:

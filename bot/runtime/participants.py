@@ -163,15 +163,21 @@ class StudyRunner:
             pseudonym = self._pseudonyms[chat_id] = self._privacy.pseudonym(chat_id)
         return pseudonym
 
-    async def _newcomer(self, participant: str, event: ev.Event) -> tuple[ev.Event, Invitation]:
-        """Someone the bot does not know yet: a platform id in their ``/start`` is sealed
-        before the engine sees it (never stored or logged in the clear), and their
-        invitation code is looked up in the store."""
+    def _sealed_id(self, event: ev.Event) -> ev.Event:
+        """A platform id in any ``/start`` (the first or a later one) is sealed before the
+        engine sees it, with its keyed hash to compare it by: never stored or logged in
+        the clear."""
         code = event.code if isinstance(event, ev.StartCommand) else None
         found = platform_id(code) if self._bundle.study.recruitment is not None else None
-        if isinstance(event, ev.StartCommand) and found is not None:
-            event, code = replace(event, code=None, platform_key=self._privacy.seal(found)), None
-        return event, await self._store.check_invitation(code, participant)
+        if not isinstance(event, ev.StartCommand) or found is None:
+            return event
+        key, tag = self._privacy.seal(found), self._privacy.platform_tag(found)
+        return replace(event, code=None, platform_key=key, platform_tag=tag)
+
+    async def _newcomer(self, participant: str, event: ev.Event) -> Invitation:
+        """Someone the bot does not know yet: their invitation code looked up in the store."""
+        code = event.code if isinstance(event, ev.StartCommand) else None
+        return await self._store.check_invitation(code, participant)
 
     def _claimed(self, invitation: Invitation, event: ev.Event, participant: str) -> Invitation:
         """The store's answer, with the codes taken since it was read (not yet committed)."""
@@ -492,9 +498,9 @@ class _ParticipantTurn:
                 elif answer is not None:
                     opening.events.append(answer)
             opening.resent = True
-        first = self._delivery.event
+        first = runner._sealed_id(self._delivery.event)
         if participant not in runner._journeys and isinstance(first, ev.PARTICIPANT_EVENTS):
-            first, self._invitation = await runner._newcomer(participant, first)
+            self._invitation = await runner._newcomer(participant, first)
         opening.events.append(first)
         return opening
 

@@ -307,8 +307,11 @@ def apply(tx: Tx, study_id: str, participant_id: str, record: fx.Record, now: fl
             )
         case fx.ClaimInvitation(code=code):
             recruiting.claim(conn, code, participant_id, now)
-        case fx.RecordRecruitment(platform=platform, platform_key=key):
-            recruiting.begin_payment(conn, study_id, participant_id, platform, key, now)
+        case fx.RecordRecruitment(platform=platform, platform_key=key, status=paid, since=at):
+            arrived, last = at if at is not None else (now, now)
+            recruiting.begin_payment(
+                conn, study_id, participant_id, platform, key, paid, arrived, last
+            )
         case fx.SetPaymentStatus(status=status):
             recruiting.set_status(conn, participant_id, status, now)
         case fx.RecordVote(vote=vote):

@@ -58,6 +58,7 @@ from bot.store.model import (
     JudgeCost,
     JudgementRecord,
     LiveParticipant,
+    MoneyStep,
     PaymentRecord,
     RatingsImported,
     SessionRecord,
@@ -294,6 +295,44 @@ class Recruitment(Protocol):
     async def payments(self) -> list[PaymentRecord]:
         """Every recruited participant's payment record, platform ids still sealed (those
         of withdrawn participants too: their time is paid)."""
+        ...
+
+    async def tasks_done(self) -> dict[int, tuple[int, int]]:
+        """Per payments row, its participant's sessions that ended, and done successfully."""
+        ...
+
+    async def failed_checks(self) -> dict[int, int]:
+        """Per payments row, the attention checks its participant failed (if any)."""
+        ...
+
+    async def note_submissions(self, seen: Sequence[tuple[int, str, str]]) -> None:
+        """What the platform listed: (payments row, sealed submission id, its status)."""
+        ...
+
+    async def note_approvals(self, rows: Sequence[int]) -> None:
+        """The payments rows whose submissions ozlab approved, now."""
+        ...
+
+    async def record_intent(
+        self,
+        study_id: str,
+        platform: str,
+        platform_study: str,
+        action: str,
+        request: str,
+        bulk_id: str | None,
+    ) -> int:
+        """A request that moves money, recorded (committed) before it is sent; its id."""
+        ...
+
+    async def record_outcome(
+        self, step_id: int, outcome: str, bulk_id: str | None, answer: str
+    ) -> None:
+        """What became of it, recorded (committed) once known."""
+        ...
+
+    async def money_path(self, platform: str) -> list[MoneyStep]:
+        """Every request of the money path to ``platform``, in the order they were made."""
         ...
 
 

@@ -367,11 +367,31 @@ class PaymentRecord:
     status: PaymentStatus
     arrived_at: float
     last_at: float
+    row: int = 0  # the record's own id, to note what the platform said of it
+    submission_key: str | None = None  # the platform's submission id, sealed
+    platform_status: str | None = None  # the submission's status when last asked
+    approved_at: float | None = None  # when ozlab approved the submission
 
     @property
     def seconds(self) -> float:
         """The time they gave the study."""
         return max(0.0, self.last_at - self.arrived_at)
+
+
+@dataclass(frozen=True)
+class MoneyStep:
+    """One request of the money path (``ozlab prolific bonus``): its intent, sealed, and
+    its outcome once known (None: sent, and the platform must be asked what happened)."""
+
+    id: int
+    platform_study: str
+    action: str
+    request: str  # sealed
+    bulk_id: str | None
+    intent_at: float
+    outcome: str | None
+    answer: str | None
+    outcome_at: float | None = None
 
 
 # --- annotation: annotators are not participants ------------------------------

@@ -58,11 +58,12 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("judge_calls", "key"),
     ("judgements", "job, judge, target, level, item_id"),
     ("written_files", "path"),
+    ("money_path", "id"),
 )
 """Every table of a study, those that others refer to first, with the key it is read in."""
 
 IDENTITIES: tuple[str, ...] = ("exchanges", "responses", "events", "studies", "commands")
-IDENTITIES += ("payments", "annotation_targets", "annotations", "stress_tests")
+IDENTITIES += ("payments", "annotation_targets", "annotations", "stress_tests", "money_path")
 """Tables whose ``id`` PostgreSQL numbers itself: its counter goes on after the copied rows."""
 
 

@@ -81,6 +81,7 @@ from bot.store.model import (
     JudgeCost,
     JudgementRecord,
     LiveParticipant,
+    MoneyStep,
     PaymentRecord,
     RatingsImported,
     SessionRecord,
@@ -380,6 +381,46 @@ class RelationalStore(ABC):
 
     async def payments(self) -> list[PaymentRecord]:
         return await self._read(recruiting.payments)
+
+    async def tasks_done(self) -> dict[int, tuple[int, int]]:
+        return await self._read(recruiting.tasks_done)
+
+    async def failed_checks(self) -> dict[int, int]:
+        return await self._read(recruiting.failed_checks)
+
+    async def note_submissions(self, seen: Sequence[tuple[int, str, str]]) -> None:
+        await self._write(lambda tx: recruiting.note_submissions(tx.conn, seen))
+
+    async def note_approvals(self, rows: Sequence[int]) -> None:
+        now = self._clock()
+        await self._write(lambda tx: recruiting.note_approvals(tx.conn, rows, now))
+
+    async def record_intent(
+        self,
+        study_id: str,
+        platform: str,
+        platform_study: str,
+        action: str,
+        request: str,
+        bulk_id: str | None,
+    ) -> int:
+        now, study = self._clock(), study_id
+        return await self._write(
+            lambda tx: recruiting.record_intent(
+                tx.conn, study, platform, platform_study, action, request, bulk_id, now
+            )
+        )
+
+    async def record_outcome(
+        self, step_id: int, outcome: str, bulk_id: str | None, answer: str
+    ) -> None:
+        now = self._clock()
+        await self._write(
+            lambda tx: recruiting.record_outcome(tx.conn, step_id, outcome, bulk_id, answer, now)
+        )
+
+    async def money_path(self, platform: str) -> list[MoneyStep]:
+        return await self._read(lambda c: recruiting.money_path(c, platform))
 
     # --- the console --------------------------------------------------------------------
 

@@ -521,4 +521,29 @@ MIGRATIONS: tuple[str, ...] = (
         written_at REAL NOT NULL       -- the last time ozlab wrote it
     );
     """,
+    # 18: the money path: every request to a recruitment platform that moves money
+    # (a bulk bonus created, then paid; a bulk approval), recorded as an intent before it
+    # is sent and its outcome after. ``request`` is sealed with the study secret (the
+    # platform's participant ids and amounts); an intent without an outcome is a request
+    # whose fate the platform is asked before anything is sent again. Not a participant's
+    # row: an erasure leaves it, as it leaves the payments row, unlinked. The payments row
+    # gains what the platform said of the participant's submission.
+    """
+    CREATE TABLE money_path (
+        id             INTEGER PRIMARY KEY,
+        study_id       TEXT NOT NULL,
+        platform       TEXT NOT NULL,   -- prolific
+        platform_study TEXT NOT NULL,   -- the study's id on the platform
+        action         TEXT NOT NULL,   -- bonus_create | bonus_pay | approve
+        request        TEXT NOT NULL,   -- sealed JSON: platform ids and amounts in cents
+        bulk_id        TEXT,            -- the platform's bulk bonus payment id, once known
+        intent_at      REAL NOT NULL,
+        outcome        TEXT,            -- NULL: sent, fate unknown | applied | not_applied
+        answer         TEXT,            -- what the platform said (totals), JSON
+        outcome_at     REAL
+    );
+    ALTER TABLE payments ADD COLUMN submission_key TEXT;   -- the platform's submission id, sealed
+    ALTER TABLE payments ADD COLUMN platform_status TEXT;  -- the submission's status, last seen
+    ALTER TABLE payments ADD COLUMN approved_at REAL;      -- when ozlab approved it
+    """,
 )

@@ -76,7 +76,12 @@ def first_contact(
         return None, []
     start = event if isinstance(event, ev.StartCommand) else ev.StartCommand()
     journey = Journey(
-        participant, Stage.CONSENT, started_at=now, last_activity_at=now, language=start.language
+        participant,
+        Stage.CONSENT,
+        started_at=now,
+        last_activity_at=now,
+        language=start.language,
+        platform_tag=start.platform_tag if start.platform_key is not None else None,
     )
     texts = texts_of(bundle, journey)
     claim: list[Doing] = []

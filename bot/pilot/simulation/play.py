@@ -26,6 +26,7 @@ from bot.pilot.simulation.answering import (
     vote,
 )
 from bot.pilot.simulation.pace import Pace
+from bot.pilot.simulation.platform import Arrival, PlatformVisit
 from bot.pilot.simulation.script import ScriptedTalker
 from questionnaires.models import MatrixItem, PreferenceItem
 from scenarios.models import Scenario, StudyBundle
@@ -184,8 +185,11 @@ class StudyPlayer:
         mind: Mind | None = None,
         pace: Pace | None = None,
         lookout: Lookout | None = None,
+        visit: PlatformVisit | None = None,
     ) -> None:
+        """``visit``: how they come from the recruitment platform, in a paid study."""
         self.p = p
+        self.visit = visit
         self.bundle = bundle
         self.rng = rng
         self.mind: Mind = mind or ScriptedMind(rng)
@@ -248,10 +252,27 @@ class StudyPlayer:
     # --- the study -----------------------------------------------------------------
 
     async def play(self) -> Played:
-        p = self.p
-        await self._send("/start")
+        p, visit = self.p, self.visit
+        await self._send(visit.first_start if visit is not None else "/start")
         await p.wait_for(lambda q: any(CONSENT_YES in _data(m) for m in q.messages), _TURN_TIMEOUT)
+        if visit is not None and visit.arrival is Arrival.LATE:
+            agreements = sum(CONSENT_YES in _data(m) for m in p.messages)
+            await self._send(visit.link_start)  # the agreement again, the id bound
+            await p.wait_for(
+                lambda q: sum(CONSENT_YES in _data(m) for m in q.messages) > agreements,
+                _TURN_TIMEOUT,
+            )
         await self._tap(CONSENT_YES)
+        played = await self._tasks(leaving=visit is not None and visit.arrival is Arrival.LEAVES)
+        if visit is not None and visit.arrival is Arrival.TWICE:
+            seen = len(p.messages)
+            await self._send(visit.link_start)  # the same id again: nothing changes
+            await p.wait_for(_more_messages_than(seen), _TURN_TIMEOUT)
+        return played
+
+    async def _tasks(self, *, leaving: bool) -> Played:
+        """The study after consent; ``leaving``: gone once the first task shows."""
+        p = self.p
         while True:
             await p.wait_for(
                 lambda q: (
@@ -261,6 +282,8 @@ class StudyPlayer:
                 ),
                 _TURN_TIMEOUT,
             )
+            if leaving and not self._ended(p):
+                return self._played(False)
             if (brief := self._new_brief(p)) is not None:
                 self.briefs_seen.add(brief.message_id)
                 await self._chat(brief)
