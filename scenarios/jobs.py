@@ -269,7 +269,7 @@ class AnnotationJob(_Model):
     targets go to someone else. None: only an annotator the researcher drops (``ozlab
     annotators drop``) loses them."""
     on_withdrawal: Literal["erase", "keep_unlinked"] = "erase"
-    """What an annotator's withdrawal (their ``/withdraw``, or ``ozlab erase A-XXXX``) does
+    """What an annotator's withdrawal (their ``/withdraw``, or ``ozlab erase A-7KQ2``) does
     with their ratings, as the consent they gave says: ``erase`` them with everything else
     of theirs, or ``keep_unlinked``: keep them for the research under a new pseudonym that
     nothing links to them (their chat id, code and pseudonym erased all the same). Either

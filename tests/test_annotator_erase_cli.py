@@ -1,4 +1,4 @@
-"""``ozlab erase A-XXXX`` on a study an annotator rated through the real bot: nothing of
+"""``ozlab erase A-7KQ2`` on a study an annotator rated through the real bot: nothing of
 theirs is left in the file (sealed chat id, code, ratings, their comment), the report's
 agreement is computed without them, a backup taken before is reached by the ledger, an
 import of their ratings is refused, and (with the secret) their updates still waiting in

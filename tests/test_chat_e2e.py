@@ -42,16 +42,21 @@ def chat(db: Path) -> Iterator[Terminal]:
         yield terminal
 
 
-def ozlab(*args: str) -> str:
-    """An ``ozlab`` command in a terminal of its own; its output (it must succeed)."""
-    done = subprocess.run(
+def command(*args: str, env: dict[str, str] = ENV) -> subprocess.CompletedProcess[str]:
+    """An ``ozlab`` command in a process of its own, whatever its status."""
+    return subprocess.run(
         [sys.executable, "-m", "bot.cli", *args],
         cwd=ROOT,
-        env=ENV,
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,
     )
+
+
+def ozlab(*args: str) -> str:
+    """An ``ozlab`` command in a process of its own; its output (it must succeed)."""
+    done = command(*args)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -144,14 +149,7 @@ def test_quit_ends_and_an_italian_participant_reads_italian(tmp_path: Path) -> N
 
 def test_no_chat_on_a_database_a_bot_runs_on(db: Path) -> None:
     with running.claim(db, "ozlab run"):  # as ``ozlab run`` holds it
-        done = subprocess.run(
-            [sys.executable, "-m", "bot.cli", "chat", "hmd", "--db", str(db)],
-            cwd=ROOT,
-            env=ENV,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        done = command("chat", "hmd", "--db", str(db))
     assert done.returncode == 5
     assert done.stderr.strip() == (
         f"ozlab: {db} is taken by another writer (ozlab run, pid {os.getpid()}):"
@@ -293,14 +291,7 @@ def test_a_researcher_rehearses_a_prolific_arrival_with_the_deep_link(tmp_path: 
         chat.expect(r"\[1\] Finish task")
         chat.type("/quit")
         assert chat.wait() == 0
-    payments = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "export", "payments", "--db", str(db)],
-        cwd=ROOT,
-        env=secret,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    payments = command("export", "payments", "--db", str(db), env=secret)
     assert payments.returncode == 0, payments.stderr
     [row] = payments.stdout.splitlines()[1:]
     assert row.startswith("hmd,prolific,REHEARSE1,started,")
@@ -308,14 +299,7 @@ def test_a_researcher_rehearses_a_prolific_arrival_with_the_deep_link(tmp_path: 
 
 
 def test_a_payload_a_link_cannot_carry_is_refused_in_one_line(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "chat", "hmd", "--start", "pid_a b"],
-        cwd=ROOT,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = command("chat", "hmd", "--start", "pid_a b")
     assert done.returncode == 3
     assert done.stderr.strip() == (
         "ozlab: --start 'pid_a b': a deep link's payload is 1 to 64 letters, digits, _ or -"

@@ -1,4 +1,4 @@
-"""A researcher drops an annotator from their job (``ozlab annotators drop A-XXXX``): they
+"""A researcher drops an annotator from their job (``ozlab annotators drop A-7KQ2``): they
 are declared dropped (their sealed chat id forgotten, their code no longer works, the bot
 tells them so), their finished ratings stay (research data; to erase them, ``ozlab erase``),
 and the job is planned again at once, so that the targets they had open go back to the pool

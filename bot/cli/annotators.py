@@ -1,4 +1,4 @@
-"""``ozlab annotators drop A-XXXX``: a researcher removes an annotator from their job."""
+"""``ozlab annotators drop A-7KQ2``: a researcher removes an annotator from their job."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         " finished ratings stay (to erase those: ozlab erase)",
     )
     database(drop)
-    drop.add_argument("pseudonym", nargs="+", help="the annotators, as A-XXXX")
+    drop.add_argument("pseudonym", nargs="+", help="the annotators, as A-7KQ2")
     drop.add_argument(
         "--study",
         help=f"the study of their job: its id in the database, or {STUDY_FILE}, when the"

@@ -22,7 +22,7 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     database(erase)
     erase.add_argument(
-        "pseudonym", nargs="*", help="participants or annotators (A-XXXX) to erase, as in the data"
+        "pseudonym", nargs="*", help="participants or annotators (A-7KQ2) to erase, as in the data"
     )
     erase.add_argument(
         "--telegram-id", type=int, action="append", default=[], help=f"needs {SECRET_ENV}"

@@ -1,4 +1,4 @@
-"""An annotator's erasure from the command line (``ozlab erase A-XXXX``): the same erasure
+"""An annotator's erasure from the command line (``ozlab erase A-7KQ2``): the same erasure
 as their own ``/withdraw`` (``bot.store.annotator_erasure``), their pending updates too when
 the secret can tell which are theirs.
 

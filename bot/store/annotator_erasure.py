@@ -1,5 +1,5 @@
 """An annotator's withdrawal or erasure (GDPR art. 17), inside the writer's transaction: the
-same for their ``/withdraw``, ``ozlab erase A-XXXX`` and a backup reached by the ledger.
+same for their ``/withdraw``, ``ozlab erase A-7KQ2`` and a backup reached by the ledger.
 
 What goes: the annotator row (their sealed chat id, the keyed hash of their chat, their
 code), every assignment of theirs (the targets they had go back to the pool: the next

@@ -402,7 +402,7 @@ class OperatorTasks(Protocol):
     async def erase_annotator(
         self, annotator_id: str, update_ids: Sequence[int] = ()
     ) -> AnnotatorErased | None:
-        """An annotator erased in one transaction (``ozlab erase A-XXXX``): their row
+        """An annotator erased in one transaction (``ozlab erase A-7KQ2``): their row
         (sealed chat id, code), assignments (the targets back to the pool), pending
         ``update_ids``, and their ratings and votes, or these kept under a new pseudonym
         nothing links to them where the job's consent says so; a line in the ledger. None
