@@ -5,10 +5,13 @@ separate two systems.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections import Counter
 from collections.abc import Callable
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
@@ -104,42 +107,44 @@ def pair_counts(fitted: pd.DataFrame) -> pd.DataFrame:
 
 def rater_agreement(fitted: pd.DataFrame) -> pd.DataFrame:
     """Per question and rater: how often the rater's decisive votes agree with the majority
-    of the other raters (``AGREEMENT_METHOD``)."""
+    of the other raters (``AGREEMENT_METHOD``). Counted over plain tuples: a report's votes
+    are few, and a frame's joins would cost more than the counting."""
     if fitted.empty:
         return pd.DataFrame(columns=RATER_COLUMNS)
-    decisive = fitted[fitted["winner"].isin(["a", "b"])]
-    won = decisive["system_a"].where(decisive["winner"] == "a", decisive["system_b"])
-    lost = decisive["system_b"].where(decisive["winner"] == "a", decisive["system_a"])
-    votes = pd.DataFrame(
-        {
-            "question": decisive["question"],
-            "rater": decisive["rater"],
-            "won": won.astype(str),
-            "lost": lost.astype(str),
-        }
+    rows = list(
+        zip(
+            fitted["question"].astype(str),
+            fitted["rater"].astype(str),
+            fitted["rater_kind"],
+            fitted["system_a"].astype(str),
+            fitted["system_b"].astype(str),
+            fitted["winner"],
+            strict=True,
+        )
     )
-    keys = ["question", "won", "lost"]
-    everyone = votes.groupby(keys).size().rename("all_for")
-    own = votes.groupby(["rater", *keys]).size().rename("own_for")
-    votes = votes.join(everyone, on=keys).join(own, on=["rater", *keys])
-    # the votes the other way round: the same index looked up with won and lost swapped
-    votes = votes.join(everyone.rename("all_against"), on=["question", "lost", "won"])
-    votes = votes.join(own.rename("own_against"), on=["rater", "question", "lost", "won"])
-    votes = votes.fillna({"all_against": 0, "own_against": 0})
-    others_for = votes["all_for"] - votes["own_for"]
-    others_against = votes["all_against"] - votes["own_against"]
-    votes["scored"] = others_for != others_against
-    votes["agreed"] = others_for > others_against
-    per_rater = votes.groupby(["question", "rater"]).agg(
-        decisive=("won", "size"), scored=("scored", "sum"), agreed=("agreed", "sum")
+    decisive = [
+        (question, rater, a if winner == "a" else b, b if winner == "a" else a)
+        for question, rater, _, a, b, winner in rows
+        if winner in ("a", "b")
+    ]
+    everyone = Counter((question, won, lost) for question, _, won, lost in decisive)
+    own = Counter(decisive)
+    kind: dict[tuple[str, str], object] = {}
+    counts: dict[tuple[str, str], list[int]] = {}
+    for question, rater, rater_kind, *_ in rows:
+        kind.setdefault((question, rater), rater_kind)
+        counts.setdefault((question, rater), [0, 0, 0, 0])[0] += 1
+    for vote in decisive:
+        question, rater, won, lost = vote
+        others_for = everyone[question, won, lost] - own[vote]
+        others_against = everyone[question, lost, won] - own[question, rater, lost, won]
+        mine = counts[question, rater]
+        mine[1] += 1
+        mine[2] += others_for != others_against
+        mine[3] += others_for > others_against
+    table = pd.DataFrame(
+        [(*key, kind[key], *counts[key]) for key in sorted(counts)], columns=RATER_COLUMNS[:-1]
     )
-    everything = fitted.groupby(["question", "rater"]).agg(
-        rater_kind=("rater_kind", "first"), votes=("winner", "size")
-    )
-    table = everything.join(per_rater).reset_index()
-    table = table.fillna({"decisive": 0, "scored": 0, "agreed": 0})
-    for column in ("decisive", "scored", "agreed"):
-        table[column] = table[column].astype(int)
     scored = table["scored"].where(table["scored"] > 0)
     table["agreement"] = table["agreed"] / scored
     return table[RATER_COLUMNS]
@@ -173,18 +178,54 @@ def comparisons_needed(p: float, *, alpha: float = 0.05, power: float = 0.8) -> 
     if not 0 <= p <= 1 or abs(p - 0.5) < 1e-12:
         return math.nan
     p = max(p, 1 - p)
-    # the first n in chunks, the first one small: most gaps need a few hundred votes, and the
-    # binomial's quantile costs per n tried (the same n is found whatever the chunks)
-    for start, size in [(1, 256), *((s, 2_000) for s in range(257, 200_001, 2_000))]:
-        n = np.arange(start, start + size)
-        c = stats.binom.ppf(alpha / 2, n, 0.5)
-        c = np.where(2 * stats.binom.cdf(c, n, 0.5) > alpha, c - 1, c)
+    # n is looked for in chunks, the first one small (most gaps need a few hundred votes); a
+    # chunk whose bound falls short of the power is passed over (the same n is found)
+    c_first, c_last = _chunk_ends(alpha)
+    firsts, lasts = _CHUNK_FIRSTS, _CHUNK_FIRSTS + _CHUNK_SIZES - 1
+    # n − c(n) never falls as n grows, c(n) never falls, and more votes give a count at least
+    # as large: P(K_n ≥ n − c(n)) ≤ P(K_last ≥ first − c(first)), P(K_n ≤ c(n)) ≤
+    # P(K_first ≤ c(last)) for every n of a chunk
+    bound = stats.binom.sf(firsts - c_first - 1, lasts, p) + np.where(
+        c_last >= 0, stats.binom.cdf(c_last, firsts, p), 0.0
+    )
+    for k in np.flatnonzero(bound >= power):
+        n = np.arange(_CHUNK_FIRSTS[k], _CHUNK_FIRSTS[k] + _CHUNK_SIZES[k])
+        c = _chunk_criticals(alpha, int(k))
         reached = stats.binom.cdf(c, n, p) + stats.binom.sf(n - c - 1, n, p)
         reached = np.where(c >= 0, reached, 0.0)
         hit = np.flatnonzero(reached >= power)
         if len(hit):
             return float(n[hit[0]])
     return math.nan
+
+
+_CHUNK_FIRSTS = np.array([1, *range(257, 200_001, 2_000)])
+_CHUNK_SIZES = np.array([256] + [2_000] * (len(_CHUNK_FIRSTS) - 1))
+
+
+def _critical_counts(alpha: float, n: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    """The sign test's rejection bound: the largest c with 2·P(K ≤ c | n, ½) ≤ α (−1 when
+    there is none)."""
+    c = stats.binom.ppf(alpha / 2, n, 0.5)
+    c = np.where(2 * stats.binom.cdf(c, n, 0.5) > alpha, c - 1, c)
+    c.setflags(write=False)
+    return c
+
+
+@functools.lru_cache(maxsize=8)
+def _chunk_ends(alpha: float) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    return (
+        _critical_counts(alpha, _CHUNK_FIRSTS),
+        _critical_counts(alpha, _CHUNK_FIRSTS + _CHUNK_SIZES - 1),
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _chunk_criticals(alpha: float, chunk: int) -> npt.NDArray[np.float64]:
+    """c(n) of one chunk, found once per process: the binomial's quantile is the costly
+    part, and every gap of every question asks for the first chunk."""
+    first = _CHUNK_FIRSTS[chunk]
+    return _critical_counts(alpha, np.arange(first, first + _CHUNK_SIZES[chunk]))
 
 
 def sample_size(
