@@ -130,7 +130,8 @@ async def test_annotators_compare_hmd_conversations_with_acute_eval(
     }  # fmt: skip
     for t in real:
         shown = real_votes[real_votes["session"] == t.target]
-        first, second = pair_sessions(t.target) or ("", "")
+        [(first, second)] = set(zip(shown["session_a"], shown["session_b"], strict=True))
+        assert {first, second} == set(pair_sessions(t.target) or ())  # on its annotator's side
         assert set(shown["system_a"]) == {sessions[first]}  # the system shown first
         assert set(shown["system_b"]) == {sessions[second]}
         assert set(shown["winner"]) == {"a"}  # these annotators prefer what they saw first

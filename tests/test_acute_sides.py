@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from dataclasses import replace
 from itertools import combinations
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,14 +22,25 @@ from bot.core.annotation import (
     AnnotationJobRecord,
     AnnotationState,
     AnnotationTarget,
+    AnnotationTask,
     Annotator,
     AssignmentPlan,
     FirstRating,
+    TranscriptExchange,
 )
-from bot.core.vocabulary import AnnotationLevel, AnnotationRound, Origin
+from bot.core.vocabulary import AnnotationLevel, AnnotationRound, Origin, Winner
+from bot.engine.annotating.acute import pair_questions, pair_votes
 from bot.engine.annotating.assignment import ItemKind, Rules, as_named, onboarding_result, plan
-from bot.engine.annotating.pairs import pair_sessions, pair_target, shown_name
+from bot.engine.annotating.pairs import (
+    first_choice_wins,
+    pair_conversations,
+    pair_sessions,
+    pair_target,
+    shown_name,
+)
 from bot.engine.annotating.sides import Showing, swapped_gives
+from scenarios.loading import load_study
+from tests.test_acute_jobs import JOB, duel, study_with
 
 PAIR = AnnotationLevel.PAIR
 ITEM = "forced.which"
@@ -243,3 +256,36 @@ def test_two_annotators_who_chose_one_conversation_from_both_sides_agree() -> No
         0.0,
     )
     assert [who for _, _, who, _ in third.assign] == ["C"]
+
+
+def test_a_swapped_pair_is_shown_voted_and_counted_on_its_annotators_side(tmp_path: Path) -> None:
+    """Swapped, a pair shows its second conversation first, its votes name that one's
+    system as side A (``session_a`` its conversation), and adaptive selection credits the
+    system the annotator picked, not the one first in the name."""
+    job = duel(tmp_path)
+    mine = TranscriptExchange(1, 1, "hello", 0.0, None, "from a")
+    theirs = TranscriptExchange(2, 1, "hello", 0.0, None, "from b")
+    target = AnnotationTarget("duel", "a~b", PAIR, 1, "a", None, "shop-v1", "hmd-gift")
+    task = AnnotationTask(target, AnnotationRound.FIRST, (mine,), {}, 0, 0, 1, 1,
+                          second=(theirs,), second_system="shop-v0", swapped=True)  # fmt: skip
+    assert pair_conversations(job, task) == ((theirs,), (mine,))
+    questions = pair_questions([load_study(study_with(tmp_path, JOB)).questionnaires["acute-eval"]])
+    item = next(iter(questions))
+    [vote] = pair_votes(job, {item: questions[item]}, task, "A-1", {item: "1"})
+    assert (vote.system_a, vote.system_b, vote.winner) == ("shop-v0", "shop-v1", Winner.A)
+    assert (vote.session_a, vote.session_b, vote.session_id) == ("b", "a", "a~b")
+    plain = replace(task, swapped=False)
+    [vote] = pair_votes(job, {item: questions[item]}, plain, "A-1", {item: "1"})
+    assert (vote.system_a, vote.session_a) == ("shop-v1", "a")
+    picked_first = [FirstRating("a~b", PAIR, "A-1", item, 1, None, swapped=True)]
+    wins = first_choice_wins(item, 1, picked_first, {"a": "shop-v1", "b": "shop-v0"})
+    assert wins == {("shop-v0", "shop-v1"): (1, 0)}  # shop-v0, shown first, won
+    onboarding = replace(task, target=AnnotationTarget("duel", "onboarding:plain:1", PAIR, 0))
+    first, second = pair_conversations(job, onboarding)  # swapped: the better one second
+    assert (
+        [x.system_text for x in second]
+        == ["Hello! How can I help?"]
+        != [x.system_text for x in first]
+    )
+    [vote] = pair_votes(job, {item: questions[item]}, onboarding, "A-1", {item: "2"})
+    assert vote.correct() and vote.expected is Winner.B
