@@ -317,7 +317,8 @@ def annotation_state(conn: Sql, job: str) -> AnnotationState | None:
         (job,),
     ):
         if released is not None:
-            swapped_before[(str(target), str(who))] = bool(swapped)
+            if level == AnnotationLevel.PAIR.value:
+                swapped_before[(str(target), str(who))] = bool(swapped)
             continue
         assignments.append(
             AnnotationAssignment(

@@ -514,10 +514,8 @@ class _Planner:
             return
         ratings: dict[TargetKey, dict[str, dict[str, FirstRating]]] = {}
         for r in self.state.first_ratings:
-            named = as_named(r, self.rules.choices)  # annotators shown a pair both ways agree
-            ratings.setdefault((r.target, r.level), {}).setdefault(r.annotator, {})[r.item_id] = (
-                named
-            )
+            theirs = ratings.setdefault((r.target, r.level), {}).setdefault(r.annotator, {})
+            theirs[r.item_id] = as_named(r, self.rules.choices)  # a pair seen both ways agrees
         for target in self.state.targets:
             key = (target.target, target.level)
             taken = self.on.get(key, {})

@@ -8,8 +8,8 @@ all three. So the side is an assignment's: the pair is shown in its name's order
 swapped, decided when it is given, in the order the annotator works through their pairs:
 
 - each annotator's share of a pair of systems shows each system first equally often, ± 1,
-  along the way: after a showing that put one system ahead, the next
-  showing of that pair of systems puts the other first;
+  along the way: after a showing that put one system ahead, the next showing of that pair
+  of systems puts the other first;
 - where that leaves a choice, the last showing of an odd share puts first the system that
   is behind over every showing of that pair of systems (all annotators'), so that each plan
   leaves the whole as balanced as the showings already given allow (± 1 when planned at
