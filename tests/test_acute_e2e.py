@@ -7,18 +7,23 @@ share every real pair, none seeing a conversation twice; every choice is a vote.
 from __future__ import annotations
 
 import asyncio
+import csv
+import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+import scenarios
 from analytics.data.loading import load_study_data
 from bot.core.vocabulary import AnnotationLevel
 from bot.engine.annotating.pairs import pair_sessions
 from bot.pilot.emulator import BotApiEmulator, BotMessage, Participant
 from scenarios.loading import load_study
 from tests.annotating_support import ALL_DONE, current_item, invite, json_report, play, stored
+from tests.command_line import ozlab_here
 from tests.conftest import StartBot
+from tests.store_reads import tables
 
 pytestmark = pytest.mark.slow
 
@@ -125,7 +130,8 @@ async def test_annotators_compare_hmd_conversations_with_acute_eval(
     }  # fmt: skip
     for t in real:
         shown = real_votes[real_votes["session"] == t.target]
-        first, second = pair_sessions(t.target) or ("", "")
+        [(first, second)] = set(zip(shown["session_a"], shown["session_b"], strict=True))
+        assert {first, second} == set(pair_sessions(t.target) or ())  # on its annotator's side
         assert set(shown["system_a"]) == {sessions[first]}  # the system shown first
         assert set(shown["system_b"]) == {sessions[second]}
         assert set(shown["winner"]) == {"a"}  # these annotators prefer what they saw first
@@ -169,3 +175,79 @@ async def test_an_adaptive_job_draws_each_next_pair_after_the_votes(
     assert len(seen) == len(set(seen))  # one annotator: never a conversation twice
     votes = (await asyncio.to_thread(load_study_data, db)).votes
     assert len(votes) == 3 * 4 and not votes["onboarding"].any()
+
+
+DUEL = """\
+id: duel
+title: Which assistant?
+kind: pairwise
+rate:
+  pair: [acute-eval]
+annotators: 2
+pairwise:
+  speaker: system
+  same_scenario: true
+  pairs_per_system_pair: 18
+  pairs_per_annotator: 6
+seen_once_in_order: true
+brief:
+  guidelines: Read both conversations.
+"""
+
+
+def test_every_annotator_is_shown_each_assistant_first_equally_often(tmp_path: Path) -> None:
+    """Six simulated annotators (``ozlab demo``'s: they prefer a system, never a side) share
+    18 pairs of the HMD logs, two to a pair and six pairs each, joining one after another,
+    through the real bot on the emulator. Each is shown each assistant first 3 times (a
+    side fixed per pair showed half of them one assistant first 4 times of 6), a pair's two
+    annotators see it both ways, the report finds no position effect, and the export says
+    which conversation each annotator was shown first."""
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "jobs" / "duel.yaml").write_text(DUEL)
+    hmd = Path(scenarios.__file__).parent / "library" / "studies" / "hmd.yaml"
+    study = tmp_path / "study.yaml"
+    study.write_text(
+        hmd.read_text().replace("annotation_jobs: [hmd-acute]", "annotation_jobs: [duel]")
+    )
+    db = tmp_path / "duel.sqlite"
+    done = ozlab_here("demo", "--study", study, "-n", "16", "--annotators", "6", "--db", db)
+    assert done.returncode == 0, done.stderr
+
+    system_of = {r["session_id"]: r["system_id"] for r in tables(db)["sessions"]}
+    votes = load_study_data(db).votes
+    real = votes[(votes["source"] == "acute") & ~votes["onboarding"]]
+    assert len(real) == 18 * 2 * 4  # every pair, two annotators, four questions
+    for row in real.to_dict("records"):  # the side shown, said by the vote itself
+        assert {row["session_a"], row["session_b"]} == set(pair_sessions(row["session"]) or ())
+        assert (system_of[row["session_a"]], system_of[row["session_b"]]) == (
+            row["system_a"], row["system_b"]
+        )  # fmt: skip
+    shown = real[real["question"] == "engagingness"]
+    firsts = Counter(zip(shown["rater"], shown["system_a"], strict=True))
+    assert sorted(firsts.values()) == [3] * 12  # six annotators, each assistant 3 times of 6
+    sides = shown.groupby("session")["session_a"].nunique()
+    assert len(sides) == 18 and (sides == 2).sum() >= 12  # most pairs seen both ways
+
+    report = json.loads(_report(db, tmp_path / "report.json"))
+    position = [p for p in report["pairwise"]["parameters"] if p["parameter"] == "shown_first"]
+    assert {p["question"] for p in position} == {
+        "engagingness", "interestingness", "humanness", "knowledge"
+    }  # fmt: skip
+    for p in position:  # of two equal assistants, the one shown first preferred: about half
+        assert 0.35 <= p["probability"] <= 0.65, p
+        assert p["probability_low"] <= 0.5 <= p["probability_high"], p
+
+    out = tmp_path / "export"
+    assert ozlab_here("export", "--db", db, "--out", out).returncode == 0
+    with (out / "votes.csv").open(newline="") as exported:
+        rows = [r for r in csv.DictReader(exported) if r["source"] == "acute"]
+    sides_of = zip(real["vote_id"], real["session_a"], real["session_b"], strict=True)
+    assert {r["vote_id"]: (r["session_a"], r["session_b"]) for r in rows} == {
+        vote: (a, b) for vote, a, b in sides_of
+    }
+
+
+def _report(db: Path, out: Path) -> str:
+    done = ozlab_here("report", "--db", db, "--format", "json", "--out", out)
+    assert done.returncode == 0, done.stderr
+    return out.read_text("utf-8")

@@ -92,6 +92,8 @@ def votes_frame(rows: pd.DataFrame, **columns: object) -> pd.DataFrame:
         "question": "turn",
         "scenario": "shop",
         "session": None,
+        "session_a": None,
+        "session_b": None,
         "turn": None,
         "flagged": False,
         "flag_reason": None,

@@ -79,6 +79,8 @@ def test_the_votes_frame_has_the_contracts_columns_and_types(db: Path) -> None:
     assert list(votes["question"]) == ["pref.which", "engagingness", "turn", "turn"]
     assert list(votes["scenario"]) == [None, None, "hmd-gift", "hmd-gift"]
     assert list(votes["session"]) == [None, "pair-1", ONE, ONE]
+    assert list(votes["session_a"]) == [None, TWO, None, None]  # the one shown first
+    assert list(votes["session_b"]) == [None, ONE, None, None]
     assert votes["turn"].dtype == "Int64" and votes["turn"].tolist()[2:] == [1, 2]
     assert votes["turn"].isna().tolist() == [True, True, False, False]
     assert votes["flagged"].dtype == bool and list(votes["flagged"]) == [0, 0, 0, 1]

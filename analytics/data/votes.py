@@ -2,8 +2,9 @@
 
 One contract between the store and the statistics (docs/arena.md): the columns of
 ``VOTE_COLUMNS`` in that order, ``system_a`` always the system shown (or met) first, the
-winner said from its side. The statistics exclude flagged, onboarding and not-comparable
-rows from the fit and count them.
+winner said from its side; an ACUTE pair's ``session_a`` the conversation its annotator was
+shown first (the pair's name, ``session``, need not say: each annotator has a side). The
+statistics exclude flagged, onboarding and not-comparable rows from the fit and count them.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import pandas as pd
 # fmt: off
 VOTE_COLUMNS = [
     "vote_id", "source", "rater", "rater_kind", "system_a", "system_b", "winner", "strength",
-    "question", "scenario", "session", "turn", "flagged", "flag_reason", "onboarding",
-    "onboarding_correct", "time",
+    "question", "scenario", "session", "session_a", "session_b", "turn", "flagged",
+    "flag_reason", "onboarding", "onboarding_correct", "time",
 ]
 """The votes frame's columns, in order: words as ``str`` or None (objects), ``turn`` as
 pandas' nullable ``Int64``, ``flagged`` and ``onboarding`` as ``bool``,
@@ -24,7 +25,8 @@ _WORDS = {
     "vote_id": "vote_id", "source": "source", "rater": "rater", "rater_kind": "rater_kind",
     "system_a": "system_a", "system_b": "system_b", "winner": "winner",
     "strength": "strength", "question": "question", "scenario": "scenario_id",
-    "session": "session_id", "flag_reason": "flag_reason",
+    "session": "session_id", "session_a": "session_a", "session_b": "session_b",
+    "flag_reason": "flag_reason",
 }
 """Each word column of the frame and the snapshot column it comes from."""
 # fmt: on
@@ -58,7 +60,7 @@ def votes_frame(stored: pd.DataFrame) -> pd.DataFrame:
     correct = numbers("onboarding_correct")
     return pd.DataFrame(
         {
-            **{name: frame[name] for name in VOTE_COLUMNS[:11]},
+            **{name: words for name, words in frame.items() if name != "flag_reason"},
             "turn": numbers("turn").astype("Int64"),
             "flagged": reasons.notna().astype(bool),
             "flag_reason": reasons,

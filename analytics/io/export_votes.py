@@ -33,7 +33,18 @@ VOTES = [
     Column("rater", "string", "pseudonym of the participant or annotator who voted"),
     Column("rater_kind", "string", "participant or annotator"),
     Column("scenario_id", "string", "the scenario compared (empty: none)"),
-    Column("session_id", "string", "the session (side by side, preference) or the pair (ACUTE)"),
+    Column(
+        "session_id",
+        "string",
+        "the session (side by side, preference) or the pair (ACUTE: its name, not the order "
+        "shown, which session_a and session_b give)",
+    ),
+    Column(
+        "session_a",
+        "string",
+        "ACUTE: the conversation shown first to this annotator, of side A (empty: not a pair)",
+    ),
+    Column("session_b", "string", "ACUTE: the conversation shown second, of side B"),
     Column("turn", "integer", "the exchange voted on (side by side), from 1"),
     Column("system_a", "string", "the system on side A: shown first, on the left, or met first"),
     Column("system_b", "string", "the system on side B: shown second, or met second"),
@@ -90,6 +101,8 @@ def vote_tables(data: StudyData) -> dict[str, Table]:
             "rater_kind": votes["rater_kind"],
             "scenario_id": votes["scenario"],
             "session_id": votes["session"],
+            "session_a": votes["session_a"],
+            "session_b": votes["session_b"],
             "turn": votes["turn"],
             "system_a": votes["system_a"],
             "system_b": votes["system_b"],

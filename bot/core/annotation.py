@@ -4,7 +4,7 @@ annotators, targets, who rates what, and the target an annotator rates next."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bot.core.vocabulary import (
     AnnotationLevel,
@@ -104,6 +104,8 @@ class AnnotationAssignment:
     round: AnnotationRound
     assigned_at: float
     done_at: float | None = None
+    swapped: bool = False
+    """A pair shown to this annotator in the other order than its target's name gives."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,8 @@ class FirstRating:
     item_id: str
     value: int | None
     text: str | None
+    swapped: bool = False
+    """A pair's rating given while it was shown in the other order than its name gives."""
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,11 @@ class AnnotationState:
     imported: tuple[tuple[str, AnnotationLevel, str], ...] = ()
     """(target, level, annotator) of each target an annotator rated in a file brought in by
     ``ozlab import annotations``: rated, though never assigned."""
+    pair_systems: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    """A real pair's target -> the systems of its two conversations, in its name's order."""
+    swapped_before: Mapping[tuple[str, str], bool] = field(default_factory=dict)
+    """(target, annotator) of a pair assignment released: the side it was shown in, which
+    it keeps if it is given back (what they rated of it was rated on that side)."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +150,9 @@ class AssignmentPlan:
 
     assign: tuple[tuple[str, AnnotationLevel, str, AnnotationRound], ...] = ()
     release: tuple[tuple[str, AnnotationLevel, str], ...] = ()
+    swapped: tuple[tuple[str, str], ...] = ()
+    """(target, annotator) of each new pair assignment shown in the other order than the
+    target's name gives (``bot.engine.annotating.sides``)."""
 
 
 @dataclass(frozen=True)
@@ -162,9 +174,12 @@ class AnnotationTask:
     """The participant's next message after the exchange (HRI CUES rates "the robot's
     response and the participant's subsequent input"); None for the last one."""
     second: tuple[TranscriptExchange, ...] = ()
-    """A pair's conversation shown second (``conversation`` is the first one, whole)."""
+    """A pair's second conversation in its name's order (``conversation``: the first, whole)."""
     second_system: str | None = None
-    """The system of a pair's conversation shown second (``target.system``: the first's)."""
+    """The system of a pair's second conversation (``target.system``: the first's)."""
+    swapped: bool = False
+    """A pair shown in the other order than its target's name (and ``conversation``,
+    ``second``) give: the second conversation first (``bot.engine.annotating.pairs``)."""
     recommended: tuple[str, ...] = ()
     """The catalogue entries of what the rated reply names (the demo shop's games), in the
     order it names them: a job's extra information shows them (``bot.annotation``)."""

@@ -307,26 +307,36 @@ def annotation_state(conn: Sql, job: str) -> AnnotationState | None:
     found = [j for j in annotation_jobs(conn) if j.job == job]
     if not found:
         return None
-    assignments = tuple(
-        AnnotationAssignment(
-            str(target),
-            AnnotationLevel(level),
-            str(who),
-            AnnotationRound(rnd),
-            float(at),
-            None if done is None else float(done),
+    assignments: list[AnnotationAssignment] = []
+    swapped_before: dict[tuple[str, str], bool] = {}
+    for target, level, who, rnd, at, done, released, swapped in conn.execute(
+        "SELECT t.target, t.level, a.annotator, a.round, a.assigned_at, a.done_at,"
+        " a.released_at, a.swapped"
+        " FROM annotation_assignments a JOIN annotation_targets t ON t.id = a.target_id"
+        " WHERE t.job = ? ORDER BY t.position, a.assigned_at",
+        (job,),
+    ):
+        if released is not None:
+            if level == AnnotationLevel.PAIR.value:
+                swapped_before[(str(target), str(who))] = bool(swapped)
+            continue
+        assignments.append(
+            AnnotationAssignment(
+                str(target),
+                AnnotationLevel(level),
+                str(who),
+                AnnotationRound(rnd),
+                float(at),
+                None if done is None else float(done),
+                bool(swapped),
+            )
         )
-        for target, level, who, rnd, at, done in conn.execute(
-            "SELECT t.target, t.level, a.annotator, a.round, a.assigned_at, a.done_at"
-            " FROM annotation_assignments a JOIN annotation_targets t ON t.id = a.target_id"
-            " WHERE t.job = ? AND a.released_at IS NULL ORDER BY t.position, a.assigned_at",
-            (job,),
-        )
-    )
     first = tuple(
-        FirstRating(str(target), AnnotationLevel(level), str(who), str(item), value, text)
-        for target, level, who, item, value, text in conn.execute(
-            "SELECT t.target, t.level, r.annotator, r.item_id, r.value, r.text"
+        FirstRating(
+            str(target), AnnotationLevel(level), str(who), str(item), value, text, bool(swapped)
+        )
+        for target, level, who, item, value, text, swapped in conn.execute(
+            "SELECT t.target, t.level, r.annotator, r.item_id, r.value, r.text, a.swapped"
             " FROM annotations r JOIN annotation_targets t ON t.id = r.target_id"
             " JOIN annotation_assignments a ON a.target_id = r.target_id"
             "  AND a.annotator = r.annotator"
@@ -345,15 +355,27 @@ def annotation_state(conn: Sql, job: str) -> AnnotationState | None:
             (job, AnnotationRound.FIRST.value, Origin.IMPORT.value),
         )
     )
+    # a real pair's second conversation is the rest of its name after the first's and "~"
+    pair_systems = {
+        str(target): (str(first_system), str(second_system))
+        for target, first_system, second_system in conn.execute(
+            "SELECT t.target, t.system_id, s.system_id FROM annotation_targets t"
+            " JOIN sessions s ON s.id = substr(t.target, length(t.session_id) + 2)"
+            " WHERE t.job = ? AND t.level = ? AND t.system_id IS NOT NULL",
+            (job, AnnotationLevel.PAIR.value),
+        )
+    }
     return AnnotationState(
         job=found[0],
         targets=tuple(targets(conn, job)),
         # a model judge rates beside the annotators: never given their targets
         annotators=tuple(a for a in annotators(conn, job) if a.origin is not Origin.MODEL),
-        assignments=assignments,
+        assignments=tuple(assignments),
         first_ratings=first,
         version=found[0].version,
         imported=imported,
+        pair_systems=pair_systems,
+        swapped_before=swapped_before,
     )
 
 
@@ -378,13 +400,20 @@ def apply_plan(conn: Sql, job: str, plan: AssignmentPlan, version: int, now: flo
             " AND annotator = ? AND done_at IS NULL AND released_at IS NULL",
             (now, target_id_of(conn, job, target, level), who),
         )
+    swapped = set(plan.swapped)
     for target, level, who, rnd in plan.assign:
-        conn.execute(
-            "INSERT INTO annotation_assignments (target_id, annotator, round, assigned_at)"
-            " VALUES (?,?,?,?) ON CONFLICT(target_id, annotator) DO UPDATE SET"
+        conn.execute(  # given back, an assignment keeps its side (what was rated, was on it)
+            "INSERT INTO annotation_assignments (target_id, annotator, round, assigned_at,"
+            " swapped) VALUES (?,?,?,?,?) ON CONFLICT(target_id, annotator) DO UPDATE SET"
             " round = excluded.round, assigned_at = excluded.assigned_at, released_at = NULL"
             " WHERE annotation_assignments.released_at IS NOT NULL",
-            (target_id_of(conn, job, target, level), who, rnd.value, now),
+            (
+                target_id_of(conn, job, target, level),
+                who,
+                rnd.value,
+                now,
+                int((target, who) in swapped),
+            ),
         )
     if plan.assign or plan.release:
         bump(conn, job)

@@ -57,6 +57,10 @@ def _task(conn: Sql, annotator_id: str, target_id: int, rnd: str) -> AnnotationT
         if (session or name) == unit and level == AnnotationLevel.EXCHANGE.value
     ]
     conversation, second, second_system, following = _material(conn, target)
+    swapped = conn.execute(
+        "SELECT swapped FROM annotation_assignments WHERE target_id = ? AND annotator = ?",
+        (target_id, annotator_id),
+    ).fetchone()
     answers = {
         str(item): stored_value(value, text)
         for item, value, text in conn.execute(
@@ -77,6 +81,7 @@ def _task(conn: Sql, annotator_id: str, target_id: int, rnd: str) -> AnnotationT
         next_message=following,
         second=second,
         second_system=second_system,
+        swapped=swapped is not None and bool(swapped[0]),
     )
 
 
@@ -86,14 +91,15 @@ _Material = tuple[
 
 
 def _material(conn: Sql, target: AnnotationTarget) -> _Material:
-    """What a target shows: its conversation up to the exchange (a pair's first one whole),
-    a pair's second conversation and its system, the participant's next message."""
+    """What a target shows: its conversation up to the exchange (a pair's first one whole,
+    in its name's order), a pair's second conversation and its system, the participant's
+    next message."""
     conversation: tuple[TranscriptExchange, ...] = ()
     second: tuple[TranscriptExchange, ...] = ()
     second_system: str | None = None
     following: str | None = None
     both = pair_sessions(target.target) if target.level is AnnotationLevel.PAIR else None
-    if both is not None:  # a pair: both conversations whole, the first shown first
+    if both is not None:  # a pair: both conversations whole, in its name's order
         shown = [reads.transcript(conn, session) for session in both]
         conversation, second = (() if t is None else tuple(t.exchanges) for t in shown)
         found = conn.execute("SELECT system_id FROM sessions WHERE id = ?", (both[1],)).fetchone()

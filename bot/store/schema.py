@@ -546,4 +546,11 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE payments ADD COLUMN platform_status TEXT;  -- the submission's status, last seen
     ALTER TABLE payments ADD COLUMN approved_at REAL;      -- when ozlab approved it
     """,
+    # 19: the side an annotator is shown a pair in: 1 when its conversations are shown in
+    # the other order than its target's name (``FIRST~SECOND``) gives, so that each
+    # annotator's share of a pair of systems shows each system first equally often.
+    # Assignments made before show the name's order (0).
+    """
+    ALTER TABLE annotation_assignments ADD COLUMN swapped INTEGER NOT NULL DEFAULT 0;
+    """,
 )

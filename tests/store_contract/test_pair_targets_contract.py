@@ -1,14 +1,21 @@
-"""An ACUTE pair in the store: its next target comes with both conversations whole (the
-first shown first) and the second one's system; its votes are kept with its finish, only
-from its annotator, replaced when judged again; erasing either participant takes the pair,
-its assignments and its ratings with it."""
+"""An ACUTE pair in the store: its next target comes with both conversations whole (in its
+name's order), the second one's system and the side its annotator is shown it in; its votes
+are kept with its finish, only from its annotator, replaced when judged again; erasing
+either participant takes the pair, its assignments and its ratings with it."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.core.annotation import AnnotationTarget
-from bot.core.vocabulary import AnnotationLevel, AnnotatorClaim, RaterKind, VoteSource, Winner
+from bot.core.annotation import AnnotationTarget, AssignmentPlan
+from bot.core.vocabulary import (
+    AnnotationLevel,
+    AnnotationRound,
+    AnnotatorClaim,
+    RaterKind,
+    VoteSource,
+    Winner,
+)
 from bot.core.votes import Vote
 from bot.engine.annotating.model import FinishTarget, RecordVotes, ReopenLast
 from bot.engine.annotating.pairs import pair_target
@@ -42,6 +49,42 @@ async def test_a_pair_comes_with_both_conversations_whole(store: StudyStore) -> 
     await store.record_annotation("A-1", "acute", name, PAIR, "acute-eval", "acute-eval.x", 2)
     [rating] = await store.annotation_ratings()
     assert (rating.level, rating.target, rating.value) == ("pair", name, "2")
+
+
+async def test_a_pair_given_swapped_is_shown_swapped_and_keeps_its_side_when_given_back(
+    store: StudyStore,
+) -> None:
+    first, name = await _paired(store)
+    await store.add_annotators("acute", [("A-2", "ann-TWO")])
+    state = await store.annotation_state("acute")
+    assert state is not None and state.pair_systems == {name: ("sys", "sys")}
+    [given] = state.assignments
+    assert not given.swapped  # given without a side: its name's order
+    swapped = AssignmentPlan(
+        assign=((name, PAIR, "A-2", AnnotationRound.FIRST),), swapped=((name, "A-2"),)
+    )
+    assert await store.apply_assignment_plan("acute", swapped, state.version)
+    task = await store.next_annotation_target("A-2")
+    assert task is not None and task.swapped and task.target.session_id == first
+    assert [x.user_text for x in task.conversation] == ["user 1", "user 2"]  # name's order
+    mine = await store.next_annotation_target("A-1")
+    assert mine is not None and not mine.swapped
+    # released (they dropped out), then given back without a side: it keeps its own
+    state = await store.annotation_state("acute")
+    assert state is not None
+    assert {(a.annotator, a.swapped) for a in state.assignments} == {("A-1", False), ("A-2", True)}
+    released = AssignmentPlan(release=((name, PAIR, "A-2"),))
+    assert await store.apply_assignment_plan("acute", released, state.version)
+    state = await store.annotation_state("acute")
+    assert state is not None and state.swapped_before == {(name, "A-2"): True}
+    again = AssignmentPlan(assign=((name, PAIR, "A-2", AnnotationRound.FIRST),))
+    assert await store.apply_assignment_plan("acute", again, state.version)
+    await store.record_annotation("A-2", "acute", name, PAIR, "acute-eval", "acute-eval.x", 2)
+    assert await store.commit_annotator_step([FinishTarget("A-2", "acute", name, PAIR)], None)
+    state = await store.annotation_state("acute")
+    assert state is not None and state.swapped_before == {}
+    [rating] = state.first_ratings
+    assert (rating.annotator, rating.value, rating.swapped) == ("A-2", 2, True)
 
 
 @pytest.mark.parametrize("participant", ["p", "q"])  # shown first, shown second

@@ -1,7 +1,8 @@
 """An ACUTE pair's answers as votes: pure, no I/O.
 
 Each forced choice of a finished pair becomes one vote (source ``acute``, rater kind
-``annotator``): the system of the conversation shown first is ``system_a``, the first
+``annotator``): the system of the conversation the annotator was shown first (their side
+of the pair: ``task.swapped``) is ``system_a`` and its conversation ``session_a``, the first
 option picks it (winner ``a``), the second picks the other (``b``). The question is the
 item's id without its questionnaire's prefix (``engagingness``). An onboarding pair's votes
 are marked as such, with the known answer as ``expected`` (so the report counts whether it
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from bot.core.annotation import AnnotationTask
 from bot.core.vocabulary import RaterKind, VoteSource, Winner
 from bot.core.votes import Vote
-from bot.engine.annotating.pairs import known_showing, pair_sessions
+from bot.engine.annotating.pairs import known_showing, pair_sessions, shown_name, shown_systems
 from questionnaires.models import ChoiceItem, Questionnaire
 from scenarios.jobs import AnnotationJob
 
@@ -55,15 +56,17 @@ def pair_votes(
 ) -> tuple[Vote, ...]:
     """The votes of one annotator's answers (item id -> value as stored) to one pair."""
     target = task.target
-    known = known_showing(job, target.target)
-    sessions = pair_sessions(target.target)
+    shown = shown_name(target.target, task.swapped)
+    known = known_showing(job, shown)
+    sessions = pair_sessions(shown)
+    shown_first, shown_second = shown_systems(task)
     if known is not None:
         first, second = (KNOWN_BETTER, KNOWN_WORSE)
         if not known.better_first:
             first, second = second, first
         expected: Winner | None = Winner.A if known.better_first else Winner.B
-    elif sessions is not None and target.system is not None and task.second_system is not None:
-        first, second, expected = target.system, task.second_system, None
+    elif sessions is not None and shown_first is not None and shown_second is not None:
+        first, second, expected = shown_first, shown_second, None
     else:
         return ()  # a pair whose conversations are gone: nothing to compare
     votes = []

@@ -19,7 +19,8 @@ the job's rules, ``plan`` decides what to change, and only that:
   Real pairs go out in bundles (``bundles``): sets of pairs without a shared conversation,
   as even as can be, one bundle to an annotator. Pair by pair in the pairs' order, the last
   annotators were left pairs sharing a conversation with theirs, never rated although the
-  annotators could hold every pair.
+  annotators could hold every pair. Each pair given is shown on a side of its own
+  (``sides``): every annotator's share of a pair of systems shows each first equally often.
 
 The same state and seed always give the same plan. The store applies a plan only while the
 job is still as it was read (``AnnotationState.version``).
@@ -30,7 +31,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from bot.core.annotation import (
@@ -42,6 +43,7 @@ from bot.core.annotation import (
 )
 from bot.core.vocabulary import AnnotationLevel, AnnotationRound
 from bot.engine.annotating.pairs import onboarding_target, pair_sessions
+from bot.engine.annotating.sides import Showing, swapped_gives
 from questionnaires.models import (
     ChoiceItem,
     MultiChoiceItem,
@@ -78,6 +80,9 @@ class Rules:
     """Onboarding target -> item -> the known answer's value."""
     threshold: float = 0.0
     pairs_per_annotator: int | None = None
+    choices: Mapping[str, tuple[int | str, ...]] = field(default_factory=dict)
+    """A pairwise job's forced choices: item -> its values, the first conversation's first
+    (a rating given on the other side of the pair is read as ``as_named``)."""
 
 
 def rules_of(job: AnnotationJob, questionnaires: Iterable[Questionnaire] = ()) -> Rules:
@@ -96,6 +101,9 @@ def rules_of(job: AnnotationJob, questionnaires: Iterable[Questionnaire] = ()) -
         known=known_answers(job, questionnaires) if job.kind == "pairwise" else {},
         threshold=pairing.onboarding.threshold if pairing.onboarding else 0.0,
         pairs_per_annotator=pairing.pairs_per_annotator,
+        choices=forced_choices(q for q in questionnaires if q.id in job.rate.pair)
+        if job.kind == "pairwise"
+        else {},
     )
 
 
@@ -155,7 +163,7 @@ def onboarding_result(
     right = answered = 0
     for r in ratings:
         wanted = rules.known.get(r.target, {}).get(r.item_id)
-        given = _answer(r)
+        given = _answer(as_named(r, rules.choices))
         if r.annotator != annotator or wanted is None or given is None:
             continue
         answered += 1
@@ -181,6 +189,21 @@ def item_kinds(questionnaires: Iterable[Questionnaire]) -> dict[str, ItemKind]:
 
 def _answer(rating: FirstRating) -> object:
     return rating.value if rating.value is not None else rating.text
+
+
+def as_named(rating: FirstRating, choices: Mapping[str, tuple[int | str, ...]]) -> FirstRating:
+    """A pair's rating as if it was shown in its name's order: a forced choice given with
+    the pair swapped picks the other value (the same conversation, on the other side)."""
+    values = choices.get(rating.item_id, ())
+    if not rating.swapped or len(values) != 2:
+        return rating
+    given = str(_answer(rating))
+    if given not in (str(values[0]), str(values[1])):
+        return rating
+    other = values[1] if given == str(values[0]) else values[0]
+    if rating.value is not None and isinstance(other, int):
+        return replace(rating, value=other, swapped=False)
+    return replace(rating, text=str(other), swapped=False)
 
 
 def disagree(
@@ -491,7 +514,8 @@ class _Planner:
             return
         ratings: dict[TargetKey, dict[str, dict[str, FirstRating]]] = {}
         for r in self.state.first_ratings:
-            ratings.setdefault((r.target, r.level), {}).setdefault(r.annotator, {})[r.item_id] = r
+            theirs = ratings.setdefault((r.target, r.level), {}).setdefault(r.annotator, {})
+            theirs[r.item_id] = as_named(r, self.rules.choices)  # a pair seen both ways agrees
         for target in self.state.targets:
             key = (target.target, target.level)
             taken = self.on.get(key, {})
@@ -507,6 +531,26 @@ class _Planner:
                 if who is not None:
                     self.give(target, who, AnnotationRound.ADJUDICATION)
 
+    def sides(self) -> frozenset[tuple[str, str]]:
+        """The new pair assignments to show swapped (``sides``), the pairs taken in the order
+        each annotator works through them; a showing released now counts no more."""
+        released = {(target, who) for target, _, who in self.release}
+        given = [
+            Showing(a.target, a.annotator, a.swapped)
+            for a in self.state.assignments
+            if (a.target, a.annotator) not in released
+        ]
+        position = {t.target: t.position for t in self.state.targets}
+        new = sorted(
+            (
+                (target, who)
+                for target, level, who, _ in self.assign
+                if level is AnnotationLevel.PAIR
+            ),
+            key=lambda give: position.get(give[0], 0),
+        )
+        return swapped_gives(given, new, self.state.pair_systems, self.state.swapped_before)
+
 
 def plan(
     state: AnnotationState, rules: Rules, kinds: Mapping[str, ItemKind], now: float
@@ -516,4 +560,9 @@ def plan(
     planner.release_the_gone()
     planner.first_round()
     planner.adjudication(kinds)
-    return AssignmentPlan(assign=tuple(planner.assign), release=tuple(planner.release))
+    swapped = planner.sides()
+    return AssignmentPlan(
+        assign=tuple(planner.assign),
+        release=tuple(planner.release),
+        swapped=tuple((t, who) for t, _, who, _ in planner.assign if (t, who) in swapped),
+    )

@@ -1,10 +1,12 @@
 """The pairs of a pairwise (ACUTE-Eval) job: pure, no I/O.
 
 A pair is two stored conversations of two systems, shown side by side; its target's name
-says which one is shown first (``FIRST~SECOND``), stored with it. Sides are counterbalanced
-within each pair of systems: the system shown first less often so far goes first, a coin
-from the job's seed deciding between equals, so each is first as often as the other, ± 1
-(a coin per pair confounds position with system: 6 pairs once split 5 to 1).
+orders them (``FIRST~SECOND``). Names are counterbalanced within each pair of systems: the
+system named first less often so far goes first, a coin from the job's seed deciding
+between equals, so each is first as often as the other, ± 1 (a coin per pair confounds
+position with system: 6 pairs once split 5 to 1). Which one an annotator is shown first is
+their assignment's (``sides``: each annotator's share balanced too); ``shown_name`` is the
+name in the order they see.
 The target's session is the first conversation (an erasure of either one takes the pair
 with it: ``bot/store``). Onboarding pairs, written in the job file with a
 known answer, come before every real pair (``onboarding:ID:1`` when the better conversation
@@ -51,6 +53,26 @@ def pair_sessions(target: str) -> tuple[str, str] | None:
         return None
     first, second = target.split(PAIR_SEPARATOR)
     return (first, second) if first and second else None
+
+
+def shown_name(target: str, swapped: bool) -> str:
+    """A pair's target name in the order one annotator is shown it: swapped, a real pair's
+    conversations the other way round, an onboarding pair's better one on the other side."""
+    if not swapped:
+        return target
+    both = pair_sessions(target)
+    if both is not None:
+        return pair_target(both[1], both[0])
+    head, _, side = target.rpartition(":")
+    if target.startswith(ONBOARDING_PREFIX) and side in ("1", "2"):
+        return f"{head}:{'2' if side == '1' else '1'}"
+    return target
+
+
+def shown_systems(task: AnnotationTask) -> tuple[str | None, str | None]:
+    """The systems of a pair's conversations in the order the annotator is shown them."""
+    named = (task.target.system, task.second_system)
+    return (named[1], named[0]) if task.swapped else named
 
 
 def onboarding_target(pair: KnownPair, better_first: bool) -> str:
@@ -280,7 +302,7 @@ def first_choice_wins(
     selection follows the job's first question), from the real pairs' first ratings."""
     tally: dict[SystemPair, list[int]] = {}
     for r in ratings:
-        both = pair_sessions(r.target)
+        both = pair_sessions(shown_name(r.target, r.swapped))
         given = r.value if r.value is not None else r.text
         if r.item_id != item_id or both is None or given is None:
             continue
@@ -311,11 +333,13 @@ def _written(exchanges: Sequence[KnownExchange]) -> tuple[TranscriptExchange, ..
 def pair_conversations(
     job: AnnotationJob, task: AnnotationTask
 ) -> tuple[tuple[TranscriptExchange, ...], tuple[TranscriptExchange, ...]]:
-    """The two conversations of a pair, the first shown first: an onboarding pair's from
-    the job file, a real pair's as the store read them."""
-    known = known_showing(job, task.target.target)
+    """The two conversations of a pair, the one shown first first: an onboarding pair's
+    from the job file, a real pair's as the store read them (in the side the annotator is
+    shown it: ``task.swapped``)."""
+    known = known_showing(job, shown_name(task.target.target, task.swapped))
     if known is None:
-        return task.conversation, task.second
+        named = (task.conversation, task.second)
+        return (named[1], named[0]) if task.swapped else named
     better, worse = _written(known.pair.better), _written(known.pair.worse)
     return (better, worse) if known.better_first else (worse, better)
 

@@ -21,7 +21,7 @@ from typing import Protocol
 
 from bot.annotation.invitations import invite_annotators
 from bot.core.annotation import AnnotationTask
-from bot.engine.annotating.pairs import known_showing
+from bot.engine.annotating.pairs import known_showing, shown_name, shown_systems
 from bot.pilot.emulator import BotApiEmulator, BotMessage, Participant
 from bot.pilot.simulation.answering import Question, find_question, merged, preferred
 from bot.pilot.simulation.pace import Pace, SimulatedClock
@@ -90,11 +90,11 @@ class PairJudge:
 
     def side(self, task: AnnotationTask) -> int:
         """1 for the speaker of the conversation shown first, 2 for the second's."""
-        known = known_showing(self.job, task.target.target)
+        known = known_showing(self.job, shown_name(task.target.target, task.swapped))
         if known is not None:
             right = self.rng.random() < KNOWN_ANSWER_SHARE
             return 1 if known.better_first == right else 2
-        first, second = task.target.system, task.second_system
+        first, second = shown_systems(task)
         if first is None or second is None:
             return self.rng.choice((1, 2))
         scenario = self.bundle.scenarios.get(task.target.scenario or "")
