@@ -546,4 +546,10 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE payments ADD COLUMN platform_status TEXT;  -- the submission's status, last seen
     ALTER TABLE payments ADD COLUMN approved_at REAL;      -- when ozlab approved it
     """,
+    # 19: the cell of the design each participant was assigned to (the system between
+    # subjects, a Latin square's row, ...), which a quota counts and the console and
+    # ``ozlab prolific status`` show the progress of; NULL until assigned.
+    """
+    ALTER TABLE participants ADD COLUMN design_cell TEXT;
+    """,
 )
