@@ -142,6 +142,7 @@ class Journey:
             gate_auto_send=self.gate_auto_send,
             reminded=self.reminded,
             abandoned=self.abandoned,
+            cell=self.cell or None,
         )
 
     def touched(self, now: float) -> Journey:
