@@ -42,6 +42,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from bot.core.participants import ParticipantStatus
+from bot.core.vocabulary import Stage
 from scenarios.models import Study
 
 Cell = tuple[str, str]
@@ -140,6 +142,45 @@ def open_cells(study: Study, places: Mapping[str, int]) -> tuple[str, ...]:
     quota = study.design.quota
     cells = design_cells(study)
     return cells if quota is None else tuple(c for c in cells if places.get(c, 0) < quota)
+
+
+@dataclass(frozen=True)
+class CellProgress:
+    """A cell of the design as a quota sees it: participants who completed, those under
+    way (assigned, not abandoned), and the quota (None: the study has none)."""
+
+    cell: str
+    completed: int
+    under_way: int
+    quota: int | None
+
+    @property
+    def full(self) -> bool:
+        """No newcomer is assigned here: its places are taken (``has_room``'s count)."""
+        return self.quota is not None and self.completed + self.under_way >= self.quota
+
+    def __str__(self) -> str:
+        done = f"{self.completed}" if self.quota is None else f"{self.completed}/{self.quota}"
+        full = " (full)" if self.full else ""
+        return f"{self.cell}: {done} completed, {self.under_way} under way{full}"
+
+
+def progress(study: Study, statuses: Iterable[ParticipantStatus]) -> list[CellProgress]:
+    """Each cell's progress from where the participants stand (as the console's read model
+    has it): the design's cells in order, then any cell only older assignments name."""
+    completed: Counter[str] = Counter()
+    under_way: Counter[str] = Counter()
+    for status in statuses:
+        if status.cell is None:
+            continue
+        if status.stage is Stage.FINISHED:
+            completed[status.cell] += 1
+        elif not status.abandoned and status.stage is not Stage.CLOSED:
+            under_way[status.cell] += 1
+    cells = list(design_cells(study))
+    cells += sorted((completed.keys() | under_way.keys()) - set(cells))
+    quota = study.design.quota
+    return [CellProgress(c, completed[c], under_way[c], quota) for c in cells]
 
 
 def has_room(study: Study, places: Mapping[str, int], waiting: int) -> bool:

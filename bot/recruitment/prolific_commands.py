@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from bot.core.privacy import Privacy
 from bot.core.visible_text import visible
+from bot.engine.assignment import progress
 from bot.recruitment.prolific import Prolific, Submission
 from bot.recruitment.reconciling import (
     Matched,
@@ -21,6 +22,7 @@ from bot.recruitment.reconciling import (
 )
 from bot.store import Access, open_store
 from bot.store.opening import Database
+from scenarios.stored import UnreadableDefinition, read_definition
 
 PLATFORM = "prolific"
 
@@ -88,10 +90,35 @@ def _counts(rows: list[Matched]) -> list[str]:
     return [f"{counted[s]:>5}  {s.value}" for s in Standing if counted[s]]
 
 
+async def quota_lines(db: Database) -> list[str]:
+    """Each cell of the design of a study with a quota: completed of the quota, and under
+    way (nothing for a study without one)."""
+    store = await open_store(db, access=Access.ATTACH)
+    try:
+        definitions = await store.latest_definitions()
+        participants = await store.live_participants()
+    finally:
+        await store.close()
+    lines: list[str] = []
+    for study_id, raw in definitions.items():
+        try:
+            study = read_definition(study_id, raw).bundle().study
+        except UnreadableDefinition:
+            continue
+        if study.design.quota is None:
+            continue
+        statuses = (p.status for p in participants if p.study_id == study_id)
+        lines += [f"{visible(study_id)}, quota of the design's cells:"]
+        lines += [f"  {visible(str(cell))}" for cell in progress(study, statuses)]
+    return lines
+
+
 async def status(db: Database, study_id: str, platform: Prolific, privacy: Privacy) -> str:
     """One table: every submission and every participant ozlab knows, with their standing
-    and the time taken by ozlab's clock and by the platform's."""
+    and the time taken by ozlab's clock and by the platform's; then, under a quota, each
+    cell of the design's progress."""
     rows = await matched(db, await platform.submissions(study_id), privacy)
+    cells = await quota_lines(db)
     header = "  ".join(
         (
             f"{'submission':<26}",
@@ -102,7 +129,9 @@ async def status(db: Database, study_id: str, platform: Prolific, privacy: Priva
             "standing",
         )
     )
-    return "\n".join([header, *map(_line, rows), "", *_counts(rows)])
+    return "\n".join(
+        [header, *map(_line, rows), "", *_counts(rows), *(["", *cells] if cells else [])]
+    )
 
 
 async def approve(

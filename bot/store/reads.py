@@ -71,7 +71,8 @@ def live_participants(conn: Sql, *, held_only: bool = False) -> list[LivePartici
 
 def _participant(row: Sequence[object]) -> LiveParticipant:
     (pid, study, stage, last, session, scenario, system, started, exchanges, turns, pending,
-     texts, since, auto, paused, gated, gate_auto, reminded, abandoned, cell, error) = row  # fmt: skip
+     texts, since, auto, paused, gated, gate_auto, reminded, abandoned, cell,
+     error) = row  # fmt: skip
     held = None
     if since is not None:
         held = HeldReply(tuple(json.loads(str(texts or "[]"))), _float(since) or 0.0, _float(auto))
