@@ -2,9 +2,11 @@
 for the endpoints ozlab uses: the token in ``Authorization: Token …`` (401 otherwise), a
 study's ``reward`` in cents, its submissions a page at a time (``page``/``page_size``,
 ``results`` and ``_links.next.href``), bulk approval by submission ids (only a submission
-waiting for review is approved; an approved one stays approved). Faults can be queued per
-endpoint: ``429`` (with ``Retry-After``), ``500``, ``slow`` (answers after ``slow_for``
-seconds) and ``applied_then_hang`` (the request takes effect, then no answer comes)."""
+waiting for review is approved; an approved one stays approved), a request to return a
+submission (its reasons required; the submission then shows ``return_requested``). Faults
+can be queued per endpoint: ``429`` (with ``Retry-After``), ``500``, ``slow`` (answers after
+``slow_for`` seconds) and ``applied_then_hang`` (the request takes effect, then no answer
+comes)."""
 
 from __future__ import annotations
 
@@ -43,6 +45,7 @@ class FakeSubmission:
     completed_at: str | None = "2026-11-01T10:12:00Z"
     entered_code: str | None = "C1A2B3C4"
     bonus_payments: list[float] = field(default_factory=list)  # cents, as paid
+    return_requested: str | None = None  # when the participant was asked to return it
 
 
 @dataclass
@@ -55,6 +58,7 @@ class FakeProlific:
     approvals: list[list[str]] = field(default_factory=list)
     bulks: dict[str, dict[str, int]] = field(default_factory=dict)  # id -> cents per participant
     rejections: list[tuple[str, str]] = field(default_factory=list)
+    return_requests: list[tuple[str, list[str]]] = field(default_factory=list)
     pays: list[str] = field(default_factory=list)  # every pay request applied, repeats included
     hanging: asyncio.Event = field(default_factory=asyncio.Event)
     slow_for: float = 5.0
@@ -69,6 +73,7 @@ class FakeProlific:
         app.router.add_post("/api/v1/submissions/bonus-payments/", self._set_up_bonuses)
         app.router.add_get("/api/v1/submissions/{id}/", self._submission)
         app.router.add_post("/api/v1/submissions/{id}/transition/", self._transition)
+        app.router.add_post("/api/v1/submissions/{id}/request-return/", self._request_return)
         app.router.add_post("/api/v1/bulk-bonus-payments/{id}/pay/", self._pay)
         return app
 
@@ -155,6 +160,30 @@ class FakeProlific:
         elif submission.status != "REJECTED":
             return web.json_response({"error": {"detail": "Cannot transition."}}, status=400)
         return web.json_response(_listed(submission))
+
+    async def _request_return(self, request: web.Request) -> web.Response:
+        """A message to the participant asking to return the submission: the reasons are
+        required (free text); the submission shows when it was asked."""
+        if (refused := await self._guard(request, "request-return")) is not None:
+            return refused
+        body = await request.json()
+        reasons = body.get("request_return_reasons")
+        found = [s for s in self.submissions if s.id == request.match_info["id"]]
+        if not found:
+            return web.json_response({"error": {"detail": "Not found."}}, status=404)
+        if not isinstance(reasons, list) or not reasons or not all(reasons):
+            return web.json_response({"error": {"detail": "Reasons are required."}}, status=400)
+        submission = found[0]
+        submission.return_requested = "2026-11-02T09:00:00Z"
+        self.return_requests.append((submission.id, [str(r) for r in reasons]))
+        return web.json_response(
+            {
+                "id": submission.id,
+                "status": submission.status,
+                "participant": submission.participant_id,
+                "return_requested": submission.return_requested,
+            }
+        )
 
     def _take(self, fault: str) -> bool:
         queued = self.faults[fault]
@@ -245,4 +274,5 @@ def _listed(s: FakeSubmission) -> dict[str, Any]:
         "started_at": s.started_at,
         "completed_at": s.completed_at,
         "entered_code": s.entered_code,
+        "return_requested": s.return_requested,
     }

@@ -12,7 +12,10 @@ them (https://docs.prolific.com/api-reference):
 - ``POST /api/v1/submissions/bonus-payments/`` with ``study_id`` and ``csv_bonuses``: a bulk
   bonus set up (its ``id``, ``amount``, ``fees``, ``total_amount``), not paid;
 - ``POST /api/v1/bulk-bonus-payments/{id}/pay/``: paid, asynchronously. Not idempotent: the
-  reference warns that a second request pays everyone again.
+  reference warns that a second request pays everyone again;
+- ``POST /api/v1/submissions/{id}/request-return/`` with ``request_return_reasons``: the
+  participant is asked to return their submission (an experimental endpoint, the reference
+  says; Prolific words the message around the reasons). Moves no money.
 
 Every request carries ``Authorization: Token <token>``. A ``429`` is waited out as its
 ``Retry-After`` says and tried again; a ``5xx`` or a lost connection is tried again only for a
@@ -52,6 +55,7 @@ class Submission:
     started_at: datetime | None
     completed_at: datetime | None
     entered_code: str | None
+    return_requested: datetime | None = None  # when the participant was asked to return it
 
     @property
     def minutes(self) -> float | None:
@@ -79,6 +83,7 @@ def _submission(raw: Mapping[str, Any]) -> Submission:
         started_at=_when(raw.get("started_at")),
         completed_at=_when(raw.get("completed_at")),
         entered_code=raw.get("entered_code") or raw.get("study_code"),
+        return_requested=_when(raw.get("return_requested")),
     )
 
 
@@ -197,6 +202,17 @@ class Prolific:
             f"{self._base}/api/v1/submissions/{submission_id}/transition/",
             "reject a submission",
             {"action": "REJECT", "rejection_category": category, "message": message},
+        )
+
+    async def request_return(self, submission_id: str, reasons: list[str]) -> None:
+        """``POST /api/v1/submissions/{id}/request-return/``: the participant is asked to
+        return the submission, for ``reasons`` (free text; Prolific's own: "Didn't finish
+        the study", "Encountered technical problems", "Withdrew consent")."""
+        await self._request(
+            "POST",
+            f"{self._base}/api/v1/submissions/{submission_id}/request-return/",
+            "ask a participant to return a submission",
+            {"request_return_reasons": reasons},
         )
 
     async def bulk_approve(self, submission_ids: list[str]) -> None:

@@ -5,12 +5,14 @@ platform's submission id."""
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from bot.core.privacy import Privacy
 from bot.core.visible_text import visible
 from bot.engine.assignment import progress
+from bot.engine.recruitment import code_for
 from bot.recruitment.prolific import Prolific, Submission
 from bot.recruitment.reconciling import (
     Matched,
@@ -18,10 +20,12 @@ from bot.recruitment.reconciling import (
     Standing,
     match,
     to_approve,
+    to_ask_return,
     to_reject,
 )
 from bot.store import Access, open_store
 from bot.store.opening import Database
+from scenarios.models import Recruitment
 from scenarios.stored import UnreadableDefinition, read_definition
 
 PLATFORM = "prolific"
@@ -35,6 +39,7 @@ async def matched(
     store = await open_store(db, access=Access.ATTACH)
     try:
         failed = await store.failed_checks()
+        recruiting = _recruitment(await store.latest_definitions())
         ours = [
             Ours(
                 privacy.unseal(r.platform_key),
@@ -42,6 +47,7 @@ async def matched(
                 r.seconds / 60,
                 r.row,
                 failed.get(r.row, 0),
+                code_for(recruiting[r.study_id], r.status) if r.study_id in recruiting else None,
             )
             for r in await store.payments()
             if r.platform == PLATFORM
@@ -57,6 +63,18 @@ async def matched(
     finally:
         await store.close()
     return rows
+
+
+def _recruitment(definitions: Mapping[str, str]) -> dict[str, Recruitment]:
+    """Each stored study's recruitment (its codes), where this ozlab can read it."""
+    found: dict[str, Recruitment] = {}
+    for study_id, raw in definitions.items():
+        with contextlib.suppress(UnreadableDefinition):
+            if (
+                recruitment := read_definition(study_id, raw).bundle().study.recruitment
+            ) is not None:
+                found[study_id] = recruitment
+    return found
 
 
 async def _note_approvals(db: Database, rows: Sequence[Matched]) -> None:
@@ -142,13 +160,16 @@ async def approve(
     *,
     apply: bool,
     reject: bool = False,
+    ask_returns: bool = False,
 ) -> str:
     """The submissions ozlab counts as completed, approved in one bulk request with ``apply``;
     with ``reject`` too, those it may reject (the study's code without an ozlab completion,
-    two failed attention checks) rejected with the platform's category and a message; without
-    ``apply``, only how many and what they cost."""
+    two failed attention checks) rejected with the platform's category and a message; with
+    ``ask_returns``, those of participants who left ozlab early (screened out, declined,
+    timed out) and submitted anyway asked to return them; without ``apply``, only how many
+    and what they cost."""
     rows = await matched(db, await platform.submissions(study_id), privacy)
-    chosen, rejected = to_approve(rows), to_reject(rows)
+    chosen, rejected, returning = to_approve(rows), to_reject(rows), to_ask_return(rows)
     reward = await platform.reward_cents(study_id)
     total = len(chosen) * reward / 100
     each = f"{len(chosen)} x {reward / 100:.2f} = {total:.2f}"
@@ -159,7 +180,13 @@ async def approve(
             f"{verb}: {len(rejected)} submitted without finishing in ozlab or failing two"
             " attention checks (ozlab prolific status lists them)"
         )
-    if not chosen and not (reject and rejected):
+    if returning:
+        verb = "ask" if ask_returns else "leave alone (--ask-returns asks them)"
+        said.append(
+            f"{verb} {len(returning)} to return: screened out, declined or timed out in ozlab,"
+            " submitted anyway"
+        )
+    if not chosen and not (reject and rejected) and not (ask_returns and returning):
         return (
             "nothing to approve: no submission waits for review from a participant ozlab saw finish"
         )
@@ -171,4 +198,8 @@ async def approve(
     if reject:
         for submission, category, message in rejected:
             await platform.reject(submission.id, category, message)
-    return "approved " + "; ".join(said).replace("reject:", "rejected:")
+    if ask_returns:
+        for submission, reason in returning:
+            await platform.request_return(submission.id, [reason])
+    done = "; ".join(said).replace("reject:", "rejected:").replace("ask ", "asked ")
+    return "approved " + done

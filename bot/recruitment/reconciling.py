@@ -5,6 +5,9 @@ participant (by the platform id, opened from the store's seal), each in one stan
 The completion code is the study's, the same for everyone: who finishes can pass it on, so
 a submission that entered it while ozlab never saw its participant finish is told apart
 (suggested for rejection, with the platform's reason for a code used without the work).
+Not so for a participant ozlab screened out, who declined or timed out: their submission is
+left to the researcher when it entered the code the study gave them for it, else they are
+asked to return it (Prolific allows no rejection for a screen-out).
 """
 
 from __future__ import annotations
@@ -31,7 +34,21 @@ class Standing(StrEnum):
     TIMED_OUT = "timed out"
     REJECTED = "rejected"
     SCREENED_OUT = "screened out"
+    ENDED_WITH_CODE = "ended in ozlab with the code for it (review on Prolific)"
+    TO_RETURN = "screened out, declined or timed out in ozlab (suggested: ask for a return)"
+    RETURN_ASKED = "screened out, declined or timed out in ozlab, asked to return"
     UNDER_WAY = "under way"
+
+
+LEFT_EARLY = {
+    # how a part ended in ozlab before its end: the reason a return is asked for, in the
+    # words of Prolific's own reasons
+    PaymentStatus.SCREENED_OUT: "Did not meet the study's screening criteria",
+    PaymentStatus.DECLINED: "Withdrew consent",
+    PaymentStatus.TIMED_OUT: "Didn't finish the study",
+}
+"""Endings before the end: never rejected (Prolific counts a screen-out no reason to reject,
+and asks for a return when consent was withdrawn or the study not finished)."""
 
 
 REJECTABLE: dict[Standing, tuple[str, str]] = {
@@ -60,6 +77,7 @@ class Ours:
     minutes: float
     row: int = 0  # the payments record, to note what the platform said
     failed_checks: int = 0  # attention checks failed
+    code: str | None = None  # the code the study gave for how their part ended, if any
 
 
 @dataclass(frozen=True)
@@ -84,6 +102,10 @@ def _standing(submission: Submission | None, ours: Ours | None) -> Standing:
             return Standing.REJECTED
         case "SCREENED OUT":
             return Standing.SCREENED_OUT
+        case "AWAITING REVIEW" if ours is not None and ours.status in LEFT_EARLY:
+            if ours.code is not None and submission.entered_code == ours.code:
+                return Standing.ENDED_WITH_CODE
+            return Standing.RETURN_ASKED if submission.return_requested else Standing.TO_RETURN
         case "AWAITING REVIEW":
             if not finished:
                 return Standing.SHARED_CODE
@@ -116,6 +138,16 @@ def to_reject(rows: Sequence[Matched]) -> list[tuple[Submission, str, str]]:
         (r.submission, *REJECTABLE[r.standing])
         for r in rows
         if r.submission is not None and r.standing in REJECTABLE
+    ]
+
+
+def to_ask_return(rows: Sequence[Matched]) -> list[tuple[Submission, str]]:
+    """The submissions of participants who left ozlab early (screened out, declined, timed
+    out) and submitted anyway, not asked yet: each with the reason to return it."""
+    return [
+        (r.submission, LEFT_EARLY[r.ours.status])
+        for r in rows
+        if r.standing is Standing.TO_RETURN and r.submission is not None and r.ours is not None
     ]
 
 
