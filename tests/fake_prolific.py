@@ -1,12 +1,12 @@
 """A local Prolific, written from its public API reference (docs.prolific.com/api-reference),
 for the endpoints ozlab uses: the token in ``Authorization: Token …`` (401 otherwise), a
-study's ``reward`` in cents, its submissions a page at a time (``page``/``page_size``,
-``results`` and ``_links.next.href``), bulk approval by submission ids (only a submission
-waiting for review is approved; an approved one stays approved), a request to return a
-submission (its reasons required; the submission then shows ``return_requested``). Faults
-can be queued per endpoint: ``429`` (with ``Retry-After``), ``500``, ``slow`` (answers after
-``slow_for`` seconds) and ``applied_then_hang`` (the request takes effect, then no answer
-comes)."""
+study's ``reward`` in cents and ``completion_codes`` (with their ``actions``), its
+submissions a page at a time (``page``/``page_size``, ``results`` and ``_links.next.href``),
+bulk approval by submission ids (only a submission waiting for review is approved; an
+approved one stays approved), a request to return a submission (its reasons required; the
+submission then shows ``return_requested``). Faults can be queued per endpoint: ``429``
+(with ``Retry-After``), ``500``, ``slow`` (answers after ``slow_for`` seconds) and
+``applied_then_hang`` (the request takes effect, then no answer comes)."""
 
 from __future__ import annotations
 
@@ -52,6 +52,15 @@ class FakeSubmission:
 class FakeProlific:
     study_id: str
     reward: int = 150  # cents
+    completion_codes: list[dict[str, Any]] = field(
+        default_factory=lambda: [
+            {
+                "code": "C1A2B3C4",
+                "code_type": "COMPLETED",
+                "actions": [{"action": "MANUALLY_REVIEW"}],
+            }
+        ]
+    )
     submissions: list[FakeSubmission] = field(default_factory=list)
     faults: dict[str, deque[str]] = field(default_factory=lambda: defaultdict(deque))
     requests: list[tuple[str, str]] = field(default_factory=list)
@@ -222,7 +231,9 @@ class FakeProlific:
             return refused
         if request.match_info["id"] != self.study_id:
             return web.json_response({"error": {"detail": "Not found."}}, status=404)
-        return web.json_response({"id": self.study_id, "reward": self.reward})
+        return web.json_response(
+            {"id": self.study_id, "reward": self.reward, "completion_codes": self.completion_codes}
+        )
 
     async def _submissions(self, request: web.Request) -> web.Response:
         if (refused := await self._guard(request, "submissions")) is not None:

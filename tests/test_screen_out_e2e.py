@@ -87,6 +87,15 @@ async def test_screened_out_and_declining_participants_are_never_rejected(
         # declined, then submitted the study's code (passed on) instead of returning
         FakeSubmission("sub03aaaaaaaaaaaaaaaaaaaa", DECLINED, entered_code="C1A2B3C4"),
     ]
+    fake.completion_codes.append(
+        {
+            "code": "SCREEN9",
+            "code_type": "FIXED_SCREENOUT",
+            "actions": [
+                {"action": "FIXED_SCREEN_OUT_PAYMENT", "fixed_screen_out_reward": 50, "slots": 5}
+            ],
+        }
+    )
     args = ("--db", bot.db, "--study-id", STUDY_ID)
     async with serving(fake.app()) as url:
         status = await asyncio.to_thread(prolific, "status", *args, url=url)
@@ -100,6 +109,16 @@ async def test_screened_out_and_declining_participants_are_never_rejected(
             "screened out, declined or timed out in ozlab (suggested: ask for a return)"
         )
         assert "suggested: reject" not in status.stdout
+        assert status.stdout.splitlines()[-1] == (
+            "hmd: screened_out_code SCREEN9: Prolific screens out and pays its fixed screen-out"
+            " reward of 0.50 itself"
+        )
+        fake.completion_codes.pop()  # the code not set up on Prolific: said so
+        missing = await asyncio.to_thread(prolific, "status", *args, url=url)
+        assert missing.stdout.splitlines()[-1] == (
+            "hmd: screened_out_code SCREEN9 is not a completion code of the Prolific study:"
+            " add it there"
+        )
 
         dry = await asyncio.to_thread(
             prolific, "approve", *args, "--reject", "--ask-returns", url=url

@@ -1,7 +1,9 @@
 """Prolific's API, the endpoints ``ozlab prolific`` uses, as its public reference describes
 them (https://docs.prolific.com/api-reference):
 
-- ``GET /api/v1/studies/{id}/``: the study, for its reward (in cents);
+- ``GET /api/v1/studies/{id}/``: the study, for its reward (in cents) and its
+  ``completion_codes`` (each ``code``, ``code_type`` and ``actions``; a custom screening
+  code's ``FIXED_SCREEN_OUT_PAYMENT`` action with its ``fixed_screen_out_reward`` in cents);
 - ``GET /api/v1/submissions/?study={id}&page_size=…``: the study's submissions, a page at a
   time (``results``, and ``_links.next.href`` while there are more);
 - ``POST /api/v1/submissions/bulk-approve/`` with ``submission_ids``: approval of many
@@ -142,6 +144,14 @@ class Prolific:
                 raise PlatformError(f"Prolific {kind} ({self._base}) to {what}") from None
         raise AssertionError("unreachable: the last attempt returns or raises")
 
+    async def completion_codes(self, study_id: str) -> list[CompletionCode]:
+        """The study's ``completion_codes``: each code, its ``code_type`` and the
+        ``actions`` Prolific takes when a participant enters it."""
+        study = await self._request(
+            "GET", f"{self._base}/api/v1/studies/{study_id}/", "read the study"
+        )
+        return [_completion_code(raw) for raw in study.get("completion_codes") or ()]
+
     async def reward_cents(self, study_id: str) -> float:
         """What one approved submission pays (the study's ``reward``, in cents)."""
         study = await self._request(
@@ -222,6 +232,29 @@ class Prolific:
             f"approve {len(submission_ids)} submissions",
             {"submission_ids": submission_ids},
         )
+
+
+@dataclass(frozen=True)
+class CompletionCode:
+    """A code of the study on the platform and what entering it does (``actions``:
+    ``AUTOMATICALLY_APPROVE``, ``MANUALLY_REVIEW``, ``FIXED_SCREEN_OUT_PAYMENT``, …)."""
+
+    code: str
+    code_type: str
+    actions: tuple[str, ...]
+    screen_out_reward: float | None = None  # cents: a fixed screen-out payment's reward
+
+
+def _completion_code(raw: Mapping[str, Any]) -> CompletionCode:
+    actions = [a for a in raw.get("actions") or () if isinstance(a, Mapping)]
+    rewards = [a.get("fixed_screen_out_reward") for a in actions]
+    reward = next((float(r) for r in rewards if isinstance(r, int | float)), None)
+    return CompletionCode(
+        code=str(raw.get("code", "")),
+        code_type=str(raw.get("code_type", "")),
+        actions=tuple(str(a.get("action", "")) for a in actions),
+        screen_out_reward=reward,
+    )
 
 
 @dataclass(frozen=True)

@@ -18,14 +18,16 @@ from bot.recruitment.reconciling import (
     Matched,
     Ours,
     Standing,
+    code_notes,
     match,
     to_approve,
     to_ask_return,
     to_reject,
 )
 from bot.store import Access, open_store
+from bot.store.model import LiveParticipant
 from bot.store.opening import Database
-from scenarios.models import Recruitment
+from scenarios.models import Study
 from scenarios.stored import UnreadableDefinition, read_definition
 
 PLATFORM = "prolific"
@@ -39,7 +41,11 @@ async def matched(
     store = await open_store(db, access=Access.ATTACH)
     try:
         failed = await store.failed_checks()
-        recruiting = _recruitment(await store.latest_definitions())
+        recruiting = {
+            study_id: study.recruitment
+            for study_id, study in _studies(await store.latest_definitions()).items()
+            if study.recruitment is not None
+        }
         ours = [
             Ours(
                 privacy.unseal(r.platform_key),
@@ -65,15 +71,12 @@ async def matched(
     return rows
 
 
-def _recruitment(definitions: Mapping[str, str]) -> dict[str, Recruitment]:
-    """Each stored study's recruitment (its codes), where this ozlab can read it."""
-    found: dict[str, Recruitment] = {}
+def _studies(definitions: Mapping[str, str]) -> dict[str, Study]:
+    """Each stored study, where this ozlab can read its definition."""
+    found: dict[str, Study] = {}
     for study_id, raw in definitions.items():
         with contextlib.suppress(UnreadableDefinition):
-            if (
-                recruitment := read_definition(study_id, raw).bundle().study.recruitment
-            ) is not None:
-                found[study_id] = recruitment
+            found[study_id] = read_definition(study_id, raw).bundle().study
     return found
 
 
@@ -108,21 +111,11 @@ def _counts(rows: list[Matched]) -> list[str]:
     return [f"{counted[s]:>5}  {s.value}" for s in Standing if counted[s]]
 
 
-async def quota_lines(db: Database) -> list[str]:
+def quota_lines(studies: Mapping[str, Study], participants: Sequence[LiveParticipant]) -> list[str]:
     """Each cell of the design of a study with a quota: completed of the quota, and under
     way (nothing for a study without one)."""
-    store = await open_store(db, access=Access.ATTACH)
-    try:
-        definitions = await store.latest_definitions()
-        participants = await store.live_participants()
-    finally:
-        await store.close()
     lines: list[str] = []
-    for study_id, raw in definitions.items():
-        try:
-            study = read_definition(study_id, raw).bundle().study
-        except UnreadableDefinition:
-            continue
+    for study_id, study in studies.items():
         if study.design.quota is None:
             continue
         statuses = (p.status for p in participants if p.study_id == study_id)
@@ -134,9 +127,25 @@ async def quota_lines(db: Database) -> list[str]:
 async def status(db: Database, study_id: str, platform: Prolific, privacy: Privacy) -> str:
     """One table: every submission and every participant ozlab knows, with their standing
     and the time taken by ozlab's clock and by the platform's; then, under a quota, each
-    cell of the design's progress."""
+    cell of the design's progress; then what the Prolific study does with the codes the
+    study file gives (one missing there, a screen-out Prolific pays by itself)."""
     rows = await matched(db, await platform.submissions(study_id), privacy)
-    cells = await quota_lines(db)
+    store = await open_store(db, access=Access.ATTACH)
+    try:
+        studies = _studies(await store.latest_definitions())
+        participants = await store.live_participants()
+    finally:
+        await store.close()
+    codes = await platform.completion_codes(study_id)
+    notes = [
+        f"{visible(s.id)}: {note}"
+        for s in studies.values()
+        if s.recruitment is not None
+        for note in code_notes(s.recruitment, codes)
+    ]
+    extra = [
+        line for part in (quota_lines(studies, participants), notes) if part for line in ["", *part]
+    ]
     header = "  ".join(
         (
             f"{'submission':<26}",
@@ -147,9 +156,7 @@ async def status(db: Database, study_id: str, platform: Prolific, privacy: Priva
             "standing",
         )
     )
-    return "\n".join(
-        [header, *map(_line, rows), "", *_counts(rows), *(["", *cells] if cells else [])]
-    )
+    return "\n".join([header, *map(_line, rows), "", *_counts(rows), *extra])
 
 
 async def approve(

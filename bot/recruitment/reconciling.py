@@ -16,8 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from bot.core.visible_text import visible
 from bot.core.vocabulary import PaymentStatus
-from bot.recruitment.prolific import Submission
+from bot.recruitment.prolific import CompletionCode, Submission
+from scenarios.models import Recruitment
 
 CHECKS_TO_REJECT = 2
 """Failed attention checks that let a submission be rejected: Prolific's policy asks for more
@@ -154,3 +156,39 @@ def to_ask_return(rows: Sequence[Matched]) -> list[tuple[Submission, str]]:
 def to_approve(rows: Sequence[Matched]) -> list[Submission]:
     """Submissions waiting for review whose participant ozlab saw finish, and only those."""
     return [r.submission for r in rows if r.standing is Standing.COMPLETED and r.submission]
+
+
+_CODES = (
+    ("completion_code", PaymentStatus.COMPLETED),
+    ("screened_out_code", PaymentStatus.SCREENED_OUT),
+    ("declined_code", PaymentStatus.DECLINED),
+    ("timed_out_code", PaymentStatus.TIMED_OUT),
+)
+
+
+def code_notes(recruitment: Recruitment, codes: Sequence[CompletionCode]) -> list[str]:
+    """What the platform does with each code the study file gives: one it does not know
+    (whoever enters it shows as NOCODE), an early ending it approves automatically (paid
+    the whole reward), a screen-out it pays by itself (a fixed screen-out payment)."""
+    on_platform = {c.code: c for c in codes}
+    notes = []
+    for field, status in _CODES:
+        code = getattr(recruitment, field)
+        if code is None:
+            continue
+        found = on_platform.get(code)
+        named = f"{field} {visible(code)}"
+        if found is None:
+            notes.append(f"{named} is not a completion code of the Prolific study: add it there")
+        elif status is not PaymentStatus.COMPLETED and "AUTOMATICALLY_APPROVE" in found.actions:
+            notes.append(f"{named}: Prolific approves it, paying the study's whole reward")
+        elif "FIXED_SCREEN_OUT_PAYMENT" in found.actions:
+            reward = (
+                ""
+                if found.screen_out_reward is None
+                else f" of {found.screen_out_reward / 100:.2f}"
+            )
+            notes.append(
+                f"{named}: Prolific screens out and pays its fixed screen-out reward{reward} itself"
+            )
+    return notes
