@@ -5,6 +5,7 @@ newcomer to a full design is told so before consent with Prolific's return instr
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from bot.pilot.emulator import BotApiEmulator
 from scenarios.models import Design, Recruitment, StudyBundle
 from tests.command_line import environment
 from tests.conftest import SECRET, StartBot, say
+from tests.e2e_support import PROJECT_ROOT
 from tests.fake_prolific import TOKEN, FakeProlific, FakeSubmission
 from tests.fake_servers import serving
 from wizard_console import Desk
@@ -109,3 +111,28 @@ def prolific_status(db: Path | str, url: str) -> subprocess.CompletedProcess[str
         text=True,
         timeout=120,
     )
+
+
+def test_a_demo_of_a_study_with_a_quota_stops_at_it(tmp_path: Path) -> None:
+    """Simulated participants turned away by a full design leave; the rest fill it."""
+    study = (PROJECT_ROOT / "scenarios/library/studies/hmd.yaml").read_text(encoding="utf-8")
+    assert "  seed: 20241\n" in study
+    path = tmp_path / "quota.yaml"
+    path.write_text(study.replace("  seed: 20241\n", "  seed: 20241\n  quota: 1\n"))
+    db = tmp_path / "demo.sqlite"
+    demo = ["demo", "--study", str(path), "-n", "5", "--annotators", "0", "--db", str(db)]
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", *demo],
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(db) as conn:
+        cells = conn.execute(
+            "SELECT design_cell, count(*) FROM participants WHERE stage = 'finished'"
+            " GROUP BY design_cell ORDER BY design_cell"
+        ).fetchall()
+        everyone = conn.execute("SELECT count(*) FROM participants").fetchone()
+    assert cells == [("shop-v0", 1), ("shop-v1", 1)] and everyone == (2,)
