@@ -17,9 +17,10 @@ from bot.pilot.emulator import BotApiEmulator
 from scenarios.models import Design, Recruitment, StudyBundle
 from tests.command_line import environment
 from tests.conftest import SECRET, StartBot, say
-from tests.e2e_support import PROJECT_ROOT
+from tests.e2e_support import PROJECT_ROOT, only_system
 from tests.fake_prolific import TOKEN, FakeProlific, FakeSubmission
 from tests.fake_servers import serving
+from tests.test_screen_out_e2e import screening
 from wizard_console import Desk
 from wizard_console import formatting as fmt
 
@@ -136,3 +137,24 @@ def test_a_demo_of_a_study_with_a_quota_stops_at_it(tmp_path: Path) -> None:
         ).fetchall()
         everyone = conn.execute("SELECT count(*) FROM participants").fetchone()
     assert cells == [("shop-v0", 1), ("shop-v1", 1)] and everyone == (2,)
+
+
+async def test_a_participant_in_screening_holds_a_place_until_screened_out(
+    emulator: BotApiEmulator, start_bot: StartBot, hmd: StudyBundle
+) -> None:
+    bundle = screening(only_system(hmd, "shop-v1"))
+    study = bundle.study.model_copy(update={"design": Design(type="balanced", quota=1)})
+    bot = await start_bot(bundle.model_copy(update={"study": study}))
+    answering = emulator.participant(711)
+    await answering.send_text(f"/start pid_{FIRST}")
+    await answering.wait_for_text("Privacy agreement")
+    await answering.tap(text="I agree")
+    await answering.wait_for_text("18 or older")  # consented, not assigned: holds the place
+    waiting = emulator.participant(712)
+    await waiting.send_text(f"/start pid_{SECOND}")
+    await waiting.wait_for_text("has all the participants it needs")
+    await answering.tap(text="No")
+    await answering.wait_for_text("SCREEN9")  # screened out: the place is free again
+    await waiting.send_text(f"/start pid_{SECOND}")
+    await waiting.wait_for_text("Privacy agreement")
+    await bot.stop()
