@@ -85,6 +85,12 @@ def test_a_failing_system_is_left_out_while_an_open_cell_of_another_remains() ->
     study = make_study(scenarios=2, systems=2, type="latin_square", quota=2)
     assignment = assign_scenarios(study, "p", frozenset({"sys0"}), arrival=0, places={})
     assert assignment.cell.endswith("sys1")
+    # Within subjects a row holds every system: the quota's rows are filled all the same.
+    within = make_study(scenarios=2, systems=2, mode="within", type="latin_square", quota=2)
+    places = {"row 0": 2, "row 1": 0}
+    assert assign_scenarios(within, "p", frozenset({"sys0"}), places=places).cell == "row 1"
+    places = {"row 0": 0, "row 1": 1}
+    assert assign_scenarios(within, "p", frozenset({"sys0"}), places=places).cell == "row 0"
 
 
 def test_with_every_cell_full_one_who_consented_takes_the_emptiest() -> None:

@@ -370,9 +370,9 @@ def _latin_place(
     row, system = _latin_arrival(study, systems, arrival)
     first = order.index(_latin_cell(row, system if between else None))
     order = order[first:] + order[:first]
-    free = set(open_cells(study, places))
-    running = [c for c in order if c in free and by_cell[c][1] not in unavailable]
-    chosen = running or [c for c in order if c in free] or order
+    free = [c for c in order if c in set(open_cells(study, places))]
+    running = [c for c in free if not (between and by_cell[c][1] in unavailable)]
+    chosen = running or free or order
     return by_cell[min(chosen, key=lambda c: places.get(c, 0))]
 
 

@@ -111,7 +111,9 @@ def _counts(rows: list[Matched]) -> list[str]:
     return [f"{counted[s]:>5}  {s.value}" for s in Standing if counted[s]]
 
 
-def quota_lines(studies: Mapping[str, Study], participants: Sequence[LiveParticipant]) -> list[str]:
+def _quota_lines(
+    studies: Mapping[str, Study], participants: Sequence[LiveParticipant]
+) -> list[str]:
     """Each cell of the design of a study with a quota: completed of the quota, and under
     way (nothing for a study without one)."""
     lines: list[str] = []
@@ -144,7 +146,10 @@ async def status(db: Database, study_id: str, platform: Prolific, privacy: Priva
         for note in code_notes(s.recruitment, codes)
     ]
     extra = [
-        line for part in (quota_lines(studies, participants), notes) if part for line in ["", *part]
+        line
+        for part in (_quota_lines(studies, participants), notes)
+        if part
+        for line in ["", *part]
     ]
     header = "  ".join(
         (
