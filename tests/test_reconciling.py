@@ -53,6 +53,26 @@ def test_who_left_early_is_asked_to_return_never_rejected() -> None:
     assert [s.id for s, _, _ in to_reject(rows)] == ["sub-shared"]
 
 
+def test_a_submission_without_the_study_s_code_is_asked_to_return_not_rejected() -> None:
+    """Turned away by a full design (ozlab keeps nothing of them), or gone before the end:
+    a submission without the completion code is no code passed on."""
+    ours = [Ours("left", PaymentStatus.STARTED, 2.0), Ours("shared", PaymentStatus.STARTED, 2.0)]
+    submissions = [
+        submitted("stranger", None),
+        submitted("left", "WRONG"),
+        submitted("shared", "C1A2B3C4"),
+    ]
+    rows = match(submissions, ours, frozenset({"C1A2B3C4"}))
+    assert [r.standing for r in rows] == [Standing.NO_CODE, Standing.NO_CODE, Standing.SHARED_CODE]
+    assert [(s.id, why) for s, why in to_ask_return(rows)] == [
+        ("sub-stranger", "Didn't finish the study"),
+        ("sub-left", "Didn't finish the study"),
+    ]
+    assert [s.id for s, _, _ in to_reject(rows)] == ["sub-shared"]
+    # Without the study's codes known, any submission of one who did not finish is suspect.
+    assert match(submissions, ours)[0].standing is Standing.SHARED_CODE
+
+
 def test_what_prolific_does_with_the_study_file_s_codes() -> None:
     recruitment = Recruitment(
         completion_code="C1A2B3C4", declined_code="NOCONSENT7", timed_out_code="LATE3"

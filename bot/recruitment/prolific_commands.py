@@ -58,7 +58,8 @@ async def matched(
             for r in await store.payments()
             if r.platform == PLATFORM
         ]
-        rows = match(submissions, ours)
+        completing = frozenset(r.completion_code for r in recruiting.values())
+        rows = match(submissions, ours, completing)
         await store.note_submissions(
             [
                 (r.ours.row, privacy.seal(r.submission.id), r.submission.status)
@@ -195,8 +196,8 @@ async def approve(
     if returning:
         verb = "ask" if ask_returns else "leave alone (--ask-returns asks them)"
         said.append(
-            f"{verb} {len(returning)} to return: screened out, declined or timed out in ozlab,"
-            " submitted anyway"
+            f"{verb} {len(returning)} to return: submitted without finishing in ozlab (screened"
+            " out, declined, timed out, or without the study's code)"
         )
     if not chosen and not (reject and rejected) and not (ask_returns and returning):
         return (

@@ -38,7 +38,10 @@ class Standing(StrEnum):
     SCREENED_OUT = "screened out"
     ENDED_WITH_CODE = "ended in ozlab with the code for it (review on Prolific)"
     TO_RETURN = "screened out, declined or timed out in ozlab (suggested: ask for a return)"
-    RETURN_ASKED = "screened out, declined or timed out in ozlab, asked to return"
+    NO_CODE = (
+        "submitted without the study's code, not finished in ozlab (suggested: ask for a return)"
+    )
+    RETURN_ASKED = "not finished in ozlab, asked to return"
     UNDER_WAY = "under way"
 
 
@@ -89,7 +92,13 @@ class Matched:
     ours: Ours | None
 
 
-def _standing(submission: Submission | None, ours: Ours | None) -> Standing:
+NOT_FINISHED = "Didn't finish the study"
+"""The reason to return a submission that did not enter the study's code, as Prolific's."""
+
+
+def _standing(
+    submission: Submission | None, ours: Ours | None, completion_codes: frozenset[str]
+) -> Standing:
     finished = ours is not None and ours.status is PaymentStatus.COMPLETED
     if submission is None:
         return Standing.NOT_SUBMITTED if finished else Standing.UNDER_WAY
@@ -108,9 +117,12 @@ def _standing(submission: Submission | None, ours: Ours | None) -> Standing:
             if ours.code is not None and submission.entered_code == ours.code:
                 return Standing.ENDED_WITH_CODE
             return Standing.RETURN_ASKED if submission.return_requested else Standing.TO_RETURN
+        case "AWAITING REVIEW" if not finished and submission.return_requested:
+            return Standing.RETURN_ASKED
         case "AWAITING REVIEW":
+            shared = not completion_codes or submission.entered_code in completion_codes
             if not finished:
-                return Standing.SHARED_CODE
+                return Standing.SHARED_CODE if shared else Standing.NO_CODE
             assert ours is not None
             return (
                 Standing.FAILED_CHECKS
@@ -121,15 +133,29 @@ def _standing(submission: Submission | None, ours: Ours | None) -> Standing:
             return Standing.NOT_SUBMITTED if finished else Standing.UNDER_WAY
 
 
-def match(submissions: Sequence[Submission], ours: Sequence[Ours]) -> list[Matched]:
-    """One row per participant either side knows, the platform's order first."""
+def match(
+    submissions: Sequence[Submission],
+    ours: Sequence[Ours],
+    completion_codes: frozenset[str] = frozenset(),
+) -> list[Matched]:
+    """One row per participant either side knows, the platform's order first.
+    ``completion_codes``: the studies' codes for a completion, which tell a code passed on
+    from a submission without it (anyone's code counts when none are known)."""
     by_id = {o.platform_id: o for o in ours}
     rows = [
-        Matched(_standing(s, by_id.get(s.participant_id)), s, by_id.get(s.participant_id))
+        Matched(
+            _standing(s, by_id.get(s.participant_id), completion_codes),
+            s,
+            by_id.get(s.participant_id),
+        )
         for s in submissions
     ]
     submitted = {s.participant_id for s in submissions}
-    rows += [Matched(_standing(None, o), None, o) for o in ours if o.platform_id not in submitted]
+    rows += [
+        Matched(_standing(None, o, completion_codes), None, o)
+        for o in ours
+        if o.platform_id not in submitted
+    ]
     return rows
 
 
@@ -145,11 +171,12 @@ def to_reject(rows: Sequence[Matched]) -> list[tuple[Submission, str, str]]:
 
 def to_ask_return(rows: Sequence[Matched]) -> list[tuple[Submission, str]]:
     """The submissions of participants who left ozlab early (screened out, declined, timed
-    out) and submitted anyway, not asked yet: each with the reason to return it."""
+    out) or submitted without the study's code (turned away by a full design, or gone
+    before the end), not asked yet: each with the reason to return it."""
     return [
-        (r.submission, LEFT_EARLY[r.ours.status])
+        (r.submission, LEFT_EARLY.get(r.ours.status, NOT_FINISHED) if r.ours else NOT_FINISHED)
         for r in rows
-        if r.standing is Standing.TO_RETURN and r.submission is not None and r.ours is not None
+        if r.standing in (Standing.TO_RETURN, Standing.NO_CODE) and r.submission is not None
     ]
 
 
