@@ -346,11 +346,15 @@ class Recruitment(_Model):
     completion_code: str = Field(min_length=1, max_length=64)
     """Shown with the return link to a participant who finished the study."""
     screened_out_code: str | None = Field(default=None, min_length=1, max_length=64)
-    """Shown to a participant screened out by a questionnaire's ``eligible_if``."""
+    """Shown to a participant screened out by a questionnaire's ``eligible_if`` (on
+    Prolific, the study's in-study screening code, whose fixed screen-out payment Prolific
+    makes itself). None: they are asked to return their submission."""
     declined_code: str | None = Field(default=None, min_length=1, max_length=64)
-    """Shown to a participant who tapped "I do not agree"."""
+    """Shown to a participant who tapped "I do not agree". None: they are asked to return
+    their submission."""
     timed_out_code: str | None = Field(default=None, min_length=1, max_length=64)
-    """Shown to a participant who stayed silent until the study closed their session."""
+    """Shown to a participant who stayed silent until the study closed their session.
+    None: they are asked to return their submission."""
     return_link: str = "https://app.prolific.com/submissions/complete?cc={code}"
     """Where a participant goes back to the platform; ``{code}`` is filled in."""
     bonus: BonusRule | None = None
