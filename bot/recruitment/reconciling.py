@@ -45,12 +45,15 @@ class Standing(StrEnum):
     UNDER_WAY = "under way"
 
 
+NOT_FINISHED = "Didn't finish the study"
+"""The reason to return a submission that did not enter the study's code, as Prolific's."""
+
 LEFT_EARLY = {
     # how a part ended in ozlab before its end: the reason a return is asked for, in the
     # words of Prolific's own reasons
     PaymentStatus.SCREENED_OUT: "Did not meet the study's screening criteria",
     PaymentStatus.DECLINED: "Withdrew consent",
-    PaymentStatus.TIMED_OUT: "Didn't finish the study",
+    PaymentStatus.TIMED_OUT: NOT_FINISHED,
 }
 """Endings before the end: never rejected (Prolific counts a screen-out no reason to reject,
 and asks for a return when consent was withdrawn or the study not finished)."""
@@ -92,10 +95,6 @@ class Matched:
     ours: Ours | None
 
 
-NOT_FINISHED = "Didn't finish the study"
-"""The reason to return a submission that did not enter the study's code, as Prolific's."""
-
-
 def _standing(
     submission: Submission | None, ours: Ours | None, completion_codes: frozenset[str]
 ) -> Standing:
@@ -113,12 +112,11 @@ def _standing(
             return Standing.REJECTED
         case "SCREENED OUT":
             return Standing.SCREENED_OUT
-        case "AWAITING REVIEW" if ours is not None and ours.status in LEFT_EARLY:
-            if ours.code is not None and submission.entered_code == ours.code:
-                return Standing.ENDED_WITH_CODE
-            return Standing.RETURN_ASKED if submission.return_requested else Standing.TO_RETURN
         case "AWAITING REVIEW" if not finished and submission.return_requested:
             return Standing.RETURN_ASKED
+        case "AWAITING REVIEW" if ours is not None and ours.status in LEFT_EARLY:
+            told = ours.code is not None and submission.entered_code == ours.code
+            return Standing.ENDED_WITH_CODE if told else Standing.TO_RETURN
         case "AWAITING REVIEW":
             shared = not completion_codes or submission.entered_code in completion_codes
             if not finished:
