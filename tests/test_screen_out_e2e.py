@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from bot.core.privacy import SECRET_ENV
 from bot.pilot.emulator import BotApiEmulator
 from questionnaires.models import Questionnaire
 from scenarios.models import Recruitment, StudyBundle
-from tests.command_line import environment
 from tests.conftest import SECRET, StartBot
-from tests.fake_prolific import TOKEN, FakeProlific, FakeSubmission
+from tests.fake_prolific import FakeProlific, FakeSubmission, ozlab_prolific
 from tests.fake_servers import serving
 
 pytestmark = pytest.mark.slow
@@ -46,14 +43,7 @@ def screening(hmd: StudyBundle) -> StudyBundle:
 
 
 def prolific(*args: str | Path, url: str) -> subprocess.CompletedProcess[str]:
-    env = {**environment(), SECRET_ENV: SECRET, "PROLIFIC_TOKEN": TOKEN}
-    return subprocess.run(
-        [sys.executable, "-m", "bot.cli", "prolific", *map(str, args), "--api-url", url],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return ozlab_prolific(*args, url=url, secret=SECRET)
 
 
 async def test_screened_out_and_declining_participants_are_never_rejected(
