@@ -269,6 +269,14 @@ class Design(_Model):
     """How many scenarios each participant plays (IDIAL: 3); all of them if not set."""
     order: Literal["fixed", "random"] = "fixed"
     """The order of a participant's scenarios (``latin_square`` decides it itself)."""
+    quota: int | None = Field(default=None, ge=1)
+    """Completed participants each cell of the design needs (``ozlab check`` lists the
+    cells: the system between subjects, the row of a Latin square, the row and system of
+    a Latin square between subjects, else the whole study). A newcomer takes an open cell
+    (fewest places taken first); one who arrives when every cell is full is told so before
+    consent, with the platform's return instruction. A place is taken by a participant who
+    completed, or who consented and has not been silent past ``timing.abandon_after``.
+    None: no quota, everyone who comes takes part."""
 
 
 class ScenarioText(_Model):
@@ -338,11 +346,15 @@ class Recruitment(_Model):
     completion_code: str = Field(min_length=1, max_length=64)
     """Shown with the return link to a participant who finished the study."""
     screened_out_code: str | None = Field(default=None, min_length=1, max_length=64)
-    """Shown to a participant screened out by a questionnaire's ``eligible_if``."""
+    """Shown to a participant screened out by a questionnaire's ``eligible_if`` (on
+    Prolific, the study's in-study screening code, whose fixed screen-out payment Prolific
+    makes itself). None: they are asked to return their submission."""
     declined_code: str | None = Field(default=None, min_length=1, max_length=64)
-    """Shown to a participant who tapped "I do not agree"."""
+    """Shown to a participant who tapped "I do not agree". None: they are asked to return
+    their submission."""
     timed_out_code: str | None = Field(default=None, min_length=1, max_length=64)
-    """Shown to a participant who stayed silent until the study closed their session."""
+    """Shown to a participant who stayed silent until the study closed their session.
+    None: they are asked to return their submission."""
     return_link: str = "https://app.prolific.com/submissions/complete?cc={code}"
     """Where a participant goes back to the platform; ``{code}`` is filled in."""
     bonus: BonusRule | None = None
@@ -377,6 +389,13 @@ class Texts(_Model):
     platform_code: str = _EN["platform_code"]
     """At the end, to a participant from a recruitment platform: ``{platform}``, ``{code}`` and
     the return ``{link}`` are filled in."""
+    platform_return: str = _EN["platform_return"]
+    """To a participant from a recruitment platform whose part ends without a code of the
+    study's (the study full, a decline or a screen-out the study gives no code for): how to
+    return their submission on the ``{platform}``, which does not count against them."""
+    study_full: str = _EN["study_full"]
+    """To a newcomer when every cell of the design is full (``design.quota``), before
+    consent: nothing of theirs is kept."""
     platform_id_other: str = _EN["platform_id_other"]
     """To a participant who opens the study's link with another {platform} ID than the one
     they came with: the first one stays."""

@@ -1,14 +1,18 @@
 """A local Prolific, written from its public API reference (docs.prolific.com/api-reference),
 for the endpoints ozlab uses: the token in ``Authorization: Token …`` (401 otherwise), a
-study's ``reward`` in cents, its submissions a page at a time (``page``/``page_size``,
-``results`` and ``_links.next.href``), bulk approval by submission ids (only a submission
-waiting for review is approved; an approved one stays approved). Faults can be queued per
-endpoint: ``429`` (with ``Retry-After``), ``500``, ``slow`` (answers after ``slow_for``
-seconds) and ``applied_then_hang`` (the request takes effect, then no answer comes)."""
+study's ``reward`` in cents and ``completion_codes`` (with their ``actions``), its
+submissions a page at a time (``page``/``page_size``, ``results`` and ``_links.next.href``),
+bulk approval by submission ids (only a submission waiting for review is approved; an
+approved one stays approved), a request to return a submission (its reasons required; the
+submission then shows ``return_requested``). Faults can be queued per endpoint: ``429``
+(with ``Retry-After``), ``500``, ``slow`` (answers after ``slow_for`` seconds) and
+``applied_then_hang`` (the request takes effect, then no answer comes)."""
 
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +20,26 @@ from typing import Any
 from aiohttp import web
 
 TOKEN = "prolific-test-token-0123456789"
+
+
+def ozlab_prolific(
+    *args: object, url: str, secret: str, token: str = TOKEN
+) -> subprocess.CompletedProcess[str]:
+    """``ozlab prolific ARGS`` against the local Prolific at ``url``, as a researcher's
+    shell runs it (the study's secret and the token in the environment)."""
+    from bot.core.privacy import SECRET_ENV
+    from tests.command_line import environment
+
+    env = {**environment(), SECRET_ENV: secret, "PROLIFIC_TOKEN": token}
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", "prolific", *map(str, args), "--api-url", url],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 REJECTION_CATEGORIES = frozenset(
     (
         "TOO_QUICKLY",
@@ -43,18 +67,29 @@ class FakeSubmission:
     completed_at: str | None = "2026-11-01T10:12:00Z"
     entered_code: str | None = "C1A2B3C4"
     bonus_payments: list[float] = field(default_factory=list)  # cents, as paid
+    return_requested: str | None = None  # when the participant was asked to return it
 
 
 @dataclass
 class FakeProlific:
     study_id: str
     reward: int = 150  # cents
+    completion_codes: list[dict[str, Any]] = field(
+        default_factory=lambda: [
+            {
+                "code": "C1A2B3C4",
+                "code_type": "COMPLETED",
+                "actions": [{"action": "MANUALLY_REVIEW"}],
+            }
+        ]
+    )
     submissions: list[FakeSubmission] = field(default_factory=list)
     faults: dict[str, deque[str]] = field(default_factory=lambda: defaultdict(deque))
     requests: list[tuple[str, str]] = field(default_factory=list)
     approvals: list[list[str]] = field(default_factory=list)
     bulks: dict[str, dict[str, int]] = field(default_factory=dict)  # id -> cents per participant
     rejections: list[tuple[str, str]] = field(default_factory=list)
+    return_requests: list[tuple[str, list[str]]] = field(default_factory=list)
     pays: list[str] = field(default_factory=list)  # every pay request applied, repeats included
     hanging: asyncio.Event = field(default_factory=asyncio.Event)
     slow_for: float = 5.0
@@ -69,6 +104,7 @@ class FakeProlific:
         app.router.add_post("/api/v1/submissions/bonus-payments/", self._set_up_bonuses)
         app.router.add_get("/api/v1/submissions/{id}/", self._submission)
         app.router.add_post("/api/v1/submissions/{id}/transition/", self._transition)
+        app.router.add_post("/api/v1/submissions/{id}/request-return/", self._request_return)
         app.router.add_post("/api/v1/bulk-bonus-payments/{id}/pay/", self._pay)
         return app
 
@@ -156,6 +192,30 @@ class FakeProlific:
             return web.json_response({"error": {"detail": "Cannot transition."}}, status=400)
         return web.json_response(_listed(submission))
 
+    async def _request_return(self, request: web.Request) -> web.Response:
+        """A message to the participant asking to return the submission: the reasons are
+        required (free text); the submission shows when it was asked."""
+        if (refused := await self._guard(request, "request-return")) is not None:
+            return refused
+        body = await request.json()
+        reasons = body.get("request_return_reasons")
+        found = [s for s in self.submissions if s.id == request.match_info["id"]]
+        if not found:
+            return web.json_response({"error": {"detail": "Not found."}}, status=404)
+        if not isinstance(reasons, list) or not reasons or not all(reasons):
+            return web.json_response({"error": {"detail": "Reasons are required."}}, status=400)
+        submission = found[0]
+        submission.return_requested = "2026-11-02T09:00:00Z"
+        self.return_requests.append((submission.id, [str(r) for r in reasons]))
+        return web.json_response(
+            {
+                "id": submission.id,
+                "status": submission.status,
+                "participant": submission.participant_id,
+                "return_requested": submission.return_requested,
+            }
+        )
+
     def _take(self, fault: str) -> bool:
         queued = self.faults[fault]
         return bool(queued) and bool(queued.popleft())
@@ -193,7 +253,9 @@ class FakeProlific:
             return refused
         if request.match_info["id"] != self.study_id:
             return web.json_response({"error": {"detail": "Not found."}}, status=404)
-        return web.json_response({"id": self.study_id, "reward": self.reward})
+        return web.json_response(
+            {"id": self.study_id, "reward": self.reward, "completion_codes": self.completion_codes}
+        )
 
     async def _submissions(self, request: web.Request) -> web.Response:
         if (refused := await self._guard(request, "submissions")) is not None:
@@ -245,4 +307,5 @@ def _listed(s: FakeSubmission) -> dict[str, Any]:
         "started_at": s.started_at,
         "completed_at": s.completed_at,
         "entered_code": s.entered_code,
+        "return_requested": s.return_requested,
     }

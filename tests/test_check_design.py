@@ -187,3 +187,56 @@ def test_graded_strength_with_a_preference_item_that_asks_for_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert warnings(graded(tmp_path, "within"), capsys) == []
+
+
+def test_a_quota_is_shown_with_the_design_s_cells(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    study = starter(tmp_path, design="  systems: between\n  quota: 10\n")
+    without_the_model(study)
+    assert main(["check", str(study)]) == 0
+    out = capsys.readouterr().out
+    [design] = [line for line in out.splitlines() if line.strip().startswith("design:")]
+    assert design.endswith("; quota: 10 completed in each of 2 cells (shop-v1, shop-v0)")
+    assert ": warning: " not in out
+
+
+def test_a_plan_the_quota_does_not_fill(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    study = starter(tmp_path, design="  systems: between\n  quota: 10\n")
+    without_the_model(study)
+    assert main(["check", str(study), "-n", "20"]) == 0
+    assert ": warning: " not in capsys.readouterr().out
+    assert main(["check", str(study), "-n", "25"]) == 0
+    [warning] = [line for line in capsys.readouterr().out.splitlines() if ": warning: " in line]
+    assert warning == (
+        f"{study}:{line_of(study, 'quota: 10')}: warning: design.quota: -n 25 is not what the"
+        " quota fills: 10 in each of 2 cells is 20 completed participants; change the quota"
+        " or the plan"
+    )
+
+
+def test_a_quota_that_cannot_fill_the_design_evenly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    study = starter(
+        tmp_path,
+        design="  systems: between\n  tasks_per_participant: 2\n  quota: 4\n",
+        scenarios="[my-task, hmd-gift, idial-budget]",
+    )
+    without_the_model(study)
+    found = [w for w in warnings(study, capsys) if "design.quota" in w]
+    assert found == [
+        f"{study}:{line_of(study, 'quota: 4')}: warning: design.quota: quota: 4 in each of"
+        " 2 cells (8 participants) cannot fill the design evenly (6 (scenario, system) cells,"
+        " 2 tasks per participant: whole multiples of 6 participants); a quota of 3 or 6 per"
+        " cell does"
+    ]
+
+
+def test_a_quota_below_one_is_refused_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    study = starter(tmp_path, design="  systems: between\n  quota: 0\n")
+    assert main(["check", str(study)]) != 0
+    err = capsys.readouterr().err
+    assert f"{study}:{line_of(study, 'quota: 0')}" in err and "design.quota" in err

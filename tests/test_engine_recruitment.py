@@ -74,12 +74,26 @@ def test_a_recruited_newcomer_is_recorded_sealed_and_told_what_is_kept() -> None
     assert not of(plain.effects, fx.RecordRecruitment) and "Prolific" not in sends(plain)[-1]
 
 
-def test_declining_without_a_declined_code_only_sets_the_status() -> None:
+def test_declining_without_a_declined_code_is_asked_to_return_the_submission() -> None:
     bundle = make_bundle(recruitment=RECRUITMENT)
     journey = run(bundle, None, ev.StartCommand()).journey
     result = run(bundle, journey, ev.ButtonTapped(CONSENT_NO))
     assert of(result.effects, fx.SetPaymentStatus) == [fx.SetPaymentStatus(PaymentStatus.DECLINED)]
-    assert not any("Prolific" in text for text in sends(result))
+    told = [text for text in sends(result) if "Prolific" in text]
+    assert told == [bundle.study.texts.platform_return.format(platform="Prolific")]
+    assert "return your submission" in told[0] and "cc=" not in told[0]
+    again = run(bundle, result.journey, ev.TextReceived("hello?"))
+    assert not any("Prolific" in text for text in sends(again))  # declined_before only
+
+
+def test_a_screened_out_participant_without_a_code_is_asked_to_return() -> None:
+    bundle = make_bundle(recruitment=RECRUITMENT)
+    journey = run(bundle, None, ev.StartCommand()).journey
+    assert journey is not None
+    released, effects = closing.release(bundle, journey)
+    assert any("return your submission on Prolific" in getattr(e, "text", "") for e in effects)
+    later = run(bundle, released, ev.TextReceived("again"))
+    assert any("return your submission on Prolific" in text for text in sends(later))
 
 
 def test_a_timed_out_participant_gets_the_timed_out_code() -> None:

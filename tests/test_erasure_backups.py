@@ -142,9 +142,11 @@ async def test_a_backup_from_an_older_ozlab_is_brought_up_to_date_then_erased(
     old = folder / "old.sqlite"
     bot = await study_with_a_backup(start_bot, emulator, old)
     # as a backup from before the ledger, the votes, simulated annotators, judges, the
-    # register of files written, the money path and the sides pairs are shown in
+    # register of files written, the money path, the sides pairs are shown in and the
+    # design's cells
     with sqlite3.connect(old) as conn:
         conn.execute("ALTER TABLE annotation_assignments DROP COLUMN swapped")
+        conn.execute("ALTER TABLE participants DROP COLUMN design_cell")
         conn.execute("DROP TABLE money_path")
         for column in ("submission_key", "platform_status", "approved_at"):
             conn.execute(f"ALTER TABLE payments DROP COLUMN {column}")
@@ -156,7 +158,7 @@ async def test_a_backup_from_an_older_ozlab_is_brought_up_to_date_then_erased(
         conn.execute("DROP TRIGGER votes_go_with_their_session")
         conn.execute("ALTER TABLE annotators DROP COLUMN simulated")
         conn.execute("DROP TABLE written_files")
-        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION - 7}")
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION - 8}")
     (folder / "notes.txt").write_text("kept for three months")
     await withdraw(emulator.participant(LEAVING))
     capsys.readouterr()

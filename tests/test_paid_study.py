@@ -20,7 +20,7 @@ from bot.core.privacy import SECRET_ENV, Privacy
 from bot.pilot.simulation.platform import Arrival, PlatformVisit, platform_visit
 from tests.command_line import environment
 from tests.e2e_support import database_bytes
-from tests.fake_prolific import TOKEN, FakeProlific, FakeSubmission
+from tests.fake_prolific import TOKEN, FakeProlific, FakeSubmission, ozlab_prolific
 from tests.fake_servers import serving
 from tests.paid_study import recruiting_study
 
@@ -73,14 +73,7 @@ STUDY_ID = "6543210fedcba9876543210f"
 
 def prolific(*args: str | Path, url: str, token: str = TOKEN) -> subprocess.CompletedProcess[str]:
     """``ozlab prolific ARGS`` against the local Prolific, as a researcher's shell runs it."""
-    env = {**environment(), SECRET_ENV: SECRET, "PROLIFIC_TOKEN": token}
-    return subprocess.run(
-        [sys.executable, "-m", "bot.cli", "prolific", *map(str, args), "--api-url", url],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return ozlab_prolific(*args, url=url, secret=SECRET, token=token)
 
 
 def platform_of(demo_visits: list[PlatformVisit]) -> FakeProlific:

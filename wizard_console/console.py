@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Footer
 
 from bot.core.errors import OzlabError
 from bot.core.vocabulary import CommandOutcome, Gate, GateScope
+from bot.engine.assignment import CellProgress
 from wizard_console import formatting as fmt
 from wizard_console.desk import Desk
 from wizard_console.model import Line, LiveSession, WaitingReply
@@ -53,6 +54,7 @@ class View:
     sessions: list[LiveSession] | None = None
     waiting: dict[str, WaitingReply] = field(default_factory=dict)
     gates: dict[GateScope, Gate] = field(default_factory=dict)
+    cells: list[CellProgress] = field(default_factory=list)
     lines: list[Line] | None = None
     outcomes: dict[int, CommandOutcome | None] = field(default_factory=dict)
 
@@ -75,6 +77,7 @@ class Console(App[None]):
         self.sessions: list[LiveSession] = []
         self.waiting: dict[str, WaitingReply] = {}
         self.gate_states: dict[GateScope, Gate] = {}
+        self.cells: list[CellProgress] = []  # a quota's progress, cell by cell
         self.lines: list[Line] = []
         self.selected: str | None = None
         self.turn: int | None = None  # the turn a note goes to; None: the latest
@@ -128,6 +131,7 @@ class Console(App[None]):
             view.sessions = await self.desk.live_sessions(include_ended=ask.ended)
             view.waiting = {w.session_id: w for w in await self.desk.waiting_replies()}
             view.gates = await self.desk.gates()
+            view.cells = await self.desk.cells()
         if ask.selected is not None and (view.version, ask.selected) != ask.read:
             view.lines = await self.desk.transcript(ask.selected)
         view.outcomes = await self.desk.outcomes(ask.pending) if ask.pending else {}
@@ -142,6 +146,7 @@ class Console(App[None]):
     def _show(self, view: View) -> None:
         if view.sessions is not None:
             self.sessions, self.waiting, self.gate_states = view.sessions, view.waiting, view.gates
+            self.cells = view.cells
             self._seen, self._drawn = (view.version, view.ask.ended), None
         if view.lines is not None and view.ask.selected == self.selected:
             self.lines, self._read_key = view.lines, (view.version, view.ask.selected)
@@ -177,9 +182,10 @@ class Console(App[None]):
             self._select(table.selected)
         live = sum(not s.ended for s in self.sessions)
         ended = "shown" if self.show_ended else "hidden"
+        quota = f" · {fmt.cells(self.cells)}" if self.cells else ""
         self.bar.show(
             f" ozlab wizard · {self.desk.wizard} · {live} live · {len(self.waiting)} waiting"
-            f" · filter: {self.filters.describe()} · ended {ended}"
+            f" · filter: {self.filters.describe()} · ended {ended}{quota}"
         )
 
     def _show_transcript(self) -> None:

@@ -10,6 +10,7 @@ knows a table. The store says whether anything was committed since the last look
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from typing import Protocol
 from bot.core.errors import StudyDataError
 from bot.core.storable_text import storable, storable_data
 from bot.core.vocabulary import CommandKind, CommandOutcome, Gate, GateLevel, GateScope
+from bot.engine.assignment import CellProgress, progress
 from bot.store import (
     Access,
     AnnotationPlanning,
@@ -29,7 +31,8 @@ from bot.store import (
     open_store,
 )
 from bot.store.model import LiveParticipant, SessionRecord
-from scenarios.stored import read_definition
+from scenarios.models import Study
+from scenarios.stored import UnreadableDefinition, read_definition
 from wizard_console import sessions as rows
 from wizard_console import transcript as lines
 from wizard_console.model import Line, LiveSession, WaitingReply
@@ -70,6 +73,7 @@ class Desk:
         self._snap = _Snapshot()
         self._definitions: dict[str, str] = {}
         self._studies: dict[str, rows.StudyInfo] = {}
+        self._quotas: dict[str, Study] = {}  # the studies whose design has a quota
 
     @classmethod
     async def open(
@@ -108,6 +112,11 @@ class Desk:
             if self._definitions.get(study_id) != raw:
                 definition = read_definition(study_id, raw)
                 self._studies[study_id] = rows.StudyInfo.from_definition(definition)
+                self._quotas.pop(study_id, None)
+                with contextlib.suppress(UnreadableDefinition):
+                    study = definition.bundle().study
+                    if study.design.quota is not None:
+                        self._quotas[study_id] = study
         self._definitions = definitions
         self._snap, self._token = new, token
         return new
@@ -141,6 +150,18 @@ class Desk:
             and study in (None, s.study)
             and system in (None, s.system)
             and state in (None, s.state)
+        ]
+
+    async def cells(self) -> list[CellProgress]:
+        """Each cell of the design of a study with a quota: completed of the quota, and
+        under way (empty when no study has a quota)."""
+        snap = await self._snapshot()
+        return [
+            cell
+            for study_id, study in self._quotas.items()
+            for cell in progress(
+                study, (p.status for p in snap.participants if p.study_id == study_id)
+            )
         ]
 
     async def waiting_replies(self) -> list[WaitingReply]:

@@ -4,7 +4,9 @@ commands, short enough for an 80-column terminal."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
+from bot.engine.assignment import CellProgress
 from wizard_console.model import FLAGS, Line, LiveSession
 
 ALERT_WORDS = {
@@ -103,3 +105,15 @@ def who(line: Line) -> str:
     """Who produced the line, with the wizard's name where a wizard did."""
     name = WHO.get(line.who, line.who)
     return f"{name}·{line.wizard}" if line.wizard and line.who != "event" else name
+
+
+def cells(progress: Sequence[CellProgress]) -> str:
+    """A quota's progress for the status bar: ``quota sys0 3/10 +2, sys1 10/10 full``
+    (completed of the quota, + those under way)."""
+    shown = [
+        f"{clip(c.cell, 16)} {c.completed}/{c.quota}"
+        + (f" +{c.under_way}" if c.under_way else "")
+        + (" full" if c.full else "")
+        for c in progress
+    ]
+    return "quota " + ", ".join(shown)

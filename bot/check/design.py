@@ -8,9 +8,10 @@ more sessions apart). Each warning is placed at the setting to change.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from bot.engine.assignment import balance_holds, balancing_tasks, design_block
+from bot.engine.assignment import balance_holds, balancing_tasks, design_block, design_cells
 from questionnaires.models import PreferenceItem
 from scenarios.models import Study, StudyBundle
 from scenarios.yaml_lines import Loc
@@ -73,9 +74,43 @@ def design_warnings(study: Study) -> list[DesignWarning]:
     return warnings
 
 
+def quota_warning(study: Study) -> DesignWarning | None:
+    """A quota the design cannot fill evenly: its cells' completed participants are not a
+    whole number of the design's blocks (a balanced design's (scenario, system) cells, a
+    Latin square's orders), so the report's cells come out uneven however people arrive."""
+    quota = study.design.quota
+    if quota is None:
+        return None
+    cells = len(design_cells(study))
+    block = design_block(study)
+    if quota * cells % block.participants == 0:
+        return None
+    step = block.participants // math.gcd(cells, block.participants)
+    choices = [n for n in (quota // step * step, -(-quota // step) * step) if n > 0]
+    return DesignWarning(
+        ("design", "quota"),
+        f"quota: {quota} in each of {_plural(cells, 'cell')} ({quota * cells} participants)"
+        f" cannot fill the design evenly ({block.cells}: whole multiples of"
+        f" {block.participants} participants); a quota of {' or '.join(map(str, choices))}"
+        " per cell does",
+    )
+
+
 def planned_warning(study: Study, participants: int) -> DesignWarning | None:
     """The planned number of participants (``ozlab check -n``) that leaves the design's
-    cells uneven: some rows of a Latin square, or some cells, get one participant more."""
+    cells uneven: some rows of a Latin square, or some cells, get one participant more; or
+    that is not what the design's quota fills."""
+    quota = study.design.quota
+    if quota is not None and participants != quota * len(design_cells(study)):
+        cells = len(design_cells(study))
+        return DesignWarning(
+            ("design", "quota"),
+            f"-n {participants} is not what the quota fills: {quota} in each of"
+            f" {_plural(cells, 'cell')} is {quota * cells} completed participants; change"
+            " the quota or the plan",
+        )
+    if quota is not None:
+        return None  # the quota's own evenness is ``quota_warning``'s
     block = design_block(study)
     if participants % block.participants == 0:
         return None

@@ -18,9 +18,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.check.design import design_warnings, planned_warning, strength_warning
+from bot.check.design import design_warnings, planned_warning, quota_warning, strength_warning
 from bot.check.systems import system_problems, tool_problems
 from bot.core.errors import SystemSetupError
+from bot.engine.assignment import design_cells
 from questionnaires.models import Condition, Questionnaire
 from scenarios.jobs import AnnotationJob
 from scenarios.loading import StudyError, checked_study, study_document
@@ -62,9 +63,16 @@ def _design(bundle: StudyBundle) -> str:
     if tasks > 1:
         order = "latin-square" if design.type == "latin_square" else design.order
         each += f" in {order} order"
+    quota = ""
+    if design.quota is not None:
+        cells = design_cells(bundle.study)
+        quota = (
+            f"; quota: {design.quota} completed in each of {_count(len(cells), 'cell')}"
+            f" ({', '.join(cells)})"
+        )
     return (
         f"design: {design.type} (seed {design.seed}); each participant: {each}; "
-        f"systems {design.systems} subjects"
+        f"systems {design.systems} subjects{quota}"
     )
 
 
@@ -235,6 +243,8 @@ def check(
         warnings.append(uneven)
     if ungraded := strength_warning(bundle):
         warnings.append(ungraded)
+    if unfilled := quota_warning(bundle.study):
+        warnings.append(unfilled)
     for warning in warnings:
         line, field = document.where(warning.loc)
         print(f"{document.file}:{line}: warning: {field}: {warning.message}")

@@ -58,6 +58,12 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="also reject the submissions of the study's code without an ozlab completion, and"
         " of two failed attention checks (with --yes)",
     )
+    approve.add_argument(
+        "--ask-returns",
+        action="store_true",
+        help="also ask participants ozlab screened out, who declined or timed out and"
+        " submitted anyway to return their submission (with --yes)",
+    )
     source = bonus.add_mutually_exclusive_group(required=True)
     source.add_argument(
         "--csv",
@@ -108,7 +114,13 @@ def run(args: argparse.Namespace) -> int:
                 return await status(args.db, args.study_id, platform, privacy)
             if args.action == "approve":
                 return await approve(
-                    args.db, args.study_id, platform, privacy, apply=args.yes, reject=args.reject
+                    args.db,
+                    args.study_id,
+                    platform,
+                    privacy,
+                    apply=args.yes,
+                    reject=args.reject,
+                    ask_returns=args.ask_returns,
                 )
             return await bonus(
                 args.db,

@@ -38,3 +38,4 @@ class ParticipantStatus:
     gate_auto_send: float | None = None
     reminded: bool = False
     abandoned: bool = False
+    cell: str | None = None  # the cell of the design they were assigned to, once assigned

@@ -19,6 +19,15 @@ the study file, and for the designs that look at other participants, their input
   ``between``: there is one system per participant, so the square orders the scenarios
   instead (``order`` is then ignored) and the system goes round by arrival.
 
+With a ``quota``, every design is a set of cells (``design_cells``: the system between
+subjects, the Latin square's row, or its row and system between subjects, else the whole
+study), ``places`` says how many each holds, and a newcomer takes an open cell: between
+subjects the full systems are left out of the draw as failing ones are; in a Latin square
+the open row (and system) with the fewest places, the one ``arrival`` would give first
+among equals, over every system (a row is a cell to fill whichever systems fail). When
+every cell is full (a participant who consented before they filled), the cell with the
+fewest places: one who consented is never turned away.
+
 ``tasks_per_participant`` above the number of scenarios means all of them, each once.
 Systems that are ``unavailable`` (currently failing) are left out of every design while at
 least one other remains (balance and squares then run over the systems left);
@@ -33,10 +42,17 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from bot.core.participants import ParticipantStatus
+from bot.core.vocabulary import Stage
 from scenarios.models import Study
 
 Cell = tuple[str, str]
 """(scenario id, system id)."""
+
+
+WHOLE_STUDY = "whole study"
+"""The one cell of a design whose participants do not differ by condition (within
+subjects, drawn at random or balanced)."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +62,8 @@ class Assignment:
     """How the tasks were drawn, e.g. "balanced/between" or "latin_square/within row 3 of 4"."""
     seed: str
     """The exact string the generator was seeded with."""
+    cell: str = WHOLE_STUDY
+    """The participant's cell of the design (``design_cells``), which a quota counts."""
 
 
 def assign_scenarios(
@@ -55,11 +73,13 @@ def assign_scenarios(
     *,
     arrival: int = 0,
     cells: Mapping[Cell, int] | None = None,
+    places: Mapping[str, int] | None = None,
 ) -> Assignment:
     """The tasks of a participant who has just consented, following ``study.design``.
 
     ``arrival`` (0-based consent order) picks the Latin square row; ``cells`` (sessions per
-    (scenario, system), active or completed) is what the balanced design evens out.
+    (scenario, system), active or completed) is what the balanced design evens out;
+    ``places`` (places taken per cell of the design) is what a quota fills.
     Same arguments, same assignment.
     """
     if arrival < 0:
@@ -67,9 +87,16 @@ def assign_scenarios(
     design = study.design
     seed = f"{design.seed}:{participant}"
     rng = random.Random(seed)
-    systems = [s.id for s in study.systems if s.id not in unavailable]
-    left_out = [s.id for s in study.systems if s.id in unavailable] if systems else []
-    systems = systems or [s.id for s in study.systems]
+    candidates = [s.id for s in study.systems]
+    between = design.systems == "between"
+    if design.quota is not None and between and design.type != "latin_square":
+        free = open_cells(study, places or {})
+        candidates = [s for s in candidates if s in free] or [
+            min(candidates, key=lambda s: (places or {}).get(s, 0))
+        ]
+    systems = [s for s in candidates if s not in unavailable]
+    left_out = [s for s in candidates if s in unavailable] if systems else []
+    systems = systems or candidates
     count = min(design.tasks_per_participant or len(study.scenarios), len(study.scenarios))
 
     detail = ""
@@ -78,12 +105,97 @@ def assign_scenarios(
     elif design.type == "balanced":
         tasks = _balanced(study, systems, count, rng, cells or {})
     else:
-        tasks, row, rows = _latin(study, systems, count, rng, arrival)
-        detail = f" row {row} of {rows}"
+        if design.quota is not None:
+            systems, left_out = [s.id for s in study.systems], []
+            place = _latin_place(study, systems, arrival, places or {}, unavailable)
+        else:
+            place = _latin_arrival(study, systems, arrival)
+        tasks, rows = _latin(study, systems, count, rng, *place)
+        detail = f" row {place[0]} of {rows}"
+    if design.type == "latin_square":
+        cell = _latin_cell(place[0], place[1] if between else None)
+    else:
+        cell = tasks[0][1] if between else WHOLE_STUDY
     description = f"{design.type}/{design.systems}{detail}"
     if left_out:
         description += " without " + ",".join(left_out)
-    return Assignment(tasks=tuple(tasks), design=description, seed=seed)
+    return Assignment(tasks=tuple(tasks), design=description, seed=seed, cell=cell)
+
+
+def design_cells(study: Study) -> tuple[str, ...]:
+    """The cells of the design a quota fills, in order: between subjects the systems (a
+    Latin square's rows and systems), within subjects a Latin square's rows, else the one
+    cell ``WHOLE_STUDY``."""
+    design = study.design
+    systems = [s.id for s in study.systems]
+    between = design.systems == "between"
+    if design.type == "latin_square":
+        rows = range(len(latin_square(len(study.scenarios) if between else len(systems))))
+        if between:
+            return tuple(_latin_cell(row, system) for row in rows for system in systems)
+        return tuple(_latin_cell(row, None) for row in rows)
+    return tuple(systems) if between else (WHOLE_STUDY,)
+
+
+def open_cells(study: Study, places: Mapping[str, int]) -> tuple[str, ...]:
+    """The cells of the design with a place left under its quota (all of them without)."""
+    quota = study.design.quota
+    cells = design_cells(study)
+    return cells if quota is None else tuple(c for c in cells if places.get(c, 0) < quota)
+
+
+@dataclass(frozen=True)
+class CellProgress:
+    """A cell of the design as a quota sees it: participants who completed, those under
+    way (assigned, not abandoned), and the quota (None: the study has none)."""
+
+    cell: str
+    completed: int
+    under_way: int
+    quota: int | None
+
+    @property
+    def full(self) -> bool:
+        """No newcomer is assigned here: its places are taken (``has_room``'s count)."""
+        return self.quota is not None and self.completed + self.under_way >= self.quota
+
+    def __str__(self) -> str:
+        done = f"{self.completed}" if self.quota is None else f"{self.completed}/{self.quota}"
+        full = " (full)" if self.full else ""
+        return f"{self.cell}: {done} completed, {self.under_way} under way{full}"
+
+
+def progress(study: Study, statuses: Iterable[ParticipantStatus]) -> list[CellProgress]:
+    """Each cell's progress from where the participants stand (as the console's read model
+    has it): the design's cells in order, then any cell only older assignments name."""
+    completed: Counter[str] = Counter()
+    under_way: Counter[str] = Counter()
+    for status in statuses:
+        if status.cell is None:
+            continue
+        if status.stage is Stage.FINISHED:
+            completed[status.cell] += 1
+        elif not status.abandoned and status.stage is not Stage.CLOSED:
+            under_way[status.cell] += 1
+    cells = list(design_cells(study))
+    cells += sorted((completed.keys() | under_way.keys()) - set(cells))
+    quota = study.design.quota
+    return [CellProgress(c, completed[c], under_way[c], quota) for c in cells]
+
+
+def has_room(study: Study, places: Mapping[str, int], waiting: int) -> bool:
+    """Whether a newcomer may consent: places are left in the open cells beyond those of
+    the ``waiting`` participants (consented, not assigned yet: in screening), each of whom
+    will take one. Always, without a quota."""
+    quota = study.design.quota
+    if quota is None:
+        return True
+    left = sum(max(0, quota - places.get(cell, 0)) for cell in design_cells(study))
+    return left > waiting
+
+
+def _latin_cell(row: int, system: str | None) -> str:
+    return f"row {row}" if system is None else f"row {row}, {system}"
 
 
 def cell_counts(assignments: Iterable[Iterable[Cell]]) -> dict[Cell, int]:
@@ -226,33 +338,68 @@ def _rings(scenarios: int, systems: int, between: bool) -> list[list[tuple[int, 
     ]
 
 
+def _latin_arrival(study: Study, systems: list[str], arrival: int) -> tuple[int, str]:
+    """The row (and, between subjects, the system) of the ``arrival``-th participant:
+    row = arrival mod rows; between subjects arrival ``i`` gets the system
+    ``(i + i // lcm(R, S)) mod S``, so that every system meets every row and the systems
+    stay within one participant of each other."""
+    if study.design.systems == "within":
+        return arrival % len(latin_square(len(systems))), systems[0]
+    rows = len(latin_square(len(study.scenarios)))
+    cycle = math.lcm(rows, len(systems))
+    return arrival % rows, systems[(arrival + arrival // cycle) % len(systems)]
+
+
+def _latin_place(
+    study: Study,
+    systems: list[str],
+    arrival: int,
+    places: Mapping[str, int],
+    unavailable: frozenset[str],
+) -> tuple[int, str]:
+    """Under a quota: the open cell with the fewest places (between subjects, of a system
+    that is not failing if one is open), ties going to the cell ``arrival`` gives and those
+    after it in order; with no open cell, the fewest places of all."""
+    between = study.design.systems == "between"
+    by_cell = {
+        _latin_cell(row, system if between else None): (row, system)
+        for row in range(len(latin_square(len(study.scenarios if between else systems))))
+        for system in (systems if between else systems[:1])
+    }
+    order = list(by_cell)
+    row, system = _latin_arrival(study, systems, arrival)
+    first = order.index(_latin_cell(row, system if between else None))
+    order = order[first:] + order[:first]
+    free = [c for c in order if c in set(open_cells(study, places))]
+    running = [c for c in free if not (between and by_cell[c][1] in unavailable)]
+    chosen = running or free or order
+    return by_cell[min(chosen, key=lambda c: places.get(c, 0))]
+
+
 def _latin(
-    study: Study, systems: list[str], count: int, rng: random.Random, arrival: int
-) -> tuple[list[Cell], int, int]:
-    """Rows of a balanced Latin square, one per arrival (row = arrival mod rows).
+    study: Study,
+    systems: list[str],
+    count: int,
+    rng: random.Random,
+    row: int,
+    system: str,
+) -> tuple[list[Cell], int]:
+    """The tasks of a row of a balanced Latin square (and its rows).
 
     ``within``: the square is over the systems: task ``i`` is played with the row's
     ``i``-th system (cycling when there are more tasks than systems); the scenarios are
     drawn and ordered as in ``random``. ``between``: the square is over the scenarios'
     order (the first ``tasks_per_participant`` of the row, so that each scenario is
-    played equally often in each position), and the one system goes round by arrival so
-    that every system meets every row.
+    played equally often in each position), all of them with ``system``.
     """
     if study.design.systems == "within":
         square = latin_square(len(systems))
-        row = arrival % len(square)
         order = [systems[i] for i in square[row]]
         scenarios = _pick_scenarios(study, count, rng)
-        tasks = [(sc, order[i % len(order)]) for i, sc in enumerate(scenarios)]
-        return tasks, row, len(square)
+        return [(sc, order[i % len(order)]) for i, sc in enumerate(scenarios)], len(square)
     square = latin_square(len(study.scenarios))
-    row = arrival % len(square)
     scenarios = [study.scenarios[i] for i in square[row]][:count]
-    # Arrival i gets (row i mod R, system (i + i // lcm(R, S)) mod S): every system each
-    # row, and systems in turn so they stay within one participant of each other.
-    cycle = math.lcm(len(square), len(systems))
-    system = systems[(arrival + arrival // cycle) % len(systems)]
-    return [(sc, system) for sc in scenarios], row, len(square)
+    return [(sc, system) for sc in scenarios], len(square)
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,7 @@ class Journey:
     tasks: tuple[Task, ...] = ()
     design: str = ""
     seed: str = ""
+    cell: str = ""  # the cell of the design they were assigned to, which a quota counts
     task_index: int = 0
     session_started_at: float = 0.0
     exchanges: int = 0  # successful exchanges in the current session, towards the limit
@@ -141,6 +142,7 @@ class Journey:
             gate_auto_send=self.gate_auto_send,
             reminded=self.reminded,
             abandoned=self.abandoned,
+            cell=self.cell or None,
         )
 
     def touched(self, now: float) -> Journey:

@@ -60,13 +60,24 @@ def ending(bundle: StudyBundle, texts: Texts, status: PaymentStatus) -> list[fx.
 
 
 def code_message(bundle: StudyBundle, texts: Texts, status: PaymentStatus) -> list[fx.Effect]:
-    """The code for this ending with the return link (again, for one who writes later)."""
+    """The code for this ending with the return link (again, for one who writes later);
+    for an ending the study gives no code for, the platform's return instruction."""
     recruitment = bundle.study.recruitment
-    code = code_for(recruitment, status) if recruitment is not None else None
-    if recruitment is None or code is None:
+    if recruitment is None or status in (PaymentStatus.STARTED, PaymentStatus.WITHDRAWN):
         return []
+    code = code_for(recruitment, status)
+    if code is None:
+        return return_instruction(bundle, texts)
     name, link = platform_name(recruitment), return_link(recruitment, code)
     return [fx.Send(texts.platform_code.format(platform=name, code=code, link=link))]
+
+
+def return_instruction(bundle: StudyBundle, texts: Texts) -> list[fx.Effect]:
+    """How to return the submission on the platform (nothing without recruitment)."""
+    recruitment = bundle.study.recruitment
+    if recruitment is None:
+        return []
+    return [fx.Send(texts.platform_return.format(platform=platform_name(recruitment)))]
 
 
 def arrival(bundle: StudyBundle, platform_key: str | None) -> list[fx.Effect]:

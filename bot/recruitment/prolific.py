@@ -1,7 +1,9 @@
 """Prolific's API, the endpoints ``ozlab prolific`` uses, as its public reference describes
 them (https://docs.prolific.com/api-reference):
 
-- ``GET /api/v1/studies/{id}/``: the study, for its reward (in cents);
+- ``GET /api/v1/studies/{id}/``: the study, for its reward (in cents) and its
+  ``completion_codes`` (each ``code``, ``code_type`` and ``actions``; a custom screening
+  code's ``FIXED_SCREEN_OUT_PAYMENT`` action with its ``fixed_screen_out_reward`` in cents);
 - ``GET /api/v1/submissions/?study={id}&page_size=…``: the study's submissions, a page at a
   time (``results``, and ``_links.next.href`` while there are more);
 - ``POST /api/v1/submissions/bulk-approve/`` with ``submission_ids``: approval of many
@@ -12,7 +14,10 @@ them (https://docs.prolific.com/api-reference):
 - ``POST /api/v1/submissions/bonus-payments/`` with ``study_id`` and ``csv_bonuses``: a bulk
   bonus set up (its ``id``, ``amount``, ``fees``, ``total_amount``), not paid;
 - ``POST /api/v1/bulk-bonus-payments/{id}/pay/``: paid, asynchronously. Not idempotent: the
-  reference warns that a second request pays everyone again.
+  reference warns that a second request pays everyone again;
+- ``POST /api/v1/submissions/{id}/request-return/`` with ``request_return_reasons``: the
+  participant is asked to return their submission (an experimental endpoint, the reference
+  says; Prolific words the message around the reasons). Moves no money.
 
 Every request carries ``Authorization: Token <token>``. A ``429`` is waited out as its
 ``Retry-After`` says and tried again; a ``5xx`` or a lost connection is tried again only for a
@@ -52,6 +57,7 @@ class Submission:
     started_at: datetime | None
     completed_at: datetime | None
     entered_code: str | None
+    return_requested: datetime | None = None  # when the participant was asked to return it
 
     @property
     def minutes(self) -> float | None:
@@ -79,6 +85,7 @@ def _submission(raw: Mapping[str, Any]) -> Submission:
         started_at=_when(raw.get("started_at")),
         completed_at=_when(raw.get("completed_at")),
         entered_code=raw.get("entered_code") or raw.get("study_code"),
+        return_requested=_when(raw.get("return_requested")),
     )
 
 
@@ -136,6 +143,14 @@ class Prolific:
                 )
                 raise PlatformError(f"Prolific {kind} ({self._base}) to {what}") from None
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def completion_codes(self, study_id: str) -> list[CompletionCode]:
+        """The study's ``completion_codes``: each code, its ``code_type`` and the
+        ``actions`` Prolific takes when a participant enters it."""
+        study = await self._request(
+            "GET", f"{self._base}/api/v1/studies/{study_id}/", "read the study"
+        )
+        return [_completion_code(raw) for raw in study.get("completion_codes") or ()]
 
     async def reward_cents(self, study_id: str) -> float:
         """What one approved submission pays (the study's ``reward``, in cents)."""
@@ -199,6 +214,17 @@ class Prolific:
             {"action": "REJECT", "rejection_category": category, "message": message},
         )
 
+    async def request_return(self, submission_id: str, reasons: list[str]) -> None:
+        """``POST /api/v1/submissions/{id}/request-return/``: the participant is asked to
+        return the submission, for ``reasons`` (free text; Prolific's own: "Didn't finish
+        the study", "Encountered technical problems", "Withdrew consent")."""
+        await self._request(
+            "POST",
+            f"{self._base}/api/v1/submissions/{submission_id}/request-return/",
+            "ask a participant to return a submission",
+            {"request_return_reasons": reasons},
+        )
+
     async def bulk_approve(self, submission_ids: list[str]) -> None:
         await self._request(
             "POST",
@@ -206,6 +232,29 @@ class Prolific:
             f"approve {len(submission_ids)} submissions",
             {"submission_ids": submission_ids},
         )
+
+
+@dataclass(frozen=True)
+class CompletionCode:
+    """A code of the study on the platform and what entering it does (``actions``:
+    ``AUTOMATICALLY_APPROVE``, ``MANUALLY_REVIEW``, ``FIXED_SCREEN_OUT_PAYMENT``, …)."""
+
+    code: str
+    code_type: str
+    actions: tuple[str, ...]
+    screen_out_reward: float | None = None  # cents: a fixed screen-out payment's reward
+
+
+def _completion_code(raw: Mapping[str, Any]) -> CompletionCode:
+    actions = [a for a in raw.get("actions") or () if isinstance(a, Mapping)]
+    rewards = [a.get("fixed_screen_out_reward") for a in actions]
+    reward = next((float(r) for r in rewards if isinstance(r, int | float)), None)
+    return CompletionCode(
+        code=str(raw.get("code", "")),
+        code_type=str(raw.get("code_type", "")),
+        actions=tuple(str(a.get("action", "")) for a in actions),
+        screen_out_reward=reward,
+    )
 
 
 @dataclass(frozen=True)

@@ -5,22 +5,30 @@ platform's submission id."""
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from bot.core.privacy import Privacy
 from bot.core.visible_text import visible
+from bot.engine.assignment import progress
+from bot.engine.recruitment import code_for
 from bot.recruitment.prolific import Prolific, Submission
 from bot.recruitment.reconciling import (
     Matched,
     Ours,
     Standing,
+    code_notes,
     match,
     to_approve,
+    to_ask_return,
     to_reject,
 )
 from bot.store import Access, open_store
+from bot.store.model import LiveParticipant
 from bot.store.opening import Database
+from scenarios.models import Study
+from scenarios.stored import UnreadableDefinition, read_definition
 
 PLATFORM = "prolific"
 
@@ -33,6 +41,11 @@ async def matched(
     store = await open_store(db, access=Access.ATTACH)
     try:
         failed = await store.failed_checks()
+        recruiting = {
+            study_id: study.recruitment
+            for study_id, study in _studies(await store.latest_definitions()).items()
+            if study.recruitment is not None
+        }
         ours = [
             Ours(
                 privacy.unseal(r.platform_key),
@@ -40,11 +53,13 @@ async def matched(
                 r.seconds / 60,
                 r.row,
                 failed.get(r.row, 0),
+                code_for(recruiting[r.study_id], r.status) if r.study_id in recruiting else None,
             )
             for r in await store.payments()
             if r.platform == PLATFORM
         ]
-        rows = match(submissions, ours)
+        completing = frozenset(r.completion_code for r in recruiting.values())
+        rows = match(submissions, ours, completing)
         await store.note_submissions(
             [
                 (r.ours.row, privacy.seal(r.submission.id), r.submission.status)
@@ -55,6 +70,15 @@ async def matched(
     finally:
         await store.close()
     return rows
+
+
+def _studies(definitions: Mapping[str, str]) -> dict[str, Study]:
+    """Each stored study, where this ozlab can read its definition."""
+    found: dict[str, Study] = {}
+    for study_id, raw in definitions.items():
+        with contextlib.suppress(UnreadableDefinition):
+            found[study_id] = read_definition(study_id, raw).bundle().study
+    return found
 
 
 async def _note_approvals(db: Database, rows: Sequence[Matched]) -> None:
@@ -88,10 +112,46 @@ def _counts(rows: list[Matched]) -> list[str]:
     return [f"{counted[s]:>5}  {s.value}" for s in Standing if counted[s]]
 
 
+def _quota_lines(
+    studies: Mapping[str, Study], participants: Sequence[LiveParticipant]
+) -> list[str]:
+    """Each cell of the design of a study with a quota: completed of the quota, and under
+    way (nothing for a study without one)."""
+    lines: list[str] = []
+    for study_id, study in studies.items():
+        if study.design.quota is None:
+            continue
+        statuses = (p.status for p in participants if p.study_id == study_id)
+        lines += [f"{visible(study_id)}, quota of the design's cells:"]
+        lines += [f"  {visible(str(cell))}" for cell in progress(study, statuses)]
+    return lines
+
+
 async def status(db: Database, study_id: str, platform: Prolific, privacy: Privacy) -> str:
     """One table: every submission and every participant ozlab knows, with their standing
-    and the time taken by ozlab's clock and by the platform's."""
+    and the time taken by ozlab's clock and by the platform's; then, under a quota, each
+    cell of the design's progress; then what the Prolific study does with the codes the
+    study file gives (one missing there, a screen-out Prolific pays by itself)."""
     rows = await matched(db, await platform.submissions(study_id), privacy)
+    store = await open_store(db, access=Access.ATTACH)
+    try:
+        studies = _studies(await store.latest_definitions())
+        participants = await store.live_participants()
+    finally:
+        await store.close()
+    codes = await platform.completion_codes(study_id)
+    notes = [
+        f"{visible(s.id)}: {note}"
+        for s in studies.values()
+        if s.recruitment is not None
+        for note in code_notes(s.recruitment, codes)
+    ]
+    extra = [
+        line
+        for part in (_quota_lines(studies, participants), notes)
+        if part
+        for line in ["", *part]
+    ]
     header = "  ".join(
         (
             f"{'submission':<26}",
@@ -102,7 +162,7 @@ async def status(db: Database, study_id: str, platform: Prolific, privacy: Priva
             "standing",
         )
     )
-    return "\n".join([header, *map(_line, rows), "", *_counts(rows)])
+    return "\n".join([header, *map(_line, rows), "", *_counts(rows), *extra])
 
 
 async def approve(
@@ -113,13 +173,16 @@ async def approve(
     *,
     apply: bool,
     reject: bool = False,
+    ask_returns: bool = False,
 ) -> str:
     """The submissions ozlab counts as completed, approved in one bulk request with ``apply``;
     with ``reject`` too, those it may reject (the study's code without an ozlab completion,
-    two failed attention checks) rejected with the platform's category and a message; without
-    ``apply``, only how many and what they cost."""
+    two failed attention checks) rejected with the platform's category and a message; with
+    ``ask_returns``, those of participants who left ozlab early (screened out, declined,
+    timed out) and submitted anyway asked to return them; without ``apply``, only how many
+    and what they cost."""
     rows = await matched(db, await platform.submissions(study_id), privacy)
-    chosen, rejected = to_approve(rows), to_reject(rows)
+    chosen, rejected, returning = to_approve(rows), to_reject(rows), to_ask_return(rows)
     reward = await platform.reward_cents(study_id)
     total = len(chosen) * reward / 100
     each = f"{len(chosen)} x {reward / 100:.2f} = {total:.2f}"
@@ -130,7 +193,13 @@ async def approve(
             f"{verb}: {len(rejected)} submitted without finishing in ozlab or failing two"
             " attention checks (ozlab prolific status lists them)"
         )
-    if not chosen and not (reject and rejected):
+    if returning:
+        verb = "ask" if ask_returns else "leave alone (--ask-returns asks them)"
+        said.append(
+            f"{verb} {len(returning)} to return: submitted without finishing in ozlab (screened"
+            " out, declined, timed out, or without the study's code)"
+        )
+    if not chosen and not (reject and rejected) and not (ask_returns and returning):
         return (
             "nothing to approve: no submission waits for review from a participant ozlab saw finish"
         )
@@ -142,4 +211,8 @@ async def approve(
     if reject:
         for submission, category, message in rejected:
             await platform.reject(submission.id, category, message)
-    return "approved " + "; ".join(said).replace("reject:", "rejected:")
+    if ask_returns:
+        for submission, reason in returning:
+            await platform.request_return(submission.id, [reason])
+    done = "; ".join(said).replace("reject:", "rejected:").replace("ask ", "asked ")
+    return "approved " + done

@@ -31,7 +31,7 @@ from bot.engine.context import Context
 from bot.engine.delivery import Delivery
 from bot.engine.flow import next_deadline, step
 from bot.engine.journey import Journey, Stage, forget_encoded_turns
-from bot.engine.phases.assignment import cells_held
+from bot.engine.phases.assignment import cells_held, place_held, waiting
 from bot.engine.recruitment import platform_id
 from bot.engine.wizard import on_study_command
 from bot.rights import erasure
@@ -87,6 +87,8 @@ class StudyRunner:
         self._gates: dict[GateScope, Gate] = {}
         self._cells: Counter[Cell] = Counter()  # what each participant holds, for the design
         self._arrivals = 0  # participants assigned tasks so far
+        self._places: Counter[str] = Counter()  # places taken per cell, for a quota
+        self._waiting = 0  # consented, not assigned yet: each will take a place
         self._last_command = 0
         self._sealed: dict[str, str] = {}  # pseudonym -> encrypted chat id, once computed
         self._undelivered: dict[str, list[fx.Send | fx.Edit]] = {}  # found at start-up
@@ -144,6 +146,7 @@ class StudyRunner:
             made is None
             or made.invitation is not invitation
             or made.arrival != self._arrivals
+            or made.waiting != self._waiting
             or made.gates is not self._gates
             or made.unavailable != unavailable
         ):
@@ -153,6 +156,8 @@ class StudyRunner:
                 unavailable=unavailable,
                 arrival=self._arrivals,
                 cells=self._cells,
+                places=self._places,
+                waiting=self._waiting,
                 invitation=invitation,
             )
         return made
@@ -201,8 +206,19 @@ class StudyRunner:
         if before != after:
             self._cells.subtract(before)
             self._cells.update(after)
+        self._count_place(old, -1)
+        self._count_place(new, +1)
         if new.tasks and (old is None or not old.tasks):
             self._arrivals += 1
+
+    def _count_place(self, journey: Journey | None, sign: int) -> None:
+        """The places of the design's cells and the participants waiting for one, with
+        ``journey`` counted in (+1) or out (-1)."""
+        if journey is None:
+            return
+        if (cell := place_held(journey)) is not None:
+            self._places[cell] += sign
+        self._waiting += sign * waiting(journey)
 
     # --- one delivery ----------------------------------------------------------------
 
@@ -318,6 +334,7 @@ class StudyRunner:
         journey = self._journeys.pop(participant, None)
         if journey is not None:
             self._cells.subtract(cells_held(journey))
+            self._count_place(journey, -1)
         chat_id = self._chats.pop(participant, None)
         if chat_id is not None:
             self._pseudonyms.pop(chat_id, None)
@@ -633,13 +650,10 @@ class _ParticipantTurn:
 
 
 def _holds_the_same(old: Journey, new: Journey) -> bool:
-    """Whether the cells of the design ``new`` holds are ``old``'s without looking: what
-    ``cells_held`` reads did not change (most steps)."""
-    return (
-        old.tasks is new.tasks
-        and old.abandoned == new.abandoned
-        and (old.stage is Stage.CLOSED) is (new.stage is Stage.CLOSED)
-    )
+    """Whether the cells and the place of the design ``new`` holds are ``old``'s without
+    looking: what ``cells_held``, ``place_held`` and ``waiting`` read did not change (most
+    steps)."""
+    return old.tasks is new.tasks and old.abandoned == new.abandoned and old.stage is new.stage
 
 
 def _messages_to_json(messages: list[fx.Send | fx.Edit]) -> str | None:

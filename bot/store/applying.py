@@ -63,8 +63,8 @@ _UPSERT_WITH_STATUS = (
     "INSERT INTO participants (id, study_id, chat_key, created_at, updated_at, state,"
     " undelivered, stage, last_activity_at, session_id, scenario_id, system_id,"
     " session_started_at, exchanges, turns, pending_message, held_texts, held_since,"
-    " held_auto_send_at, paused, gated, gate_auto_send, reminded, abandoned)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET"
+    " held_auto_send_at, paused, gated, gate_auto_send, reminded, abandoned, design_cell)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET"
     " state = excluded.state, updated_at = excluded.updated_at,"
     " undelivered = excluded.undelivered,"
     " chat_key = COALESCE(participants.chat_key, excluded.chat_key),"
@@ -76,14 +76,14 @@ _UPSERT_WITH_STATUS = (
     " held_since = excluded.held_since, held_auto_send_at = excluded.held_auto_send_at,"
     " paused = excluded.paused, gated = excluded.gated,"
     " gate_auto_send = excluded.gate_auto_send, reminded = excluded.reminded,"
-    " abandoned = excluded.abandoned"
+    " abandoned = excluded.abandoned, design_cell = excluded.design_cell"
 )
 """The state and the status in one statement: the hot path's one participant write."""
 _STATUS = (
     "UPDATE participants SET stage = ?, last_activity_at = ?, session_id = ?, scenario_id = ?,"
     " system_id = ?, session_started_at = ?, exchanges = ?, turns = ?, pending_message = ?,"
     " held_texts = ?, held_since = ?, held_auto_send_at = ?, paused = ?, gated = ?,"
-    " gate_auto_send = ?, reminded = ?, abandoned = ? WHERE id = ?"
+    " gate_auto_send = ?, reminded = ?, abandoned = ?, design_cell = ? WHERE id = ?"
 )
 
 
@@ -207,6 +207,7 @@ def status_row(s: ParticipantStatus) -> tuple[object, ...]:
         s.gate_auto_send,
         int(s.reminded),
         int(s.abandoned),
+        s.cell,
     )
 
 

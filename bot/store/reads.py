@@ -52,7 +52,7 @@ _PARTICIPANTS = (
     "SELECT p.id, p.study_id, p.stage, p.last_activity_at, p.session_id, p.scenario_id,"
     " p.system_id, p.session_started_at, p.exchanges, p.turns, p.pending_message,"
     " p.held_texts, p.held_since, p.held_auto_send_at, p.paused, p.gated, p.gate_auto_send,"
-    " p.reminded, p.abandoned, e.error"
+    " p.reminded, p.abandoned, p.design_cell, e.error"
     " FROM participants AS p LEFT JOIN exchanges AS e ON e.session_id = p.session_id"
     " AND e.turn = p.turns AND p.turns > 0 AND e.system_text IS NULL"
     " WHERE p.origin = 'telegram' AND p.stage IS NOT NULL"
@@ -71,7 +71,8 @@ def live_participants(conn: Sql, *, held_only: bool = False) -> list[LivePartici
 
 def _participant(row: Sequence[object]) -> LiveParticipant:
     (pid, study, stage, last, session, scenario, system, started, exchanges, turns, pending,
-     texts, since, auto, paused, gated, gate_auto, reminded, abandoned, error) = row  # fmt: skip
+     texts, since, auto, paused, gated, gate_auto, reminded, abandoned, cell,
+     error) = row  # fmt: skip
     held = None
     if since is not None:
         held = HeldReply(tuple(json.loads(str(texts or "[]"))), _float(since) or 0.0, _float(auto))
@@ -91,6 +92,7 @@ def _participant(row: Sequence[object]) -> LiveParticipant:
         gate_auto_send=_float(gate_auto),
         reminded=bool(reminded),
         abandoned=bool(abandoned),
+        cell=_str(cell),
     )
     return LiveParticipant(str(pid), str(study), status, _str(error))
 

@@ -553,4 +553,10 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE annotation_assignments ADD COLUMN swapped INTEGER NOT NULL DEFAULT 0;
     """,
+    # 20: the cell of the design each participant was assigned to (the system between
+    # subjects, a Latin square's row, ...), which a quota counts and the console and
+    # ``ozlab prolific status`` show the progress of; NULL until assigned.
+    """
+    ALTER TABLE participants ADD COLUMN design_cell TEXT;
+    """,
 )

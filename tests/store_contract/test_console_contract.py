@@ -49,6 +49,7 @@ async def test_the_read_model_shows_where_each_participant_stands(store: StudySt
         held=held,
         gated=True,
         gate_auto_send=30.0,
+        cell="row 1, sys",
     )
     await store.commit_step(
         step(
@@ -65,6 +66,10 @@ async def test_the_read_model_shows_where_each_participant_stands(store: StudySt
     p, q = await store.live_participants()
     assert (p.participant_id, p.study_id, p.status, p.last_error) == ("p", "s", status, "timeout")
     assert (q.participant_id, q.status.stage, q.last_error) == ("q", Stage.CONSENT, None)
+    assert q.status.cell is None  # not assigned yet
+    finished = ParticipantStatus(Stage.FINISHED, 9.0, cell="row 0, sys")
+    await store.commit_step(step("q", state=None, status=finished))  # the status alone
+    assert [p.status.cell for p in await store.live_participants()] == ["row 1, sys", "row 0, sys"]
     assert [w.participant_id for w in await store.waiting_replies()] == ["p"]
     [stored] = await store.sessions(count_exchanges=True)
     assert (stored.session_id, stored.state, stored.exchanges) == ("p-1", SessionState.DIALOGUE, 1)

@@ -28,6 +28,7 @@ def enter(ctx: Context, journey: Journey, now: float) -> Result:
         ctx.unavailable,
         arrival=ctx.arrival,
         cells=ctx.cells,
+        places=ctx.places,
     )
     paired = partners(ctx.bundle, assignment.tasks, ctx.cells, ctx.unavailable)
     tasks = tuple(
@@ -40,6 +41,7 @@ def enter(ctx: Context, journey: Journey, now: float) -> Result:
         tasks=tasks,
         design=assignment.design,
         seed=assignment.seed,
+        cell=assignment.cell,
     )
     if ctx.bundle.study.hold_after_consent:
         # Lab studies: the experimenter starts the session when the room is ready.
@@ -59,6 +61,22 @@ def cells_held(journey: Journey) -> tuple[Cell, ...]:
     if not journey.tasks or journey.abandoned or journey.stage is Stage.CLOSED:
         return ()
     return tuple((t.scenario_id, t.system_id) for t in journey.tasks)
+
+
+def place_held(journey: Journey) -> str | None:
+    """The cell of the design whose place this participant takes (``design.quota``): their
+    cell once assigned, while they completed or are on their way; none once they dropped
+    out (abandoned, closed), were screened out or declined."""
+    if not journey.cell or journey.abandoned or journey.stage is Stage.CLOSED:
+        return None
+    return journey.cell
+
+
+def waiting(journey: Journey) -> bool:
+    """Consented and not assigned yet (in screening), and not silent past abandonment: a
+    place of the design will be theirs."""
+    consented = journey.stage in (Stage.QUESTIONNAIRE, Stage.ASSIGNING)
+    return consented and not journey.tasks and not journey.abandoned
 
 
 def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Result:

@@ -1,5 +1,7 @@
 """Consent: the welcome and the agreement, with an invitation code where the study has one.
-Declining ends here (``/start`` shows the agreement again); accepting moves on."""
+Declining ends here (``/start`` shows the agreement again); accepting moves on. When every
+cell of the design is full (``design.quota``), a newcomer, or one who agrees too late, is
+told so with the platform's return instruction, and nothing of theirs is recorded."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from bot.core.vocabulary import Consent, Hint, Invitation, PaymentStatus
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine import recruitment
+from bot.engine.assignment import has_room
 from bot.engine.callbacks import ConsentTap
 from bot.engine.common import (
     CONSENT_NO,
@@ -31,6 +34,8 @@ from scenarios.models import StudyBundle
 DECLINED = "declined"
 TRANSITIONS = (
     Transition("[*]", "[*]", "/start [code missing, unknown or used by another] / explain"),
+    Transition("[*]", "[*]", "/start [every cell of the design full] / study_full, return"),
+    Transition(Phase.CONSENT, Phase.CONSENT, "I agree [every cell full] / study_full, return"),
     Transition(Phase.CONSENT, DECLINED, "I do not agree / RecordConsent(declined), code"),
     Transition(DECLINED, Phase.CONSENT, "/start"),
 )
@@ -99,16 +104,30 @@ def first_contact(
             case _:
                 assert_never(ctx.invitation)
     toast: list[Doing] = [fx.Toast()] if isinstance(event, ev.ButtonTapped) else []
+    if not has_room(bundle.study, ctx.places, ctx.waiting):
+        return None, [*toast, *_full(bundle, journey)]
     recruited = recruitment.arrival(bundle, start.platform_key)
     return journey, [*toast, *claim, *recruited, *_agreement(bundle, journey)]
 
 
-def _on_consent(bundle: StudyBundle, journey: Journey, event: ev.Event) -> Result:
+def _full(bundle: StudyBundle, journey: Journey) -> list[Doing]:
+    """Every cell of the design is full: told so, with the platform's return instruction."""
+    texts = texts_of(bundle, journey)
+    return [fx.Send(texts.study_full), *recruitment.return_instruction(bundle, texts)]
+
+
+def _on_consent(ctx: Context, journey: Journey, event: ev.Event) -> Result:
+    bundle = ctx.bundle
     texts = texts_of(bundle, journey)
     if isinstance(event, ev.ButtonTapped):
         tap = event.tap
         if not isinstance(tap, ConsentTap):
             return stale_tap(bundle, journey)
+        if tap.accept and not has_room(bundle.study, ctx.places, ctx.waiting):
+            # The last places went while the agreement was read: nothing is recorded,
+            # and /start shows the agreement again (a place may have come free).
+            journey, removed = drop_keyboards(journey)
+            return journey, [fx.Toast(), *removed, *_full(bundle, journey)]
         if tap.accept:
             return journey, [fx.Toast(), fx.RecordConsent(Consent.ACCEPTED), *over(Phase.CONSENT)]
         journey, removed = drop_keyboards(journey)
@@ -140,4 +159,4 @@ def _on_declined(bundle: StudyBundle, journey: Journey, event: ev.Event) -> Resu
 def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Result:
     if journey.stage is Stage.DECLINED:
         return _on_declined(ctx.bundle, journey, event)
-    return _on_consent(ctx.bundle, journey, event)
+    return _on_consent(ctx, journey, event)

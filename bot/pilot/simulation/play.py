@@ -209,6 +209,10 @@ class StudyPlayer:
         endings = (self.texts.thanks, self.texts.not_eligible)
         return any(any(e in m.text for e in endings) for m in q.messages)
 
+    def _turned_away(self, q: Participant) -> bool:
+        """Every cell of the design was full (``design.quota``) when they came or agreed."""
+        return any(self.texts.study_full in m.text for m in q.messages)
+
     def _new_brief(self, q: Participant) -> BotMessage | None:
         """A task's brief not played yet (its "Finish task" button goes when the task ends,
         so a brief is known by its button while it is the current one)."""
@@ -254,7 +258,12 @@ class StudyPlayer:
     async def play(self) -> Played:
         p, visit = self.p, self.visit
         await self._send(visit.first_start if visit is not None else "/start")
-        await p.wait_for(lambda q: any(CONSENT_YES in _data(m) for m in q.messages), _TURN_TIMEOUT)
+        await p.wait_for(
+            lambda q: self._turned_away(q) or any(CONSENT_YES in _data(m) for m in q.messages),
+            _TURN_TIMEOUT,
+        )
+        if self._turned_away(p):
+            return self._played(False)
         if visit is not None and visit.arrival is Arrival.LATE:
             agreements = sum(CONSENT_YES in _data(m) for m in p.messages)
             await self._send(visit.link_start)  # the agreement again, the id bound
@@ -277,11 +286,14 @@ class StudyPlayer:
             await p.wait_for(
                 lambda q: (
                     self._ended(q)
+                    or self._turned_away(q)
                     or self._pending_item(q) is not None
                     or self._new_brief(q) is not None
                 ),
                 _TURN_TIMEOUT,
             )
+            if self._turned_away(p):
+                return self._played(False)
             if leaving and not self._ended(p):
                 return self._played(False)
             if (brief := self._new_brief(p)) is not None:

@@ -11,7 +11,7 @@ PL/pgSQL functions.
 
 from __future__ import annotations
 
-SQLITE_VERSION_OF = {1: 13, 2: 14, 3: 15, 4: 16, 5: 17, 6: 18, 7: 19}
+SQLITE_VERSION_OF = {1: 13, 2: 14, 3: 15, 4: 16, 5: 17, 6: 18, 7: 19, 8: 20}
 """The SQLite schema version each PostgreSQL version holds the same tables as: ``ozlab
 copy`` moves a study only between these two."""
 
@@ -431,5 +431,9 @@ MIGRATIONS: tuple[str, ...] = (
     # 7: SQLite's version 19, the side an annotator is shown a pair in (see there)
     """
     ALTER TABLE annotation_assignments ADD COLUMN swapped BIGINT NOT NULL DEFAULT 0;
+    """,
+    # 8: SQLite's version 20, the cell of the design each participant was assigned to
+    """
+    ALTER TABLE participants ADD COLUMN design_cell TEXT;
     """,
 )
