@@ -170,7 +170,7 @@ async def test_a_backup_from_an_older_ozlab_is_brought_up_to_date_then_erased(
     assert out[0].startswith(f"left alone: {folder / 'notes.txt'} is not an SQLite file")
     assert out[1] == (
         f"{old}: erased 1 withdrawn participant; brought up from schema version"
-        f" {SCHEMA_VERSION - 7}"
+        f" {SCHEMA_VERSION - 8}"
     )
     assert WORDS[LEAVING].encode() not in database_bytes(old)
     assert rows(old, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
