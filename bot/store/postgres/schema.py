@@ -11,7 +11,7 @@ PL/pgSQL functions.
 
 from __future__ import annotations
 
-SQLITE_VERSION_OF = {1: 13, 2: 14, 3: 15, 4: 16, 5: 17, 6: 18}
+SQLITE_VERSION_OF = {1: 13, 2: 14, 3: 15, 4: 16, 5: 17, 6: 18, 7: 19}
 """The SQLite schema version each PostgreSQL version holds the same tables as: ``ozlab
 copy`` moves a study only between these two."""
 
@@ -427,5 +427,22 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE payments ADD COLUMN submission_key TEXT;
     ALTER TABLE payments ADD COLUMN platform_status TEXT;
     ALTER TABLE payments ADD COLUMN approved_at DOUBLE PRECISION;
+    """,
+    # 7: SQLite's version 19, annotators' payment records (see there)
+    """
+    ALTER TABLE payments ADD COLUMN job TEXT;
+    ALTER TABLE payments ADD COLUMN annotator TEXT;
+    ALTER TABLE payments ADD COLUMN platform_tag TEXT;
+    CREATE UNIQUE INDEX payments_by_annotator ON payments(annotator);
+    CREATE INDEX payments_by_job_tag ON payments(job, platform_tag);
+    CREATE FUNCTION payment_kept_on_annotator_withdrawal() RETURNS trigger
+        LANGUAGE plpgsql AS $$
+    BEGIN
+        UPDATE payments SET status = 'withdrawn', annotator = NULL, platform_tag = NULL
+            WHERE annotator = OLD.id;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER payment_kept_on_annotator_withdrawal AFTER DELETE ON annotators
+        FOR EACH ROW EXECUTE FUNCTION payment_kept_on_annotator_withdrawal();
     """,
 )
