@@ -1,4 +1,5 @@
-"""``ozlab export payments``: who to pay, and for how long, per recruitment platform id.
+"""``ozlab export payments``: who to pay, and for how long, per recruitment platform id (a
+participant's, or an annotator's of a job recruiting on a platform: its ``job``).
 
 The store keeps each platform id sealed with the study secret; this is the one place it
 is opened, with ``OZLAB_SECRET`` from the environment, and written to the researcher's
@@ -32,6 +33,7 @@ COLUMNS = (
     "bonus",
     "bonus_paid_at",
     "bonus_bulk_ids",
+    "job",
 )
 
 
@@ -65,6 +67,7 @@ def payment_rows(
                 f"{sum(b.cents for b in bonuses) / 100:.2f}" if bonuses else "",
                 _iso(max((b.at for b in bonuses if b.at is not None), default=None)),
                 ";".join(b.bulk_id for b in bonuses if b.bulk_id),
+                r.job or "",
             )
         )
     return rows

@@ -26,10 +26,11 @@ PLATFORM = "prolific"
 
 
 async def matched(
-    db: Database, submissions: Sequence[Submission], privacy: Privacy
+    db: Database, submissions: Sequence[Submission], privacy: Privacy, job: str | None = None
 ) -> list[Matched]:
     """The platform's submissions matched with ozlab's records of the study's Prolific
-    participants; each record notes its submission (id sealed) and status as listed."""
+    participants (or of annotation job ``job``'s annotators); each record notes its
+    submission (id sealed) and status as listed."""
     store = await open_store(db, access=Access.ATTACH)
     try:
         failed = await store.failed_checks()
@@ -42,7 +43,7 @@ async def matched(
                 failed.get(r.row, 0),
             )
             for r in await store.payments()
-            if r.platform == PLATFORM
+            if r.platform == PLATFORM and r.job == job
         ]
         rows = match(submissions, ours)
         await store.note_submissions(
@@ -88,10 +89,12 @@ def _counts(rows: list[Matched]) -> list[str]:
     return [f"{counted[s]:>5}  {s.value}" for s in Standing if counted[s]]
 
 
-async def status(db: Database, study_id: str, platform: Prolific, privacy: Privacy) -> str:
-    """One table: every submission and every participant ozlab knows, with their standing
-    and the time taken by ozlab's clock and by the platform's."""
-    rows = await matched(db, await platform.submissions(study_id), privacy)
+async def status(
+    db: Database, study_id: str, platform: Prolific, privacy: Privacy, job: str | None = None
+) -> str:
+    """One table: every submission and every participant (or annotator of ``job``) ozlab
+    knows, with their standing and the time taken by ozlab's clock and by the platform's."""
+    rows = await matched(db, await platform.submissions(study_id), privacy, job)
     header = "  ".join(
         (
             f"{'submission':<26}",
@@ -113,12 +116,13 @@ async def approve(
     *,
     apply: bool,
     reject: bool = False,
+    job: str | None = None,
 ) -> str:
     """The submissions ozlab counts as completed, approved in one bulk request with ``apply``;
     with ``reject`` too, those it may reject (the study's code without an ozlab completion,
     two failed attention checks) rejected with the platform's category and a message; without
     ``apply``, only how many and what they cost."""
-    rows = await matched(db, await platform.submissions(study_id), privacy)
+    rows = await matched(db, await platform.submissions(study_id), privacy, job)
     chosen, rejected = to_approve(rows), to_reject(rows)
     reward = await platform.reward_cents(study_id)
     total = len(chosen) * reward / 100
