@@ -298,3 +298,53 @@ async def test_a_kill_at_any_step_of_an_annotation_job_s_money_path_pays_each_on
         assert len(fake.pays) == 1, step
         for pid, cents in wanted.items():
             assert fake.bonuses_of(pid) == [float(cents)], step
+
+
+BETTER = ("I found 2 adventure games for Linux", "Which game would you like to add?")
+"""Lines only the better conversation of each of hmd-acute's onboarding pairs has."""
+PRACTICE_FAILED = "no more pairs for you"
+
+
+async def compare_against_the_known_answer(p: Participant) -> None:
+    """Every pair shown answered with the worse speaker (a text item: a word typed), until
+    the bot says there is nothing more."""
+    while True:
+        await p.wait_for(
+            lambda q: current_item(q) is not None or said(q, PRACTICE_FAILED), timeout=30
+        )
+        message = current_item(p)
+        if message is None:
+            return
+        count, before = len(p.messages), message.keyboard
+        shown = [m.text for m in p.messages if "conversation 2 of 2" in m.text]
+        better = 2 if shown and any(line in shown[-1] for line in BETTER) else 1
+        if any(d and d[1:2] == "a" for row in message.keyboard for _, d in row):
+            await p.tap(text=str(3 - better), message_id=message.message_id)
+        else:
+            await p.send_text("The first one.")
+        await p.wait_for(
+            lambda q, m=message, n=count, was=before: m.keyboard != was or len(q.messages) > n,
+            timeout=30,
+        )
+
+
+async def test_an_annotator_below_the_onboarding_threshold_gets_the_job_s_code_for_it(
+    emulator: BotApiEmulator, start_bot: StartBot, tmp_path: Path
+) -> None:
+    bundle = load_study("hmd")
+    recruitment = JobRecruitment(
+        study_id=JOB_STUDY, completion_code=CODE, onboarding_failed_code="PRACTICE7"
+    )
+    job = bundle.jobs["hmd-acute"].model_copy(update={"recruitment": recruitment})
+    bundle = bundle.model_copy(update={"jobs": {**bundle.jobs, job.id: job}})
+    db = tmp_path / "hmd.sqlite"
+    await start_bot(bundle, db=db)
+    await play(emulator, bundle, participants=4)
+    p = emulator.participant(7400, first_name="Ann")
+    await p.send_text(f"/start ann-hmd-acute_pid_{FIRST}")
+    await p.wait_for_text("read pairs of conversations", timeout=20)
+    await compare_against_the_known_answer(p)
+    await p.wait_for_text("Your code for Prolific is PRACTICE7", timeout=15)
+    assert not said(p, CODE)
+    [(job_id, _, status, _, _)] = await payment_rows(db)
+    assert (job_id, status) == ("hmd-acute", "screened_out")

@@ -85,6 +85,8 @@ def _standing(submission: Submission | None, ours: Ours | None) -> Standing:
         case "SCREENED OUT":
             return Standing.SCREENED_OUT
         case "AWAITING REVIEW":
+            if ours is not None and ours.status is PaymentStatus.SCREENED_OUT:
+                return Standing.SCREENED_OUT  # their code was the screen-out's (an onboarding)
             if not finished:
                 return Standing.SHARED_CODE
             assert ours is not None
