@@ -4,6 +4,7 @@ how a submission of an annotator whose onboarding failed stands."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
@@ -185,3 +186,56 @@ def test_an_annotator_whose_onboarding_failed_is_neither_approved_nor_rejected()
     ]
     assert [s.id for s in to_approve(rows)] == ["sub0"]
     assert [(s.id, category) for s, category, _ in to_reject(rows)] == [("sub2", "NO_DATA")]
+
+
+async def _stored_job(db: Path) -> None:
+    """A database holding hri-cues as a job recruiting on Prolific (as the bot stores it
+    when its first annotator comes)."""
+    from bot.annotation.jobs import job_record
+    from bot.store.sqlite import open_store
+
+    bundle = load_study("hri-cues")
+    recruitment = JobRecruitment(study_id="65aa00bb11cc22dd33ee44ff", completion_code="ANN5DONE")
+    job = bundle.jobs["hri-cues"].model_copy(update={"recruitment": recruitment})
+    store = await open_store(db)
+    try:
+        await store.save_annotation_job(job_record(bundle, job))
+    finally:
+        await store.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "told"),
+    [
+        (("status", "--job", "xrec"), "no annotation job 'xrec' recruiting on a platform"),
+        (
+            ("status", "--job", "hri-cues", "--study-id", "6543210fedcba9876543210f"),
+            "recruits in the Prolific study 65aa00bb11cc22dd33ee44ff, not",
+        ),
+        (("approve",), "give --study-id (the study's id on Prolific) or --job JOB"),
+        (
+            ("bonus", "--study-id", "6543210fedcba9876543210f", "--by-rule"),
+            "--by-rule pays an annotation job's annotators: give --job",
+        ),
+        (("bonus", "--job", "hri-cues", "--by-rule"), "has no recruitment.bonus rule"),
+        (("bonus", "--job", "hri-cues", "--from-study", "hmd"), "pays by its own rule"),
+    ],
+)
+async def test_a_platform_command_that_does_not_fit_a_job_says_so_in_one_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    args: tuple[str, ...],
+    told: str,
+) -> None:
+    from tests.command_line import ozlab_here
+
+    db = tmp_path / "study.sqlite"
+    await _stored_job(db)
+    monkeypatch.setenv("PROLIFIC_TOKEN", "a-token")
+    monkeypatch.setenv("OZLAB_SECRET", "a-secret-long-enough-for-ozlab")
+    unreachable = "http://127.0.0.1:9"  # asked nothing: refused before any request
+    done = await asyncio.to_thread(
+        ozlab_here, "prolific", *args, "--db", db, "--api-url", unreachable
+    )
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.count("\n") == 1 and told in done.stderr

@@ -32,6 +32,7 @@ from tests.conftest import SECRET, StartBot
 from tests.e2e_support import database_bytes
 from tests.fake_prolific import TOKEN, FakeProlific, FakeSubmission
 from tests.fake_servers import serving
+from tests.test_recruitment_e2e import logged_as_by_ozlab_run
 
 pytestmark = pytest.mark.slow
 
@@ -112,8 +113,12 @@ async def recruited(emulator: BotApiEmulator, start_bot: StartBot, db: Path) -> 
 
 
 async def test_the_job_s_link_makes_annotators_binds_their_id_and_gives_the_code_for_a_share(
-    emulator: BotApiEmulator, start_bot: StartBot, tmp_path: Path
+    emulator: BotApiEmulator,
+    start_bot: StartBot,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    logged_as_by_ozlab_run(caplog)
     bundle = recruiting(load_study("hri-cues"))
     db = tmp_path / "cues.sqlite"
     await start_bot(bundle, db=db)
@@ -171,6 +176,7 @@ async def test_the_job_s_link_makes_annotators_binds_their_id_and_gives_the_code
 
     blob = database_bytes(db)
     assert not any(pid.encode() in blob for pid in (FIRST, SECOND, OTHER))
+    assert not any(pid in caplog.text for pid in (FIRST, SECOND, OTHER))
 
 
 def prolific(*args: str | Path, url: str) -> subprocess.CompletedProcess[str]:
