@@ -239,3 +239,25 @@ async def test_a_platform_command_that_does_not_fit_a_job_says_so_in_one_line(
     )
     assert done.returncode == 3, done.stderr
     assert done.stderr.count("\n") == 1 and told in done.stderr
+
+
+def test_one_person_as_participant_and_annotator_gets_each_study_s_bonuses_on_its_row() -> None:
+    from bot.core.privacy import Privacy
+    from bot.recruitment.payments import COLUMNS, payment_rows
+    from bot.store.model import MoneyStep, PaymentRecord
+
+    privacy = Privacy("a-secret-long-enough-for-ozlab")
+    key = privacy.seal(PID)
+    records = [
+        PaymentRecord("s", "prolific", key, PaymentStatus.COMPLETED, 0.0, 600.0),
+        PaymentRecord("s", "prolific", key, PaymentStatus.COMPLETED, 0.0, 300.0, job="rate"),
+    ]
+
+    def paid(n: int, study: str, cents: int) -> MoneyStep:
+        request = privacy.seal(f'{{"{PID}": {cents}}}')
+        return MoneyStep(n, study, "bonus_pay", request, f"bulk{n}", 1.0, "applied", "{}", 2.0)
+
+    steps = [paid(1, "participants-study", 50), paid(2, "job-study", 30)]
+    rows = payment_rows(records, privacy, steps, {"rate": "job-study"})
+    bonus, job = COLUMNS.index("bonus"), COLUMNS.index("job")
+    assert [(row[bonus], row[job]) for row in rows] == [("0.50", ""), ("0.30", "rate")]

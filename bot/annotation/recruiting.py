@@ -25,11 +25,8 @@ class PlatformStudy:
     recruitment: JobRecruitment | None = None
 
 
-async def platform_study(
-    store: AnnotationPlanning, job: str | None, study_id: str | None
-) -> PlatformStudy:
-    """The job named, or the one recruiting in the platform study ``study_id``; else the
-    participants of ``study_id``. A one-line refusal when they do not fit."""
+async def recruiting_jobs(store: AnnotationPlanning) -> dict[str, JobRecruitment]:
+    """Each job the database stores that recruits on a platform, with its recruitment."""
     recruiting = {}
     for record in await store.annotation_jobs():
         try:
@@ -38,6 +35,15 @@ async def platform_study(
             continue
         if stored.recruitment is not None:
             recruiting[stored.id] = stored.recruitment
+    return recruiting
+
+
+async def platform_study(
+    store: AnnotationPlanning, job: str | None, study_id: str | None
+) -> PlatformStudy:
+    """The job named, or the one recruiting in the platform study ``study_id``; else the
+    participants of ``study_id``. A one-line refusal when they do not fit."""
+    recruiting = await recruiting_jobs(store)
     if job is None:
         if study_id is None:
             raise StudyDataError("give --study-id (the study's id on Prolific) or --job JOB")
