@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.core.annotation import Annotator
+from bot.core.errors import StoreError
 from bot.core.vocabulary import AnnotatorClaim, Origin, PaymentStatus
 from bot.store.annotating import annotator, bump, require_job
 from bot.store.model import PlatformArrival
@@ -66,12 +67,14 @@ def join_from_platform(
             tuple(pseudonyms),
         )
     }
-    ident = next(p for p in pseudonyms if p not in taken)
+    free = next((p for p in pseudonyms if p not in taken), None)
+    if free is None:
+        raise StoreError(f"every pseudonym drawn for a newcomer of job {arrival.job!r} is taken")
     conn.execute(
         "INSERT INTO annotators (id, job, origin, chat_hash, chat_key, created_at, joined_at,"
         " last_active_at) VALUES (?,?,?,?,?,?,?,?)",
         (
-            ident,
+            free,
             arrival.job,
             Origin.TELEGRAM.value,
             arrival.chat_hash,
@@ -81,9 +84,9 @@ def join_from_platform(
             now,
         ),
     )
-    _record(conn, arrival, ident, now, now)
+    _record(conn, arrival, free, now, now)
     bump(conn, arrival.job)
-    return AnnotatorClaim.JOINED, annotator(conn, ident)
+    return AnnotatorClaim.JOINED, annotator(conn, free)
 
 
 def _record(conn: Sql, arrival: PlatformArrival, ident: str, since: float, now: float) -> None:
