@@ -14,7 +14,6 @@ import io
 import shutil
 import sqlite3
 import subprocess
-import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -27,11 +26,13 @@ from scenarios.jobs import JobRecruitment, RatedTargetBonus
 from scenarios.loading import load_study
 from scenarios.models import StudyBundle
 from tests.annotating_support import by_exchange, current_item, first_point, play, rate_all, stored
-from tests.command_line import environment, ozlab_here
+from tests.command_line import ozlab_here
 from tests.conftest import SECRET, StartBot
 from tests.e2e_support import database_bytes
 from tests.fake_prolific import TOKEN, FakeProlific, FakeSubmission
 from tests.fake_servers import serving
+from tests.prolific_commands import killed_when_hanging
+from tests.prolific_commands import prolific as prolific_command
 from tests.test_recruitment_e2e import logged_as_by_ozlab_run
 
 pytestmark = pytest.mark.slow
@@ -180,15 +181,8 @@ async def test_the_job_s_link_makes_annotators_binds_their_id_and_gives_the_code
 
 
 def prolific(*args: str | Path, url: str) -> subprocess.CompletedProcess[str]:
-    """``ozlab prolific ARGS`` against the local Prolific, as a researcher's shell runs it."""
-    env = {**environment(), SECRET_ENV: SECRET, "PROLIFIC_TOKEN": TOKEN}
-    return subprocess.run(
-        [sys.executable, "-m", "bot.cli", "prolific", *map(str, args), "--api-url", url],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    """``ozlab prolific ARGS`` against the local Prolific, with the bot's secret."""
+    return prolific_command(*args, url=url, secret=SECRET)
 
 
 def platform_of() -> FakeProlific:
@@ -264,19 +258,6 @@ async def test_status_approval_bonus_per_rated_target_export_and_erasure(
     assert leaving.encode() not in database_bytes(db)
 
 
-async def killed_when_hanging(fake: FakeProlific, *args: str | Path, url: str) -> None:
-    """``ozlab prolific ARGS`` killed (SIGKILL) once the platform holds its request."""
-    env = {**environment(), SECRET_ENV: SECRET, "PROLIFIC_TOKEN": TOKEN}
-    argv = ["-m", "bot.cli", "prolific", *map(str, args), "--api-url", url]
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, *argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    await asyncio.wait_for(fake.hanging.wait(), 120)
-    process.kill()
-    await process.wait()
-    fake.hanging.clear()
-
-
 async def test_a_kill_at_any_step_of_an_annotation_job_s_money_path_pays_each_once(
     emulator: BotApiEmulator, start_bot: StartBot, tmp_path: Path
 ) -> None:
@@ -296,7 +277,7 @@ async def test_a_kill_at_any_step_of_an_annotation_job_s_money_path_pays_each_on
         args = ("bonus", "--db", copy, "--job", JOB, "--by-rule", "--yes")
         async with serving(fake.app()) as url:
             fake.fault(step, "once")
-            await killed_when_hanging(fake, *args, "--settled-after", "0", url=url)
+            await killed_when_hanging(fake, *args, "--settled-after", "0", url=url, secret=SECRET)
             after = await asyncio.to_thread(prolific, *args, "--settled-after", "0", url=url)
             assert after.returncode == 0, f"{step}: {after.stderr}"
             again = await asyncio.to_thread(prolific, *args, url=url)
