@@ -67,6 +67,10 @@ def said(p: Participant, text: str) -> bool:
     return any(text in m.text for m in p.messages)
 
 
+def said_since(p: Participant, first: int, text: str) -> bool:
+    return any(text in m.text for m in p.messages[first:])
+
+
 async def payment_rows(db: Path) -> list[tuple[object, ...]]:
     def read() -> list[tuple[object, ...]]:
         with sqlite3.connect(db) as conn:
@@ -122,7 +126,7 @@ async def test_the_job_s_link_makes_annotators_binds_their_id_and_gives_the_code
     logged_as_by_ozlab_run(caplog)
     bundle = recruiting(load_study("hri-cues"))
     db = tmp_path / "cues.sqlite"
-    await start_bot(bundle, db=db)
+    bot = await start_bot(bundle, db=db)
     await play(emulator, bundle, participants=2)
 
     ann = emulator.participant(7300, first_name="Ann")
@@ -150,10 +154,14 @@ async def test_the_job_s_link_makes_annotators_binds_their_id_and_gives_the_code
     assert (await rated(db))[str(annotator)] == SHARE  # the share, and no more
     [(_, _, status, _, _)] = await payment_rows(db)
     assert status == "completed"
-    # Writing again later: the code once more.
-    before = len(ann.messages)
-    await ann.send_text("hello?")
-    await ann.wait_for(lambda q: any(CODE_TEXT in m.text for m in q.messages[before:]), 15)
+    # Writing again later, after a restart of the bot too: the code once more.
+    for restart in (False, True):
+        if restart:
+            await bot.stop()
+            bot = await start_bot(bundle, db=db)
+        before = len(ann.messages)
+        await ann.send_text("hello?")
+        await ann.wait_for(lambda q, n=before: said_since(q, n, CODE_TEXT), timeout=15)
 
     # An annotator invited with a code, then coming through the link: bound then.
     async def invite_one(store: StudyStore) -> tuple[str, str]:

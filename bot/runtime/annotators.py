@@ -273,8 +273,8 @@ class AnnotationRunner:
             reloaded = await self._reloaded(chat, withdrawing)
             if reloaded is not None:
                 queue.insert(0, reloaded)
-                if reloaded.task is None and _asks_for_work(first):
-                    queue[-1] = TargetLoaded(None)
+                if reloaded.task is None and _asks_for_work(first):  # as before the restart
+                    queue[-1] = await self._loaded(reloaded.annotator, reloaded.job)
                 elif isinstance(first, ev.TextReceived):
                     queue[-1] = ev.StartCommand()  # after a restart: the item shown again
         state = self._states.get(chat)
