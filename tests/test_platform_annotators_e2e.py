@@ -225,6 +225,12 @@ async def test_status_approval_bonus_per_rated_target_export_and_erasure(
             prolific, "status", "--db", db, "--study-id", JOB_STUDY, url=url
         )
         assert same.stdout == status.stdout
+        # The study's own Prolific study: its participants only, never the job's annotators.
+        theirs = await asyncio.to_thread(
+            prolific, "status", "--db", db, "--study-id", "6543210fedcba9876543210f", url=url
+        )
+        assert theirs.returncode == 0, theirs.stderr
+        assert theirs.stdout.splitlines()[1:] == [""]  # the header, and no row
         approved = await asyncio.to_thread(
             prolific, "approve", "--db", db, "--job", JOB, "--yes", url=url
         )
