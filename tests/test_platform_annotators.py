@@ -30,6 +30,7 @@ from bot.engine.annotating.assignment import item_kinds, plan, rules_of
 from bot.engine.annotating.flow import step
 from bot.engine.annotating.model import Annotating, Claimed, TargetLoaded
 from bot.engine.annotating.shares import open_to_work, share_done, within_shares
+from bot.engine.events import WithdrawCommand
 from bot.engine.recruitment import job_platform_id
 from bot.recruitment.prolific import Submission
 from bot.recruitment.reconciling import Ours, Standing, match, to_approve, to_reject
@@ -147,7 +148,7 @@ def test_the_code_for_how_an_annotator_s_part_ended() -> None:
     bundle = bundle.model_copy(update={"jobs": {"hri-cues": job}})
     state = Annotating("A-1", "hri-cues", None, None)
 
-    def said(event: TargetLoaded | Claimed) -> list[str]:
+    def said(event: TargetLoaded | Claimed | WithdrawCommand) -> list[str]:
         _, effects = step(bundle, state, event, 10.0)
         return [e.text for e in effects if isinstance(e, fx.Send)]
 
@@ -166,6 +167,10 @@ def test_the_code_for_how_an_annotator_s_part_ended() -> None:
     ]
     other = said(Claimed(AnnotatorClaim.OTHER_ID, job="hri-cues"))
     assert other[0].startswith("You are already taking part with another Prolific ID")
+    kept = "If you withdraw, we keep only your Prolific ID and the time you spent"
+    joined = said(Claimed(AnnotatorClaim.JOINED, "A-1", "hri-cues"))
+    assert joined[0].startswith("Welcome! You are annotator A-1") and kept in joined[0]
+    assert kept in said(WithdrawCommand())[0]
 
 
 def test_an_annotator_whose_onboarding_failed_is_neither_approved_nor_rejected() -> None:

@@ -166,6 +166,7 @@ def _claimed(bundle: StudyBundle, state: Annotating | None, event: Claimed, now:
         current = replace(current, paused=False)
     if event.claim is AnnotatorClaim.JOINED:
         welcome = texts.ann_welcome.format(annotator=event.annotator, title=job.title)
+        welcome += _payment_note(job, texts)
         effects += [fx.Send(text) for text in [welcome, *view.brief(job, texts)]]
     elif event.claim is AnnotatorClaim.ALREADY:  # a second code of their job: theirs stays
         effects.append(fx.Send(texts.ann_code_already))
@@ -252,9 +253,18 @@ def _withdraw(job: AnnotationJob, texts: Texts, state: Annotating) -> Result:
     if state.withdrawal:
         earlier.append(fx.RemoveButtons(state.withdrawal))
     question = texts.ann_withdraw_confirm_kept if _kept(job) else texts.ann_withdraw_confirm
+    question += _payment_note(job, texts)
     buttons = (((texts.withdraw_yes, WITHDRAW_YES),), ((texts.withdraw_no, WITHDRAW_NO),))
     ask = fx.Send(question, buttons, remember=True)
     return replace(state, withdrawal=ASKING), [*earlier, ask]
+
+
+def _payment_note(job: AnnotationJob, texts: Texts) -> str:
+    """What a withdrawal keeps of an annotator recruited on a platform (their platform id
+    and the time given, to be paid), told when they join and when they ask to withdraw."""
+    if job.recruitment is None:
+        return ""
+    return " " + texts.payment_note.format(platform=recruitment.platform_name(job.recruitment))
 
 
 def _kept(job: AnnotationJob) -> bool:
