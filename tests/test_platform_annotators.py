@@ -266,3 +266,35 @@ def test_one_person_as_participant_and_annotator_gets_each_study_s_bonuses_on_it
     rows = payment_rows(records, privacy, steps, {"rate": "job-study"})
     bonus, job = COLUMNS.index("bonus"), COLUMNS.index("job")
     assert [(row[bonus], row[job]) for row in rows] == [("0.50", ""), ("0.30", "rate")]
+
+
+async def test_what_a_share_cuts_goes_to_the_next_annotator_in_the_same_planning(
+    tmp_path: Path,
+) -> None:
+    """The planner keeps a conversation with its first annotator; their share cuts it, and
+    the same ``assign`` plans again, so that the rest goes to the second one at once."""
+    from bot.annotation.jobs import assign, prepare_job
+    from bot.store.sqlite import open_store
+    from tests.annotation_support import store_conversations
+
+    bundle = load_study("hri-cues")
+    recruitment = JobRecruitment(
+        study_id="65aa00bb11cc22dd33ee44ff", completion_code="ANN5DONE", targets_per_annotator=2
+    )
+    job = bundle.jobs["hri-cues"].model_copy(update={"annotators": 1, "recruitment": recruitment})
+    bundle = bundle.model_copy(update={"jobs": {job.id: job}})
+    store = await open_store(tmp_path / "study.sqlite")
+    try:
+        await store_conversations(store, "hri-cues", "hri-cues-chat", [("p-1", "companion", 3)])
+        assert await prepare_job(store, bundle, job) == 4  # three exchanges, one conversation
+        assert await store.add_annotators(job.id, [("A-1", "ann-1"), ("A-2", "ann-2")])
+        decided = await assign(store, bundle, job, 10.0)
+        state = await store.annotation_state(job.id)
+    finally:
+        await store.close()
+    assert state is not None
+    held: dict[str, int] = {}
+    for a in state.assignments:
+        held[a.annotator] = held.get(a.annotator, 0) + 1
+    assert held == {"A-1": 2, "A-2": 2}
+    assert len(decided.assign) == 4  # both rounds, as applied

@@ -128,13 +128,16 @@ async def _assigned(
     store: AnnotationPlanning, bundle: StudyBundle, job: AnnotationJob, now: float
 ) -> tuple[AssignmentPlan, AnnotationState]:
     """Plan and apply until nothing is left to do; what was applied in all. A plan cut to
-    the annotators' shares is followed by another, for what was cut."""
+    the annotators' shares is followed by another, for what was cut (each cut fills
+    someone's share, so these end); a plan refused as made from a stale state counts
+    towards the attempts."""
     instruments = [bundle.questionnaires[q] for q in job.instruments()]
     rules = rules_of(job, instruments)
     kinds = item_kinds(instruments)
     share = share_of(job)
     applied = AssignmentPlan()
-    for _ in range(_ATTEMPTS):
+    stale = 0
+    while stale < _ATTEMPTS:
         state = await store.annotation_state(job.id)
         if state is None:
             raise StudyDataError(f"annotation job {job.id!r} is not in this database yet")
@@ -148,4 +151,6 @@ async def _assigned(
             )
             if not cut:
                 return applied, state
+        else:
+            stale += 1
     raise StudyDataError(f"annotation job {job.id!r} kept changing while it was planned")
