@@ -15,6 +15,8 @@ per system, side by side, with forced-choice questions about one speaker of each
 
 from __future__ import annotations
 
+import re
+from decimal import Decimal
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -235,6 +237,60 @@ class Judge(_Model):
     _env = field_validator("api_key_env", "url_env")(classmethod(lambda cls, v: check_env_name(v)))
 
 
+JOB_LINK_PREFIX = "ann-"
+PLATFORM_ID_MARK = "_pid_"
+_LINK_JOB = r"[A-Za-z0-9][A-Za-z0-9_-]*"
+_LINK_LENGTH = 64
+"""Telegram's limit on a ``/start`` payload (``A-Za-z0-9_-``)."""
+_PLATFORM_ID_LENGTH = 24
+"""A Prolific participant id (24 hexadecimal digits): the job's link must leave it room."""
+
+
+class RatedTargetBonus(_Model):
+    """What ``ozlab prolific bonus --job`` pays each annotator, in the platform study's
+    currency (a decimal: 0.10), for each target they finished rating."""
+
+    per_rated_target: Decimal = Field(gt=0, decimal_places=2)
+    """For each target (an exchange, a conversation, a pair) the annotator finished."""
+
+
+class JobRecruitment(_Model):
+    """Annotators recruited on a platform (Prolific), in a platform study of the job's own.
+
+    The job's link carries the annotator's platform id:
+    ``https://t.me/BOT?start=ann-<JOB>_pid_{{%PROLIFIC_PID%}}``. Whoever opens it is a new
+    annotator of the job under a pseudonym, their platform id stored only sealed. An
+    annotator who rated their share is shown the completion code with the platform's return
+    link; one who fails a pairwise job's onboarding, the ``onboarding_failed_code``."""
+
+    platform: Literal["prolific"] = "prolific"
+    """The platform; Prolific today."""
+    study_id: str = Field(pattern=r"^[A-Za-z0-9]{1,64}$")
+    """The job's study on the platform (``ozlab prolific … --job`` asks about it)."""
+    completion_code: str = Field(min_length=1, max_length=64)
+    """Shown with the return link to an annotator who rated their share."""
+    onboarding_failed_code: str | None = Field(default=None, min_length=1, max_length=64)
+    """Shown to an annotator below a pairwise job's onboarding threshold; none: no code."""
+    return_link: str = "https://app.prolific.com/submissions/complete?cc={code}"
+    """Where an annotator goes back to the platform; ``{code}`` is filled in."""
+    targets_per_annotator: int | None = Field(default=None, ge=1)
+    """An annotator's share: they are given at most this many targets, and the completion
+    code once they rated that many; none: every target the assignment gives them."""
+    bonus: RatedTargetBonus | None = None
+    """The bonus per rated target (``ozlab prolific bonus --job``)."""
+
+    @model_validator(mode="after")
+    def _code_in_link(self) -> JobRecruitment:
+        if "{code}" not in self.return_link:
+            raise ValueError("return_link must contain {code}, where the code goes")
+        return self
+
+
+def job_link_payload(job: str, platform_id: str) -> str:
+    """The ``/start`` payload of a recruiting job's link for one platform id."""
+    return f"{JOB_LINK_PREFIX}{job}{PLATFORM_ID_MARK}{platform_id}"
+
+
 class AnnotationJob(_Model):
     """One annotation job: its id equals its file name and names it everywhere (the
     database, ``ozlab invite --job``, ``ozlab import annotations --job``)."""
@@ -281,6 +337,9 @@ class AnnotationJob(_Model):
     judges: tuple[Judge, ...] = ()
     """Language models that rate every target too (``ozlab judge run``), beside the
     annotators, never in their place."""
+    recruitment: JobRecruitment | None = None
+    """Annotators recruited on a platform through the job's own link, paid per share and
+    rated target; none: annotators are invited with codes (``ozlab invite --annotators``)."""
 
     @model_validator(mode="after")
     def _kind_fits(self) -> AnnotationJob:
@@ -296,6 +355,22 @@ class AnnotationJob(_Model):
                 raise ValueError("rate.pair needs kind: pairwise")
             if self.pairwise is not None:
                 raise ValueError("pairwise settings need kind: pairwise")
+        return self
+
+    @model_validator(mode="after")
+    def _link_fits(self) -> AnnotationJob:
+        if self.recruitment is None:
+            return self
+        room = _LINK_LENGTH - len(job_link_payload("", "x" * _PLATFORM_ID_LENGTH))
+        if (
+            not re.fullmatch(_LINK_JOB, self.id)
+            or PLATFORM_ID_MARK in self.id
+            or len(self.id) > room
+        ):
+            raise ValueError(
+                f"a job that recruits on a platform goes in its link: give it an id of at most"
+                f" {room} letters, digits, - or _ (no dot, no {PLATFORM_ID_MARK!r})"
+            )
         return self
 
     @field_validator("judges")

@@ -553,6 +553,9 @@ class Texts(_Model):
     """An annotator's commands, in a job with ``seen_once_in_order``."""
     ann_code_taken: str = _EN["ann_code_taken"]
     """To an annotator code used from a second Telegram account."""
+    ann_platform_id_taken: str = _EN["ann_platform_id_taken"]
+    """To a recruiting job's link opened with a {platform} ID that annotates the job from
+    another Telegram account already."""
     ann_code_unknown: str = _EN["ann_code_unknown"]
     """To an annotator code the study does not know."""
     ann_code_dropped: str = _EN["ann_code_dropped"]
@@ -607,6 +610,9 @@ class Texts(_Model):
     """To an annotator whose open target went to someone else while they were silent."""
     ann_all_done: str = _EN["ann_all_done"]
     """When an annotator has rated everything assigned to them."""
+    ann_share_done: str = _EN["ann_share_done"]
+    """When an annotator recruited on a platform has rated their share of the job (the
+    platform's code follows)."""
     ann_nothing_yet: str = _EN["ann_nothing_yet"]
     """To an annotator who has nothing to rate yet."""
     ann_new_work: str = _EN["ann_new_work"]

@@ -54,12 +54,17 @@ async def invite(
 
 
 async def rate_all(
-    p: Participant, choose: Choose, *, typed: str = "Smooth, and they laughed twice."
+    p: Participant,
+    choose: Choose,
+    *,
+    typed: str = "Smooth, and they laughed twice.",
+    until: str = ALL_DONE,
 ) -> int:
-    """Answer every item until the bot says all is rated; how many answers were given."""
+    """Answer every item until the bot says all is rated (``until`` in its last message);
+    how many answers were given."""
     given = 0
     while True:
-        await p.wait_for(lambda q: current_item(q) is not None or _done(q), timeout=15)
+        await p.wait_for(lambda q: current_item(q) is not None or _done(q, until), timeout=15)
         message = current_item(p)
         if message is None:
             return given
@@ -79,9 +84,9 @@ async def rate_all(
         await p.wait_for(moved, timeout=15)
 
 
-def _done(p: Participant) -> bool:
+def _done(p: Participant, until: str = ALL_DONE) -> bool:
     last = p.messages[-1] if p.messages else None
-    return last is not None and ALL_DONE in last.text
+    return last is not None and until in last.text
 
 
 def first_point(message: BotMessage) -> str:

@@ -11,8 +11,6 @@ submission then shows ``return_requested``). Faults can be queued per endpoint: 
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,24 +18,6 @@ from typing import Any
 from aiohttp import web
 
 TOKEN = "prolific-test-token-0123456789"
-
-
-def ozlab_prolific(
-    *args: object, url: str, secret: str, token: str = TOKEN
-) -> subprocess.CompletedProcess[str]:
-    """``ozlab prolific ARGS`` against the local Prolific at ``url``, as a researcher's
-    shell runs it (the study's secret and the token in the environment)."""
-    from bot.core.privacy import SECRET_ENV
-    from tests.command_line import environment
-
-    env = {**environment(), SECRET_ENV: secret, "PROLIFIC_TOKEN": token}
-    return subprocess.run(
-        [sys.executable, "-m", "bot.cli", "prolific", *map(str, args), "--api-url", url],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 REJECTION_CATEGORIES = frozenset(

@@ -20,9 +20,11 @@ from bot.core.privacy import SECRET_ENV, Privacy
 from bot.pilot.simulation.platform import Arrival, PlatformVisit, platform_visit
 from tests.command_line import environment
 from tests.e2e_support import database_bytes
-from tests.fake_prolific import TOKEN, FakeProlific, FakeSubmission, ozlab_prolific
+from tests.fake_prolific import TOKEN, FakeProlific, FakeSubmission
 from tests.fake_servers import serving
 from tests.paid_study import recruiting_study
+from tests.prolific_commands import killed_when_hanging
+from tests.prolific_commands import prolific as prolific_command
 
 pytestmark = pytest.mark.slow
 
@@ -73,7 +75,7 @@ STUDY_ID = "6543210fedcba9876543210f"
 
 def prolific(*args: str | Path, url: str, token: str = TOKEN) -> subprocess.CompletedProcess[str]:
     """``ozlab prolific ARGS`` against the local Prolific, as a researcher's shell runs it."""
-    return ozlab_prolific(*args, url=url, secret=SECRET, token=token)
+    return prolific_command(*args, url=url, secret=SECRET, token=token)
 
 
 def platform_of(demo_visits: list[PlatformVisit]) -> FakeProlific:
@@ -209,15 +211,7 @@ def fresh_copy(demo: Path, folder: Path) -> Path:
 
 async def ozlab_killed_when_hanging(fake: FakeProlific, *args: str | Path, url: str) -> None:
     """``ozlab prolific ARGS`` killed (SIGKILL) once the platform holds its request."""
-    env = {**environment(), SECRET_ENV: SECRET, "PROLIFIC_TOKEN": TOKEN}
-    argv = ["-m", "bot.cli", "prolific", *map(str, args), "--api-url", url]
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, *argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    await asyncio.wait_for(fake.hanging.wait(), 120)
-    process.kill()
-    await process.wait()
-    fake.hanging.clear()
+    await killed_when_hanging(fake, *args, url=url, secret=SECRET)
 
 
 async def test_a_bonus_is_set_up_shown_and_paid_once(demo: Path, tmp_path: Path) -> None:

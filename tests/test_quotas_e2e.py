@@ -17,8 +17,9 @@ from scenarios.models import Design, Recruitment, StudyBundle
 from tests.command_line import environment
 from tests.conftest import SECRET, StartBot, say
 from tests.e2e_support import PROJECT_ROOT, only_system
-from tests.fake_prolific import FakeProlific, FakeSubmission, ozlab_prolific
+from tests.fake_prolific import FakeProlific, FakeSubmission
 from tests.fake_servers import serving
+from tests.prolific_commands import prolific as prolific_command
 from tests.test_screen_out_e2e import screening
 from wizard_console import Desk
 from wizard_console import formatting as fmt
@@ -102,7 +103,7 @@ async def test_a_full_design_turns_newcomers_away_before_consent(
 
 def prolific_status(db: Path | str, url: str) -> subprocess.CompletedProcess[str]:
     """``ozlab prolific status`` against the local Prolific, as a researcher runs it."""
-    return ozlab_prolific("status", "--db", db, "--study-id", STUDY_ID, url=url, secret=SECRET)
+    return prolific_command("status", "--db", db, "--study-id", STUDY_ID, url=url, secret=SECRET)
 
 
 def test_a_demo_of_a_study_with_a_quota_stops_at_it(tmp_path: Path) -> None:

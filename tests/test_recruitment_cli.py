@@ -92,5 +92,5 @@ def test_export_payments_needs_the_secret_the_study_ran_with(
     assert main(["export", "payments", "--db", str(db)]) == 0
     assert capsys.readouterr().out.splitlines() == [
         "study,platform,platform_id,status,minutes,arrived_at,last_active_at,submission_id,"
-        "platform_status,approved_at,bonus,bonus_paid_at,bonus_bulk_ids"
+        "platform_status,approved_at,bonus,bonus_paid_at,bonus_bulk_ids,job"
     ]

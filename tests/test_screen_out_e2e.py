@@ -16,8 +16,9 @@ from bot.pilot.emulator import BotApiEmulator
 from questionnaires.models import Questionnaire
 from scenarios.models import Recruitment, StudyBundle
 from tests.conftest import SECRET, StartBot
-from tests.fake_prolific import FakeProlific, FakeSubmission, ozlab_prolific
+from tests.fake_prolific import FakeProlific, FakeSubmission
 from tests.fake_servers import serving
+from tests.prolific_commands import prolific as prolific_command
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +44,7 @@ def screening(hmd: StudyBundle) -> StudyBundle:
 
 
 def prolific(*args: str | Path, url: str) -> subprocess.CompletedProcess[str]:
-    return ozlab_prolific(*args, url=url, secret=SECRET)
+    return prolific_command(*args, url=url, secret=SECRET)
 
 
 async def test_screened_out_and_declining_participants_are_never_rejected(

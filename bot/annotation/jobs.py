@@ -20,6 +20,7 @@ from bot.engine.annotating.assignment import (
     rules_of,
 )
 from bot.engine.annotating.pairs import adaptive_counts
+from bot.engine.annotating.shares import open_to_work, share_done, share_of, within_shares
 from bot.engine.annotating.targets import build_targets
 from bot.store.interface import AnnotationPlanning
 from scenarios.jobs import AnnotationJob
@@ -94,6 +95,12 @@ async def unqualified(
     return result.finished and not result.passed
 
 
+async def share_rated(store: AnnotationPlanning, job: AnnotationJob, annotator: str) -> bool:
+    """The annotator rated their share of the job (``shares.share_done``)."""
+    state = await store.annotation_state(job.id)
+    return state is not None and share_done(state, annotator, share_of(job))
+
+
 async def assign(
     store: AnnotationPlanning, bundle: StudyBundle, job: AnnotationJob, now: float
 ) -> AssignmentPlan:
@@ -120,16 +127,30 @@ async def assign_on_the_clock(
 async def _assigned(
     store: AnnotationPlanning, bundle: StudyBundle, job: AnnotationJob, now: float
 ) -> tuple[AssignmentPlan, AnnotationState]:
+    """Plan and apply until nothing is left to do; what was applied in all. A plan cut to
+    the annotators' shares is followed by another, for what was cut (each cut fills
+    someone's share, so these end); a plan refused as made from a stale state counts
+    towards the attempts."""
     instruments = [bundle.questionnaires[q] for q in job.instruments()]
     rules = rules_of(job, instruments)
     kinds = item_kinds(instruments)
-    for _ in range(_ATTEMPTS):
+    share = share_of(job)
+    applied = AssignmentPlan()
+    stale = 0
+    while stale < _ATTEMPTS:
         state = await store.annotation_state(job.id)
         if state is None:
             raise StudyDataError(f"annotation job {job.id!r} is not in this database yet")
-        decided = plan(state, rules, kinds, now)
+        decided = plan(open_to_work(state, share, rules, now), rules, kinds, now)
+        decided, cut = within_shares(decided, state, share)
         if not decided.assign and not decided.release:
-            return decided, state
+            return applied, state
         if await store.apply_assignment_plan(job.id, decided, state.version):
-            return decided, state
+            applied = AssignmentPlan(
+                applied.assign + decided.assign, applied.release + decided.release
+            )
+            if not cut:
+                return applied, state
+        else:
+            stale += 1
     raise StudyDataError(f"annotation job {job.id!r} kept changing while it was planned")

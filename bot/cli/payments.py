@@ -31,6 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.core.privacy import Privacy
     from bot.core.vocabulary import WrittenKind
     from bot.recruitment.payments import payment_rows, write_payments
+    from bot.recruitment.prolific_commands import recruiting_jobs
     from bot.rights.register import register_written
     from bot.store import Access, open_store
 
@@ -45,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
             records = await store.payments()
             platforms = sorted({r.platform for r in records})
             steps = [s for p in platforms for s in await store.money_path(p)]
-            return payment_rows(records, privacy, steps)
+            jobs = {job: r.study_id for job, r in (await recruiting_jobs(store)).items()}
+            return payment_rows(records, privacy, steps, jobs)
         finally:
             await store.close()
 

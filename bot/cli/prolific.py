@@ -14,6 +14,9 @@ from bot.core.errors import StudyDataError
 from bot.core.privacy import SECRET_ENV
 
 if TYPE_CHECKING:
+    from bot.annotation.recruiting import PlatformStudy
+    from bot.store.opening import Database
+    from scenarios.jobs import RatedTargetBonus
     from scenarios.models import BonusRule
 
 NAME = "prolific"
@@ -40,7 +43,15 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     for action in (status, approve, bonus):
         database(action)
-        action.add_argument("--study-id", required=True, help="the study's id on Prolific")
+        action.add_argument(
+            "--study-id",
+            help="the study's id on Prolific (an annotation job's: its annotators are meant)",
+        )
+        action.add_argument(
+            "--job",
+            help="an annotation job recruiting on Prolific: its annotators, in the job's"
+            " Prolific study",
+        )
         action.add_argument(
             "--api-url",
             default=os.environ.get(_API_URL_ENV, "https://api.prolific.com"),
@@ -64,7 +75,7 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="also ask participants ozlab screened out, who declined or timed out and"
         " submitted anyway to return their submission (with --yes)",
     )
-    source = bonus.add_mutually_exclusive_group(required=True)
+    source = bonus.add_mutually_exclusive_group()
     source.add_argument(
         "--csv",
         type=Path,
@@ -75,6 +86,12 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="STUDY",
         help="the study file whose recruitment.bonus rule (per_completed_task, per_success)"
         " says what each participant gets",
+    )
+    source.add_argument(
+        "--by-rule",
+        action="store_true",
+        help="an annotation job's recruitment.bonus rule (per_rated_target), as the job is"
+        " stored in the database",
     )
     bonus.add_argument("--yes", action="store_true", help="pay it (without it: set up and shown)")
     bonus.add_argument(
@@ -92,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     import time
 
     from bot.core.privacy import Privacy
-    from bot.recruitment.bonuses import bonus, read_bonuses
+    from bot.recruitment.bonuses import bonus
     from bot.recruitment.prolific import Prolific
     from bot.recruitment.prolific_commands import approve, status
 
@@ -104,37 +121,79 @@ def run(args: argparse.Namespace) -> int:
         raise StudyDataError(f"set {SECRET_ENV} to the secret the study ran with")
     privacy = Privacy(secret)
 
-    wanted: dict[str, int] | BonusRule = {}
+    asked = asyncio.run(_platform_study(args.db, args.job, args.study_id))
+    wanted: dict[str, int] | BonusRule | RatedTargetBonus = {}
     if args.action == "bonus":
-        wanted = read_bonuses(args.csv) if args.csv else _rule(args.from_study)
+        wanted = _wanted(args, asked)
 
     async def act() -> str:
+        study_id, job = asked.study_id, asked.job
         async with Prolific(token, args.api_url, timeout=args.timeout) as platform:
             if args.action == "status":
-                return await status(args.db, args.study_id, platform, privacy)
+                return await status(args.db, study_id, platform, privacy, job)
             if args.action == "approve":
                 return await approve(
                     args.db,
-                    args.study_id,
+                    study_id,
                     platform,
                     privacy,
                     apply=args.yes,
                     reject=args.reject,
                     ask_returns=args.ask_returns,
+                    job=job,
                 )
             return await bonus(
                 args.db,
-                args.study_id,
+                study_id,
                 platform,
                 privacy,
                 wanted,
                 apply=args.yes,
                 settled_after=args.settled_after * 60,
                 now=time.time(),
+                job=job,
             )
 
     print(asyncio.run(act()))
     return 0
+
+
+async def _platform_study(db: Database, job: str | None, study_id: str | None) -> PlatformStudy:
+    """The platform study asked about, and the annotation job it recruits for, if any."""
+    from bot.annotation.recruiting import platform_study
+    from bot.store import Access, open_store
+
+    store = await open_store(db, access=Access.ATTACH)
+    try:
+        return await platform_study(store, job, study_id)
+    finally:
+        await store.close()
+
+
+def _wanted(
+    args: argparse.Namespace, asked: PlatformStudy
+) -> dict[str, int] | BonusRule | RatedTargetBonus:
+    """What the bonuses are to be: a CSV, a study file's rule, or an annotation job's."""
+    from bot.recruitment.bonuses import read_bonuses
+
+    if args.csv:
+        return read_bonuses(args.csv)
+    if asked.job is None:
+        if args.by_rule:
+            raise StudyDataError("--by-rule pays an annotation job's annotators: give --job")
+        if not args.from_study:
+            raise StudyDataError("give --csv or --from-study STUDY")
+        return _rule(args.from_study)
+    if args.from_study:
+        raise StudyDataError(
+            f"annotation job {asked.job!r} pays by its own rule: give --by-rule or --csv"
+        )
+    if asked.recruitment is None or asked.recruitment.bonus is None:
+        raise StudyDataError(
+            f"annotation job {asked.job!r} has no recruitment.bonus rule (per_rated_target):"
+            " add one or give --csv"
+        )
+    return asked.recruitment.bonus
 
 
 def _rule(study: str) -> BonusRule:

@@ -276,7 +276,8 @@ class AnnotationRound(StrEnum):
 
 
 class AnnotatorClaim(StrEnum):
-    """What the store says of an annotator's invitation code (``/start ann-CODE``)."""
+    """What the store says of an annotator's invitation code (``/start ann-CODE``), or of
+    a recruiting job's link (``/start ann-JOB_pid_ID``)."""
 
     JOINED = "joined"  # a free code: this chat is now that annotator
     RETURNING = "returning"  # the same chat with its own code again
@@ -286,6 +287,9 @@ class AnnotatorClaim(StrEnum):
     # the chat already is an active annotator of the code's job (under its own code): it
     # goes on as that one; the second code stays unused
     ALREADY = "already"
+    # a recruiting job's link with another platform id than the one the chat's annotator
+    # is bound to: refused, the first one stays
+    OTHER_ID = "other_id"
 
 
 class RatingOutcome(StrEnum):

@@ -15,10 +15,14 @@ from bot.core.vocabulary import EventKind, PaymentStatus, Stage
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.journey import Journey
+from scenarios.jobs import JOB_LINK_PREFIX, PLATFORM_ID_MARK, AnnotationJob, JobRecruitment
 from scenarios.models import Recruitment, StudyBundle, Texts
 
 PAYLOAD_PREFIX = "pid_"
 _PAYLOAD = re.compile(r"pid_([A-Za-z0-9_-]{1,60})")
+_JOB_PAYLOAD = re.compile(
+    rf"{JOB_LINK_PREFIX}([A-Za-z0-9][A-Za-z0-9_-]*?){PLATFORM_ID_MARK}([A-Za-z0-9_-]{{1,60}})"
+)
 _PLATFORM_NAMES = {"prolific": "Prolific"}
 
 
@@ -28,11 +32,35 @@ def platform_id(payload: str | None) -> str | None:
     return found.group(1) if found else None
 
 
-def platform_name(recruitment: Recruitment) -> str:
+def job_platform_id(payload: str | None) -> tuple[str, str] | None:
+    """The job and the platform id in a recruiting job's ``/start`` payload of the form
+    ``ann-<JOB>_pid_<id>``, else None."""
+    found = _JOB_PAYLOAD.fullmatch(payload or "")
+    return (found.group(1), found.group(2)) if found else None
+
+
+def annotator_code(job: AnnotationJob, texts: Texts, ended: PaymentStatus | None) -> list[fx.Send]:
+    """The platform's code for how a recruited annotator's part ended (their share rated,
+    their onboarding failed), with the return link; nothing when the job gives none."""
+    recruitment = job.recruitment
+    if recruitment is None or ended is None:
+        return []
+    codes = {
+        PaymentStatus.COMPLETED: recruitment.completion_code,
+        PaymentStatus.SCREENED_OUT: recruitment.onboarding_failed_code,
+    }
+    code = codes.get(ended)
+    if code is None:
+        return []
+    name, link = platform_name(recruitment), return_link(recruitment, code)
+    return [fx.Send(texts.platform_code.format(platform=name, code=code, link=link))]
+
+
+def platform_name(recruitment: Recruitment | JobRecruitment) -> str:
     return _PLATFORM_NAMES.get(recruitment.platform, recruitment.platform)
 
 
-def return_link(recruitment: Recruitment, code: str) -> str:
+def return_link(recruitment: Recruitment | JobRecruitment, code: str) -> str:
     return recruitment.return_link.replace("{code}", code)
 
 

@@ -26,6 +26,7 @@ from bot.store import Access, open_store
 from bot.store.interface import StudyStore
 from bot.store.model import MoneyStep
 from bot.store.opening import Database
+from scenarios.jobs import RatedTargetBonus
 from scenarios.models import BonusRule
 
 PLATFORM = "prolific"
@@ -59,6 +60,13 @@ def read_bonuses(path: Path) -> dict[str, int]:
     if not wanted:
         raise StudyDataError(f"{path}: no bonuses (a header platform_id,amount, then rows)")
     return wanted
+
+
+def per_rated_target(rule: RatedTargetBonus, rated: Mapping[str, int]) -> dict[str, int]:
+    """Cents per platform id by an annotation job's rule, from the targets each annotator
+    rated; only those who earn something."""
+    each = int(rule.per_rated_target * 100)
+    return {pid: count * each for pid, count in rated.items() if count > 0}
 
 
 def by_rule(rule: BonusRule, done: Mapping[str, tuple[int, int]]) -> dict[str, int]:
@@ -215,22 +223,32 @@ async def bonus(
     platform_study: str,
     platform: Prolific,
     privacy: Privacy,
-    wanted: dict[str, int] | BonusRule,
+    wanted: dict[str, int] | BonusRule | RatedTargetBonus,
     *,
     apply: bool,
     settled_after: float,
     now: float,
+    job: str | None = None,
 ) -> str:
-    """Settle the ledger, then set up (and with ``apply``, pay) what ``wanted`` still owes."""
+    """Settle the ledger, then set up (and with ``apply``, pay) what ``wanted`` still owes
+    the study's participants (or annotation job ``job``'s annotators)."""
     store = await open_store(db, access=Access.ATTACH)
     try:
         records = await store.payments()
-        ours = {privacy.unseal(r.platform_key): r for r in records if r.platform == PLATFORM}
+        ours = {
+            privacy.unseal(r.platform_key): r
+            for r in records
+            if r.platform == PLATFORM and r.job == job
+        }
         if isinstance(wanted, BonusRule):
             done = await store.tasks_done()
             wanted = by_rule(wanted, {pid: done.get(r.row, (0, 0)) for pid, r in ours.items()})
-            if not wanted:
-                return "nothing to pay: the study's bonus rule gives nobody a bonus yet"
+        elif isinstance(wanted, RatedTargetBonus):
+            rated = await store.targets_rated(job or "")
+            wanted = per_rated_target(wanted, {pid: rated.get(r.row, 0) for pid, r in ours.items()})
+        if not wanted:
+            whose = "study's" if job is None else "job's"
+            return f"nothing to pay: the {whose} bonus rule gives nobody a bonus yet"
         strangers = [pid for pid in wanted if pid not in ours]
         if strangers:
             raise StudyDataError(

@@ -1,4 +1,5 @@
-"""``ozlab export payments``: who to pay, and for how long, per recruitment platform id.
+"""``ozlab export payments``: who to pay, and for how long, per recruitment platform id (a
+participant's, or an annotator's of a job recruiting on a platform: its ``job``).
 
 The store keeps each platform id sealed with the study secret; this is the one place it
 is opened, with ``OZLAB_SECRET`` from the environment, and written to the researcher's
@@ -9,7 +10,7 @@ nothing else: their other rows are erased.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -32,6 +33,7 @@ COLUMNS = (
     "bonus",
     "bonus_paid_at",
     "bonus_bulk_ids",
+    "job",
 )
 
 
@@ -40,15 +42,27 @@ def _iso(at: float | None) -> str:
 
 
 def payment_rows(
-    records: Sequence[PaymentRecord], privacy: Privacy, steps: Sequence[MoneyStep] = ()
+    records: Sequence[PaymentRecord],
+    privacy: Privacy,
+    steps: Sequence[MoneyStep] = (),
+    job_studies: Mapping[str, str] | None = None,
 ) -> list[tuple[str, ...]]:
     """One row per platform id, ids opened; the minutes given, to the tenth; what the
     platform said of the submission (``ozlab prolific``) and the bonuses the money path
-    knows paid (their sum, the last time, the bulk ids)."""
-    paid = bonuses_paid(steps, privacy)
+    knows paid (their sum, the last time, the bulk ids). ``job_studies``: the platform
+    study of each recruiting job, whose bonuses are its annotators' (one person may be a
+    participant and an annotator: each row gets the bonuses of its own platform study)."""
+    studies = job_studies or {}
+    jobs = set(studies.values())
+    participants = bonuses_paid([s for s in steps if s.platform_study not in jobs], privacy)
+    annotators = {
+        job: bonuses_paid([s for s in steps if s.platform_study == study], privacy)
+        for job, study in studies.items()
+    }
     rows: list[tuple[str, ...]] = []
     for r in records:
         pid = privacy.unseal(r.platform_key)
+        paid = participants if r.job is None else annotators.get(r.job, {})
         bonuses = paid.get(pid, [])
         rows.append(
             (
@@ -65,6 +79,7 @@ def payment_rows(
                 f"{sum(b.cents for b in bonuses) / 100:.2f}" if bonuses else "",
                 _iso(max((b.at for b in bonuses if b.at is not None), default=None)),
                 ";".join(b.bulk_id for b in bonuses if b.bulk_id),
+                r.job or "",
             )
         )
     return rows

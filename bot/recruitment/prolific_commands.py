@@ -9,8 +9,11 @@ import contextlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from pydantic import ValidationError
+
 from bot.core.privacy import Privacy
 from bot.core.visible_text import visible
+from bot.core.vocabulary import PaymentStatus
 from bot.engine.assignment import progress
 from bot.engine.recruitment import code_for
 from bot.recruitment.prolific import Prolific, Submission
@@ -25,8 +28,10 @@ from bot.recruitment.reconciling import (
     to_reject,
 )
 from bot.store import Access, open_store
-from bot.store.model import LiveParticipant
+from bot.store.interface import AnnotationPlanning
+from bot.store.model import LiveParticipant, PaymentRecord
 from bot.store.opening import Database
+from scenarios.jobs import AnnotationJob, JobRecruitment
 from scenarios.models import Study
 from scenarios.stored import UnreadableDefinition, read_definition
 
@@ -34,10 +39,11 @@ PLATFORM = "prolific"
 
 
 async def matched(
-    db: Database, submissions: Sequence[Submission], privacy: Privacy
+    db: Database, submissions: Sequence[Submission], privacy: Privacy, job: str | None = None
 ) -> list[Matched]:
     """The platform's submissions matched with ozlab's records of the study's Prolific
-    participants; each record notes its submission (id sealed) and status as listed."""
+    participants (or of annotation job ``job``'s annotators); each record notes its
+    submission (id sealed) and status as listed."""
     store = await open_store(db, access=Access.ATTACH)
     try:
         failed = await store.failed_checks()
@@ -46,6 +52,13 @@ async def matched(
             for study_id, study in _studies(await store.latest_definitions()).items()
             if study.recruitment is not None
         }
+        jobs = await recruiting_jobs(store)
+
+        def code(r: PaymentRecord) -> str | None:
+            if r.job is not None:
+                return job_code_for(jobs[r.job], r.status) if r.job in jobs else None
+            return code_for(recruiting[r.study_id], r.status) if r.study_id in recruiting else None
+
         ours = [
             Ours(
                 privacy.unseal(r.platform_key),
@@ -53,12 +66,15 @@ async def matched(
                 r.seconds / 60,
                 r.row,
                 failed.get(r.row, 0),
-                code_for(recruiting[r.study_id], r.status) if r.study_id in recruiting else None,
+                code(r),
             )
             for r in await store.payments()
-            if r.platform == PLATFORM
+            if r.platform == PLATFORM and r.job == job
         ]
-        completing = frozenset(r.completion_code for r in recruiting.values())
+        if job is None:
+            completing = frozenset(r.completion_code for r in recruiting.values())
+        else:
+            completing = frozenset([jobs[job].completion_code] if job in jobs else [])
         rows = match(submissions, ours, completing)
         await store.note_submissions(
             [
@@ -70,6 +86,30 @@ async def matched(
     finally:
         await store.close()
     return rows
+
+
+async def recruiting_jobs(store: AnnotationPlanning) -> dict[str, JobRecruitment]:
+    """Each job the database stores that recruits on a platform, with its recruitment."""
+    recruiting = {}
+    for record in await store.annotation_jobs():
+        try:
+            stored = AnnotationJob.model_validate_json(record.definition)
+        except ValidationError:  # a job of an older file that no longer loads recruits nobody
+            continue
+        if stored.recruitment is not None:
+            recruiting[stored.id] = stored.recruitment
+    return recruiting
+
+
+def job_code_for(recruitment: JobRecruitment, status: PaymentStatus) -> str | None:
+    """The code a recruiting job gives an annotator for how their part ended (None: none)."""
+    match status:
+        case PaymentStatus.COMPLETED:
+            return recruitment.completion_code
+        case PaymentStatus.SCREENED_OUT:
+            return recruitment.onboarding_failed_code
+        case _:
+            return None
 
 
 def _studies(definitions: Mapping[str, str]) -> dict[str, Study]:
@@ -127,12 +167,15 @@ def _quota_lines(
     return lines
 
 
-async def status(db: Database, study_id: str, platform: Prolific, privacy: Privacy) -> str:
-    """One table: every submission and every participant ozlab knows, with their standing
-    and the time taken by ozlab's clock and by the platform's; then, under a quota, each
-    cell of the design's progress; then what the Prolific study does with the codes the
-    study file gives (one missing there, a screen-out Prolific pays by itself)."""
-    rows = await matched(db, await platform.submissions(study_id), privacy)
+async def status(
+    db: Database, study_id: str, platform: Prolific, privacy: Privacy, job: str | None = None
+) -> str:
+    """One table: every submission and every participant (or annotator of ``job``) ozlab
+    knows, with their standing and the time taken by ozlab's clock and by the platform's;
+    then, for the participants, under a quota, each cell of the design's progress and what
+    the Prolific study does with the codes the study file gives (one missing there, a
+    screen-out Prolific pays by itself)."""
+    rows = await matched(db, await platform.submissions(study_id), privacy, job)
     store = await open_store(db, access=Access.ATTACH)
     try:
         studies = _studies(await store.latest_definitions())
@@ -149,7 +192,7 @@ async def status(db: Database, study_id: str, platform: Prolific, privacy: Priva
     extra = [
         line
         for part in (_quota_lines(studies, participants), notes)
-        if part
+        if part and job is None
         for line in ["", *part]
     ]
     header = "  ".join(
@@ -174,6 +217,7 @@ async def approve(
     apply: bool,
     reject: bool = False,
     ask_returns: bool = False,
+    job: str | None = None,
 ) -> str:
     """The submissions ozlab counts as completed, approved in one bulk request with ``apply``;
     with ``reject`` too, those it may reject (the study's code without an ozlab completion,
@@ -181,7 +225,7 @@ async def approve(
     ``ask_returns``, those of participants who left ozlab early (screened out, declined,
     timed out) and submitted anyway asked to return them; without ``apply``, only how many
     and what they cost."""
-    rows = await matched(db, await platform.submissions(study_id), privacy)
+    rows = await matched(db, await platform.submissions(study_id), privacy, job)
     chosen, rejected, returning = to_approve(rows), to_reject(rows), to_ask_return(rows)
     reward = await platform.reward_cents(study_id)
     total = len(chosen) * reward / 100

@@ -26,12 +26,18 @@ from typing import Any, Protocol, assert_never
 
 from bot.annotation.deadlines import RECHECK, DropOutWatch
 from bot.annotation.information import informed
-from bot.annotation.invitations import ANNOTATOR_CODE_PREFIX
-from bot.annotation.jobs import assign, assign_on_the_clock, unqualified
+from bot.annotation.invitations import ANNOTATOR_CODE_PREFIX, new_pseudonym
+from bot.annotation.jobs import (
+    assign,
+    assign_on_the_clock,
+    prepare_job,
+    share_rated,
+    unqualified,
+)
 from bot.core.annotation import AnnotationTask, Annotator, AssignmentPlan
 from bot.core.errors import StoreUnreachable, StudyDataError
 from bot.core.privacy import Privacy
-from bot.core.vocabulary import AnnotatorClaim, RatingOutcome
+from bot.core.vocabulary import AnnotatorClaim, PaymentStatus, RatingOutcome
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.annotating.flow import step
@@ -55,18 +61,25 @@ from bot.engine.annotating.model import (
 )
 from bot.engine.callbacks import WithdrawTap
 from bot.engine.delivery import Delivery
+from bot.engine.recruitment import job_platform_id
 from bot.runtime.driver import Committed, Opening, Outbox, Stepped, drive
-from bot.store.interface import AnnotationPlanning, AnnotatorWork, HotPath
-from bot.store.model import AnnotatorAnswer
+from bot.store.interface import AnnotationPlanning, AnnotatorRecruitment, AnnotatorWork, HotPath
+from bot.store.model import AnnotatorAnswer, PlatformArrival
 from bot.telegram.outbox import ParticipantUnreachable
 from scenarios.models import StudyBundle
 
 log = logging.getLogger(__name__)
 
 
-class AnnotatingStore(AnnotatorWork, AnnotationPlanning, HotPath, Protocol):
-    """The roles annotators' chats use: their own work, the plan it follows (assigned
-    again when someone drops out), and the inbox an update is consumed from."""
+class AnnotatingStore(AnnotatorWork, AnnotatorRecruitment, AnnotationPlanning, HotPath, Protocol):
+    """The roles annotators' chats use: their own work (and, recruited on a platform,
+    their payment record), the plan it follows (assigned again when someone drops out),
+    and the inbox an update is consumed from."""
+
+
+_PSEUDONYMS_TRIED = 8
+"""Pseudonyms drawn for a newcomer from a job's link: the store takes the first free one."""
+_ENDINGS_WITH_CODES = (PaymentStatus.COMPLETED, PaymentStatus.SCREENED_OUT)
 
 
 class AnnotationRunner:
@@ -126,7 +139,12 @@ class AnnotationRunner:
         first: AnnotatorEvent | ev.Event = event
         async with self._lock(chat):
             if claiming and isinstance(event, ev.StartCommand) and code is not None:
-                first = await self._claim(code, chat, delivery.chat_id, event.language)
+                linked = job_platform_id(code)
+                first = await (
+                    self._claim(code, chat, delivery.chat_id, event.language)
+                    if linked is None
+                    else self._join(*linked, chat, delivery.chat_id, event.language)
+                )
             await self._delivered(chat, delivery, first)
         return True
 
@@ -151,15 +169,59 @@ class AnnotationRunner:
         claim, annotator = await self._store.claim_annotator(
             code, chat, self._privacy.seal(str(chat_id))
         )
+        return await self._claimed(claim, annotator, chat, chat_id, language)
+
+    async def _join(
+        self, job_id: str, platform_id: str, chat: str, chat_id: int, language: str | None
+    ) -> Claimed:
+        """A recruiting job's link (``/start ann-JOB_pid_ID``): the platform id sealed (never
+        kept or logged in the clear), the job brought up to date, then a new annotator of
+        it, the chat's own one (the id bound to them now, if they had none), or refused."""
+        job = self._bundle.jobs.get(job_id)
+        if job is None or job.recruitment is None:
+            return Claimed(AnnotatorClaim.UNKNOWN, language=language)
+        await prepare_job(self._store, self._bundle, job)
+        arrival = PlatformArrival(
+            job=job.id,
+            study_id=self._bundle.study.id,
+            platform=job.recruitment.platform,
+            chat_hash=chat,
+            chat_key=self._privacy.seal(str(chat_id)),
+            platform_key=self._privacy.seal(platform_id),
+            platform_tag=self._privacy.platform_tag(platform_id),
+        )
+        pseudonyms = [new_pseudonym() for _ in range(_PSEUDONYMS_TRIED)]
+        claim, annotator = await self._store.join_from_platform(arrival, pseudonyms)
+        if claim is AnnotatorClaim.JOINED and annotator is not None:  # work for the newcomer
+            await self._plan(job.id, self._clock(), annotator.annotator_id)
+        if annotator is None:
+            return Claimed(claim, job=job.id, language=language)
+        return await self._claimed(claim, annotator, chat, chat_id, language)
+
+    async def _claimed(
+        self,
+        claim: AnnotatorClaim,
+        annotator: Annotator | None,
+        chat: str,
+        chat_id: int,
+        language: str | None,
+    ) -> Claimed:
+        """What a code or a job's link claimed, with the annotator's next target."""
         resumed = (AnnotatorClaim.JOINED, AnnotatorClaim.RETURNING, AnnotatorClaim.ALREADY)
         if claim not in resumed or annotator is None:
             return Claimed(claim, language=language)
         self._chats[annotator.annotator_id] = chat_id
         self._dropped.pop(chat, None)
-        task = await self._next_target(annotator.annotator_id)
-        below = task is None and await self._unqualified(annotator.annotator_id, annotator.job)
+        loaded = await self._loaded(annotator.annotator_id, annotator.job)
         return Claimed(
-            claim, annotator.annotator_id, annotator.job, annotator.paused, task, language, below
+            claim,
+            annotator.annotator_id,
+            annotator.job,
+            annotator.paused,
+            loaded.task,
+            language,
+            loaded.unqualified,
+            loaded.ended,
         )
 
     async def _unqualified(self, annotator: str, job_id: str) -> bool:
@@ -168,10 +230,22 @@ class AnnotationRunner:
         return await unqualified(self._store, self._bundle, job, annotator)
 
     async def _loaded(self, annotator: str, job_id: str) -> TargetLoaded:
-        """The annotator's next target, or why there is none."""
+        """The annotator's next target, or why there is none; a recruited annotator's part
+        followed in their payment record (ended once their share is rated, or their
+        onboarding failed: the platform's code is shown)."""
         task = await self._next_target(annotator)
         below = task is None and await self._unqualified(annotator, job_id)
-        return TargetLoaded(task, unqualified=below)
+        job = self._bundle.jobs[job_id]
+        if job.recruitment is None:
+            return TargetLoaded(task, unqualified=below)
+        status = PaymentStatus.STARTED
+        if below:
+            status = PaymentStatus.SCREENED_OUT
+        elif task is None and await share_rated(self._store, job, annotator):
+            status = PaymentStatus.COMPLETED
+        recorded = await self._store.set_annotator_payment(annotator, status)
+        ended = recorded if task is None and recorded in _ENDINGS_WITH_CODES else None
+        return TargetLoaded(task, unqualified=below, ended=ended)
 
     async def _next_target(self, annotator: str) -> AnnotationTask | None:
         """The annotator's next target, with what its rated reply recommends."""
@@ -199,8 +273,8 @@ class AnnotationRunner:
             reloaded = await self._reloaded(chat, withdrawing)
             if reloaded is not None:
                 queue.insert(0, reloaded)
-                if reloaded.task is None and _asks_for_work(first):
-                    queue[-1] = TargetLoaded(None)
+                if reloaded.task is None and _asks_for_work(first):  # as before the restart
+                    queue[-1] = await self._loaded(reloaded.annotator, reloaded.job)
                 elif isinstance(first, ev.TextReceived):
                     queue[-1] = ev.StartCommand()  # after a restart: the item shown again
         state = self._states.get(chat)

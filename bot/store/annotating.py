@@ -286,7 +286,8 @@ def set_paused(conn: Sql, annotator_id: str, paused: bool, now: float) -> bool:
 
 def drop_annotator(conn: Sql, annotator_id: str, now: float) -> bool:
     """Declared dropped: their open targets go to others at the next planning; their
-    finished ratings stay (research data); their sealed chat id is forgotten."""
+    finished ratings stay (research data); their sealed chat id is forgotten; a payment
+    record of theirs says they timed out."""
     row = conn.execute(
         "SELECT job FROM annotators WHERE id = ? AND dropped_at IS NULL", (annotator_id,)
     ).fetchone()
@@ -295,6 +296,10 @@ def drop_annotator(conn: Sql, annotator_id: str, now: float) -> bool:
     conn.execute(
         "UPDATE annotators SET dropped_at = ?, chat_key = NULL, paused = 0 WHERE id = ?",
         (now, annotator_id),
+    )
+    conn.execute(  # recruited on a platform: their part ended there as a drop-out
+        "UPDATE payments SET status = 'timed_out' WHERE annotator = ? AND status = 'started'",
+        (annotator_id,),
     )
     bump(conn, str(row[0]))
     return True

@@ -38,6 +38,7 @@ from bot.core.vocabulary import (
     GateScope,
     Invitation,
     Origin,
+    PaymentStatus,
     RatingOutcome,
     WrittenKind,
 )
@@ -60,6 +61,7 @@ from bot.store.model import (
     LiveParticipant,
     MoneyStep,
     PaymentRecord,
+    PlatformArrival,
     RatingsImported,
     SessionRecord,
     SnapshotInfo,
@@ -76,6 +78,7 @@ __all__ = [
     "ROLES",
     "AnalyticsSnapshot",
     "AnnotationPlanning",
+    "AnnotatorRecruitment",
     "AnnotatorWork",
     "ConsoleReadModel",
     "FileRegister",
@@ -568,6 +571,31 @@ class AnnotatorWork(Protocol):
         ...
 
 
+class AnnotatorRecruitment(Protocol):
+    """Annotators recruited on a platform through a job's link: joining with a platform id
+    (sealed, never in the clear), how their part stands, what they rated for their pay."""
+
+    async def join_from_platform(
+        self, arrival: PlatformArrival, pseudonyms: Sequence[str]
+    ) -> tuple[AnnotatorClaim, Annotator | None]:
+        """The job's link opened from a chat: a new annotator (the first of ``pseudonyms``
+        not taken), the chat's annotator (the same id, or bound now), or refused (another
+        id for a bound annotator; an id another chat's annotator holds; a dropped one)."""
+        ...
+
+    async def set_annotator_payment(
+        self, annotator_id: str, status: PaymentStatus
+    ) -> PaymentStatus | None:
+        """The annotator's part still at work (STARTED: time given follows) or ended as
+        ``status`` (a completed part stays so); the record's status after it (None: no
+        record)."""
+        ...
+
+    async def targets_rated(self, job: str) -> dict[int, int]:
+        """Per payments row of the job's annotators, the targets their annotator finished."""
+        ...
+
+
 class PairwiseVotes(Protocol):
     """Pairwise judgements outside a participant's step (a participant's come as the
     step's ``RecordVote`` records): an annotator's ACUTE pairs, a file's votes, the votes
@@ -652,6 +680,7 @@ class StudyStore(
     OperatorTasks,
     AnnotationPlanning,
     AnnotatorWork,
+    AnnotatorRecruitment,
     PairwiseVotes,
     ModelJudges,
     FileRegister,
@@ -673,6 +702,7 @@ ROLES: tuple[type, ...] = (
     OperatorTasks,
     AnnotationPlanning,
     AnnotatorWork,
+    AnnotatorRecruitment,
     PairwiseVotes,
     ModelJudges,
     FileRegister,

@@ -358,8 +358,9 @@ class BulkRows:
 
 @dataclass(frozen=True)
 class PaymentRecord:
-    """A recruited participant's payment record (``ozlab export payments``): the platform
-    id still sealed, how their part ended, and when they arrived and were last active."""
+    """A recruited participant's (or a recruiting job's annotator's) payment record
+    (``ozlab export payments``): the platform id still sealed, how their part ended, and
+    when they arrived and were last active."""
 
     study_id: str
     platform: str
@@ -371,6 +372,7 @@ class PaymentRecord:
     submission_key: str | None = None  # the platform's submission id, sealed
     platform_status: str | None = None  # the submission's status when last asked
     approved_at: float | None = None  # when ozlab approved the submission
+    job: str | None = None  # an annotation job's annotator's record; None: a participant's
 
     @property
     def seconds(self) -> float:
@@ -527,3 +529,16 @@ class JudgeCost:
     calls: int
     prompt_tokens: int
     completion_tokens: int
+
+
+@dataclass(frozen=True)
+class PlatformArrival:
+    """Who opened a recruiting job's link: the chat, and the platform id sealed and hashed."""
+
+    job: str
+    study_id: str
+    platform: str
+    chat_hash: str
+    chat_key: str | None
+    platform_key: str
+    platform_tag: str

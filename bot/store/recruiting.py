@@ -88,7 +88,7 @@ def follow_activity(conn: Sql, participant_id: str, last_activity: float) -> Non
 def payments(conn: Sql) -> list[PaymentRecord]:
     rows = conn.execute(
         "SELECT id, study_id, platform, platform_key, status, arrived_at, last_at,"
-        " submission_key, platform_status, approved_at FROM payments ORDER BY id"
+        " submission_key, platform_status, approved_at, job FROM payments ORDER BY id"
     )
     return [
         PaymentRecord(
@@ -102,6 +102,7 @@ def payments(conn: Sql) -> list[PaymentRecord]:
             submission_key=r[7],
             platform_status=r[8],
             approved_at=None if r[9] is None else float(r[9]),
+            job=r[10],
         )
         for r in rows
     ]

@@ -42,6 +42,7 @@ from bot.core.vocabulary import (
     GateScope,
     Invitation,
     Origin,
+    PaymentStatus,
     RatingOutcome,
     WrittenKind,
 )
@@ -52,6 +53,7 @@ from bot.store import (
     annotation_flow,
     annotation_ratings,
     annotator_erasure,
+    annotator_payments,
     applying,
     erasure,
     judges,
@@ -83,6 +85,7 @@ from bot.store.model import (
     LiveParticipant,
     MoneyStep,
     PaymentRecord,
+    PlatformArrival,
     RatingsImported,
     SessionRecord,
     SnapshotInfo,
@@ -634,6 +637,27 @@ class RelationalStore(ABC):
         return await self._write(
             lambda tx: annotating.claim_annotator(tx.conn, code, chat_hash, chat_key, now)
         )
+
+    # --- annotators recruited on a platform -------------------------------------------
+
+    async def join_from_platform(
+        self, arrival: PlatformArrival, pseudonyms: Sequence[str]
+    ) -> tuple[AnnotatorClaim, Annotator | None]:
+        now = self._clock()
+        return await self._write(
+            lambda tx: annotator_payments.join_from_platform(tx.conn, arrival, pseudonyms, now)
+        )
+
+    async def set_annotator_payment(
+        self, annotator_id: str, status: PaymentStatus
+    ) -> PaymentStatus | None:
+        now = self._clock()
+        return await self._write(
+            lambda tx: annotator_payments.set_payment_status(tx.conn, annotator_id, status, now)
+        )
+
+    async def targets_rated(self, job: str) -> dict[int, int]:
+        return await self._read(lambda c: annotator_payments.targets_rated(c, job))
 
     async def annotator_for_chat(self, chat_hash: str) -> Annotator | None:
         return await self._read(lambda c: annotating.annotator_for_chat(c, chat_hash))

@@ -559,4 +559,20 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE participants ADD COLUMN design_cell TEXT;
     """,
+    # 21: annotators recruited on a platform: an annotation job's annotators get payment
+    # records too, in the same table (one platform id sealed; the job says whose record it
+    # is, NULL for participants). ``platform_tag``, the keyed hash of the platform id,
+    # tells the same id apart without opening it: one id, one annotator of a job. Erasing
+    # the annotator leaves the record, unlinked and withdrawn, as for a participant.
+    """
+    ALTER TABLE payments ADD COLUMN job TEXT;           -- the annotation job; NULL: a participant
+    ALTER TABLE payments ADD COLUMN annotator TEXT;     -- the annotator; NULL once erased
+    ALTER TABLE payments ADD COLUMN platform_tag TEXT;  -- keyed hash of the platform id
+    CREATE UNIQUE INDEX payments_by_annotator ON payments(annotator);
+    CREATE INDEX payments_by_job_tag ON payments(job, platform_tag);
+    CREATE TRIGGER payment_kept_on_annotator_withdrawal AFTER DELETE ON annotators BEGIN
+        UPDATE payments SET status = 'withdrawn', annotator = NULL, platform_tag = NULL
+            WHERE annotator = OLD.id;
+    END;
+    """,
 )

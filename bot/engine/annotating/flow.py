@@ -15,8 +15,14 @@ from dataclasses import replace
 from typing import Any
 
 from bot.core.annotation import AnnotationTask
-from bot.core.vocabulary import AnnotationLevel, AnnotatorClaim, AnswerStatus, Moment
-from bot.engine import asking
+from bot.core.vocabulary import (
+    AnnotationLevel,
+    AnnotatorClaim,
+    AnswerStatus,
+    Moment,
+    PaymentStatus,
+)
+from bot.engine import asking, recruitment
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.annotating import view
@@ -68,7 +74,7 @@ def step(
     texts = bundle.texts_for(state.language)
     job = bundle.jobs[state.job]
     match event:
-        case TargetLoaded(task=task, pushed=pushed, unqualified=unqualified):
+        case TargetLoaded(task=task, pushed=pushed, unqualified=unqualified, ended=ended):
             if pushed and state.task is not None:
                 return state, []  # busy: they reach it after the target in front of them
             if state.paused and not pushed:  # a message while paused and idle: resumed
@@ -77,8 +83,10 @@ def step(
                 return shown, unpaused + effects
             if task is None:
                 idle = replace(state, task=None, survey=None)
-                done = texts.ann_not_qualified if unqualified else texts.ann_all_done
-                return idle, [] if pushed else [fx.Send(done)]
+                if pushed:
+                    return idle, []
+                return idle, [fx.Send(_idle(texts, unqualified, ended, waiting=False)),
+                              *recruitment.annotator_code(job, texts, ended)]  # fmt: skip
             intro = [texts.ann_new_work] if pushed else []
             return _present(bundle, job, texts, state, task, now, intro)
         case Reopened(task=task):
@@ -139,7 +147,13 @@ def _claimed(bundle: StudyBundle, state: Annotating | None, event: Claimed, now:
         AnnotatorClaim.TAKEN: texts.ann_code_taken,
         AnnotatorClaim.UNKNOWN: texts.ann_code_unknown,
         AnnotatorClaim.DROPPED: texts.ann_code_dropped,
+        AnnotatorClaim.OTHER_ID: texts.platform_id_other,
     }
+    recruited = bundle.jobs[event.job].recruitment if event.job in bundle.jobs else None
+    if recruited is not None:  # the job's link: said of the platform id, not of a code
+        name = recruitment.platform_name(recruited)
+        refusals[AnnotatorClaim.TAKEN] = texts.ann_platform_id_taken.format(platform=name)
+        refusals[AnnotatorClaim.OTHER_ID] = texts.platform_id_other.format(platform=name)
     if event.claim in refusals or event.annotator is None or event.job is None:
         return state, [fx.Send(refusals.get(event.claim, texts.ann_code_unknown))]
     job = bundle.jobs[event.job]
@@ -152,18 +166,30 @@ def _claimed(bundle: StudyBundle, state: Annotating | None, event: Claimed, now:
         current = replace(current, paused=False)
     if event.claim is AnnotatorClaim.JOINED:
         welcome = texts.ann_welcome.format(annotator=event.annotator, title=job.title)
+        welcome += _payment_note(job, texts)
         effects += [fx.Send(text) for text in [welcome, *view.brief(job, texts)]]
     elif event.claim is AnnotatorClaim.ALREADY:  # a second code of their job: theirs stays
         effects.append(fx.Send(texts.ann_code_already))
     else:
         effects.append(fx.Send(texts.ann_resumed))
     if event.task is None:
-        idle = texts.ann_not_qualified if event.unqualified else texts.ann_nothing_yet
-        return replace(current, task=None, survey=None), [*effects, fx.Send(idle)]
+        idle = _idle(texts, event.unqualified, event.ended, waiting=True)
+        code = recruitment.annotator_code(job, texts, event.ended)
+        return replace(current, task=None, survey=None), [*effects, fx.Send(idle), *code]
     if current.survey is not None and current.survey.message_id is not None:
         effects.append(fx.RemoveButtons(current.survey.message_id))
     new, shown = _present(bundle, job, texts, current, event.task, now, [])
     return new, effects + shown
+
+
+def _idle(texts: Texts, unqualified: bool, ended: PaymentStatus | None, *, waiting: bool) -> str:
+    """Why nothing is in front of the annotator: below the onboarding threshold, their
+    share rated, nothing yet (``waiting``: they just came), or everything rated."""
+    if unqualified:
+        return texts.ann_not_qualified
+    if ended is PaymentStatus.COMPLETED:
+        return texts.ann_share_done
+    return texts.ann_nothing_yet if waiting else texts.ann_all_done
 
 
 def _unpaused(state: Annotating) -> tuple[Annotating, list[AnnotatorEffect]]:
@@ -227,9 +253,18 @@ def _withdraw(job: AnnotationJob, texts: Texts, state: Annotating) -> Result:
     if state.withdrawal:
         earlier.append(fx.RemoveButtons(state.withdrawal))
     question = texts.ann_withdraw_confirm_kept if _kept(job) else texts.ann_withdraw_confirm
+    question += _payment_note(job, texts)
     buttons = (((texts.withdraw_yes, WITHDRAW_YES),), ((texts.withdraw_no, WITHDRAW_NO),))
     ask = fx.Send(question, buttons, remember=True)
     return replace(state, withdrawal=ASKING), [*earlier, ask]
+
+
+def _payment_note(job: AnnotationJob, texts: Texts) -> str:
+    """What a withdrawal keeps of an annotator recruited on a platform (their platform id
+    and the time given, to be paid), told when they join and when they ask to withdraw."""
+    if job.recruitment is None:
+        return ""
+    return " " + texts.payment_note.format(platform=recruitment.platform_name(job.recruitment))
 
 
 def _kept(job: AnnotationJob) -> bool:

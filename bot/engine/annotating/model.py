@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.core.annotation import AnnotationTask
-from bot.core.vocabulary import AnnotationLevel, AnnotatorClaim
+from bot.core.vocabulary import AnnotationLevel, AnnotatorClaim, PaymentStatus
 from bot.core.votes import Vote
 from bot.engine import effects as fx
 from bot.engine.asking import Survey
@@ -51,6 +51,9 @@ class Claimed:
     language: str | None = None
     unqualified: bool = False
     """Below a pairwise job's onboarding threshold: no real pairs (told so)."""
+    ended: PaymentStatus | None = None
+    """A recruited annotator's part ended so (their share rated, their onboarding failed):
+    the platform's code is shown again."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,9 @@ class TargetLoaded:
     pushed: bool = False
     unqualified: bool = False
     """Below a pairwise job's onboarding threshold: no real pairs (told so)."""
+    ended: PaymentStatus | None = None
+    """A recruited annotator's part ended so (their share rated, their onboarding failed):
+    the platform's code is shown."""
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ PL/pgSQL functions.
 
 from __future__ import annotations
 
-SQLITE_VERSION_OF = {1: 13, 2: 14, 3: 15, 4: 16, 5: 17, 6: 18, 7: 19, 8: 20}
+SQLITE_VERSION_OF = {1: 13, 2: 14, 3: 15, 4: 16, 5: 17, 6: 18, 7: 19, 8: 20, 9: 21}
 """The SQLite schema version each PostgreSQL version holds the same tables as: ``ozlab
 copy`` moves a study only between these two."""
 
@@ -435,5 +435,22 @@ MIGRATIONS: tuple[str, ...] = (
     # 8: SQLite's version 20, the cell of the design each participant was assigned to
     """
     ALTER TABLE participants ADD COLUMN design_cell TEXT;
+    """,
+    # 9: SQLite's version 21, annotators' payment records (see there)
+    """
+    ALTER TABLE payments ADD COLUMN job TEXT;
+    ALTER TABLE payments ADD COLUMN annotator TEXT;
+    ALTER TABLE payments ADD COLUMN platform_tag TEXT;
+    CREATE UNIQUE INDEX payments_by_annotator ON payments(annotator);
+    CREATE INDEX payments_by_job_tag ON payments(job, platform_tag);
+    CREATE FUNCTION payment_kept_on_annotator_withdrawal() RETURNS trigger
+        LANGUAGE plpgsql AS $$
+    BEGIN
+        UPDATE payments SET status = 'withdrawn', annotator = NULL, platform_tag = NULL
+            WHERE annotator = OLD.id;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER payment_kept_on_annotator_withdrawal AFTER DELETE ON annotators
+        FOR EACH ROW EXECUTE FUNCTION payment_kept_on_annotator_withdrawal();
     """,
 )
