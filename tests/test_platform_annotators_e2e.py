@@ -226,9 +226,11 @@ async def test_status_approval_bonus_per_rated_target_export_and_erasure(
         )
         assert same.stdout == status.stdout
         # The study's own Prolific study: its participants only, never the job's annotators.
-        theirs = await asyncio.to_thread(
-            prolific, "status", "--db", db, "--study-id", "6543210fedcba9876543210f", url=url
-        )
+        study = "6543210fedcba9876543210f"
+        async with serving(FakeProlific(study).app()) as studys_url:
+            theirs = await asyncio.to_thread(
+                prolific, "status", "--db", db, "--study-id", study, url=studys_url
+            )
         assert theirs.returncode == 0, theirs.stderr
         assert theirs.stdout.splitlines()[1:] == [""]  # the header, and no row
         approved = await asyncio.to_thread(

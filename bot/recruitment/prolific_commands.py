@@ -167,15 +167,9 @@ def _quota_lines(
     return lines
 
 
-async def status(
-    db: Database, study_id: str, platform: Prolific, privacy: Privacy, job: str | None = None
-) -> str:
-    """One table: every submission and every participant (or annotator of ``job``) ozlab
-    knows, with their standing and the time taken by ozlab's clock and by the platform's;
-    then, for the participants, under a quota, each cell of the design's progress and what
-    the Prolific study does with the codes the study file gives (one missing there, a
-    screen-out Prolific pays by itself)."""
-    rows = await matched(db, await platform.submissions(study_id), privacy, job)
+async def _participants_lines(db: Database, study_id: str, platform: Prolific) -> list[str]:
+    """Under a quota, each cell of the design's progress; then what the Prolific study does
+    with the codes the study file gives."""
     store = await open_store(db, access=Access.ATTACH)
     try:
         studies = _studies(await store.latest_definitions())
@@ -189,12 +183,24 @@ async def status(
         if s.recruitment is not None
         for note in code_notes(s.recruitment, codes)
     ]
-    extra = [
+    return [
         line
         for part in (_quota_lines(studies, participants), notes)
-        if part and job is None
+        if part
         for line in ["", *part]
     ]
+
+
+async def status(
+    db: Database, study_id: str, platform: Prolific, privacy: Privacy, job: str | None = None
+) -> str:
+    """One table: every submission and every participant (or annotator of ``job``) ozlab
+    knows, with their standing and the time taken by ozlab's clock and by the platform's;
+    then, for the participants, under a quota, each cell of the design's progress and what
+    the Prolific study does with the codes the study file gives (one missing there, a
+    screen-out Prolific pays by itself)."""
+    rows = await matched(db, await platform.submissions(study_id), privacy, job)
+    extra = [] if job is not None else await _participants_lines(db, study_id, platform)
     header = "  ".join(
         (
             f"{'submission':<26}",
