@@ -401,7 +401,26 @@ class Texts(_Model):
     edit_ignored: str = _EN["edit_ignored"]
     """To a participant who edits a message they sent: edits are not passed on."""
     text_only: str = _EN["text_only"]
-    """To a sticker, photo, voice note or other non-text message."""
+    """To a sticker, photo, voice note or other non-text message, in a task that takes text
+    only (and outside tasks)."""
+    media_not_taken: str = _EN["media_not_taken"]
+    """In a task that takes voice notes or photos (``media.participant_sends``): to a kind
+    of message it does not take (a video note, a sticker, a file)."""
+    file_too_big: str = _EN["file_too_big"]
+    """To a voice note or photo over the task's ``media.largest_file_mb`` (``{limit}``)."""
+    media_unavailable: str = _EN["media_unavailable"]
+    """When Telegram would not give the bot a file the participant sent."""
+    media_unreadable: str = _EN["media_unreadable"]
+    """When the speech engine could not read a voice note (or failed)."""
+    not_heard: str = _EN["not_heard"]
+    """When the speech engine found no words in a voice note."""
+    heard: str = _EN["heard"]
+    """What was heard in a voice note, shown where the task has ``media.show_transcript``:
+    ``{transcript}`` is filled in."""
+    retype_button: str = _EN["retype_button"]
+    """The button under "I heard: …" for a transcript that is not what was said."""
+    retype_prompt: str = _EN["retype_prompt"]
+    """After that button: type what you said instead."""
     resumed: str = _EN["resumed"]
     """To a participant who comes back (after a long silence, or with ``/start`` in the
     middle of the study): it goes on where they stood."""

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from bot.core.conversation import Conversation
+from bot.core.media import Medium
 from bot.core.vocabulary import (
     AnswerStatus,
     CommandOutcome,
@@ -244,6 +245,16 @@ class CallSides:
 
 
 @dataclass(frozen=True)
+class FetchMedia:
+    """Fetch a file the participant sent (at most ``largest`` bytes) and, for a voice note
+    the system gets as words, transcribe it; answered with ``MediaFetched``."""
+
+    medium: Medium
+    transcribe: bool
+    largest: int
+
+
+@dataclass(frozen=True)
 class Erase:
     """The participant withdrew: the store erases everything of theirs in one transaction
     and the driver forgets them. Carried out after the step's commit, before what follows.
@@ -252,7 +263,9 @@ class Erase:
     command_id: int | None = None
 
 
-Outbound = Send | Edit | RemoveButtons | Toast | ShowTyping | CallSystem | CallSides | Erase
+Outbound = (
+    Send | Edit | RemoveButtons | Toast | ShowTyping | CallSystem | CallSides | FetchMedia | Erase
+)
 Effect = Record | Outbound
 
 

@@ -95,6 +95,8 @@ def step(
                 text=event.text if agreed else None,  # kept only under their consent
             )
             return Step(journey.touched(now), tuple(answer))
+    if isinstance(event, ev.MediaReceived) and journey.stage is not Stage.DIALOGUE:
+        event = ev.UnsupportedReceived(event.medium.kind)  # files go only to a dialogue
     resumed: list[Doing] = []
     if isinstance(event, ev.StartCommand) and event.platform_key is not None:
         journey, bound = recruitment.bind(bundle, texts_of(bundle, journey), journey, event)

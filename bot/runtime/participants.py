@@ -37,6 +37,7 @@ from bot.engine.wizard import on_study_command
 from bot.rights import erasure
 from bot.rights.erasure import ErasingStore
 from bot.runtime.driver import Committed, Opening, Outbox, Stepped, drive
+from bot.runtime.media import MediaIntake
 from bot.store.interface import ConsoleReadModel, Recruitment
 from bot.store.model import EarlierStep, StepCommit
 from bot.systems.base import System, SystemFailure, SystemTimeout
@@ -67,11 +68,13 @@ class StudyRunner:
         systems: Mapping[str, System],
         outbox: Outbox,
         *,
+        media: MediaIntake,
         clock: Callable[[], float] = time.time,
         timeouts: Mapping[str, float] | None = None,
         timer: Callable[[], float] = time.perf_counter,
     ) -> None:
         self._bundle = bundle
+        self._media = media  # participants' voice notes and photos, fetched and transcribed
         self._timer = timer  # measures system latency (a simulation's clock in a demo)
         self._store = store
         self._privacy = privacy
@@ -299,6 +302,8 @@ class StudyRunner:
                     *(self._call_system(chat_id, call, before_typing) for call in calls)
                 )
                 return ev.SidesAnswered(tuple(answers))
+            case fx.FetchMedia():
+                return await self._media.fetch(effect)
             case fx.Erase(command_id=command_id):
                 await self._erase(participant, command_id)
             case _:
@@ -543,15 +548,15 @@ class _ParticipantTurn:
         return Committed(undelivered=bool(messages) and self._after is not None)
 
     def _asks_only(self, stepped: Stepped[fx.Record, fx.Outbound]) -> bool:
-        """The step only asks a system, of a participant stored before: nothing reaches
-        the chat until the system's answer is stepped and committed, so this step's rows
-        and update can be committed with it. A crash meanwhile leaves the update in the
+        """The step only asks a system (or fetches a file), of a participant stored before:
+        nothing reaches the chat until the answer is stepped and committed, so this step's
+        rows and update can be committed with it. A crash meanwhile leaves the update in the
         inbox: handled again at start-up, nothing lost and nothing twice."""
         outbound = stepped.outbound
         return (
             self._before is not None
             and len(outbound) == 1
-            and isinstance(outbound[0], fx.CallSystem | fx.CallSides)
+            and isinstance(outbound[0], fx.CallSystem | fx.CallSides | fx.FetchMedia)
         )
 
     def _take_held(self) -> tuple[Journey, EarlierStep] | None:

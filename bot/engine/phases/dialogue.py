@@ -16,10 +16,10 @@ from bot.core.vocabulary import (
     ReplySource,
     effective_gate,
 )
-from bot.engine import arena, exchange_rating, task
+from bot.engine import arena, exchange_rating, media, task
 from bot.engine import effects as fx
 from bot.engine import events as ev
-from bot.engine.callbacks import FinishTap, SurveyTap, SystemButtonTap, encode
+from bot.engine.callbacks import FinishTap, RetypeTap, SurveyTap, SystemButtonTap, encode
 from bot.engine.common import (
     Doing,
     Phase,
@@ -50,6 +50,16 @@ TRANSITIONS = (
         Phase.DIALOGUE,
         "text / RecordUserTurn, CallSystem → SystemReplied / RecordSystemTurn, Send,"
         " exchange rating",
+    ),
+    Transition(
+        Phase.DIALOGUE,
+        Phase.DIALOGUE,
+        "voice note or photo the task takes / FetchMedia → MediaFetched / its words as text",
+    ),
+    Transition(
+        Phase.DIALOGUE,
+        Phase.DIALOGUE,
+        "file not taken, too big or unreadable / RecordEvent(media_refused), polite answer",
     ),
     Transition(Phase.DIALOGUE, WAITING, "SystemReplied [gated or wizard system] / reply held"),
     Transition(
@@ -317,6 +327,8 @@ def _on_tap(bundle: StudyBundle, journey: Journey, event: ev.ButtonTapped, now: 
             return new, [fx.Toast(), *effects]
         case SurveyTap():
             return exchange_rating.on_tap(bundle, journey, tap, now)
+        case RetypeTap():
+            return journey, media.retype(bundle, journey, tap)
     return stale_tap(bundle, journey)
 
 
@@ -338,6 +350,24 @@ def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Res
             return journey, [fx.RecordEvent(kind, session, {"text": text}), fx.Send(answer)]
         case ev.TextReceived(text=text):
             return _user_turn(bundle, journey, text, text, now)
+        case ev.MediaReceived(medium=medium) if journey.waiting is not None or journey.paused:
+            kind = (
+                EventKind.MESSAGE_WHILE_PAUSED
+                if journey.paused
+                else EventKind.MESSAGE_WHILE_WAITING
+            )
+            answer = texts.paused if journey.paused else texts.wait_for_reply
+            data = {"kind": medium.kind}  # what it was, never its content
+            return journey, [fx.RecordEvent(kind, session, data), fx.Send(answer)]
+        case ev.MediaReceived(medium=medium):
+            return journey, media.admit(bundle, journey, medium)
+        case ev.MediaFetched() if event.problem is not None:
+            return journey, media.refusal(bundle, journey, event)
+        case ev.MediaFetched():
+            words = media.said(event)
+            shown = media.heard(bundle, journey, event)
+            new, effects = _user_turn(bundle, journey, words, words, now)
+            return new, [*shown, *effects]
         case ev.ButtonTapped():
             return _on_tap(bundle, journey, event, now)
         case ev.SystemReplied():

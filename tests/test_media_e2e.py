@@ -1,0 +1,232 @@
+"""Voice notes and files through the real bot on the emulator: a voice note the task takes
+is fetched as Telegram serves it, transcribed by a speech server on loopback and passed to
+the system as words; anything else (a file over the limit, an unreadable recording, a
+video note, a sticker, a document) gets a polite answer and the participant keeps their
+place."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import aiohttp
+import pytest
+from aiohttp import web
+from telegram import Bot
+
+from bot.core.conversation import Conversation, SystemReply
+from bot.core.media import Transcript
+from bot.pilot.emulator import BotApiEmulator
+from bot.pilot.emulator.files import MAX_DOWNLOAD
+from bot.telegram.files import FileTooBig, FileUnavailable, TelegramFiles
+from bot.telegram.request import request_pair
+from scenarios.media import TaskMedia
+from scenarios.models import StudyBundle
+from tests.conftest import TOKEN, StartBot, consent
+
+OGG = b"OggS\x00\x02"
+"""How the speech server tells a recording: what follows is taken as what was said."""
+
+
+class SpeechServer:
+    """OpenAI's ``POST /v1/audio/transcriptions`` on loopback: answers an Ogg file with the
+    words after its first bytes, and anything else with 400, as a server that cannot decode
+    it does. Keeps what each request carried, to check the audio arrived intact."""
+
+    def __init__(self) -> None:
+        self.received: list[tuple[str, bytes, str]] = []
+        self.url = ""
+        app = web.Application()
+        app.router.add_post("/v1/audio/transcriptions", self._transcribe)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+
+    async def _transcribe(self, request: web.Request) -> web.Response:
+        form = await request.post()
+        upload = form["file"]
+        assert isinstance(upload, web.FileField)
+        audio = upload.file.read()
+        self.received.append((str(form["model"]), audio, upload.content_type))
+        if not audio.startswith(OGG):
+            return web.json_response({"error": {"message": "Invalid file format."}}, status=400)
+        return web.json_response({"text": audio[len(OGG) :].decode()})
+
+    async def start(self) -> None:
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}"
+
+    async def stop(self) -> None:
+        await self._runner.cleanup()
+
+
+class ServerTranscriber:
+    """The smallest client of that API: one multipart POST per voice note."""
+
+    def __init__(self, url: str) -> None:
+        self._url = f"{url}/v1/audio/transcriptions"
+
+    async def transcribe(self, audio: bytes, mime: str) -> Transcript:
+        form = aiohttp.FormData()
+        form.add_field("model", "whisper-test")
+        form.add_field("file", audio, filename="voice.ogg", content_type=mime)
+        async with aiohttp.ClientSession() as http, http.post(self._url, data=form) as answer:
+            answer.raise_for_status()
+            said = await answer.json()
+        return Transcript(said["text"], "openai", "whisper-test")
+
+
+class Echo:
+    """A system that says back what it was told."""
+
+    async def respond(self, conversation: Conversation) -> SystemReply:
+        return SystemReply((f"you said: {conversation.message}",))
+
+    async def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+async def speech() -> AsyncIterator[SpeechServer]:
+    server = SpeechServer()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+def spoken(hmd: StudyBundle, media: TaskMedia) -> StudyBundle:
+    scenarios = {sid: s.model_copy(update={"media": media}) for sid, s in hmd.scenarios.items()}
+    return hmd.model_copy(update={"scenarios": scenarios})
+
+
+VOICE = TaskMedia(participant_sends=("voice",), show_transcript=True)
+
+
+async def test_a_voice_note_reaches_the_system_as_its_words(
+    emulator: BotApiEmulator, start_bot: StartBot, hmd: StudyBundle, speech: SpeechServer
+) -> None:
+    bot = await start_bot(
+        spoken(hmd, VOICE),
+        systems={s.id: Echo() for s in hmd.study.systems},
+        transcriber=ServerTranscriber(speech.url),
+    )
+    p = emulator.participant(801)
+    await consent(p)
+    recording = OGG + b"a game about <b>trains</b>"
+    await p.send_voice(recording, duration=7)
+    heard = await p.wait_for_text("I heard: a game about <b>trains</b>")
+    assert heard.buttons == ["Not what I said"]
+    await p.wait_for_text("you said: a game about <b>trains</b>")
+    assert speech.received == [("whisper-test", recording, "audio/ogg")]
+    assert sum(emulator.downloads.values()) == 1
+    # the transcript was not what they said: told, recorded, and they type it
+    await p.tap(text="Not what I said")
+    await p.wait_for_text("Please type what you said")
+    await p.send_text("a game about planes")
+    await p.wait_for_text("you said: a game about planes")
+    await bot.stop()
+    stored = bot.tables()
+    assert [e["user_text"] for e in stored["exchanges"]] == [
+        "a game about <b>trains</b>",
+        "a game about planes",
+    ]
+    doubted = [e for e in stored["events"] if e["kind"] == "transcript_doubted"]
+    assert len(doubted) == 1 and '"turn": 1' in doubted[0]["data"]
+
+
+async def test_files_that_go_no_further_keep_the_participants_place(
+    emulator: BotApiEmulator, start_bot: StartBot, hmd: StudyBundle, speech: SpeechServer
+) -> None:
+    media = TaskMedia(participant_sends=("voice",), largest_file_mb=1)
+    bot = await start_bot(
+        spoken(hmd, media),
+        systems={s.id: Echo() for s in hmd.study.systems},
+        transcriber=ServerTranscriber(speech.url),
+    )
+    p = emulator.participant(802)
+    await consent(p)
+    await p.send_voice(OGG + b" " * (1024 * 1024), duration=60)  # over the task's 1 MB
+    await p.wait_for_text("too large for me (at most 1 MB)")
+    await p.send_voice(duration=3)  # bytes that hold no audio
+    await p.wait_for_text("I could not read that recording")
+    await p.send_voice(OGG + b"   ", duration=2)  # a recording without words
+    await p.wait_for_text("I could not make out any words")
+    await p.send_video_note()
+    await p.wait_for_text("does not take that kind of message")
+    await p.send_sticker()
+    await p.wait_for_text("does not take that kind of message")
+    await p.send_document(b"%PDF", file_name="<script>x</script>.pdf", caption="my <i>cv</i>")
+    await p.wait_for_text("does not take that kind of message")
+    await p.send_photo(caption="look")
+    await p.wait_for_text("does not take that kind of message")
+    await p.send_voice(OGG + b"still here")
+    await p.wait_for_text("you said: still here")
+    # only the files the task takes were fetched, and not the one over its limit
+    assert sum(emulator.downloads.values()) == 3
+    await bot.stop()
+    stored = bot.tables()
+    assert [e["user_text"] for e in stored["exchanges"]] == ["still here"]
+    refused = [e for e in stored["events"] if e["kind"] == "media_refused"]
+    problems = [(e["data"].split('"problem": "')[1].split('"')[0]) for e in refused]
+    assert problems == [
+        "too_big",
+        "unreadable",
+        "not_heard",
+        "not_taken",
+        "not_taken",
+        "not_taken",
+        "not_taken",
+    ]
+    assert not any("cv" in e["data"] or "script" in e["data"] for e in stored["events"])
+
+
+async def test_a_voice_note_over_20_mb_is_not_fetched(
+    emulator: BotApiEmulator, start_bot: StartBot, hmd: StudyBundle, speech: SpeechServer
+) -> None:
+    bot = await start_bot(
+        spoken(hmd, TaskMedia(participant_sends=("voice",))),
+        systems={s.id: Echo() for s in hmd.study.systems},
+        transcriber=ServerTranscriber(speech.url),
+    )
+    p = emulator.participant(803)
+    await consent(p)
+    await p.send_voice(OGG + b"\0" * MAX_DOWNLOAD)
+    await p.wait_for_text("too large for me (at most 20 MB)")
+    assert emulator.requests["getFile"] == 0 and not emulator.downloads
+    await p.send_text("hello")
+    await p.wait_for_text("you said: hello")
+    await bot.stop()
+
+
+async def test_telegram_files_refuses_what_telegram_will_not_give(
+    emulator: BotApiEmulator,
+) -> None:
+    """A file whose size the update did not say: ``getFile`` refuses it over 20 MB."""
+    request, updates = request_pair()
+    async with Bot(
+        TOKEN,
+        base_url=emulator.base_url,
+        base_file_url=emulator.base_file_url,
+        request=request,
+        get_updates_request=updates,
+    ) as bot:
+        p = emulator.participant(804)
+        await p.send_document(b"\0" * (MAX_DOWNLOAD + 1))
+        await p.send_document(b"small")
+        big, small = (u.message.document.file_id for u in await bot.get_updates())
+        files = TelegramFiles(bot)
+        with pytest.raises(FileTooBig):
+            await files.download(big, 50 * MAX_DOWNLOAD)
+        with pytest.raises(FileTooBig):
+            await files.download(small, 4)
+        with pytest.raises(FileUnavailable):
+            await files.download("no-such-file", 100)
+        assert await files.download(small, 5) == b"small"
+
+
+async def test_a_study_that_transcribes_needs_an_engine(
+    start_bot: StartBot, hmd: StudyBundle
+) -> None:
+    from bot.core.errors import SystemSetupError
+
+    with pytest.raises(SystemSetupError, match="transcribes voice notes"):
+        await start_bot(spoken(hmd, TaskMedia(participant_sends=("voice",))))
