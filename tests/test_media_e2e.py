@@ -6,22 +6,28 @@ place."""
 
 from __future__ import annotations
 
+import asyncio
+import csv
+import hashlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import aiohttp
 import pytest
 from aiohttp import web
 from telegram import Bot
 
+from bot.cli import analytics_main
 from bot.core.conversation import Conversation, SystemReply
 from bot.core.media import Transcript
 from bot.pilot.emulator import BotApiEmulator
 from bot.pilot.emulator.files import MAX_DOWNLOAD
 from bot.telegram.files import FileTooBig, FileUnavailable, TelegramFiles
 from bot.telegram.request import request_pair
-from scenarios.media import TaskMedia
+from scenarios.media import Speech, TaskMedia
 from scenarios.models import StudyBundle
 from tests.conftest import TOKEN, StartBot, consent
+from tests.e2e_support import database_bytes
 
 OGG = b"OggS\x00\x02"
 """How the speech server tells a recording: what follows is taken as what was said."""
@@ -131,6 +137,68 @@ async def test_a_voice_note_reaches_the_system_as_its_words(
     ]
     doubted = [e for e in stored["events"] if e["kind"] == "transcript_doubted"]
     assert len(doubted) == 1 and '"turn": 1' in doubted[0]["data"]
+    [media] = stored["media"]  # transcribed, and the audio discarded
+    assert (media["kind"], media["turn"], media["duration"], media["kept"]) == ("voice", 1, 7, 0)
+    assert (media["transcript"], media["engine"], media["model"]) == (
+        "a game about <b>trains</b>",
+        "openai",
+        "whisper-test",
+    )
+    assert media["digest"] == hashlib.sha256(recording).hexdigest()
+    assert media["size"] == len(recording) and media["transcribe_ms"] > 0
+    assert recording not in database_bytes(Path(bot.db))
+
+
+async def test_kept_recordings_are_asked_for_listed_and_erased(
+    emulator: BotApiEmulator,
+    start_bot: StartBot,
+    hmd: StudyBundle,
+    speech: SpeechServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    note = "We keep your voice notes as recordings for six months, to check the transcripts."
+    texts = hmd.study.texts.model_copy(update={"audio_kept_note": note})
+    study = hmd.study.model_copy(update={"speech": Speech(keep_audio=True), "texts": texts})
+    bot = await start_bot(
+        spoken(hmd.model_copy(update={"study": study}), VOICE),
+        systems={s.id: Echo() for s in hmd.study.systems},
+        transcriber=ServerTranscriber(speech.url),
+    )
+    p, other = emulator.participant(805), emulator.participant(806)
+    await p.send_text("/start")
+    assert note in (await p.wait_for_text("Privacy agreement")).text
+    await p.tap(text="I agree")
+    await p.wait_for_text("Your task")
+    recording = OGG + b"a quiet zebra quartz game"
+    await p.send_voice(recording, duration=3)
+    await p.wait_for_text("you said: a quiet zebra quartz game")
+    await consent(other)
+    await other.send_voice(OGG + b"a loud game", duration=2)
+    await other.wait_for_text("you said: a loud game")
+    assert recording in database_bytes(Path(bot.db))
+
+    out = tmp_path / "export"
+    assert (
+        await asyncio.to_thread(analytics_main, ["export", "--db", str(bot.db), "--out", str(out)])
+        == 0
+    )
+    with (out / "media.csv").open(encoding="utf-8") as listed:
+        rows = list(csv.DictReader(listed))
+    assert sorted((r["kind"], r["kept"], r["transcript"]) for r in rows) == [
+        ("voice", "1", "a loud game"),
+        ("voice", "1", "a quiet zebra quartz game"),
+    ]
+    assert {r["sha256"] for r in rows} >= {hashlib.sha256(recording).hexdigest()}
+    capsys.readouterr()
+
+    await p.send_text("/withdraw")
+    await p.wait_for_text("Do you want to withdraw")
+    await p.tap(text="Yes, withdraw and erase")
+    await p.wait_for_text("You have withdrawn")
+    await bot.stop()
+    assert recording not in database_bytes(Path(bot.db))
+    assert [m["transcript"] for m in bot.tables()["media"]] == ["a loud game"]
 
 
 async def test_files_that_go_no_further_keep_the_participants_place(

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from bot.core.conversation import Conversation
-from bot.core.media import Medium
+from bot.core.media import Medium, Transcript
 from bot.core.vocabulary import (
     AnswerStatus,
     CommandOutcome,
@@ -166,6 +166,23 @@ class RecordVote:
     vote: Vote
 
 
+@dataclass(frozen=True)
+class RecordMedia:
+    """A voice note or photo taken as the participant's line of ``turn``: what it was,
+    its content hash and its transcript. When ``kept``, the runner puts its bytes with
+    the step (the engine never holds them); otherwise they are discarded."""
+
+    session_id: str
+    turn: int
+    medium: Medium
+    size: int
+    digest: str
+    kept: bool
+    transcript: Transcript | None = None
+    fetch_ms: float = 0.0
+    transcribe_ms: float | None = None
+
+
 Record = (
     RecordConsent
     | OpenSession
@@ -182,6 +199,7 @@ Record = (
     | RecordRecruitment
     | SetPaymentStatus
     | RecordVote
+    | RecordMedia
 )
 
 # --- outbound: what the driver does after the commit ----------------------------------

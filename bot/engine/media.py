@@ -70,6 +70,24 @@ def said(event: ev.MediaFetched) -> str:
     return event.medium.caption
 
 
+def record(bundle: StudyBundle, journey: Journey, event: ev.MediaFetched) -> fx.RecordMedia:
+    """The file as the participant's line of the turn it began (``journey`` is as it was
+    before that turn): a photo is kept, a voice note only where the study keeps audio."""
+    medium = event.medium
+    kept = medium.kind != "voice" or bundle.study.speech.keep_audio
+    return fx.RecordMedia(
+        journey.session_id,
+        journey.turns + 1,
+        medium,
+        event.size,
+        event.digest,
+        kept,
+        event.transcript,
+        event.fetch_ms,
+        event.transcribe_ms,
+    )
+
+
 def heard(bundle: StudyBundle, journey: Journey, event: ev.MediaFetched) -> list[Doing]:
     """ "I heard: …" with a button for a transcript that is not what was said, where the
     task shows transcripts; the button lasts until the next turn."""

@@ -46,17 +46,18 @@ class MediaIntake:
         self._transcriber = transcriber
         self._timer = timer
 
-    async def fetch(self, effect: fx.FetchMedia) -> ev.MediaFetched:
-        """Never raises: a file that cannot be had or read comes back with its problem."""
+    async def fetch(self, effect: fx.FetchMedia) -> tuple[ev.MediaFetched, bytes]:
+        """The answer for the engine, and the file's bytes (none when it could not be had).
+        Never raises: a file that cannot be had or read comes back with its problem."""
         medium = effect.medium
         started = self._timer()
         try:
             data = await self._files.download(medium.file_id, effect.largest)
         except FileTooBig:
-            return ev.MediaFetched(medium, problem=MediaProblem.TOO_BIG)
+            return ev.MediaFetched(medium, problem=MediaProblem.TOO_BIG), b""
         except FileUnavailable as error:
             log.warning("a participant's %s could not be fetched: %s", medium.kind, error)
-            return ev.MediaFetched(medium, problem=MediaProblem.UNAVAILABLE)
+            return ev.MediaFetched(medium, problem=MediaProblem.UNAVAILABLE), b""
         fetched = ev.MediaFetched(
             medium,
             digest=hashlib.sha256(data).hexdigest(),
@@ -64,8 +65,8 @@ class MediaIntake:
             fetch_ms=(self._timer() - started) * 1000,
         )
         if not effect.transcribe:
-            return fetched
-        return await self._transcribed(fetched, data)
+            return fetched, data
+        return await self._transcribed(fetched, data), data
 
     async def _transcribed(self, fetched: ev.MediaFetched, audio: bytes) -> ev.MediaFetched:
         started = self._timer()

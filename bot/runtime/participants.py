@@ -75,6 +75,10 @@ class StudyRunner:
     ) -> None:
         self._bundle = bundle
         self._media = media  # participants' voice notes and photos, fetched and transcribed
+        self._files: dict[str, dict[str, bytes]] = {}
+        """Pseudonym -> the bytes of the files fetched in the delivery being handled, by
+        content hash: kept with its step if the study keeps them, and forgotten with the
+        delivery either way."""
         self._timer = timer  # measures system latency (a simulation's clock in a demo)
         self._store = store
         self._privacy = privacy
@@ -233,6 +237,8 @@ class StudyRunner:
             with contextlib.suppress(StoreUnreachable):
                 await turn.settled()  # a commit under way is waited for; nothing is kept
             raise
+        finally:
+            self._files.pop(participant, None)  # a file's bytes live one delivery at most
         await turn.settled()
 
     def _delivered(self, participant: str) -> None:
@@ -252,6 +258,12 @@ class StudyRunner:
         undelivered: str | None = None,
         earlier: EarlierStep | None = None,
     ) -> None:
+        fetched = self._files.get(participant, {})
+        files = {
+            r.digest: fetched[r.digest]
+            for r in records
+            if isinstance(r, fx.RecordMedia) and r.kept and r.digest in fetched
+        }
         # Before consent the chat id is kept only while messages wait to be delivered.
         keep_chat = journey is not None and (journey.stage not in _NO_CHAT_KEPT or undelivered)
         chat_key = None
@@ -270,6 +282,7 @@ class StudyRunner:
                 update_id=update_id,
                 undelivered=undelivered,
                 earlier=earlier,
+                files=files,
             )
         )
 
@@ -303,7 +316,10 @@ class StudyRunner:
                 )
                 return ev.SidesAnswered(tuple(answers))
             case fx.FetchMedia():
-                return await self._media.fetch(effect)
+                fetched, data = await self._media.fetch(effect)
+                if data:
+                    self._files.setdefault(participant, {})[fetched.digest] = data
+                return fetched
             case fx.Erase(command_id=command_id):
                 await self._erase(participant, command_id)
             case _:

@@ -367,7 +367,9 @@ def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Res
             words = media.said(event)
             shown = media.heard(bundle, journey, event)
             new, effects = _user_turn(bundle, journey, words, words, now)
-            return new, [*shown, *effects]
+            if new.turns == journey.turns:  # no turn after all (the time was up)
+                return new, effects
+            return new, [*shown, media.record(bundle, journey, event), *effects]
         case ev.ButtonTapped():
             return _on_tap(bundle, journey, event, now)
         case ev.SystemReplied():
