@@ -7,8 +7,10 @@ place."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import csv
 import hashlib
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -22,12 +24,16 @@ from bot.core.conversation import Conversation, SystemReply
 from bot.core.media import Transcript
 from bot.pilot.emulator import BotApiEmulator
 from bot.pilot.emulator.files import MAX_DOWNLOAD
+from bot.pilot.emulator.participant import default_photo
 from bot.telegram.files import FileTooBig, FileUnavailable, TelegramFiles
 from bot.telegram.request import request_pair
 from scenarios.media import Speech, TaskMedia
 from scenarios.models import StudyBundle
+from tests.adapter_studies import spec, with_systems
 from tests.conftest import TOKEN, StartBot, consent
 from tests.e2e_support import database_bytes
+from tests.fake_servers import FakeOpenAI
+from tests.storage_probe import kept_files
 
 OGG = b"OggS\x00\x02"
 """How the speech server tells a recording: what follows is taken as what was said."""
@@ -176,7 +182,7 @@ async def test_kept_recordings_are_asked_for_listed_and_erased(
     await consent(other)
     await other.send_voice(OGG + b"a loud game", duration=2)
     await other.wait_for_text("you said: a loud game")
-    assert recording in database_bytes(Path(bot.db))
+    assert recording in kept_files(Path(bot.db)).values()
 
     out = tmp_path / "export"
     assert (
@@ -298,3 +304,111 @@ async def test_a_study_that_transcribes_needs_an_engine(
 
     with pytest.raises(SystemSetupError, match="transcribes voice notes"):
         await start_bot(spoken(hmd, TaskMedia(participant_sends=("voice",))))
+
+
+async def test_a_photo_reaches_an_openai_server_intact(
+    emulator: BotApiEmulator, start_bot: StartBot, hmd: StudyBundle
+) -> None:
+    """The largest size Telegram made of the photo, byte for byte, as an ``image_url`` part
+    with a data URI, beside the caption; the exchange keeps the caption."""
+    media = TaskMedia(participant_sends=("photo",), system_receives="both")
+    async with FakeOpenAI(reply="A red square.") as server:
+        bundle = spoken(with_systems(hmd, spec("openai", server)), media)
+        bot = await start_bot(bundle)
+        p = emulator.participant(807)
+        await consent(p)
+        update_id = await p.send_photo(default_photo(640, 480), caption="what is <this>?")
+        await p.wait_for_text("A red square.")
+    largest = emulator.update(update_id)["message"]["photo"][-1]
+    sent = emulator.files.by_id(largest["file_id"])
+    assert sent is not None and (largest["width"], largest["height"]) == (640, 480)
+    [request] = server.requests
+    user = request.json["messages"][-1]
+    assert user["role"] == "user" and user["content"][0] == {
+        "type": "text",
+        "text": "what is <this>?",
+    }
+    image = user["content"][1]
+    assert image["type"] == "image_url"
+    head, _, data = image["image_url"]["url"].partition(",")
+    assert head == "data:image/jpeg;base64" and base64.b64decode(data) == sent.data
+    await bot.stop()
+    [row] = bot.tables()["media"]
+    assert (row["kind"], row["width"], row["height"], row["kept"]) == ("photo", 640, 480, 1)
+    assert row["digest"] == hashlib.sha256(sent.data).hexdigest()
+    assert kept_files(Path(bot.db)) == {row["digest"]: sent.data}  # a photo is kept
+    assert [e["user_text"] for e in bot.tables()["exchanges"]] == ["what is <this>?"]
+
+
+class MultipartService:
+    """A homemade service that takes the request as JSON and the file as a part."""
+
+    def __init__(self) -> None:
+        self.received: list[tuple[dict[str, object], bytes, str]] = []
+        app = web.Application()
+        app.router.add_post("/chat", self._chat)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        self.url = ""
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        form = await request.post()
+        media = form["media"]
+        assert isinstance(media, web.FileField)
+        request_part = form["request"]  # a JSON part: aiohttp gives its bytes
+        assert isinstance(request_part, bytes | bytearray)
+        self.received.append((json.loads(request_part), media.file.read(), media.content_type))
+        return web.json_response({"text": "heard it"})
+
+    async def __aenter__(self) -> MultipartService:
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}/chat"
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self._runner.cleanup()
+
+
+async def test_a_voice_note_reaches_an_http_service_as_a_part(
+    emulator: BotApiEmulator, start_bot: StartBot, hmd: StudyBundle, speech: SpeechServer
+) -> None:
+    media = TaskMedia(participant_sends=("voice",), system_receives="both")
+    async with MultipartService() as service:
+        bundle = spoken(with_systems(hmd, spec("http", service.url)), media)
+        bot = await start_bot(bundle, transcriber=ServerTranscriber(speech.url))
+        p = emulator.participant(808)
+        await consent(p)
+        recording = OGG + b"two tickets please"
+        await p.send_voice(recording, duration=2)
+        await p.wait_for_text("heard it")
+    [(body, audio, kind)] = service.received
+    assert body["message"] == "two tickets please" and audio == recording and kind == "audio/ogg"
+    await bot.stop()
+
+
+async def test_a_python_system_gets_the_bytes_and_their_type(
+    emulator: BotApiEmulator, start_bot: StartBot, hmd: StudyBundle
+) -> None:
+    seen: list[Conversation] = []
+
+    class Looking:
+        async def respond(self, conversation: Conversation) -> SystemReply:
+            seen.append(conversation)
+            return SystemReply(("nice picture",))
+
+        async def close(self) -> None:
+            pass
+
+    media = TaskMedia(participant_sends=("photo",), system_receives="media")
+    bot = await start_bot(spoken(hmd, media), systems={s.id: Looking() for s in hmd.study.systems})
+    p = emulator.participant(809)
+    await consent(p)
+    update_id = await p.send_photo(default_photo(320, 200))
+    await p.wait_for_text("nice picture")
+    largest = emulator.update(update_id)["message"]["photo"][-1]
+    [conversation] = seen
+    [attachment] = conversation.attachments
+    assert (attachment.kind, attachment.mime, conversation.message) == ("photo", "image/jpeg", "")
+    assert attachment.data == emulator.files.by_id(largest["file_id"]).data  # type: ignore[union-attr]
+    await bot.stop()

@@ -25,6 +25,21 @@ class Conversation:
     history: tuple[Turn, ...]
     message: str
     system_prompt: str | None = None  # the scenario's own prompt for LLM systems, if any
+    attachments: tuple[Attachment, ...] = ()
+    """The voice note or photo the message came with, for a task whose systems receive
+    media (``message`` is then its transcript or caption, or empty)."""
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A file a system is given with the participant's message: what it is, its type and
+    its bytes. The engine names it by ``digest`` (its SHA-256) and never holds the bytes:
+    the runner puts them in as it calls the system."""
+
+    kind: str  # voice | photo
+    mime: str  # audio/ogg, image/jpeg, ...
+    digest: str
+    data: bytes = field(default=b"", repr=False)
 
 
 @dataclass(frozen=True)

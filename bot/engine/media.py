@@ -8,6 +8,7 @@ records is the kind of file and why, never its content.
 
 from __future__ import annotations
 
+from bot.core.conversation import Attachment
 from bot.core.media import Medium
 from bot.core.vocabulary import EventKind, Hint, MediaProblem
 from bot.engine import effects as fx
@@ -60,6 +61,17 @@ def refusal(bundle: StudyBundle, journey: Journey, event: ev.MediaFetched) -> li
     media = scenario_of(bundle, journey).media
     texts = texts_of(bundle, journey)
     return _refused(texts, journey.session_id, event.medium, event.problem, media.largest_file_mb)
+
+
+def attached(
+    bundle: StudyBundle, journey: Journey, event: ev.MediaFetched
+) -> tuple[Attachment, ...]:
+    """The file itself, for a task whose systems receive media (with its words or not)."""
+    if scenario_of(bundle, journey).media.system_receives == "transcript":
+        return ()
+    medium = event.medium
+    mime = medium.mime or ("image/jpeg" if medium.kind == "photo" else "audio/ogg")
+    return (Attachment(medium.kind, mime, event.digest),)
 
 
 def said(event: ev.MediaFetched) -> str:

@@ -8,6 +8,10 @@ there), e.g. ``{"input.text": "message", "user": "session_id"}`` sends
 - ``history``: the finished exchanges, ``[{"user": "...", "system": "..."}, ...]``;
 - ``turn``: the number of this exchange in the session, starting at 1.
 
+A message that comes with a voice note or photo (a task whose systems receive media) is
+posted as ``multipart/form-data`` instead: the same JSON body as the part ``request``, and
+the file as the part ``media`` (``voice.ogg`` or ``photo.jpg``, with its content type).
+
 The answer is read with ``response``'s dotted paths, where a number indexes a list
 (``choices.0.text``; ``-1`` is the last item) and an empty path is the whole answer:
 
@@ -130,6 +134,7 @@ class HttpService:
             timeout=self.spec.timeout,
             retries=self.spec.retries,
             headers=self._headers,
+            files=conversation.attachments,
         )
         return self.parse(answer)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from bot.core.conversation import Conversation, SystemReply, Turn
+from bot.core.conversation import Attachment, Conversation, SystemReply, Turn
 from bot.core.vocabulary import (
     EndReason,
     EventKind,
@@ -162,8 +162,11 @@ def _is_wizard_only(bundle: StudyBundle, system_id: str) -> bool:
     return any(s.id == system_id and s.type == "wizard" for s in bundle.study.systems)
 
 
-def _ask_system(bundle: StudyBundle, journey: Journey, now: float) -> Result:
-    """Call the system about the pending message, or hold the turn for a wizard."""
+def _ask_system(
+    bundle: StudyBundle, journey: Journey, now: float, attachments: tuple[Attachment, ...] = ()
+) -> Result:
+    """Call the system about the pending message (with the file it came with, for a task
+    whose systems receive media), or hold the turn for a wizard."""
     if _is_wizard_only(bundle, journey.task.system_id):
         return _hold(journey, SystemReply(texts=()), 0.0, None, now)
     scenario = scenario_of(bundle, journey)
@@ -174,6 +177,7 @@ def _ask_system(bundle: StudyBundle, journey: Journey, now: float) -> Result:
         history=journey.history,
         message=journey.pending_message or "",
         system_prompt=scenario.system_prompt,
+        attachments=attachments,
     )
     return journey, [fx.ShowTyping(), fx.CallSystem(journey.task.system_id, conversation)]
 
@@ -217,8 +221,16 @@ def _offered_button(journey: Journey, tap: SystemButtonTap) -> tuple[str, str] |
     return None
 
 
-def _user_turn(bundle: StudyBundle, journey: Journey, shown: str, sent: str, now: float) -> Result:
-    """The participant said something to the system: ``shown`` is logged, ``sent`` sent."""
+def _user_turn(
+    bundle: StudyBundle,
+    journey: Journey,
+    shown: str,
+    sent: str,
+    now: float,
+    attachments: tuple[Attachment, ...] = (),
+) -> Result:
+    """The participant said something to the system: ``shown`` is logged, ``sent`` sent
+    (with ``attachments``, the file it came with)."""
     session = journey.session_id
     if time_is_up(bundle, journey, now):
         late = fx.RecordEvent(EventKind.MESSAGE_AFTER_TIME_LIMIT, session, {"text": shown})
@@ -227,7 +239,7 @@ def _user_turn(bundle: StudyBundle, journey: Journey, shown: str, sent: str, now
     turn = journey.turns + 1
     journey, removed = drop_keyboards(journey, fx.Until.NEXT_TURN)  # the last reply's buttons
     journey = journey.evolve(turns=turn, pending_message=sent, offered=())
-    new, effects = _ask_system(bundle, journey, now)
+    new, effects = _ask_system(bundle, journey, now, attachments)
     return new, [fx.RecordUserTurn(session, turn, shown), *removed, *effects]
 
 
@@ -366,7 +378,8 @@ def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Res
         case ev.MediaFetched():
             words = media.said(event)
             shown = media.heard(bundle, journey, event)
-            new, effects = _user_turn(bundle, journey, words, words, now)
+            files = media.attached(bundle, journey, event)
+            new, effects = _user_turn(bundle, journey, words, words, now, files)
             if new.turns == journey.turns:  # no turn after all (the time was up)
                 return new, effects
             return new, [*shown, media.record(bundle, journey, event), *effects]
