@@ -32,7 +32,7 @@ from scenarios.models import StudyBundle
 from tests.adapter_studies import spec, with_systems
 from tests.conftest import TOKEN, StartBot, consent
 from tests.e2e_support import database_bytes
-from tests.fake_servers import FakeOpenAI
+from tests.fake_servers import FakeHttp, FakeOpenAI
 from tests.storage_probe import kept_files
 
 OGG = b"OggS\x00\x02"
@@ -412,3 +412,40 @@ async def test_a_python_system_gets_the_bytes_and_their_type(
     assert (attachment.kind, attachment.mime, conversation.message) == ("photo", "image/jpeg", "")
     assert attachment.data == emulator.files.by_id(largest["file_id"]).data  # type: ignore[union-attr]
     await bot.stop()
+
+
+async def test_a_picture_a_system_returns_is_sent_as_a_photo_with_its_caption(
+    emulator: BotApiEmulator, start_bot: StartBot, hmd: StudyBundle
+) -> None:
+    """Where the task lets systems return photos; elsewhere the picture is not shown."""
+    picture = default_photo(400, 300)
+    answer = {
+        "text": "Here is the map.",
+        "pictures": [
+            {"data": base64.b64encode(picture).decode(), "caption": "the <b>shop</b> map"}
+        ],
+    }
+    async with FakeHttp(reply=lambda _: answer) as server:
+        system = spec("http", server, response={"text": "text", "pictures": "pictures"})
+        shown = TaskMedia(system_returns=("photo",))
+        bot = await start_bot(spoken(with_systems(hmd, system), shown))
+        p = emulator.participant(810)
+        await consent(p)
+        await p.send_text("where is the shop?")
+        await p.wait_for_text("Here is the map.")
+        photo = await p.wait_for_text("the <b>shop</b> map")
+        assert photo.media is not None and photo.media.kind == "photo"
+        assert photo.media.data == picture
+        await bot.stop()
+        events = [e for e in bot.tables()["events"] if e["kind"] == "pictures_shown"]
+        assert len(events) == 1 and hashlib.sha256(picture).hexdigest() in events[0]["data"]
+
+        bot = await start_bot(with_systems(hmd, system))  # a text-only task
+        q = emulator.participant(811)
+        await consent(q)
+        await q.send_text("where is the shop?")
+        await q.wait_for_text("Here is the map.")
+        await q.send_text("/done")
+        await q.wait_for_text("task")
+        assert all(m.media is None for m in q.messages)
+        await bot.stop()

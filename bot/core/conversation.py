@@ -75,3 +75,15 @@ class SystemReply:
     demo shop's game added; a scenario's ``success_if`` is checked against it."""
     tool_calls: tuple[ToolCall, ...] = ()
     """The scenario's tools the system called in this turn, in order (``openai`` systems)."""
+    pictures: tuple[Picture, ...] = ()
+    """Pictures to show after the texts, each as a photo with its caption (where the task
+    lets systems return photos)."""
+
+
+@dataclass(frozen=True)
+class Picture:
+    """A picture a system returns: its bytes (JPEG or PNG), type and caption."""
+
+    data: bytes = field(repr=False)
+    mime: str = "image/jpeg"
+    caption: str = ""

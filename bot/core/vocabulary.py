@@ -138,6 +138,7 @@ class EventKind(StrEnum):
     SIDES_REPLIED = "sides_replied"  # side by side: each system's reply to one message
     MEDIA_REFUSED = "media_refused"  # a voice note or file that went no further, and why
     TRANSCRIPT_DOUBTED = "transcript_doubted"  # "I heard: …" was not what they said
+    PICTURES_SHOWN = "pictures_shown"  # a system's pictures, shown as photos: hashes, captions
     # the wizard
     WIZARD_MESSAGE = "wizard_message"
     WIZARD_NOTE = "wizard_note"

@@ -223,6 +223,16 @@ class Send:
 
 
 @dataclass(frozen=True)
+class SendFile:
+    """A photo (a picture a system returned) or a voice note, with its caption."""
+
+    kind: str  # photo | voice
+    data: bytes = field(repr=False)
+    mime: str
+    caption: str = ""
+
+
+@dataclass(frozen=True)
 class Edit:
     message_id: int
     text: str
@@ -282,7 +292,16 @@ class Erase:
 
 
 Outbound = (
-    Send | Edit | RemoveButtons | Toast | ShowTyping | CallSystem | CallSides | FetchMedia | Erase
+    Send
+    | SendFile
+    | Edit
+    | RemoveButtons
+    | Toast
+    | ShowTyping
+    | CallSystem
+    | CallSides
+    | FetchMedia
+    | Erase
 )
 Effect = Record | Outbound
 

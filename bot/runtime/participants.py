@@ -300,6 +300,8 @@ class StudyRunner:
                     return ev.MessageSent(message_id)
                 if message_id is not None and effect.until is not None:
                     return ev.KeyboardShown(message_id, effect.until, fx.callback_data(buttons))
+            case fx.SendFile(kind=kind, data=data, mime=mime, caption=caption):
+                await self._outbox.send_file(chat_id, kind, data, mime, caption)
             case fx.Edit(message_id=message_id, text=text, buttons=buttons):
                 await self._outbox.edit(chat_id, message_id, text, buttons)
             case fx.RemoveButtons(message_id=message_id):
@@ -702,6 +704,8 @@ def _check_reply(reply: object) -> str | None:
         return f"the system returned {type(reply).__name__}, not a reply"
     if reply.events and not any(t.strip() for t in reply.texts):
         return None  # e.g. Rasa ending the task without a word: the events still count
+    if reply.pictures and not any(t.strip() for t in reply.texts):
+        return None  # pictures alone are an answer
     if not reply.texts or not any(t.strip() for t in reply.texts):
         return "the system returned an empty reply"
     return None

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
 
 from bot.core.conversation import Attachment, Conversation, SystemReply, Turn
@@ -202,16 +203,29 @@ def _hold(
 
 
 def _system_messages(bundle: StudyBundle, journey: Journey, reply: SystemReply) -> list[Doing]:
-    """The reply as it is shown: its texts, and its buttons (if any) under the last one."""
+    """The reply as it is shown: its texts, and its buttons (if any) under the last one;
+    then its pictures as photos with their captions, where the task lets systems return
+    them (elsewhere they are not shown)."""
     spec = next(s for s in bundle.study.systems if s.id == journey.task.system_id)
     sends = [fx.Send(text, format=spec.format) for text in reply.texts if text.strip()]
+    pictures: list[Doing] = []
+    if reply.pictures and "photo" in scenario_of(bundle, journey).media.system_returns:
+        shown = [
+            {"sha256": hashlib.sha256(p.data).hexdigest(), "mime": p.mime, "caption": p.caption}
+            for p in reply.pictures
+        ]
+        data = {"turn": journey.turns, "pictures": shown}
+        pictures = [
+            fx.RecordEvent(EventKind.PICTURES_SHOWN, journey.session_id, data),
+            *(fx.SendFile("photo", p.data, p.mime, p.caption) for p in reply.pictures),
+        ]
     if reply.buttons and sends:
         rows = tuple(
             ((title, encode(SystemButtonTap(journey.turns, i))),)
             for i, (title, _) in enumerate(reply.buttons)
         )
         sends[-1] = replace(sends[-1], buttons=rows, until=fx.Until.NEXT_TURN)
-    return list(sends)
+    return [*sends, *pictures]
 
 
 def _offered_button(journey: Journey, tap: SystemButtonTap) -> tuple[str, str] | None:
