@@ -34,6 +34,7 @@ from tests.conftest import TOKEN, StartBot, consent
 from tests.e2e_support import database_bytes
 from tests.fake_servers import FakeHttp, FakeOpenAI
 from tests.storage_probe import kept_files
+from wizard_console.desk import Desk
 
 OGG = b"OggS\x00\x02"
 """How the speech server tells a recording: what follows is taken as what was said."""
@@ -153,6 +154,13 @@ async def test_a_voice_note_reaches_the_system_as_its_words(
     assert media["digest"] == hashlib.sha256(recording).hexdigest()
     assert media["size"] == len(recording) and media["transcribe_ms"] > 0
     assert recording not in database_bytes(Path(bot.db))
+    # the console's transcript shows the voice note with what was heard
+    async with await Desk.open(bot.db, "ada") as desk:
+        said = [line.text for line in await desk.transcript(media["session_id"])]
+    assert said[:2] == [
+        "[voice 0:07] a game about <b>trains</b>",
+        "you said: a game about <b>trains</b>",
+    ]
 
 
 async def test_kept_recordings_are_asked_for_listed_and_erased(
@@ -338,6 +346,9 @@ async def test_a_photo_reaches_an_openai_server_intact(
     assert row["digest"] == hashlib.sha256(sent.data).hexdigest()
     assert kept_files(Path(bot.db)) == {row["digest"]: sent.data}  # a photo is kept
     assert [e["user_text"] for e in bot.tables()["exchanges"]] == ["what is <this>?"]
+    async with await Desk.open(bot.db, "ada") as desk:
+        said = [line.text for line in await desk.transcript(row["session_id"])]
+    assert said[0] == "[photo 640×480] what is <this>?"
 
 
 class MultipartService:

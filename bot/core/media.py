@@ -60,7 +60,20 @@ class Transcriber(Protocol):
     async def transcribe(self, audio: bytes, mime: str) -> Transcript: ...
 
 
-def clock_time(seconds: int | None) -> str:
-    """A duration as a chat shows it: ``0:07``, ``12:30``."""
-    total = max(seconds or 0, 0)
-    return f"{total // 60}:{total % 60:02d}"
+@dataclass(frozen=True)
+class FileShown:
+    """What a transcript tells of a participant's file: its kind, length and size."""
+
+    kind: str
+    duration: int | None = None
+    width: int | None = None
+    height: int | None = None
+
+    def label(self) -> str:
+        """``[voice 0:07]``, ``[photo 1280×960]``: the file as a transcript line shows it."""
+        if self.kind == "voice":
+            total = max(self.duration or 0, 0)
+            return f"[voice {total // 60}:{total % 60:02d}]"
+        if self.width is not None and self.height is not None:
+            return f"[{self.kind} {self.width}×{self.height}]"
+        return f"[{self.kind}]"

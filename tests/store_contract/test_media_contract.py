@@ -8,7 +8,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from bot.core.media import Medium, Transcript
+from bot.core.media import FileShown, Medium, Transcript
 from bot.engine import effects as fx
 from bot.store.backup_erasure import erase_in_backup
 from bot.store.interface import StudyStore
@@ -67,6 +67,12 @@ async def test_a_file_is_a_row_with_its_exchange_and_transcript(store: StudyStor
     assert (voice["fetch_ms"], voice["transcribe_ms"]) == (31.5, 420.25)
     assert (photo["kind"], photo["width"], photo["height"], photo["kept"]) == ("photo", 640, 480, 1)
     assert photo["transcript"] is None and photo["digest"] == digest(PHOTO)
+    # the console's transcript tells the file beside the words
+    spoken, shown = [await store.transcript(sid) for sid in ("p-1", "q-1")]
+    assert spoken is not None and shown is not None
+    assert spoken.exchanges[0].file == FileShown("voice", 4)
+    assert shown.exchanges[0].file == FileShown("photo", 4, 640, 480)
+    assert shown.exchanges[0].file.label() == "[photo 640×480]"
 
 
 async def test_only_kept_bytes_are_stored_and_erasure_leaves_none(
