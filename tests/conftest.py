@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from pydantic import ValidationError
 
-from bot.core.media import Transcriber
+from bot.core.media import Speaker, Transcriber
 from bot.pilot.emulator import BotApiEmulator, Participant
 from bot.runtime.app import BotConfig, run_bot
 from bot.systems.base import System
@@ -128,6 +128,7 @@ async def start_bot(
         db: Path | None = None,
         clock: Callable[[], float] = time.time,
         transcriber: Transcriber | None = None,
+        speaker: Speaker | None = None,
         **config: Any,
     ) -> RunningBot:
         # No pacing unless a test asks for it: the emulator keeps no flood limits by default.
@@ -152,6 +153,7 @@ async def start_bot(
                 systems=systems,
                 clock=clock,
                 transcriber=transcriber,
+                speaker=speaker,
             )
         )
         waiting = asyncio.create_task(ready.wait())

@@ -21,7 +21,7 @@ from telegram import Bot
 
 from bot.cli import analytics_main
 from bot.core.conversation import Conversation, SystemReply
-from bot.core.media import Transcript
+from bot.core.media import Spoken, Transcript
 from bot.pilot.emulator import BotApiEmulator
 from bot.pilot.emulator.files import MAX_DOWNLOAD
 from bot.pilot.emulator.participant import default_photo
@@ -460,3 +460,77 @@ async def test_a_picture_a_system_returns_is_sent_as_a_photo_with_its_caption(
         await q.wait_for_text("task")
         assert all(m.media is None for m in q.messages)
         await bot.stop()
+
+
+class VoiceServer:
+    """OpenAI's ``POST /v1/audio/speech`` on loopback: answers with an Ogg file of the
+    words it was given, or 500 for a text with "fail" in it."""
+
+    def __init__(self) -> None:
+        self.asked: list[dict[str, object]] = []
+        app = web.Application()
+        app.router.add_post("/v1/audio/speech", self._speak)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        self.url = ""
+
+    async def _speak(self, request: web.Request) -> web.Response:
+        asked = await request.json()
+        self.asked.append(asked)
+        if "fail" in asked["input"]:
+            return web.json_response({"error": {"message": "boom"}}, status=500)
+        return web.Response(body=OGG + asked["input"].encode(), content_type="audio/ogg")
+
+    async def __aenter__(self) -> VoiceServer:
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}"
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self._runner.cleanup()
+
+
+class ServerSpeaker:
+    """The smallest client of that API."""
+
+    def __init__(self, url: str) -> None:
+        self._url = f"{url}/v1/audio/speech"
+
+    async def speak(self, text: str) -> Spoken:
+        asked = {"model": "tts-test", "input": text, "voice": "alloy", "response_format": "opus"}
+        async with aiohttp.ClientSession() as http, http.post(self._url, json=asked) as answer:
+            answer.raise_for_status()
+            return Spoken(await answer.read(), "audio/ogg", "openai", "tts-test")
+
+
+async def test_spoken_replies_are_voice_notes_with_the_text_beside(
+    emulator: BotApiEmulator, start_bot: StartBot, hmd: StudyBundle
+) -> None:
+    media = TaskMedia(system_returns=("voice",), text_beside=True)
+    async with VoiceServer() as voices:
+        bot = await start_bot(
+            spoken(hmd, media),
+            systems={s.id: Echo() for s in hmd.study.systems},
+            speaker=ServerSpeaker(voices.url),
+        )
+        p = emulator.participant(812)
+        await consent(p)
+        await p.send_text("a game with trains")
+        note = await p.wait_for_text("you said: a game with trains")
+        assert note.media is not None and note.media.kind == "voice"
+        assert note.media.data == OGG + b"you said: a game with trains"
+        await p.send_text("please fail")  # the engine fails: the words go as text
+        plain = await p.wait_for_text("you said: please fail")
+        assert plain.media is None
+        await bot.stop()
+    spoken_events = [e for e in bot.tables()["events"] if e["kind"] == "reply_spoken"]
+    assert ['"failed": false' in e["data"] for e in spoken_events] == [True, False]
+    assert '"engine": "openai"' in spoken_events[0]["data"]
+
+
+async def test_a_study_that_speaks_needs_an_engine(start_bot: StartBot, hmd: StudyBundle) -> None:
+    from bot.core.errors import SystemSetupError
+
+    with pytest.raises(SystemSetupError, match="speaks the replies"):
+        await start_bot(spoken(hmd, TaskMedia(system_returns=("voice",))))

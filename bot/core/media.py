@@ -8,7 +8,7 @@ and names them by their content hash. Nothing here names a person.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 FILE_KINDS = (
@@ -58,6 +58,24 @@ class Transcriber(Protocol):
     engine fails: the runner tells the participant and keeps their place."""
 
     async def transcribe(self, audio: bytes, mime: str) -> Transcript: ...
+
+
+@dataclass(frozen=True)
+class Spoken:
+    """A reply turned into speech: the audio (OGG/Opus for a Telegram voice note) and the
+    engine and model that spoke it."""
+
+    audio: bytes = field(repr=False)
+    mime: str
+    engine: str
+    model: str
+
+
+class Speaker(Protocol):
+    """What speaks a system's reply (an engine of ``bot.speech``, built from the study's
+    ``speech.text_to_speech``). Raises when it cannot: the runner sends the text instead."""
+
+    async def speak(self, text: str) -> Spoken: ...
 
 
 @dataclass(frozen=True)

@@ -139,6 +139,7 @@ class EventKind(StrEnum):
     MEDIA_REFUSED = "media_refused"  # a voice note or file that went no further, and why
     TRANSCRIPT_DOUBTED = "transcript_doubted"  # "I heard: …" was not what they said
     PICTURES_SHOWN = "pictures_shown"  # a system's pictures, shown as photos: hashes, captions
+    REPLY_SPOKEN = "reply_spoken"  # a reply sent as a voice note: engine, model, time; or failed
     # the wizard
     WIZARD_MESSAGE = "wizard_message"
     WIZARD_NOTE = "wizard_note"

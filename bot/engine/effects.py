@@ -233,6 +233,17 @@ class SendFile:
 
 
 @dataclass(frozen=True)
+class SpeakReply:
+    """A system's text, spoken and sent as a voice note (with the text as its caption when
+    ``beside``); answered with ``ReplySpoken``. ``buttons`` go under it until ``until``."""
+
+    text: str
+    beside: bool = False
+    buttons: Buttons = ()
+    until: Until | None = None
+
+
+@dataclass(frozen=True)
 class Edit:
     message_id: int
     text: str
@@ -294,6 +305,7 @@ class Erase:
 Outbound = (
     Send
     | SendFile
+    | SpeakReply
     | Edit
     | RemoveButtons
     | Toast

@@ -152,6 +152,21 @@ class KeyboardShown:
 
 
 @dataclass(frozen=True)
+class ReplySpoken:
+    """The answer to ``SpeakReply``: the voice note's message id (and its buttons, as
+    ``KeyboardShown`` says them), how long speaking took and which engine spoke; or, when
+    the engine failed, the text sent instead (``failed``)."""
+
+    message_id: int | None
+    until: Until | None
+    data: tuple[str, ...]
+    speak_ms: float
+    engine: str = ""
+    model: str = ""
+    failed: bool = False
+
+
+@dataclass(frozen=True)
 class WizardCommand:
     """An experimenter's command from the console, applied exactly once.
 
@@ -193,6 +208,7 @@ Event = (
     | SidesAnswered
     | MessageSent
     | KeyboardShown
+    | ReplySpoken
     | WizardCommand
     | Tick
     | Recovered

@@ -16,7 +16,7 @@ from telegram.error import InvalidToken
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 
 from bot.core.errors import StoreUnreachable, SystemSetupError, TelegramSetupError
-from bot.core.media import Transcriber
+from bot.core.media import Speaker, Transcriber
 from bot.core.privacy import Privacy
 from bot.engine.delivery import Delivery
 from bot.runtime.annotators import AnnotationRunner
@@ -121,6 +121,7 @@ async def run_bot(
     timer: Callable[[], float] = time.perf_counter,
     writer: WriterClaim | None = None,
     transcriber: Transcriber | None = None,
+    speaker: Speaker | None = None,
 ) -> None:
     """Run the study until ``stop`` is set; safe to start again on the same database.
 
@@ -133,7 +134,8 @@ async def run_bot(
     given (a store given is closed here too, as the bot owns it while it runs); ``timer``
     measures system latency (a simulation gives its simulated clock for both);
     ``transcriber`` turns participants' voice notes into words, for a study whose tasks
-    transcribe them (refused at once without one). Whatever
+    transcribe them, and ``speaker`` speaks the systems' replies, for a study whose tasks
+    speak them (either refused at once when needed and not given). Whatever
     cannot start fails before anything is opened, or closes what was: a supervisor sees
     the process exit, never hang.
 
@@ -141,11 +143,17 @@ async def run_bot(
     for, and one lost while it runs (a restart) ends that serving (no update is taken, none
     consumed) and everything is opened again, the writer's lock first, as a restart of the
     bot would; a lost network is the same weather (``bot.telegram.outage``)."""
-    if transcriber is None and (needs := _transcribing(bundle)):
+    if transcriber is None and (needs := _needing(bundle, "transcribes")):
         raise SystemSetupError(
             f"scenario {needs!r} transcribes voice notes and this bot was given no"
             " speech-to-text engine",
             field="speech_to_text",
+        )
+    if speaker is None and (needs := _needing(bundle, "speaks")):
+        raise SystemSetupError(
+            f"scenario {needs!r} speaks the replies and this bot was given no"
+            " text-to-speech engine",
+            field="text_to_speech",
         )
     privacy = Privacy(config.secret, foreign_chats=config.foreign_chats)
     study = locate(config.db).study_or(bundle.study.id)  # on a server, the study's schema
@@ -181,7 +189,7 @@ async def run_bot(
                         config,
                         (store, held),
                         privacy,
-                        (built, transcriber),
+                        (built, transcriber, speaker),
                         (clock, timer),
                         stop,
                         ready,
@@ -194,9 +202,9 @@ async def run_bot(
             store, claiming = None, True
 
 
-def _transcribing(bundle: StudyBundle) -> str | None:
-    """The first scenario of the study whose voice notes are transcribed, if any."""
-    return next((s.id for s in bundle.scenarios.values() if s.media.transcribes), None)
+def _needing(bundle: StudyBundle, what: str) -> str | None:
+    """The first scenario of the study that ``transcribes`` or ``speaks``, if any."""
+    return next((s.id for s in bundle.scenarios.values() if getattr(s.media, what)), None)
 
 
 async def _connected(
@@ -260,12 +268,12 @@ async def _serve(
     config: BotConfig,
     writing: tuple[StudyStore, WriterClaim | None],
     privacy: Privacy,
-    answering: tuple[Mapping[str, System], Transcriber | None],
+    answering: tuple[Mapping[str, System], Transcriber | None, Speaker | None],
     clocks: tuple[Callable[[], float], Callable[[], float]],
     stop: asyncio.Event,
     ready: asyncio.Event | None,
 ) -> None:
-    systems, transcriber = answering
+    systems, transcriber, speaker = answering
     clock, timer = clocks
     store, claimed = writing
     requests = (
@@ -295,6 +303,7 @@ async def _serve(
         systems,
         outbox,
         media=MediaIntake(TelegramFiles(application.bot), transcriber, timer=timer),
+        speaker=speaker,
         clock=clock,
         timeouts={spec.id: spec.timeout for spec in bundle.study.systems},
         timer=timer,

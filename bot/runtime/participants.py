@@ -21,6 +21,7 @@ from typing import Any, Protocol, assert_never
 
 from bot.core.conversation import SystemReply, ToolCall
 from bot.core.errors import StoreUnreachable
+from bot.core.media import Speaker
 from bot.core.privacy import Privacy
 from bot.core.storable_text import storable, storable_reply
 from bot.core.vocabulary import CommandKind, CommandOutcome, EventKind, Gate, GateScope, Invitation
@@ -69,12 +70,14 @@ class StudyRunner:
         outbox: Outbox,
         *,
         media: MediaIntake,
+        speaker: Speaker | None = None,
         clock: Callable[[], float] = time.time,
         timeouts: Mapping[str, float] | None = None,
         timer: Callable[[], float] = time.perf_counter,
     ) -> None:
         self._bundle = bundle
         self._media = media  # participants' voice notes and photos, fetched and transcribed
+        self._speaker = speaker  # the systems' replies spoken, in tasks that speak them
         self._files: dict[str, dict[str, bytes]] = {}
         """Pseudonym -> the bytes of the files fetched in the delivery being handled, by
         content hash: kept with its step if the study keeps them, and forgotten with the
@@ -302,6 +305,8 @@ class StudyRunner:
                     return ev.KeyboardShown(message_id, effect.until, fx.callback_data(buttons))
             case fx.SendFile(kind=kind, data=data, mime=mime, caption=caption):
                 await self._outbox.send_file(chat_id, kind, data, mime, caption)
+            case fx.SpeakReply():
+                return await self._speak(chat_id, effect)
             case fx.Edit(message_id=message_id, text=text, buttons=buttons):
                 await self._outbox.edit(chat_id, message_id, text, buttons)
             case fx.RemoveButtons(message_id=message_id):
@@ -329,6 +334,26 @@ class StudyRunner:
             case _:
                 assert_never(effect)
         return None
+
+    async def _speak(self, chat_id: int, effect: fx.SpeakReply) -> ev.ReplySpoken:
+        """The reply as a voice note; the text instead when it cannot be spoken."""
+        data = fx.callback_data(effect.buttons)
+        started = self._timer()
+        try:
+            if self._speaker is None:
+                raise LookupError("no text-to-speech engine")
+            spoken = await self._speaker.speak(effect.text)
+        except Exception as error:  # an engine's failure: the participant gets the words
+            log.warning("a reply could not be spoken (%s): sent as text", type(error).__name__)
+            elapsed = (self._timer() - started) * 1000
+            message_id = await self._outbox.send(chat_id, effect.text, effect.buttons)
+            return ev.ReplySpoken(message_id, effect.until, data, elapsed, failed=True)
+        elapsed = (self._timer() - started) * 1000
+        caption = effect.text if effect.beside else ""
+        message_id = await self._outbox.send_file(
+            chat_id, "voice", spoken.audio, spoken.mime, caption, effect.buttons
+        )
+        return ev.ReplySpoken(message_id, effect.until, data, elapsed, spoken.engine, spoken.model)
 
     def _given(self, participant: str, call: fx.CallSystem) -> fx.CallSystem:
         """The call with the bytes of the file its message came with (fetched in this
@@ -568,7 +593,7 @@ class _ParticipantTurn:
             self._held = (self._after, step)
             return Committed()
         held = self._take_held()
-        messages = [e for e in stepped.outbound if isinstance(e, fx.Send | fx.Edit)]
+        messages = [_as_text(e) for e in stepped.outbound if isinstance(e, _KEPT_UNTIL_SENT)]
         await self._runner._commit(
             self._participant,
             self.chat_id,
@@ -678,6 +703,16 @@ def _holds_the_same(old: Journey, new: Journey) -> bool:
         and old.abandoned == new.abandoned
         and (old.stage is Stage.CLOSED) is (new.stage is Stage.CLOSED)
     )
+
+
+_KEPT_UNTIL_SENT = (fx.Send, fx.Edit, fx.SpeakReply)
+
+
+def _as_text(message: fx.Send | fx.Edit | fx.SpeakReply) -> fx.Send | fx.Edit:
+    """What is sent again after a crash: a spoken reply as its text."""
+    if isinstance(message, fx.SpeakReply):
+        return fx.Send(message.text, message.buttons, until=message.until)
+    return message
 
 
 def _messages_to_json(messages: list[fx.Send | fx.Edit]) -> str | None:

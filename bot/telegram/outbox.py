@@ -163,10 +163,17 @@ class TelegramOutbox:
         return message_id
 
     async def send_file(
-        self, chat_id: int, kind: str, data: bytes, mime: str, caption: str = ""
+        self,
+        chat_id: int,
+        kind: str,
+        data: bytes,
+        mime: str,
+        caption: str = "",
+        buttons: Buttons = (),
     ) -> int | None:
-        """Send a photo or a voice note with its caption, as plain text; a caption over
-        Telegram's 1024 goes after it as a message of its own. The message id."""
+        """Send a photo or a voice note with its caption, as plain text, and ``buttons``
+        under it; a caption over Telegram's 1024 goes after it as a message of its own
+        (with the buttons). The id of the message with the buttons."""
         fits = _units(caption) <= MAX_CAPTION
         name = f"{kind}.{_EXTENSIONS.get(mime, 'bin')}"
         upload = InputFile(data, filename=name)
@@ -176,10 +183,15 @@ class TelegramOutbox:
             else ("sendVoice", self._bot.send_voice)
         )
         message = await self._call(
-            method, send, chat_id=chat_id, caption=caption if fits else None, **{kind: upload}
+            method,
+            send,
+            chat_id=chat_id,
+            caption=caption if fits else None,
+            reply_markup=keyboard(buttons) if fits else None,
+            **{kind: upload},
         )
         if caption and not fits:
-            return await self.send(chat_id, caption)
+            return await self.send(chat_id, caption, buttons)
         return message.message_id if message is not None else None
 
     async def _raw_send(self, **data: object) -> Any:

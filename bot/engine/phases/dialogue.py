@@ -207,9 +207,16 @@ def _system_messages(bundle: StudyBundle, journey: Journey, reply: SystemReply) 
     then its pictures as photos with their captions, where the task lets systems return
     them (elsewhere they are not shown)."""
     spec = next(s for s in bundle.study.systems if s.id == journey.task.system_id)
-    sends = [fx.Send(text, format=spec.format) for text in reply.texts if text.strip()]
+    media = scenario_of(bundle, journey).media
+    sends: list[fx.Send | fx.SpeakReply] = [
+        fx.SpeakReply(text, media.text_beside)
+        if media.speaks
+        else fx.Send(text, format=spec.format)
+        for text in reply.texts
+        if text.strip()
+    ]
     pictures: list[Doing] = []
-    if reply.pictures and "photo" in scenario_of(bundle, journey).media.system_returns:
+    if reply.pictures and "photo" in media.system_returns:
         shown = [
             {"sha256": hashlib.sha256(p.data).hexdigest(), "mime": p.mime, "caption": p.caption}
             for p in reply.pictures
