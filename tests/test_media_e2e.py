@@ -32,7 +32,7 @@ from scenarios.models import StudyBundle
 from tests.adapter_studies import spec, with_systems
 from tests.conftest import TOKEN, StartBot, consent
 from tests.e2e_support import database_bytes
-from tests.fake_servers import FakeHttp, FakeOpenAI
+from tests.fake_servers import FakeHttp, FakeOpenAI, serving
 from tests.storage_probe import kept_files
 from wizard_console.desk import Desk
 
@@ -47,10 +47,9 @@ class SpeechServer:
 
     def __init__(self) -> None:
         self.received: list[tuple[str, bytes, str]] = []
+        self.app = web.Application()
+        self.app.router.add_post("/v1/audio/transcriptions", self._transcribe)
         self.url = ""
-        app = web.Application()
-        app.router.add_post("/v1/audio/transcriptions", self._transcribe)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
 
     async def _transcribe(self, request: web.Request) -> web.Response:
         form = await request.post()
@@ -61,15 +60,6 @@ class SpeechServer:
         if not audio.startswith(OGG):
             return web.json_response({"error": {"message": "Invalid file format."}}, status=400)
         return web.json_response({"text": audio[len(OGG) :].decode()})
-
-    async def start(self) -> None:
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}"
-
-    async def stop(self) -> None:
-        await self._runner.cleanup()
 
 
 class ServerTranscriber:
@@ -101,9 +91,8 @@ class Echo:
 @pytest.fixture
 async def speech() -> AsyncIterator[SpeechServer]:
     server = SpeechServer()
-    await server.start()
-    yield server
-    await server.stop()
+    async with serving(server.app) as server.url:
+        yield server
 
 
 def spoken(hmd: StudyBundle, media: TaskMedia) -> StudyBundle:
@@ -356,10 +345,8 @@ class MultipartService:
 
     def __init__(self) -> None:
         self.received: list[tuple[dict[str, object], bytes, str]] = []
-        app = web.Application()
-        app.router.add_post("/chat", self._chat)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        self.url = ""
+        self.app = web.Application()
+        self.app.router.add_post("/chat", self._chat)
 
     async def _chat(self, request: web.Request) -> web.Response:
         form = await request.post()
@@ -370,23 +357,14 @@ class MultipartService:
         self.received.append((json.loads(request_part), media.file.read(), media.content_type))
         return web.json_response({"text": "heard it"})
 
-    async def __aenter__(self) -> MultipartService:
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}/chat"
-        return self
-
-    async def __aexit__(self, *_: object) -> None:
-        await self._runner.cleanup()
-
 
 async def test_a_voice_note_reaches_an_http_service_as_a_part(
     emulator: BotApiEmulator, start_bot: StartBot, hmd: StudyBundle, speech: SpeechServer
 ) -> None:
     media = TaskMedia(participant_sends=("voice",), system_receives="both")
-    async with MultipartService() as service:
-        bundle = spoken(with_systems(hmd, spec("http", service.url)), media)
+    service = MultipartService()
+    async with serving(service.app) as base:
+        bundle = spoken(with_systems(hmd, spec("http", f"{base}/chat")), media)
         bot = await start_bot(bundle, transcriber=ServerTranscriber(speech.url))
         p = emulator.participant(808)
         await consent(p)
@@ -467,28 +445,14 @@ class VoiceServer:
     words it was given, or 500 for a text with "fail" in it."""
 
     def __init__(self) -> None:
-        self.asked: list[dict[str, object]] = []
-        app = web.Application()
-        app.router.add_post("/v1/audio/speech", self._speak)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        self.url = ""
+        self.app = web.Application()
+        self.app.router.add_post("/v1/audio/speech", self._speak)
 
     async def _speak(self, request: web.Request) -> web.Response:
         asked = await request.json()
-        self.asked.append(asked)
         if "fail" in asked["input"]:
             return web.json_response({"error": {"message": "boom"}}, status=500)
         return web.Response(body=OGG + asked["input"].encode(), content_type="audio/ogg")
-
-    async def __aenter__(self) -> VoiceServer:
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}"
-        return self
-
-    async def __aexit__(self, *_: object) -> None:
-        await self._runner.cleanup()
 
 
 class ServerSpeaker:
@@ -508,11 +472,11 @@ async def test_spoken_replies_are_voice_notes_with_the_text_beside(
     emulator: BotApiEmulator, start_bot: StartBot, hmd: StudyBundle
 ) -> None:
     media = TaskMedia(system_returns=("voice",), text_beside=True)
-    async with VoiceServer() as voices:
+    async with serving(VoiceServer().app) as url:
         bot = await start_bot(
             spoken(hmd, media),
             systems={s.id: Echo() for s in hmd.study.systems},
-            speaker=ServerSpeaker(voices.url),
+            speaker=ServerSpeaker(url),
         )
         p = emulator.participant(812)
         await consent(p)

@@ -36,7 +36,7 @@ from bot.engine.common import (
 from bot.engine.context import Context
 from bot.engine.hints import hinted
 from bot.engine.journey import Journey, Waiting
-from scenarios.models import StudyBundle
+from scenarios.models import StudyBundle, Texts
 
 SUCCESS_EVENT = "task_success"
 TOOL_SUCCESS_EVENT = "tool_success"
@@ -365,6 +365,14 @@ def _on_tap(bundle: StudyBundle, journey: Journey, event: ev.ButtonTapped, now: 
     return stale_tap(bundle, journey)
 
 
+def _not_now(journey: Journey, texts: Texts, data: dict[str, object]) -> list[Doing]:
+    """A message while a reply is on its way or the session is paused: not lost (logged),
+    and the participant knows why nothing happens yet."""
+    kind = EventKind.MESSAGE_WHILE_PAUSED if journey.paused else EventKind.MESSAGE_WHILE_WAITING
+    answer = texts.paused if journey.paused else texts.wait_for_reply
+    return [fx.RecordEvent(kind, journey.session_id, data), fx.Send(answer)]
+
+
 def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Result:
     bundle = ctx.bundle
     if (side_by_side := arena.on_event(bundle, journey, event, now)) is not None:
@@ -373,25 +381,11 @@ def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Res
     session = journey.session_id
     match event:
         case ev.TextReceived(text=text) if journey.waiting is not None or journey.paused:
-            # Not lost: logged, and the participant knows why nothing happens yet.
-            kind = (
-                EventKind.MESSAGE_WHILE_PAUSED
-                if journey.paused
-                else EventKind.MESSAGE_WHILE_WAITING
-            )
-            answer = texts.paused if journey.paused else texts.wait_for_reply
-            return journey, [fx.RecordEvent(kind, session, {"text": text}), fx.Send(answer)]
+            return journey, _not_now(journey, texts, {"text": text})
         case ev.TextReceived(text=text):
             return _user_turn(bundle, journey, text, text, now)
         case ev.MediaReceived(medium=medium) if journey.waiting is not None or journey.paused:
-            kind = (
-                EventKind.MESSAGE_WHILE_PAUSED
-                if journey.paused
-                else EventKind.MESSAGE_WHILE_WAITING
-            )
-            answer = texts.paused if journey.paused else texts.wait_for_reply
-            data = {"kind": medium.kind}  # what it was, never its content
-            return journey, [fx.RecordEvent(kind, session, data), fx.Send(answer)]
+            return journey, _not_now(journey, texts, {"kind": medium.kind})  # never its content
         case ev.MediaReceived(medium=medium):
             return journey, media.admit(bundle, journey, medium)
         case ev.MediaFetched() if event.problem is not None:

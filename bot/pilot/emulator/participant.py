@@ -102,21 +102,42 @@ class Participant(ChatLog):
         """Type a message; a leading ``/command`` carries a ``bot_command`` entity."""
         return self._emit("message", self._message(self._emulator.text_content(text), reply_to))
 
-    async def send_sticker(self, emoji: str = "👍") -> int:
-        """Send a sticker (a message without text)."""
-        stored = self._emulator.files.add("stickers", f"sticker {emoji}".encode(), "webp")
-        sticker = {
+    def _send_file(
+        self,
+        kind: str,
+        data: bytes,
+        where: tuple[str, str],
+        caption: str | None = None,
+        **described: object,
+    ) -> int:
+        """A message carrying ``data`` as a new file (kept in ``where``: folder, extension),
+        described as Telegram describes a ``kind`` of file."""
+        folder, extension = where
+        stored = self._emulator.files.add(folder, data, extension)
+        file = {
             "file_id": stored.file_id,
             "file_unique_id": stored.file_unique_id,
-            "type": "regular",
-            "width": 512,
-            "height": 512,
-            "is_animated": False,
-            "is_video": False,
-            "emoji": emoji,
-            "file_size": len(stored.data),
+            **described,
+            "file_size": len(data),
         }
-        return self._emit("message", self._message({"sticker": sticker}))
+        content: dict[str, Any] = {kind: file}
+        if caption is not None:
+            content["caption"] = caption
+        return self._emit("message", self._message(content))
+
+    async def send_sticker(self, emoji: str = "👍") -> int:
+        """Send a sticker (a message without text)."""
+        return self._send_file(
+            "sticker",
+            f"sticker {emoji}".encode(),
+            ("stickers", "webp"),
+            type="regular",
+            width=512,
+            height=512,
+            is_animated=False,
+            is_video=False,
+            emoji=emoji,
+        )
 
     async def send_photo(self, image: bytes | None = None, *, caption: str | None = None) -> int:
         """Send a photo (any image Pillow reads; a 1280×960 picture by default), as
@@ -138,32 +159,17 @@ class Participant(ChatLog):
         """Send a voice note of ``audio`` (by default bytes that hold no audio at all, as
         an unreadable recording would)."""
         data = audio if audio is not None else NO_AUDIO * (1 + 4000 * duration // len(NO_AUDIO))
-        stored = self._emulator.files.add("voice", data, "oga")
-        voice = {
-            "file_id": stored.file_id,
-            "file_unique_id": stored.file_unique_id,
-            "duration": duration,
-            "mime_type": mime_type,
-            "file_size": len(data),
-        }
-        content: dict[str, Any] = {"voice": voice}
-        if caption is not None:
-            content["caption"] = caption
-        return self._emit("message", self._message(content))
+        where = ("voice", "oga")
+        return self._send_file(
+            "voice", data, where, caption, duration=duration, mime_type=mime_type
+        )
 
     async def send_video_note(
         self, video: bytes = b"\x00\x00\x00\x18ftypmp42", *, duration: int = 3
     ) -> int:
         """Send a round video message."""
-        stored = self._emulator.files.add("video_notes", video, "mp4")
-        note = {
-            "file_id": stored.file_id,
-            "file_unique_id": stored.file_unique_id,
-            "length": 384,
-            "duration": duration,
-            "file_size": len(video),
-        }
-        return self._emit("message", self._message({"video_note": note}))
+        where = ("video_notes", "mp4")
+        return self._send_file("video_note", video, where, length=384, duration=duration)
 
     async def send_document(
         self,
@@ -174,18 +180,10 @@ class Participant(ChatLog):
         caption: str | None = None,
     ) -> int:
         """Send any file as a document (``file_name`` is the participant's: outside text)."""
-        stored = self._emulator.files.add("documents", data, "bin")
-        document = {
-            "file_id": stored.file_id,
-            "file_unique_id": stored.file_unique_id,
-            "file_name": file_name,
-            "mime_type": mime_type,
-            "file_size": len(data),
-        }
-        content: dict[str, Any] = {"document": document}
-        if caption is not None:
-            content["caption"] = caption
-        return self._emit("message", self._message(content))
+        where = ("documents", "bin")
+        return self._send_file(
+            "document", data, where, caption, file_name=file_name, mime_type=mime_type
+        )
 
     async def edit_text(self, message_id: int, new_text: str) -> int:
         """Edit one of this participant's own texts: an ``edited_message`` update."""
