@@ -50,6 +50,9 @@ class SpeechServer:
         self.app = web.Application()
         self.app.router.add_post("/v1/audio/transcriptions", self._transcribe)
         self.url = ""
+        self.arrived = asyncio.Event()
+        self.held: asyncio.Event | None = None
+        """When set by a test: answers wait until it is set."""
 
     async def _transcribe(self, request: web.Request) -> web.Response:
         form = await request.post()
@@ -57,6 +60,9 @@ class SpeechServer:
         assert isinstance(upload, web.FileField)
         audio = upload.file.read()
         self.received.append((str(form["model"]), audio, upload.content_type))
+        self.arrived.set()
+        if self.held is not None:
+            await self.held.wait()
         if not audio.startswith(OGG):
             return web.json_response({"error": {"message": "Invalid file format."}}, status=400)
         return web.json_response({"text": audio[len(OGG) :].decode()})
@@ -202,6 +208,28 @@ async def test_kept_recordings_are_asked_for_listed_and_erased(
     await bot.stop()
     assert recording not in database_bytes(Path(bot.db))
     assert [m["transcript"] for m in bot.tables()["media"]] == ["a loud game"]
+
+
+async def test_a_slow_transcription_holds_up_no_one_else(
+    emulator: BotApiEmulator, start_bot: StartBot, hmd: StudyBundle, speech: SpeechServer
+) -> None:
+    bot = await start_bot(
+        spoken(hmd, TaskMedia(participant_sends=("voice",))),
+        systems={s.id: Echo() for s in hmd.study.systems},
+        transcriber=ServerTranscriber(speech.url),
+    )
+    slow, other = emulator.participant(813), emulator.participant(814)
+    await consent(slow)
+    await consent(other)
+    speech.held = asyncio.Event()
+    await slow.send_voice(OGG + b"a long thought")
+    await asyncio.wait_for(speech.arrived.wait(), 10)
+    await other.send_text("meanwhile")
+    await other.wait_for_text("you said: meanwhile")  # while the voice note is transcribed
+    assert not any("a long thought" in m.text for m in slow.messages)
+    speech.held.set()
+    await slow.wait_for_text("you said: a long thought")
+    await bot.stop()
 
 
 async def test_files_that_go_no_further_keep_the_participants_place(
