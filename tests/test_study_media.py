@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bot.check.study import summary
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.flow import step
@@ -134,3 +135,12 @@ def test_keeping_recordings_needs_the_consent_sentence(tmp_path: Path) -> None:
     consent = [e for e in effects if isinstance(e, fx.Send)][-1].text
     assert note in consent and consent.endswith("Do you agree?")
     assert consent.index(note) < consent.index("Do you agree?")
+
+
+def test_the_check_summary_tells_what_a_task_takes_and_keeps(tmp_path: Path) -> None:
+    study, _ = study_with(tmp_path, SPOKEN)
+    [line] = [s for s in summary(load_study(study)).splitlines() if "scenario spoken" in s]
+    assert line.endswith(
+        "takes voice and photo (the system gets the file and its words), audio discarded,"
+        " systems return voice and photo"
+    )
