@@ -316,9 +316,8 @@ class StudyRunner:
             case fx.Toast():
                 pass  # answered by ``handle``, which holds the tap's id
             case fx.CallSystem():
-                return await self._call_system(
-                    chat_id, self._given(participant, effect), before_typing
-                )
+                given = await self._given(participant, effect)
+                return await self._call_system(chat_id, given, before_typing)
             case fx.CallSides(calls=calls):
                 answers = await asyncio.gather(
                     *(self._call_system(chat_id, call, before_typing) for call in calls)
@@ -355,18 +354,20 @@ class StudyRunner:
         )
         return ev.ReplySpoken(message_id, effect.until, data, elapsed, spoken.engine, spoken.model)
 
-    def _given(self, participant: str, call: fx.CallSystem) -> fx.CallSystem:
-        """The call with the bytes of the file its message came with (fetched in this
-        delivery); a file no longer at hand (the call made again after a restart) is left
-        out, and the system gets the words alone."""
+    async def _given(self, participant: str, call: fx.CallSystem) -> fx.CallSystem:
+        """The call with the bytes of the file its message came with: fetched in this
+        delivery, or (the call made again after a restart) kept by the study; a file
+        discarded meanwhile is left out, and the system gets the words alone."""
         asked = call.conversation
         if not asked.attachments:
             return call
         fetched = self._files.get(participant, {})
-        given = tuple(
-            replace(a, data=fetched[a.digest]) for a in asked.attachments if a.digest in fetched
-        )
-        return replace(call, conversation=replace(asked, attachments=given))
+        given = []
+        for attachment in asked.attachments:
+            data = fetched.get(attachment.digest) or await self._store.kept_file(attachment.digest)
+            if data:
+                given.append(replace(attachment, data=data))
+        return replace(call, conversation=replace(asked, attachments=tuple(given)))
 
     async def _erase(self, participant: str, command_id: int | None) -> None:
         """The participant withdrew: their rows go in one transaction (with the updates of

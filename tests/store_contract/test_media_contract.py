@@ -90,12 +90,15 @@ async def test_only_kept_bytes_are_stored_and_erasure_leaves_none(
     assert photo[:40] in stored and voice[:40] not in stored
     assert len(media_rows(await tables(store))) == 3
 
+    assert await store.kept_file(digest(photo)) == photo
+    assert await store.kept_file(digest(voice)) is None  # discarded
     await store.erase_participant("p")  # q's photo is the same file: it stays
     assert photo[:40] in stored_bytes(backend, location, place, server)
     assert [r["participant_id"] for r in media_rows(await tables(store))] == ["q"]
 
     await store.erase_participant("q")
     assert photo[:40] not in stored_bytes(backend, location, place, server)
+    assert await store.kept_file(digest(photo)) is None
     assert media_rows(await tables(store)) == []
 
 

@@ -259,7 +259,8 @@ def _user_turn(
         return new, [late, *effects]
     turn = journey.turns + 1
     journey, removed = drop_keyboards(journey, fx.Until.NEXT_TURN)  # the last reply's buttons
-    journey = journey.evolve(turns=turn, pending_message=sent, offered=())
+    files = tuple((a.kind, a.mime, a.digest) for a in attachments)
+    journey = journey.evolve(turns=turn, pending_message=sent, pending_files=files, offered=())
     new, effects = _ask_system(bundle, journey, now, attachments)
     return new, [fx.RecordUserTurn(session, turn, shown), *removed, *effects]
 
@@ -312,6 +313,7 @@ def deliver_reply(
         exchanges=journey.exchanges + 1,
         history=(*journey.history, Turn(journey.pending_message or "", text)),
         pending_message=None,
+        pending_files=(),
         offered=reply.buttons,
         waiting=None,
     )
@@ -405,7 +407,7 @@ def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Res
             return new, [*_health(journey, event), *effects]
         case ev.SystemFailed(error=error, latency_ms=latency, slow=slow):
             called, _ = _tool_calls(journey, SystemReply((), tool_calls=event.tool_calls))
-            journey = replace(journey, pending_message=None)
+            journey = journey.evolve(pending_message=None, pending_files=())
             return journey, [
                 *called,
                 *_health(journey, event),
@@ -424,7 +426,8 @@ def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Res
         case ev.MessageEdited():
             return journey, [*hinted(Hint.EDIT_IGNORED, texts.edit_ignored, session)]
         case ev.Recovered() if journey.pending_message is not None and journey.waiting is None:
-            new, effects = _ask_system(bundle, journey, now)
+            files = tuple(Attachment(*file) for file in journey.pending_files)
+            new, effects = _ask_system(bundle, journey, now, files)
             return new, [fx.RecordEvent(EventKind.SYSTEM_CALL_RETRIED, session), *effects]
         case ev.Tick():
             waiting = journey.waiting
