@@ -37,8 +37,8 @@ class TelegramFiles:
             if "too big" in error.message.lower():
                 raise FileTooBig(error.message) from None
             raise FileUnavailable(error.message) from None
-        except TelegramError as error:
-            raise FileUnavailable(f"{type(error).__name__}: {error.message}") from None
+        except TelegramError as error:  # its words may hold the download URL, and the token
+            raise FileUnavailable(type(error).__name__) from None
         if len(data) > largest:
             raise FileTooBig(f"{len(data)} bytes")
         return data
