@@ -36,6 +36,8 @@ from tests.fake_servers import FakeHttp, FakeOpenAI, serving
 from tests.storage_probe import kept_files
 from wizard_console.desk import Desk
 
+pytestmark = pytest.mark.slow
+
 OGG = b"OggS\x00\x02"
 """How the speech server tells a recording: what follows is taken as what was said."""
 
