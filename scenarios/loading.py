@@ -319,6 +319,7 @@ class _StudyLoader:
             if noun == _SCENARIOS.noun
         }
         self.problems += rules.side_by_side_systems(document, scenarios)
+        self.problems += rules.speech_engines(document, scenarios)
         documents = {
             ref_id: document
             for (noun, ref_id), document in self.documents.items()

@@ -346,3 +346,35 @@ def success_judge(document: Document, scenarios: Mapping[str, Document]) -> list
         " success_criterion (what the task's success is, in words)"
     )
     return [document.problem(("success_judge",), message)]
+
+
+def speech_engines(document: Document, scenarios: Mapping[str, Document]) -> list[Problem]:
+    """A task that transcribes voice notes or speaks its replies needs the study's engine
+    for it (``speech.speech_to_text``, ``speech.text_to_speech``)."""
+    speech = document.data.get("speech")
+    speech = speech if isinstance(speech, dict) else {}
+    problems = []
+    for scenario in scenarios.values():
+        media = scenario.data.get("media")
+        if not isinstance(media, dict):
+            continue
+        sends, returns = media.get("participant_sends"), media.get("system_returns")
+        receives = media.get("system_receives", "transcript")
+        if (
+            isinstance(sends, list)
+            and "voice" in sends
+            and receives != "media"
+            and not speech.get("speech_to_text")
+        ):
+            message = (
+                f"voice notes are transcribed (system_receives: {receives}), and the study"
+                f" {document.file.name} has no speech.speech_to_text"
+            )
+            problems.append(scenario.problem(("media", "participant_sends"), message))
+        if isinstance(returns, list) and "voice" in returns and not speech.get("text_to_speech"):
+            message = (
+                f"replies are spoken, and the study {document.file.name} has no"
+                " speech.text_to_speech"
+            )
+            problems.append(scenario.problem(("media", "system_returns"), message))
+    return problems

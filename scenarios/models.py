@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 from questionnaires.models import Loc, Questionnaire, error_at, repeated_ids
 from scenarios.durations import Seconds
 from scenarios.jobs import AnnotationJob, Judge
+from scenarios.media import Speech, TaskMedia
 from scenarios.sentences import SOURCE, catalogue, code_of
 from scenarios.simulation import Simulation
 from scenarios.systems import OpenAISystem, SystemSpec
@@ -207,6 +208,9 @@ class Scenario(_Model):
     """Rating tasks: the questionnaires answered for every row."""
     translations: dict[str, ScenarioText] = {}
     """Language code → this scenario's title, brief and scripted lines in that language."""
+    media: TaskMedia = TaskMedia()
+    """Dialogue tasks: voice notes and photos, from the participant and from the system,
+    and what the system receives of them; by default, text only."""
     simulation: Simulation | None = Field(default=None, exclude=True)
     """How simulated participants (``ozlab demo``, ``ozlab pilot``) play this task; left
     out of the definition stored with the data (participants never see it)."""
@@ -219,6 +223,9 @@ class Scenario(_Model):
         elif self.success_criterion is not None and self.kind != "dialogue":
             message = f"only a dialogue task has a success criterion (this one is {self.kind})"
             problems.append((("success_criterion",), message, self.success_criterion))
+        if self.media != TaskMedia() and self.kind != "dialogue":
+            message = f"only a dialogue task takes voice notes or photos (this one is {self.kind})"
+            problems.append((("media",), message, "media"))
         seen: set[str] = set()
         for index, tool in enumerate(self.tools):
             if tool.name in seen:
@@ -413,7 +420,26 @@ class Texts(_Model):
     edit_ignored: str = _EN["edit_ignored"]
     """To a participant who edits a message they sent: edits are not passed on."""
     text_only: str = _EN["text_only"]
-    """To a sticker, photo, voice note or other non-text message."""
+    """To a sticker, photo, voice note or other non-text message, in a task that takes text
+    only (and outside tasks)."""
+    media_not_taken: str = _EN["media_not_taken"]
+    """In a task that takes voice notes or photos (``media.participant_sends``): to a kind
+    of message it does not take (a video note, a sticker, a file)."""
+    file_too_big: str = _EN["file_too_big"]
+    """To a voice note or photo over the task's ``media.largest_file_mb`` (``{limit}``)."""
+    media_unavailable: str = _EN["media_unavailable"]
+    """When Telegram would not give the bot a file the participant sent."""
+    media_unreadable: str = _EN["media_unreadable"]
+    """When the speech engine could not read a voice note (or failed)."""
+    not_heard: str = _EN["not_heard"]
+    """When the speech engine found no words in a voice note."""
+    heard: str = _EN["heard"]
+    """What was heard in a voice note, shown where the task has ``media.show_transcript``:
+    ``{transcript}`` is filled in."""
+    retype_button: str = _EN["retype_button"]
+    """The button under "I heard: …" for a transcript that is not what was said."""
+    retype_prompt: str = _EN["retype_prompt"]
+    """After that button: type what you said instead."""
     resumed: str = _EN["resumed"]
     """To a participant who comes back (after a long silence, or with ``/start`` in the
     middle of the study): it goes on where they stood."""
@@ -502,6 +528,10 @@ class Texts(_Model):
     """After the withdrawal was cancelled."""
     nothing_to_withdraw: str = _EN["nothing_to_withdraw"]
     """To ``/withdraw`` from someone the study holds nothing of."""
+    audio_kept_note: str | None = None
+    """Added to the consent text, before its closing question if it ends with one, in a
+    study that keeps voice recordings (``speech.keep_audio``), which needs it written: what
+    is kept, why, for how long."""
     consent_withdraw_note: str = _EN["consent_withdraw_note"]
     """Added to the consent text, before its closing question if it ends with one: how to
     withdraw."""
@@ -782,6 +812,8 @@ class Study(_Model):
     anchors the scores, and the bootstrap's rounds and seed."""
     examples: Examples = Examples()
     """The example conversations of the report: marked sessions or scenarios, how many."""
+    speech: Speech = Speech()
+    """The speech engines of tasks with voice notes, and whether recordings are kept."""
     stress_model: OpenAISystem | None = None
     """An OpenAI-compatible endpoint (settings as for an ``openai`` system) that proposes
     stress tests for a person to review and may judge replays (``ozlab stress``); never a
@@ -793,12 +825,18 @@ class Study(_Model):
     @model_validator(mode="after")
     def _known_text_fields(self) -> Study:
         known = set(Texts.model_fields)
-        problems = [
+        problems: list[tuple[Loc, str, object]] = [
             (("translations", language, field), f"no sentence {field!r} in texts", field)
             for language, sentences in self.translations.items()
             for field in sentences
             if field not in known
         ]
+        if self.speech.keep_audio and not (self.texts.audio_kept_note or "").strip():
+            message = (
+                "keeping voice recordings needs texts.audio_kept_note: the sentence ozlab adds"
+                " to the consent text, saying what is kept, why and for how long"
+            )
+            problems.append((("speech", "keep_audio"), message, True))
         if problems:
             raise error_at("Study", problems)
         return self

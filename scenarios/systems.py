@@ -121,6 +121,10 @@ class HttpResponseMap(BaseModel):
     event_data: str | None = None
     """An object of what the system did by event, e.g. ``{"task_success": {"title": ...}}``
     (a scenario's ``success_if`` checks it)."""
+    pictures: str | None = None
+    """A list of pictures, each an object with ``data`` (the image, base64), ``mime``
+    (``image/jpeg`` unless said) and ``caption``: sent as photos in a task whose
+    ``media.system_returns`` has ``photo``."""
 
 
 class HttpSystem(_System):

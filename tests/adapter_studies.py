@@ -14,6 +14,7 @@ This module builds those studies from the shipped ``hmd`` bundle:
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -110,6 +111,26 @@ class Moody:
             case "done":
                 return SystemReply(texts=(), events=frozenset({"task_success"}))
         return SystemReply(texts=(f"Moody heard: {conversation.message}",))
+
+    async def close(self) -> None:
+        """Nothing to release."""
+
+
+class Looker:
+    """A custom adapter that says what picture it was given: its size in bytes and the
+    start of its SHA-256 (``slow`` as the caption: after ``delay`` seconds)."""
+
+    def __init__(self, delay: float = 30.0) -> None:
+        self.delay = delay
+
+    async def respond(self, conversation: Conversation) -> SystemReply:
+        if conversation.message == "slow":
+            await asyncio.sleep(self.delay)
+        seen = [
+            f"{len(a.data)} bytes {hashlib.sha256(a.data).hexdigest()[:12]}"
+            for a in conversation.attachments
+        ]
+        return SystemReply((f"Looker saw: {', '.join(seen) or 'nothing'}",))
 
     async def close(self) -> None:
         """Nothing to release."""

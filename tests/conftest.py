@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from pydantic import ValidationError
 
+from bot.core.media import Speaker, Transcriber
 from bot.pilot.emulator import BotApiEmulator, Participant
 from bot.runtime.app import BotConfig, run_bot
 from bot.systems.base import System
@@ -126,6 +127,8 @@ async def start_bot(
         systems: Mapping[str, System] | None = None,
         db: Path | None = None,
         clock: Callable[[], float] = time.time,
+        transcriber: Transcriber | None = None,
+        speaker: Speaker | None = None,
         **config: Any,
     ) -> RunningBot:
         # No pacing unless a test asks for it: the emulator keeps no flood limits by default.
@@ -142,7 +145,16 @@ async def start_bot(
         )
         stop, ready = asyncio.Event(), asyncio.Event()
         task = asyncio.create_task(
-            run_bot(bundle or hmd, bot_config, stop=stop, ready=ready, systems=systems, clock=clock)
+            run_bot(
+                bundle or hmd,
+                bot_config,
+                stop=stop,
+                ready=ready,
+                systems=systems,
+                clock=clock,
+                transcriber=transcriber,
+                speaker=speaker,
+            )
         )
         waiting = asyncio.create_task(ready.wait())
         await asyncio.wait({task, waiting}, timeout=15, return_when=asyncio.FIRST_COMPLETED)

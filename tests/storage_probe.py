@@ -10,7 +10,9 @@ interface deliberately keeps to itself, and a test has a reason to check anyway:
 - whether a reader keeps the bot from checkpointing the write-ahead log, and what a reader
   sees while a write is half done;
 - the schema as SQLite records it (a file written by other means must be the bot's own);
-- a file stamped with a schema version of another ozlab (the store never writes one).
+- a file stamped with a schema version of another ozlab (the store never writes one);
+- the bytes of the voice notes and photos a study keeps (the store writes them with their
+  step and erases them, and gives no reader the bytes).
 
 The SQL of tests lives here and in the store's own tests (``tests/store_contract/``,
 ``tests/test_store.py``, ``tests/fixtures/``), and where old-schema files are built by hand.
@@ -29,6 +31,14 @@ from typing import Any
 def _rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
     with contextlib.closing(sqlite3.connect(db)) as conn:
         return conn.execute(sql).fetchall()
+
+
+def kept_files(db: Path) -> dict[str, bytes]:
+    """Content hash -> the bytes of every file the study keeps."""
+    return {
+        str(digest): bytes(data)
+        for digest, data in _rows(db, "SELECT digest, data FROM media_files")
+    }
 
 
 def sealed_payloads(db: Path) -> int:

@@ -553,7 +553,7 @@ async def test_participant_update_shapes(emu: BotApiEmulator, http: aiohttp.Clie
     assert isinstance(start["date"], int) and abs(start["date"] - time.time()) < 5
     assert "entities" not in updates[1]["message"]
     assert updates[2]["message"]["sticker"]["emoji"] == "👍"
-    assert updates[3]["message"]["caption"] == "look" and len(updates[3]["message"]["photo"]) == 3
+    assert updates[3]["message"]["caption"] == "look" and len(updates[3]["message"]["photo"]) == 4
     assert updates[4]["message"]["voice"]["duration"] == 3
     edited = updates[5]["edited_message"]
     assert (

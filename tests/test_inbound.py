@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from telegram import Bot, Update
 
+from bot.core.media import Medium
 from bot.engine import events as ev
 from bot.telegram.inbound import Inbound, InboundKind, UnreadableUpdate, read_update
 
@@ -80,7 +81,9 @@ CASES: list[tuple[str, dict[str, Any], Inbound | None]] = [
                 }
             )
         },
-        Inbound(42, InboundKind.UNSUPPORTED, "sticker", 1),
+        Inbound(
+            42, InboundKind.MEDIA, "sticker", 1, medium=Medium("sticker", "f", width=1, height=1)
+        ),
     ),
     ("a group", {"message": {**message(text="hi"), "chat": GROUP}}, None),
     ("another bot", {"message": {**message(text="hi"), "from": BOT}}, None),
@@ -180,6 +183,41 @@ def test_withdraw_and_help_are_commands_of_their_own() -> None:
     """/withdraw and /help reach the engine as themselves, in any case and with @bot."""
     assert Inbound(1, InboundKind.COMMAND, "/withdraw").to_event() == ev.WithdrawCommand()
     assert Inbound(1, InboundKind.COMMAND, "/HELP@study_bot").to_event() == ev.HelpCommand()
+
+
+def test_a_file_is_described_and_nothing_names_who_sent_it() -> None:
+    """A voice note, the largest size of a photo, a video note's side; a document's file
+    name (the participant's words) is never read; a caption is outside text."""
+    voice = {"file_id": "v1", "file_unique_id": "u", "duration": 7, "mime_type": "audio/ogg"}
+    sizes = [
+        {"file_id": f"p{w}", "file_unique_id": "u", "width": w, "height": w * 3 // 4}
+        for w in (90, 1280)
+    ]
+    note = {"file_id": "n1", "file_unique_id": "u", "length": 384, "duration": 3}
+    document = {"file_id": "d1", "file_unique_id": "u", "file_name": "<b>me</b>.pdf"}
+    read = [
+        read_update({"update_id": i, "message": message(**content)})
+        for i, content in enumerate(
+            [
+                {"voice": voice | {"file_size": 4096}},
+                {"photo": sizes, "caption": "look\x00"},
+                {"video_note": note},
+                {"document": document, "caption": "my cv"},
+            ]
+        )
+    ]
+    assert [r.medium if r else None for r in read] == [
+        Medium("voice", "v1", 4096, "audio/ogg", 7),
+        Medium("photo", "p1280", width=1280, height=960, caption="look\ufffd"),
+        Medium("video_note", "n1", duration=3, width=384, height=384),
+        Medium("document", "d1", caption="my cv"),
+    ]
+    for inbound in read:
+        assert inbound is not None and Inbound.from_json(inbound.to_json()) == inbound
+        assert "me</b>" not in inbound.to_json() and "Ada" not in inbound.to_json()
+        assert inbound.to_event() == ev.MediaReceived(inbound.medium)  # type: ignore[arg-type]
+    with pytest.raises(UnreadableUpdate):
+        read_update({"update_id": 9, "message": message(voice={"file_id": 5})})
 
 
 @pytest.mark.parametrize(

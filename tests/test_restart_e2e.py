@@ -14,6 +14,7 @@ job queue running against a closed store, which is no state a real process can b
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ import pytest
 from bot.core.conversation import Conversation, SystemReply
 from bot.engine.phases.dialogue import SUCCESS_EVENT
 from bot.pilot.emulator import BotMessage, Participant
+from bot.pilot.emulator.participant import default_photo
 from bot.systems.demo import DemoShop
 from scenarios.models import StudyBundle
 from tests.conftest import TOKEN, StartBot, consent
@@ -345,6 +347,40 @@ async def test_killed_while_the_system_is_working(
     ]
     retried = pick(ozlab.events("system_call_retried"), "kind")
     assert retried == [("system_call_retried",)]
+
+
+async def test_killed_while_the_system_looks_at_a_kept_photo(
+    emulator: GatedEmulator, ozlab: OzlabProcesses, tmp_path: Path
+) -> None:
+    """The photo is kept with the message: the next process gives the system the same
+    bytes again."""
+
+    def study(delay: float) -> str:
+        scenario = (
+            "id: photo-task\ntitle: A photo\nbrief: Send a photo.\n"
+            "media: {participant_sends: [photo], system_receives: both}\n"
+        )
+        (tmp_path / "scenarios").mkdir(exist_ok=True)
+        (tmp_path / "scenarios" / "photo-task.yaml").write_text(scenario)
+        path = study_with_moody(tmp_path, delay)
+        text = path.read_text().replace("Moody", "Looker").replace("hmd-gift", "photo-task")
+        path.write_text(text)
+        return str(path)
+
+    first = await ozlab.start(study=study(30))
+    p = ozlab.emulator.participant(613)
+    await consent(p)
+    typing = emulator.hold("sendChatAction")  # shown once the system has taken a moment
+    update_id = await p.send_photo(default_photo(300, 200), caption="slow")
+    await typing.wait_reached()
+    await first.kill()
+
+    await ozlab.start(study=study(0))
+    sent = emulator.files.by_id(emulator.update(update_id)["message"]["photo"][-1]["file_id"])
+    assert sent is not None
+    seen = f"{len(sent.data)} bytes {hashlib.sha256(sent.data).hexdigest()[:12]}"
+    await p.wait_for_text(f"Looker saw: {seen}")
+    assert pick(ozlab.events("system_call_retried"), "kind") == [("system_call_retried",)]
 
 
 @pytest.mark.parametrize("reaches_telegram", [False, True], ids=["lost", "delivered"])

@@ -1,4 +1,5 @@
-"""A session's transcript from its stored rows: who said what, and who produced each
+"""A session's transcript from its stored rows: who said what (a voice note or photo as
+``[voice 0:07] its words``, ``[photo 1280×960] its caption``), and who produced each
 system line (the system, a wizard in its place, or the system edited by a wizard), in the
 order the store committed them (the order the participant saw them)."""
 
@@ -63,7 +64,8 @@ def _seq(seq: int | None) -> float:
 
 def _exchange_lines(x: TranscriptExchange) -> list[Ordered]:
     key = f"x{x.exchange_id}"
-    found = [(_seq(x.user_seq), x.user_at, 0, Line(x.user_at, "participant", x.user_text,
+    said = x.user_text if x.file is None else f"{x.file.label()} {x.user_text}".rstrip()
+    found = [(_seq(x.user_seq), x.user_at, 0, Line(x.user_at, "participant", said,
               x.turn, key=f"{key}u"))]  # fmt: skip
     at = x.system_at if x.system_at is not None else x.user_at
     if x.system_text is not None:

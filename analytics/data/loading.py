@@ -132,6 +132,11 @@ class StudyData:
     """Model judges' judgements with their provenance (``ozlab judge run``)."""
     judge_costs: tuple[JudgeCost, ...] = ()
     """Model judges' calls and the tokens they cost, per judge."""
+    media: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(SNAPSHOT_COLUMNS["media"]))
+    )
+    """The voice notes and photos participants sent (``SNAPSHOT_COLUMNS["media"]``): what
+    each was, its content hash, whether it is kept, its transcript."""
 
     @property
     def bundle(self) -> StudyBundle | None:
@@ -547,6 +552,7 @@ def _assemble(
     participants: pd.DataFrame,
     commands: pd.DataFrame,
     votes: pd.DataFrame,
+    media: pd.DataFrame,
     definitions: list[tuple[str, str]],
     withdrawals: tuple[tuple[str, str, int], ...],
     annotations: pd.DataFrame,
@@ -602,6 +608,7 @@ def _assemble(
         vote_studies=tuple(str(study) for study in votes["study_id"].astype(object)),
         judgements=judgements,
         judge_costs=judge_costs,
+        media=media,
     )
 
 

@@ -92,4 +92,7 @@ def select_study(data: StudyData, study_id: str | None) -> StudyData:
         annotations=data.annotations[rated].reset_index(drop=True),
         votes=data.votes[chosen].reset_index(drop=True) if chosen else data.votes,
         vote_studies=tuple(study for study in data.vote_studies if study == study_id),
+        media=data.media[data.media["session_id"].astype(object).isin(session_ids)].reset_index(
+            drop=True
+        ),
     )

@@ -421,6 +421,9 @@ def tables(data: StudyData, *, wide: bool = False) -> dict[str, Table]:
     from analytics.io.export_votes import vote_tables  # it imports this module too
 
     found |= vote_tables(data)
+    from analytics.io.export_media import media_tables  # it imports this module too
+
+    found |= media_tables(data)
 
     from analytics.io.export_stress import stress_tables  # it imports this module
 

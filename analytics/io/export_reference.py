@@ -24,6 +24,7 @@ from analytics.io.export import (
     Column,
 )
 from analytics.io.export_annotations import ANNOTATION_FINAL, ANNOTATION_KEYS, ANNOTATION_RATINGS
+from analytics.io.export_media import MEDIA
 from analytics.io.export_stress import STRESS_RESULTS
 from analytics.io.export_votes import VOTES
 
@@ -88,6 +89,12 @@ FILES: tuple[ExportFile, ...] = (
         "a study with votes (side by side, preference items, ACUTE pairs, or `ozlab import votes`)",
         "one vote between two systems",
         VOTES,
+    ),
+    ExportFile(
+        "media",
+        "a study whose participants sent voice notes or photos",
+        "one file a participant sent: the manifest of the media and their transcripts",
+        MEDIA,
     ),
     ExportFile(
         "stress_results",

@@ -105,11 +105,32 @@ def _scenario(bundle: StudyBundle, scenario: Scenario) -> str:
         if scenario.tools:
             named = [t.name + (" (ends the task)" if t.ends_task else "") for t in scenario.tools]
             parts.append(f"tools for language models: {', '.join(named)}")
+        if media := _media(bundle, scenario):
+            parts.append(media)
     if scenario.post_task:
         parts.append(f"after the task: {', '.join(scenario.post_task)}")
     if scenario.translations:
         parts.append(f"translated: {', '.join(scenario.translations)}")
     return f"scenario {scenario.id}: " + "; ".join(parts)
+
+
+_RECEIVES = {"transcript": "the words", "media": "the file", "both": "the file and its words"}
+
+
+def _media(bundle: StudyBundle, scenario: Scenario) -> str:
+    """What a task takes and gives besides text, and what is kept of a voice ("" for text
+    only)."""
+    media = scenario.media
+    parts = []
+    if media.participant_sends:
+        sends = " and ".join(media.participant_sends)
+        gets = _RECEIVES[media.system_receives]
+        parts.append(f"takes {sends} (the system gets {gets})")
+        if "voice" in media.participant_sends:
+            parts.append("audio kept" if bundle.study.speech.keep_audio else "audio discarded")
+    if media.system_returns:
+        parts.append(f"systems return {' and '.join(media.system_returns)}")
+    return ", ".join(parts)
 
 
 def _job(job: AnnotationJob) -> str:
@@ -190,8 +211,11 @@ def missing_translations(bundle: StudyBundle) -> dict[str, list[str]]:
             defaults = catalogue(code)
             bare = [
                 f
-                for f in Texts.model_fields
-                if f not in written and f not in sentences and f not in defaults
+                for f, info in Texts.model_fields.items()
+                if f not in written
+                and f not in sentences
+                and f not in defaults
+                and info.default is not None  # a sentence only a study writes (audio_kept_note)
             ]
             if bare and defaults:
                 gaps.append(f"scenarios/texts/{code}.yaml lacks " + ", ".join(bare))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from bot.core.media import FileShown
 from bot.core.vocabulary import (
     AnnotationLevel,
     AnnotationRound,
@@ -31,6 +32,8 @@ class TranscriptExchange:
     source: ReplySource | None = None
     original_text: str | None = None
     wizard: str | None = None
+    file: FileShown | None = None
+    """The voice note or photo the participant's line came with (its words are the line)."""
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,21 @@ class Conversation:
     history: tuple[Turn, ...]
     message: str
     system_prompt: str | None = None  # the scenario's own prompt for LLM systems, if any
+    attachments: tuple[Attachment, ...] = ()
+    """The voice note or photo the message came with, for a task whose systems receive
+    media (``message`` is then its transcript or caption, or empty)."""
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A file a system is given with the participant's message: what it is, its type and
+    its bytes. The engine names it by ``digest`` (its SHA-256) and never holds the bytes:
+    the runner puts them in as it calls the system."""
+
+    kind: str  # voice | photo
+    mime: str  # audio/ogg, image/jpeg, ...
+    digest: str
+    data: bytes = field(default=b"", repr=False)
 
 
 @dataclass(frozen=True)
@@ -60,3 +75,15 @@ class SystemReply:
     demo shop's game added; a scenario's ``success_if`` is checked against it."""
     tool_calls: tuple[ToolCall, ...] = ()
     """The scenario's tools the system called in this turn, in order (``openai`` systems)."""
+    pictures: tuple[Picture, ...] = ()
+    """Pictures to show after the texts, each as a photo with its caption (where the task
+    lets systems return photos)."""
+
+
+@dataclass(frozen=True)
+class Picture:
+    """A picture a system returns: its bytes (JPEG or PNG), type and caption."""
+
+    data: bytes = field(repr=False)
+    mime: str = "image/jpeg"
+    caption: str = ""

@@ -57,7 +57,9 @@ def storable_reply(reply: SystemReply) -> SystemReply:
     """A system's reply with every text in it (texts, buttons, events, what it did, its tool
     calls) made storable; the reply itself (the usual case) when it held nothing to change."""
     calls = [(c.tool, c.arguments, c.result, c.error) for c in reply.tool_calls]
-    if not _refused_in((reply.texts, reply.events, reply.buttons, reply.event_data, calls)):
+    captions = tuple(p.caption for p in reply.pictures)
+    said = (reply.texts, reply.events, reply.buttons, reply.event_data, calls, captions)
+    if not _refused_in(said):
         return reply
     return replace(
         reply,
@@ -69,6 +71,7 @@ def storable_reply(reply: SystemReply) -> SystemReply:
             for event, data in reply.event_data.items()
         },
         tool_calls=tuple(_storable_call(call) for call in reply.tool_calls),
+        pictures=tuple(replace(p, caption=storable(p.caption)) for p in reply.pictures),
     )
 
 

@@ -136,6 +136,10 @@ class EventKind(StrEnum):
     SYSTEM_CALL_RETRIED = "system_call_retried"
     SIDES_DRAWN = "sides_drawn"  # side by side: which system is A and which B, this session
     SIDES_REPLIED = "sides_replied"  # side by side: each system's reply to one message
+    MEDIA_REFUSED = "media_refused"  # a voice note or file that went no further, and why
+    TRANSCRIPT_DOUBTED = "transcript_doubted"  # "I heard: …" was not what they said
+    PICTURES_SHOWN = "pictures_shown"  # a system's pictures, shown as photos: hashes, captions
+    REPLY_SPOKEN = "reply_spoken"  # a reply sent as a voice note: engine, model, time; or failed
     # the wizard
     WIZARD_MESSAGE = "wizard_message"
     WIZARD_NOTE = "wizard_note"
@@ -169,6 +173,17 @@ class Hint(StrEnum):
     EDIT_IGNORED = "edit_ignored"  # edited a message already sent
     CONSENT_PENDING = "consent_pending"  # wrote instead of answering the agreement
     UNKNOWN_COMMAND = "unknown_command"
+
+
+class MediaProblem(StrEnum):
+    """Why a participant's voice note, photo or other file went no further (they are told,
+    and keep their place)."""
+
+    NOT_TAKEN = "not_taken"  # a kind of message the task does not take
+    TOO_BIG = "too_big"  # over the task's largest file, or the 20 MB Telegram lets a bot fetch
+    UNAVAILABLE = "unavailable"  # Telegram would not give the file
+    UNREADABLE = "unreadable"  # the speech engine could not read it, or failed
+    NOT_HEARD = "not_heard"  # read, and no words in it
 
 
 class GateLevel(StrEnum):

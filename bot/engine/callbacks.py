@@ -83,13 +83,22 @@ class SurveyTap:
     index: int | None = None
 
 
-Tap = ConsentTap | WithdrawTap | FinishTap | SystemButtonTap | VoteTap | SurveyTap
+@dataclass(frozen=True)
+class RetypeTap:
+    """The button under "I heard: …": what was heard in ``turn``'s voice note is not what
+    the participant said."""
+
+    turn: int
+
+
+Tap = ConsentTap | WithdrawTap | FinishTap | SystemButtonTap | VoteTap | SurveyTap | RetypeTap
 
 _CONSENT = {True: "c:y", False: "c:n"}
 _WITHDRAW = {True: "w:y", False: "w:n"}
 _FINISH = "done"
 _SYSTEM = "sb"
 _VOTE = "v"
+_RETYPE = "rt"
 _INDEXED = (TapAction.ANSWER, TapAction.TOGGLE, TapAction.RANK)
 
 
@@ -105,6 +114,8 @@ def encode(tap: Tap) -> str:
             data = f"{_SYSTEM}:{turn}:{index}"
         case VoteTap(turn=turn, choice=choice):
             data = f"{_VOTE}:{turn}:{choice}"
+        case RetypeTap(turn=turn):
+            data = f"{_RETYPE}:{turn}"
         case SurveyTap(channel=channel, action=action, asked=asked, index=index):
             data = f"{channel.value}{action.value}:{asked}"
             if action in _INDEXED:
@@ -131,6 +142,8 @@ def decode(data: str) -> Tap | None:
         return SystemButtonTap(*numbers) if len(numbers) == 2 else None
     if head == _VOTE:
         return VoteTap(*numbers) if len(numbers) == 2 else None
+    if head == _RETYPE:
+        return RetypeTap(numbers[0]) if len(numbers) == 1 else None
     try:
         channel, action = Channel(head[:-1]), TapAction(head[-1:])
     except ValueError:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from bot.core.conversation import Conversation
+from bot.core.media import Medium, Transcript
 from bot.core.vocabulary import (
     AnswerStatus,
     CommandOutcome,
@@ -165,6 +166,23 @@ class RecordVote:
     vote: Vote
 
 
+@dataclass(frozen=True)
+class RecordMedia:
+    """A voice note or photo taken as the participant's line of ``turn``: what it was,
+    its content hash and its transcript. When ``kept``, the runner puts its bytes with
+    the step (the engine never holds them); otherwise they are discarded."""
+
+    session_id: str
+    turn: int
+    medium: Medium
+    size: int
+    digest: str
+    kept: bool
+    transcript: Transcript | None = None
+    fetch_ms: float = 0.0
+    transcribe_ms: float | None = None
+
+
 Record = (
     RecordConsent
     | OpenSession
@@ -181,6 +199,7 @@ Record = (
     | RecordRecruitment
     | SetPaymentStatus
     | RecordVote
+    | RecordMedia
 )
 
 # --- outbound: what the driver does after the commit ----------------------------------
@@ -201,6 +220,27 @@ class Send:
     remember: bool = False  # answer with MessageSent: the message will be edited in place
     format: str = "plain"  # "markdown" or "html" only for system replies a study asks for
     until: Until | None = None  # answer with KeyboardShown: its buttons are removed later
+
+
+@dataclass(frozen=True)
+class SendFile:
+    """A photo (a picture a system returned) or a voice note, with its caption."""
+
+    kind: str  # photo | voice
+    data: bytes = field(repr=False)
+    mime: str
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class SpeakReply:
+    """A system's text, spoken and sent as a voice note (with the text as its caption when
+    ``beside``); answered with ``ReplySpoken``. ``buttons`` go under it until ``until``."""
+
+    text: str
+    beside: bool = False
+    buttons: Buttons = ()
+    until: Until | None = None
 
 
 @dataclass(frozen=True)
@@ -244,6 +284,16 @@ class CallSides:
 
 
 @dataclass(frozen=True)
+class FetchMedia:
+    """Fetch a file the participant sent (at most ``largest`` bytes) and, for a voice note
+    the system gets as words, transcribe it; answered with ``MediaFetched``."""
+
+    medium: Medium
+    transcribe: bool
+    largest: int
+
+
+@dataclass(frozen=True)
 class Erase:
     """The participant withdrew: the store erases everything of theirs in one transaction
     and the driver forgets them. Carried out after the step's commit, before what follows.
@@ -252,7 +302,19 @@ class Erase:
     command_id: int | None = None
 
 
-Outbound = Send | Edit | RemoveButtons | Toast | ShowTyping | CallSystem | CallSides | Erase
+Outbound = (
+    Send
+    | SendFile
+    | SpeakReply
+    | Edit
+    | RemoveButtons
+    | Toast
+    | ShowTyping
+    | CallSystem
+    | CallSides
+    | FetchMedia
+    | Erase
+)
 Effect = Record | Outbound
 
 

@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.core.conversation import SystemReply, ToolCall
-from bot.core.vocabulary import CommandKind
+from bot.core.media import Medium, Transcript
+from bot.core.vocabulary import CommandKind, MediaProblem
 from bot.engine.callbacks import Tap, decode
 from bot.engine.effects import Until
 
@@ -56,9 +57,30 @@ class TextReceived:
 
 @dataclass(frozen=True)
 class UnsupportedReceived:
-    """A sticker, photo, voice note or anything else that is not text."""
+    """A location, a contact, a poll or anything else that is neither text nor a file."""
 
     kind: str
+
+
+@dataclass(frozen=True)
+class MediaReceived:
+    """A voice note, photo, video note, sticker or other file: its description only."""
+
+    medium: Medium
+
+
+@dataclass(frozen=True)
+class MediaFetched:
+    """The answer to ``FetchMedia``: the file's content hash and size (its bytes stay with
+    the runner), its words where it was to be transcribed, or why it went no further."""
+
+    medium: Medium
+    digest: str = ""
+    size: int = 0
+    transcript: Transcript | None = None
+    problem: MediaProblem | None = None
+    fetch_ms: float = 0.0
+    transcribe_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -130,6 +152,21 @@ class KeyboardShown:
 
 
 @dataclass(frozen=True)
+class ReplySpoken:
+    """The answer to ``SpeakReply``: the voice note's message id (and its buttons, as
+    ``KeyboardShown`` says them), how long speaking took and which engine spoke; or, when
+    the engine failed, the text sent instead (``failed``)."""
+
+    message_id: int | None
+    until: Until | None
+    data: tuple[str, ...]
+    speak_ms: float
+    engine: str = ""
+    model: str = ""
+    failed: bool = False
+
+
+@dataclass(frozen=True)
 class WizardCommand:
     """An experimenter's command from the console, applied exactly once.
 
@@ -162,6 +199,8 @@ Event = (
     | UnknownCommand
     | TextReceived
     | UnsupportedReceived
+    | MediaReceived
+    | MediaFetched
     | MessageEdited
     | ButtonTapped
     | SystemReplied
@@ -169,6 +208,7 @@ Event = (
     | SidesAnswered
     | MessageSent
     | KeyboardShown
+    | ReplySpoken
     | WizardCommand
     | Tick
     | Recovered
@@ -182,6 +222,7 @@ PARTICIPANT_EVENTS = (
     UnknownCommand,
     TextReceived,
     UnsupportedReceived,
+    MediaReceived,
     MessageEdited,
     ButtonTapped,
 )

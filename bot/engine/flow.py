@@ -80,6 +80,8 @@ def step(
         keyboard = Keyboard(event.until, event.message_id, event.data, event.resent)
         shown = (*journey.keyboards, keyboard)
         return Step(journey.evolve(keyboards=shown))
+    if isinstance(event, ev.ReplySpoken):  # whatever phase the reply led to
+        return Step(*_spoken(journey, event))
     if isinstance(event, ev.UnknownCommand):
         if journey.stage is Stage.DIALOGUE and bundle.study.systems_take_commands:
             event = ev.TextReceived(event.text)
@@ -95,6 +97,8 @@ def step(
                 text=event.text if agreed else None,  # kept only under their consent
             )
             return Step(journey.touched(now), tuple(answer))
+    if isinstance(event, ev.MediaReceived) and journey.stage is not Stage.DIALOGUE:
+        event = ev.UnsupportedReceived(event.medium.kind)  # files go only to a dialogue
     resumed: list[Doing] = []
     if isinstance(event, ev.StartCommand) and event.platform_key is not None:
         journey, bound = recruitment.bind(bundle, texts_of(bundle, journey), journey, event)
@@ -107,6 +111,22 @@ def step(
         journey = journey.touched(now)
     new, doings = _handler(journey)(ctx, journey, event, now)
     return _settle(ctx, new, resumed + doings, now)
+
+
+def _spoken(journey: Journey, event: ev.ReplySpoken) -> tuple[Journey, tuple[fx.Effect, ...]]:
+    """A spoken reply went out: its buttons count from now on, and how it was spoken is
+    recorded (or that the text went instead)."""
+    if event.message_id is not None and event.until is not None:
+        keyboard = Keyboard(event.until, event.message_id, event.data)
+        journey = journey.evolve(keyboards=(*journey.keyboards, keyboard))
+    data = {
+        "turn": journey.turns,
+        "speak_ms": round(event.speak_ms, 3),
+        "engine": event.engine,
+        "model": event.model,
+        "failed": event.failed,
+    }
+    return journey, (fx.RecordEvent(EventKind.REPLY_SPOKEN, journey.current_session, data),)
 
 
 def _settle(ctx: Context, journey: Journey, doings: list[Doing], now: float) -> Step:

@@ -89,6 +89,9 @@ class Journey:
     turns: int = 0  # user turns logged in the current session, failed ones included
     history: tuple[Turn, ...] = ()
     pending_message: str | None = None  # logged, waiting for the system's reply
+    pending_files: tuple[tuple[str, str, str], ...] = ()
+    """The files the pending message came with, for the system: (kind, mime, content
+    hash); their bytes are the runner's (a kept file's, the store's)."""
     offered: tuple[tuple[str, str], ...] = ()  # (title, payload) buttons of the last reply
     survey: Survey | None = None  # the questionnaire in front of the participant
     exchange_survey: Survey | None = None  # rating the last system reply, beside the chat
@@ -187,6 +190,9 @@ class Journey:
                 "tasks": tuple(Task(**t) for t in data["tasks"]),
                 "history": tuple(Turn(**t) for t in data["history"]),
                 "offered": tuple((title, payload) for title, payload in data.get("offered", ())),
+                "pending_files": tuple(
+                    (kind, mime, digest) for kind, mime, digest in data.get("pending_files", ())
+                ),
                 "survey": _survey(data.get("survey")),
                 "exchange_survey": _survey(data.get("exchange_survey")),
                 "waiting": _waiting(data.get("waiting")),

@@ -32,6 +32,7 @@ def open_session(bundle: StudyBundle, journey: Journey, index: int, now: float) 
         turns=0,
         history=(),
         pending_message=None,
+        pending_files=(),
         offered=(),
         survey=None,
         exchange_survey=None,
@@ -71,6 +72,12 @@ def end_task(
         done.append(fx.Send(text))
     done.append(fx.Send(texts_of(bundle, journey).task_over))
     journey = replace(
-        journey, pending_message=None, offered=(), exchange_survey=None, waiting=None, paused=False
+        journey,
+        pending_message=None,
+        pending_files=(),
+        offered=(),
+        exchange_survey=None,
+        waiting=None,
+        paused=False,
     )
     return journey, done + over(phase)

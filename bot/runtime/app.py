@@ -15,12 +15,14 @@ from typing import Any
 from telegram.error import InvalidToken
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 
-from bot.core.errors import StoreUnreachable, TelegramSetupError
+from bot.core.errors import StoreUnreachable, SystemSetupError, TelegramSetupError
+from bot.core.media import Speaker, Transcriber
 from bot.core.privacy import Privacy
 from bot.engine.delivery import Delivery
 from bot.runtime.annotators import AnnotationRunner
 from bot.runtime.dispatch import Dispatcher
 from bot.runtime.heartbeat import Heartbeat
+from bot.runtime.media import MediaIntake
 from bot.runtime.participants import StudyRunner
 from bot.store import StudyStore, open_store
 from bot.store.claims import WriterClaim, claim
@@ -29,6 +31,7 @@ from bot.store.opening import Database, locate
 from bot.systems.base import System
 from bot.systems.registry import build_systems, close_systems
 from bot.systems.tools import scenario_tools
+from bot.telegram.files import TelegramFiles
 from bot.telegram.flood import TELEGRAM_LIMITS, FloodLimits, FloodPacer
 from bot.telegram.menu import publish_commands
 from bot.telegram.ordering import ChatOrderedProcessor
@@ -99,6 +102,13 @@ def api_base_url(url: str) -> str:
     return url if url.endswith("/bot") else f"{url}/bot"
 
 
+def api_file_url(url: str) -> str:
+    """Where files are downloaded: ``http://host:port/file/bot`` beside the API's
+    ``http://host:port/bot``."""
+    base = api_base_url(url)
+    return f"{base.removesuffix('/bot')}/file/bot"
+
+
 async def run_bot(
     bundle: StudyBundle,
     config: BotConfig,
@@ -110,6 +120,8 @@ async def run_bot(
     clock: Callable[[], float] = time.time,
     timer: Callable[[], float] = time.perf_counter,
     writer: WriterClaim | None = None,
+    transcriber: Transcriber | None = None,
+    speaker: Speaker | None = None,
 ) -> None:
     """Run the study until ``stop`` is set; safe to start again on the same database.
 
@@ -120,7 +132,10 @@ async def run_bot(
 
     The composition root: ``store``, ``systems`` and ``clock`` are the real ones unless
     given (a store given is closed here too, as the bot owns it while it runs); ``timer``
-    measures system latency (a simulation gives its simulated clock for both). Whatever
+    measures system latency (a simulation gives its simulated clock for both);
+    ``transcriber`` turns participants' voice notes into words, for a study whose tasks
+    transcribe them, and ``speaker`` speaks the systems' replies, for a study whose tasks
+    speak them (either refused at once when needed and not given). Whatever
     cannot start fails before anything is opened, or closes what was: a supervisor sees
     the process exit, never hang.
 
@@ -128,6 +143,18 @@ async def run_bot(
     for, and one lost while it runs (a restart) ends that serving (no update is taken, none
     consumed) and everything is opened again, the writer's lock first, as a restart of the
     bot would; a lost network is the same weather (``bot.telegram.outage``)."""
+    if transcriber is None and (needs := _needing(bundle, "transcribes")):
+        raise SystemSetupError(
+            f"scenario {needs!r} transcribes voice notes and this bot was given no"
+            " speech-to-text engine",
+            field="speech_to_text",
+        )
+    if speaker is None and (needs := _needing(bundle, "speaks")):
+        raise SystemSetupError(
+            f"scenario {needs!r} speaks the replies and this bot was given no"
+            " text-to-speech engine",
+            field="text_to_speech",
+        )
     privacy = Privacy(config.secret, foreign_chats=config.foreign_chats)
     study = locate(config.db).study_or(bundle.study.id)  # on a server, the study's schema
     if systems is None:
@@ -158,7 +185,14 @@ async def run_bot(
                         log.info("study %r: definition stored with its data", bundle.study.id)
                     held = claimed or writer
                     await _serve(
-                        bundle, config, (store, held), privacy, built, (clock, timer), stop, ready
+                        bundle,
+                        config,
+                        (store, held),
+                        privacy,
+                        (built, transcriber, speaker),
+                        (clock, timer),
+                        stop,
+                        ready,
                     )
                     return
                 except StoreUnreachable as error:
@@ -166,6 +200,11 @@ async def run_bot(
             # The server restarted (or is down): everything is opened again, the writer's
             # lock first, and the bot goes on from what the store says, as after a restart.
             store, claiming = None, True
+
+
+def _needing(bundle: StudyBundle, what: str) -> str | None:
+    """The first scenario of the study that ``transcribes`` or ``speaks``, if any."""
+    return next((s.id for s in bundle.scenarios.values() if getattr(s.media, what)), None)
 
 
 async def _connected(
@@ -229,11 +268,12 @@ async def _serve(
     config: BotConfig,
     writing: tuple[StudyStore, WriterClaim | None],
     privacy: Privacy,
-    systems: Mapping[str, System],
+    answering: tuple[Mapping[str, System], Transcriber | None, Speaker | None],
     clocks: tuple[Callable[[], float], Callable[[], float]],
     stop: asyncio.Event,
     ready: asyncio.Event | None,
 ) -> None:
+    systems, transcriber, speaker = answering
     clock, timer = clocks
     store, claimed = writing
     requests = (
@@ -244,6 +284,7 @@ async def _serve(
         ApplicationBuilder()
         .token(config.token)
         .base_url(api_base_url(config.bot_api_url))
+        .base_file_url(api_file_url(config.bot_api_url))
         .request(requests[0])
         .get_updates_request(requests[1])
         .updater(None)
@@ -261,6 +302,8 @@ async def _serve(
         privacy,
         systems,
         outbox,
+        media=MediaIntake(TelegramFiles(application.bot), transcriber, timer=timer),
+        speaker=speaker,
         clock=clock,
         timeouts={spec.id: spec.timeout for spec in bundle.study.systems},
         timer=timer,

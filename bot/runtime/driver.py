@@ -36,6 +36,15 @@ class Outbox(Protocol):
     async def send(
         self, chat_id: int, text: str, buttons: fx.Buttons = (), format: str = "plain"
     ) -> int | None: ...
+    async def send_file(
+        self,
+        chat_id: int,
+        kind: str,
+        data: bytes,
+        mime: str,
+        caption: str = "",
+        buttons: fx.Buttons = (),
+    ) -> int | None: ...
     async def edit(
         self, chat_id: int, message_id: int, text: str, buttons: fx.Buttons = ()
     ) -> None: ...

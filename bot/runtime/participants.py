@@ -21,6 +21,7 @@ from typing import Any, Protocol, assert_never
 
 from bot.core.conversation import SystemReply, ToolCall
 from bot.core.errors import StoreUnreachable
+from bot.core.media import Speaker
 from bot.core.privacy import Privacy
 from bot.core.storable_text import storable, storable_reply
 from bot.core.vocabulary import CommandKind, CommandOutcome, EventKind, Gate, GateScope, Invitation
@@ -37,6 +38,7 @@ from bot.engine.wizard import on_study_command
 from bot.rights import erasure
 from bot.rights.erasure import ErasingStore
 from bot.runtime.driver import Committed, Opening, Outbox, Stepped, drive
+from bot.runtime.media import MediaIntake
 from bot.store.interface import ConsoleReadModel, Recruitment
 from bot.store.model import EarlierStep, StepCommit
 from bot.systems.base import System, SystemFailure, SystemTimeout
@@ -67,11 +69,19 @@ class StudyRunner:
         systems: Mapping[str, System],
         outbox: Outbox,
         *,
+        media: MediaIntake,
+        speaker: Speaker | None = None,
         clock: Callable[[], float] = time.time,
         timeouts: Mapping[str, float] | None = None,
         timer: Callable[[], float] = time.perf_counter,
     ) -> None:
         self._bundle = bundle
+        self._media = media  # participants' voice notes and photos, fetched and transcribed
+        self._speaker = speaker  # the systems' replies spoken, in tasks that speak them
+        self._files: dict[str, dict[str, bytes]] = {}
+        """Pseudonym -> the bytes of the files fetched in the delivery being handled, by
+        content hash: kept with its step if the study keeps them, and forgotten with the
+        delivery either way."""
         self._timer = timer  # measures system latency (a simulation's clock in a demo)
         self._store = store
         self._privacy = privacy
@@ -246,6 +256,8 @@ class StudyRunner:
             with contextlib.suppress(StoreUnreachable):
                 await turn.settled()  # a commit under way is waited for; nothing is kept
             raise
+        finally:
+            self._files.pop(participant, None)  # a file's bytes live one delivery at most
         await turn.settled()
 
     def _delivered(self, participant: str) -> None:
@@ -265,6 +277,12 @@ class StudyRunner:
         undelivered: str | None = None,
         earlier: EarlierStep | None = None,
     ) -> None:
+        fetched = self._files.get(participant, {})
+        files = {
+            r.digest: fetched[r.digest]
+            for r in records
+            if isinstance(r, fx.RecordMedia) and r.kept and r.digest in fetched
+        }
         # Before consent the chat id is kept only while messages wait to be delivered.
         keep_chat = journey is not None and (journey.stage not in _NO_CHAT_KEPT or undelivered)
         chat_key = None
@@ -283,6 +301,7 @@ class StudyRunner:
                 update_id=update_id,
                 undelivered=undelivered,
                 earlier=earlier,
+                files=files,
             )
         )
 
@@ -300,6 +319,10 @@ class StudyRunner:
                     return ev.MessageSent(message_id)
                 if message_id is not None and effect.until is not None:
                     return ev.KeyboardShown(message_id, effect.until, fx.callback_data(buttons))
+            case fx.SendFile(kind=kind, data=data, mime=mime, caption=caption):
+                await self._outbox.send_file(chat_id, kind, data, mime, caption)
+            case fx.SpeakReply():
+                return await self._speak(chat_id, effect)
             case fx.Edit(message_id=message_id, text=text, buttons=buttons):
                 await self._outbox.edit(chat_id, message_id, text, buttons)
             case fx.RemoveButtons(message_id=message_id):
@@ -309,17 +332,58 @@ class StudyRunner:
             case fx.Toast():
                 pass  # answered by ``handle``, which holds the tap's id
             case fx.CallSystem():
-                return await self._call_system(chat_id, effect, before_typing)
+                given = await self._given(participant, effect)
+                return await self._call_system(chat_id, given, before_typing)
             case fx.CallSides(calls=calls):
                 answers = await asyncio.gather(
                     *(self._call_system(chat_id, call, before_typing) for call in calls)
                 )
                 return ev.SidesAnswered(tuple(answers))
+            case fx.FetchMedia():
+                fetched, data = await self._media.fetch(effect)
+                if data:
+                    self._files.setdefault(participant, {})[fetched.digest] = data
+                return fetched
             case fx.Erase(command_id=command_id):
                 await self._erase(participant, command_id)
             case _:
                 assert_never(effect)
         return None
+
+    async def _speak(self, chat_id: int, effect: fx.SpeakReply) -> ev.ReplySpoken:
+        """The reply as a voice note; the text instead when it cannot be spoken."""
+        data = fx.callback_data(effect.buttons)
+        started = self._timer()
+        try:
+            if self._speaker is None:
+                raise LookupError("no text-to-speech engine")
+            spoken = await self._speaker.speak(effect.text)
+        except Exception as error:  # an engine's failure: the participant gets the words
+            log.warning("a reply could not be spoken (%s): sent as text", type(error).__name__)
+            elapsed = (self._timer() - started) * 1000
+            message_id = await self._outbox.send(chat_id, effect.text, effect.buttons)
+            return ev.ReplySpoken(message_id, effect.until, data, elapsed, failed=True)
+        elapsed = (self._timer() - started) * 1000
+        caption = effect.text if effect.beside else ""
+        message_id = await self._outbox.send_file(
+            chat_id, "voice", spoken.audio, spoken.mime, caption, effect.buttons
+        )
+        return ev.ReplySpoken(message_id, effect.until, data, elapsed, spoken.engine, spoken.model)
+
+    async def _given(self, participant: str, call: fx.CallSystem) -> fx.CallSystem:
+        """The call with the bytes of the file its message came with: fetched in this
+        delivery, or (the call made again after a restart) kept by the study; a file
+        discarded meanwhile is left out, and the system gets the words alone."""
+        asked = call.conversation
+        if not asked.attachments:
+            return call
+        fetched = self._files.get(participant, {})
+        given = []
+        for attachment in asked.attachments:
+            data = fetched.get(attachment.digest) or await self._store.kept_file(attachment.digest)
+            if data:
+                given.append(replace(attachment, data=data))
+        return replace(call, conversation=replace(asked, attachments=tuple(given)))
 
     async def _erase(self, participant: str, command_id: int | None) -> None:
         """The participant withdrew: their rows go in one transaction (with the updates of
@@ -547,7 +611,7 @@ class _ParticipantTurn:
             self._held = (self._after, step)
             return Committed()
         held = self._take_held()
-        messages = [e for e in stepped.outbound if isinstance(e, fx.Send | fx.Edit)]
+        messages = [_as_text(e) for e in stepped.outbound if isinstance(e, _KEPT_UNTIL_SENT)]
         await self._runner._commit(
             self._participant,
             self.chat_id,
@@ -560,15 +624,15 @@ class _ParticipantTurn:
         return Committed(undelivered=bool(messages) and self._after is not None)
 
     def _asks_only(self, stepped: Stepped[fx.Record, fx.Outbound]) -> bool:
-        """The step only asks a system, of a participant stored before: nothing reaches
-        the chat until the system's answer is stepped and committed, so this step's rows
-        and update can be committed with it. A crash meanwhile leaves the update in the
+        """The step only asks a system (or fetches a file), of a participant stored before:
+        nothing reaches the chat until the answer is stepped and committed, so this step's
+        rows and update can be committed with it. A crash meanwhile leaves the update in the
         inbox: handled again at start-up, nothing lost and nothing twice."""
         outbound = stepped.outbound
         return (
             self._before is not None
             and len(outbound) == 1
-            and isinstance(outbound[0], fx.CallSystem | fx.CallSides)
+            and isinstance(outbound[0], fx.CallSystem | fx.CallSides | fx.FetchMedia)
         )
 
     def _take_held(self) -> tuple[Journey, EarlierStep] | None:
@@ -656,6 +720,16 @@ def _holds_the_same(old: Journey, new: Journey) -> bool:
     return old.tasks is new.tasks and old.abandoned == new.abandoned and old.stage is new.stage
 
 
+_KEPT_UNTIL_SENT = (fx.Send, fx.Edit, fx.SpeakReply)
+
+
+def _as_text(message: fx.Send | fx.Edit | fx.SpeakReply) -> fx.Send | fx.Edit:
+    """What is sent again after a crash: a spoken reply as its text."""
+    if isinstance(message, fx.SpeakReply):
+        return fx.Send(message.text, message.buttons, until=message.until)
+    return message
+
+
 def _messages_to_json(messages: list[fx.Send | fx.Edit]) -> str | None:
     if not messages:
         return None
@@ -680,6 +754,8 @@ def _check_reply(reply: object) -> str | None:
         return f"the system returned {type(reply).__name__}, not a reply"
     if reply.events and not any(t.strip() for t in reply.texts):
         return None  # e.g. Rasa ending the task without a word: the events still count
+    if reply.pictures and not any(t.strip() for t in reply.texts):
+        return None  # pictures alone are an answer
     if not reply.texts or not any(t.strip() for t in reply.texts):
         return "the system returned an empty reply"
     return None

@@ -118,6 +118,11 @@ def commit_step(tx: Tx, step: StepCommit, now: float) -> None:
     for record in step.records:
         turns.apply(step.study_id, step.participant_id, record, now)
     turns.finish()
+    for digest, data in step.files.items():  # a file kept twice is kept once
+        conn.execute(
+            "INSERT INTO media_files (digest, data) VALUES (?,?) ON CONFLICT(digest) DO NOTHING",
+            (digest, data),
+        )
     if step.update_id is not None:
         consume(conn, step.update_id, now)
 
@@ -317,6 +322,31 @@ def apply(tx: Tx, study_id: str, participant_id: str, record: fx.Record, now: fl
             recruiting.set_status(conn, participant_id, status, now)
         case fx.RecordVote(vote=vote):
             votes.insert(conn, study_id, vote, Origin.TELEGRAM, now)
+        case fx.RecordMedia(medium=medium, transcript=heard):
+            conn.execute(
+                "INSERT INTO media (participant_id, session_id, turn, kind, mime, duration,"
+                " width, height, size, digest, kept, transcript, engine, model, fetch_ms,"
+                " transcribe_ms, at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    participant_id,
+                    record.session_id,
+                    record.turn,
+                    medium.kind,
+                    medium.mime,
+                    medium.duration,
+                    medium.width,
+                    medium.height,
+                    record.size,
+                    record.digest,
+                    int(record.kept),
+                    heard.text if heard is not None else None,
+                    heard.engine if heard is not None else None,
+                    heard.model if heard is not None else None,
+                    round(record.fetch_ms, 3),
+                    round(record.transcribe_ms, 3) if record.transcribe_ms is not None else None,
+                    now,
+                ),
+            )
         case _:
             assert_never(record)
 

@@ -77,6 +77,9 @@ def erase_participant(
 
     delete("responses", "participant_id = ?", [participant_id])
     delete("events", "participant_id = ?", [participant_id])
+    delete("media", "participant_id = ?", [participant_id])
+    # a kept file no row names any more (another participant may have sent the same bytes)
+    delete("media_files", "digest NOT IN (SELECT digest FROM media)", [])
     if ids:
         delete("responses", f"session_id IN ({marks})", ids)
         delete("exchanges", f"session_id IN ({marks})", ids)

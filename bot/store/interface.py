@@ -150,6 +150,11 @@ class HotPath(Protocol):
         """The participants to resume: only those who came through Telegram."""
         ...
 
+    async def kept_file(self, digest: str) -> bytes | None:
+        """The bytes of a voice note or photo the study keeps, by content hash (a system
+        asked again after a restart is given it); None when it is not kept."""
+        ...
+
     async def commit_step(self, commit: StepCommit) -> None:
         """The step's state, rows and consumed update (with those of ``commit.earlier``,
         stamped at its own moment), one transaction, durable when this returns."""

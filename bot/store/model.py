@@ -71,6 +71,8 @@ class StepCommit:
     update_id: int | None = None  # the Telegram update this step consumed
     undelivered: str | None = None  # the messages about to be sent, until ``delivered``
     earlier: EarlierStep | None = None  # committed first, in the same transaction
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    """The bytes of the files this step keeps (``RecordMedia(kept=True)``), by content hash."""
 
 
 @dataclass(frozen=True)
@@ -303,6 +305,11 @@ SNAPSHOT_COLUMNS: Mapping[str, tuple[str, ...]] = {
         "winner", "strength", "question", "scenario_id", "session_id", "turn", "session_a",
         "session_b", "flag_reason", "onboarding", "expected", "onboarding_correct", "job",
         "origin", "voted_at",
+    ),
+    "media": (
+        "media_id", "participant_id", "session_id", "turn", "kind", "mime", "duration",
+        "width", "height", "size", "digest", "kept", "transcript", "engine", "model",
+        "fetch_ms", "transcribe_ms", "at",
     ),
 }
 """The tables of a snapshot and their columns, in order: every row a sink gets has these."""

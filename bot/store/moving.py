@@ -59,11 +59,14 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("judgements", "job, judge, target, level, item_id"),
     ("written_files", "path"),
     ("money_path", "id"),
+    ("media", "id"),
+    ("media_files", "digest"),
 )
 """Every table of a study, those that others refer to first, with the key it is read in."""
 
 IDENTITIES: tuple[str, ...] = ("exchanges", "responses", "events", "studies", "commands")
 IDENTITIES += ("payments", "annotation_targets", "annotations", "stress_tests", "money_path")
+IDENTITIES += ("media",)
 """Tables whose ``id`` PostgreSQL numbers itself: its counter goes on after the copied rows."""
 
 

@@ -12,6 +12,7 @@ from typing import TypeVar
 
 from bot.core.annotation import TranscriptExchange
 from bot.core.errors import StudyDataError
+from bot.core.media import FileShown
 from bot.core.participants import HeldReply, ParticipantStatus
 from bot.core.vocabulary import (
     CommandKind,
@@ -139,8 +140,11 @@ def transcript(conn: Sql, session_id: str) -> Transcript | None:
         "SELECT ended_at, end_reason, end_seq FROM sessions WHERE id = ?", (session_id,)
     ).fetchone()
     exchanges = conn.execute(
-        "SELECT id, turn, user_text, user_at, user_seq, system_text, system_at, system_seq,"
-        " error, source, original_text, wizard FROM exchanges WHERE session_id = ? ORDER BY turn",
+        "SELECT x.id, x.turn, x.user_text, x.user_at, x.user_seq, x.system_text, x.system_at,"
+        " x.system_seq, x.error, x.source, x.original_text, x.wizard,"
+        " m.kind, m.duration, m.width, m.height"
+        " FROM exchanges x LEFT JOIN media m ON m.session_id = x.session_id AND m.turn = x.turn"
+        " WHERE x.session_id = ? ORDER BY x.turn",
         (session_id,),
     ).fetchall()
     events = conn.execute(
@@ -166,6 +170,7 @@ def transcript(conn: Sql, session_id: str) -> Transcript | None:
                 source=_member(ReplySource, source),
                 original_text=original,
                 wizard=wizard,
+                file=None if kind is None else FileShown(kind, duration, width, height),
             )
             for (
                 xid,
@@ -180,6 +185,10 @@ def transcript(conn: Sql, session_id: str) -> Transcript | None:
                 source,
                 original,
                 wizard,
+                kind,
+                duration,
+                width,
+                height,
             ) in exchanges
         ),
         events=tuple(

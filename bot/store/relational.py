@@ -292,6 +292,15 @@ class RelationalStore(ABC):
 
         return (await self._write(job))()
 
+    async def kept_file(self, digest: str) -> bytes | None:
+        def query(conn: Sql) -> bytes | None:
+            row = conn.execute(
+                "SELECT data FROM media_files WHERE digest = ?", (digest,)
+            ).fetchone()
+            return None if row is None else bytes(row[0])
+
+        return await self._read(query)
+
     async def pending_updates(self) -> list[tuple[int, str]]:
         def query(conn: Sql) -> list[tuple[int, str]]:
             return [

@@ -575,4 +575,39 @@ MIGRATIONS: tuple[str, ...] = (
             WHERE annotator = OLD.id;
     END;
     """,
+    # 22: voice notes and photos participants sent: one row per file, with the exchange it
+    # was said in, what Telegram and the fetch said of it, its content hash and its
+    # transcript with the engine and model that made it. The bytes of a file the study
+    # keeps (a photo; a voice note only under ``speech.keep_audio``) are a row of
+    # ``media_files``, named by that hash: in the database, so that the step that took
+    # the file commits it, an erasure deletes it with the participant's rows, and a backup
+    # carries it and the erasure ledger reaches it there. Never logged.
+    """
+    CREATE TABLE media (
+        id             INTEGER PRIMARY KEY,
+        participant_id TEXT NOT NULL,
+        session_id     TEXT NOT NULL,
+        turn           INTEGER NOT NULL,  -- the exchange whose participant's line it is
+        kind           TEXT NOT NULL,     -- voice | photo
+        mime           TEXT,
+        duration       INTEGER,           -- seconds, as Telegram said
+        width          INTEGER,
+        height         INTEGER,
+        size           INTEGER NOT NULL,  -- bytes fetched
+        digest         TEXT NOT NULL,     -- SHA-256 of the bytes, hex
+        kept           INTEGER NOT NULL,  -- 1: the bytes are in media_files
+        transcript     TEXT,              -- the words heard (a voice note transcribed)
+        engine         TEXT,
+        model          TEXT,
+        fetch_ms       REAL NOT NULL,
+        transcribe_ms  REAL,
+        at             REAL NOT NULL      -- when it was taken (and transcribed)
+    );
+    CREATE INDEX media_by_session ON media(session_id);
+    CREATE INDEX media_by_digest ON media(digest);
+    CREATE TABLE media_files (
+        digest TEXT PRIMARY KEY,          -- SHA-256 of data, hex: a file kept once
+        data   BLOB NOT NULL
+    );
+    """,
 )

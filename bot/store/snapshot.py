@@ -42,6 +42,7 @@ _ID = {
     "participants": "participant_id",
     "commands": "command_id",
     "votes": "vote_id",
+    "media": "media_id",
 }
 _ORDER = {
     "sessions": "started_at, id",
@@ -51,6 +52,7 @@ _ORDER = {
     "participants": "created_at, id",
     "commands": "id",
     "votes": "voted_at, id",
+    "media": "session_id, turn, id",
 }
 _STORED = ("integer", "real", "text", "blob")
 """The types SQLite stores a value as (``typeof``), in the order of ``_arrow_types``."""

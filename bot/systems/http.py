@@ -8,6 +8,10 @@ there), e.g. ``{"input.text": "message", "user": "session_id"}`` sends
 - ``history``: the finished exchanges, ``[{"user": "...", "system": "..."}, ...]``;
 - ``turn``: the number of this exchange in the session, starting at 1.
 
+A message that comes with a voice note or photo (a task whose systems receive media) is
+posted as ``multipart/form-data`` instead: the same JSON body as the part ``request``, and
+the file as the part ``media`` (``voice.ogg`` or ``photo.jpg``, with its content type).
+
 The answer is read with ``response``'s dotted paths, where a number indexes a list
 (``choices.0.text``; ``-1`` is the last item) and an empty path is the whole answer:
 
@@ -16,7 +20,8 @@ The answer is read with ``response``'s dotted paths, where a number indexes a li
   (after ``text``, when both are mapped);
 - ``events``: a list of event names (or one name), e.g. ``["task_success"]``;
 - ``event_data``: an object of what the system did by event, e.g. ``{"task_success":
-  {"title": "Lantern Road", "genres": ["adventure"]}}`` (a scenario's ``success_if`` checks it).
+  {"title": "Lantern Road", "genres": ["adventure"]}}`` (a scenario's ``success_if`` checks it);
+- ``pictures``: a list of ``{"data": base64, "mime": ..., "caption": ...}``, sent as photos.
 
 At least one non-empty text must come out; a missing path is only an error when nothing
 else gave a text, and the message names the path and the keys the answer did have.
@@ -24,11 +29,13 @@ else gave a text, and the message names the path and the keys the answer did hav
 
 from __future__ import annotations
 
+import base64
+import binascii
 import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from bot.core.conversation import Conversation, SystemReply
+from bot.core.conversation import Conversation, Picture, SystemReply
 from bot.core.errors import SystemSetupError
 from bot.systems.base import SystemFailure
 from bot.systems.http_json import JsonClient, bearer_header, describe_url, excerpt, json_kind
@@ -130,6 +137,7 @@ class HttpService:
             timeout=self.spec.timeout,
             retries=self.spec.retries,
             headers=self._headers,
+            files=conversation.attachments,
         )
         return self.parse(answer)
 
@@ -166,7 +174,8 @@ class HttpService:
                 if len(texts) == before:
                     notes.append(f"{mapping.messages!r} holds no text")
         events = self._events(answer, where)
-        if not texts and not events:  # events alone (ending the task silently) are a reply
+        pictures = self._pictures(answer, where)
+        if not texts and not events and not pictures:  # events or pictures alone are a reply
             if isinstance(answer, dict):
                 keys = f" (the answer's keys: {excerpt(', '.join(map(str, answer))) or 'none'})"
             else:
@@ -174,7 +183,40 @@ class HttpService:
             raise SystemFailure(
                 f"{where}: the system returned an empty reply: {'; '.join(notes)}{keys}"
             )
-        return SystemReply(tuple(texts), events, event_data=self._event_data(answer, where))
+        return SystemReply(
+            tuple(texts), events, event_data=self._event_data(answer, where), pictures=pictures
+        )
+
+    def _pictures(self, answer: Any, where: str) -> tuple[Picture, ...]:
+        path = self.spec.response.pictures
+        value = lookup(answer, path) if path is not None else None
+        if value is _MISSING or value is None:
+            return ()
+        if not isinstance(value, list):
+            raise SystemFailure(
+                f"{where}: {path!r} in the answer is {json_kind(value)}, not a list"
+            )
+        found = []
+        for number, item in enumerate(value, start=1):
+            data = item.get("data") if isinstance(item, dict) else None
+            try:
+                image = base64.b64decode(data, validate=True) if isinstance(data, str) else b""
+            except binascii.Error:
+                image = b""
+            if not image:
+                raise SystemFailure(
+                    f"{where}: picture {number} of {path!r} is not an object with its image"
+                    " in base64 as data"
+                )
+            mime, caption = item.get("mime"), item.get("caption")
+            found.append(
+                Picture(
+                    image,
+                    mime if isinstance(mime, str) and mime else "image/jpeg",
+                    caption if isinstance(caption, str) else "",
+                )
+            )
+        return tuple(found)
 
     def _event_data(self, answer: Any, where: str) -> dict[str, Mapping[str, object]]:
         path = self.spec.response.event_data

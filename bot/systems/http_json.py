@@ -25,12 +25,13 @@ import json
 import logging
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import aiohttp
 from yarl import URL
 
+from bot.core.conversation import Attachment
 from bot.core.errors import SystemSetupError
 from bot.core.visible_text import visible
 from bot.systems.base import SystemFailure, SystemTimeout
@@ -178,17 +179,23 @@ class JsonClient:
         timeout: float,  # noqa: ASYNC109 - the spec's timeout bounds retries and backoff too
         retries: int = 0,
         headers: Mapping[str, str] | None = None,
+        files: Sequence[Attachment] = (),
     ) -> Any:
-        """POST ``payload`` as JSON to ``url`` and return the decoded JSON answer.
+        """POST ``payload`` as JSON to ``url`` and return the decoded JSON answer; with
+        ``files``, as ``multipart/form-data``: the JSON as the part ``request``, then each
+        file as a part ``media`` with its type.
 
         Raises :class:`SystemFailure` for every problem, with a message free of secrets.
         """
         redact = Redactor(headers)
         where = describe_url(url)
         session = self._get_session()
-        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        encoded = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        body: Callable[[], Any] = (
+            (lambda: encoded) if not files else (lambda: _form(encoded, files))
+        )
         sent_headers = {
-            "Content-Type": "application/json",
+            **({} if files else {"Content-Type": "application/json"}),
             "Accept": "application/json",
             **(headers or {}),
         }
@@ -236,14 +243,14 @@ class JsonClient:
         self,
         session: aiohttp.ClientSession,
         url: str,
-        body: bytes,
+        body: Callable[[], Any],
         headers: Mapping[str, str],
         where: str,
         redact: Redactor,
     ) -> Any:
         try:
             async with session.post(
-                url, data=body, headers=headers, allow_redirects=False
+                url, data=body(), headers=headers, allow_redirects=False
             ) as response:
                 return await self._read(response, where, redact)
         except aiohttp.ClientConnectorError as error:
@@ -396,3 +403,16 @@ def json_kind(value: Any) -> str:
     if isinstance(value, dict):
         return "an object"
     return type(value).__name__
+
+
+_EXTENSIONS = {"voice": "ogg", "photo": "jpg"}
+
+
+def _form(request: bytes, files: Sequence[Attachment]) -> aiohttp.FormData:
+    """A multipart body made anew for each attempt (aiohttp sends one only once)."""
+    form = aiohttp.FormData()
+    form.add_field("request", request.decode("utf-8"), content_type="application/json")
+    for file in files:
+        name = f"{file.kind}.{_EXTENSIONS.get(file.kind, 'bin')}"
+        form.add_field("media", file.data, filename=name, content_type=file.mime)
+    return form

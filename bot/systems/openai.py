@@ -3,7 +3,8 @@
 vLLM, llama.cpp's server, Ollama and hosted APIs all speak ``POST /v1/chat/completions``.
 Each call sends the system prompt (the scenario's, else the study's, with ``{brief}`` and
 ``{scenario}`` filled in), the session's history trimmed to the study's budget, and the new
-message; the reply is ``choices[0].message.content``.
+message (with a participant's voice note or photo as content parts, where the task sends
+media); the reply is ``choices[0].message.content``.
 
 Where the scenario declares tools, they are offered (``tools``) and each call the model makes
 is answered from the scenario's tools and sent back, for at most ``max_tool_rounds`` rounds
@@ -13,6 +14,7 @@ reply, to be recorded with the session.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -55,6 +57,27 @@ def served_at(url: str, url_env: str | None, env: Mapping[str, str], who: str) -
         raise SystemSetupError(
             f"{who}: the environment's {url_env}: {error}", field="url_env"
         ) from None
+
+
+def user_content(conversation: Conversation) -> str | list[dict[str, Any]]:
+    """The new message: its text, or, with a voice note or photo, content parts: the text
+    (when there is any), then each file inline, a photo as an ``image_url`` with a data URI,
+    a voice note as ``input_audio`` (base64, with its format named from its type: ``ogg``
+    for Telegram's voice notes; a server that takes only wav or mp3 needs them converted)."""
+    if not conversation.attachments:
+        return conversation.message
+    parts: list[dict[str, Any]] = []
+    if conversation.message:
+        parts.append({"type": "text", "text": conversation.message})
+    for attachment in conversation.attachments:
+        encoded = base64.b64encode(attachment.data).decode("ascii")
+        if attachment.kind == "photo":
+            uri = f"data:{attachment.mime};base64,{encoded}"
+            parts.append({"type": "image_url", "image_url": {"url": uri}})
+        else:
+            audio = attachment.mime.partition("/")[2].partition(";")[0] or "ogg"
+            parts.append({"type": "input_audio", "input_audio": {"data": encoded, "format": audio}})
+    return parts
 
 
 def fill_prompt(template: str, conversation: Conversation) -> str:
@@ -107,7 +130,7 @@ class OpenAIChat:
         ):
             messages.append({"role": "user", "content": turn.user})
             messages.append({"role": "assistant", "content": turn.system})
-        messages.append({"role": "user", "content": conversation.message})
+        messages.append({"role": "user", "content": user_content(conversation)})
         return messages
 
     def request(

@@ -8,23 +8,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
 
+from bot.core.media import FILE_KINDS, Medium
 from bot.core.storable_text import storable
 from bot.engine import events as ev
 from bot.engine.delivery import Delivery
 
 CONTENT_KINDS = (
-    "sticker",
-    "photo",
-    "voice",
-    "video",
-    "video_note",
-    "audio",
-    "document",
-    "animation",
+    *FILE_KINDS,
     "location",
     "contact",
     "poll",
@@ -45,7 +39,8 @@ class InboundKind(StrEnum):
     COMMAND = "command"  # a message that starts with a /command
     CALLBACK = "callback"  # a button tap
     EDITED = "edited"
-    UNSUPPORTED = "unsupported"  # a sticker, photo, voice note, …: ``text`` says which
+    MEDIA = "media"  # a voice note, photo, sticker, file, …: ``medium`` describes it
+    UNSUPPORTED = "unsupported"  # a location, contact, poll, …: ``text`` says which
 
 
 @dataclass(frozen=True)
@@ -60,17 +55,32 @@ class Inbound:
     callback_id: str | None = None
     language: str | None = None  # Telegram's language code of the participant's app
     message_id: int | None = None  # a tap: the message whose button it was
+    medium: Medium | None = None  # a file: what Telegram said of it (never who sent it)
 
     def to_json(self) -> str:
-        # Every field is a plain value: no ``asdict`` (a deep copy), one encoder made once.
-        return _ENCODER.encode(vars(self))
+        # Plain values but the medium: no ``asdict`` of the whole (a deep copy), one encoder.
+        # No medium, no key: what the inbox keeps of a text is as it always was.
+        data = vars(self)
+        if self.medium is None:
+            data = {k: v for k, v in data.items() if k != "medium"}
+        else:
+            data = {**data, "medium": asdict(self.medium)}
+        return _ENCODER.encode(data)
 
     @classmethod
     def from_json(cls, raw: str) -> Inbound:
         """What the inbox kept; its text made storable again (an ozlab from before the door
         kept a NUL as it came, and the update may wait in the inbox across the upgrade)."""
         data = json.loads(raw)
-        return cls(**{**data, "kind": InboundKind(data["kind"]), "text": storable(data["text"])})
+        medium = data.get("medium")
+        return cls(
+            **{
+                **data,
+                "kind": InboundKind(data["kind"]),
+                "text": storable(data["text"]),
+                "medium": Medium(**medium) if medium is not None else None,
+            }
+        )
 
     def to_delivery(self) -> Delivery:
         return Delivery(self.chat_id, self.to_event(), self.update_id, self.callback_id)
@@ -95,7 +105,9 @@ class Inbound:
                 return ev.ButtonTapped(self.text, self.message_id)
             case InboundKind.EDITED:
                 return ev.MessageEdited()
-            case InboundKind.UNSUPPORTED:
+            case InboundKind.MEDIA if self.medium is not None:
+                return ev.MediaReceived(self.medium)
+            case InboundKind.UNSUPPORTED | InboundKind.MEDIA:
                 return ev.UnsupportedReceived(self.text)
 
 
@@ -147,8 +159,40 @@ def read_update(raw: object) -> Inbound | None:
         kind = InboundKind.COMMAND if _starts_with_command(message) else InboundKind.TEXT
         lang = storable(language) if isinstance(language, str) else None
         return Inbound(chat_id, kind, storable(text), update_id, language=lang)
+    if (medium := _medium(message)) is not None:
+        return Inbound(chat_id, InboundKind.MEDIA, medium.kind, update_id, medium=medium)
     content = next((k for k in CONTENT_KINDS if message.get(k)), "other")
     return Inbound(chat_id, InboundKind.UNSUPPORTED, content, update_id)
+
+
+def _medium(message: Mapping[str, Any]) -> Medium | None:
+    """The file a message carries, described: a photo by its largest size (Telegram sends
+    the largest last), a video note by its side. Its file name is never read (the
+    participant's words, and nothing a study needs)."""
+    kind = next((k for k in FILE_KINDS if message.get(k)), None)
+    if kind is None:
+        return None
+    found = message[kind]
+    if kind == "photo":
+        found = found[-1] if isinstance(found, list) else None
+    file = _object(found, kind)
+    side = _number(file, "length")
+    caption = message.get("caption")
+    return Medium(
+        kind=kind,
+        file_id=storable(_field(file, "file_id", str)),
+        size=_number(file, "file_size"),
+        mime=storable(mime) if isinstance(mime := file.get("mime_type"), str) else None,
+        duration=_number(file, "duration"),
+        width=_number(file, "width") or side,
+        height=_number(file, "height") or side,
+        caption=storable(caption) if isinstance(caption, str) else "",
+    )
+
+
+def _number(obj: Mapping[str, Any], name: str) -> int | None:
+    value = obj.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _object(value: object, name: str) -> Mapping[str, Any]:

@@ -24,6 +24,7 @@ from telegram import (
     BotCommandScopeChat,
     InlineKeyboardButton,
     InlineKeyboardMarkup,
+    InputFile,
 )
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError, TimedOut
@@ -41,7 +42,12 @@ FLOOD_WAIT_LIMIT = math.inf
 none by default, since a message given up is lost. A clean stop waits for the messages in
 hand; a bot killed meanwhile (a supervisor's stop timeout) loses nothing either: the message
 stays undelivered in the store and goes out after the restart."""
-_PACED = frozenset({"sendMessage", "editMessageText", "editMessageReplyMarkup"})
+_PACED = frozenset(
+    {"sendMessage", "sendPhoto", "sendVoice", "editMessageText", "editMessageReplyMarkup"}
+)
+MAX_CAPTION = 1024
+"""Telegram's limit on a photo's or voice note's caption, in UTF-16 units."""
+_EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "audio/ogg": "ogg", "audio/mpeg": "mp3"}
 """The methods that put a message in a chat and count against the flood limits."""
 
 
@@ -155,6 +161,38 @@ class TelegramOutbox:
             if isinstance(message, dict) and isinstance(message.get("message_id"), int):
                 message_id = message["message_id"]
         return message_id
+
+    async def send_file(
+        self,
+        chat_id: int,
+        kind: str,
+        data: bytes,
+        mime: str,
+        caption: str = "",
+        buttons: Buttons = (),
+    ) -> int | None:
+        """Send a photo or a voice note with its caption, as plain text, and ``buttons``
+        under it; a caption over Telegram's 1024 goes after it as a message of its own
+        (with the buttons). The id of the message with the buttons."""
+        fits = _units(caption) <= MAX_CAPTION
+        name = f"{kind}.{_EXTENSIONS.get(mime, 'bin')}"
+        upload = InputFile(data, filename=name)
+        method, send = (
+            ("sendPhoto", self._bot.send_photo)
+            if kind == "photo"
+            else ("sendVoice", self._bot.send_voice)
+        )
+        message = await self._call(
+            method,
+            send,
+            chat_id=chat_id,
+            caption=caption if fits else None,
+            reply_markup=keyboard(buttons) if fits else None,
+            **{kind: upload},
+        )
+        if caption and not fits:
+            return await self.send(chat_id, caption, buttons)
+        return message.message_id if message is not None else None
 
     async def _raw_send(self, **data: object) -> Any:
         """``sendMessage`` answered with Telegram's JSON: python-telegram-bot would build a

@@ -128,7 +128,7 @@ def step(
             return _withdraw(job, texts, state)
         case ev.DoneCommand():
             return state, [fx.Send(_commands(job, texts))]
-        case ev.UnsupportedReceived():
+        case ev.UnsupportedReceived() | ev.MediaReceived():
             return state, [fx.Send(texts.text_only)]
         case ev.MessageEdited():
             return state, [fx.Send(texts.edit_ignored)]

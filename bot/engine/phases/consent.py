@@ -46,7 +46,8 @@ def _agreement(bundle: StudyBundle, journey: Journey) -> list[Doing]:
     buttons = (((texts.consent_accept, CONSENT_YES),), ((texts.consent_decline, CONSENT_NO),))
     note = recruitment.consent_note(bundle, texts)
     body, question = _closing_question(texts.consent)
-    paragraphs = [body, note, texts.consent_withdraw_note, question]  # the right to withdraw
+    kept = texts.audio_kept_note if bundle.study.speech.keep_audio else None
+    paragraphs = [body, note, kept, texts.consent_withdraw_note, question]  # the right to withdraw
     consent = "\n\n".join(p for p in paragraphs if p)
     agreement = fx.Send(consent, buttons, until=fx.Until.PHASE_END)
     return [fx.Send(texts.welcome), agreement]

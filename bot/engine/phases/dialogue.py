@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
 
-from bot.core.conversation import Conversation, SystemReply, Turn
+from bot.core.conversation import Attachment, Conversation, SystemReply, Turn
 from bot.core.vocabulary import (
     EndReason,
     EventKind,
@@ -16,10 +17,10 @@ from bot.core.vocabulary import (
     ReplySource,
     effective_gate,
 )
-from bot.engine import arena, exchange_rating, task
+from bot.engine import arena, exchange_rating, media, task
 from bot.engine import effects as fx
 from bot.engine import events as ev
-from bot.engine.callbacks import FinishTap, SurveyTap, SystemButtonTap, encode
+from bot.engine.callbacks import FinishTap, RetypeTap, SurveyTap, SystemButtonTap, encode
 from bot.engine.common import (
     Doing,
     Phase,
@@ -35,7 +36,7 @@ from bot.engine.common import (
 from bot.engine.context import Context
 from bot.engine.hints import hinted
 from bot.engine.journey import Journey, Waiting
-from scenarios.models import StudyBundle
+from scenarios.models import StudyBundle, Texts
 
 SUCCESS_EVENT = "task_success"
 TOOL_SUCCESS_EVENT = "tool_success"
@@ -50,6 +51,16 @@ TRANSITIONS = (
         Phase.DIALOGUE,
         "text / RecordUserTurn, CallSystem → SystemReplied / RecordSystemTurn, Send,"
         " exchange rating",
+    ),
+    Transition(
+        Phase.DIALOGUE,
+        Phase.DIALOGUE,
+        "voice note or photo the task takes / FetchMedia → MediaFetched / its words as text",
+    ),
+    Transition(
+        Phase.DIALOGUE,
+        Phase.DIALOGUE,
+        "file not taken, too big or unreadable / RecordEvent(media_refused), polite answer",
     ),
     Transition(Phase.DIALOGUE, WAITING, "SystemReplied [gated or wizard system] / reply held"),
     Transition(
@@ -152,8 +163,11 @@ def _is_wizard_only(bundle: StudyBundle, system_id: str) -> bool:
     return any(s.id == system_id and s.type == "wizard" for s in bundle.study.systems)
 
 
-def _ask_system(bundle: StudyBundle, journey: Journey, now: float) -> Result:
-    """Call the system about the pending message, or hold the turn for a wizard."""
+def _ask_system(
+    bundle: StudyBundle, journey: Journey, now: float, attachments: tuple[Attachment, ...] = ()
+) -> Result:
+    """Call the system about the pending message (with the file it came with, for a task
+    whose systems receive media), or hold the turn for a wizard."""
     if _is_wizard_only(bundle, journey.task.system_id):
         return _hold(journey, SystemReply(texts=()), 0.0, None, now)
     scenario = scenario_of(bundle, journey)
@@ -164,6 +178,7 @@ def _ask_system(bundle: StudyBundle, journey: Journey, now: float) -> Result:
         history=journey.history,
         message=journey.pending_message or "",
         system_prompt=scenario.system_prompt,
+        attachments=attachments,
     )
     return journey, [fx.ShowTyping(), fx.CallSystem(journey.task.system_id, conversation)]
 
@@ -188,16 +203,36 @@ def _hold(
 
 
 def _system_messages(bundle: StudyBundle, journey: Journey, reply: SystemReply) -> list[Doing]:
-    """The reply as it is shown: its texts, and its buttons (if any) under the last one."""
+    """The reply as it is shown: its texts, and its buttons (if any) under the last one;
+    then its pictures as photos with their captions, where the task lets systems return
+    them (elsewhere they are not shown)."""
     spec = next(s for s in bundle.study.systems if s.id == journey.task.system_id)
-    sends = [fx.Send(text, format=spec.format) for text in reply.texts if text.strip()]
+    media = scenario_of(bundle, journey).media
+    sends: list[fx.Send | fx.SpeakReply] = [
+        fx.SpeakReply(text, media.text_beside)
+        if media.speaks
+        else fx.Send(text, format=spec.format)
+        for text in reply.texts
+        if text.strip()
+    ]
+    pictures: list[Doing] = []
+    if reply.pictures and "photo" in media.system_returns:
+        shown = [
+            {"sha256": hashlib.sha256(p.data).hexdigest(), "mime": p.mime, "caption": p.caption}
+            for p in reply.pictures
+        ]
+        data = {"turn": journey.turns, "pictures": shown}
+        pictures = [
+            fx.RecordEvent(EventKind.PICTURES_SHOWN, journey.session_id, data),
+            *(fx.SendFile("photo", p.data, p.mime, p.caption) for p in reply.pictures),
+        ]
     if reply.buttons and sends:
         rows = tuple(
             ((title, encode(SystemButtonTap(journey.turns, i))),)
             for i, (title, _) in enumerate(reply.buttons)
         )
         sends[-1] = replace(sends[-1], buttons=rows, until=fx.Until.NEXT_TURN)
-    return list(sends)
+    return [*sends, *pictures]
 
 
 def _offered_button(journey: Journey, tap: SystemButtonTap) -> tuple[str, str] | None:
@@ -207,8 +242,16 @@ def _offered_button(journey: Journey, tap: SystemButtonTap) -> tuple[str, str] |
     return None
 
 
-def _user_turn(bundle: StudyBundle, journey: Journey, shown: str, sent: str, now: float) -> Result:
-    """The participant said something to the system: ``shown`` is logged, ``sent`` sent."""
+def _user_turn(
+    bundle: StudyBundle,
+    journey: Journey,
+    shown: str,
+    sent: str,
+    now: float,
+    attachments: tuple[Attachment, ...] = (),
+) -> Result:
+    """The participant said something to the system: ``shown`` is logged, ``sent`` sent
+    (with ``attachments``, the file it came with)."""
     session = journey.session_id
     if time_is_up(bundle, journey, now):
         late = fx.RecordEvent(EventKind.MESSAGE_AFTER_TIME_LIMIT, session, {"text": shown})
@@ -216,8 +259,9 @@ def _user_turn(bundle: StudyBundle, journey: Journey, shown: str, sent: str, now
         return new, [late, *effects]
     turn = journey.turns + 1
     journey, removed = drop_keyboards(journey, fx.Until.NEXT_TURN)  # the last reply's buttons
-    journey = journey.evolve(turns=turn, pending_message=sent, offered=())
-    new, effects = _ask_system(bundle, journey, now)
+    files = tuple((a.kind, a.mime, a.digest) for a in attachments)
+    journey = journey.evolve(turns=turn, pending_message=sent, pending_files=files, offered=())
+    new, effects = _ask_system(bundle, journey, now, attachments)
     return new, [fx.RecordUserTurn(session, turn, shown), *removed, *effects]
 
 
@@ -269,6 +313,7 @@ def deliver_reply(
         exchanges=journey.exchanges + 1,
         history=(*journey.history, Turn(journey.pending_message or "", text)),
         pending_message=None,
+        pending_files=(),
         offered=reply.buttons,
         waiting=None,
     )
@@ -317,7 +362,17 @@ def _on_tap(bundle: StudyBundle, journey: Journey, event: ev.ButtonTapped, now: 
             return new, [fx.Toast(), *effects]
         case SurveyTap():
             return exchange_rating.on_tap(bundle, journey, tap, now)
+        case RetypeTap():
+            return journey, media.retype(bundle, journey, tap)
     return stale_tap(bundle, journey)
+
+
+def _not_now(journey: Journey, texts: Texts, data: dict[str, object]) -> list[Doing]:
+    """A message while a reply is on its way or the session is paused: not lost (logged),
+    and the participant knows why nothing happens yet."""
+    kind = EventKind.MESSAGE_WHILE_PAUSED if journey.paused else EventKind.MESSAGE_WHILE_WAITING
+    answer = texts.paused if journey.paused else texts.wait_for_reply
+    return [fx.RecordEvent(kind, journey.session_id, data), fx.Send(answer)]
 
 
 def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Result:
@@ -328,16 +383,23 @@ def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Res
     session = journey.session_id
     match event:
         case ev.TextReceived(text=text) if journey.waiting is not None or journey.paused:
-            # Not lost: logged, and the participant knows why nothing happens yet.
-            kind = (
-                EventKind.MESSAGE_WHILE_PAUSED
-                if journey.paused
-                else EventKind.MESSAGE_WHILE_WAITING
-            )
-            answer = texts.paused if journey.paused else texts.wait_for_reply
-            return journey, [fx.RecordEvent(kind, session, {"text": text}), fx.Send(answer)]
+            return journey, _not_now(journey, texts, {"text": text})
         case ev.TextReceived(text=text):
             return _user_turn(bundle, journey, text, text, now)
+        case ev.MediaReceived(medium=medium) if journey.waiting is not None or journey.paused:
+            return journey, _not_now(journey, texts, {"kind": medium.kind})  # never its content
+        case ev.MediaReceived(medium=medium):
+            return journey, media.admit(bundle, journey, medium)
+        case ev.MediaFetched() if event.problem is not None:
+            return journey, media.refusal(bundle, journey, event)
+        case ev.MediaFetched():
+            words = media.said(event)
+            shown = media.heard(bundle, journey, event)
+            files = media.attached(bundle, journey, event)
+            new, effects = _user_turn(bundle, journey, words, words, now, files)
+            if new.turns == journey.turns:  # no turn after all (the time was up)
+                return new, effects
+            return new, [*shown, media.record(bundle, journey, event), *effects]
         case ev.ButtonTapped():
             return _on_tap(bundle, journey, event, now)
         case ev.SystemReplied():
@@ -345,7 +407,7 @@ def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Res
             return new, [*_health(journey, event), *effects]
         case ev.SystemFailed(error=error, latency_ms=latency, slow=slow):
             called, _ = _tool_calls(journey, SystemReply((), tool_calls=event.tool_calls))
-            journey = replace(journey, pending_message=None)
+            journey = journey.evolve(pending_message=None, pending_files=())
             return journey, [
                 *called,
                 *_health(journey, event),
@@ -364,7 +426,8 @@ def on_event(ctx: Context, journey: Journey, event: ev.Event, now: float) -> Res
         case ev.MessageEdited():
             return journey, [*hinted(Hint.EDIT_IGNORED, texts.edit_ignored, session)]
         case ev.Recovered() if journey.pending_message is not None and journey.waiting is None:
-            new, effects = _ask_system(bundle, journey, now)
+            files = tuple(Attachment(*file) for file in journey.pending_files)
+            new, effects = _ask_system(bundle, journey, now, files)
             return new, [fx.RecordEvent(EventKind.SYSTEM_CALL_RETRIED, session), *effects]
         case ev.Tick():
             waiting = journey.waiting

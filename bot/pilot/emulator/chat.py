@@ -22,7 +22,20 @@ from typing import Any, Self
 from bot.pilot.emulator.keyboards import Keyboard
 from bot.pilot.emulator.waiting import Waiters
 
-__all__ = ["BotMessage", "CallbackAnswer", "ChatLog"]
+__all__ = ["BotMessage", "CallbackAnswer", "ChatLog", "SentMedia"]
+
+
+@dataclass(frozen=True, slots=True)
+class SentMedia:
+    """A voice note or a photo the bot sent: the bytes as uploaded, for tests to read."""
+
+    kind: str
+    """``voice`` or ``photo``: the field of the Bot API ``Message`` that holds it."""
+    data: bytes
+    content_type: str | None
+    """What the upload's part said it was (``None`` for a file sent again by its id)."""
+    api: Any
+    """The ``Voice`` object or the ``PhotoSize`` list, as the ``Message`` carries it."""
 
 
 @dataclass(eq=False, slots=True)
@@ -48,6 +61,8 @@ class BotMessage:
     deleted: bool = False
     chat: dict[str, Any] = field(default_factory=dict, repr=False)
     sender: dict[str, Any] = field(default_factory=dict, repr=False)
+    media: SentMedia | None = None
+    """A voice note or photo (``sendVoice``, ``sendPhoto``): ``text`` is then its caption."""
 
     @property
     def buttons(self) -> list[str]:
@@ -61,10 +76,15 @@ class BotMessage:
             "from": self.sender,
             "chat": self.chat,
             "date": self.date,
-            "text": self.text,
         }
+        if self.media is None:
+            doc["text"] = self.text
+        else:
+            doc[self.media.kind] = self.media.api
+            if self.text:
+                doc["caption"] = self.text
         if self.entities:
-            doc["entities"] = self.entities
+            doc["caption_entities" if self.media is not None else "entities"] = self.entities
         if self.edit_date is not None:
             doc["edit_date"] = self.edit_date
         if self.reply_markup is not None:
@@ -100,7 +120,8 @@ def _describe(message: BotMessage) -> str:
     text = message.text if len(message.text) <= 160 else message.text[:157] + "..."
     extra = f" buttons={message.buttons}" if message.keyboard else ""
     flags = " (deleted)" if message.deleted else ""
-    return f"#{message.message_id}{flags}: {text!r}{extra}"
+    kind = f" [{message.media.kind}]" if message.media is not None else ""
+    return f"#{message.message_id}{flags}{kind}: {text!r}{extra}"
 
 
 class ChatLog:

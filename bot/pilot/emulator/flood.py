@@ -22,7 +22,9 @@ from bot.pilot.emulator.wire import ApiError
 
 __all__ = ["FLOODED_METHODS", "FloodControl", "FloodRules"]
 
-FLOODED_METHODS = frozenset({"sendMessage", "editMessageText", "editMessageReplyMarkup"})
+FLOODED_METHODS = frozenset(
+    {"sendMessage", "sendVoice", "sendPhoto", "editMessageText", "editMessageReplyMarkup"}
+)
 """The emulated methods that put a message in a chat; answers and chat actions are free."""
 _WINDOW = 1.0  # seconds: ``bot_rate`` is per second
 

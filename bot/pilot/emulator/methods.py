@@ -15,11 +15,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from bot.pilot.emulator.chat import BotMessage, CallbackAnswer, ChatLog
-from bot.pilot.emulator.formatting import parse_text
+from bot.pilot.emulator.chat import BotMessage, CallbackAnswer, ChatLog, SentMedia
+from bot.pilot.emulator.files import MAX_UPLOAD, StoredFile, check_photo, photo_sizes
+from bot.pilot.emulator.formatting import ParsedText, parse_text
 from bot.pilot.emulator.keyboards import inline_rows, reply_keyboard_rows, validate_reply_markup
 from bot.pilot.emulator.updates import DEFAULT_ALLOWED_UPDATES
-from bot.pilot.emulator.wire import ApiError, bad_request
+from bot.pilot.emulator.wire import ApiError, UploadedFile, bad_request
 
 if TYPE_CHECKING:
     from bot.pilot.emulator.server import BotApiEmulator
@@ -51,6 +52,8 @@ _CHAT_ACTIONS = frozenset(
 )
 _COMMAND = re.compile(r"[a-z0-9_]{1,32}")
 _SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
+_MAX_CAPTION = 1024
+_WRONG_FILE = "wrong file identifier/HTTP URL specified"
 _UNRESOLVED = "bad webhook: Failed to resolve host: Name or service not known"
 _WRONG_PORT = "bad webhook: Webhook can be set up only on ports 80, 88, 443 or 8443"
 
@@ -196,10 +199,15 @@ def _check_webhook_url(url: str) -> None:
         raise bad_request(_WRONG_PORT)
 
 
-@_method("sendMessage")
-def _send_message(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+def _new_message(
+    emu: BotApiEmulator,
+    params: dict[str, Any],
+    arrived: float,
+    parsed: ParsedText,
+    media: SentMedia | None = None,
+) -> Any:
+    """Send a text, or a voice note or photo with ``parsed`` as its caption."""
     chat = _target_chat(emu, params)
-    parsed = parse_text(params.get("text"), params.get("parse_mode"), params.get("entities"))
     markup = validate_reply_markup(params.get("reply_markup"))
     reply_to = _reply_to(chat, params)
     inline = markup if markup is not None and "inline_keyboard" in markup else None
@@ -220,9 +228,77 @@ def _send_message(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -
         reply_to_message_id=reply_to,
         chat=chat.chat,
         sender=emu.bot_user,
+        media=media,
     )
     chat.add_bot_message(message)
     return message.to_api()
+
+
+@_method("sendMessage")
+def _send_message(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+    parsed = parse_text(params.get("text"), params.get("parse_mode"), params.get("entities"))
+    return _new_message(emu, params, arrived, parsed)
+
+
+def _caption(params: dict[str, Any]) -> ParsedText:
+    caption = params.get("caption")
+    if caption is None or caption == "":
+        return ParsedText("", [])
+    try:
+        return parse_text(
+            caption, params.get("parse_mode"), params.get("caption_entities"), limit=_MAX_CAPTION
+        )
+    except ApiError as error:
+        if error.description.endswith("message is too long"):
+            raise bad_request("message caption is too long") from None
+        raise
+
+
+def _upload(emu: BotApiEmulator, value: object) -> tuple[bytes, str | None, StoredFile | None]:
+    """A file a bot sends: a multipart upload, or a ``file_id`` it had (a URL cannot be
+    fetched: the emulator reaches nothing but loopback). (data, content type, known file)."""
+    if isinstance(value, UploadedFile):
+        if not value.data:
+            raise bad_request("file must be non-empty")
+        if len(value.data) > MAX_UPLOAD:
+            raise ApiError(413, "Request Entity Too Large")
+        return value.data, value.content_type, None
+    known = emu.files.by_id(value)
+    if known is None:
+        raise bad_request(_WRONG_FILE)
+    return known.data, None, known
+
+
+@_method("sendVoice")
+def _send_voice(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+    _target_chat(emu, params)
+    caption = _caption(params)
+    data, content_type, known = _upload(emu, params.get("voice"))
+    stored = known or emu.files.add("voice", data, "oga")
+    voice: dict[str, Any] = {
+        "file_id": stored.file_id,
+        "file_unique_id": stored.file_unique_id,
+        "duration": int(params.get("duration") or 0),
+        "mime_type": content_type or "audio/ogg",
+        "file_size": len(data),
+    }
+    media = SentMedia("voice", data, content_type, voice)
+    return _new_message(emu, params, arrived, caption, media)
+
+
+@_method("sendPhoto")
+def _send_photo(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+    _target_chat(emu, params)
+    caption = _caption(params)
+    data, content_type, _ = _upload(emu, params.get("photo"))
+    check_photo(data)
+    media = SentMedia("photo", data, content_type, photo_sizes(emu.files, data))
+    return _new_message(emu, params, arrived, caption, media)
+
+
+@_method("getFile")
+def _get_file(emu: BotApiEmulator, params: dict[str, Any], arrived: float) -> Any:
+    return emu.files.get_file(params.get("file_id")).to_api()
 
 
 @_method("editMessageText")

@@ -8,16 +8,31 @@ reading cursor of ``wait_for_text``).
 
 from __future__ import annotations
 
+import io
 import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from PIL import Image
+
 from bot.pilot.emulator.chat import BotMessage, CallbackAnswer, ChatLog
+from bot.pilot.emulator.files import photo_sizes
 
 if TYPE_CHECKING:
     from bot.pilot.emulator.server import BotApiEmulator
 
-__all__ = ["Participant"]
+__all__ = ["NO_AUDIO", "Participant", "default_photo"]
+
+NO_AUDIO = b"OggS\x00 no audio here "
+"""What a voice note holds when a test gives none: it starts as an Ogg file does and holds
+no audio, as a corrupt recording would."""
+
+
+def default_photo(width: int = 1280, height: int = 960) -> bytes:
+    """A plain picture (a JPEG of ``width`` × ``height``) for tests that need any photo."""
+    buffer = io.BytesIO()
+    Image.new("RGB", (width, height), (70, 130, 180)).save(buffer, "JPEG")
+    return buffer.getvalue()
 
 
 class Participant(ChatLog):
@@ -87,48 +102,88 @@ class Participant(ChatLog):
         """Type a message; a leading ``/command`` carries a ``bot_command`` entity."""
         return self._emit("message", self._message(self._emulator.text_content(text), reply_to))
 
-    async def send_sticker(self, emoji: str = "👍") -> int:
-        """Send a sticker (a message without text)."""
-        unique = f"sticker{self.user_id}"
-        sticker = {
-            "file_id": f"CAACAgIAAx0{unique}",
-            "file_unique_id": unique,
-            "type": "regular",
-            "width": 512,
-            "height": 512,
-            "is_animated": False,
-            "is_video": False,
-            "emoji": emoji,
+    def _send_file(
+        self,
+        kind: str,
+        data: bytes,
+        where: tuple[str, str],
+        caption: str | None = None,
+        **described: object,
+    ) -> int:
+        """A message carrying ``data`` as a new file (kept in ``where``: folder, extension),
+        described as Telegram describes a ``kind`` of file."""
+        folder, extension = where
+        stored = self._emulator.files.add(folder, data, extension)
+        file = {
+            "file_id": stored.file_id,
+            "file_unique_id": stored.file_unique_id,
+            **described,
+            "file_size": len(data),
         }
-        return self._emit("message", self._message({"sticker": sticker}))
-
-    async def send_photo(self, caption: str | None = None) -> int:
-        """Send a photo, optionally with a caption."""
-        sizes = [
-            {
-                "file_id": f"AgACAgIAAx0photo{self.user_id}_{side}",
-                "file_unique_id": f"photo{self.user_id}_{side}",
-                "width": side,
-                "height": side,
-                "file_size": side * side // 10,
-            }
-            for side in (90, 320, 800)
-        ]
-        content: dict[str, Any] = {"photo": sizes}
+        content: dict[str, Any] = {kind: file}
         if caption is not None:
             content["caption"] = caption
         return self._emit("message", self._message(content))
 
-    async def send_voice(self, duration: int = 2) -> int:
-        """Send a voice note."""
-        voice = {
-            "file_id": f"AwACAgIAAx0voice{self.user_id}",
-            "file_unique_id": f"voice{self.user_id}",
-            "duration": duration,
-            "mime_type": "audio/ogg",
-            "file_size": 4000 * duration,
-        }
-        return self._emit("message", self._message({"voice": voice}))
+    async def send_sticker(self, emoji: str = "👍") -> int:
+        """Send a sticker (a message without text)."""
+        return self._send_file(
+            "sticker",
+            f"sticker {emoji}".encode(),
+            ("stickers", "webp"),
+            type="regular",
+            width=512,
+            height=512,
+            is_animated=False,
+            is_video=False,
+            emoji=emoji,
+        )
+
+    async def send_photo(self, image: bytes | None = None, *, caption: str | None = None) -> int:
+        """Send a photo (any image Pillow reads; a 1280×960 picture by default), as
+        Telegram delivers it: JPEG sizes up to 1280 px, the largest last."""
+        data = image if image is not None else default_photo()
+        content: dict[str, Any] = {"photo": photo_sizes(self._emulator.files, data)}
+        if caption is not None:
+            content["caption"] = caption
+        return self._emit("message", self._message(content))
+
+    async def send_voice(
+        self,
+        audio: bytes | None = None,
+        *,
+        duration: int = 2,
+        mime_type: str = "audio/ogg",
+        caption: str | None = None,
+    ) -> int:
+        """Send a voice note of ``audio`` (by default bytes that hold no audio at all, as
+        an unreadable recording would)."""
+        data = audio if audio is not None else NO_AUDIO * (1 + 4000 * duration // len(NO_AUDIO))
+        where = ("voice", "oga")
+        return self._send_file(
+            "voice", data, where, caption, duration=duration, mime_type=mime_type
+        )
+
+    async def send_video_note(
+        self, video: bytes = b"\x00\x00\x00\x18ftypmp42", *, duration: int = 3
+    ) -> int:
+        """Send a round video message."""
+        where = ("video_notes", "mp4")
+        return self._send_file("video_note", video, where, length=384, duration=duration)
+
+    async def send_document(
+        self,
+        data: bytes,
+        *,
+        file_name: str = "file.bin",
+        mime_type: str = "application/octet-stream",
+        caption: str | None = None,
+    ) -> int:
+        """Send any file as a document (``file_name`` is the participant's: outside text)."""
+        where = ("documents", "bin")
+        return self._send_file(
+            "document", data, where, caption, file_name=file_name, mime_type=mime_type
+        )
 
     async def edit_text(self, message_id: int, new_text: str) -> int:
         """Edit one of this participant's own texts: an ``edited_message`` update."""

@@ -20,6 +20,7 @@ from typing import Any, Self
 from aiohttp import web
 
 from bot.pilot.emulator.chat import ChatLog
+from bot.pilot.emulator.files import FileStore
 from bot.pilot.emulator.flood import FLOODED_METHODS, FloodControl, FloodRules
 from bot.pilot.emulator.methods import METHODS
 from bot.pilot.emulator.participant import Participant
@@ -88,6 +89,10 @@ class BotApiEmulator:
         """Exceptions raised inside the emulator (answered with 500); should stay empty."""
         self.commands: dict[tuple[str, str], list[dict[str, str]]] = {}
         """(JSON of the scope, language_code) -> commands set with ``setMyCommands``."""
+        self.files = FileStore()
+        """Every file participants sent and the bot uploaded (``getFile``, the download path)."""
+        self.downloads: Counter[str] = Counter()
+        """Files the bot downloaded from ``/file/bot<token>/<file_path>``, by ``file_path``."""
         self.flood = FloodControl(flood) if flood is not None else None
         """The flood limits enforced (``flood.refused`` counts the 429s), or None."""
         self._state_waiters = Waiters()
@@ -113,6 +118,7 @@ class BotApiEmulator:
             return
         app = web.Application(client_max_size=50 * 1024 * 1024)
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
+        app.router.add_get("/file/bot{token}/{path:.+}", self._download)
         app.router.add_route("*", "/{tail:.*}", self._not_found)
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2.0)
         await runner.setup()
@@ -162,6 +168,11 @@ class BotApiEmulator:
     def base_url(self) -> str:
         """``http://host:port/bot``: what python-telegram-bot's ``base_url`` takes."""
         return f"{self.server_url}/bot"
+
+    @property
+    def base_file_url(self) -> str:
+        """``http://host:port/file/bot``: what python-telegram-bot's ``base_file_url`` takes."""
+        return f"{self.server_url}/file/bot"
 
     # -- participants and chats --------------------------------------------------------------
 
@@ -362,6 +373,18 @@ class BotApiEmulator:
 
     async def _not_found(self, request: web.Request) -> web.Response:
         return error_response(ApiError(404, "Not Found"))
+
+    async def _download(self, request: web.Request) -> web.Response:
+        """A file's bytes at the path ``getFile`` gave, as Telegram serves them."""
+        if request.match_info["token"] != self.token:
+            return error_response(ApiError(401, "Unauthorized"))
+        path = request.match_info["path"]
+        stored = self.files.by_path(path)
+        if stored is None or "file_path" not in stored.to_api():
+            return error_response(ApiError(404, "Not Found"))
+        self.downloads[path] += 1
+        self._state_waiters.wake()
+        return web.Response(body=stored.data, content_type="application/octet-stream")
 
     async def _handle(self, request: web.Request) -> web.Response:
         arrived = time.monotonic()
