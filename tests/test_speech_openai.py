@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
+import wave
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -64,8 +66,10 @@ async def test_a_voice_note_is_sent_as_the_reference_says_and_its_text_kept() ->
             await engine.close()
     sent = server.requests[-1]
     assert sent.path == "/v1/audio/transcriptions"
-    assert sent.file == NOTE  # as it came: OGG/Opus is a format the endpoint takes
-    assert (sent.filename, sent.file_type) == ("voice.ogg", "audio/ogg")
+    assert (sent.filename, sent.file_type) == ("voice.wav", "audio/wav")
+    with wave.open(io.BytesIO(sent.file or b"")) as file:  # what every server reads
+        assert (file.getnchannels(), file.getsampwidth(), file.getframerate()) == (1, 2, 16000)
+        assert file.getnframes() == pytest.approx(32_000, abs=800)
     assert sent.fields == {
         "model": "Systran/faster-whisper-small",
         "response_format": "json",

@@ -14,6 +14,7 @@ off is :class:`~bot.speech.base.UnreadableAudio`, never a codec's traceback.
 from __future__ import annotations
 
 import io
+import wave
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -84,8 +85,7 @@ def decode(
                     size += len(chunks[-1])
                 if size > limit:
                     raise AudioTooLarge(
-                        f"the audio is longer than {max_seconds:g} s, "
-                        "the most ozlab transcribes"
+                        f"the audio is longer than {max_seconds:g} s, the most ozlab transcribes"
                     )
             for out in resampler.resample(None):
                 chunks.append(out.to_ndarray().tobytes())
@@ -125,6 +125,18 @@ def is_voice_note(data: bytes) -> bool:
             return container.format.name == "ogg" and bool(audio) and audio[0].codec.name == "opus"
     except (av.error.FFmpegError, ValueError, EOFError, IndexError) as error:
         raise _failure(error) from None
+
+
+def wav(pcm: Pcm) -> bytes:
+    """The PCM in a WAV file: what every transcription server reads, whisper.cpp's without
+    an ffmpeg of its own included."""
+    out = io.BytesIO()
+    with wave.open(out, "wb") as file:
+        file.setnchannels(1)
+        file.setsampwidth(2)
+        file.setframerate(pcm.rate)
+        file.writeframes(pcm.samples)
+    return out.getvalue()
 
 
 def encode_voice_note(pcm: Pcm) -> bytes:

@@ -168,9 +168,10 @@ async def _read(response: aiohttp.ClientResponse, limit: int, shown: str) -> byt
 
 
 class OpenAITranscriber:
-    """Speech to text on an OpenAI-compatible server: the voice note is sent as it came
-    (OGG/Opus is among the formats the endpoint takes); ``language`` (ISO 639-1, e.g.
-    ``en``) spares the server a guess."""
+    """Speech to text on an OpenAI-compatible server. The voice note is sent as 16 kHz mono
+    WAV, the one format every such server reads (whisper.cpp's server reads nothing else
+    unless it was started with ``--convert`` and has an ffmpeg); audio that does not decode
+    is never sent. ``language`` (ISO 639-1, e.g. ``en``) spares the server a guess."""
 
     engine = ENGINE
 
@@ -194,9 +195,9 @@ class OpenAITranscriber:
 
     async def transcribe(self, audio_data: bytes) -> Transcript:
         started = self.clock()
-        seconds = await asyncio.to_thread(audio.duration, audio_data)  # unreadable: not sent
+        pcm = await asyncio.to_thread(audio.decode, audio_data)
         form = aiohttp.FormData()
-        form.add_field("file", audio_data, filename="voice.ogg", content_type=VOICE_NOTE_MIME)
+        form.add_field("file", audio.wav(pcm), filename="voice.wav", content_type="audio/wav")
         form.add_field("model", self.model)
         form.add_field("response_format", "json")
         if self.language:
@@ -215,7 +216,7 @@ class OpenAITranscriber:
             model=self.model,
             started_at=started,
             finished_at=self.clock(),
-            audio_seconds=seconds,
+            audio_seconds=pcm.seconds,
         )
 
     async def close(self) -> None:
