@@ -10,10 +10,7 @@ import pytest
 from bot.core.errors import SystemSetupError
 from bot.speech import audio
 from bot.speech.base import SpeechFailure, SpeechTimeout
-from bot.speech.engines import SpeechToText, TextToSpeech, speaker_for, transcriber_for
 from bot.speech.espeak import Espeak
-from bot.speech.openai import OpenAISpeaker, OpenAITranscriber
-from bot.speech.sphinx import PocketSphinx
 
 
 async def test_a_reply_is_spoken_as_a_voice_note() -> None:
@@ -86,33 +83,3 @@ def children() -> list[str]:
         if int(fields.split()[1]) == os.getpid():
             names.append(name.split("(", 1)[1])
     return names
-
-
-def test_the_engines_come_from_plain_settings() -> None:
-    env = {"KEY": "sk-0123456789"}
-    assert isinstance(transcriber_for(SpeechToText(engine="pocketsphinx"), env), PocketSphinx)
-    served = transcriber_for(
-        SpeechToText(engine="openai", base_url="http://127.0.0.1:8000", model="whisper-1"), env
-    )
-    assert isinstance(served, OpenAITranscriber) and served.model == "whisper-1"
-    spoken = speaker_for(TextToSpeech(engine="espeak-ng", voice="de"), env)
-    assert isinstance(spoken, Espeak) and spoken.model == "de"
-    assert isinstance(
-        speaker_for(
-            TextToSpeech(
-                engine="openai",
-                base_url="http://127.0.0.1:8000",
-                model="tts-1",
-                voice="alloy",
-                api_key_env="KEY",
-            ),
-            env,
-        ),
-        OpenAISpeaker,
-    )
-    with pytest.raises(SystemSetupError, match="speech engine 'openai' needs model"):
-        transcriber_for(SpeechToText(engine="openai", base_url="http://127.0.0.1:8000"), env)
-    with pytest.raises(SystemSetupError, match="speech engine 'openai' needs voice"):
-        speaker_for(
-            TextToSpeech(engine="openai", base_url="http://127.0.0.1:8000", model="tts-1"), env
-        )

@@ -23,8 +23,9 @@ from bot.speech.sphinx import PocketSphinx
 
 @dataclass(frozen=True, slots=True)
 class SpeechToText:
-    """``engine``: ``pocketsphinx`` (on this machine, English) or ``openai`` (a server at
-    ``base_url`` serving ``model``, e.g. ``Systran/faster-whisper-small``)."""
+    """``engine``: ``pocketsphinx`` (on this machine, English only) or ``openai`` (a server
+    at ``base_url`` serving ``model``, e.g. ``Systran/faster-whisper-small``, within
+    ``timeout`` seconds; ``language``, ISO 639-1, spares it a guess)."""
 
     engine: Literal["pocketsphinx", "openai"]
     base_url: str | None = None
@@ -57,6 +58,12 @@ def _required(value: str | None, name: str, engine: str) -> str:
 def transcriber_for(settings: SpeechToText, env: Mapping[str, str]) -> Transcriber:
     """The engine ``settings`` name; a missing setting or key is a SystemSetupError."""
     if settings.engine == "pocketsphinx":
+        if settings.language not in (None, "en"):
+            raise SystemSetupError(
+                f"speech engine 'pocketsphinx' knows English only, not {settings.language!r}: "
+                "for other languages use an openai engine (a Whisper server)",
+                field="language",
+            )
         return PocketSphinx()
     return OpenAITranscriber(
         base_url=_required(settings.base_url, "base_url", settings.engine),

@@ -145,7 +145,8 @@ class PocketSphinx:
             raise SpeechFailure("the speech recogniser's process ended unexpectedly") from None
 
     async def close(self) -> None:
-        """Stop the worker (a transcription under way is abandoned). Safe to call twice."""
+        """Stop the workers: voice notes still queued are dropped, one being transcribed is
+        finished first (seconds, for a voice note). Safe to call twice."""
         self._closed = True
         if self._pool is not None:
             pool, self._pool = self._pool, None
