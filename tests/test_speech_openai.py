@@ -254,7 +254,10 @@ async def test_a_reply_that_is_not_audio_is_a_failure() -> None:
 
 @pytest.mark.parametrize(
     ("text", "said"),
-    [(" \n ", "there is no text to speak"), ("a" * 4097, "the reply has 4097 characters")],
+    [
+        (" \n ", "there is no text to speak"),
+        ("a" * 4097, "the reply has 4097 characters, more than the 4096 ozlab speaks at once"),
+    ],
 )
 async def test_nothing_or_too_much_to_speak_is_never_sent(text: str, said: str) -> None:
     async with FakeSpeechServer() as server:

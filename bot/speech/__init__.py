@@ -7,6 +7,7 @@
 - :mod:`bot.speech.espeak`: espeak-ng on this machine;
 - :mod:`bot.speech.openai`: OpenAI-compatible servers (``/v1/audio/transcriptions``,
   ``/v1/audio/speech``);
+- :mod:`bot.speech.speaking`: what every speaker does (the text it may speak, its reply);
 - :mod:`bot.speech.engines`: an engine from plain settings (what a study file names).
 
 Nothing here logs audio, text or transcripts: a voice is biometric data.

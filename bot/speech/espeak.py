@@ -17,20 +17,11 @@ from collections.abc import Callable
 from datetime import datetime
 
 from bot.core.errors import SystemSetupError
-from bot.speech import audio
-from bot.speech.base import (
-    VOICE_NOTE_MIME,
-    SpeechFailure,
-    SpeechTimeout,
-    SpokenReply,
-    UnreadableAudio,
-    utc_now,
-)
+from bot.speech.base import SpeechFailure, SpeechTimeout, SpokenReply, utc_now
+from bot.speech.speaking import as_reply, text_to_speak
 
 ENGINE = "espeak-ng"
 _VOICE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_+-]*$")
-MAX_TEXT_CHARS = 4096
-"""A reply of a chat is far shorter; the bound keeps one reply from taking minutes."""
 
 
 class Espeak:
@@ -70,27 +61,16 @@ class Espeak:
         self.clock = clock
 
     async def speak(self, text: str) -> SpokenReply:
-        text = text.strip()
-        if not text:
-            raise SpeechFailure("there is no text to speak")
-        if len(text) > MAX_TEXT_CHARS:
-            raise SpeechFailure(
-                f"the reply has {len(text)} characters, more than the {MAX_TEXT_CHARS} ozlab speaks"
-            )
+        text = text_to_speak(text)
         started = self.clock()
         wav = await self._synthesise(text)
-        try:
-            note, seconds = await asyncio.to_thread(audio.as_voice_note, wav)
-        except UnreadableAudio as error:
-            raise SpeechFailure(f"espeak-ng's audio cannot be encoded: {error}") from None
-        return SpokenReply(
-            audio=note,
-            mime=VOICE_NOTE_MIME,
-            audio_seconds=seconds,
+        return await as_reply(
+            wav,
+            made_by="espeak-ng",
             engine=self.engine,
             model=self.model,
-            started_at=started,
-            finished_at=self.clock(),
+            started=started,
+            clock=self.clock,
         )
 
     async def _synthesise(self, text: str) -> bytes:

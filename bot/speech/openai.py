@@ -28,20 +28,11 @@ from yarl import URL
 from bot.core.errors import SystemSetupError
 from bot.core.visible_text import visible
 from bot.speech import audio
-from bot.speech.base import (
-    VOICE_NOTE_MIME,
-    SpeechFailure,
-    SpeechTimeout,
-    SpokenReply,
-    Transcript,
-    UnreadableAudio,
-    utc_now,
-)
+from bot.speech.base import SpeechFailure, SpeechTimeout, SpokenReply, Transcript, utc_now
+from bot.speech.speaking import as_reply, text_to_speak
 from scenarios.systems import check_url
 
 ENGINE = "openai"
-MAX_INPUT_CHARS = 4096
-"""The longest text OpenAI's speech endpoint takes in one call."""
 _MAX_JSON_BYTES = 1_000_000
 _EXCERPT_CHARS = 200
 _MIN_SECRET = 6
@@ -248,31 +239,19 @@ class OpenAISpeaker:
         )
 
     async def speak(self, text: str) -> SpokenReply:
-        text = text.strip()
-        if not text:
-            raise SpeechFailure("there is no text to speak")
-        if len(text) > MAX_INPUT_CHARS:
-            raise SpeechFailure(
-                f"the reply has {len(text)} characters, more than the {MAX_INPUT_CHARS} "
-                "an OpenAI-compatible speech endpoint takes"
-            )
+        text = text_to_speak(text)
         started = self.clock()
         request = {"model": self.model, "input": text, "voice": self.voice}
         body = await self._server.post(
             {**request, "response_format": "opus"}, limit=audio.MAX_AUDIO_BYTES, hidden=[text]
         )
-        try:
-            note, seconds = await asyncio.to_thread(audio.as_voice_note, body)
-        except UnreadableAudio as error:
-            raise SpeechFailure(f"{self._server.where} answered with {error}") from None
-        return SpokenReply(
-            audio=note,
-            mime=VOICE_NOTE_MIME,
-            audio_seconds=seconds,
+        return await as_reply(
+            body,
+            made_by=self._server.where,
             engine=self.engine,
             model=self.model,
-            started_at=started,
-            finished_at=self.clock(),
+            started=started,
+            clock=self.clock,
         )
 
     async def close(self) -> None:
