@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from bot.core.errors import SystemSetupError
@@ -41,3 +43,11 @@ def test_the_engines_come_from_plain_settings() -> None:
         speaker_for(
             TextToSpeech(engine="openai", base_url="http://127.0.0.1:8000", model="tts-1"), env
         )
+
+
+def test_pocketsphinx_not_installed_stops_the_start_with_the_command_that_installs_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "pocketsphinx", None)  # as without the extra
+    with pytest.raises(SystemSetupError, match=r"pip install 'ozlab\[speech\]'"):
+        transcriber_for(SpeechToText(engine="pocketsphinx"), {})
