@@ -37,7 +37,7 @@ async def test_a_reply_that_looks_like_an_option_is_spoken_not_obeyed() -> None:
     assert reply.audio_seconds > 1
 
 
-@pytest.mark.parametrize("voice", ["-w", "en us", "en;rm", ""])
+@pytest.mark.parametrize("voice", ["-w", "en us", "en;rm", "", "en-us\n"])
 def test_a_voice_name_that_is_not_one_stops_the_start(voice: str) -> None:
     with pytest.raises(SystemSetupError, match="is not an espeak-ng voice name"):
         Espeak(voice=voice)

@@ -125,6 +125,7 @@ async def test_unreadable_audio_is_the_same_failure_from_the_worker(
     assert silence.text == "" or len(silence.text.split()) <= 2
 
 
+@pytest.mark.slow
 async def test_a_worker_that_dies_is_a_failure_and_the_next_note_gets_a_new_one() -> None:
     engine = PocketSphinx()
     others = set(multiprocessing.active_children())

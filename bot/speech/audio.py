@@ -20,6 +20,7 @@ from fractions import Fraction
 
 import av
 import av.error
+import numpy as np
 
 from bot.speech.base import AudioTooLarge, UnreadableAudio
 
@@ -147,8 +148,8 @@ def encode_voice_note(pcm: Pcm) -> bytes:
     with av.open(out, mode="w", format="ogg") as container:
         stream = container.add_stream("libopus", rate=VOICE_NOTE_RATE, layout="mono")
         stream.bit_rate = _OPUS_BITRATE
-        frame = av.AudioFrame(format="s16", layout="mono", samples=len(pcm.samples) // 2)
-        frame.planes[0].update(pcm.samples[: len(pcm.samples) // 2 * 2])
+        samples = np.frombuffer(pcm.samples, dtype="<i2", count=len(pcm.samples) // 2)
+        frame = av.AudioFrame.from_ndarray(samples.reshape(1, -1), format="s16", layout="mono")
         frame.sample_rate = pcm.rate
         frame.time_base = Fraction(1, pcm.rate)
         frame.pts = 0

@@ -21,7 +21,7 @@ from bot.speech.base import SpeechFailure, SpeechTimeout, SpokenReply, utc_now
 from bot.speech.speaking import as_reply, text_to_speak
 
 ENGINE = "espeak-ng"
-_VOICE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_+-]*$")
+_VOICE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+-]*")
 
 
 class Espeak:
@@ -38,7 +38,7 @@ class Espeak:
         program: str = "espeak-ng",
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
-        if not _VOICE.match(voice):
+        if not _VOICE.fullmatch(voice):
             raise SystemSetupError(
                 f"speech engine: {voice!r} is not an espeak-ng voice name (e.g. en-us, de, "
                 "en-us+f3)",
