@@ -56,7 +56,10 @@ def speaker(server: FakeSpeechServer, **settings: object) -> OpenAISpeaker:
     return OpenAISpeaker(**options)  # type: ignore[arg-type]
 
 
-async def test_a_voice_note_is_sent_as_the_reference_says_and_its_text_kept() -> None:
+async def test_a_voice_note_is_sent_as_the_reference_says_and_its_text_kept(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
     async with FakeSpeechServer(key=KEY) as server:
         clock = Ticking()
         engine = transcriber(server, language="en", clock=clock)
@@ -81,6 +84,7 @@ async def test_a_voice_note_is_sent_as_the_reference_says_and_its_text_kept() ->
     assert heard.audio_seconds == pytest.approx(2.0, abs=0.05)
     assert heard.seconds == 1.0  # the clock read once before the call, once after
     assert "london" not in repr(heard)  # what was said stays out of logs
+    assert "london" not in caplog.text and KEY not in caplog.text
 
 
 @pytest.mark.parametrize("base", ["{url}", "{url}/", "{url}/v1", "{url}/v1/"])
