@@ -74,8 +74,11 @@ def test_a_voice_note_is_kept_as_it_is() -> None:
         (tone(2.0)[:100], "the audio cannot be read: "),  # cut off in its first page
         (SILENT_WAV, "the audio holds no sound (no samples decoded)"),
     ],
+    ids=["empty", "noise", "a picture", "cut off", "no samples"],  # OGG's serial is random
 )
-@pytest.mark.parametrize("read", [audio.decode, audio.duration, audio.as_voice_note])
+@pytest.mark.parametrize(
+    "read", [audio.decode, audio.duration, audio.as_voice_note], ids=lambda f: f.__name__
+)
 def test_what_is_not_audio_is_one_clear_line(data: bytes, said: str, read: object) -> None:
     with pytest.raises(UnreadableAudio) as raised:
         read(data)  # type: ignore[operator]
