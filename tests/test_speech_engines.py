@@ -20,8 +20,8 @@ def test_the_engines_come_from_plain_settings() -> None:
         SpeechToText(engine="openai", base_url="http://127.0.0.1:8000", model="whisper-1"), env
     )
     assert isinstance(served, OpenAITranscriber) and served.model == "whisper-1"
-    spoken = speaker_for(TextToSpeech(engine="espeak-ng", voice="de"), env)
-    assert isinstance(spoken, Espeak) and spoken.model == "de"
+    spoken = speaker_for(TextToSpeech(engine="espeak-ng", voice="de", words_per_minute=140), env)
+    assert isinstance(spoken, Espeak) and (spoken.model, spoken.words_per_minute) == ("de", 140)
     assert isinstance(
         speaker_for(
             TextToSpeech(

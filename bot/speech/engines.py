@@ -38,8 +38,8 @@ class SpeechToText:
 @dataclass(frozen=True, slots=True)
 class TextToSpeech:
     """``engine``: ``espeak-ng`` (on this machine; ``voice`` is its voice, ``en-us`` by
-    default) or ``openai`` (a server at ``base_url``: ``model`` and ``voice``, e.g.
-    ``tts-1`` and ``alloy``)."""
+    default, at ``words_per_minute``) or ``openai`` (a server at ``base_url``: ``model`` and
+    ``voice``, e.g. ``tts-1`` and ``alloy``)."""
 
     engine: Literal["espeak-ng", "openai"]
     base_url: str | None = None
@@ -47,6 +47,7 @@ class TextToSpeech:
     voice: str | None = None
     api_key_env: str | None = None
     timeout: float = 60.0
+    words_per_minute: int = 175
 
 
 def _required(value: str | None, name: str, engine: str) -> str:
@@ -78,7 +79,11 @@ def transcriber_for(settings: SpeechToText, env: Mapping[str, str]) -> Transcrib
 def speaker_for(settings: TextToSpeech, env: Mapping[str, str]) -> Speaker:
     """The engine ``settings`` name; a missing setting or key is a SystemSetupError."""
     if settings.engine == "espeak-ng":
-        return Espeak(voice=settings.voice or "en-us", timeout=settings.timeout)
+        return Espeak(
+            voice=settings.voice or "en-us",
+            words_per_minute=settings.words_per_minute,
+            timeout=settings.timeout,
+        )
     return OpenAISpeaker(
         base_url=_required(settings.base_url, "base_url", settings.engine),
         model=_required(settings.model, "model", settings.engine),
