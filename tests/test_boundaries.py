@@ -51,7 +51,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("questionnaires",),
     ("scenarios",),
     ("bot.engine",),
-    ("bot.store", "bot.systems"),
+    ("bot.store", "bot.systems", "bot.speech"),
     ("bot.telegram",),
     ("bot.recruitment", "bot.rights", "bot.check"),
     ("bot.annotation",),

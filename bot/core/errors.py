@@ -79,7 +79,9 @@ class StudyDataError(OzlabError, ValueError):
 
 class SystemSetupError(OzlabError):
     """``field`` names the system's setting at fault (``entry``, ``options``,
-    ``api_key_env``...), so that ``ozlab check`` can point at its line in the study file."""
+    ``api_key_env``...), so that ``ozlab check`` can point at its line in the study file.
+    A speech engine that cannot be built (``bot.speech``) is one too: it is the systems'
+    ears and voice."""
 
     exit_code = 4
 
