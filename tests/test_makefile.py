@@ -86,7 +86,9 @@ def recipe(target: str) -> list[str]:
 
 
 def test_with_everything_there_it_does_nothing_and_says_nothing(shared_tmp: Path) -> None:
-    folder, calls = tools(shared_tmp, "chromium", "pdflatex", "kpsewhich", "pdftotext", "initdb")
+    folder, calls = tools(
+        shared_tmp, "chromium", "pdflatex", "kpsewhich", "pdftotext", "initdb", "espeak-ng"
+    )
     for as_root in (True, False):
         done = run(folder, as_root=as_root)
         assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
@@ -102,7 +104,7 @@ def test_as_root_it_installs_what_is_missing_after_one_update(shared_tmp: Path) 
     packages = install.split()[install.split().index("--no-install-recommends") + 1 :]
     expected = ["chromium", "fonts-dejavu-core", "texlive-latex-base"]
     expected += ["texlive-latex-recommended", "lmodern", "poppler-utils"]
-    assert packages == expected + ([] if POSTGRES_INSTALLED else ["postgresql"])
+    assert packages == [*expected, *([] if POSTGRES_INSTALLED else ["postgresql"]), "espeak-ng"]
 
 
 def test_not_root_it_stops_in_one_line_naming_the_command(shared_tmp: Path) -> None:
