@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from wizard_console.model import FLAGS, Line, LiveSession
+from bot.desk.model import FLAGS, Line, LiveSession
 
 ALERT_WORDS = {
     "error": "system error",

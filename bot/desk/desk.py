@@ -19,6 +19,9 @@ from typing import Protocol
 from bot.core.errors import StudyDataError
 from bot.core.storable_text import storable, storable_data
 from bot.core.vocabulary import CommandKind, CommandOutcome, Gate, GateLevel, GateScope
+from bot.desk import sessions as rows
+from bot.desk import transcript as lines
+from bot.desk.model import Line, LiveSession, WaitingReply
 from bot.store import (
     Access,
     AnnotationPlanning,
@@ -30,9 +33,6 @@ from bot.store import (
 )
 from bot.store.model import LiveParticipant, SessionRecord
 from scenarios.stored import read_definition
-from wizard_console import sessions as rows
-from wizard_console import transcript as lines
-from wizard_console.model import Line, LiveSession, WaitingReply
 
 
 class ConsoleStore(
@@ -179,6 +179,13 @@ class Desk:
         # what the wizard typed is outside text like a participant's: made storable here
         kept = {key: storable_data(value) for key, value in payload.items()}
         return await self.store.append_command(storable(self.wizard), known, session_id, kept)
+
+    async def session_command(self, kind: str, session_id: str, **payload: object) -> int:
+        """A command about one session, checked as every face checks it: a session the
+        store does not know is the experimenter's mistake, said before anything is written."""
+        if not await self.knows(session_id):
+            raise DeskError(f"no session {session_id!r} (ozlab wizard sessions lists them)")
+        return await self.command(kind, session_id, **payload)
 
     async def gate(self, scope: str, on: bool, auto_send_after: float | None = None) -> int:
         """Gate (or ungate) ``session:<id>``, ``system:<id>`` or ``study:<id>``."""
