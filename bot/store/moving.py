@@ -59,6 +59,8 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("judgements", "job, judge, target, level, item_id"),
     ("written_files", "path"),
     ("money_path", "id"),
+    ("experimenters", "name"),
+    ("sign_in_links", "token_hash"),
 )
 """Every table of a study, those that others refer to first, with the key it is read in."""
 
