@@ -24,6 +24,7 @@ from bot.core.vocabulary import (
     CommandKind,
     EndReason,
     EventKind,
+    ExperimenterRole,
     Moment,
     PaymentStatus,
     RatingOutcome,
@@ -527,3 +528,26 @@ class JudgeCost:
     calls: int
     prompt_tokens: int
     completion_tokens: int
+
+
+@dataclass(frozen=True)
+class ExperimenterAccount:
+    """An experimenter's account on one study's web page: the password only as its slow
+    hash; failed sign-ins since the last good one, and the time a lock-out ends."""
+
+    name: str
+    role: ExperimenterRole
+    password_hash: str
+    failures: int = 0
+    locked_until: float | None = None
+    created_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class SignInLink:
+    """What a one-time sign-in link grants: the account it signs in (None: a new one, which
+    its user names, as the first user does) with its role."""
+
+    name: str | None
+    role: ExperimenterRole
+    expires_at: float
