@@ -20,13 +20,9 @@ from bot.core.errors import DONE, NOT_APPLIED, NOT_YET, StudyDataError
 from bot.core.visible_text import visible
 from bot.core.vocabulary import CommandOutcome
 from bot.desk import formatting as fmt
-from bot.desk.desk import Desk
+from bot.desk.desk import OUTCOME_WORDS, Desk
 
 APPLIED = DONE
-WHY: dict[str, str] = {
-    "expired": "expired: no longer possible (the session ended, or another wizard was first)",
-    "rejected": "rejected by the bot (unknown system or study?)",
-}
 
 
 def login_name() -> str:
@@ -88,7 +84,7 @@ async def _send(args: argparse.Namespace, desk: Desk, label: str, write: Awaitab
             " it will when it runs (is ozlab run running on this database?)"
         )
         return NOT_YET
-    print(f"#{command_id} {label}: {WHY.get(outcome, outcome)}")
+    print(f"#{command_id} {label}: {OUTCOME_WORDS[outcome]}")
     return APPLIED if outcome is CommandOutcome.APPLIED else NOT_APPLIED
 
 

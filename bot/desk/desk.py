@@ -42,6 +42,17 @@ class ConsoleStore(
     and the annotation and stress screens opened from it."""
 
 
+OUTCOME_WORDS: dict[CommandOutcome, str] = {
+    CommandOutcome.APPLIED: "applied",
+    CommandOutcome.EXPIRED: (
+        "expired: no longer possible (the session ended, or another wizard was first)"
+    ),
+    CommandOutcome.REJECTED: "rejected by the bot (unknown system or study?)",
+}
+"""What became of a command, in the words every face shows."""
+NOT_YET_WORDS = "not applied yet: the bot applies it when it runs"
+
+
 class DeskError(StudyDataError):
     """A command the experimenter can correct (an unknown kind, a missing session)."""
 
