@@ -76,7 +76,8 @@ async def _signed_in(request: web.Request, name: str, kept: dict[str, str]) -> w
 
 @aiohttp_jinja2.template("welcome.html")
 async def welcome_form(request: web.Request) -> dict[str, object]:
-    return {"token": request.query.get("token", ""), "refused": None}
+    query = request.query
+    return {"token": query.get("token", ""), "name": query.get("name", ""), "refused": None}
 
 
 async def welcome(request: web.Request) -> web.StreamResponse:
@@ -88,7 +89,10 @@ async def welcome(request: web.Request) -> web.StreamResponse:
         )
     except SignInRefused as refused:
         return aiohttp_jinja2.render_template(
-            "welcome.html", request, {"token": token, "refused": str(refused)}, status=400
+            "welcome.html",
+            request,
+            {"token": token, "name": str(form.get("name", "")), "refused": str(refused)},
+            status=400,
         )
     return await _signed_in(request, name, kept)
 

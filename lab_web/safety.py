@@ -52,7 +52,7 @@ async def secure(request: web.Request, response: web.StreamResponse) -> None:
     """Every response's headers, set as it is prepared (errors and streams too)."""
     response.headers.setdefault("Content-Security-Policy", CSP)
     response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers["Referrer-Policy"] = "same-origin"  # no-referrer makes Origin "null"
     response.headers.setdefault("X-Frame-Options", "DENY")
     if not request.path.startswith("/static/"):
         response.headers.setdefault("Cache-Control", "no-store")

@@ -7,6 +7,7 @@ import asyncio
 import ipaddress
 import sys
 from collections.abc import Callable
+from urllib.parse import urlencode
 
 from aiohttp import web
 
@@ -94,7 +95,7 @@ async def add_user(
         token = await Accounts(lab).invite(valid_name(name), role, studies or None)
     finally:
         await lab.close()
-    return f"{url.rstrip('/')}/welcome?token={token}"
+    return f"{url.rstrip('/')}/welcome?{urlencode({'token': token, 'name': name})}"
 
 
 async def users(db: Database) -> list[str]:

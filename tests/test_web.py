@@ -201,7 +201,8 @@ def test_users_are_added_by_a_link_listed_and_removed(
     assert main(["web", "users", "add", "ana", "--role", "experimenter", "--db", str(db)]) == 0
     said = capsys.readouterr().out
     assert re.fullmatch(
-        r"ana signs in once, within 24 h, at http://127\.0\.0\.1:8765/welcome\?token=\S+\n", said
+        r"ana signs in once, within 24 h, at http://127\.0\.0\.1:8765/welcome\?token=\S+&name=ana\n",
+        said,
     )
     assert main(["web", "users", "list", "--db", str(db)]) == 0
     assert capsys.readouterr().out == ""  # not an account until the link is used
