@@ -17,8 +17,9 @@ from bot.core.visible_text import visible
 from bot.runtime.heartbeat import ago
 from lab_web import pages, safety
 from lab_web.accounts import Accounts
-from lab_web.held import ACCOUNTS, LAB, SETTINGS, WHO, Settings
+from lab_web.held import ACCOUNTS, LAB, RESULTS, SETTINGS, WHO, Settings
 from lab_web.lab import Lab
+from lab_web.results import Results
 
 # aiohttp-session keeps its session under a string key, which aiohttp asks to be a RequestKey
 warnings.filterwarnings("ignore", "It is recommended to use web.RequestKey", web.NotAppKeyWarning)
@@ -78,6 +79,13 @@ def make_app(lab: Lab, key: bytes, settings: Settings | None = None) -> web.Appl
     app[LAB] = lab
     app[ACCOUNTS] = Accounts(lab, settings.clock)
     app[SETTINGS] = settings
+    app[RESULTS] = {slug: Results(study) for slug, study in lab.studies.items()}
+
+    async def forget_results(app: web.Application) -> None:
+        for results in app[RESULTS].values():
+            results.close()
+
+    app.on_cleanup.append(forget_results)
     environment = aiohttp_jinja2.setup(
         app,
         loader=jinja2.PackageLoader("lab_web", "templates"),

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from lab_web.accounts import Accounts, Who
 from lab_web.lab import Lab, Study
+from lab_web.results import Results
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class Settings:
 LAB: web.AppKey[Lab] = web.AppKey("lab", Lab)
 ACCOUNTS: web.AppKey[Accounts] = web.AppKey("accounts", Accounts)
 SETTINGS: web.AppKey[Settings] = web.AppKey("settings", Settings)
+RESULTS: web.AppKey[dict[str, Results]] = web.AppKey("results", dict)
 
 
 WHO: web.RequestKey[Who] = web.RequestKey("who", Who)

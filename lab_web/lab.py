@@ -14,15 +14,24 @@ from typing import Protocol
 
 from bot.desk import Desk
 from bot.desk.desk import ConsoleStore
-from bot.store import Access, ExperimenterAccounts, OperatorTasks, Recruitment, open_store
+from bot.store import (
+    Access,
+    ExperimenterAccounts,
+    OperatorTasks,
+    Recruitment,
+    open_store,
+)
 from bot.store.claims import alone_on
+from bot.store.interface import ModelJudges
 from bot.store.opening import Database, locate, studies_at
 from lab_web.live import Watcher
 
 
-class WebStore(ConsoleStore, ExperimenterAccounts, Recruitment, OperatorTasks, Protocol):
-    """The roles the web page uses: the console's, the accounts, payments and the erasure
-    ledger."""
+class WebStore(
+    ConsoleStore, ExperimenterAccounts, Recruitment, OperatorTasks, ModelJudges, Protocol
+):
+    """The roles the web page uses: the console's, the accounts, payments, the erasure
+    ledger and the model judges' runs."""
 
 
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")

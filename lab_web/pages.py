@@ -12,11 +12,13 @@ from aiohttp import web
 from aiohttp_session import get_session, new_session
 from aiohttp_sse import sse_response
 
+from bot.core.errors import StudyDataError
 from bot.desk import DeskError
 from bot.desk.desk import NOT_YET_WORDS, OUTCOME_WORDS
+from lab_web import safety, work
 from lab_web.accounts import SignInRefused
 from lab_web.glance import glance
-from lab_web.held import ACCOUNTS, LAB, study_of, who_of
+from lab_web.held import ACCOUNTS, LAB, RESULTS, study_of, who_of
 from lab_web.lab import Study
 
 STATIC = Path(__file__).with_name("static")
@@ -46,6 +48,12 @@ def routes(app: web.Application) -> None:
     add.add_get("/s/{study}/session/{session}", session_page, name="session")
     add.add_get("/s/{study}/session/{session}/events", transcript_events)
     add.add_post("/s/{study}/session/{session}/{kind}", session_action)
+    add.add_get("/s/{study}/annotation", annotation_page, name="annotation")
+    add.add_get("/s/{study}/money", money_page, name="money")
+    add.add_get("/s/{study}/results", results_page, name="results")
+    add.add_post("/s/{study}/results/{kind:report|exports}", build_results)
+    add.add_get("/s/{study}/report.html", report_file)
+    add.add_get("/s/{study}/exports/{name}", export_file)
 
 
 # --- signing in ---------------------------------------------------------------------------
@@ -188,6 +196,69 @@ async def transcript_events(request: web.Request) -> web.StreamResponse:
             await stream.send(state, event="state")
             seen = await study.watcher.changed_after(seen, EVENTS_TIMEOUT)
     return stream
+
+
+@aiohttp_jinja2.template("annotation.html")
+async def annotation_page(request: web.Request) -> dict[str, object]:
+    study = study_of(request)
+    return {"study": study, "work": await work.annotation(study)}
+
+
+@aiohttp_jinja2.template("money.html")
+async def money_page(request: web.Request) -> dict[str, object]:
+    study = study_of(request)
+    return {"study": study, "money": await work.money(study)}
+
+
+@aiohttp_jinja2.template("results.html")
+async def results_page(request: web.Request) -> dict[str, object]:
+    study = study_of(request)
+    results = request.app[RESULTS][study.slug]
+    return {
+        "study": study,
+        "report": await results.current("report"),
+        "exports": await results.current("exports"),
+    }
+
+
+async def build_results(request: web.Request) -> web.StreamResponse:
+    """Make the report or the exports in a worker process (a viewer may: it reads)."""
+    study = study_of(request)
+    kind = request.match_info["kind"]
+    try:
+        made = await request.app[RESULTS][study.slug].build(kind)
+    except StudyDataError as error:
+        said = f"the {kind} could not be made: {error}"
+    else:
+        files = len(made.files())
+        said = "the report is ready" if kind == "report" else f"{files} export files are ready"
+    (await get_session(request))["flash"] = said
+    raise web.HTTPSeeOther(f"/s/{study.slug}/results")
+
+
+async def report_file(request: web.Request) -> web.StreamResponse:
+    """The report as analytics wrote it, sandboxed: no script runs, nothing is fetched."""
+    study = study_of(request)
+    made = await request.app[RESULTS][study.slug].current("report")
+    if made is None:
+        raise web.HTTPNotFound(text="no report of the present data: make it on the results page")
+    response = web.FileResponse(made.folder / "report.html")
+    response.headers["Content-Security-Policy"] = safety.REPORT_CSP
+    response.headers["X-Frame-Options"] = "SAMEORIGIN"
+    response.content_type = "text/html"
+    return response
+
+
+async def export_file(request: web.Request) -> web.StreamResponse:
+    study = study_of(request)
+    made = await request.app[RESULTS][study.slug].current("exports")
+    name = request.match_info["name"]
+    found = [p for p in made.files() if p.name == name] if made is not None else []
+    if not found:
+        raise web.HTTPNotFound(text="no such export of the present data")
+    response = web.FileResponse(found[0])
+    response.headers["Content-Disposition"] = f'attachment; filename="{found[0].name}"'
+    return response
 
 
 # --- acting ---------------------------------------------------------------------------------

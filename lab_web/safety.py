@@ -15,7 +15,8 @@ from aiohttp_session import Session, get_session
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:;"
-    " connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    " connect-src 'self'; frame-src 'self'; form-action 'self'; frame-ancestors 'none';"
+    " base-uri 'none'"
 )
 REPORT_CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self';"

@@ -14,9 +14,16 @@ import pytest
 from bot.cli import main
 from bot.core.errors import StudyDataError
 from bot.core.vocabulary import ExperimenterRole
+from bot.pilot.demo import play_study
+from bot.store import open_store
+from lab_web import safety
 from lab_web.accounts import LOCK_AFTER, Accounts
 from lab_web.cookie_key import KEY_ENV, cookie_key
+from lab_web.held import RESULTS
+from scenarios.models import StudyBundle
+from tests.postgres_server import PostgresServer
 from tests.storage_probe import command_log
+from tests.store_contract.records import EXCHANGE, give, ready, session, step
 from tests.web_support import HOSTILE, PASSWORD, csrf_of, made_study, page, with_account
 
 VIEWER, EXPERIMENTER = ExperimenterRole.VIEWER, ExperimenterRole.EXPERIMENTER
@@ -208,3 +215,73 @@ def test_users_are_added_by_a_link_listed_and_removed(
     assert capsys.readouterr().out == ""  # not an account until the link is used
     assert main(["web", "users", "add", "bo", "--on", "other", "--db", str(db)]) == 3
     assert "no study 'other' here" in capsys.readouterr().err
+
+
+async def test_a_lab_server_serves_each_study_with_its_own_roles(
+    postgres: PostgresServer,
+) -> None:
+    url = postgres.fresh_database()
+    for study in ("alpha", "beta"):
+        await made_study(f"{url}?study={study}")
+    async with page(url) as p:
+        accounts = Accounts(p.lab)
+        assert sorted(p.lab.studies) == ["alpha", "beta"]
+        for role, study in ((EXPERIMENTER, "alpha"), (VIEWER, "beta")):
+            await accounts.welcome(await accounts.invite("ana", role, [study]), "", PASSWORD)
+        await p.sign_in("ana")
+        shown = await (await p.client.get("/")).text()
+        assert 'href="/s/alpha/"' in shown and 'href="/s/beta/"' in shown
+        status, said = await p.post("/s/beta/session/p-1/pause", {})
+        assert status == 403 and "viewer" in said
+        status, said = await p.post("/s/alpha/session/p-1/pause", {})
+        assert status == 200 and "pause the session: not applied yet" in said
+        store = p.lab["alpha"].store
+        assert [o for o in (await store.command_outcomes([1])).values()] == [None]
+        assert await p.lab["beta"].store.command_outcomes([1]) == {}
+
+
+async def test_annotators_progress_and_the_money_are_shown(tmp_path: Path) -> None:
+    db = tmp_path / "work.sqlite"
+    store = await open_store(db)
+    try:
+        await ready(store)
+        await give(store, "hri", ("p-1#1", EXCHANGE, "A-1"), ("p-1#2", EXCHANGE, "A-1"))
+    finally:
+        await store.close()
+    async with page(db) as p:
+        await with_account(p.lab, "vi", VIEWER)
+        await p.sign_in("vi")
+        shown = await (await p.client.get("/s/work/annotation")).text()
+        assert re.search(r"<td>hri</td><td>A-1</td><td>0 of 2</td>", shown)
+        assert "<td>joined</td>" in shown and "No judge has run." in shown
+        shown = await (await p.client.get("/s/work/money")).text()
+        assert "Nobody came from a platform." in shown
+        assert re.search(r"<dt>Completed, to be approved</dt><dd>0</dd>", shown)
+
+
+@pytest.mark.slow
+async def test_the_report_and_exports_are_made_by_a_worker_and_kept_until_the_data_changes(
+    tmp_path: Path, hmd: StudyBundle
+) -> None:
+    db = tmp_path / "played.sqlite"
+    await play_study(hmd, db, participants=2, seed=1)
+    async with page(db) as p:
+        await with_account(p.lab, "vi", VIEWER)  # reading the results is a viewer's right
+        await p.sign_in("vi")
+        status, shown = await p.post("/s/played/results/report", {})
+        assert status == 200 and "the report is ready" in shown and "<iframe" in shown
+        response = await p.client.get("/s/played/report.html")
+        assert response.headers["Content-Security-Policy"] == safety.REPORT_CSP
+        assert "report generated" in await response.text()  # its provenance line
+        results = p.client.app[RESULTS]["played"]
+        made = await results.current("report")
+        assert made is not None and await results.build("report") is made  # kept
+        status, shown = await p.post("/s/played/results/exports", {})
+        names = re.findall(r'href="/s/played/exports/([^"]+)"', shown)
+        assert status == 200 and "sessions.csv" in names
+        download = await p.client.get("/s/played/exports/sessions.csv")
+        assert download.headers["Content-Disposition"] == ('attachment; filename="sessions.csv"')
+        assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in made.folder.iterdir())
+        await p.lab["played"].store.commit_step(step("q", *session("q")))
+        assert await results.current("report") is None and not made.folder.exists()
+        assert (await p.client.get("/s/played/report.html")).status == 404

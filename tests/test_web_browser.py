@@ -93,6 +93,11 @@ async def test_a_session_is_watched_live_and_ended_from_the_page(lab: Lab) -> No
         await expect(page.locator(".flash")).to_contain_text("end the session: applied")
         await lab.participant.wait_for_text("This task is over.")
         await phone_screenshot(page, "session")
+        for tab in ("Annotation and judges", "Money", "Results", "Sessions"):
+            await page.click(f".tabs >> text={tab}")
+            await expect(page.locator("h1")).to_be_visible()
+            assert await accessibility_findings(page) == [], tab
+            await phone_screenshot(page, tab.split()[0].lower())
     said = [(c["wizard"], c["kind"], c["outcome"]) for c in command_log(lab.ozlab.db)]
     assert said == [("ana", "say", "applied"), ("ana", "end", "applied")]
 

@@ -25,7 +25,7 @@ PASSWORD = "correct horse battery"
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)> \x1b[2J\x1b]0;owned\x07'
 
 
-async def made_study(db: Path, said: str = HOSTILE) -> str:
+async def made_study(db: Path | str, said: str = HOSTILE) -> str:
     """A study with one participant in a dialogue who said ``said``; their session's id."""
     store = await open_store(db)
     try:
@@ -74,7 +74,7 @@ class Page:
 
 
 @asynccontextmanager
-async def page(db: Path, *, secure: bool = False) -> AsyncIterator[Page]:
+async def page(db: Path | str, *, secure: bool = False) -> AsyncIterator[Page]:
     lab = await Lab.open(db)
     client = TestClient(TestServer(make_app(lab, KEY, Settings(secure=secure))))
     await client.start_server()
