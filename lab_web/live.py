@@ -7,14 +7,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from bot.desk import Desk
 
 log = logging.getLogger(__name__)
 
-INTERVAL = 0.1
-"""Seconds between two looks at the change token while a page watches."""
+INTERVAL = 0.2
+"""Seconds between two looks at the change token while a page watches (the console looks
+every 0.25 s): what a change waits at most before the pages hear of it."""
 
 
 class Watcher:
@@ -27,6 +28,7 @@ class Watcher:
         self.generation = 0
         self._watching = 0
         self._task: asyncio.Task[None] | None = None
+        self._made: dict[str, tuple[int, asyncio.Task[str]]] = {}
 
     @contextlib.asynccontextmanager
     async def watching(self) -> AsyncIterator[None]:
@@ -46,6 +48,14 @@ class Watcher:
                     self._changed.wait_for(lambda: self.generation > generation), seconds
                 )
             return self.generation
+
+    async def once(self, generation: int, make: Callable[[], Awaitable[str]], key: str = "") -> str:
+        """What ``make`` gives at ``generation``, made once for every page that asks."""
+        kept = self._made.get(key)
+        if kept is None or kept[0] != generation:
+            kept = (generation, asyncio.ensure_future(make()))
+            self._made[key] = kept
+        return await asyncio.shield(kept[1])
 
     async def _watch(self) -> None:
         token = await self._desk.changes()

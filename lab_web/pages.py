@@ -137,25 +137,37 @@ async def sessions_page(request: web.Request) -> dict[str, object]:
 
 
 async def sessions_events(request: web.Request) -> web.StreamResponse:
-    """The sessions table again, whenever the study changed."""
+    """The sessions table again, whenever the study changed: rendered once per change for
+    every viewer of the study (it holds nothing of who looks)."""
     study = study_of(request)
     async with study.watcher.watching(), sse_response(request) as stream:
         seen = study.watcher.generation
         while stream.is_connected():
-            rows = aiohttp_jinja2.render_string(
-                "sessions_rows.html", request, await _sessions(study)
-            )
+            rows = await study.watcher.once(seen, lambda: _sessions_rows(request, study))
             await stream.send(rows, event="sessions")
             seen = await study.watcher.changed_after(seen, EVENTS_TIMEOUT)
     return stream
 
 
+async def _sessions_rows(request: web.Request, study: Study) -> str:
+    return fragment(request, "sessions_rows.html", await _sessions(study))
+
+
+def fragment(request: web.Request, template: str, context: dict[str, object]) -> str:
+    """A piece of a page for its live events: the template alone, without the page's
+    context (who looks, their form token), as every viewer gets the same."""
+    return aiohttp_jinja2.get_env(request.app).get_template(template).render(context)
+
+
 async def _session(study: Study, session_id: str) -> dict[str, object]:
+    """The session's row: among the live ones first (cheap, kept per change), else among
+    every session, ended and past ones counted."""
     if not await study.desk.knows(session_id):
         raise web.HTTPNotFound(text="no such session")
-    found = [
-        s for s in await study.desk.live_sessions(include_ended=True) if s.session_id == session_id
-    ]
+    found = [s for s in await study.desk.live_sessions() if s.session_id == session_id]
+    if not found:
+        every = await study.desk.live_sessions(include_ended=True)
+        found = [s for s in every if s.session_id == session_id]
     return {"study": study, "session": found[-1] if found else None}
 
 
@@ -187,12 +199,10 @@ async def transcript_events(request: web.Request) -> web.StreamResponse:
             lines = [line for line in found if line.key not in sent]
             if lines or event == "transcript":
                 sent.update(line.key for line in lines)
-                html = aiohttp_jinja2.render_string("lines.html", request, {"lines": lines})
+                html = fragment(request, "lines.html", {"lines": lines})
                 await stream.send(html, event=event)
                 event = "lines"
-            state = aiohttp_jinja2.render_string(
-                "session_state.html", request, await _session(study, session_id)
-            )
+            state = fragment(request, "session_state.html", await _session(study, session_id))
             await stream.send(state, event="state")
             seen = await study.watcher.changed_after(seen, EVENTS_TIMEOUT)
     return stream
