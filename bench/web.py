@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import re
 import secrets
@@ -36,6 +37,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
@@ -96,6 +98,14 @@ class Viewer:
         answer = await self.http.post(f"{self.base}/welcome", data=form, headers=self._origin())
         assert answer.status == 200 and str(answer.url) == f"{self.base}/", answer.status
 
+    async def sign_in(self) -> None:
+        page = await (await self.http.get(f"{self.base}/signin")).text()
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page)
+        assert token is not None
+        form = {"csrf_token": token.group(1), "name": self.name, "password": PASSWORD}
+        answer = await self.http.post(f"{self.base}/signin", data=form, headers=self._origin())
+        assert answer.status == 200 and str(answer.url) == f"{self.base}/", answer.status
+
     def _origin(self) -> dict[str, str]:
         return {"Origin": self.base}
 
@@ -154,7 +164,6 @@ async def run(args: argparse.Namespace, tmp: Path) -> None:
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         )
         web: asyncio.subprocess.Process | None = None
-        viewers: list[Viewer] = []
         try:
             assert bot.stdout is not None
             async with asyncio.timeout(60):
@@ -168,42 +177,58 @@ async def run(args: argparse.Namespace, tmp: Path) -> None:
             await chat_and_note(people, args.messages, "warm-up")
             watchers = people[: args.viewers]  # each viewer watches one of them
             sessions = [f"{privacy.pseudonym(p.user_id)}-1" for p in watchers]
+            names = [f"viewer{i}" for i in range(args.viewers)]
             links = [
-                (await ozlab("web", "users", "add", f"viewer{i}", "--db", str(db))).split()[-1]
-                for i in range(args.viewers)
+                (await ozlab("web", "users", "add", name, "--db", str(db))).split()[-1]
+                for name in names
             ]
             for round_ in range(args.rounds):
                 alone = await chat_and_note(people, args.messages, f"A{round_}")
                 without.append(len(alone) / alone.took)
                 web, base = await start_web(db)
-                viewers = [Viewer(base, f"viewer{i}") for i in range(args.viewers)]
-                for viewer, link in zip(viewers, links, strict=True):
-                    await viewer.welcome(link.replace("http://127.0.0.1:8765", base))
-                for viewer, session in zip(viewers, sessions, strict=True):
-                    viewer.watch(session)
-                    viewer.browse(args.page_every)
-                await asyncio.sleep(1.0)  # every stream open
+                plan = [
+                    {
+                        "name": f"viewer{i}",
+                        "session": session,
+                        "link": links[i] if not round_ else None,
+                    }
+                    for i, session in enumerate(sessions)
+                ]
+                eyes = await start_viewers(base, plan, args.page_every)
+                await asyncio.sleep(2.0)  # the page's process started, every stream open
+                busy, busy_from = process_cpu(web.pid), time.monotonic()
                 texts = await chat_and_note(people, args.messages, f"B{round_}")
                 with_page.append(len(texts) / texts.took)
+                busy = (process_cpu(web.pid) - busy) / (time.monotonic() - busy_from)
+                print(f"round {round_}: ozlab web used {busy * 100:.0f} % of one core meanwhile")
                 await asyncio.sleep(1.5)  # the last lines on their way
+                share = None
                 if round_ == args.rounds - 1:
-                    latency = arrivals(viewers, texts, [p.user_id for p in watchers])
-                    print(report("participant message -> on a viewer's page", latency))
-                    pages = [s for v in viewers for s in v.pages]
-                    print(report("a page served (sessions, overview)", pages))
-                    for viewer in viewers:
-                        viewer.tasks[-1].cancel()  # stop clicking; the streams stay open
+                    assert eyes.stdin is not None
+                    eyes.stdin.write(b"idle\n")  # stop clicking; the streams stay open
                     await asyncio.sleep(2.0)
                     before, started = process_cpu(web.pid), time.monotonic()
                     await asyncio.sleep(args.idle)
                     share = (process_cpu(web.pid) - before) / (time.monotonic() - started)
+                seen = await stop_viewers(eyes)
+                if share is not None:
+                    latency = arrivals(
+                        seen,
+                        texts,
+                        dict(
+                            zip(
+                                [p.user_id for p in watchers],
+                                [v["name"] for v in plan],
+                                strict=True,
+                            )
+                        ),
+                    )
+                    print(report("participant message -> on a viewer's page", latency))
+                    print(report("a page served (sessions, overview)", seen["pages"]))
                     print(
-                        f"ozlab web idle, {len(viewers)} viewers connected, {args.idle:g} s:"
+                        f"ozlab web idle, {len(plan)} viewers connected, {args.idle:g} s:"
                         f" {share * 100:.1f} % of one core"
                     )
-                for viewer in viewers:
-                    await viewer.close()
-                viewers = []
                 await stop(web)
                 web = None
             a, b = statistics.mean(without), statistics.mean(with_page)
@@ -215,8 +240,6 @@ async def run(args: argparse.Namespace, tmp: Path) -> None:
                 + f" (mean {b:.0f}); {100 * (b - a) / a:+.1f} %"
             )
         finally:
-            for viewer in viewers:
-                await viewer.close()
             if web is not None:
                 await stop(web)
             if bot.returncode is None:
@@ -274,19 +297,76 @@ async def stop(web: asyncio.subprocess.Process) -> None:
     await asyncio.wait_for(web.wait(), 20)
 
 
-def arrivals(viewers: list[Viewer], sent: Sent, watched: list[int]) -> list[float]:
+def arrivals(seen: dict[str, Any], sent: Sent, viewer_of: dict[int, str]) -> list[float]:
     """For each watched participant's messages: the seconds from sending to the page of
     the viewer who watches them."""
-    viewer_of = dict(zip(watched, viewers, strict=True))
     found = []
     for text, (user, at) in sent.items():
-        viewer = viewer_of.get(user)
-        if viewer is None:
+        name = viewer_of.get(user)
+        if name is None:
             continue
-        if text not in viewer.seen:
-            raise RuntimeError(f"{text!r} never reached {viewer.name}'s page")
-        found.append(viewer.seen[text] - at)
+        arrived = seen["seen"][name].get(text)
+        if arrived is None:
+            raise RuntimeError(f"{text!r} never reached {name}'s page")
+        found.append(arrived - at)
     return found
+
+
+# --- the viewers, in a process of their own (a browser is not the bench's event loop) -------
+
+
+async def start_viewers(
+    base: str, plan: list[dict[str, Any]], every: float
+) -> asyncio.subprocess.Process:
+    eyes = await asyncio.create_subprocess_exec(
+        sys.executable,
+        __file__,
+        "--as-viewers",
+        json.dumps({"base": base, "plan": plan, "every": every}),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+    )
+    assert eyes.stdout is not None
+    ready = await asyncio.wait_for(eyes.stdout.readline(), 60)
+    if ready.strip() != b"READY":
+        raise RuntimeError(f"the viewers did not start: {ready!r}")
+    return eyes
+
+
+async def stop_viewers(eyes: asyncio.subprocess.Process) -> dict[str, Any]:
+    assert eyes.stdin is not None
+    eyes.stdin.close()
+    out, _ = await asyncio.wait_for(eyes.communicate(), 60)
+    found: dict[str, Any] = json.loads(out)
+    return found
+
+
+async def as_viewers(config: dict[str, Any]) -> None:
+    """The viewers' process: sign each in, hold their streams open and click around until
+    ``idle`` (stop clicking) and the end of standard input; then what they saw, as JSON."""
+    base = config["base"]
+    viewers = [Viewer(base, v["name"]) for v in config["plan"]]
+    for viewer, planned in zip(viewers, config["plan"], strict=True):
+        if planned["link"]:
+            await viewer.welcome(planned["link"].replace("http://127.0.0.1:8765", base))
+        else:
+            await viewer.sign_in()
+        viewer.watch(planned["session"])
+        viewer.browse(config["every"])
+    print("READY", flush=True)
+    reader = asyncio.StreamReader()
+    loop = asyncio.get_running_loop()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    while line := await reader.readline():
+        if line.strip() == b"idle":
+            for viewer in viewers:
+                viewer.tasks[-1].cancel()
+    for viewer in viewers:
+        await viewer.close()
+    seen = {v.name: v.seen for v in viewers}
+    print(json.dumps({"seen": seen, "pages": [s for v in viewers for s in v.pages]}))
 
 
 def main() -> int:
@@ -297,7 +377,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="rounds without and with the page")
     parser.add_argument("--page-every", type=float, default=1.0, help="seconds between pages")
     parser.add_argument("--idle", type=float, default=10.0, help="seconds of idle CPU")
+    parser.add_argument("--as-viewers", help=argparse.SUPPRESS)  # the viewers' own process
     args = parser.parse_args()
+    if args.as_viewers:
+        asyncio.run(as_viewers(json.loads(args.as_viewers)))
+        return 0
     with tempfile.TemporaryDirectory(prefix="ozlab-web-bench-") as tmp:
         asyncio.run(run(args, Path(tmp)))
     return 0

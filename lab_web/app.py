@@ -17,7 +17,7 @@ from bot.core.visible_text import visible
 from bot.runtime.heartbeat import ago
 from lab_web import pages, safety
 from lab_web.accounts import Accounts
-from lab_web.held import ACCOUNTS, LAB, RESULTS, SETTINGS, WHO, Settings
+from lab_web.held import ACCOUNTS, LAB, RESULTS, WHO, Settings
 from lab_web.lab import Lab
 from lab_web.results import Results
 
@@ -78,7 +78,6 @@ def make_app(lab: Lab, key: bytes, settings: Settings | None = None) -> web.Appl
     )
     app[LAB] = lab
     app[ACCOUNTS] = Accounts(lab, settings.clock)
-    app[SETTINGS] = settings
     app[RESULTS] = {slug: Results(study) for slug, study in lab.studies.items()}
 
     async def forget_results(app: web.Application) -> None:

@@ -23,7 +23,6 @@ class Settings:
 
 LAB: web.AppKey[Lab] = web.AppKey("lab", Lab)
 ACCOUNTS: web.AppKey[Accounts] = web.AppKey("accounts", Accounts)
-SETTINGS: web.AppKey[Settings] = web.AppKey("settings", Settings)
 RESULTS: web.AppKey[dict[str, Results]] = web.AppKey("results", dict)
 
 

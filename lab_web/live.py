@@ -13,9 +13,10 @@ from bot.desk import Desk
 
 log = logging.getLogger(__name__)
 
-INTERVAL = 0.2
+INTERVAL = 0.4
 """Seconds between two looks at the change token while a page watches (the console looks
-every 0.25 s): what a change waits at most before the pages hear of it."""
+every 0.25 s): what a change waits at most before the pages hear of it. Each look that finds
+a change costs every open page a read, which a bot at full load pays for in its exchanges."""
 
 
 class Watcher:

@@ -4,6 +4,7 @@ session's transcript, and the desk's actions, each through ``bot.desk`` as the c
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from urllib.parse import quote
 
@@ -36,21 +37,21 @@ SESSION_ACTIONS = {
 
 def routes(app: web.Application) -> None:
     add = app.router
-    add.add_get("/signin", signin_form, name="signin")
+    add.add_get("/signin", signin_form)
     add.add_post("/signin", signin)
-    add.add_get("/welcome", welcome_form, name="welcome")
+    add.add_get("/welcome", welcome_form)
     add.add_post("/welcome", welcome)
     add.add_post("/signout", signout)
-    add.add_get("/", overview, name="overview")
-    add.add_get("/s/{study}/", sessions_page, name="study")
+    add.add_get("/", overview)
+    add.add_get("/s/{study}/", sessions_page)
     add.add_get("/s/{study}/events", sessions_events)
     add.add_post("/s/{study}/gate", gate)
-    add.add_get("/s/{study}/session/{session}", session_page, name="session")
+    add.add_get("/s/{study}/session/{session}", session_page)
     add.add_get("/s/{study}/session/{session}/events", transcript_events)
     add.add_post("/s/{study}/session/{session}/{kind}", session_action)
-    add.add_get("/s/{study}/annotation", annotation_page, name="annotation")
-    add.add_get("/s/{study}/money", money_page, name="money")
-    add.add_get("/s/{study}/results", results_page, name="results")
+    add.add_get("/s/{study}/annotation", annotation_page)
+    add.add_get("/s/{study}/money", money_page)
+    add.add_get("/s/{study}/results", results_page)
     add.add_post("/s/{study}/results/{kind:report|exports}", build_results)
     add.add_get("/s/{study}/report.html", report_file)
     add.add_get("/s/{study}/exports/{name}", export_file)
@@ -142,10 +143,11 @@ async def sessions_events(request: web.Request) -> web.StreamResponse:
     study = study_of(request)
     async with study.watcher.watching(), sse_response(request) as stream:
         seen = study.watcher.generation
-        while stream.is_connected():
-            rows = await study.watcher.once(seen, lambda: _sessions_rows(request, study))
-            await stream.send(rows, event="sessions")
-            seen = await study.watcher.changed_after(seen, EVENTS_TIMEOUT)
+        with contextlib.suppress(ConnectionResetError):  # the page was closed: done
+            while stream.is_connected():
+                rows = await study.watcher.once(seen, lambda: _sessions_rows(request, study))
+                await stream.send(rows, event="sessions")
+                seen = await study.watcher.changed_after(seen, EVENTS_TIMEOUT)
     return stream
 
 
@@ -194,17 +196,18 @@ async def transcript_events(request: web.Request) -> web.StreamResponse:
     async with study.watcher.watching(), sse_response(request) as stream:
         seen = study.watcher.generation
         event = "transcript"  # the whole transcript first, in place of what the page showed
-        while stream.is_connected():
-            found = await study.desk.transcript(session_id)
-            lines = [line for line in found if line.key not in sent]
-            if lines or event == "transcript":
-                sent.update(line.key for line in lines)
-                html = fragment(request, "lines.html", {"lines": lines})
-                await stream.send(html, event=event)
-                event = "lines"
-            state = fragment(request, "session_state.html", await _session(study, session_id))
-            await stream.send(state, event="state")
-            seen = await study.watcher.changed_after(seen, EVENTS_TIMEOUT)
+        with contextlib.suppress(ConnectionResetError):  # the page was closed: done
+            while stream.is_connected():
+                found = await study.desk.transcript(session_id)
+                lines = [line for line in found if line.key not in sent]
+                if lines or event == "transcript":
+                    sent.update(line.key for line in lines)
+                    html = fragment(request, "lines.html", {"lines": lines})
+                    await stream.send(html, event=event)
+                    event = "lines"
+                row = await _session(study, session_id)
+                await stream.send(fragment(request, "session_state.html", row), event="state")
+                seen = await study.watcher.changed_after(seen, EVENTS_TIMEOUT)
     return stream
 
 

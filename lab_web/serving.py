@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import signal
 import sys
 from collections.abc import Callable
 from urllib.parse import urlencode
@@ -17,7 +18,7 @@ from bot.core.vocabulary import ExperimenterRole
 from bot.store.opening import Database
 from lab_web.accounts import LINK_LIFETIME, Accounts, valid_name
 from lab_web.app import make_app
-from lab_web.cookie_key import cookie_key, key_file
+from lab_web.cookie_key import cookie_key
 from lab_web.held import Settings
 from lab_web.lab import Lab
 
@@ -42,8 +43,8 @@ async def serve(
     behind_tls: bool = False,
     say: Callable[[str], None] = print,
 ) -> None:
-    """Serve the page until cancelled; ``say`` gets the address (and the first user's
-    link) once it listens."""
+    """Serve the page until SIGTERM or cancelled (Ctrl-C); ``say`` gets the address (and
+    the first user's link) once it listens."""
     if not loopback(host) and not behind_tls:
         print(
             f"ozlab web: warning: listening on {host} without --behind-tls: passwords and"
@@ -74,9 +75,15 @@ async def serve(
                 hours = int(LINK_LIFETIME // 3600)
                 link = f"{url}/welcome?token={token}"
                 say(f"the first user signs in once, within {hours} h, at {link}")
-            await asyncio.Event().wait()
+            stopped = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            loop.add_signal_handler(signal.SIGTERM, stopped.set)  # a supervisor's stop
+            try:
+                await stopped.wait()
+            finally:
+                loop.remove_signal_handler(signal.SIGTERM)
         finally:
-            await runner.cleanup()
+            await runner.cleanup()  # the report and exports made are removed with it
     finally:
         await lab.close()
 
@@ -119,6 +126,3 @@ async def remove_user(db: Database, name: str) -> int:
         return sum([await s.store.remove_experimenter(name) for s in lab.studies.values()])
     finally:
         await lab.close()
-
-
-__all__ = ["DEFAULT_PORT", "add_user", "key_file", "remove_user", "serve", "users"]

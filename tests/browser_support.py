@@ -42,11 +42,6 @@ class WebProcess:
     url: str
     first_link: str | None
 
-    async def stop(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            self.process.terminate()
-        await asyncio.wait_for(self.process.wait(), 15)
-
 
 @contextlib.asynccontextmanager
 async def ozlab_web(db: Path | str, env: dict[str, str], *extra: str) -> AsyncIterator[WebProcess]:
@@ -76,12 +71,12 @@ async def ozlab_web(db: Path | str, env: dict[str, str], *extra: str) -> AsyncIt
                 raise AssertionError(f"ozlab web did not start: {first}{said}")
             second = (await process.stdout.readline()).decode()
         link = re.search(r"(http://\S+/welcome\?token=\S+)", second)
-        web = WebProcess(process, found.group(1), link.group(1) if link else None)
-        yield web
+        yield WebProcess(process, found.group(1), link.group(1) if link else None)
     finally:
         with contextlib.suppress(ProcessLookupError):
             process.terminate()
         await asyncio.wait_for(process.wait(), 15)
+    assert process.returncode == 0  # SIGTERM stops it cleanly (what it made is removed)
 
 
 @contextlib.asynccontextmanager

@@ -20,6 +20,7 @@ from lab_web import safety
 from lab_web.accounts import LOCK_AFTER, Accounts
 from lab_web.cookie_key import KEY_ENV, cookie_key
 from lab_web.held import RESULTS
+from lab_web.serving import loopback
 from scenarios.models import StudyBundle
 from tests.postgres_server import PostgresServer
 from tests.storage_probe import command_log
@@ -285,3 +286,8 @@ async def test_the_report_and_exports_are_made_by_a_worker_and_kept_until_the_da
         await p.lab["played"].store.commit_step(step("q", *session("q")))
         assert await results.current("report") is None and not made.folder.exists()
         assert (await p.client.get("/s/played/report.html")).status == 404
+
+
+def test_only_loopback_addresses_count_as_private() -> None:
+    assert all(loopback(h) for h in ("127.0.0.1", "127.8.9.1", "::1", "localhost"))
+    assert not any(loopback(h) for h in ("0.0.0.0", "::", "192.168.1.20", "lab.example.org"))
