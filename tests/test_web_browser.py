@@ -60,7 +60,7 @@ async def first_user(lab: Lab, page: Page, name: str = "ana") -> None:
 
 
 async def the_session(page: Page, lab: Lab) -> str:
-    """Open the participant's session from the study's live table; its address."""
+    """Open the first participant's session from the study's live table; its address."""
     await page.click("nav >> text=study")
     row = page.locator("#sessions-rows a").first
     await expect(row).to_be_visible(timeout=10_000)
@@ -69,7 +69,9 @@ async def the_session(page: Page, lab: Lab) -> str:
     return page.url
 
 
-async def test_a_session_is_watched_live_and_ended_from_the_page(lab: Lab) -> None:
+async def test_a_session_is_watched_live_and_ended_from_the_page(
+    lab: Lab, emulator: BotApiEmulator
+) -> None:
     async with fresh_context(lab.browser) as context:
         page = await context.new_page()
         await first_user(lab, page)
@@ -77,6 +79,13 @@ async def test_a_session_is_watched_live_and_ended_from_the_page(lab: Lab) -> No
         assert await accessibility_findings(page) == []
         await phone_screenshot(page, "overview")
         await page.set_viewport_size({"width": 1280, "height": 800})
+        await page.click("nav >> text=study")
+        rows = page.locator("#sessions-rows tr")
+        await expect(rows).to_have_count(1)
+        await page.evaluate("window.stayed = true")  # gone if the page reloads
+        await consent(emulator.participant(7102))  # a second participant, live in the table
+        await expect(rows).to_have_count(2, timeout=5_000)
+        assert await page.evaluate("window.stayed === true")
         await the_session(page, lab)
         await page.evaluate("window.stayed = true")  # gone if the page reloads
         await lab.participant.send_text("Do you have adventure games?")
