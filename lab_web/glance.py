@@ -1,14 +1,19 @@
 """A study at a glance, from the store's read model: whether its bot runs, participants by
-stage, finished sessions per design cell, drop-outs and the stage they left at, the systems
-whose latest answer failed, replies waiting for a wizard, and erasures."""
+stage, finished sessions per design cell, drop-outs and the stage they left at, each
+system's exchanges, failures and latency in the last hour, replies waiting for a wizard, and
+erasures."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass
 
 from bot.core.vocabulary import EndReason, SessionState, Stage
+from bot.store.model import SystemHealth
 from lab_web.lab import Study
+
+LAST_HOUR = 3600.0
 
 
 @dataclass(frozen=True)
@@ -18,7 +23,7 @@ class Glance:
     by_stage: list[tuple[str, int]]
     cells: list[tuple[str, str, int, int]]  # scenario, system, finished, running now
     dropped: list[tuple[str, int]]  # the stage they left at, how many
-    failing: list[tuple[str, int]]  # system, participants whose latest answer failed
+    health: list[SystemHealth]  # each system in the last hour
     waiting: int
     erasures: int
     last_erasure: float | None
@@ -48,7 +53,6 @@ async def glance(study: Study) -> Glance:
         for p in participants
         if p.status.abandoned or p.status.stage is Stage.CLOSED
     )
-    failing = Counter(p.status.system_id or "–" for p in participants if p.last_error)
     return Glance(
         slug=study.slug,
         running=await study.bot_running(),
@@ -58,7 +62,7 @@ async def glance(study: Study) -> Glance:
             for scenario, system in sorted(set(finished) | set(now_running))
         ],
         dropped=sorted(dropped.items()),
-        failing=sorted(failing.items()),
+        health=await store.system_health(time.time() - LAST_HOUR),
         waiting=sum(p.status.held is not None for p in participants),
         erasures=len(ledger),
         last_erasure=max((e.erased_at for e in ledger), default=None),

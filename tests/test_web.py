@@ -291,3 +291,13 @@ async def test_the_report_and_exports_are_made_by_a_worker_and_kept_until_the_da
 def test_only_loopback_addresses_count_as_private() -> None:
     assert all(loopback(h) for h in ("127.0.0.1", "127.8.9.1", "::1", "localhost"))
     assert not any(loopback(h) for h in ("0.0.0.0", "::", "192.168.1.20", "lab.example.org"))
+
+
+async def test_the_overview_says_each_systems_last_hour(db: Path) -> None:
+    async with page(db) as p:
+        await with_account(p.lab, "vi", VIEWER)
+        await p.sign_in("vi")
+        shown = await (await p.client.get("/")).text()
+        assert "<td>sys</td><td>1</td><td>0</td><td>5</td><td>5</td>" in shown
+        assert "No bot is running on this study." in shown
+        assert re.search(r"<dt>Participants</dt><dd>1</dd>", shown)

@@ -69,6 +69,7 @@ from bot.store.model import (
     SnapshotSink,
     StepCommit,
     StoredParticipant,
+    SystemHealth,
     SystemSummary,
     Transcript,
     VotesImported,
@@ -213,6 +214,11 @@ class ConsoleReadModel(Protocol):
         self, command_ids: Sequence[int]
     ) -> dict[int, CommandOutcome | None]:
         """What the bot made of each command; None while it has not come to it."""
+        ...
+
+    async def system_health(self, since: float) -> list[SystemHealth]:
+        """Per system, the exchanges begun since ``since`` (a time on the store's clock):
+        how many, how many failed, and their latency's median and 95th percentile."""
         ...
 
 

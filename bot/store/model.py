@@ -258,6 +258,18 @@ class ImportOutcome:
 
 
 @dataclass(frozen=True)
+class SystemHealth:
+    """One system's answers since a time (the console's and the web page's last hour): how
+    many exchanges it had, how many failed, and how long its answers took."""
+
+    system_id: str
+    exchanges: int
+    failures: int
+    median_ms: float | None  # None: no answer with a latency
+    p95_ms: float | None  # nearest rank
+
+
+@dataclass(frozen=True)
 class SystemSummary:
     """One system at a glance: what ``ozlab demo`` prints after a study."""
 

@@ -93,6 +93,7 @@ from bot.store.model import (
     SnapshotSink,
     StepCommit,
     StoredParticipant,
+    SystemHealth,
     SystemSummary,
     Transcript,
     VotesImported,
@@ -474,6 +475,9 @@ class RelationalStore(ABC):
         if not command_ids:
             return {}
         return await self._read(lambda c: reads.command_outcomes(c, command_ids))
+
+    async def system_health(self, since: float) -> list[SystemHealth]:
+        return await self._read(lambda c: reads.system_health(c, since))
 
     # --- analytics, importers, the demo -------------------------------------------------
 
