@@ -89,10 +89,12 @@ class Accounts:
 
     async def welcome(self, token: str, name: str, password: str) -> tuple[str, dict[str, str]]:
         """The link used: its account saved with the password on every study it was made
-        for; the name and the session's fingerprints."""
+        for (under the link's name, or ``name`` for a link without one); the name and the
+        session's fingerprints. A weak password or a wrong name leaves the link unused."""
         why = passwords.weak(password)
         if why is not None:
             raise SignInRefused(why)
+        typed = valid_name(name)  # before the link is used: a mistake keeps it
         digest = passwords.token_digest(token)
         granted = {}
         for slug, study in self.lab.studies.items():
@@ -102,7 +104,7 @@ class Accounts:
         if not granted:
             raise SignInRefused("this link was used already, has expired, or is not one")
         named = {link.name for link in granted.values() if link.name is not None}
-        account_name = valid_name(named.pop() if len(named) == 1 else name)
+        account_name = named.pop() if len(named) == 1 else typed
         made = await asyncio.to_thread(passwords.hashed, password)
         kept = {}
         for slug, link in granted.items():

@@ -52,13 +52,21 @@ async def test_the_first_users_link_signs_in_once(db: Path) -> None:
         assert PASSWORD not in accounts[0].password_hash
 
 
-async def test_a_short_password_is_refused_and_the_link_kept(db: Path) -> None:
+async def test_a_short_password_or_a_wrong_name_is_refused_and_the_link_kept(db: Path) -> None:
     async with page(db) as p:
-        token = await Accounts(p.lab).invite("bo", VIEWER)
-        status, shown = await p.post("/welcome", {"token": token, "name": "", "password": "short"})
+        token = await Accounts(p.lab).invite(None, EXPERIMENTER)
+        form = {"token": token, "name": "ana", "password": "short"}
+        status, shown = await p.post("/welcome", form)
         assert status == 400 and "at least 10 characters" in shown
-        status, shown = await p.post("/welcome", {"token": token, "name": "", "password": PASSWORD})
-        assert status == 200 and "bo" in shown  # the link's own name
+        status, shown = await p.post("/welcome", {**form, "name": " ", "password": PASSWORD})
+        assert status == 400 and "a name has 1 to 64 printable characters" in shown
+        status, shown = await p.post("/welcome", {**form, "password": PASSWORD})
+        assert status == 200 and "ana" in shown
+        named = await Accounts(p.lab).invite("bo", VIEWER)
+        form = {"token": named, "name": "someone else", "password": PASSWORD}
+        assert (await p.post("/welcome", form))[0] == 200
+        accounts = await p.lab["study"].store.experimenters()
+        assert [(a.name, a.role) for a in accounts] == [("ana", EXPERIMENTER), ("bo", VIEWER)]
 
 
 async def test_nobody_signed_in_sees_nothing_but_the_sign_in(db: Path) -> None:
@@ -228,7 +236,7 @@ async def test_a_lab_server_serves_each_study_with_its_own_roles(
         accounts = Accounts(p.lab)
         assert sorted(p.lab.studies) == ["alpha", "beta"]
         for role, study in ((EXPERIMENTER, "alpha"), (VIEWER, "beta")):
-            await accounts.welcome(await accounts.invite("ana", role, [study]), "", PASSWORD)
+            await accounts.welcome(await accounts.invite("ana", role, [study]), "ana", PASSWORD)
         await p.sign_in("ana")
         shown = await (await p.client.get("/")).text()
         assert 'href="/s/alpha/"' in shown and 'href="/s/beta/"' in shown
