@@ -94,7 +94,7 @@ def make_app(lab: Lab, key: bytes, settings: Settings | None = None) -> web.Appl
     )
     environment.filters["visible"] = lambda text: visible(str(text), lines=True)
     environment.filters["ago"] = lambda at: "never" if at is None else ago(time.time() - at)
-    app.on_response_prepare.append(safety.secure)
+    app.on_response_prepare.append(safety.headers(behind_tls=settings.secure))
     app.router.add_static("/static/", pages.STATIC, name="static", append_version=True)
     pages.routes(app)
     return app

@@ -49,14 +49,21 @@ def same_origin(request: web.Request) -> bool:
     return request.headers.get("Sec-Fetch-Site", "same-origin") in ("same-origin", "none")
 
 
-async def secure(request: web.Request, response: web.StreamResponse) -> None:
-    """Every response's headers, set as it is prepared (errors and streams too)."""
-    response.headers.setdefault("Content-Security-Policy", CSP)
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "same-origin"  # no-referrer makes Origin "null"
-    response.headers.setdefault("X-Frame-Options", "DENY")
-    if not request.path.startswith("/static/"):
-        response.headers.setdefault("Cache-Control", "no-store")
+def headers(*, behind_tls: bool) -> Callable[[web.Request, web.StreamResponse], Awaitable[None]]:
+    """What sets every response's headers as it is prepared (errors and streams too);
+    behind a TLS proxy, browsers are also told to come back over HTTPS only."""
+
+    async def secure(request: web.Request, response: web.StreamResponse) -> None:
+        response.headers.setdefault("Content-Security-Policy", CSP)
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "same-origin"  # no-referrer makes Origin "null"
+        response.headers.setdefault("X-Frame-Options", "DENY")
+        if behind_tls:
+            response.headers["Strict-Transport-Security"] = "max-age=31536000"
+        if not request.path.startswith("/static/"):
+            response.headers.setdefault("Cache-Control", "no-store")
+
+    return secure
 
 
 @web.middleware

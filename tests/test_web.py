@@ -96,7 +96,9 @@ async def test_the_session_cookie_is_sealed_http_only_and_same_site(db: Path) ->
     for secure in (False, True):
         async with page(db, secure=secure) as p:
             await with_account(p.lab, "ana", EXPERIMENTER)
-            first = (await p.client.get("/signin")).headers["Set-Cookie"]
+            signin = await p.client.get("/signin")
+            first = signin.headers["Set-Cookie"]
+            assert ("Strict-Transport-Security" in signin.headers) is secure
             assert "HttpOnly" in first and "SameSite=Strict" in first
             assert ("Secure" in first) is secure
             if secure:  # a Secure cookie never comes back over plain HTTP: nothing goes through
