@@ -29,7 +29,7 @@ class Watcher:
         self.generation = 0
         self._watching = 0
         self._task: asyncio.Task[None] | None = None
-        self._made: dict[str, tuple[int, asyncio.Task[str]]] = {}
+        self._made: tuple[int, asyncio.Future[str]] | None = None
 
     @contextlib.asynccontextmanager
     async def watching(self) -> AsyncIterator[None]:
@@ -50,13 +50,12 @@ class Watcher:
                 )
             return self.generation
 
-    async def once(self, generation: int, make: Callable[[], Awaitable[str]], key: str = "") -> str:
-        """What ``make`` gives at ``generation``, made once for every page that asks."""
-        kept = self._made.get(key)
-        if kept is None or kept[0] != generation:
-            kept = (generation, asyncio.ensure_future(make()))
-            self._made[key] = kept
-        return await asyncio.shield(kept[1])
+    async def once(self, generation: int, make: Callable[[], Awaitable[str]]) -> str:
+        """What ``make`` gives at ``generation`` (the sessions table), made once for every
+        page that asks."""
+        if self._made is None or self._made[0] != generation:
+            self._made = (generation, asyncio.ensure_future(make()))
+        return await asyncio.shield(self._made[1])
 
     async def _watch(self) -> None:
         token = await self._desk.changes()
