@@ -14,7 +14,7 @@ $(BIN)/ozlab: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,parquet]'
 	# Compiled once, as a regular install compiles: an editable one does not, and where
 	# PYTHONDONTWRITEBYTECODE is set every command would compile the modules it imports.
-	$(BIN)/python -m compileall -q bot analytics scenarios questionnaires wizard_console
+	$(BIN)/python -m compileall -q bot analytics scenarios questionnaires wizard_console lab_web
 	touch $@
 
 demo: $(BIN)/ozlab

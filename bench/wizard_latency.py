@@ -53,8 +53,8 @@ sys.path.insert(0, str(ROOT))
 
 from bot.core.privacy import Privacy  # noqa: E402
 from bot.core.vocabulary import CommandOutcome  # noqa: E402
+from bot.desk.desk import Desk  # noqa: E402
 from bot.pilot.emulator import BotApiEmulator, Participant  # noqa: E402
-from wizard_console.desk import Desk  # noqa: E402
 
 TOKEN = "123456789:AAE-bench-token-for-ozlab-0123456789ab"
 FIRST_USER_ID = 600_000_000

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parents[1]
-PRODUCTION = ("bot", "scenarios", "questionnaires", "analytics", "wizard_console")
+PRODUCTION = ("bot", "scenarios", "questionnaires", "analytics", "wizard_console", "lab_web")
 SQL = re.compile(
     r"\b(SELECT\s.+\sFROM|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+"
     r"(TABLE|INDEX)|PRAGMA\s+\w+|BEGIN\s+IMMEDIATE)\b",
@@ -53,11 +53,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.engine",),
     ("bot.store", "bot.systems", "bot.speech"),
     ("bot.telegram",),
-    ("bot.recruitment", "bot.rights", "bot.check"),
+    ("bot.recruitment", "bot.rights", "bot.check", "bot.desk"),
     ("bot.annotation",),
     ("bot.runtime",),
     ("bot.pilot", "bot.stress"),
     ("analytics", "wizard_console"),
+    ("lab_web",),
     ("bot.cli",),
 )
 """Each package imports only the packages of the layers before its own (and itself): the

@@ -143,7 +143,8 @@ async def test_a_backup_from_an_older_ozlab_is_brought_up_to_date_then_erased(
     bot = await study_with_a_backup(start_bot, emulator, old)
     # as a backup from before the ledger, the votes, simulated annotators, judges, the
     # register of files written, the money path, the sides pairs are shown in, the
-    # design's cells, annotators' payments and the media kept
+    # design's cells, annotators' payments, the media kept and the experimenters'
+    # accounts
     with sqlite3.connect(old) as conn:
         conn.execute("ALTER TABLE annotation_assignments DROP COLUMN swapped")
         conn.execute("ALTER TABLE participants DROP COLUMN design_cell")
@@ -154,6 +155,8 @@ async def test_a_backup_from_an_older_ozlab_is_brought_up_to_date_then_erased(
             conn.execute(f"ALTER TABLE payments DROP COLUMN {column}")
         conn.execute("DROP TABLE media")
         conn.execute("DROP TABLE media_files")
+        conn.execute("DROP TABLE experimenters")
+        conn.execute("DROP TABLE sign_in_links")
         conn.execute("DROP TABLE money_path")
         for column in ("submission_key", "platform_status", "approved_at"):
             conn.execute(f"ALTER TABLE payments DROP COLUMN {column}")
@@ -165,7 +168,7 @@ async def test_a_backup_from_an_older_ozlab_is_brought_up_to_date_then_erased(
         conn.execute("DROP TRIGGER votes_go_with_their_session")
         conn.execute("ALTER TABLE annotators DROP COLUMN simulated")
         conn.execute("DROP TABLE written_files")
-        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION - 10}")
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION - 11}")
     (folder / "notes.txt").write_text("kept for three months")
     await withdraw(emulator.participant(LEAVING))
     capsys.readouterr()
@@ -177,7 +180,7 @@ async def test_a_backup_from_an_older_ozlab_is_brought_up_to_date_then_erased(
     assert out[0].startswith(f"left alone: {folder / 'notes.txt'} is not an SQLite file")
     assert out[1] == (
         f"{old}: erased 1 withdrawn participant; brought up from schema version"
-        f" {SCHEMA_VERSION - 10}"
+        f" {SCHEMA_VERSION - 11}"
     )
     assert WORDS[LEAVING].encode() not in database_bytes(old)
     assert rows(old, "PRAGMA user_version") == [(SCHEMA_VERSION,)]

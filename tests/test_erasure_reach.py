@@ -57,13 +57,15 @@ def test_a_study_the_register_cannot_take_still_gets_its_files(tmp_path: Path) -
             conn.execute(f"ALTER TABLE payments DROP COLUMN {column}")
         conn.execute("DROP TABLE media")
         conn.execute("DROP TABLE media_files")
+        conn.execute("DROP TABLE experimenters")
+        conn.execute("DROP TABLE sign_in_links")
         conn.execute("DROP TABLE written_files")
         conn.execute("DROP TABLE money_path")
         conn.execute("ALTER TABLE annotation_assignments DROP COLUMN swapped")
         for column in ("submission_key", "platform_status", "approved_at"):
             conn.execute(f"ALTER TABLE payments DROP COLUMN {column}")
         [(version,)] = conn.execute("PRAGMA user_version").fetchall()
-        conn.execute(f"PRAGMA user_version={version - 6}")
+        conn.execute(f"PRAGMA user_version={version - 7}")
     status, printed, err = ozlab("export", "--db", str(db), "--out", str(tmp_path / "export"))
     assert status == 0 and all(Path(p).is_file() for p in printed.split())
     [told] = [line for line in err.splitlines() if "register" in line]

@@ -10,6 +10,7 @@ from importlib.resources import files
 import pytest
 
 from bot.core.conversation import Conversation, SystemReply
+from bot.desk.desk import Desk
 from bot.pilot.emulator import BotApiEmulator, FloodRules, Participant
 from bot.telegram.flood import TELEGRAM_LIMITS, FloodLimits
 from bot.telegram.outbox import split_text
@@ -18,7 +19,6 @@ from scenarios.models import StudyBundle
 from tests.conftest import TOKEN, StartBot, consent
 from tests.e2e_support import only_system
 from tests.test_wizard_desk import session_of, until
-from wizard_console.desk import Desk
 
 pytestmark = pytest.mark.slow
 

@@ -22,6 +22,7 @@ from telegram import Bot
 from bot.cli import analytics_main
 from bot.core.conversation import Conversation, SystemReply
 from bot.core.media import Spoken, Transcript
+from bot.desk.desk import Desk
 from bot.pilot.emulator import BotApiEmulator
 from bot.pilot.emulator.files import MAX_DOWNLOAD
 from bot.pilot.emulator.participant import default_photo
@@ -34,7 +35,6 @@ from tests.conftest import TOKEN, StartBot, consent
 from tests.e2e_support import database_bytes
 from tests.fake_servers import FakeHttp, FakeOpenAI, serving
 from tests.storage_probe import kept_files
-from wizard_console.desk import Desk
 
 pytestmark = pytest.mark.slow
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from textual.widgets import Static
 
+from bot.desk.desk import Desk
 from bot.store.stress_records import Judge, Verdict
 from tests.test_stress_run import logged_store
 from wizard_console.app import WizardApp
-from wizard_console.desk import Desk
 from wizard_console.stress_screen import StressJudgeScreen
 
 

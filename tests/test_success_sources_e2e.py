@@ -13,6 +13,7 @@ from analytics.data.loading import load_study_data
 from analytics.report.numbers import build_report
 from analytics.report.present import document
 from analytics.report.render_md import render_markdown
+from bot.desk.desk import Desk
 from bot.pilot.demo import play_study
 from bot.pilot.emulator import BotApiEmulator
 from bot.systems.served_model import model_app
@@ -24,7 +25,6 @@ from tests.conftest import StartBot, consent
 from tests.fake_servers import serving
 from tests.test_wizard_app import app_of, console, shows, status
 from tests.test_wizard_desk import session_of, until, woz
-from wizard_console.desk import Desk
 
 pytestmark = pytest.mark.slow
 

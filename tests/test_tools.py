@@ -15,6 +15,7 @@ from bot.check.study import check
 from bot.core.conversation import Conversation, SystemReply, ToolCall
 from bot.core.errors import SystemSetupError
 from bot.core.vocabulary import EndReason, EventKind
+from bot.desk.transcript import event_line
 from bot.engine import effects as fx
 from bot.engine import events as ev
 from bot.engine.common import CONSENT_YES
@@ -33,7 +34,6 @@ from scenarios.systems import OpenAISystem
 from scenarios.yaml_lines import StudyError
 from tests.conftest import StartBot
 from tests.fake_servers import FakeOpenAI, calling
-from wizard_console.transcript import event_line
 
 STUDY = """\
 id: shop-llm

@@ -18,6 +18,7 @@ from bot.core.phenomena import StressType
 from bot.core.stress import Perturbation, Source
 from bot.core.visible_text import visible
 from bot.core.vocabulary import AnswerStatus, Moment
+from bot.desk.desk import Desk
 from bot.engine import effects as fx
 from bot.pilot.chat_screen import Seen, news, notice
 from bot.pilot.emulator import BotApiEmulator
@@ -33,7 +34,6 @@ from tests.store_contract.records import session, step
 from tests.test_wizard_app import app_of, console, shows
 from tests.test_wizard_desk import woz
 from wizard_console.app import WizardApp
-from wizard_console.desk import Desk
 from wizard_console.screens import PromptScreen
 from wizard_console.stress_screen import StressJudgeScreen
 from wizard_console.widgets import TranscriptView

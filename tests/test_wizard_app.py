@@ -13,6 +13,8 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Select
 
+from bot.desk.desk import Desk
+from bot.desk.model import LiveSession
 from bot.pilot.emulator import BotApiEmulator
 from bot.store.sqlite import open_store
 from scenarios.models import StudyBundle
@@ -21,8 +23,6 @@ from tests.storage_probe import command_log
 from tests.store_reads import pick
 from tests.test_wizard_desk import shop, until
 from wizard_console.app import WizardApp
-from wizard_console.desk import Desk
-from wizard_console.model import LiveSession
 from wizard_console.screens import FilterScreen, HelpScreen, PromptScreen
 from wizard_console.widgets import SessionsTable, TranscriptView
 

@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 
 from bot.cli import main, parser
+from bot.desk.desk import Desk
 from bot.pilot.emulator import BotApiEmulator
 from scenarios.models import StudyBundle
 from tests.conftest import StartBot, consent, say
 from tests.storage_probe import command_log
 from tests.store_reads import pick
 from tests.test_wizard_desk import shop, until, woz
-from wizard_console.desk import Desk
 
 
 def parse(*argv: str) -> argparse.Namespace:

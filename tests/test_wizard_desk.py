@@ -23,6 +23,10 @@ from bot.core.vocabulary import (
     ReplySource,
     Stage,
 )
+from bot.desk import Desk, DeskError
+from bot.desk import formatting as fmt
+from bot.desk.model import ENDED_STATES, ERROR, GATED, SILENT, WAITING
+from bot.desk.sessions import _STATE_OF_STAGE
 from bot.engine import effects as fx
 from bot.pilot.emulator import BotApiEmulator
 from bot.store.model import StepCommit
@@ -33,10 +37,6 @@ from tests.conftest import StartBot, consent, say
 from tests.e2e_support import only_system, settle
 from tests.storage_probe import checkpoint_blocked, command_log, stamp_schema_version
 from tests.store_reads import pick
-from wizard_console import Desk, DeskError
-from wizard_console import formatting as fmt
-from wizard_console.model import ENDED_STATES, ERROR, GATED, SILENT, WAITING
-from wizard_console.sessions import _STATE_OF_STAGE
 
 T = TypeVar("T")
 

@@ -9,6 +9,7 @@ import asyncio
 import pytest
 from textual.widgets import TextArea
 
+from bot.desk.desk import Desk
 from bot.pilot.emulator import BotApiEmulator
 from scenarios.models import StudyBundle
 from tests.conftest import StartBot, consent
@@ -17,7 +18,6 @@ from tests.store_reads import pick
 from tests.test_wizard_app import app_of, console, shows, status, transcript
 from tests.test_wizard_cli import ozlab_wizard
 from tests.test_wizard_desk import session_of, shop, until, woz
-from wizard_console.desk import Desk
 
 pytestmark = pytest.mark.slow
 

@@ -12,8 +12,8 @@ from textual.binding import Binding
 from bot.core.errors import OzlabError
 from bot.core.visible_text import visible
 from bot.core.vocabulary import GateScope
+from bot.desk.model import PAUSED, LiveSession, WaitingReply
 from wizard_console.console import Console
-from wizard_console.model import PAUSED, LiveSession, WaitingReply
 from wizard_console.screens import Filters, FilterScreen, GateScreen, HelpScreen, PromptScreen
 
 

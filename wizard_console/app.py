@@ -8,9 +8,9 @@ from typing import ClassVar
 
 from textual.binding import Binding, BindingType
 
+from bot.desk.desk import Desk
 from wizard_console.actions import Actions
 from wizard_console.annotation import AnnotationScreen
-from wizard_console.desk import Desk
 
 
 class WizardApp(Actions):

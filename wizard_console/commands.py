@@ -19,14 +19,10 @@ from collections.abc import Awaitable, Callable
 from bot.core.errors import DONE, NOT_APPLIED, NOT_YET, StudyDataError
 from bot.core.visible_text import visible
 from bot.core.vocabulary import CommandOutcome
-from wizard_console import formatting as fmt
-from wizard_console.desk import Desk
+from bot.desk import formatting as fmt
+from bot.desk.desk import OUTCOME_WORDS, Desk
 
 APPLIED = DONE
-WHY: dict[str, str] = {
-    "expired": "expired: no longer possible (the session ended, or another wizard was first)",
-    "rejected": "rejected by the bot (unknown system or study?)",
-}
 
 
 def login_name() -> str:
@@ -88,7 +84,7 @@ async def _send(args: argparse.Namespace, desk: Desk, label: str, write: Awaitab
             " it will when it runs (is ozlab run running on this database?)"
         )
         return NOT_YET
-    print(f"#{command_id} {label}: {WHY.get(outcome, outcome)}")
+    print(f"#{command_id} {label}: {OUTCOME_WORDS[outcome]}")
     return APPLIED if outcome is CommandOutcome.APPLIED else NOT_APPLIED
 
 
@@ -103,18 +99,14 @@ def _session_command(kind: str, **fields: str) -> Action:
     """A command about one session; ``fields`` maps payload keys to argument names."""
 
     async def command(args: argparse.Namespace, desk: Desk) -> int:
-        if not await desk.knows(args.session):
-            return _unknown(args.session)
         payload = {key: getattr(args, name) for key, name in fields.items()}
         label = f"{kind} {args.session}"
-        return await _send(args, desk, label, desk.command(kind, args.session, **payload))
+        return await _send(args, desk, label, desk.session_command(kind, args.session, **payload))
 
     return command
 
 
 async def reply(args: argparse.Namespace, desk: Desk) -> int:
-    if not await desk.knows(args.session):
-        return _unknown(args.session)
     if args.approve:
         payload: dict[str, object] = {"action": "approve"}
     elif args.edit is not None:
@@ -122,7 +114,7 @@ async def reply(args: argparse.Namespace, desk: Desk) -> int:
     else:
         payload = {"action": "replace", "text": args.replace}
     label = f"reply {payload['action']} {args.session}"
-    return await _send(args, desk, label, desk.command("reply", args.session, **payload))
+    return await _send(args, desk, label, desk.session_command("reply", args.session, **payload))
 
 
 async def gate(args: argparse.Namespace, desk: Desk) -> int:

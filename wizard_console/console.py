@@ -19,10 +19,10 @@ from textual.widgets import DataTable, Footer
 
 from bot.core.errors import OzlabError
 from bot.core.vocabulary import CommandOutcome, Gate, GateScope
+from bot.desk import formatting as fmt
+from bot.desk.desk import Desk
+from bot.desk.model import Line, LiveSession, WaitingReply
 from bot.engine.assignment import CellProgress
-from wizard_console import formatting as fmt
-from wizard_console.desk import Desk
-from wizard_console.model import Line, LiveSession, WaitingReply
 from wizard_console.screens import Filters
 from wizard_console.widgets import SessionsTable, TextLine, TranscriptView
 

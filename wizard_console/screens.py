@@ -15,7 +15,7 @@ from textual.containers import Grid, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Select, Static, TextArea
 
-from wizard_console.formatting import LEGEND
+from bot.desk.formatting import LEGEND
 
 
 class PromptScreen(ModalScreen[str | None]):

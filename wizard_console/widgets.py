@@ -13,8 +13,8 @@ from rich.text import Text
 from textual.widgets import DataTable, RichLog, Static
 
 from bot.core.visible_text import visible
-from wizard_console import formatting as fmt
-from wizard_console.model import Line, LiveSession
+from bot.desk import formatting as fmt
+from bot.desk.model import Line, LiveSession
 
 COLUMNS = (  # (label, width): 58 characters of cells + padding fit in 80 columns
     ("session", 9),

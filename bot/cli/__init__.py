@@ -42,6 +42,7 @@ from bot.cli import (
     schema,
     serve_demo,
     stress,
+    web,
     wizard,
 )
 from bot.cli.run import API_URL_ENV, TOKEN_ENV
@@ -80,6 +81,7 @@ OZLAB: tuple[Command, ...] = (
     chat,
     pilot,
     wizard,
+    web,
     stress,
     judge,
     *ANALYTICS,

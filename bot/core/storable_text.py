@@ -12,7 +12,7 @@ statement what text becomes.
 The doors: a Telegram update as it is read (``bot.telegram.inbound``), a system's reply
 (``bot.runtime.participants``, ``bot.stress.replay``), a model's answer (a judge's,
 ``bot.annotation.judging``; a proposed stress test's, ``bot.stress.propose``), a wizard's
-command (``wizard_console.desk``), an imported file (``analytics.io.import_rows``) and a
+command (``bot.desk``), an imported file (``analytics.io.import_rows``) and a
 study copied from another database (``bot.store.moving``, which counts what it changed).
 
 The standard library and ``bot.core`` only: every layer imports it.

@@ -28,6 +28,8 @@ _BOOKKEEPING = {
     "sequence",
     "sqlite_sequence",
     "written_files",
+    "experimenters",
+    "sign_in_links",
 }
 _ON_PARTICIPANTS = {"sessions", "exchanges", "responses", "events"}
 """Rows that hang on participants (counted through them: a foreign key, or erased with them)."""

@@ -34,6 +34,7 @@ from bot.core.vocabulary import (
     AnnotatorClaim,
     CommandKind,
     CommandOutcome,
+    ExperimenterRole,
     Gate,
     GateScope,
     Invitation,
@@ -51,6 +52,7 @@ from bot.store.model import (
     Command,
     Erased,
     ErasureRecord,
+    ExperimenterAccount,
     ImportContext,
     ImportedAnswer,
     ImportedRating,
@@ -64,10 +66,12 @@ from bot.store.model import (
     PlatformArrival,
     RatingsImported,
     SessionRecord,
+    SignInLink,
     SnapshotInfo,
     SnapshotSink,
     StepCommit,
     StoredParticipant,
+    SystemHealth,
     SystemSummary,
     Transcript,
     VotesImported,
@@ -218,6 +222,11 @@ class ConsoleReadModel(Protocol):
         self, command_ids: Sequence[int]
     ) -> dict[int, CommandOutcome | None]:
         """What the bot made of each command; None while it has not come to it."""
+        ...
+
+    async def system_health(self, since: float) -> list[SystemHealth]:
+        """Per system, the exchanges begun since ``since`` (a time on the store's clock):
+        how many, how many failed, and their latency's median and 95th percentile."""
         ...
 
 
@@ -673,6 +682,51 @@ class FileRegister(Protocol):
         ...
 
 
+class ExperimenterAccounts(Protocol):
+    """The experimenters' accounts of the web page on this study: a role each, the password
+    as a slow hash (made and checked outside the store), failed sign-ins that lock an
+    account out for a while, and one-time sign-in links kept as their token's digest."""
+
+    async def save_experimenter(
+        self, name: str, role: ExperimenterRole, password_hash: str
+    ) -> bool:
+        """The account with this role and password hash (a new one ends a lock-out); True
+        when the name is new."""
+        ...
+
+    async def experimenter(self, name: str) -> ExperimenterAccount | None:
+        """The account of this name; None when there is none."""
+        ...
+
+    async def experimenters(self) -> list[ExperimenterAccount]:
+        """Every account, by name."""
+        ...
+
+    async def remove_experimenter(self, name: str) -> bool:
+        """The account is gone; False when there was none."""
+        ...
+
+    async def failed_sign_in(self, name: str, lock_after: int, lock_for: float) -> float | None:
+        """One more failed sign-in to the account; the ``lock_after``-th in a row locks it
+        for ``lock_for`` seconds: the time the lock ends, or None."""
+        ...
+
+    async def good_sign_in(self, name: str) -> None:
+        """A sign-in succeeded: the count of failed ones starts again."""
+        ...
+
+    async def add_sign_in_link(
+        self, token_hash: str, name: str | None, role: ExperimenterRole, expires_at: float
+    ) -> None:
+        """A one-time link, kept as its token's digest: for the account ``name``, or (None)
+        for a new one its user names."""
+        ...
+
+    async def use_sign_in_link(self, token_hash: str) -> SignInLink | None:
+        """The link of this token's digest, used now: None when unknown, used or expired."""
+        ...
+
+
 class StudyStore(
     StoreLifetime,
     StudyDefinitions,
@@ -689,6 +743,7 @@ class StudyStore(
     PairwiseVotes,
     ModelJudges,
     FileRegister,
+    ExperimenterAccounts,
     Protocol,
 ):
     """The study database, whatever holds it (SQLite today: ``bot.store.sqlite``): every
@@ -711,5 +766,6 @@ ROLES: tuple[type, ...] = (
     PairwiseVotes,
     ModelJudges,
     FileRegister,
+    ExperimenterAccounts,
 )
 """Every role, in the order of the contract suite: what a new backend implements."""

@@ -24,6 +24,7 @@ from bot.core.vocabulary import (
     CommandKind,
     EndReason,
     EventKind,
+    ExperimenterRole,
     Moment,
     PaymentStatus,
     RatingOutcome,
@@ -256,6 +257,18 @@ class ImportOutcome:
 
 
 # --- the demo's summary, analytics' snapshot, test data ----------------------------------
+
+
+@dataclass(frozen=True)
+class SystemHealth:
+    """One system's answers since a time (the console's and the web page's last hour): how
+    many exchanges it had, how many failed, and how long its answers took."""
+
+    system_id: str
+    exchanges: int
+    failures: int
+    median_ms: float | None  # None: no answer with a latency
+    p95_ms: float | None  # nearest rank
 
 
 @dataclass(frozen=True)
@@ -549,3 +562,26 @@ class PlatformArrival:
     chat_key: str | None
     platform_key: str
     platform_tag: str
+
+
+@dataclass(frozen=True)
+class ExperimenterAccount:
+    """An experimenter's account on one study's web page: the password only as its slow
+    hash; failed sign-ins since the last good one, and the time a lock-out ends."""
+
+    name: str
+    role: ExperimenterRole
+    password_hash: str
+    failures: int = 0
+    locked_until: float | None = None
+    created_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class SignInLink:
+    """What a one-time sign-in link grants: the account it signs in (None: a new one, which
+    its user names, as the first user does) with its role."""
+
+    name: str | None
+    role: ExperimenterRole
+    expires_at: float

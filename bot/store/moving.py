@@ -61,6 +61,8 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("money_path", "id"),
     ("media", "id"),
     ("media_files", "digest"),
+    ("experimenters", "name"),
+    ("sign_in_links", "token_hash"),
 )
 """Every table of a study, those that others refer to first, with the key it is read in."""
 

@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from bot.core.errors import StoreError, without_passwords
 from bot.store.interface import StudyStore
 
-__all__ = ["Access", "Database", "Location", "locate", "open_store", "shown_url"]
+__all__ = ["Access", "Database", "Location", "locate", "open_store", "shown_url", "studies_at"]
 
 Database = str | os.PathLike[str]
 """What ``--db`` names: a SQLite file (a path, or ``sqlite:///``) or a ``postgresql://`` URL."""
@@ -121,6 +121,25 @@ async def open_store(
     if access is Access.UPGRADE and not await asyncio.to_thread(sqlite.is_study_database, path):
         raise StoreError(f"no study database at {path}: give the --db the bot ran with")
     return await sqlite.open_store(path, clock, **settings)
+
+
+async def studies_at(url: Database, study: str | None = None) -> list[str | None]:
+    """The studies ``url`` keeps, each as ``open_store``'s ``study`` opens it: a SQLite file
+    is one (None); a server's database every study it keeps, or the one the URL or
+    ``study`` names."""
+    place = locate(url, study)
+    if place.server is None:
+        return [None]
+    if place.study is not None:
+        return [place.study]
+    try:
+        from bot.store.postgres import store as postgres
+    except ImportError:
+        raise StoreError("PostgreSQL needs psycopg: pip install 'ozlab[postgresql]'") from None
+    found = await asyncio.to_thread(postgres.studies, place.server)
+    if not found:
+        raise StoreError(f"no study in {shown_url(place.server)}: give the --db the bot ran with")
+    return list(found)
 
 
 async def _open_postgres(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Sequence
 from enum import StrEnum
 from typing import TypeVar
@@ -30,6 +31,7 @@ from bot.store.model import (
     ImportContext,
     LiveParticipant,
     SessionRecord,
+    SystemHealth,
     SystemSummary,
     Transcript,
     TranscriptEvent,
@@ -249,6 +251,32 @@ def pending_commands(conn: Sql, after: int) -> tuple[list[Command], list[int]]:
             continue
         commands.append(Command(command_id, at, wizard, known, session_id, data))
     return commands, unreadable
+
+
+def system_health(conn: Sql, since: float) -> list[SystemHealth]:
+    """Per system, the exchanges a participant began since ``since``: how many, how many
+    failed, and the median and 95th percentile (nearest rank) of the answers' latency."""
+    found: dict[str, tuple[int, int, list[float]]] = {}
+    for system_id, latency, error in conn.execute(
+        "SELECT s.system_id, e.latency_ms, e.error FROM exchanges e"
+        " JOIN sessions s ON s.id = e.session_id WHERE e.user_at >= ?",
+        (since,),
+    ):
+        count, failed, latencies = found.get(str(system_id), (0, 0, []))
+        if latency is not None and error is None:
+            latencies.append(float(latency))
+        found[str(system_id)] = (count + 1, failed + (error is not None), latencies)
+    return [
+        SystemHealth(system, count, failed, _rank(latencies, 0.5), _rank(latencies, 0.95))
+        for system, (count, failed, latencies) in sorted(found.items())
+    ]
+
+
+def _rank(values: list[float], share: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
 
 
 def command_outcomes(conn: Sql, command_ids: Sequence[int]) -> dict[int, CommandOutcome | None]:

@@ -38,6 +38,7 @@ from bot.core.vocabulary import (
     AnnotatorClaim,
     CommandKind,
     CommandOutcome,
+    ExperimenterRole,
     Gate,
     GateScope,
     Invitation,
@@ -49,6 +50,7 @@ from bot.core.vocabulary import (
 from bot.engine import effects as fx
 from bot.engine.annotating.model import WithdrawAnnotator
 from bot.store import (
+    accounts,
     annotating,
     annotation_flow,
     annotation_ratings,
@@ -75,6 +77,7 @@ from bot.store.model import (
     Command,
     Erased,
     ErasureRecord,
+    ExperimenterAccount,
     ImportContext,
     ImportedAnswer,
     ImportedRating,
@@ -88,10 +91,12 @@ from bot.store.model import (
     PlatformArrival,
     RatingsImported,
     SessionRecord,
+    SignInLink,
     SnapshotInfo,
     SnapshotSink,
     StepCommit,
     StoredParticipant,
+    SystemHealth,
     SystemSummary,
     Transcript,
     VotesImported,
@@ -483,6 +488,9 @@ class RelationalStore(ABC):
             return {}
         return await self._read(lambda c: reads.command_outcomes(c, command_ids))
 
+    async def system_health(self, since: float) -> list[SystemHealth]:
+        return await self._read(lambda c: reads.system_health(c, since))
+
     # --- analytics, importers, the demo -------------------------------------------------
 
     async def import_context(self, study_id: str) -> ImportContext:
@@ -824,3 +832,38 @@ class RelationalStore(ABC):
 
     async def registered_files(self) -> list[WrittenFile]:
         return await self._read(written_files.registered)
+
+    # --- the experimenters' accounts: the SQL is in bot.store.accounts -----------------
+
+    async def save_experimenter(
+        self, name: str, role: ExperimenterRole, password_hash: str
+    ) -> bool:
+        now = self._clock()
+        return await self._write(lambda tx: accounts.save(tx.conn, name, role, password_hash, now))
+
+    async def experimenter(self, name: str) -> ExperimenterAccount | None:
+        return await self._read(lambda conn: accounts.one(conn, name))
+
+    async def experimenters(self) -> list[ExperimenterAccount]:
+        return await self._read(accounts.every)
+
+    async def remove_experimenter(self, name: str) -> bool:
+        return await self._write(lambda tx: accounts.remove(tx.conn, name))
+
+    async def failed_sign_in(self, name: str, lock_after: int, lock_for: float) -> float | None:
+        now = self._clock()
+        return await self._write(
+            lambda tx: accounts.failed(tx.conn, name, lock_after, lock_for, now)
+        )
+
+    async def good_sign_in(self, name: str) -> None:
+        await self._write(lambda tx: accounts.succeeded(tx.conn, name))
+
+    async def add_sign_in_link(
+        self, token_hash: str, name: str | None, role: ExperimenterRole, expires_at: float
+    ) -> None:
+        await self._write(lambda tx: accounts.add_link(tx.conn, token_hash, name, role, expires_at))
+
+    async def use_sign_in_link(self, token_hash: str) -> SignInLink | None:
+        now = self._clock()
+        return await self._write(lambda tx: accounts.use_link(tx.conn, token_hash, now))

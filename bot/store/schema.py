@@ -608,6 +608,27 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE media_files (
         digest TEXT PRIMARY KEY,          -- SHA-256 of data, hex: a file kept once
         data   BLOB NOT NULL
+    """,
+    # 23: the experimenters' accounts of the web page (``ozlab web``), per study: a name,
+    # its role on this study, the password as a slow hash (argon2id, in its own encoded
+    # form), never the password; failed sign-ins since the last good one (the lock-out);
+    # one-time sign-in links kept as the SHA-256 of their token, which only the link holds.
+    # Not a participant's row: no erasure reaches it.
+    """
+    CREATE TABLE experimenters (
+        name          TEXT PRIMARY KEY,
+        role          TEXT NOT NULL,              -- viewer | experimenter
+        password_hash TEXT NOT NULL,
+        failures      INTEGER NOT NULL DEFAULT 0, -- failed sign-ins since the last good one
+        locked_until  REAL,                       -- no sign-in before this time
+        created_at    REAL NOT NULL
+    );
+    CREATE TABLE sign_in_links (
+        token_hash TEXT PRIMARY KEY,
+        name       TEXT,              -- the account it signs in; NULL: a new one, named on use
+        role       TEXT NOT NULL,
+        expires_at REAL NOT NULL,
+        used_at    REAL               -- a link signs in once
     );
     """,
 )

@@ -171,3 +171,27 @@ async def test_a_console_sees_what_changed(store: StudyStore, location: str) -> 
         assert await console.changes() != before
     finally:
         await console.close()
+
+
+async def test_each_systems_health_since_a_time(open_store: OpenStore) -> None:
+    clock = Clock(100.0)
+    store = await open_store(clock)
+    records: list[fx.Record] = [*session("p")]
+    for turn, latency, error in ((1, 400.0, None), (2, 100.0, None), (3, 9000.0, "timeout")):
+        records += [
+            fx.RecordUserTurn("p-1", turn, f"question {turn}"),
+            fx.RecordSystemTurn("p-1", turn, None if error else "answer", latency, error),
+        ]
+    await store.commit_step(step("p", *records))
+    clock.now = 200.0
+    await store.commit_step(step("p", fx.RecordUserTurn("p-1", 4, "a later one")))
+    [health] = await store.system_health(150.0)
+    assert (health.system_id, health.exchanges, health.failures) == ("sys", 1, 0)
+    assert health.median_ms is None  # not answered yet
+    [health] = await store.system_health(0.0)
+    assert (health.exchanges, health.failures, health.median_ms, health.p95_ms) == (
+        4,
+        1,
+        100.0,
+        400.0,
+    )

@@ -11,7 +11,7 @@ PL/pgSQL functions.
 
 from __future__ import annotations
 
-SQLITE_VERSION_OF = {1: 13, 2: 14, 3: 15, 4: 16, 5: 17, 6: 18, 7: 19, 8: 20, 9: 21, 10: 22}
+SQLITE_VERSION_OF = {1: 13, 2: 14, 3: 15, 4: 16, 5: 17, 6: 18, 7: 19, 8: 20, 9: 21, 10: 22, 11: 23}
 """The SQLite schema version each PostgreSQL version holds the same tables as: ``ozlab
 copy`` moves a study only between these two."""
 
@@ -480,6 +480,23 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE media_files (
         digest TEXT PRIMARY KEY,
         data   BYTEA NOT NULL
+    """,
+    # 11: SQLite's version 23, the experimenters' accounts of the web page (see there)
+    """
+    CREATE TABLE experimenters (
+        name          TEXT PRIMARY KEY,
+        role          TEXT NOT NULL,
+        password_hash TEXT NOT NULL,
+        failures      BIGINT NOT NULL DEFAULT 0,
+        locked_until  DOUBLE PRECISION,
+        created_at    DOUBLE PRECISION NOT NULL
+    );
+    CREATE TABLE sign_in_links (
+        token_hash TEXT PRIMARY KEY,
+        name       TEXT,
+        role       TEXT NOT NULL,
+        expires_at DOUBLE PRECISION NOT NULL,
+        used_at    DOUBLE PRECISION
     );
     """,
 )

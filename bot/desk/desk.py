@@ -20,6 +20,9 @@ from typing import Protocol
 from bot.core.errors import StudyDataError
 from bot.core.storable_text import storable, storable_data
 from bot.core.vocabulary import CommandKind, CommandOutcome, Gate, GateLevel, GateScope
+from bot.desk import sessions as rows
+from bot.desk import transcript as lines
+from bot.desk.model import Line, LiveSession, WaitingReply
 from bot.engine.assignment import CellProgress, progress
 from bot.store import (
     Access,
@@ -33,9 +36,6 @@ from bot.store import (
 from bot.store.model import LiveParticipant, SessionRecord
 from scenarios.models import Study
 from scenarios.stored import UnreadableDefinition, read_definition
-from wizard_console import sessions as rows
-from wizard_console import transcript as lines
-from wizard_console.model import Line, LiveSession, WaitingReply
 
 
 class ConsoleStore(
@@ -43,6 +43,17 @@ class ConsoleStore(
 ):
     """The roles the console uses: its read model and commands, the studies' definitions,
     and the annotation and stress screens opened from it."""
+
+
+OUTCOME_WORDS: dict[CommandOutcome, str] = {
+    CommandOutcome.APPLIED: "applied",
+    CommandOutcome.EXPIRED: (
+        "expired: no longer possible (the session ended, or another wizard was first)"
+    ),
+    CommandOutcome.REJECTED: "rejected by the bot (unknown system or study?)",
+}
+"""What became of a command, in the words every face shows."""
+NOT_YET_WORDS = "not applied yet: the bot applies it when it runs"
 
 
 class DeskError(StudyDataError):
@@ -200,6 +211,13 @@ class Desk:
         # what the wizard typed is outside text like a participant's: made storable here
         kept = {key: storable_data(value) for key, value in payload.items()}
         return await self.store.append_command(storable(self.wizard), known, session_id, kept)
+
+    async def session_command(self, kind: str, session_id: str, **payload: object) -> int:
+        """A command about one session, checked as every face checks it: a session the
+        store does not know is the experimenter's mistake, said before anything is written."""
+        if not await self.knows(session_id):
+            raise DeskError(f"no session {session_id!r} (ozlab wizard sessions lists them)")
+        return await self.command(kind, session_id, **payload)
 
     async def gate(self, scope: str, on: bool, auto_send_after: float | None = None) -> int:
         """Gate (or ungate) ``session:<id>``, ``system:<id>`` or ``study:<id>``."""

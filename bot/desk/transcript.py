@@ -11,8 +11,8 @@ from collections.abc import Mapping
 
 from bot.core.annotation import TranscriptExchange
 from bot.core.vocabulary import EventKind, ReplySource
+from bot.desk.model import Line
 from bot.store.model import Transcript, TranscriptEvent
-from wizard_console.model import Line
 
 _PLAIN_EVENTS = {
     EventKind.REMINDED: "reminder sent",

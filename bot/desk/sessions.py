@@ -12,9 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from bot.core.vocabulary import Gate, GateLevel, GateScope, SessionState, Stage, effective_gate
-from bot.store.model import LiveParticipant, SessionRecord
-from scenarios.stored import StoredDefinition
-from wizard_console.model import (
+from bot.desk.model import (
     ERROR,
     GATED,
     PAUSED,
@@ -23,6 +21,8 @@ from wizard_console.model import (
     LiveSession,
     WaitingReply,
 )
+from bot.store.model import LiveParticipant, SessionRecord
+from scenarios.stored import StoredDefinition
 
 _STATE_OF_STAGE = {Stage.FINISHED.value: "ended"}  # every other stage is shown by its own name
 _TALKING = (Stage.DIALOGUE, Stage.QUESTIONNAIRE)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+from bot.desk.model import FLAGS, Line, LiveSession
 from bot.engine.assignment import CellProgress
-from wizard_console.model import FLAGS, Line, LiveSession
 
 ALERT_WORDS = {
     "error": "system error",

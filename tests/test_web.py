@@ -1,0 +1,313 @@
+"""``ozlab web`` without a browser: accounts, sign-in links, the lock-out, the session
+cookie, CSRF and Origin checks, roles, security headers and escaping, through aiohttp's
+test client against a real SQLite study."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from bot.core.errors import StudyDataError
+from bot.core.vocabulary import ExperimenterRole
+from bot.pilot.demo import play_study
+from bot.store import open_store
+from lab_web import safety
+from lab_web.accounts import LOCK_AFTER, Accounts
+from lab_web.cookie_key import KEY_ENV, cookie_key
+from lab_web.held import RESULTS
+from lab_web.serving import loopback
+from scenarios.models import StudyBundle
+from tests.postgres_server import PostgresServer
+from tests.storage_probe import command_log
+from tests.store_contract.records import EXCHANGE, give, ready, session, step
+from tests.web_support import HOSTILE, PASSWORD, csrf_of, made_study, page, with_account
+
+VIEWER, EXPERIMENTER = ExperimenterRole.VIEWER, ExperimenterRole.EXPERIMENTER
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> Path:
+    path = tmp_path / "study.sqlite"
+    await made_study(path)
+    return path
+
+
+async def test_the_first_users_link_signs_in_once(db: Path) -> None:
+    async with page(db) as p:
+        token = await Accounts(p.lab).invite(None, EXPERIMENTER)
+        form = {"token": token, "name": "ana", "password": PASSWORD}
+        status, shown = await p.post("/welcome", form)
+        assert status == 200 and "Studies" in shown and "ana" in shown
+        await p.client.post("/signout", data={"csrf_token": csrf_of(shown)})
+        status, shown = await p.post("/welcome", {**form, "name": "eve"})
+        assert status == 400 and "used already" in shown
+        accounts = await p.lab["study"].store.experimenters()
+        assert [(a.name, a.role) for a in accounts] == [("ana", EXPERIMENTER)]
+        assert accounts[0].password_hash.startswith("$argon2id$")
+        assert PASSWORD not in accounts[0].password_hash
+
+
+async def test_a_short_password_or_a_wrong_name_is_refused_and_the_link_kept(db: Path) -> None:
+    async with page(db) as p:
+        token = await Accounts(p.lab).invite(None, EXPERIMENTER)
+        form = {"token": token, "name": "ana", "password": "short"}
+        status, shown = await p.post("/welcome", form)
+        assert status == 400 and "at least 10 characters" in shown
+        status, shown = await p.post("/welcome", {**form, "name": " ", "password": PASSWORD})
+        assert status == 400 and "a name has 1 to 64 printable characters" in shown
+        status, shown = await p.post("/welcome", {**form, "password": PASSWORD})
+        assert status == 200 and "ana" in shown
+        named = await Accounts(p.lab).invite("bo", VIEWER)
+        form = {"token": named, "name": "someone else", "password": PASSWORD}
+        assert (await p.post("/welcome", form))[0] == 200
+        accounts = await p.lab["study"].store.experimenters()
+        assert [(a.name, a.role) for a in accounts] == [("ana", EXPERIMENTER), ("bo", VIEWER)]
+
+
+async def test_nobody_signed_in_sees_nothing_but_the_sign_in(db: Path) -> None:
+    async with page(db) as p:
+        response = await p.client.get("/", allow_redirects=False)
+        assert response.status == 303 and response.headers["Location"] == "/signin"
+        response = await p.client.get("/s/study/events", headers={"Accept": "text/event-stream"})
+        assert response.status == 403
+        status, _ = await p.post("/s/study/session/p-1/end", {"reason": "x"})
+        assert status == 403
+    assert command_log(db) == []
+
+
+async def test_repeated_failures_lock_the_account_even_for_the_right_password(db: Path) -> None:
+    async with page(db) as p:
+        await with_account(p.lab, "ana", EXPERIMENTER)
+        for _ in range(LOCK_AFTER):
+            status, shown = await p.sign_in("ana", "wrong password!")
+            assert status == 401 and "wrong name or password" in shown
+        status, shown = await p.sign_in("ana")
+        assert status == 401 and "too many failed sign-ins: try again in 15 min" in shown
+        status, shown = await p.sign_in("nobody")
+        assert status == 401 and "wrong name or password" in shown
+
+
+async def test_the_session_cookie_is_sealed_http_only_and_same_site(db: Path) -> None:
+    for secure in (False, True):
+        async with page(db, secure=secure) as p:
+            await with_account(p.lab, "ana", EXPERIMENTER)
+            signin = await p.client.get("/signin")
+            first = signin.headers["Set-Cookie"]
+            assert ("Strict-Transport-Security" in signin.headers) is secure
+            assert "HttpOnly" in first and "SameSite=Strict" in first
+            assert ("Secure" in first) is secure
+            if secure:  # a Secure cookie never comes back over plain HTTP: nothing goes through
+                status, _ = await p.sign_in("ana")
+                assert status == 403
+                continue
+            response = await p.client.post(
+                "/signin",
+                data={"name": "ana", "password": PASSWORD, "csrf_token": await p.token()},
+                headers={"Origin": p.origin},
+                allow_redirects=False,
+            )
+            cookie = response.headers["Set-Cookie"]
+            assert response.status == 303 and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+            assert "ana" not in cookie  # encrypted, not only signed
+
+
+async def test_an_action_without_the_token_or_from_another_site_is_refused(db: Path) -> None:
+    async with page(db) as p:
+        await with_account(p.lab, "ana", EXPERIMENTER)
+        await p.sign_in("ana")
+        status, shown = await p.post("/s/study/session/p-1/end", {"reason": "x"}, csrf=False)
+        assert status == 403 and "stale or forged" in shown
+        token = await p.token()
+        for origin in ("https://evil.example", "null"):
+            response = await p.client.post(
+                "/s/study/session/p-1/end",
+                data={"reason": "x", "csrf_token": token},
+                headers={"Origin": origin},
+            )
+            assert response.status == 403
+        response = await p.client.post(
+            "/s/study/session/p-1/end",
+            data={"reason": "x", "csrf_token": token},
+            headers={"Sec-Fetch-Site": "cross-site"},
+        )
+        assert response.status == 403
+        assert command_log(db) == []
+        status, shown = await p.post("/s/study/session/p-1/end", {"reason": "enough"})
+        assert status == 200 and "end the session: not applied yet" in shown
+    [command] = command_log(db)
+    assert command["wizard"] == "ana" and command["kind"] == "end"
+    assert command["session_id"] == "p-1" and command["payload"] == {"reason": "enough"}
+
+
+async def test_a_viewer_reads_and_cannot_act(db: Path) -> None:
+    async with page(db) as p:
+        await with_account(p.lab, "vi", VIEWER)
+        await p.sign_in("vi")
+        shown = await (await p.client.get("/s/study/session/p-1")).text()
+        assert "p-1" in shown and "End the session" not in shown
+        for action, form in (("end", {"reason": "x"}), ("say", {"text": "hi"}), ("pause", {})):
+            status, said = await p.post(f"/s/study/session/p-1/{action}", form)
+            assert status == 403 and "viewer" in said
+        status, _ = await p.post("/s/study/gate", {"scope": "study:s", "state": "on"})
+        assert status == 403
+    assert command_log(db) == []
+
+
+async def test_an_unknown_session_is_said_and_nothing_written(db: Path) -> None:
+    async with page(db) as p:
+        await with_account(p.lab, "ana", EXPERIMENTER)
+        await p.sign_in("ana")
+        status, shown = await p.post("/s/study/session/nope/say", {"text": "hi"})
+        assert status == 200 and "no session &#39;nope&#39;" in shown
+    assert command_log(db) == []
+
+
+async def test_outside_text_is_shown_as_text_and_no_script_is_inline(db: Path) -> None:
+    async with page(db) as p:
+        await with_account(p.lab, "ana", EXPERIMENTER)
+        await p.sign_in("ana")
+        for path in ("/", "/s/study/", "/s/study/session/p-1", "/signin"):
+            response = await p.client.get(path)
+            shown = await response.text()
+            csp = response.headers["Content-Security-Policy"]
+            assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+            assert response.headers["X-Frame-Options"] == "DENY"
+            scripts = re.findall(r"<script\b[^>]*>", shown)
+            assert all(' src="/static/' in s for s in scripts) and "<img" not in shown
+            tags = re.findall(r"<[^>]*>", shown)
+            assert not [t for t in tags if re.search(r"\son[a-z]+=", t)]
+        transcript = await (await p.client.get("/s/study/session/p-1")).text()
+        assert "\x1b" not in transcript and "\\x1b[2J" in transcript
+        assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;&lt;img src=x" in transcript
+        assert HOSTILE[:8] not in transcript
+
+
+async def test_a_removed_account_is_signed_out_at_its_next_request(db: Path) -> None:
+    async with page(db) as p:
+        await with_account(p.lab, "ana", EXPERIMENTER)
+        await p.sign_in("ana")
+        assert (await p.client.get("/", allow_redirects=False)).status == 200
+        await p.lab["study"].store.remove_experimenter("ana")
+        assert (await p.client.get("/", allow_redirects=False)).status == 303
+
+
+def test_the_cookie_key_comes_from_the_environment_or_a_private_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    db = str(tmp_path / "study.sqlite")
+    made = cookie_key(db)
+    kept = tmp_path / "study.sqlite.web-key"
+    assert len(made) == 32 and stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert cookie_key(db) == made
+    os.chmod(kept, 0o644)
+    with pytest.raises(StudyDataError, match="may be read by others"):
+        cookie_key(db)
+    monkeypatch.setenv(KEY_ENV, "too short")
+    with pytest.raises(StudyDataError, match="32 bytes"):
+        cookie_key(db)
+
+
+def test_users_are_added_by_a_link_listed_and_removed(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["web", "users", "add", "ana", "--role", "experimenter", "--db", str(db)]) == 0
+    said = capsys.readouterr().out
+    assert re.fullmatch(
+        r"ana signs in once, within 24 h, at http://127\.0\.0\.1:8765/welcome\?token=\S+&name=ana\n",
+        said,
+    )
+    assert main(["web", "users", "list", "--db", str(db)]) == 0
+    assert capsys.readouterr().out == ""  # not an account until the link is used
+    assert main(["web", "users", "add", "bo", "--on", "other", "--db", str(db)]) == 3
+    assert "no study 'other' here" in capsys.readouterr().err
+
+
+async def test_a_lab_server_serves_each_study_with_its_own_roles(
+    postgres: PostgresServer,
+) -> None:
+    url = postgres.fresh_database()
+    for study in ("alpha", "beta"):
+        await made_study(f"{url}?study={study}")
+    async with page(url) as p:
+        accounts = Accounts(p.lab)
+        assert sorted(p.lab.studies) == ["alpha", "beta"]
+        for role, study in ((EXPERIMENTER, "alpha"), (VIEWER, "beta")):
+            await accounts.welcome(await accounts.invite("ana", role, [study]), "ana", PASSWORD)
+        await p.sign_in("ana")
+        shown = await (await p.client.get("/")).text()
+        assert 'href="/s/alpha/"' in shown and 'href="/s/beta/"' in shown
+        status, said = await p.post("/s/beta/session/p-1/pause", {})
+        assert status == 403 and "viewer" in said
+        status, said = await p.post("/s/alpha/session/p-1/pause", {})
+        assert status == 200 and "pause the session: not applied yet" in said
+        store = p.lab["alpha"].store
+        assert [o for o in (await store.command_outcomes([1])).values()] == [None]
+        assert await p.lab["beta"].store.command_outcomes([1]) == {}
+
+
+async def test_annotators_progress_and_the_money_are_shown(tmp_path: Path) -> None:
+    db = tmp_path / "work.sqlite"
+    store = await open_store(db)
+    try:
+        await ready(store)
+        await give(store, "hri", ("p-1#1", EXCHANGE, "A-1"), ("p-1#2", EXCHANGE, "A-1"))
+    finally:
+        await store.close()
+    async with page(db) as p:
+        await with_account(p.lab, "vi", VIEWER)
+        await p.sign_in("vi")
+        shown = await (await p.client.get("/s/work/annotation")).text()
+        assert re.search(r"<td>hri</td><td>A-1</td><td>0 of 2</td>", shown)
+        assert "<td>joined</td>" in shown and "No judge has run." in shown
+        shown = await (await p.client.get("/s/work/money")).text()
+        assert "Nobody came from a platform." in shown
+        assert re.search(r"<dt>Completed, to be approved</dt><dd>0</dd>", shown)
+
+
+@pytest.mark.slow
+async def test_the_report_and_exports_are_made_by_a_worker_and_kept_until_the_data_changes(
+    tmp_path: Path, hmd: StudyBundle
+) -> None:
+    db = tmp_path / "played.sqlite"
+    await play_study(hmd, db, participants=2, seed=1)
+    async with page(db) as p:
+        await with_account(p.lab, "vi", VIEWER)  # reading the results is a viewer's right
+        await p.sign_in("vi")
+        status, shown = await p.post("/s/played/results/report", {})
+        assert status == 200 and "the report is ready" in shown and "<iframe" in shown
+        response = await p.client.get("/s/played/report.html")
+        assert response.headers["Content-Security-Policy"] == safety.REPORT_CSP
+        assert "report generated" in await response.text()  # its provenance line
+        results = p.client.app[RESULTS]["played"]
+        made = await results.current("report")
+        assert made is not None and await results.build("report") is made  # kept
+        status, shown = await p.post("/s/played/results/exports", {})
+        names = re.findall(r'href="/s/played/exports/([^"]+)"', shown)
+        assert status == 200 and "sessions.csv" in names
+        download = await p.client.get("/s/played/exports/sessions.csv")
+        assert download.headers["Content-Disposition"] == ('attachment; filename="sessions.csv"')
+        assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in made.folder.iterdir())
+        await p.lab["played"].store.commit_step(step("q", *session("q")))
+        assert await results.current("report") is None and not made.folder.exists()
+        assert (await p.client.get("/s/played/report.html")).status == 404
+
+
+def test_only_loopback_addresses_count_as_private() -> None:
+    assert all(loopback(h) for h in ("127.0.0.1", "127.8.9.1", "::1", "localhost"))
+    assert not any(loopback(h) for h in ("0.0.0.0", "::", "192.168.1.20", "lab.example.org"))
+
+
+async def test_the_overview_says_each_systems_last_hour(db: Path) -> None:
+    async with page(db) as p:
+        await with_account(p.lab, "vi", VIEWER)
+        await p.sign_in("vi")
+        shown = await (await p.client.get("/")).text()
+        assert "<td>sys</td><td>1</td><td>0</td><td>5</td><td>5</td>" in shown
+        assert "No bot is running on this study." in shown
+        assert re.search(r"<dt>Participants</dt><dd>1</dd>", shown)
