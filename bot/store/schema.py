@@ -608,6 +608,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE media_files (
         digest TEXT PRIMARY KEY,          -- SHA-256 of data, hex: a file kept once
         data   BLOB NOT NULL
+    );
     """,
     # 23: the experimenters' accounts of the web page (``ozlab web``), per study: a name,
     # its role on this study, the password as a slow hash (argon2id, in its own encoded

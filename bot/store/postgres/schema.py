@@ -480,6 +480,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE media_files (
         digest TEXT PRIMARY KEY,
         data   BYTEA NOT NULL
+    );
     """,
     # 11: SQLite's version 23, the experimenters' accounts of the web page (see there)
     """
