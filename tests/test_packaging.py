@@ -13,9 +13,18 @@ from importlib.metadata import packages_distributions
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CODE = ("bot", "analytics", "scenarios", "questionnaires", "wizard_console")
+CODE = ("bot", "analytics", "scenarios", "questionnaires", "wizard_console", "lab_web")
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-OURS = {"bot", "analytics", "scenarios", "questionnaires", "wizard_console", "tests", "bench"}
+OURS = {
+    "bot",
+    "analytics",
+    "scenarios",
+    "questionnaires",
+    "wizard_console",
+    "lab_web",
+    "tests",
+    "bench",
+}
 
 
 def _name(requirement: str) -> str:

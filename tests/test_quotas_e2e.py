@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.desk import formatting as fmt
+from bot.desk.desk import Desk
 from bot.pilot.emulator import BotApiEmulator
 from scenarios.models import Design, Recruitment, StudyBundle
 from tests.command_line import environment
@@ -22,7 +23,6 @@ from tests.fake_prolific import FakeProlific, FakeSubmission
 from tests.fake_servers import serving
 from tests.prolific_commands import prolific as prolific_command
 from tests.test_screen_out_e2e import screening
-from wizard_console import Desk
 
 pytestmark = pytest.mark.slow
 
