@@ -33,7 +33,7 @@ class Espeak:
     def __init__(
         self,
         *,
-        voice: str = "en-us",
+        voice: str = "en",
         words_per_minute: int = 175,
         timeout: float = 30.0,
         program: str = "espeak-ng",

@@ -46,7 +46,7 @@ def endpoint(base_url: str, path: str) -> str:
     try:
         base = check_url(base_url)
     except ValueError as error:
-        raise SystemSetupError(f"speech engine: base_url: {error}", field="base_url") from None
+        raise SystemSetupError(f"speech engine: url: {error}", field="url") from None
     if base.endswith(f"/v1/{path}"):
         return base
     if base.endswith("/v1"):
@@ -178,7 +178,7 @@ class OpenAITranscriber:
         env: Mapping[str, str],
         api_key_env: str | None = None,
         language: str | None = None,
-        timeout: float = 60.0,
+        timeout: float = 30.0,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.model = model
@@ -232,7 +232,7 @@ class OpenAISpeaker:
         voice: str,
         env: Mapping[str, str],
         api_key_env: str | None = None,
-        timeout: float = 60.0,
+        timeout: float = 30.0,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.model = model
