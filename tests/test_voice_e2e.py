@@ -12,17 +12,24 @@ sentences shifted by one score above 0.9: the bound tells hearing from noise.
 
 from __future__ import annotations
 
+import asyncio
+import time
+from pathlib import Path
+
 import pytest
 
 from bot.core.conversation import Conversation, SystemReply
+from bot.core.errors import SystemSetupError
 from bot.core.word_error_rate import NO_ERRORS, word_errors
 from bot.pilot.emulator import BotApiEmulator
+from bot.runtime.app import BotConfig, run_bot
 from bot.speech import audio
 from bot.speech.espeak import Espeak
 from bot.speech.sphinx import PocketSphinx
+from bot.store import open_store
 from scenarios.media import Speech, TaskMedia
 from scenarios.models import StudyBundle
-from tests.conftest import StartBot, consent
+from tests.conftest import SECRET, TOKEN, StartBot, consent
 
 pytestmark = pytest.mark.slow
 
@@ -106,3 +113,16 @@ async def test_spoken_sentences_reach_the_system_as_words_and_its_replies_come_b
         ("voice", "pocketsphinx", "en-us")
     ] * len(SAID)
     assert [m["transcript"] for m in recorded] == echo.heard
+
+
+async def test_an_engine_that_cannot_be_built_stops_the_start_and_closes_what_it_was_given(
+    hmd: StudyBundle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "study.sqlite"
+    store = await open_store(db, time.time, study=hmd.study.id)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no espeak-ng on it
+    config = BotConfig(db=db, token=TOKEN, secret=SECRET, bot_api_url="http://127.0.0.1:9")
+    with pytest.raises(SystemSetupError, match="espeak-ng is not installed"):
+        await run_bot(spoken_study(hmd), config, stop=asyncio.Event(), store=store)
+    with pytest.raises(ValueError, match="closed"):
+        await store.highest_update_id()

@@ -145,7 +145,12 @@ async def run_bot(
     for, and one lost while it runs (a restart) ends that serving (no update is taken, none
     consumed) and everything is opened again, the writer's lock first, as a restart of the
     bot would; a lost network is the same weather (``bot.telegram.outage``)."""
-    built_engines = _engines(bundle, transcriber, speaker)  # the bot's to close
+    try:
+        built_engines = _engines(bundle, transcriber, speaker)  # the bot's to close
+    except BaseException:
+        if store is not None:  # given, hence the bot's to close
+            await store.close()
+        raise
     transcriber, speaker = transcriber or built_engines[0], speaker or built_engines[1]
     privacy = Privacy(config.secret, foreign_chats=config.foreign_chats)
     study = locate(config.db).study_or(bundle.study.id)  # on a server, the study's schema
