@@ -70,8 +70,8 @@ def _more_messages_than(count: int) -> Callable[[Participant], bool]:
 
 def _answered_after(count: int, heard: str) -> Callable[[Participant], bool]:
     """Until the bot has answered after its first ``count`` messages with more than what
-    it heard in a voice note (``heard``: how its "I heard: …" line starts; it comes before
-    the system's reply)."""
+    it heard in a voice note (``heard``: how its "I heard: …" line starts, which comes
+    before the system's reply; empty after a typed line)."""
     return lambda p: any(not (heard and m.text.startswith(heard)) for m in p.messages[count:])
 
 
@@ -254,17 +254,18 @@ class StudyPlayer:
             self.pace.type(text)
         await self.p.send_text(text)
 
-    async def _say(self, text: str, voice_rate: float) -> None:
+    async def _say(self, text: str, voice_rate: float) -> bool:
         """Type ``text``, or (at ``voice_rate``, when there is a voice) speak it as a voice
-        note."""
+        note; whether it was spoken."""
         if self.voice is None or not voice_rate or self.rng.random() >= voice_rate:
             await self._send(text)
-            return
+            return False
         self._read()
         spoken = await self.voice.speak(text)
         if self.pace is not None:
             self.pace.type(text)  # recording it takes about as long as typing it
         await self.p.send_voice(spoken.audio, duration=max(1, round(spoken.audio_seconds)))
+        return True
 
     async def _tap(
         self, data: str, message: BotMessage | None = None, *, look: bool = True
@@ -365,10 +366,10 @@ class StudyPlayer:
             if message is None:
                 await self._send("/done")
                 return
-            await self._say(message, voice_rate)
+            spoke = await self._say(message, voice_rate)
             sent += 1
             self.exchanges += 1
-            await p.wait_for(_answered_after(seen, self.heard), _TURN_TIMEOUT)
+            await p.wait_for(_answered_after(seen, self.heard if spoke else ""), _TURN_TIMEOUT)
             first_new = seen
             if votes:
                 await self._vote(first_new)
