@@ -226,6 +226,10 @@ class Scenario(_Model):
         if self.media != TaskMedia() and self.kind != "dialogue":
             message = f"only a dialogue task takes voice notes or photos (this one is {self.kind})"
             problems.append((("media",), message, "media"))
+        spoken = self.simulation.voice_rate if self.simulation is not None else 0.0
+        if spoken and "voice" not in self.media.participant_sends:
+            message = "simulated participants cannot speak: the task takes no voice notes"
+            problems.append((("simulation", "voice_rate"), message, spoken))
         seen: set[str] = set()
         for index, tool in enumerate(self.tools):
             if tool.name in seen:

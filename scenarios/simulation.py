@@ -124,6 +124,10 @@ class Simulation(_Model):
     """The share of turns that say one of ``off_task`` instead (0 to 1)."""
     off_task: tuple[str, ...] = ()
     """Lines beside the task ("sorry, wrong chat"), said at ``off_task_rate``."""
+    voice_rate: float = Field(default=0.0, ge=0, le=1)
+    """The share of lines spoken as voice notes (by espeak-ng, on the machine that runs the
+    simulation) rather than typed (0 to 1); only in a task that takes voice notes
+    (``media.participant_sends``)."""
     max_messages: int | None = Field(default=None, ge=1)
     """When the simulated participant gives up; none: the scenario's ``max_exchanges``,
     else 8."""

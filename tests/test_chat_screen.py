@@ -9,6 +9,7 @@ from bot.pilot.chat_screen import (
     Say,
     Seen,
     Tap,
+    Voice,
     news,
     refusals,
     understand,
@@ -72,6 +73,8 @@ def test_commands_of_the_chat_itself() -> None:
     assert understand("/QUIT", []) == Quit()
     assert understand("   ", [AGREE]) == Nothing()
     assert understand("/start CODE7", [AGREE]) == Say("/start CODE7")
+    assert understand("/voice  ~/my note.ogg ", [AGREE]) == Voice("~/my note.ogg")
+    assert understand("/Voice", [AGREE]) == Voice("")
 
 
 def test_the_bots_refusals_are_known_in_any_words_their_sentence_leaves_open() -> None:

@@ -12,6 +12,7 @@ import csv
 import hashlib
 import json
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import aiohttp
@@ -76,14 +77,18 @@ class ServerTranscriber:
     def __init__(self, url: str) -> None:
         self._url = f"{url}/v1/audio/transcriptions"
 
-    async def transcribe(self, audio: bytes, mime: str) -> Transcript:
+    async def transcribe(self, audio: bytes) -> Transcript:
+        started = datetime.now(UTC)
         form = aiohttp.FormData()
         form.add_field("model", "whisper-test")
-        form.add_field("file", audio, filename="voice.ogg", content_type=mime)
+        form.add_field("file", audio, filename="voice.ogg", content_type="audio/ogg")
         async with aiohttp.ClientSession() as http, http.post(self._url, data=form) as answer:
             answer.raise_for_status()
             said = await answer.json()
-        return Transcript(said["text"], "openai", "whisper-test")
+        return Transcript(said["text"], "openai", "whisper-test", started, datetime.now(UTC), 1.0)
+
+    async def close(self) -> None:
+        pass
 
 
 class Echo:
@@ -492,10 +497,15 @@ class ServerSpeaker:
         self._url = f"{url}/v1/audio/speech"
 
     async def speak(self, text: str) -> Spoken:
+        started = datetime.now(UTC)
         asked = {"model": "tts-test", "input": text, "voice": "alloy", "response_format": "opus"}
         async with aiohttp.ClientSession() as http, http.post(self._url, json=asked) as answer:
             answer.raise_for_status()
-            return Spoken(await answer.read(), "audio/ogg", "openai", "tts-test")
+            audio = await answer.read()
+        return Spoken(audio, "audio/ogg", 1.0, "openai", "tts-test", started, datetime.now(UTC))
+
+    async def close(self) -> None:
+        pass
 
 
 async def test_spoken_replies_are_voice_notes_with_the_text_beside(

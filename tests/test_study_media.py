@@ -118,6 +118,17 @@ def test_contradictions_in_a_tasks_media_are_told_at_their_line(tmp_path: Path) 
     )
 
 
+def test_simulated_participants_speak_only_where_the_task_takes_voice_notes(
+    tmp_path: Path,
+) -> None:
+    typed = "id: spoken\ntitle: Spoken\nbrief: Ask.\nsimulation:\n  say: [hi]\n  voice_rate: 0.5\n"
+    problem = only_problem(study_with(tmp_path, typed)[0])
+    assert (problem.line, problem.field) == (line_of(typed, "voice_rate"), "simulation.voice_rate")
+    assert "the task takes no voice notes" in problem.message
+    spoken = SPOKEN + "simulation:\n  say: [hi]\n  voice_rate: 0.5\n"
+    assert load_study(study_with(tmp_path, spoken)[0]).scenarios["spoken"].simulation is not None
+
+
 def test_keeping_recordings_needs_the_consent_sentence(tmp_path: Path) -> None:
     study, text = study_with(tmp_path, SPOKEN, speech=ENGINES + "  keep_audio: true\n")
     problem = only_problem(study)

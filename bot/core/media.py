@@ -8,7 +8,8 @@ and names them by their content hash. Nothing here names a person.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 FILE_KINDS = (
@@ -43,39 +44,75 @@ class Medium:
     """What the participant wrote with it (outside text, made storable at the door)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Transcript:
-    """The words an engine heard in a voice note, and which engine and model heard them."""
+    """What a participant said, with the engine and model that heard it and when: a
+    transcript is evidence, and its maker and time are part of it."""
 
     text: str
     engine: str
     model: str
+    started_at: datetime
+    finished_at: datetime
+    audio_seconds: float
+    """How long the voice note was, as the engine measured it."""
+
+    @property
+    def seconds(self) -> float:
+        """How long the engine took (the speech-to-text share of a reply's latency)."""
+        return (self.finished_at - self.started_at).total_seconds()
+
+    def __repr__(self) -> str:  # what was said stays out of every log and traceback
+        return (
+            f"Transcript({len(self.text)} characters, {self.audio_seconds:.1f} s of audio, "
+            f"{self.engine}/{self.model})"
+        )
 
 
 class Transcriber(Protocol):
-    """What turns a voice note into words (an engine of ``bot.speech``, built from the
-    study's ``speech.speech_to_text``). Raises when the audio cannot be read or the
-    engine fails: the runner tells the participant and keeps their place."""
+    """What turns a voice note (any audio Telegram sends) into words: an engine of
+    ``bot.speech``, built from the study's ``speech.speech_to_text``. Raises when the audio
+    cannot be read or the engine fails: the runner tells the participant and keeps their
+    place. Safe to call concurrently."""
 
-    async def transcribe(self, audio: bytes, mime: str) -> Transcript: ...
+    async def transcribe(self, audio: bytes) -> Transcript: ...
+
+    async def close(self) -> None: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Spoken:
-    """A reply turned into speech: the audio (OGG/Opus for a Telegram voice note) and the
-    engine and model that spoke it."""
+    """Words turned into speech: a voice note ready for sendVoice (OGG/Opus), its length,
+    and the engine and model that spoke it, and when."""
 
-    audio: bytes = field(repr=False)
+    audio: bytes
     mime: str
+    audio_seconds: float
     engine: str
     model: str
+    started_at: datetime
+    finished_at: datetime
+
+    @property
+    def seconds(self) -> float:
+        """How long the engine took (the text-to-speech share of a reply's latency)."""
+        return (self.finished_at - self.started_at).total_seconds()
+
+    def __repr__(self) -> str:  # the voice itself stays out of every log and traceback
+        return (
+            f"Spoken({len(self.audio)} bytes, {self.mime}, {self.audio_seconds:.1f} s, "
+            f"{self.engine}/{self.model})"
+        )
 
 
 class Speaker(Protocol):
-    """What speaks a system's reply (an engine of ``bot.speech``, built from the study's
-    ``speech.text_to_speech``). Raises when it cannot: the runner sends the text instead."""
+    """What speaks a system's reply as a voice note: an engine of ``bot.speech``, built
+    from the study's ``speech.text_to_speech``. Raises when it cannot: the runner sends the
+    text instead. Safe to call concurrently."""
 
     async def speak(self, text: str) -> Spoken: ...
+
+    async def close(self) -> None: ...
 
 
 @dataclass(frozen=True)

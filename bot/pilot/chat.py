@@ -29,6 +29,8 @@ from bot.core.visible_text import visible
 from bot.pilot import chat_screen as screen
 from bot.pilot.emulated import emulated_study
 from bot.pilot.emulator import Participant
+from bot.speech import audio
+from bot.speech.base import UnreadableAudio
 from bot.store import open_store
 from bot.store.claims import WriterClaim, claim
 from bot.store.opening import Database, locate
@@ -205,7 +207,7 @@ class _Screen:
         return [
             screen.Seen(
                 m.message_id,
-                m.text,
+                m.text if m.media is None else f"[{m.media.kind}] {m.text}".rstrip(),
                 tuple(tuple(row) for row in m.keyboard),
                 m.deleted,
                 self.refusal(m.text),
@@ -256,6 +258,8 @@ async def _converse(
                 case screen.Tap(message_id, data, label):
                     write(f"you tap: {visible(label)}")
                     await p.send_callback(data, message_id=message_id)
+                case screen.Voice(path):
+                    await _send_voice(p, path, write)
                 case screen.Restart() | screen.Quit() as ending:
                     return ending
                 case screen.Nothing():
@@ -266,6 +270,30 @@ async def _converse(
         following.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await following
+
+
+def _voice_note(path: str) -> tuple[bytes, float]:
+    """The sound file at ``path`` as a phone records a voice note (OGG/Opus), and its length
+    in seconds; OSError or UnreadableAudio when it cannot be."""
+    return audio.as_voice_note(Path(path).expanduser().read_bytes())
+
+
+async def _send_voice(p: Participant, path: str, write: Callable[[str], None]) -> None:
+    """The sound file at ``path`` as a voice note; a file that cannot be read is said in
+    one line, and the chat goes on."""
+    if not path:
+        write("ozlab: /voice needs a sound file's path, e.g. /voice ~/hello.ogg")
+        return
+    try:
+        note, seconds = await asyncio.to_thread(_voice_note, path)
+    except OSError as error:
+        write(f"ozlab: cannot read {visible(path)}: {visible(error.strerror or str(error))}")
+        return
+    except UnreadableAudio as error:
+        write(f"ozlab: {visible(path)} is not a sound file ozlab reads: {visible(str(error))}")
+        return
+    write(f"you (voice note, {seconds:.0f} s): {visible(path)}")
+    await p.send_voice(note, duration=max(1, round(seconds)))
 
 
 async def _next_line(lines: asyncio.Queue[str | None], stop: asyncio.Event) -> str | None:

@@ -12,8 +12,10 @@ loop that talks to the emulator is ``bot.pilot.chat``.
   chat, "2" answers a system's question), where the bot's refusals of a typed line (its
   hints: "Please tap the options in order") do not count, as the question above them
   still waits for its buttons; a typed label (any case) taps the newest button so
-  labelled; ``/restart`` begins as a new participant, ``/quit`` ends; anything else is a
-  message.
+  labelled; ``/voice PATH`` sends a sound file as a voice note; ``/restart`` begins as a
+  new participant, ``/quit`` ends; anything else is a message.
+- A voice note or photo the bot sent is printed with its kind first (``[voice] …``, its
+  caption after).
 - What the bot sends carries what systems wrote: every control character but the newline
   is printed as its escape (``\\x1b``), so a reply cannot clear or retitle the terminal.
 """
@@ -34,6 +36,7 @@ Button = tuple[str, str | None]
 
 INDENT = "    "
 RESTART = "/restart"
+VOICE = "/voice"
 QUIT = ("/quit", "/exit")
 
 
@@ -61,6 +64,13 @@ class Tap:
 
 
 @dataclass(frozen=True)
+class Voice:
+    """Send the sound file at ``path`` as a voice note (no path: say how)."""
+
+    path: str
+
+
+@dataclass(frozen=True)
 class Restart:
     pass
 
@@ -75,7 +85,7 @@ class Nothing:
     pass
 
 
-Action = Say | Tap | Restart | Quit | Nothing
+Action = Say | Tap | Voice | Restart | Quit | Nothing
 
 
 def refusals(texts: Texts) -> Callable[[str], bool]:
@@ -173,6 +183,9 @@ def understand(line: str, shown: Sequence[Seen]) -> Action:
         return Quit()
     if text.casefold() == RESTART:
         return Restart()
+    command, _, path = text.partition(" ")
+    if command.casefold() == VOICE:
+        return Voice(path.strip())
     numbered = choices(shown)
     if text.isdecimal() and 1 <= int(text) <= len(numbered):
         message_id, (label, data) = numbered[int(text) - 1]
@@ -190,8 +203,9 @@ def understand(line: str, shown: Sequence[Seen]) -> Action:
 
 HELP = (
     "You are the participant. Type a message and press Enter; a number taps that button of"
-    " the last message, a button's label taps it; /restart begins again as a new"
-    " participant; /quit, Ctrl-D or Ctrl-C ends."
+    " the last message, a button's label taps it; /voice PATH sends a sound file (OGG, WAV,"
+    " MP3, ...) as a voice note; /restart begins again as a new participant; /quit, Ctrl-D"
+    " or Ctrl-C ends."
 )
 
 

@@ -26,6 +26,7 @@ from bot.pilot.simulation.lookout import StoreLookout
 from bot.pilot.simulation.pace import DEMO_EPOCH, Pace, SimulatedClock
 from bot.pilot.simulation.platform import platform_visit
 from bot.pilot.simulation.play import Mind, Played, ScriptedMind, StudyPlayer
+from bot.speech.espeak import Espeak
 from bot.store import holdings, open_store
 from bot.store import lock as running
 from bot.store.claims import WriterClaim
@@ -157,6 +158,16 @@ def demo_secret(seed: int) -> str:
     return hashlib.sha256(f"ozlab demo secret {seed}".encode()).hexdigest()
 
 
+def simulated_voice(bundle: StudyBundle) -> Espeak | None:
+    """espeak-ng, when a task's simulated participants speak some of their lines
+    (``simulation.voice_rate``), with the voice and pace PocketSphinx was measured on
+    (``tests/test_speech_sphinx.py``); none otherwise. No espeak-ng then stops the demo."""
+    speaking = any(
+        s.simulation is not None and s.simulation.voice_rate > 0 for s in bundle.scenarios.values()
+    )
+    return Espeak(voice="en-us", words_per_minute=140) if speaking else None
+
+
 async def play_study(
     bundle: StudyBundle,
     db: Database,
@@ -185,6 +196,7 @@ async def play_study(
         latency = random.Random(f"{seed}:latency")
         systems = {name: PacedSystem(s, clock, latency) for name, s in systems.items()}
     privacy = Privacy(secret)
+    voice = simulated_voice(bundle)
     recruited = bundle.study.recruitment is not None
     store = await open_store(db, clock, study=locate(db).study_or(bundle.study.id))
     played: list[Played] = []
@@ -215,6 +227,7 @@ async def play_study(
                         pace=Pace(clock, random.Random(f"{seed}:pace:{i}")),
                         lookout=StoreLookout(store, pseudonym),
                         visit=platform_visit(seed, i) if recruited else None,
+                        voice=voice,
                     )
                     played.append(await player.play())
                     # Marked as each one ends: a demo killed later leaves no one unmarked

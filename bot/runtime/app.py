@@ -15,7 +15,7 @@ from typing import Any
 from telegram.error import InvalidToken
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 
-from bot.core.errors import StoreUnreachable, SystemSetupError, TelegramSetupError
+from bot.core.errors import StoreUnreachable, TelegramSetupError
 from bot.core.media import Speaker, Transcriber
 from bot.core.privacy import Privacy
 from bot.engine.delivery import Delivery
@@ -24,6 +24,7 @@ from bot.runtime.dispatch import Dispatcher
 from bot.runtime.heartbeat import Heartbeat
 from bot.runtime.media import MediaIntake
 from bot.runtime.participants import StudyRunner
+from bot.speech.engines import study_engines
 from bot.store import StudyStore, open_store
 from bot.store.claims import WriterClaim, claim
 from bot.store.definition import definition_json
@@ -133,9 +134,10 @@ async def run_bot(
     The composition root: ``store``, ``systems`` and ``clock`` are the real ones unless
     given (a store given is closed here too, as the bot owns it while it runs); ``timer``
     measures system latency (a simulation gives its simulated clock for both);
-    ``transcriber`` turns participants' voice notes into words, for a study whose tasks
-    transcribe them, and ``speaker`` speaks the systems' replies, for a study whose tasks
-    speak them (either refused at once when needed and not given). Whatever
+    ``transcriber`` turns participants' voice notes into words and ``speaker`` speaks the
+    systems' replies: unless given, the engines the study's ``speech`` names, built when a
+    task needs them (``bot.speech.engines``; one that cannot be built, e.g. no espeak-ng,
+    stops the start) and closed with the bot. Whatever
     cannot start fails before anything is opened, or closes what was: a supervisor sees
     the process exit, never hang.
 
@@ -143,18 +145,13 @@ async def run_bot(
     for, and one lost while it runs (a restart) ends that serving (no update is taken, none
     consumed) and everything is opened again, the writer's lock first, as a restart of the
     bot would; a lost network is the same weather (``bot.telegram.outage``)."""
-    if transcriber is None and (needs := _needing(bundle, "transcribes")):
-        raise SystemSetupError(
-            f"scenario {needs!r} transcribes voice notes and this bot was given no"
-            " speech-to-text engine",
-            field="speech_to_text",
-        )
-    if speaker is None and (needs := _needing(bundle, "speaks")):
-        raise SystemSetupError(
-            f"scenario {needs!r} speaks the replies and this bot was given no"
-            " text-to-speech engine",
-            field="text_to_speech",
-        )
+    try:
+        built_engines = _engines(bundle, transcriber, speaker)  # the bot's to close
+    except BaseException:
+        if store is not None:  # given, hence the bot's to close
+            await store.close()
+        raise
+    transcriber, speaker = transcriber or built_engines[0], speaker or built_engines[1]
     privacy = Privacy(config.secret, foreign_chats=config.foreign_chats)
     study = locate(config.db).study_or(bundle.study.id)  # on a server, the study's schema
     if systems is None:
@@ -163,6 +160,9 @@ async def run_bot(
     outage = Outage(what="the study database", meanwhile=DATABASE_OUTAGE)
     async with contextlib.AsyncExitStack() as opened:
         opened.push_async_callback(close_systems, built)
+        for engine in built_engines:
+            if engine is not None:
+                opened.push_async_callback(engine.close)
         claiming = writer is None
         while True:
             try:
@@ -202,9 +202,18 @@ async def run_bot(
             store, claiming = None, True
 
 
-def _needing(bundle: StudyBundle, what: str) -> str | None:
-    """The first scenario of the study that ``transcribes`` or ``speaks``, if any."""
-    return next((s.id for s in bundle.scenarios.values() if getattr(s.media, what)), None)
+def _engines(
+    bundle: StudyBundle, transcriber: Transcriber | None, speaker: Speaker | None
+) -> tuple[Transcriber | None, Speaker | None]:
+    """The speech engines the study's tasks need and the caller did not give, built from
+    its ``speech`` (none for a study of text alone)."""
+    tasks = [scenario.media for scenario in bundle.scenarios.values()]
+    return study_engines(
+        bundle.study.speech,
+        transcribes=transcriber is None and any(task.transcribes for task in tasks),
+        speaks=speaker is None and any(task.speaks for task in tasks),
+        env=os.environ,
+    )
 
 
 async def _connected(

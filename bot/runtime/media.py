@@ -12,6 +12,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Protocol
 
 from bot.core.media import Transcriber, Transcript
@@ -75,8 +76,8 @@ class MediaIntake:
         try:
             if self._transcriber is None:
                 raise LookupError("no speech-to-text engine")
-            heard = await self._transcriber.transcribe(audio, fetched.medium.mime or "audio/ogg")
-            transcript = Transcript(storable(heard.text), heard.engine, heard.model)
+            heard = await self._transcriber.transcribe(audio)
+            transcript = replace(heard, text=storable(heard.text))
             if not transcript.text.strip():
                 problem, transcript = MediaProblem.NOT_HEARD, None
         except (

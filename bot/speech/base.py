@@ -1,5 +1,7 @@
-"""What a speech engine promises: audio in, text out (:class:`Transcriber`), or text in,
-a voice note out (:class:`Speaker`), and how each says it failed.
+"""How a speech engine says it failed, and what every engine shares: the voice note's type
+and the clock results are stamped with. What an engine promises (``Transcriber``,
+``Speaker``) and what it returns (``Transcript``, ``Spoken``) are the seam in
+``bot.core.media``, where the runner and the store meet them.
 
 The failures::
 
@@ -16,9 +18,7 @@ transcript or a secret: a voice is biometric data, a transcript is what a partic
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol
 
 VOICE_NOTE_MIME = "audio/ogg"
 """What Telegram's sendVoice shows as a voice note: Opus in an OGG container."""
@@ -43,73 +43,3 @@ class AudioTooLarge(UnreadableAudio):
 
 class SpeechTimeout(SpeechFailure):
     """The engine did not answer within its time limit."""
-
-
-@dataclass(frozen=True, slots=True)
-class Transcript:
-    """What a participant said, with the engine and model that heard it and when: a
-    transcript is evidence, and its maker and time are part of it."""
-
-    text: str
-    engine: str
-    model: str
-    started_at: datetime
-    finished_at: datetime
-    audio_seconds: float
-
-    @property
-    def seconds(self) -> float:
-        """How long the engine took (the speech-to-text share of a reply's latency)."""
-        return (self.finished_at - self.started_at).total_seconds()
-
-    def __repr__(self) -> str:  # what was said stays out of every log and traceback
-        return (
-            f"Transcript({len(self.text)} characters, {self.audio_seconds:.1f} s of audio, "
-            f"{self.engine}/{self.model})"
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class SpokenReply:
-    """A system's reply spoken: a voice note ready for sendVoice."""
-
-    audio: bytes
-    mime: str
-    audio_seconds: float
-    engine: str
-    model: str
-    started_at: datetime
-    finished_at: datetime
-
-    @property
-    def seconds(self) -> float:
-        """How long the engine took (the text-to-speech share of a reply's latency)."""
-        return (self.finished_at - self.started_at).total_seconds()
-
-    def __repr__(self) -> str:  # the voice itself stays out of every log and traceback
-        return (
-            f"SpokenReply({len(self.audio)} bytes, {self.mime}, {self.audio_seconds:.1f} s, "
-            f"{self.engine}/{self.model})"
-        )
-
-
-class Transcriber(Protocol):
-    """Turns a voice note (any audio Telegram sends) into text. Safe to call concurrently."""
-
-    engine: str
-    model: str
-
-    async def transcribe(self, audio: bytes) -> Transcript: ...
-
-    async def close(self) -> None: ...
-
-
-class Speaker(Protocol):
-    """Speaks a reply as a voice note (OGG/Opus). Safe to call concurrently."""
-
-    engine: str
-    model: str
-
-    async def speak(self, text: str) -> SpokenReply: ...
-
-    async def close(self) -> None: ...

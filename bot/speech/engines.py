@@ -1,74 +1,47 @@
-"""A speech engine from plain settings: what a study file says, mapped by whoever reads it.
+"""The speech engines a study file names (its ``speech`` block, ``scenarios.media``), built
+for the process that runs the study: one place reads the settings, so a study means the same
+engine in ``ozlab run``, ``ozlab demo``, ``ozlab pilot`` and ``ozlab chat``.
 
-The study file's models (pydantic, in ``scenarios``) are not repeated here; the runner turns
-them into :class:`SpeechToText` and :class:`TextToSpeech` and asks for the engine::
-
-    transcriber_for(SpeechToText(engine="pocketsphinx"), os.environ)
-    speaker_for(TextToSpeech(engine="openai", base_url="http://127.0.0.1:8000",
-                             model="tts-1", voice="alloy", api_key_env="TTS_KEY"), os.environ)
+Addresses may come from the environment (``url_env``), API keys only from it
+(``api_key_env``); the defaults are the study file's, none here. An engine that cannot be
+built (pocketsphinx not installed, no espeak-ng, a key's variable unset) is a
+``SystemSetupError`` that names what is missing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Literal
 
 from bot.core.errors import SystemSetupError
-from bot.speech.base import Speaker, Transcriber
+from bot.core.media import Speaker, Transcriber
 from bot.speech.espeak import Espeak
 from bot.speech.openai import OpenAISpeaker, OpenAITranscriber
 from bot.speech.sphinx import PocketSphinx
+from scenarios.media import (
+    EspeakTextToSpeech,
+    OpenAISpeechToText,
+    OpenAITextToSpeech,
+    PocketSphinxSpeechToText,
+    Speech,
+)
 
 
-@dataclass(frozen=True, slots=True)
-class SpeechToText:
-    """``engine``: ``pocketsphinx`` (on this machine, English only) or ``openai`` (a server
-    at ``base_url`` serving ``model``, e.g. ``Systran/faster-whisper-small``, within
-    ``timeout`` seconds; ``language``, ISO 639-1, spares it a guess)."""
-
-    engine: Literal["pocketsphinx", "openai"]
-    base_url: str | None = None
-    model: str | None = None
-    api_key_env: str | None = None
-    language: str | None = None
-    timeout: float = 60.0
+def _address(settings: OpenAISpeechToText | OpenAITextToSpeech, env: Mapping[str, str]) -> str:
+    """``url``, or the address the variable ``url_env`` holds when it is set."""
+    if settings.url_env is not None and env.get(settings.url_env):
+        return env[settings.url_env]
+    return settings.url
 
 
-@dataclass(frozen=True, slots=True)
-class TextToSpeech:
-    """``engine``: ``espeak-ng`` (on this machine; ``voice`` is its voice, ``en-us`` by
-    default, at ``words_per_minute``) or ``openai`` (a server at ``base_url``: ``model`` and
-    ``voice``, e.g. ``tts-1`` and ``alloy``)."""
-
-    engine: Literal["espeak-ng", "openai"]
-    base_url: str | None = None
-    model: str | None = None
-    voice: str | None = None
-    api_key_env: str | None = None
-    timeout: float = 60.0
-    words_per_minute: int = 175
-
-
-def _required(value: str | None, name: str, engine: str) -> str:
-    if not value:
-        raise SystemSetupError(f"speech engine {engine!r} needs {name}", field=name)
-    return value
-
-
-def transcriber_for(settings: SpeechToText, env: Mapping[str, str]) -> Transcriber:
-    """The engine ``settings`` name; a missing setting or key is a SystemSetupError."""
-    if settings.engine == "pocketsphinx":
-        if settings.language not in (None, "en"):
-            raise SystemSetupError(
-                f"speech engine 'pocketsphinx' knows English only, not {settings.language!r}: "
-                "for other languages use an openai engine (a Whisper server)",
-                field="language",
-            )
+def transcriber_for(
+    settings: OpenAISpeechToText | PocketSphinxSpeechToText, env: Mapping[str, str]
+) -> Transcriber:
+    """The speech-to-text engine ``settings`` name."""
+    if isinstance(settings, PocketSphinxSpeechToText):
         return PocketSphinx()
     return OpenAITranscriber(
-        base_url=_required(settings.base_url, "base_url", settings.engine),
-        model=_required(settings.model, "model", settings.engine),
+        base_url=_address(settings, env),
+        model=settings.model,
         env=env,
         api_key_env=settings.api_key_env,
         language=settings.language,
@@ -76,19 +49,41 @@ def transcriber_for(settings: SpeechToText, env: Mapping[str, str]) -> Transcrib
     )
 
 
-def speaker_for(settings: TextToSpeech, env: Mapping[str, str]) -> Speaker:
-    """The engine ``settings`` name; a missing setting or key is a SystemSetupError."""
-    if settings.engine == "espeak-ng":
-        return Espeak(
-            voice=settings.voice or "en-us",
-            words_per_minute=settings.words_per_minute,
-            timeout=settings.timeout,
-        )
+def speaker_for(
+    settings: OpenAITextToSpeech | EspeakTextToSpeech, env: Mapping[str, str]
+) -> Speaker:
+    """The text-to-speech engine ``settings`` name."""
+    if not isinstance(settings, OpenAITextToSpeech):
+        return Espeak(voice=settings.voice, words_per_minute=settings.words_per_minute)
     return OpenAISpeaker(
-        base_url=_required(settings.base_url, "base_url", settings.engine),
-        model=_required(settings.model, "model", settings.engine),
-        voice=_required(settings.voice, "voice", settings.engine),
+        base_url=_address(settings, env),
+        model=settings.model,
+        voice=settings.voice,
         env=env,
         api_key_env=settings.api_key_env,
         timeout=settings.timeout,
     )
+
+
+def study_engines(
+    speech: Speech, *, transcribes: bool, speaks: bool, env: Mapping[str, str]
+) -> tuple[Transcriber | None, Speaker | None]:
+    """The engines a study's tasks need: a transcriber when a task ``transcribes`` voice
+    notes, a speaker when one ``speaks`` its replies; an engine needed and not named
+    stops the start."""
+    transcriber: Transcriber | None = None
+    if transcribes:
+        if speech.speech_to_text is None:
+            raise SystemSetupError(
+                "a task transcribes voice notes and the study names no speech.speech_to_text",
+                field="speech_to_text",
+            )
+        transcriber = transcriber_for(speech.speech_to_text, env)
+    if not speaks:
+        return transcriber, None
+    if speech.text_to_speech is None:
+        raise SystemSetupError(
+            "a task speaks the replies and the study names no speech.text_to_speech",
+            field="text_to_speech",
+        )
+    return transcriber, speaker_for(speech.text_to_speech, env)  # nothing opens until used

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from datetime import datetime
 
 from bot.core.errors import SystemSetupError
-from bot.speech.base import SpeechFailure, SpeechTimeout, SpokenReply, utc_now
+from bot.core.media import Spoken
+from bot.speech.base import SpeechFailure, SpeechTimeout, utc_now
 from bot.speech.speaking import as_reply, text_to_speak
 
 ENGINE = "espeak-ng"
@@ -32,7 +33,7 @@ class Espeak:
     def __init__(
         self,
         *,
-        voice: str = "en-us",
+        voice: str = "en",
         words_per_minute: int = 175,
         timeout: float = 30.0,
         program: str = "espeak-ng",
@@ -60,7 +61,7 @@ class Espeak:
         self.timeout = timeout
         self.clock = clock
 
-    async def speak(self, text: str) -> SpokenReply:
+    async def speak(self, text: str) -> Spoken:
         text = text_to_speak(text)
         started = self.clock()
         wav = await self._synthesise(text)

@@ -26,9 +26,10 @@ import aiohttp
 from yarl import URL
 
 from bot.core.errors import SystemSetupError
+from bot.core.media import Spoken, Transcript
 from bot.core.visible_text import visible
 from bot.speech import audio
-from bot.speech.base import SpeechFailure, SpeechTimeout, SpokenReply, Transcript, utc_now
+from bot.speech.base import SpeechFailure, SpeechTimeout, utc_now
 from bot.speech.speaking import as_reply, text_to_speak
 from scenarios.systems import check_url
 
@@ -40,11 +41,14 @@ _USER_AGENT = "ozlab (human evaluation of dialogue systems)"
 
 
 def endpoint(base_url: str, path: str) -> str:
-    """``{base}/v1/{path}``, without doubling a ``/v1`` the settings already end with."""
+    """``{base}/v1/{path}``, without doubling a ``/v1`` (or the whole path) the settings
+    already end with."""
     try:
         base = check_url(base_url)
     except ValueError as error:
-        raise SystemSetupError(f"speech engine: base_url: {error}", field="base_url") from None
+        raise SystemSetupError(f"speech engine: url: {error}", field="url") from None
+    if base.endswith(f"/v1/{path}"):
+        return base
     if base.endswith("/v1"):
         base = base[: -len("/v1")]
     return f"{base}/v1/{path}"
@@ -174,7 +178,7 @@ class OpenAITranscriber:
         env: Mapping[str, str],
         api_key_env: str | None = None,
         language: str | None = None,
-        timeout: float = 60.0,
+        timeout: float = 30.0,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.model = model
@@ -228,7 +232,7 @@ class OpenAISpeaker:
         voice: str,
         env: Mapping[str, str],
         api_key_env: str | None = None,
-        timeout: float = 60.0,
+        timeout: float = 30.0,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.model = model
@@ -238,7 +242,7 @@ class OpenAISpeaker:
             endpoint(base_url, "audio/speech"), api_key_header(api_key_env, env), timeout
         )
 
-    async def speak(self, text: str) -> SpokenReply:
+    async def speak(self, text: str) -> Spoken:
         text = text_to_speak(text)
         started = self.clock()
         request = {"model": self.model, "input": text, "voice": self.voice}

@@ -7,8 +7,9 @@ import asyncio
 from collections.abc import Callable
 from datetime import datetime
 
+from bot.core.media import Spoken
 from bot.speech import audio
-from bot.speech.base import VOICE_NOTE_MIME, SpeechFailure, SpokenReply, UnreadableAudio
+from bot.speech.base import VOICE_NOTE_MIME, SpeechFailure, UnreadableAudio
 
 MAX_REPLY_CHARS = 4096
 """The longest reply spoken: what OpenAI's speech endpoint takes in one call, and minutes of
@@ -36,14 +37,14 @@ async def as_reply(
     model: str,
     started: datetime,
     clock: Callable[[], datetime],
-) -> SpokenReply:
+) -> Spoken:
     """The engine's audio as a voice note (encoded in a thread); audio that does not decode
     is the engine's failure, said with ``made_by`` (who made it)."""
     try:
         note, seconds = await asyncio.to_thread(audio.as_voice_note, data)
     except UnreadableAudio as error:
         raise SpeechFailure(f"{made_by} answered with {error}") from None
-    return SpokenReply(
+    return Spoken(
         audio=note,
         mime=VOICE_NOTE_MIME,
         audio_seconds=seconds,

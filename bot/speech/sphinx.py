@@ -35,8 +35,9 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from bot.core.errors import SystemSetupError
+from bot.core.media import Transcript
 from bot.speech import audio
-from bot.speech.base import SpeechFailure, Transcript, utc_now
+from bot.speech.base import SpeechFailure, utc_now
 
 ENGINE = "pocketsphinx"
 MODEL = "en-us"

@@ -5,6 +5,7 @@ kept file stored once by content hash and never those of a discarded one, and an
 from __future__ import annotations
 
 import hashlib
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +22,18 @@ PHOTO = b"\xff\xd8\xff\xe0 a photo of a red bicycle " + bytes(range(256)) * 40
 VOICE = b"OggS a voice that says hello " + bytes(range(255, -1, -1)) * 40
 
 
+HEARD = datetime(2026, 11, 29, 10, 0, tzinfo=UTC)
+
+
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
 def sent(participant: str, data: bytes, kind: str, *, kept: bool, first: bool = True) -> StepCommit:
     sid = f"{participant}-1"
-    heard = Transcript("hello there", "openai", "whisper-1") if kind == "voice" else None
+    heard = None
+    if kind == "voice":
+        heard = Transcript("hello there", "openai", "whisper-1", HEARD, HEARD, 4.0)
     medium = Medium(kind, "file-id", len(data), "audio/ogg" if kind == "voice" else None, 4,
                     640 if kind == "photo" else None, 480 if kind == "photo" else None)  # fmt: skip
     turn = 1 if first else 2

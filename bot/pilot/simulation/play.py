@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from bot.core.media import Speaker
 from bot.engine.common import CONSENT_YES, FINISH
 from bot.pilot.emulator import BotMessage, Participant
 from bot.pilot.simulation.answering import (
@@ -65,6 +66,13 @@ def _more_messages_than(count: int) -> Callable[[Participant], bool]:
     """Until the bot has sent something after its first ``count`` messages (bound now, not
     when the loop that waits has moved on)."""
     return lambda p: len(p.messages) > count
+
+
+def _answered_after(count: int, heard: str) -> Callable[[Participant], bool]:
+    """Until the bot has answered after its first ``count`` messages with more than what
+    it heard in a voice note (``heard``: how its "I heard: …" line starts, which comes
+    before the system's reply; empty after a typed line)."""
+    return lambda p: any(not (heard and m.text.startswith(heard)) for m in p.messages[count:])
 
 
 def _buttons_changed(message: BotMessage, before: tuple[str, ...]) -> Callable[[Participant], bool]:
@@ -186,9 +194,14 @@ class StudyPlayer:
         pace: Pace | None = None,
         lookout: Lookout | None = None,
         visit: PlatformVisit | None = None,
+        voice: Speaker | None = None,
     ) -> None:
-        """``visit``: how they come from the recruitment platform, in a paid study."""
+        """``visit``: how they come from the recruitment platform, in a paid study;
+        ``voice``: what speaks their lines as voice notes, in a task whose simulation has a
+        ``voice_rate``."""
         self.p = p
+        self.voice = voice
+        self.heard = bundle.study.texts.heard.split("{transcript}")[0]
         self.visit = visit
         self.bundle = bundle
         self.rng = rng
@@ -240,6 +253,19 @@ class StudyPlayer:
         if self.pace is not None:
             self.pace.type(text)
         await self.p.send_text(text)
+
+    async def _say(self, text: str, voice_rate: float) -> bool:
+        """Type ``text``, or (at ``voice_rate``, when there is a voice) speak it as a voice
+        note; whether it was spoken."""
+        if self.voice is None or not voice_rate or self.rng.random() >= voice_rate:
+            await self._send(text)
+            return False
+        self._read()
+        spoken = await self.voice.speak(text)
+        if self.pace is not None:
+            self.pace.type(text)  # recording it takes about as long as typing it
+        await self.p.send_voice(spoken.audio, duration=max(1, round(spoken.audio_seconds)))
+        return True
 
     async def _tap(
         self, data: str, message: BotMessage | None = None, *, look: bool = True
@@ -317,10 +343,18 @@ class StudyPlayer:
         self.plan = scenario.simulation or merged(self.bundle)
         limit = scenario.max_exchanges or 10
         votes = scenario.kind == "side_by_side"
-        await self._talk(self.mind.talker(scenario), brief, limit, bool(scenario.exchange), votes)
+        spoken = self.plan.voice_rate if "voice" in scenario.media.participant_sends else 0.0
+        talker = self.mind.talker(scenario)
+        await self._talk(talker, brief, limit, bool(scenario.exchange), votes, spoken)
 
     async def _talk(
-        self, talker: Talker, brief: BotMessage, limit: int, rates: bool, votes: bool = False
+        self,
+        talker: Talker,
+        brief: BotMessage,
+        limit: int,
+        rates: bool,
+        votes: bool = False,
+        voice_rate: float = 0.0,
     ) -> None:
         p = self.p
         seen = len(p.messages)
@@ -332,10 +366,10 @@ class StudyPlayer:
             if message is None:
                 await self._send("/done")
                 return
-            await self._send(message)
+            spoke = await self._say(message, voice_rate)
             sent += 1
             self.exchanges += 1
-            await p.wait_for(_more_messages_than(seen), _TURN_TIMEOUT)
+            await p.wait_for(_answered_after(seen, self.heard if spoke else ""), _TURN_TIMEOUT)
             first_new = seen
             if votes:
                 await self._vote(first_new)
