@@ -12,7 +12,6 @@ exchanges' system latency. No section when a study has none of them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,6 +22,7 @@ import pandas as pd
 from analytics.data.loading import NO_SYSTEM, StudyData
 from analytics.report import document as d
 from analytics.report.document import Block, Heading, Paragraph
+from analytics.statistics.system_reliability import event_data
 from bot.core.vocabulary import EventKind, MediaProblem
 from bot.core.word_error_rate import NO_ERRORS, WordErrors, word_errors
 
@@ -125,7 +125,7 @@ def media_section(data: StudyData) -> MediaSection | None:
             "system_id": _system_of(happened["session_id"], systems),
             "session_id": happened["session_id"].astype(object).to_numpy(),
             "kind": happened["kind"].astype(object).to_numpy(),
-            "data": [_payload(v) for v in happened["data"]],
+            "data": [event_data(v) for v in happened["data"]],
         }
     )
     compared = _compared(media, data)
@@ -149,16 +149,6 @@ def _system_of(session_ids: pd.Series, systems: Mapping[str, str]) -> np.ndarray
     return np.array(
         [systems.get(str(s), NO_SYSTEM) for s in session_ids.astype(object)], dtype=object
     )
-
-
-def _payload(value: Any) -> dict[str, Any]:
-    if isinstance(value, dict):
-        return value
-    try:
-        found = json.loads(str(value))
-    except ValueError:
-        return {}
-    return found if isinstance(found, dict) else {}
 
 
 def _of_kind(facts: pd.DataFrame, kind: EventKind) -> pd.DataFrame:
