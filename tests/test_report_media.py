@@ -29,6 +29,7 @@ from bot.store.sqlite import open_store
 from scenarios.models import StudyBundle
 from tests.postgres_server import PostgresServer
 from tests.test_postgres_snapshot import copied
+from tests.test_report_latex import pdflatex
 
 SAID = ("I want a gift for my sister.", "Something under fifty euros.")
 HOSTILE = "I want a gift for my sister & \\textbf{x} <b> \x1b[2J"
@@ -321,3 +322,12 @@ def test_postgresql_reports_the_same_media(db: Path, postgres: PostgresServer) -
     ours = report_to_dict(build_report(load_study_data(url)))["media"]
     assert ours == report_to_dict(build_report(load_study_data(db)))["media"]
     assert ours["word_error_rate"][0]["reference_words"] == 18
+
+
+@pytest.mark.slow  # two pdflatex runs
+def test_the_latex_report_with_transcripts_compiles(db: Path, tmp_path: Path) -> None:
+    main_file = tmp_path / "paper.tex"
+    assert main(["report", "--db", str(db), "--format", "tex", "--out", str(main_file)]) == 0
+    done = pdflatex(main_file)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert (tmp_path / "paper.pdf").stat().st_size > 0
