@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from bot.core.word_error_rate import words
 from questionnaires.models import error_at
 from scenarios.durations import Seconds
 from scenarios.systems import check_env_name, check_url
@@ -52,6 +53,11 @@ class TaskMedia(_Model):
     largest_file_mb: float = Field(default=LARGEST_FILE_MB, gt=0, le=LARGEST_FILE_MB)
     """The largest voice note or photo taken, in megabytes (20 at most: what Telegram lets
     a bot download); a larger one gets a polite answer."""
+    reference_transcripts: tuple[str, ...] = ()
+    """What participants say in this task, in order, where they read a stimulus aloud:
+    a session's first voice note is compared with the first sentence, its second with the
+    second, for the report's word error rate per system; voice notes beyond the list are
+    not compared. Write numbers as the engine writes them (``nine`` is not ``9``)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskMedia:
@@ -72,6 +78,14 @@ class TaskMedia(_Model):
         if self.text_beside and "voice" not in self.system_returns:
             message = "there is no voice note to put the text beside: system_returns lacks voice"
             problems.append((("text_beside",), message, True))
+        if self.reference_transcripts and not self.transcribes:
+            message = "there is nothing to compare them with: this task transcribes no voice notes"
+            problems.append((("reference_transcripts",), message, list(self.reference_transcripts)))
+        for index, sentence in enumerate(self.reference_transcripts):
+            if not words(sentence):
+                problems.append(
+                    (("reference_transcripts", index), "a sentence without words", sentence)
+                )
         if problems:
             raise error_at("TaskMedia", problems)
         return self

@@ -10,6 +10,7 @@ from bot.engine.common import CONSENT_YES
 from bot.engine.context import Context
 from bot.engine.flow import Step, next_deadline, step
 from bot.engine.journey import Journey, Stage
+from scenarios.media import TaskMedia
 from tests.test_engine import BUNDLE, make_bundle
 
 
@@ -152,3 +153,41 @@ def test_lab_studies_hold_participants_until_the_wizard_starts_them() -> None:
 def test_a_command_for_nobody_expires() -> None:
     assert run(None, command("say", text="hi")).effects == (fx.RecordCommand(1, "expired"),)
     assert Journey.from_json(held_reply().to_json()) == held_reply()
+
+
+def speaking(bundle=BUNDLE):
+    """The study with its task's replies spoken."""
+    scenarios = {
+        sid: s.model_copy(update={"media": TaskMedia(system_returns=("voice",), text_beside=True)})
+        for sid, s in bundle.scenarios.items()
+    }
+    return bundle.model_copy(update={"scenarios": scenarios})
+
+
+def test_a_wizard_answers_by_voice_note_or_by_text() -> None:
+    journey = held_reply()
+    # a voice note of the wizard's typed words, in a task that otherwise replies in text
+    spoken = run(journey, command("reply", action="replace", text="Try trains.", **{"as": "voice"}))
+    assert [(s.text, s.beside) for s in of(spoken, fx.SpeakReply)] == [("Try trains.", False)]
+    assert not of(spoken, fx.Send) and outcome(spoken) == "applied"
+    assert of(spoken, fx.RecordSystemTurn)[0].text == "Try trains."
+    said = run(spoken.journey, command("say", 2, text="Anything else?", **{"as": "voice"}))
+    assert [s.text for s in of(said, fx.SpeakReply)] == ["Anything else?"]
+    assert of(said, fx.RecordEvent)[0].data == {
+        "wizard": "ada",
+        "text": "Anything else?",
+        "as": "voice",
+    }
+    typed = run(journey, command("reply", action="approve"))  # as the task: text
+    assert [s.text for s in of(typed, fx.Send)] == ["Hello!"] and not of(typed, fx.SpeakReply)
+    # a task whose replies are spoken: spoken unless the wizard says text
+    bundle = speaking()
+    start = run(talking(bundle), ev.TextReceived("hi"), bundle=bundle).journey
+    gated = Context(bundle, gates=STUDY_GATED.gates)
+    held = run(start, ev.SystemReplied(HELLO, 7.0), bundle=bundle, context=gated).journey
+    as_task = run(held, command("reply", action="approve"), bundle=bundle)
+    assert [(s.text, s.beside) for s in of(as_task, fx.SpeakReply)] == [("Hello!", True)]
+    as_text = run(held, command("reply", action="approve", **{"as": "text"}), bundle=bundle)
+    assert [s.text for s in of(as_text, fx.Send)] == ["Hello!"] and not of(as_text, fx.SpeakReply)
+    said = run(held, command("say", text="One moment."), bundle=bundle)
+    assert [s.text for s in of(said, fx.SpeakReply)] == ["One moment."]

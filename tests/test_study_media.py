@@ -129,6 +129,21 @@ def test_simulated_participants_speak_only_where_the_task_takes_voice_notes(
     assert load_study(study_with(tmp_path, spoken)[0]).scenarios["spoken"].simulation is not None
 
 
+def test_a_task_read_aloud_holds_its_reference_transcripts(tmp_path: Path) -> None:
+    read = "id: spoken\ntitle: S\nbrief: B.\nmedia:\n  participant_sends: [voice]\n"
+    sentences = "  reference_transcripts:\n    - I want a gift for my sister.\n    - Under fifty.\n"
+    study, _ = study_with(tmp_path, read + sentences)
+    media = load_study(study).scenario("spoken").media
+    assert media.reference_transcripts == ("I want a gift for my sister.", "Under fifty.")
+    audio_only = read + "  system_receives: media\n" + sentences
+    problem = only_problem(study_with(tmp_path, audio_only)[0])
+    assert problem.field == "media.reference_transcripts"
+    assert "transcribes no voice notes" in problem.message
+    problem = only_problem(study_with(tmp_path, read + sentences + "    - '?!'\n")[0])
+    assert problem.field == "media.reference_transcripts[2]" and "without words" in problem.message
+    assert problem.line == line_of(read + sentences + "    - '?!'\n", "- '?!'")
+
+
 def test_keeping_recordings_needs_the_consent_sentence(tmp_path: Path) -> None:
     study, text = study_with(tmp_path, SPOKEN, speech=ENGINES + "  keep_audio: true\n")
     problem = only_problem(study)

@@ -16,6 +16,13 @@ from bot.desk.model import PAUSED, LiveSession, WaitingReply
 from wizard_console.console import Console
 from wizard_console.screens import Filters, FilterScreen, GateScreen, HelpScreen, PromptScreen
 
+ANSWERS_AS: dict[str | None, str] = {
+    None: "as the task sends replies",
+    "voice": "as a voice note",
+    "text": "as text",
+}
+"""How the wizard's words may go, in the order a key cycles through them."""
+
 
 class Actions(Console):
     """The ``action_*`` methods of the console (:class:`~wizard_console.app.WizardApp`
@@ -44,6 +51,13 @@ class Actions(Console):
 
     def send(self, label: str, kind: str, session_id: str | None, **payload: Any) -> None:
         self._issue(label, kind, session_id, payload)
+
+    def _words(self, label: str, kind: str, session_id: str, **payload: Any) -> None:
+        """The wizard's words, sent as a voice note or as text where they chose."""
+        if self.answer_as is not None:
+            payload["as"] = self.answer_as
+            label = f"{label} {ANSWERS_AS[self.answer_as]}"
+        self.send(label, kind, session_id, **payload)
 
     @work(group="commands")
     async def _issue(
@@ -74,7 +88,7 @@ class Actions(Console):
             sid = s.session_id
             self._ask(
                 f"Write to {sid} as the system",
-                lambda text: self.send("say", "say", sid, text=text),
+                lambda text: self._words("say", "say", sid, text=text),
             )
 
     def action_approve(self) -> None:
@@ -89,7 +103,7 @@ class Actions(Console):
             sid = found[0].session_id
             self._ask(
                 f"Edit the system's reply to turn {found[1].turn} of {sid}",
-                lambda text: self.send("edited reply", "reply", sid, action="edit", text=text),
+                lambda text: self._words("edited reply", "reply", sid, action="edit", text=text),
                 proposed,
                 multiline=True,
             )
@@ -99,8 +113,15 @@ class Actions(Console):
             sid = found[0].session_id
             self._ask(
                 f"Reply to {sid} instead of the system: {visible(found[1].message)[:40]}",
-                lambda text: self.send("reply", "reply", sid, action="replace", text=text),
+                lambda text: self._words("reply", "reply", sid, action="replace", text=text),
             )
+
+    def action_answer_as(self) -> None:
+        """The wizard's words from now on: as the task sends replies, as voice notes, as
+        text, and round again."""
+        order = list(ANSWERS_AS)
+        self.answer_as = order[(order.index(self.answer_as) + 1) % len(order)]
+        self.say(f"what you write goes {ANSWERS_AS[self.answer_as]}")
 
     def action_next_waiting(self) -> None:
         oldest = sorted(self.waiting.values(), key=lambda w: w.since)

@@ -106,6 +106,21 @@ def _session_command(kind: str, **fields: str) -> Action:
     return command
 
 
+def _answered_as(args: argparse.Namespace) -> dict[str, object]:
+    """``as``: voice or text where the wizard said (``--voice``, ``--text``)."""
+    chosen = getattr(args, "answer_as", None)
+    return {} if chosen is None else {"as": chosen}
+
+
+async def say(args: argparse.Namespace, desk: Desk) -> int:
+    if not await desk.knows(args.session):
+        return _unknown(args.session)
+    payload = {"text": args.text, **_answered_as(args)}
+    return await _send(
+        args, desk, f"say {args.session}", desk.command("say", args.session, **payload)
+    )
+
+
 async def reply(args: argparse.Namespace, desk: Desk) -> int:
     if args.approve:
         payload: dict[str, object] = {"action": "approve"}
@@ -113,6 +128,7 @@ async def reply(args: argparse.Namespace, desk: Desk) -> int:
         payload = {"action": "edit", "text": args.edit}
     else:
         payload = {"action": "replace", "text": args.replace}
+    payload |= _answered_as(args)
     label = f"reply {payload['action']} {args.session}"
     return await _send(args, desk, label, desk.session_command("reply", args.session, **payload))
 
@@ -145,7 +161,7 @@ ACTIONS: dict[str, Action] = {
     "sessions": sessions,
     "waiting": waiting,
     "transcript": transcript,
-    "say": _session_command("say", text="text"),
+    "say": say,
     "reply": reply,
     "end": _session_command("end", reason="reason"),
     "success": _session_command("success"),

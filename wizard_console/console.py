@@ -67,6 +67,9 @@ class Console(App[None]):
     """The help screen's words for each action (the footer has room for one word)."""
 
     show_ended: reactive[bool] = reactive(False)
+    answer_as: str | None = None
+    """How the wizard's words go to the participant: ``voice`` (a voice note the study's
+    text-to-speech speaks), ``text``, or None: as the task sends the system's replies."""
     filters: reactive[Filters] = reactive(Filters)
 
     def __init__(self, desk: Desk, *, interval: float = 0.25, slow_bot: float = SLOW_BOT) -> None:

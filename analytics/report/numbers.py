@@ -19,6 +19,7 @@ from analytics.annotations.ratings import Annotations
 from analytics.annotations.ratings import from_study as annotation_section
 from analytics.data.loading import NO_SYSTEM, SEVERAL_SYSTEMS, StudyData
 from analytics.report.examples import example_conversations
+from analytics.report.media import MediaSection, media_section
 from analytics.report.models import ModelsSection, models_section
 from analytics.report.present_judges import JudgesSection, judges_from_study
 from analytics.report.provenance import Provenance, provenance
@@ -166,6 +167,9 @@ class Report:
     models: ModelsSection | None = None
     """Models for repeated measures (GEE of success, mixed models of scores); None (and no
     section) when every participant did one task and gave each score once."""
+    media: MediaSection | None = None
+    """Voice notes and pictures per system (``analytics.report.media``); None (and no
+    section) when the study has none."""
     examples: pd.DataFrame = field(default_factory=pd.DataFrame)
     """A few whole conversations per system with their exchanges' ratings
     (``analytics.report.examples``)."""
@@ -298,6 +302,7 @@ def build_report(
             data.responses, data.items, data.choices, info.design, info.systems
         ),
         models=models_section(data, scores, every_size=every_model),
+        media=media_section(data),
         examples=example_conversations(data, info.systems, marks),
         example_marks=marks,
         judges=judges_from_study(data),

@@ -12,6 +12,7 @@ import pandas as pd
 from analytics.report import document as d
 from analytics.report.document import Block, Bullets, Figure, Heading, Paragraph
 from analytics.report.examples import example_blocks
+from analytics.report.media import media_blocks
 from analytics.report.numbers import Report
 from analytics.report.present_annotations import annotation_blocks
 from analytics.report.present_headline import headline_table, result_words
@@ -60,8 +61,9 @@ _SOURCES = {
 def document(report: Report, *, limit: int | None = None, source: str | None = None) -> list[Block]:
     """Every section of the report, in reading order: what a reader wants first comes
     first (the systems compared, by their measures and by people's preferences), then
-    completion, the questionnaires in detail and the models of repeated measures, example
-    conversations, the annotators, stress tests, data quality and how the report was made.
+    completion, the systems' reliability and their voice notes and pictures, the
+    questionnaires in detail and the models of repeated measures, example conversations,
+    the annotators, stress tests, data quality and how the report was made.
     Every format (terminal, Markdown, HTML, LaTeX) shows this order; the JSON keeps it too."""
     blocks: list[Block] = [*_title(report, source)]
     if report.notes:
@@ -71,6 +73,7 @@ def document(report: Report, *, limit: int | None = None, source: str | None = N
     blocks += _participation(report)
     blocks += _completion(report)
     blocks += reliability_blocks(report)
+    blocks += media_blocks(report, limit)
     blocks += _wizard(report)
     blocks += questionnaire_blocks(report)
     blocks += ranking_blocks(report)

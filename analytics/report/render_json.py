@@ -25,6 +25,16 @@ order; every table is a list of row objects whose keys are the columns of the ma
                     each system's task success; null: not measured), success_judge [...]
                     (the model judge's settings, verdicts and cost)
     system_reliability: by_system [...], errors [...], periods [...]
+    media:          (only when the study has voice notes, photos or spoken replies) method,
+                    by_system [system_id, voice_notes, voice_seconds, photos, refused,
+                    transcribed, recognition_failed, recognition_failure_rate, doubted,
+                    spoken_replies, speaking_failed, pictures_shown], refused [system_id,
+                    kind, problem, n], latency [system_id, stage (fetch, speech_to_text,
+                    system, text_to_speech), n, median_ms, p95_ms, mean_ms, share],
+                    word_error_rate [system_id, utterances, reference_words,
+                    substitutions, deletions, insertions, wer, engines] ([] without
+                    reference transcripts), utterances [system_id, session_id, turn,
+                    reference, transcript, wer] (every voice note compared, worst first)
     wizard:         table [...], note
     questionnaires: items, items_by_scenario, distribution, constructs, reliability,
                     idial, by_turn, by_turn_constructs, agreement, codebook, choices
@@ -201,13 +211,17 @@ def report_to_dict(report: Report, *, source: str | None = None) -> dict[str, An
         from analytics.report.present_ranking import rankings_json
 
         whole["rankings"] = rankings_json(report.rankings)
+    if report.media is not None:
+        from analytics.report.media import media_json
+
+        whole["media"] = media_json(report.media)
     whole["models"] = _models(report)
     return in_reading_order(_with_stress(whole, report))
 
 
 READING_ORDER = (
     "format", "version", "generated_at", "source", "study", "notes", "comparisons",
-    "pairwise", "participation", "completion", "system_reliability", "wizard",
+    "pairwise", "participation", "completion", "system_reliability", "media", "wizard",
     "questionnaires", "models", "comments", "examples", "reliability", "annotations", "judges",
     "stress", "quality", "provenance",
 )  # fmt: skip

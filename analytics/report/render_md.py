@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from analytics.report.document import Block, Bullets, Figure, Heading, Paragraph, Table
+from bot.core.visible_text import visible
 
 
 def render_markdown(blocks: Iterable[Block]) -> str:
@@ -35,7 +36,9 @@ def render_markdown(blocks: Iterable[Block]) -> str:
 
 
 def _inline(text: str) -> str:
-    """Text that Markdown shows as written: no accidental emphasis, tables or HTML."""
+    """Text that Markdown shows as written: no accidental emphasis, tables or HTML, and
+    a control character as a visible escape (a terminal showing the file obeys none)."""
+    text = visible(text, lines=True)
     for char in ("\\", "*", "_", "`", "<", ">", "[", "]", "|"):
         text = text.replace(char, "\\" + char)
     return " ".join(text.split())

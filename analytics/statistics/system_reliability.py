@@ -160,7 +160,7 @@ def unavailable_periods(events: pd.DataFrame, sessions: pd.DataFrame) -> pd.Data
         ordered["at"], ordered["kind"].astype(object), ordered["data"], ordered["session_id"],
         strict=True,
     ):  # fmt: skip
-        details = _data(data)
+        details = event_data(data)
         system = details.get("system") or by_session.get(session)
         if system is None:
             continue
@@ -182,7 +182,8 @@ def unavailable_periods(events: pd.DataFrame, sessions: pd.DataFrame) -> pd.Data
     return table.sort_values(["system_id", "start"], kind="stable").reset_index(drop=True)
 
 
-def _data(value: object) -> dict[str, object]:
+def event_data(value: object) -> dict[str, object]:
+    """An event's ``data`` as a dict (stored as JSON text); empty where it is none."""
     if isinstance(value, dict):
         return value
     try:

@@ -77,12 +77,14 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     say = action("say", "write to the participant as the system")
     say.add_argument("session")
     say.add_argument("text")
+    _answer_as(say)
     reply = action("reply", "decide a waiting reply: send it as is, edited, or your own")
     reply.add_argument("session")
     how = reply.add_mutually_exclusive_group(required=True)
     how.add_argument("--approve", action="store_true", help="send the system's reply as is")
     how.add_argument("--edit", metavar="TEXT", help="send TEXT instead; the original is kept")
     how.add_argument("--replace", metavar="TEXT", help="reply TEXT in the system's place")
+    _answer_as(reply)
     end = action("end", "end the session: closing line, then the questionnaire")
     end.add_argument("session")
     end.add_argument("--reason", required=True)
@@ -104,6 +106,18 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     note.add_argument("session")
     note.add_argument("text")
     note.add_argument("--turn", type=int, help="the exchange (default: the latest)")
+
+
+def _answer_as(parser: argparse.ArgumentParser) -> None:
+    """--voice or --text: how the wizard's words go (default: as the task sends replies)."""
+    form = parser.add_mutually_exclusive_group()
+    for flag, words in (
+        ("voice", "as a voice note, spoken by the study's text-to-speech"),
+        ("text", "as text, in a task whose replies are spoken"),
+    ):
+        form.add_argument(
+            f"--{flag}", dest="answer_as", action="store_const", const=flag, help=f"send it {words}"
+        )
 
 
 def run(args: argparse.Namespace) -> int:

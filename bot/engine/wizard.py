@@ -24,7 +24,7 @@ from bot.core.vocabulary import (
 )
 from bot.engine import effects as fx
 from bot.engine import events as ev
-from bot.engine.common import Doing, Result, texts_of
+from bot.engine.common import Doing, Result, scenario_of, texts_of
 from bot.engine.context import Context
 from bot.engine.journey import Journey, Stage
 from bot.engine.phases import assignment, dialogue
@@ -61,6 +61,13 @@ def _text(command: ev.WizardCommand) -> str:
     return str(command.payload.get("text") or "").strip()
 
 
+def _voice(command: ev.WizardCommand) -> bool | None:
+    """How the wizard's words go: ``as: voice``, a voice note spoken by the study's
+    text-to-speech (the text, should it fail); ``as: text``, a message; neither, as the
+    task sends the system's replies."""
+    return {"voice": True, "text": False}.get(str(command.payload.get("as") or ""))
+
+
 def _apply(
     bundle: StudyBundle, journey: Journey, command: ev.WizardCommand, now: float
 ) -> tuple[Journey, list[Doing], bool]:
@@ -70,10 +77,13 @@ def _apply(
     who: dict[str, object] = {"wizard": command.wizard}
     match command.kind:
         case CommandKind.SAY if talking and _text(command):
-            data = {**who, "text": _text(command)}
+            media = scenario_of(bundle, journey).media
+            voice = _voice(command)
+            voice = media.speaks if voice is None else voice
+            data = {**who, "text": _text(command), **({"as": "voice"} if voice else {})}
             said: list[Doing] = [
                 fx.RecordEvent(EventKind.WIZARD_MESSAGE, session, data),
-                fx.Send(_text(command)),
+                dialogue.spoken_or_sent(_text(command), media.text_beside, voice),
             ]
             return journey, said, True
         case CommandKind.REPLY if talking and journey.waiting is not None:
@@ -159,5 +169,6 @@ def _decide(
         source=source,
         original=kept,
         wizard=command.wizard,
+        voice=_voice(command),
     )
     return new, effects, True

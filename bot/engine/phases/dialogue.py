@@ -202,16 +202,19 @@ def _hold(
     ]
 
 
-def _system_messages(bundle: StudyBundle, journey: Journey, reply: SystemReply) -> list[Doing]:
-    """The reply as it is shown: its texts, and its buttons (if any) under the last one;
-    then its pictures as photos with their captions, where the task lets systems return
-    them (elsewhere they are not shown)."""
+def _system_messages(
+    bundle: StudyBundle, journey: Journey, reply: SystemReply, voice: bool | None = None
+) -> list[Doing]:
+    """The reply as it is shown: its texts, spoken where the task speaks replies (or
+    ``voice`` says otherwise: a wizard's choice), and its buttons (if any) under the last
+    one; then its pictures as photos with their captions, where the task lets systems
+    return them (elsewhere they are not shown)."""
     spec = next(s for s in bundle.study.systems if s.id == journey.task.system_id)
     media = scenario_of(bundle, journey).media
     sends: list[fx.Send | fx.SpeakReply] = [
-        fx.SpeakReply(text, media.text_beside)
-        if media.speaks
-        else fx.Send(text, format=spec.format)
+        spoken_or_sent(
+            text, media.text_beside, media.speaks if voice is None else voice, spec.format
+        )
         for text in reply.texts
         if text.strip()
     ]
@@ -233,6 +236,14 @@ def _system_messages(bundle: StudyBundle, journey: Journey, reply: SystemReply) 
         )
         sends[-1] = replace(sends[-1], buttons=rows, until=fx.Until.NEXT_TURN)
     return [*sends, *pictures]
+
+
+def spoken_or_sent(
+    text: str, beside: bool, voice: bool, form: str = "plain"
+) -> fx.Send | fx.SpeakReply:
+    """One text of a reply: a voice note (its text as the caption when ``beside``) or a
+    message."""
+    return fx.SpeakReply(text, beside) if voice else fx.Send(text, format=form)
 
 
 def _offered_button(journey: Journey, tap: SystemButtonTap) -> tuple[str, str] | None:
@@ -305,8 +316,10 @@ def deliver_reply(
     source: ReplySource = ReplySource.SYSTEM,
     original: str | None = None,
     wizard: str | None = None,
+    voice: bool | None = None,
 ) -> Result:
-    """The reply reaches the participant: logged, sent, and the task may end with it."""
+    """The reply reaches the participant: logged, sent (``voice``: spoken or not, whatever
+    the task says; none: as the task says), and the task may end with it."""
     session = journey.session_id
     text = "\n\n".join(reply.texts)
     journey = journey.evolve(
@@ -319,7 +332,7 @@ def deliver_reply(
     )
     effects: list[Doing] = [
         fx.RecordSystemTurn(session, journey.turns, text, latency, None, source, original, wizard),
-        *_system_messages(bundle, journey, reply),
+        *_system_messages(bundle, journey, reply, voice),
     ]
     limit = scenario_of(bundle, journey).max_exchanges
     ending: tuple[EndReason, bool] | None = None
