@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from bot.desk.desk import Desk
 from bot.pilot.emulator import BotApiEmulator
 from bot.pilot.emulator.participant import Participant
 from scenarios.media import TaskMedia
@@ -26,7 +27,6 @@ from tests.test_media_e2e import (
 from tests.test_wizard_app import app_of, commands, console, shows, status
 from tests.test_wizard_cli import ozlab_wizard, parse
 from tests.test_wizard_desk import session_of, shop, until, woz
-from wizard_console.desk import Desk
 
 
 async def voice_note(p: Participant, words: str) -> None:
