@@ -10,6 +10,7 @@ import asyncio
 import hashlib
 import json
 import math
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -68,7 +69,10 @@ def bundle(media: bool = True) -> StudyBundle:
 def voice(session: str, turn: int, heard: str, seconds: int, fetch: float, stt: float) -> fx.Record:
     data = f"{session}-{turn}".encode()
     medium = Medium("voice", "file", len(data), "audio/ogg", seconds)
-    words = Transcript(heard, "pocketsphinx", "en-us")
+    at = datetime(2026, 11, 29, tzinfo=UTC)
+    words = Transcript(
+        heard, "pocketsphinx", "en-us", at, at + timedelta(seconds=stt / 1000), seconds
+    )
     digest = hashlib.sha256(data).hexdigest()
     return fx.RecordMedia(session, turn, medium, len(data), digest, False, words, fetch, stt)
 
