@@ -13,15 +13,17 @@ import pytest
 
 from bot.cli import main
 from bot.core.errors import StudyDataError
-from bot.core.vocabulary import ExperimenterRole
+from bot.core.participants import ParticipantStatus
+from bot.core.vocabulary import ExperimenterRole, Stage
 from bot.pilot.demo import play_study
 from bot.store import open_store
+from bot.store.definition import definition_json
 from lab_web import safety
 from lab_web.accounts import LOCK_AFTER, Accounts
 from lab_web.cookie_key import KEY_ENV, cookie_key
 from lab_web.held import RESULTS
 from lab_web.serving import loopback
-from scenarios.models import StudyBundle
+from scenarios.models import Design, StudyBundle
 from tests.postgres_server import PostgresServer
 from tests.storage_probe import command_log
 from tests.store_contract.records import EXCHANGE, give, ready, session, step
@@ -311,3 +313,46 @@ async def test_the_overview_says_each_systems_last_hour(db: Path) -> None:
         assert "<td>sys</td><td>1</td><td>0</td><td>5</td><td>5</td>" in shown
         assert "No bot is running on this study." in shown
         assert re.search(r"<dt>Participants</dt><dd>1</dd>", shown)
+
+
+async def test_each_design_cell_is_shown_against_the_quota(
+    tmp_path: Path, hmd: StudyBundle
+) -> None:
+    """The desk's progress of the design's cells, on the overview and the money page: a
+    cell is full when those completed and under way take its places."""
+    db = tmp_path / "quota.sqlite"
+    study = hmd.study.model_copy(update={"design": Design(type="balanced", quota=2)})
+    cells = [s.id for s in study.systems]
+    assert len(cells) == 2
+    store = await open_store(db)
+    try:
+        await store.record_definition("s", definition_json(hmd.model_copy(update={"study": study})))
+        stands = [
+            (cells[0], Stage.FINISHED),
+            (cells[0], Stage.DIALOGUE),
+            (cells[1], Stage.FINISHED),
+        ]
+        stands += [(cells[1], Stage.CLOSED)]  # a drop-out gives their place back
+        for n, (cell, stage) in enumerate(stands):
+            status = ParticipantStatus(stage, 1.0, cell=cell, abandoned=stage is Stage.CLOSED)
+            await store.commit_step(step(f"p{n}", *session(f"p{n}"), status=status))
+    finally:
+        await store.close()
+    async with page(db) as p:
+        await with_account(p.lab, "vi", VIEWER)
+        await p.sign_in("vi")
+        for path in ("/", "/s/quota/money"):
+            shown = await (await p.client.get(path)).text()
+            assert "Quota of each design cell" in shown
+            rows = re.findall(
+                r"<tr><td>([^<]+)</td><td>(\d+) of 2</td><td>(\d+)</td><td>(\w+)</td></tr>", shown
+            )
+            assert rows == [(cells[0], "1", "1", "full"), (cells[1], "1", "0", "open")]
+
+
+async def test_without_a_quota_no_cell_is_said_full(db: Path) -> None:
+    async with page(db) as p:
+        await with_account(p.lab, "vi", VIEWER)
+        await p.sign_in("vi")
+        for path in ("/", "/s/study/money"):
+            assert "Quota of each design cell" not in await (await p.client.get(path)).text()
