@@ -4,6 +4,7 @@ test client against a real SQLite study."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -24,6 +25,8 @@ from lab_web.cookie_key import KEY_ENV, cookie_key
 from lab_web.held import RESULTS
 from lab_web.serving import loopback
 from scenarios.models import Design, StudyBundle
+from tests.command_line import ozlab
+from tests.e2e_support import PROJECT_ROOT
 from tests.postgres_server import PostgresServer
 from tests.storage_probe import command_log
 from tests.store_contract.records import EXCHANGE, give, ready, session, step
@@ -356,3 +359,94 @@ async def test_without_a_quota_no_cell_is_said_full(db: Path) -> None:
         await p.sign_in("vi")
         for path in ("/", "/s/study/money"):
             assert "Quota of each design cell" not in await (await p.client.get(path)).text()
+
+
+async def test_agreement_onboarding_and_flags_wait_for_a_report_of_the_present_data(
+    db: Path,
+) -> None:
+    async with page(db) as p:
+        await with_account(p.lab, "vi", VIEWER)
+        await p.sign_in("vi")
+        shown = await (await p.client.get("/s/study/annotation")).text()
+        assert "come from the report, which a worker makes" in shown
+        assert '<input type="hidden" name="back" value="/s/study/annotation">' in shown
+        shown = await (await p.client.get("/")).text()
+        assert "The flags come from the report" in shown
+        assert '<input type="hidden" name="back" value="/">' in shown
+
+
+def _figure(x: float | None) -> str:
+    return "–" if x is None else f"{x:.2f}"
+
+
+@pytest.mark.slow
+async def test_agreement_and_data_quality_flags_are_the_reports(tmp_path: Path) -> None:
+    """A rating job's agreement so far on the annotation page, the data-quality flags on the
+    overview: both as the JSON report the worker made says, until the data changes."""
+    study = PROJECT_ROOT / "scenarios/library/studies/hri-cues.yaml"
+    db = tmp_path / "hri.sqlite"
+    demo = ozlab("demo", "--study", study, "-n", "4", "--annotators", "3", "--db", db, cwd=tmp_path)
+    assert demo.returncode == 0, demo.stderr
+    async with page(db) as p:
+        await with_account(p.lab, "vi", VIEWER)
+        await p.sign_in("vi")
+        status, shown = await p.post("/s/hri/results/report", {"back": "/s/hri/annotation"})
+        assert status == 200 and "the report is ready" in shown and "annotation and judges" in shown
+        made = await p.client.app[RESULTS]["hri"].current("report")
+        assert made is not None
+        report = json.loads((made.folder / "report.json").read_text(encoding="utf-8"))
+        pooled = [r for r in report["reliability"] if r["reported"] and r["system"] is None]
+        assert pooled  # three annotators rated every exchange of the job
+        for r in pooled:
+            row = (
+                f"<tr><td>{r['job']}</td><td>{r['item']}</td><td>{r['level']}</td>"
+                f"<td>{r['statistic']}</td><td>{_figure(r['value'])}</td>"
+                f"<td>{_figure(r['ci_low'])} to {_figure(r['ci_high'])}</td>"
+                f"<td>{r['n_targets']}</td><td>{r['n_annotators']}</td></tr>"
+            )
+            assert row in shown
+        assert shown.count("<td>alpha_") + shown.count("<td>ICC") == len(pooled)
+
+        shown = await (await p.client.get("/")).text()
+        flagged = report["quality"]["participants"]
+        assert flagged  # a simulated participant gave one answer to every item
+        assert f"{len(flagged)} participants flagged (" in shown
+        for r in flagged:
+            assert f"<td>{r['participant_id']} (simulated)</td><td>{r['flags']}</td>" in shown
+        for rule in report["quality"]["rules"].values():
+            assert rule in shown
+
+        status, shown = await p.post("/s/hri/results/report", {"back": "https://evil.example/"})
+        assert status == 200 and "hri: results" in shown  # elsewhere than the page's own: no
+        await p.lab["hri"].store.commit_step(step("q", *session("q")))
+        shown = await (await p.client.get("/s/hri/annotation")).text()
+        assert "come from the report, which a worker makes" in shown
+
+
+@pytest.mark.slow
+async def test_each_annotators_onboarding_and_agreement_with_the_majority_are_the_reports(
+    tmp_path: Path,
+) -> None:
+    """An ACUTE-Eval job's onboarding pairs and each rater's agreement with the majority."""
+    db = tmp_path / "acute.sqlite"
+    demo = ozlab("demo", "-n", "4", "--annotators", "2", "--db", db, cwd=tmp_path)
+    assert demo.returncode == 0, demo.stderr
+    async with page(db) as p:
+        await with_account(p.lab, "vi", VIEWER)
+        await p.sign_in("vi")
+        status, shown = await p.post("/s/acute/results/report", {"back": "/s/acute/annotation"})
+        assert status == 200 and "the report is ready" in shown
+        made = await p.client.app[RESULTS]["acute"].current("report")
+        assert made is not None
+        pairwise = json.loads((made.folder / "report.json").read_text(encoding="utf-8"))["pairwise"]
+        assert len(pairwise["onboarding"]) == 2 and pairwise["raters"]
+        for o in pairwise["onboarding"]:
+            passed = "yes" if o["passed"] else "no"
+            row = f"<tr><td>{o['rater']}</td><td>{o['pairs']}</td><td>{o['correct']}</td>"
+            assert f"{row}<td>{o['rate']:.0%}</td><td>{passed}</td></tr>" in shown
+        for r in pairwise["raters"]:
+            agreement = "–" if r["agreement"] is None else f"{r['agreement']:.0%}"
+            row = f"<tr><td>{r['question']}</td><td>{r['rater']}</td><td>{r['rater_kind']}</td>"
+            row += f"<td>{r['votes']}</td>"
+            assert f"{row}<td>{r['scored']}</td><td>{agreement}</td></tr>" in shown
+        assert "Onboarding: onboarding pairs with a known answer" in shown
