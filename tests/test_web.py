@@ -30,7 +30,7 @@ from tests.e2e_support import PROJECT_ROOT
 from tests.postgres_server import PostgresServer
 from tests.storage_probe import command_log
 from tests.store_contract.records import EXCHANGE, give, ready, session, step
-from tests.web_support import HOSTILE, PASSWORD, csrf_of, made_study, page, with_account
+from tests.web_support import HOSTILE, PASSWORD, as_viewer, csrf_of, made_study, page, with_account
 
 VIEWER, EXPERIMENTER = ExperimenterRole.VIEWER, ExperimenterRole.EXPERIMENTER
 
@@ -150,9 +150,7 @@ async def test_an_action_without_the_token_or_from_another_site_is_refused(db: P
 
 
 async def test_a_viewer_reads_and_cannot_act(db: Path) -> None:
-    async with page(db) as p:
-        await with_account(p.lab, "vi", VIEWER)
-        await p.sign_in("vi")
+    async with as_viewer(db) as p:
         shown = await (await p.client.get("/s/study/session/p-1")).text()
         assert "p-1" in shown and "End the session" not in shown
         for action, form in (("end", {"reason": "x"}), ("say", {"text": "hi"}), ("pause", {})):
@@ -264,9 +262,7 @@ async def test_annotators_progress_and_the_money_are_shown(tmp_path: Path) -> No
         await give(store, "hri", ("p-1#1", EXCHANGE, "A-1"), ("p-1#2", EXCHANGE, "A-1"))
     finally:
         await store.close()
-    async with page(db) as p:
-        await with_account(p.lab, "vi", VIEWER)
-        await p.sign_in("vi")
+    async with as_viewer(db) as p:
         shown = await (await p.client.get("/s/work/annotation")).text()
         assert re.search(r"<td>hri</td><td>A-1</td><td>0 of 2</td>", shown)
         assert "<td>joined</td>" in shown and "No judge has run." in shown
@@ -281,9 +277,7 @@ async def test_the_report_and_exports_are_made_by_a_worker_and_kept_until_the_da
 ) -> None:
     db = tmp_path / "played.sqlite"
     await play_study(hmd, db, participants=2, seed=1)
-    async with page(db) as p:
-        await with_account(p.lab, "vi", VIEWER)  # reading the results is a viewer's right
-        await p.sign_in("vi")
+    async with as_viewer(db) as p:  # reading the results is a viewer's right
         status, shown = await p.post("/s/played/results/report", {})
         assert status == 200 and "the report is ready" in shown and "<iframe" in shown
         response = await p.client.get("/s/played/report.html")
@@ -309,9 +303,7 @@ def test_only_loopback_addresses_count_as_private() -> None:
 
 
 async def test_the_overview_says_each_systems_last_hour(db: Path) -> None:
-    async with page(db) as p:
-        await with_account(p.lab, "vi", VIEWER)
-        await p.sign_in("vi")
+    async with as_viewer(db) as p:
         shown = await (await p.client.get("/")).text()
         assert "<td>sys</td><td>1</td><td>0</td><td>5</td><td>5</td>" in shown
         assert "No bot is running on this study." in shown
@@ -341,9 +333,7 @@ async def test_each_design_cell_is_shown_against_the_quota(
             await store.commit_step(step(f"p{n}", *session(f"p{n}"), status=status))
     finally:
         await store.close()
-    async with page(db) as p:
-        await with_account(p.lab, "vi", VIEWER)
-        await p.sign_in("vi")
+    async with as_viewer(db) as p:
         for path in ("/", "/s/quota/money"):
             shown = await (await p.client.get(path)).text()
             assert "Quota of each design cell" in shown
@@ -354,9 +344,7 @@ async def test_each_design_cell_is_shown_against_the_quota(
 
 
 async def test_without_a_quota_no_cell_is_said_full(db: Path) -> None:
-    async with page(db) as p:
-        await with_account(p.lab, "vi", VIEWER)
-        await p.sign_in("vi")
+    async with as_viewer(db) as p:
         for path in ("/", "/s/study/money"):
             assert "Quota of each design cell" not in await (await p.client.get(path)).text()
 
@@ -364,9 +352,7 @@ async def test_without_a_quota_no_cell_is_said_full(db: Path) -> None:
 async def test_agreement_onboarding_and_flags_wait_for_a_report_of_the_present_data(
     db: Path,
 ) -> None:
-    async with page(db) as p:
-        await with_account(p.lab, "vi", VIEWER)
-        await p.sign_in("vi")
+    async with as_viewer(db) as p:
         shown = await (await p.client.get("/s/study/annotation")).text()
         assert "come from the report, which a worker makes" in shown
         assert '<input type="hidden" name="back" value="/s/study/annotation">' in shown
@@ -387,9 +373,7 @@ async def test_agreement_and_data_quality_flags_are_the_reports(tmp_path: Path) 
     db = tmp_path / "hri.sqlite"
     demo = ozlab("demo", "--study", study, "-n", "4", "--annotators", "3", "--db", db, cwd=tmp_path)
     assert demo.returncode == 0, demo.stderr
-    async with page(db) as p:
-        await with_account(p.lab, "vi", VIEWER)
-        await p.sign_in("vi")
+    async with as_viewer(db) as p:
         status, shown = await p.post("/s/hri/results/report", {"back": "/s/hri/annotation"})
         assert status == 200 and "the report is ready" in shown and "annotation and judges" in shown
         made = await p.client.app[RESULTS]["hri"].current("report")
@@ -432,9 +416,7 @@ async def test_each_annotators_onboarding_and_agreement_with_the_majority_are_th
     db = tmp_path / "acute.sqlite"
     demo = ozlab("demo", "-n", "4", "--annotators", "2", "--db", db, cwd=tmp_path)
     assert demo.returncode == 0, demo.stderr
-    async with page(db) as p:
-        await with_account(p.lab, "vi", VIEWER)
-        await p.sign_in("vi")
+    async with as_viewer(db) as p:
         status, shown = await p.post("/s/acute/results/report", {"back": "/s/acute/annotation"})
         assert status == 200 and "the report is ready" in shown
         made = await p.client.app[RESULTS]["acute"].current("report")
