@@ -26,6 +26,8 @@ warnings.filterwarnings("ignore", "It is recommended to use web.RequestKey", web
 
 COOKIE = "ozlab_web"
 SESSION_HOURS = 12
+SHOWN_FLAGGED = 20
+"""Flagged participants the overview lists of each study (the report has every one)."""
 OPEN = ("/signin", "/welcome", "/static/")
 """Addresses that need nobody signed in."""
 
@@ -94,6 +96,9 @@ def make_app(lab: Lab, key: bytes, settings: Settings | None = None) -> web.Appl
     )
     environment.filters["visible"] = lambda text: visible(str(text), lines=True)
     environment.filters["ago"] = lambda at: "never" if at is None else ago(time.time() - at)
+    environment.filters["decimals"] = lambda x: "–" if x is None else f"{x:.2f}"
+    environment.filters["percent"] = lambda x: "–" if x is None else f"{x:.0%}"
+    environment.globals["shown_flagged"] = SHOWN_FLAGGED
     app.on_response_prepare.append(safety.headers(behind_tls=settings.secure))
     app.router.add_static("/static/", pages.STATIC, name="static", append_version=True)
     pages.routes(app)

@@ -1,5 +1,6 @@
 """A study at a glance, from the store's read model: whether its bot runs, participants by
-stage, finished sessions per design cell, drop-outs and the stage they left at, each
+stage, finished sessions per design cell, each cell's progress against the design's quota
+(the desk's, as the console's status bar has it), drop-outs and the stage they left at, each
 system's exchanges, failures and latency in the last hour, replies waiting for a wizard, and
 erasures."""
 
@@ -10,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from bot.core.vocabulary import EndReason, SessionState, Stage
+from bot.engine.assignment import CellProgress
 from bot.store.model import SystemHealth
 from lab_web.lab import Study
 
@@ -22,6 +24,7 @@ class Glance:
     running: bool
     by_stage: list[tuple[str, int]]
     cells: list[tuple[str, str, int, int]]  # scenario, system, finished, running now
+    quotas: list[CellProgress]  # each design cell against the quota (none without one)
     dropped: list[tuple[str, int]]  # the stage they left at, how many
     health: list[SystemHealth]  # each system in the last hour
     waiting: int
@@ -61,6 +64,7 @@ async def glance(study: Study) -> Glance:
             (scenario, system, finished[(scenario, system)], now_running[(scenario, system)])
             for scenario, system in sorted(set(finished) | set(now_running))
         ],
+        quotas=await study.desk.cells(),
         dropped=sorted(dropped.items()),
         health=await store.system_health(time.time() - LAST_HOUR),
         waiting=sum(p.status.held is not None for p in participants),

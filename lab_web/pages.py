@@ -119,7 +119,11 @@ async def overview(request: web.Request) -> dict[str, object]:
     who = who_of(request)
     lab = request.app[LAB]
     shown = [s for slug, s in lab.studies.items() if who.sees(slug)]
-    return {"glances": await asyncio.gather(*(glance(s) for s in shown))}
+    results = request.app[RESULTS]
+    return {
+        "glances": await asyncio.gather(*(glance(s) for s in shown)),
+        "findings": {s.slug: await results[s.slug].findings() for s in shown},
+    }
 
 
 async def _sessions(study: Study) -> dict[str, object]:
@@ -214,7 +218,11 @@ async def transcript_events(request: web.Request) -> web.StreamResponse:
 @aiohttp_jinja2.template("annotation.html")
 async def annotation_page(request: web.Request) -> dict[str, object]:
     study = study_of(request)
-    return {"study": study, "work": await work.annotation(study)}
+    return {
+        "study": study,
+        "work": await work.annotation(study),
+        "findings": await request.app[RESULTS][study.slug].findings(),
+    }
 
 
 @aiohttp_jinja2.template("money.html")
@@ -235,9 +243,14 @@ async def results_page(request: web.Request) -> dict[str, object]:
 
 
 async def build_results(request: web.Request) -> web.StreamResponse:
-    """Make the report or the exports in a worker process (a viewer may: it reads)."""
+    """Make the report or the exports in a worker process (a viewer may: it reads); back
+    to the page that asked for it when it is one of the pages that show the report's
+    findings, else to the results."""
     study = study_of(request)
     kind = request.match_info["kind"]
+    back = str((await request.post()).get("back", ""))
+    if back not in ("/", f"/s/{study.slug}/annotation"):
+        back = f"/s/{study.slug}/results"
     try:
         made = await request.app[RESULTS][study.slug].build(kind)
     except StudyDataError as error:
@@ -246,7 +259,7 @@ async def build_results(request: web.Request) -> web.StreamResponse:
         files = len(made.files())
         said = "the report is ready" if kind == "report" else f"{files} export files are ready"
     (await get_session(request))["flash"] = said
-    raise web.HTTPSeeOther(f"/s/{study.slug}/results")
+    raise web.HTTPSeeOther(back)
 
 
 async def report_file(request: web.Request) -> web.StreamResponse:

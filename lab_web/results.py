@@ -1,10 +1,11 @@
-"""The study's results on request: the HTML report and the exports, each made by a worker
-process (``ozlab report``, ``ozlab export``: analytics never loads in the page's process,
-whose loop never waits on it), kept until the study's data changes. Their files hold
-participants' data: a private folder (0700, files 0600), removed when replaced or at exit;
-the workers enter them in the study's register of files written, as always. The change
-token is read once the worker is done (its entry in the register is a change, which keeps
-what was current before it current): a commit the bot made meanwhile is seen at the next."""
+"""The study's results on request: the report (as HTML to read, and as JSON, whose findings
+the other pages show) and the exports, each made by worker processes (``ozlab report``,
+``ozlab export``: analytics never loads in the page's process, whose loop never waits on
+it), kept until the study's data changes. Their files hold participants' data: a private
+folder (0700, files 0600), removed when replaced or at exit; the workers enter them in the
+study's register of files written, as always. The change token is read once the workers
+are done (their entries in the register are changes, which keep what was current before
+them current): a commit the bot made meanwhile is seen at the next."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from bot.core.errors import StudyDataError
+from lab_web.findings import Findings, read_findings
 from lab_web.lab import Study
 
 WORKER_SECONDS = 600.0
@@ -50,6 +52,7 @@ class Results:
     def __init__(self, study: Study) -> None:
         self.study = study
         self._made: dict[str, Made] = {}
+        self._findings: tuple[Path, Findings] | None = None  # of the report's folder
         self._building: dict[str, asyncio.Lock] = {
             "report": asyncio.Lock(),
             "exports": asyncio.Lock(),
@@ -76,18 +79,23 @@ class Results:
             before = await self.study.desk.changes()
             folder = Path(tempfile.mkdtemp(prefix=f"ozlab-web-{kind}-"))
             url = study_url(self.study)
-            if kind == "report":
-                out = folder / "report.html"
-                command = ["report", "--db", url, "--format", "html", "--out", str(out)]
+            if kind == "report":  # the page's HTML and the findings' JSON, side by side
+                commands = [
+                    ["report", "--db", url, "--format", f, "--out", str(folder / f"report.{f}")]
+                    for f in ("html", "json")
+                ]
             else:
-                command = ["export", "--db", url, "--out", str(folder)]
+                commands = [["export", "--db", url, "--out", str(folder)]]
             try:
-                await _work(command)
+                done = await asyncio.gather(*map(_work, commands), return_exceptions=True)
+                for failed in done:
+                    if failed is not None:
+                        raise failed
             except BaseException:
                 shutil.rmtree(folder, ignore_errors=True)
                 raise
             await asyncio.to_thread(_private, folder)
-            # after the worker: its own entry in the register of files written is a change,
+            # after the workers: their entries in the register of files written are changes,
             # which what was current before it (the other kind) stays current through
             token = await self.study.desk.changes()
             self._forget(kind)
@@ -96,6 +104,17 @@ class Results:
                     self._made[other] = replace(made, token=token)
             self._made[kind] = Made(token, folder)
             return self._made[kind]
+
+    async def findings(self) -> Findings | None:
+        """What the report of the present data found (None when there is none), read from
+        its JSON once."""
+        made = await self.current("report")
+        if made is None:
+            return None
+        if self._findings is None or self._findings[0] != made.folder:
+            found = await asyncio.to_thread(read_findings, made.folder / "report.json")
+            self._findings = (made.folder, found)
+        return self._findings[1]
 
     def _forget(self, kind: str) -> None:
         made = self._made.pop(kind, None)

@@ -1,7 +1,7 @@
 """The study's work besides its sessions, as the store keeps it: annotators' progress per
 job, the model judges' runs, and the money (payments by how each part ended, submissions to
-approve, bonus requests whose fate is not known yet). Nothing is asked of a platform here:
-``ozlab prolific status`` asks Prolific itself."""
+approve, bonus requests whose fate is not known yet, each design cell against the quota).
+Nothing is asked of a platform here: ``ozlab prolific status`` asks Prolific itself."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from bot.core.vocabulary import PaymentStatus
+from bot.engine.assignment import CellProgress
 from bot.store.model import AnnotationProgress, JudgeCost, MoneyStep
 from lab_web.lab import Study
 
@@ -23,6 +24,7 @@ class Money:
     to_approve: int  # completed in ozlab, not approved by ozlab nor settled on the platform
     approved: int
     unsettled: list[MoneyStep]  # requests sent whose outcome is not known
+    quotas: list[CellProgress]  # each design cell against the quota (none without one)
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ async def money(study: Study) -> Money:
         to_approve=to_approve,
         approved=sum(r.approved_at is not None for r in records),
         unsettled=unsettled,
+        quotas=await study.desk.cells(),
     )
 
 

@@ -4,6 +4,7 @@ test client against a real SQLite study."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -13,19 +14,23 @@ import pytest
 
 from bot.cli import main
 from bot.core.errors import StudyDataError
-from bot.core.vocabulary import ExperimenterRole
+from bot.core.participants import ParticipantStatus
+from bot.core.vocabulary import ExperimenterRole, Stage
 from bot.pilot.demo import play_study
 from bot.store import open_store
+from bot.store.definition import definition_json
 from lab_web import safety
 from lab_web.accounts import LOCK_AFTER, Accounts
 from lab_web.cookie_key import KEY_ENV, cookie_key
 from lab_web.held import RESULTS
 from lab_web.serving import loopback
-from scenarios.models import StudyBundle
+from scenarios.models import Design, StudyBundle
+from tests.command_line import ozlab
+from tests.e2e_support import PROJECT_ROOT
 from tests.postgres_server import PostgresServer
 from tests.storage_probe import command_log
 from tests.store_contract.records import EXCHANGE, give, ready, session, step
-from tests.web_support import HOSTILE, PASSWORD, csrf_of, made_study, page, with_account
+from tests.web_support import HOSTILE, PASSWORD, as_viewer, csrf_of, made_study, page, with_account
 
 VIEWER, EXPERIMENTER = ExperimenterRole.VIEWER, ExperimenterRole.EXPERIMENTER
 
@@ -145,9 +150,7 @@ async def test_an_action_without_the_token_or_from_another_site_is_refused(db: P
 
 
 async def test_a_viewer_reads_and_cannot_act(db: Path) -> None:
-    async with page(db) as p:
-        await with_account(p.lab, "vi", VIEWER)
-        await p.sign_in("vi")
+    async with as_viewer(db) as p:
         shown = await (await p.client.get("/s/study/session/p-1")).text()
         assert "p-1" in shown and "End the session" not in shown
         for action, form in (("end", {"reason": "x"}), ("say", {"text": "hi"}), ("pause", {})):
@@ -259,9 +262,7 @@ async def test_annotators_progress_and_the_money_are_shown(tmp_path: Path) -> No
         await give(store, "hri", ("p-1#1", EXCHANGE, "A-1"), ("p-1#2", EXCHANGE, "A-1"))
     finally:
         await store.close()
-    async with page(db) as p:
-        await with_account(p.lab, "vi", VIEWER)
-        await p.sign_in("vi")
+    async with as_viewer(db) as p:
         shown = await (await p.client.get("/s/work/annotation")).text()
         assert re.search(r"<td>hri</td><td>A-1</td><td>0 of 2</td>", shown)
         assert "<td>joined</td>" in shown and "No judge has run." in shown
@@ -276,9 +277,7 @@ async def test_the_report_and_exports_are_made_by_a_worker_and_kept_until_the_da
 ) -> None:
     db = tmp_path / "played.sqlite"
     await play_study(hmd, db, participants=2, seed=1)
-    async with page(db) as p:
-        await with_account(p.lab, "vi", VIEWER)  # reading the results is a viewer's right
-        await p.sign_in("vi")
+    async with as_viewer(db) as p:  # reading the results is a viewer's right
         status, shown = await p.post("/s/played/results/report", {})
         assert status == 200 and "the report is ready" in shown and "<iframe" in shown
         response = await p.client.get("/s/played/report.html")
@@ -304,10 +303,133 @@ def test_only_loopback_addresses_count_as_private() -> None:
 
 
 async def test_the_overview_says_each_systems_last_hour(db: Path) -> None:
-    async with page(db) as p:
-        await with_account(p.lab, "vi", VIEWER)
-        await p.sign_in("vi")
+    async with as_viewer(db) as p:
         shown = await (await p.client.get("/")).text()
         assert "<td>sys</td><td>1</td><td>0</td><td>5</td><td>5</td>" in shown
         assert "No bot is running on this study." in shown
         assert re.search(r"<dt>Participants</dt><dd>1</dd>", shown)
+
+
+async def test_each_design_cell_is_shown_against_the_quota(
+    tmp_path: Path, hmd: StudyBundle
+) -> None:
+    """The desk's progress of the design's cells, on the overview and the money page: a
+    cell is full when those completed and under way take its places."""
+    db = tmp_path / "quota.sqlite"
+    study = hmd.study.model_copy(update={"design": Design(type="balanced", quota=2)})
+    cells = [s.id for s in study.systems]
+    assert len(cells) == 2
+    store = await open_store(db)
+    try:
+        await store.record_definition("s", definition_json(hmd.model_copy(update={"study": study})))
+        stands = [
+            (cells[0], Stage.FINISHED),
+            (cells[0], Stage.DIALOGUE),
+            (cells[1], Stage.FINISHED),
+        ]
+        stands += [(cells[1], Stage.CLOSED)]  # a drop-out gives their place back
+        for n, (cell, stage) in enumerate(stands):
+            status = ParticipantStatus(stage, 1.0, cell=cell, abandoned=stage is Stage.CLOSED)
+            await store.commit_step(step(f"p{n}", *session(f"p{n}"), status=status))
+    finally:
+        await store.close()
+    async with as_viewer(db) as p:
+        for path in ("/", "/s/quota/money"):
+            shown = await (await p.client.get(path)).text()
+            assert "Quota of each design cell" in shown
+            rows = re.findall(
+                r"<tr><td>([^<]+)</td><td>(\d+) of 2</td><td>(\d+)</td><td>(\w+)</td></tr>", shown
+            )
+            assert rows == [(cells[0], "1", "1", "full"), (cells[1], "1", "0", "open")]
+
+
+async def test_without_a_quota_no_cell_is_said_full(db: Path) -> None:
+    async with as_viewer(db) as p:
+        for path in ("/", "/s/study/money"):
+            assert "Quota of each design cell" not in await (await p.client.get(path)).text()
+
+
+async def test_agreement_onboarding_and_flags_wait_for_a_report_of_the_present_data(
+    db: Path,
+) -> None:
+    async with as_viewer(db) as p:
+        shown = await (await p.client.get("/s/study/annotation")).text()
+        assert "come from the report, which a worker makes" in shown
+        assert '<input type="hidden" name="back" value="/s/study/annotation">' in shown
+        shown = await (await p.client.get("/")).text()
+        assert "The flags come from the report" in shown
+        assert '<input type="hidden" name="back" value="/">' in shown
+
+
+def _figure(x: float | None) -> str:
+    return "–" if x is None else f"{x:.2f}"
+
+
+@pytest.mark.slow
+async def test_agreement_and_data_quality_flags_are_the_reports(tmp_path: Path) -> None:
+    """A rating job's agreement so far on the annotation page, the data-quality flags on the
+    overview: both as the JSON report the worker made says, until the data changes."""
+    study = PROJECT_ROOT / "scenarios/library/studies/hri-cues.yaml"
+    db = tmp_path / "hri.sqlite"
+    demo = ozlab("demo", "--study", study, "-n", "4", "--annotators", "3", "--db", db, cwd=tmp_path)
+    assert demo.returncode == 0, demo.stderr
+    async with as_viewer(db) as p:
+        status, shown = await p.post("/s/hri/results/report", {"back": "/s/hri/annotation"})
+        assert status == 200 and "the report is ready" in shown and "annotation and judges" in shown
+        made = await p.client.app[RESULTS]["hri"].current("report")
+        assert made is not None
+        report = json.loads((made.folder / "report.json").read_text(encoding="utf-8"))
+        pooled = [r for r in report["reliability"] if r["reported"] and r["system"] is None]
+        assert pooled  # three annotators rated every exchange of the job
+        for r in pooled:
+            row = (
+                f"<tr><td>{r['job']}</td><td>{r['item']} ({r['level']})</td>"
+                f"<td>{r['statistic']} {_figure(r['value'])} "
+                f"({_figure(r['ci_low'])} to {_figure(r['ci_high'])})</td>"
+                f"<td>{r['n_targets']}, {r['n_annotators']}</td></tr>"
+            )
+            assert row in shown
+        assert shown.count("<td>alpha_") == len(pooled)
+
+        shown = await (await p.client.get("/")).text()
+        flagged = report["quality"]["participants"]
+        assert flagged  # a simulated participant gave one answer to every item
+        people = "participant" if len(flagged) == 1 else "participants"
+        assert f"{len(flagged)} {people} flagged (" in shown
+        for r in flagged:
+            assert f"<td>{r['participant_id']} (simulated)</td><td>{r['flags']}</td>" in shown
+        for rule in report["quality"]["rules"].values():
+            assert rule in shown
+
+        status, shown = await p.post("/s/hri/results/report", {"back": "https://evil.example/"})
+        assert status == 200 and "hri: results" in shown  # elsewhere than the page's own: no
+        await p.lab["hri"].store.commit_step(step("q", *session("q")))
+        shown = await (await p.client.get("/s/hri/annotation")).text()
+        assert "come from the report, which a worker makes" in shown
+
+
+@pytest.mark.slow
+async def test_each_annotators_onboarding_and_agreement_with_the_majority_are_the_reports(
+    tmp_path: Path,
+) -> None:
+    """An ACUTE-Eval job's onboarding pairs and each rater's agreement with the majority."""
+    db = tmp_path / "acute.sqlite"
+    demo = ozlab("demo", "-n", "4", "--annotators", "2", "--db", db, cwd=tmp_path)
+    assert demo.returncode == 0, demo.stderr
+    async with as_viewer(db) as p:
+        status, shown = await p.post("/s/acute/results/report", {"back": "/s/acute/annotation"})
+        assert status == 200 and "the report is ready" in shown
+        made = await p.client.app[RESULTS]["acute"].current("report")
+        assert made is not None
+        pairwise = json.loads((made.folder / "report.json").read_text(encoding="utf-8"))["pairwise"]
+        assert len(pairwise["onboarding"]) == 2 and pairwise["raters"]
+        for o in pairwise["onboarding"]:
+            passed = "yes" if o["passed"] else "no"
+            row = f"<tr><td>{o['rater']}</td><td>{o['pairs']}</td><td>{o['correct']}</td>"
+            assert f"{row}<td>{o['rate']:.0%}</td><td>{passed}</td></tr>" in shown
+        for r in pairwise["raters"]:
+            agreement = "–" if r["agreement"] is None else f"{r['agreement']:.0%}"
+            row = f"<tr><td>{r['question']}</td><td>{r['rater']}</td><td>{r['rater_kind']}</td>"
+            row += f"<td>{r['votes']}</td>"
+            assert f"{row}<td>{r['scored']}</td><td>{agreement}</td></tr>" in shown
+        assert "Onboarding: onboarding pairs with a known answer" in shown

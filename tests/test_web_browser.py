@@ -1,7 +1,8 @@
 """The experimenters' page in a real Chromium, beside a real ``ozlab run`` on the emulator:
 signing in, a session updated live and ended from the page (the participant is told), a
 viewer who cannot act, a forged cross-site form refused, a hostile participant's HTML and
-escape sequences shown as text, axe-core's check, and a phone's width."""
+escape sequences shown as text, the report's findings (agreement so far, data-quality flags)
+on the overview and the annotation page, axe-core's check, and a phone's width."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import asyncio
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from aiohttp import web
@@ -23,8 +25,9 @@ from tests.browser_support import (
     ozlab_web,
     phone_screenshot,
 )
+from tests.command_line import environment, ozlab
 from tests.conftest import consent
-from tests.e2e_support import OzlabProcesses
+from tests.e2e_support import PROJECT_ROOT, OzlabProcesses
 from tests.storage_probe import command_log
 
 pytestmark = pytest.mark.slow
@@ -190,3 +193,36 @@ async def test_a_hostile_participants_html_and_escapes_show_as_text(lab: Lab) ->
         await page.reload()  # the same, as the page renders it without the live events
         await expect(page.locator("#transcript li", has_text="<b>bold</b>")).to_be_visible()
         assert await page.locator("#pwned, #transcript b, #transcript img").count() == 0
+
+
+async def test_the_reports_findings_are_readable_on_a_phone(tmp_path: Path) -> None:
+    """The report made from the overview's button: the data-quality flags there, and the
+    annotators' agreement on the annotation page, both passing axe-core at 390 px."""
+    study = PROJECT_ROOT / "scenarios/library/studies/hri-cues.yaml"
+    db = tmp_path / "hri.sqlite"
+    demo = ozlab("demo", "--study", study, "-n", "4", "--annotators", "3", "--db", db, cwd=tmp_path)
+    assert demo.returncode == 0, demo.stderr
+    async with (
+        ozlab_web(db, environment()) as served,
+        chromium() as browser,
+        fresh_context(browser) as context,
+    ):
+        page = await context.new_page()
+        assert served.first_link is not None
+        await page.goto(served.first_link)
+        await page.fill("#name", "ana")
+        await page.fill("#password", PASSWORD)
+        await page.click("text=Save and sign in")
+        await page.wait_for_url(f"{served.url}/")
+        await page.click("text=Make the report")
+        await expect(page.locator(".flash")).to_contain_text("the report is ready", timeout=60_000)
+        await expect(page.locator("main")).to_contain_text("flagged (straight_lining")
+        await expect(page.locator("main")).to_contain_text("straight_lining")
+        assert await accessibility_findings(page) == []
+        await phone_screenshot(page, "overview-findings")
+        await page.click("nav >> text=hri")
+        await page.click(".tabs >> text=Annotation and judges")
+        agreement = page.locator("table", has_text="Agreement between annotators")
+        await expect(agreement.locator("td", has_text="alpha_ordinal 0.").first).to_be_visible()
+        assert await accessibility_findings(page) == []
+        await phone_screenshot(page, "annotation-findings")

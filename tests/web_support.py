@@ -85,6 +85,15 @@ async def page(db: Path | str, *, secure: bool = False) -> AsyncIterator[Page]:
         await lab.close()
 
 
+@asynccontextmanager
+async def as_viewer(db: Path | str) -> AsyncIterator[Page]:
+    """The page, signed in as "vi", a viewer of every study: what reading needs."""
+    async with page(db) as p:
+        await with_account(p.lab, "vi", ExperimenterRole.VIEWER)
+        await p.sign_in("vi")
+        yield p
+
+
 async def with_account(lab: Lab, name: str, role: ExperimenterRole) -> None:
     """An account made the way a link makes it."""
     accounts = Accounts(lab)
