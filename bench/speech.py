@@ -460,7 +460,7 @@ def _bot_summary(
     note, the ``quiet`` ones sent with nobody typing, the ones beside text)."""
     alone = [w.exchanges_per_second for w in windows if w.condition == "alone"]
     voice = [w.exchanges_per_second for w in windows if w.condition == "voice"]
-    ratios = [b / a for a, b in zip(alone, voice, strict=False) if a > 0]
+    ratios = [b / a for a, b in zip(alone, voice, strict=True) if a > 0]
     notes = [n for w in windows for n in w.voice_notes]
     shown = sorted(n["to_transcript_shown"] for n in notes if n["to_transcript_shown"] >= 0)
     replies = sorted(n["to_reply"] for n in notes)
