@@ -89,14 +89,24 @@ def openai_spec(system_id: str, url: str, key_env: str | None = None) -> OpenAIS
     )
 
 
-def bench_bundle(max_exchanges: int = MAX_EXCHANGES, openai_url: str | None = None) -> StudyBundle:
-    """The shipped "hmd" study with every scenario's exchange limit raised; with
-    ``openai_url``, every system of the study becomes an ``openai`` one (same ids)."""
-    bundle = load_study("hmd")
-    scenarios = {
-        sid: scenario.model_copy(update={"max_exchanges": max_exchanges})
-        for sid, scenario in bundle.scenarios.items()
-    }
+def bench_bundle(
+    max_exchanges: int = MAX_EXCHANGES,
+    openai_url: str | None = None,
+    study_id: str = "hmd",
+    text_replies: bool = False,
+) -> StudyBundle:
+    """A shipped study ("hmd" unless named) with every scenario's exchange limit raised; with
+    ``openai_url``, every system of the study becomes an ``openai`` one (same ids); with
+    ``text_replies``, no task speaks its replies (what a voice note costs is then measured
+    apart from what speaking the replies costs)."""
+    bundle = load_study(study_id)
+    scenarios = {}
+    for sid, scenario in bundle.scenarios.items():
+        update: dict[str, object] = {"max_exchanges": max_exchanges}
+        if text_replies:
+            media = {"system_returns": (), "text_beside": False}
+            update["media"] = scenario.media.model_copy(update=media)
+        scenarios[sid] = scenario.model_copy(update=update)
     bundle = bundle.model_copy(update={"scenarios": scenarios})
     if openai_url is not None:
         key_env = KEY_ENV if os.environ.get(KEY_ENV) else None
@@ -117,6 +127,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--times", type=Path, help="write the system's call times (JSON) here")
     parser.add_argument("--profile", type=Path, help="run under cProfile, write stats here")
     parser.add_argument("--poll-timeout", type=int, default=5)
+    parser.add_argument("--study", default="hmd", help="a shipped study's id (default: hmd)")
+    parser.add_argument(
+        "--text-replies", action="store_true", help="no task speaks its replies (see bench_bundle)"
+    )
+    parser.add_argument("--max-exchanges", type=int, default=MAX_EXCHANGES)
     return parser
 
 
@@ -152,13 +167,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.system == "openai":
         if not args.system_url:
             raise SystemExit("--system openai needs --system-url")
-        bundle = bench_bundle(openai_url=args.system_url)
+        bundle = bench_bundle(args.max_exchanges, args.system_url, args.study, args.text_replies)
         # One adapter per system id sharing one JsonClient, as ``run_bot`` builds them.
         built = build_systems(bundle.study.systems, env=os.environ)
         times: dict[str, float] = {}
         systems: dict[str, System] = {sid: TimedSystem(s, times) for sid, s in built.items()}
     else:
-        bundle = bench_bundle()
+        bundle = bench_bundle(args.max_exchanges, None, args.study, args.text_replies)
         inner: System = InstantSystem() if args.system == "instant" else DemoShop("v1")
         # Every system id of the study maps to the same system, whatever the assignment draws.
         shared = TimedSystem(inner)
