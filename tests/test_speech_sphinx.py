@@ -142,3 +142,18 @@ async def test_a_worker_that_dies_is_a_failure_and_the_next_note_gets_a_new_one(
         await engine.close()
     with pytest.raises(SpeechFailure, match="shutting down"):
         await engine.transcribe(tone(0.5))
+
+
+async def test_the_worker_runs_only_when_a_core_would_otherwise_idle() -> None:
+    """Niceness alone left the bot waiting for a core each time a reply woke it (its text
+    rate fell to 71–85 % of its usual while a note was heard, bench/speech.py --bot): the
+    worker runs at Linux's idle priority, below every normal process."""
+    engine = PocketSphinx()
+    others = set(multiprocessing.active_children())
+    try:
+        await engine.start()
+        (worker,) = set(multiprocessing.active_children()) - others
+        assert os.sched_getscheduler(worker.pid or 0) == os.SCHED_IDLE
+        assert os.getpriority(os.PRIO_PROCESS, worker.pid or 0) >= engine.niceness
+    finally:
+        await engine.close()

@@ -25,6 +25,7 @@ on who spoke before. PocketSphinx logs only fatal errors here: its log would hol
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import multiprocessing
 import os
@@ -53,8 +54,13 @@ _decoder: Any = None
 
 
 def _lower_priority(niceness: int) -> None:
-    """In the worker, first: give way to the bot."""
+    """In the worker, first: give way to the bot. Niceness alone still lets the worker hold
+    a core when a reply wakes the bot (its text rate fell to 71–85 % while a note was heard,
+    ``bench/speech.py --bot``); Linux's idle priority runs it only on a core nothing else
+    wants, at the cost of slower transcripts on a busy machine."""
     os.nice(niceness)
+    with contextlib.suppress(AttributeError, OSError):  # not Linux: niceness alone
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
 
 def _load() -> None:
