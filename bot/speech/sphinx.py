@@ -9,8 +9,9 @@ the bot's lifetime so that the model (about a second to load) loads once. Decodi
 voice note and resampling it to 16 kHz happen in the worker too: the event loop only sends
 bytes and receives text.
 
-The worker runs at a lower priority (``niceness``): on a busy machine the participants' text
-goes first and a transcription waits, never the reverse.
+The worker runs at a lower priority (``niceness``, and Linux's idle priority where there is
+one): on a busy machine the participants' text goes first and a transcription waits, never
+the reverse.
 
 The decoder's settings were chosen by measurement on espeak-ng's voices (18 sentences at 140
 words a minute, ``tests/test_speech_sphinx.py``; CPU time per second of audio): PocketSphinx's
