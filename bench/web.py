@@ -19,7 +19,8 @@ as a person clicking around. All clocks are ``time.monotonic``.
 3. the page's CPU while idle: the ``ozlab web`` process's user+system CPU seconds
    (``/proc/<pid>/stat``) over ``--idle`` seconds, every viewer still connected;
 4. the bot's exchanges per second, every participant chatting without a pause to think,
-   in rounds without the page and with it (A, B, A, B …), as the same closed loop.
+   in rounds without the page and with it (A, B, A, B … A), as the same closed loop; each
+   B set against the A before and the A after it (the rates drift down as sessions grow).
 """
 
 from __future__ import annotations
@@ -231,13 +232,20 @@ async def run(args: argparse.Namespace, tmp: Path) -> None:
                     )
                 await stop(web)
                 web = None
-            a, b = statistics.mean(without), statistics.mean(with_page)
+            # a round without the page after the last: each round with it is set against the
+            # rounds without it just before and just after (a session's turns cost more as it
+            # grows, so every rate drifts down, and B always after A would read as the page's)
+            alone = await chat_and_note(people, args.messages, f"A{args.rounds}")
+            without.append(len(alone) / alone.took)
+            ratios = [b / statistics.mean(without[i : i + 2]) for i, b in enumerate(with_page)]
             print(
                 "exchanges/s without the page: "
                 + ", ".join(f"{x:.0f}" for x in without)
-                + f" (mean {a:.0f}); with it: "
+                + "; with it: "
                 + ", ".join(f"{x:.0f}" for x in with_page)
-                + f" (mean {b:.0f}); {100 * (b - a) / a:+.1f} %"
+                + "; each with the page over the two without it around it: "
+                + ", ".join(f"{100 * (r - 1):+.1f} %" for r in ratios)
+                + f" (median {100 * (statistics.median(ratios) - 1):+.1f} %)"
             )
         finally:
             if web is not None:
