@@ -25,6 +25,7 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
+from bot.core.api_keys import bearer_header
 from bot.core.errors import SystemSetupError
 from bot.core.media import Spoken, Transcript
 from bot.core.visible_text import visible
@@ -55,19 +56,8 @@ def endpoint(base_url: str, path: str) -> str:
 
 
 def api_key_header(api_key_env: str | None, env: Mapping[str, str]) -> dict[str, str]:
-    """``Authorization: Bearer <key>`` from the variable the settings name, or nothing; a
-    variable named but not set stops the start, and the message names it, never a value."""
-    if api_key_env is None:
-        return {}
-    key = env.get(api_key_env, "").strip()
-    if not key:
-        state = "is empty" if api_key_env in env else "is not set"
-        raise SystemSetupError(
-            f"speech engine: the environment variable {api_key_env} (api_key_env) {state}; "
-            "set it to the server's API key before starting the bot",
-            field="api_key_env",
-        )
-    return {"Authorization": f"Bearer {key}"}
+    """``Authorization: Bearer <key>`` for a speech engine (``bot.core.api_keys``)."""
+    return bearer_header("speech engine", api_key_env, env, whose="the server's")
 
 
 def where(url: str) -> str:

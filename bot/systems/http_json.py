@@ -31,8 +31,8 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
+from bot.core.api_keys import bearer_header as api_key_header
 from bot.core.conversation import Attachment
-from bot.core.errors import SystemSetupError
 from bot.core.visible_text import visible
 from bot.systems.base import SystemFailure, SystemTimeout
 
@@ -370,22 +370,8 @@ def _os_reason(error: OSError) -> str:
 def bearer_header(
     system_id: str, api_key_env: str | None, env: Mapping[str, str]
 ) -> dict[str, str]:
-    """``{"Authorization": "Bearer <key>"}`` from the variable a study names, or nothing.
-
-    A variable that is missing or empty is a :class:`~bot.core.errors.SystemSetupError` at
-    start-up; the message names the variable, never a value.
-    """
-    if api_key_env is None:
-        return {}
-    key = env.get(api_key_env, "").strip()
-    if not key:
-        state = "is empty" if api_key_env in env else "is not set"
-        raise SystemSetupError(
-            f"system {system_id!r}: the environment variable {api_key_env} (api_key_env) "
-            f"{state}; set it to the system's API key before starting the bot",
-            field="api_key_env",
-        )
-    return {"Authorization": f"Bearer {key}"}
+    """``{"Authorization": "Bearer <key>"}`` for the system (or judge) ``system_id``."""
+    return api_key_header(f"system {system_id!r}", api_key_env, env)
 
 
 def json_kind(value: Any) -> str:
