@@ -18,6 +18,7 @@ from bot.store.connection import SCHEMA_VERSION
 from bot.store.erasure import ledger_digest
 from tests.conftest import SECRET, RunningBot, StartBot, consent, say
 from tests.e2e_support import database_bytes
+from tests.older_schema import as_of
 from tests.storage_probe import integrity_check
 from tests.test_withdrawal_e2e import withdraw
 
@@ -141,34 +142,8 @@ async def test_a_backup_from_an_older_ozlab_is_brought_up_to_date_then_erased(
     folder.mkdir()
     old = folder / "old.sqlite"
     bot = await study_with_a_backup(start_bot, emulator, old)
-    # as a backup from before the ledger, the votes, simulated annotators, judges, the
-    # register of files written, the money path, the sides pairs are shown in, the
-    # design's cells, annotators' payments, the media kept and the experimenters'
-    # accounts
-    with sqlite3.connect(old) as conn:
-        conn.execute("ALTER TABLE annotation_assignments DROP COLUMN swapped")
-        conn.execute("ALTER TABLE participants DROP COLUMN design_cell")
-        conn.execute("DROP TRIGGER payment_kept_on_annotator_withdrawal")
-        conn.execute("DROP INDEX payments_by_annotator")
-        conn.execute("DROP INDEX payments_by_job_tag")
-        for column in ("job", "annotator", "platform_tag"):
-            conn.execute(f"ALTER TABLE payments DROP COLUMN {column}")
-        conn.execute("DROP TABLE media")
-        conn.execute("DROP TABLE media_files")
-        conn.execute("DROP TABLE experimenters")
-        conn.execute("DROP TABLE sign_in_links")
-        conn.execute("DROP TABLE money_path")
-        for column in ("submission_key", "platform_status", "approved_at"):
-            conn.execute(f"ALTER TABLE payments DROP COLUMN {column}")
-        conn.execute("DROP TABLE judge_calls")
-        conn.execute("DROP TABLE judgements")
-        conn.execute("DROP TRIGGER judges_go_with_their_session")
-        conn.execute("DROP TABLE erasures")
-        conn.execute("DROP TABLE votes")
-        conn.execute("DROP TRIGGER votes_go_with_their_session")
-        conn.execute("ALTER TABLE annotators DROP COLUMN simulated")
-        conn.execute("DROP TABLE written_files")
-        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION - 11}")
+    with sqlite3.connect(old) as conn:  # as a backup from before the ledger (version 12)
+        as_of(conn, 12)
     (folder / "notes.txt").write_text("kept for three months")
     await withdraw(emulator.participant(LEAVING))
     capsys.readouterr()
@@ -178,10 +153,7 @@ async def test_a_backup_from_an_older_ozlab_is_brought_up_to_date_then_erased(
 
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"left alone: {folder / 'notes.txt'} is not an SQLite file")
-    assert out[1] == (
-        f"{old}: erased 1 withdrawn participant; brought up from schema version"
-        f" {SCHEMA_VERSION - 11}"
-    )
+    assert out[1] == (f"{old}: erased 1 withdrawn participant; brought up from schema version 12")
     assert WORDS[LEAVING].encode() not in database_bytes(old)
     assert rows(old, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
     await bot.stop()

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.core.privacy import SECRET_ENV
+from tests.older_schema import as_of
 from tests.test_import_erased import ozlab, played
 
 pytestmark = pytest.mark.slow  # whole commands: make test, not make check
@@ -48,24 +49,8 @@ def test_a_study_the_register_cannot_take_still_gets_its_files(tmp_path: Path) -
     """A file of an older ozlab is read, never upgraded, by an export: the files are written,
     and one line says they are not in the register."""
     db = played(tmp_path, participants=1)
-    with sqlite3.connect(db) as conn:  # as ozlab wrote it before the register (version 16)
-        conn.execute("ALTER TABLE participants DROP COLUMN design_cell")
-        conn.execute("DROP TRIGGER payment_kept_on_annotator_withdrawal")
-        conn.execute("DROP INDEX payments_by_annotator")
-        conn.execute("DROP INDEX payments_by_job_tag")
-        for column in ("job", "annotator", "platform_tag"):
-            conn.execute(f"ALTER TABLE payments DROP COLUMN {column}")
-        conn.execute("DROP TABLE media")
-        conn.execute("DROP TABLE media_files")
-        conn.execute("DROP TABLE experimenters")
-        conn.execute("DROP TABLE sign_in_links")
-        conn.execute("DROP TABLE written_files")
-        conn.execute("DROP TABLE money_path")
-        conn.execute("ALTER TABLE annotation_assignments DROP COLUMN swapped")
-        for column in ("submission_key", "platform_status", "approved_at"):
-            conn.execute(f"ALTER TABLE payments DROP COLUMN {column}")
-        [(version,)] = conn.execute("PRAGMA user_version").fetchall()
-        conn.execute(f"PRAGMA user_version={version - 7}")
+    with sqlite3.connect(db) as conn:  # as ozlab wrote it before the register
+        as_of(conn, 16)
     status, printed, err = ozlab("export", "--db", str(db), "--out", str(tmp_path / "export"))
     assert status == 0 and all(Path(p).is_file() for p in printed.split())
     [told] = [line for line in err.splitlines() if "register" in line]
