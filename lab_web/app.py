@@ -86,6 +86,11 @@ def make_app(lab: Lab, key: bytes, settings: Settings | None = None) -> web.Appl
         for results in app[RESULTS].values():
             results.close()
 
+    async def end_live_streams(app: web.Application) -> None:
+        for study in app[LAB].studies.values():
+            await study.watcher.stop()
+
+    app.on_shutdown.append(end_live_streams)
     app.on_cleanup.append(forget_results)
     environment = aiohttp_jinja2.setup(
         app,

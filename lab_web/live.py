@@ -30,6 +30,8 @@ class Watcher:
         self._watching = 0
         self._task: asyncio.Task[None] | None = None
         self._made: tuple[int, asyncio.Future[str]] | None = None
+        self.stopped = False
+        """The server is stopping: every page's stream ends now, not at its next ping."""
 
     @contextlib.asynccontextmanager
     async def watching(self) -> AsyncIterator[None]:
@@ -46,7 +48,8 @@ class Watcher:
         async with self._changed:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(
-                    self._changed.wait_for(lambda: self.generation > generation), seconds
+                    self._changed.wait_for(lambda: self.generation > generation or self.stopped),
+                    seconds,
                 )
             return self.generation
 
@@ -71,6 +74,12 @@ class Watcher:
                 async with self._changed:
                     self.generation += 1
                     self._changed.notify_all()
+
+    async def stop(self) -> None:
+        """Wake every waiting page for the last time (the server's shutdown)."""
+        async with self._changed:
+            self.stopped = True
+            self._changed.notify_all()
 
     async def close(self) -> None:
         if self._task is not None:

@@ -148,7 +148,7 @@ async def sessions_events(request: web.Request) -> web.StreamResponse:
     async with study.watcher.watching(), sse_response(request) as stream:
         seen = study.watcher.generation
         with contextlib.suppress(ConnectionResetError):  # the page was closed: done
-            while stream.is_connected():
+            while stream.is_connected() and not study.watcher.stopped:
                 rows = await study.watcher.once(seen, lambda: _sessions_rows(request, study))
                 await stream.send(rows, event="sessions")
                 seen = await study.watcher.changed_after(seen, EVENTS_TIMEOUT)
@@ -201,7 +201,7 @@ async def transcript_events(request: web.Request) -> web.StreamResponse:
         seen = study.watcher.generation
         event = "transcript"  # the whole transcript first, in place of what the page showed
         with contextlib.suppress(ConnectionResetError):  # the page was closed: done
-            while stream.is_connected():
+            while stream.is_connected() and not study.watcher.stopped:
                 found = await study.desk.transcript(session_id)
                 lines = [line for line in found if line.key not in sent]
                 if lines or event == "transcript":

@@ -4,6 +4,7 @@ test client against a real SQLite study."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -23,6 +24,7 @@ from lab_web import safety
 from lab_web.accounts import LOCK_AFTER, Accounts
 from lab_web.cookie_key import KEY_ENV, cookie_key
 from lab_web.held import RESULTS
+from lab_web.pages import EVENTS_TIMEOUT
 from lab_web.serving import loopback
 from scenarios.models import Design, StudyBundle
 from tests.command_line import ozlab
@@ -83,6 +85,21 @@ async def test_nobody_signed_in_sees_nothing_but_the_sign_in(db: Path) -> None:
         status, _ = await p.post("/s/study/session/p-1/end", {"reason": "x"})
         assert status == 403
     assert command_log(db) == []
+
+
+async def test_the_page_stops_at_once_while_pages_watch_live(db: Path) -> None:
+    """A stop (SIGTERM, Ctrl-C) ends the live streams a page holds open, rather than
+    waiting for their next ping: a supervisor's restart is not held up by an open tab."""
+    async with as_viewer(db) as p:
+        streams = [
+            await p.client.get(path, headers={"Accept": "text/event-stream"})
+            for path in ("/s/study/events", "/s/study/session/p-1/events")
+        ]
+        for stream in streams:
+            assert stream.status == 200
+            assert (await stream.content.readline()).startswith(b"event: ")
+        async with asyncio.timeout(EVENTS_TIMEOUT / 3):
+            await p.client.server.close()
 
 
 async def test_repeated_failures_lock_the_account_even_for_the_right_password(db: Path) -> None:
