@@ -5,8 +5,8 @@ numbers come out of ``ozlab report --format json``.
 Twelve participants each rated four tasks of IDIAL's questionnaire, two with each system, in
 six orders (ABAB, BABA, AABB, BBAA, ABBA, BAAB); the task_completion construct is the mean of
 idial.s1 and idial.s2. Fixture values from tests/r/mixed_idial.R (lme4 1.1, REML;
-``confint(method = "Wald")``), agreeing here to 1e-6 (statsmodels' optimiser stops earlier
-than lme4's).
+``confint(method = "Wald")``), agreeing here to 1e-6 (the two optimisers stop at slightly
+different points of a flat optimum).
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def test_too_few_participants_give_no_model_and_say_why() -> None:
 
 
 # tests/r/mixed_crossed.R: (estimates, standard errors), variances (participant, scenario,
-# residual), REML criterion. lme4 stops where the likelihood is flat to 1e-8: statsmodels'
+# residual), REML criterion. lme4 stops where the likelihood is flat to 1e-8: ozlab's
 # optimum is as good or better (a lower REML criterion), its variances within 2e-5.
 CROSSED = {
     "crossed_usability": (
