@@ -13,7 +13,6 @@ and colons as written (no Rich markup, no emoji codes), in the terminal and the 
 
 from __future__ import annotations
 
-import io
 import os
 import sys
 from collections.abc import Iterable
@@ -23,6 +22,7 @@ from rich import box
 from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.markup import escape
+from rich.segment import Segment, Segments
 from rich.table import Table as RichTable
 
 from analytics.report.document import Block, Bullets, Figure, Heading, Paragraph, Table
@@ -99,18 +99,18 @@ def _fitted(console: Console, block: Table) -> RenderableType:
     """The table as wide as the console allows: every cell whole if that fits, else each
     column given at least its longest word and the rest of the width shared out; row by
     row when even the words do not fit."""
-    table = _table(block, _whole(block, headers=True))
-    if _fits(console, table):
-        return table
+    drawn = _drawn(console, _table(block, _whole(block, headers=True)))
+    if drawn is not None:
+        return drawn
     least = _least(block)
     heads = [cell_len(name) for name in block.columns]  # a header on one line if room allows
     most = [max(w, m, h) for w, m, h in zip(_whole(block, headers=False), least, heads,
                                             strict=True)]  # fmt: skip
     room = console.width - 3 * (len(block.columns) - 1)  # padding and rule between columns
     if sum(least) <= room:
-        table = _table(block, _shared(block, least, most, room), exact=True)
-        if _fits(console, table):
-            return table
+        drawn = _drawn(console, _table(block, _shared(block, least, most, room), exact=True))
+        if drawn is not None:
+            return drawn
     return _stacked(block)
 
 
@@ -156,13 +156,15 @@ def _shared(block: Table, least: list[int], most: list[int], room: int) -> list[
     return widths
 
 
-def _fits(console: Console, table: RichTable) -> bool:
-    """Whether ``table`` drawn at the console's width keeps within it (Rich crops a table
-    whose columns cannot shrink enough, rather than wrapping it)."""
-    trial = Console(width=console.width, file=io.StringIO(), color_system=None, emoji=False)
-    with trial.capture() as captured:
-        trial.print(table, crop=False)
-    return all(cell_len(line) <= console.width for line in captured.get().splitlines())
+def _drawn(console: Console, table: RichTable) -> Segments | None:
+    """``table`` drawn at the console's width, or None where a line would be wider (Rich
+    crops a table whose columns cannot shrink enough, rather than wrapping it): drawn once,
+    and printed as drawn."""
+    segments = list(console.render(table, console.options))
+    lines = Segment.split_lines(segments)
+    if any(Segment.get_line_length(line) > console.width for line in lines):
+        return None
+    return Segments(segments)
 
 
 def _table(block: Table, widths: list[int], *, exact: bool = False) -> RichTable:
