@@ -120,23 +120,18 @@ def test_terminal_report_on_a_database_the_bot_wrote(capsys, demo_db: Path, monk
 def test_every_format_on_a_synthetic_study(
     capsys, synthetic_db: Path, synthetic_json: dict, tmp_path: Path
 ) -> None:
-    code, md, _ = run(capsys, "--db", synthetic_db, "--format", "md")
-    assert code == 0
+    files = [tmp_path / f"report.{suffix}" for suffix in ("md", "html", "txt")]
+    code, _, err = run(capsys, "--db", synthetic_db, *(a for f in files for a in ("--out", f)))
+    assert code == 0 and err.count("Report written") == 3
+    md, page, text = (f.read_text(encoding="utf-8") for f in files)
     assert "## Task completion" in md and "| System |" in md and "average " in md
     assert re.search(r"H = \d+\.\d, p [<=] [.\d]+ \(Holm across 5 measures: [<.\d ]+\), ε² = ", md)
     assert "rank-biserial r = " in md and "Cronbach" in md
 
-    html_file = tmp_path / "report.html"
-    code, _, err = run(capsys, "--db", synthetic_db, "--out", html_file)
-    assert code == 0 and "Report written" in err
-    page = html_file.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and page.count("data:image/svg+xml;base64,") >= 4
     assert "<script" not in page and "<link" not in page and "http://" not in page
     assert not re.search(r"src=\"(?!data:)", page)  # nothing loaded from elsewhere
 
-    text_file = tmp_path / "report.txt"
-    assert main(["report", "--db", str(synthetic_db), "--out", str(text_file)]) == 0
-    text = text_file.read_text(encoding="utf-8")
     assert "\x1b[" not in text and "IDIAL summary" in text
 
     data = synthetic_json
@@ -151,6 +146,28 @@ def test_every_format_on_a_synthetic_study(
     assert all(isinstance(t["n_per_group"], dict) for t in tests)
     completion = data["completion"]["by_system"]
     assert all(r["ci_low"] <= r["success_rate"] <= r["ci_high"] for r in completion)
+
+
+def test_several_outs_are_each_written_as_alone_from_one_computation(
+    capsys, demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--out`` repeated writes each file in its suffix's format, byte for byte what the
+    format alone gives; ``--format`` with several, or one file twice, is refused before
+    anything is read."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1760000000")
+    together = [tmp_path / f"together.{suffix}" for suffix in ("json", "md", "txt")]
+    code, _, err = run(capsys, "--db", demo_db, *(a for f in together for a in ("--out", f)))
+    assert code == 0 and [line.split()[-1] for line in err.splitlines()] == list(map(str, together))
+    for file in together:
+        alone = tmp_path / f"alone{file.suffix}"
+        assert run(capsys, "--db", demo_db, "--out", alone)[0] == 0
+        assert file.read_bytes() == alone.read_bytes(), file.suffix
+    md, txt = tmp_path / "x.md", tmp_path / "x.txt"
+    code, out, err = run(capsys, "--db", demo_db, "--out", md, "--out", txt, "--format", "md")
+    assert (code, out) == (3, "") and "--format goes with one --out" in err
+    code, out, err = run(capsys, "--db", demo_db, "--out", md, "--out", md)
+    assert (code, out) == (3, "") and f"--out {md} is given twice" in err
+    assert not md.exists() and not txt.exists()
 
 
 def test_json_keys_are_stable_across_databases(capsys, demo_db, synthetic_json, tmp_path) -> None:

@@ -154,9 +154,11 @@ def test_the_headline_shows_each_effect_with_its_interval_in_every_format(
 ) -> None:
     """Terminal, Markdown, HTML and LaTeX show ``r = …, 95% CI […, …] (Fisher z)`` in the
     systems compared; the JSON carries each tested row's interval with its method in full."""
-    for suffix in ("txt", "md", "html", "tex"):
+    suffixes = ("txt", "md", "html", "tex", "json")
+    outs = [a for suffix in suffixes for a in ("--out", str(tmp_path / f"report.{suffix}"))]
+    assert main(["report", "--db", str(study_db), *outs]) == 0
+    for suffix in suffixes[:-1]:
         out = tmp_path / f"report.{suffix}"
-        assert main(["report", "--db", str(study_db), "--out", str(out)]) == 0
         text = " ".join(out.read_text(encoding="utf-8").split())
         if suffix == "tex":
             text = " ".join(
@@ -170,7 +172,6 @@ def test_the_headline_shows_each_effect_with_its_interval_in_every_format(
         else:
             assert INTERVAL.search(text), suffix
     out = tmp_path / "report.json"
-    assert main(["report", "--db", str(study_db), "--format", "json", "--out", str(out)]) == 0
     rows = json.loads(out.read_text(encoding="utf-8"))["comparisons"]["table"]
     tested = [r for r in rows if r["effect"] is not None and r["p"] is not None]
     assert tested

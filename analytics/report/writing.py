@@ -9,6 +9,7 @@ import contextlib
 import importlib
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -72,11 +73,30 @@ def _importing(module: str) -> threading.Thread:
     return thread
 
 
+Output = tuple[str, Path | None]
+"""A format and the file it is written to (None: stdout)."""
+
+
+def outputs_for(outs: Sequence[Path] | None, asked: str | None = None) -> list[Output]:
+    """What to write: one format to stdout without ``--out``; each ``--out`` in the format
+    its suffix names (``asked`` only with one). The report is computed once for them all,
+    so the formats of a paper and its supplement hold the same numbers."""
+    if not outs:
+        return [(format_for(None, asked), None)]
+    if len(outs) > 1 and asked is not None:
+        raise StudyDataError(
+            "--format goes with one --out: with several, each file's suffix names its format"
+        )
+    repeated = [o for o in outs if list(outs).count(o) > 1]
+    if repeated:
+        raise StudyDataError(f"--out {repeated[0]} is given twice")
+    return [(format_for(out, asked), out) for out in outs]
+
+
 def report(
     db: Path,
     *,
-    fmt: str = "terminal",
-    out: Path | None = None,
+    outputs: Sequence[Output] = (("terminal", None),),
     exclude_flagged: bool = False,
     study: str | None = None,
     stdout: TextIO | None = None,
@@ -85,8 +105,8 @@ def report(
     adjust: str = "headline",
     every_model: bool = False,
 ) -> int:
-    """Read ``db``, compute the report and write it in ``fmt`` to ``out`` (or stdout);
-    with ``figures``, every figure as files for a paper too."""
+    """Read ``db``, compute the report and write it in each of ``outputs``' formats to its
+    file (or stdout); with ``figures``, every figure as files for a paper too."""
     importing = _importing("analytics.report.numbers")  # first: the read needs less
     from analytics.data.selecting import load_study
     from analytics.io.progress import steps
@@ -97,7 +117,7 @@ def report(
     stdout = sys.stdout if stdout is None else stdout
     place = locate(db, study)
     source = Path(place.path).name if place.server is None else place.shown
-    with steps(3, "Report") as step:
+    with steps(2 + len(outputs), "Report") as step:
         step("reading the database")
         try:
             data = load_study(db, study)
@@ -109,34 +129,35 @@ def report(
         built = build_report(
             data, exclude_flagged=exclude_flagged, adjust=adjust, every_model=every_model
         )
-        step(f"writing {fmt}")
         found = None
         if pilot:
             from analytics.report.pilot import pilot_findings
 
             found = pilot_findings(data)
-        if fmt == "tex":
-            if out is None:  # the command line refused it already, in format_for
-                raise StudyDataError("a LaTeX report needs a file to write: --out report.tex")
-            written = _write_latex(built, out, source, step, pilot=found)
-            register_written(db, WrittenKind.REPORT, written, study=study)
-            text = None
-        else:
-            text = _render(
-                built, fmt, source, step, terminal=out is None and fmt == "terminal", pilot=found
-            )
+        texts: list[tuple[str, Path | None]] = []
+        for fmt, out in outputs:
+            step(f"writing {fmt}")
+            if fmt == "tex":
+                if out is None:  # the command line refused it already, in format_for
+                    raise StudyDataError("a LaTeX report needs a file to write: --out report.tex")
+                written = _write_latex(built, out, source, step, pilot=found)
+                register_written(db, WrittenKind.REPORT, written, study=study)
+                continue
+            terminal = out is None and fmt == "terminal"
+            text = _render(built, fmt, source, step, terminal=terminal, pilot=found)
+            if text is not None:  # None: printed to the terminal already
+                texts.append((text, out))
         if figures is not None:
             from analytics.report.figures import write_report_figures
 
             drawn = write_report_figures(built, figures, source=source, step=step)
             register_written(db, WrittenKind.FIGURES, drawn, study=study)
             print(f"{len(drawn)} figure files written to {figures}", file=sys.stderr)
-    if text is None:  # printed to the terminal already
-        return 0
-    if out is None:
-        stdout.write(text)
-        stdout.flush()
-    else:
+    for text, out in texts:
+        if out is None:
+            stdout.write(text)
+            stdout.flush()
+            continue
         from bot.core.researcher_files import private_folder, write_private
 
         private_folder(out.parent)

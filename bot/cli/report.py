@@ -25,7 +25,14 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "file per table, figures as PDF; needs --out); default: from --out's suffix, else "
         "terminal",
     )
-    report.add_argument("--out", type=Path, help="write to this file instead of stdout")
+    report.add_argument(
+        "--out",
+        type=Path,
+        action="append",
+        help="write to this file instead of stdout; repeated (--out report.md --out "
+        "report.html --out report.tex), the report is computed once and written in each "
+        "file's format",
+    )
     report.add_argument(
         "--exclude-flagged",
         action="store_true",
@@ -61,12 +68,11 @@ def add(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from analytics.report.writing import format_for, report
+    from analytics.report.writing import outputs_for, report
 
     return report(
         args.db,
-        fmt=format_for(args.out, args.format),
-        out=args.out,
+        outputs=outputs_for(args.out, args.format),
         exclude_flagged=args.exclude_flagged,
         study=args.study,
         figures=args.figures,
