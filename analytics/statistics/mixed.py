@@ -361,6 +361,23 @@ LARGEST_THETA = 1e4
 residual's spread is no estimate a study's scores could give."""
 
 
+BOUNDARY = 1e-9
+"""How much lower a REML criterion must be for a variance to count as above 0 (lme4's
+optimiser stops on the bound; a gradient method only approaches it)."""
+
+
+def _snapped(deviance: _ProfiledDeviance, theta: np.ndarray) -> np.ndarray:
+    """``theta`` with each relative standard deviation put on its bound, 0, where the
+    deviance is no worse there: a variance of 1e-22 is lme4's 0."""
+    theta = np.asarray(theta, dtype=float).copy()
+    for i in np.argsort(theta):
+        trial = theta.copy()
+        trial[i] = 0.0
+        if deviance(trial) <= deviance(theta) + BOUNDARY:
+            theta = trial
+    return theta
+
+
 def _fit(frame: pd.DataFrame, x: np.ndarray, several_scenarios: bool) -> _Reml | None:
     """The REML fit with the variances of participants and then scenarios, as lme4 fits
     it: the profiled deviance minimised over the relative standard deviations, bounded
@@ -376,8 +393,8 @@ def _fit(frame: pd.DataFrame, x: np.ndarray, several_scenarios: bool) -> _Reml |
             method="bounded",
             options={"xatol": 1e-10},
         )
-        theta = float(found.x) if alone(np.array([found.x])) < alone(np.zeros(1)) else 0.0
-        best = alone.fit(np.array([theta]))
+        theta = _snapped(alone, np.array([found.x]))
+        best = alone.fit(theta)
         if not several_scenarios:
             return best
         scenario = frame["scenario_id"].astype(object).fillna("(none)").astype(str)
@@ -385,14 +402,15 @@ def _fit(frame: pd.DataFrame, x: np.ndarray, several_scenarios: bool) -> _Reml |
         crossed = _ProfiledDeviance(y, x, blocks)
         better = minimize(
             crossed,
-            [max(theta, 0.1), 0.1],
+            [max(float(theta[0]), 0.1), 0.1],
             method="L-BFGS-B",
             jac="3-point",  # central differences: precise enough for the df taken at the optimum
             bounds=[(0.0, LARGEST_THETA)] * 2,
             options={"ftol": 1e-15, "gtol": 1e-9},
         )
-        if float(better.fun) < best.criterion - 1e-10:
-            return crossed.fit(better.x)
+        both = _snapped(crossed, better.x)
+        if crossed(both) < best.criterion - BOUNDARY:
+            return crossed.fit(both)
         return _Reml(best.beta, np.array([*best.variances, 0.0]), best.residual, best.criterion)
     except np.linalg.LinAlgError:
         return None

@@ -26,6 +26,9 @@ show("mixed_idial", lmer(value ~ system_id + period + carry_v1 + (1 | participan
 d <- read.csv("tests/fixtures/crossed_usability.csv")
 show("crossed_usability", lmer(score ~ system_id + (1 | participant_id) + (1 | scenario_id),
                                data = d, REML = TRUE))
+d <- read.csv("tests/fixtures/crossed_participant_boundary.csv")
+show("crossed_participant_boundary",
+     lmer(score ~ system_id + (1 | participant_id) + (1 | scenario_id), data = d, REML = TRUE))
 sessions <- read.csv("tests/fixtures/crossed_import_sessions.csv")
 answers <- read.csv("tests/fixtures/crossed_import_answers.csv")
 scores <- aggregate(value ~ session_id, data = answers, FUN = mean)
