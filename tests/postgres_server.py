@@ -179,12 +179,20 @@ class PostgresServer:
             cursor = connection.execute(sql.encode(), params)  # type: ignore[call-overload]
             return cursor.fetchall() if cursor.description else []
 
-    def stored_bytes(self) -> bytes:
-        """Every data file of every database, once a checkpoint has written out what sat in
-        shared memory (a file the server removes meanwhile is left out)."""
+    def stored_bytes(self, database_url: str | None = None) -> bytes:
+        """Every data file of the database at ``database_url`` (of every database without
+        it), once a checkpoint has written out what sat in shared memory (a file the server
+        removes meanwhile is left out). One database's files are what can hold a study kept
+        in it: reading every test's database too grew with the run, seconds a read."""
         self.run_sql("CHECKPOINT")
+        folder = self.data_dir / "base"
+        if database_url is not None:
+            [(oid,)] = self.run_sql(
+                "SELECT oid FROM pg_database WHERE datname = current_database()", url=database_url
+            )
+            folder = folder / str(oid)
         found = []
-        for path in sorted((self.data_dir / "base").rglob("*")):
+        for path in sorted(folder.rglob("*")):
             try:
                 found.append(path.read_bytes())
             except (FileNotFoundError, IsADirectoryError):

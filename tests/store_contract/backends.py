@@ -53,9 +53,9 @@ async def attach_backend(url: str) -> StudyStore:
 
 def stored_bytes(backend: str, url: str, place: Path, server: Any = None) -> bytes:
     """Every byte the backend keeps a study in, as it is on disk now: a SQLite file with its
-    WAL; a server's data files of every database (after a checkpoint has written out what
-    sat in shared memory; the write-ahead log is a backup's matter, see docs)."""
+    WAL; a server's data files of the study's database (after a checkpoint has written out
+    what sat in shared memory; the write-ahead log is a backup's matter, see docs)."""
     if backend == "sqlite":
         parts = [place, place.with_name(place.name + "-wal"), place.with_name(place.name + "-shm")]
         return b"".join(path.read_bytes() for path in parts if path.exists())
-    return bytes(server.stored_bytes())
+    return bytes(server.stored_bytes(url.split("?")[0]))
