@@ -113,9 +113,12 @@ async def test_a_silent_annotators_targets_go_on_the_clock_to_one_who_waits_and_
 class CountingClock(FakeClock):
     """A fake clock that counts how often it was read at the present time: the bot reads it
     at every tick, so many reads after a move mean the bot's clock looked at the jobs.
-    :meth:`looked` waits for them (woken by the reads, the store's thread's too)."""
+    :meth:`looked` waits for them (woken by the reads, the store's thread's too).
 
-    LOOKS = 100
+    The tick reads it about once per tick (every 0.05 s here): 25 reads are over a second
+    of ticks after the move, and the planning a look starts takes milliseconds."""
+
+    LOOKS = 25
 
     def __init__(self) -> None:
         super().__init__()
