@@ -31,10 +31,13 @@ check: $(BIN)/ozlab
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest -q -n 2 -m "not slow"
+	OPENBLAS_NUM_THREADS=1 $(BIN)/pytest -q -n 2 -m "not slow"
 
-# Everything, as CI runs it: on two workers (-n 2), as most tests wait on bots, servers and
-# browsers rather than compute; each worker starts its own throw-away PostgreSQL server.
+# Everything, as CI runs it: on three workers (-n 3) on two cores, as about a fifth of the
+# suite waits on bots, servers and browsers rather than computes (466 s against 546 s on two
+# workers); each worker starts its own throw-away PostgreSQL server. One BLAS thread a
+# worker: OpenBLAS's own threads, two a process, contend with the workers on a busy machine
+# and the statistics' small matrices gain nothing from them.
 # .ci/packages installs what the suite needs from Debian (Chromium, TeX Live, PostgreSQL)
 # where it is missing, or stops before the suite naming the command to run as root.
 test: $(BIN)/ozlab
@@ -42,7 +45,7 @@ test: $(BIN)/ozlab
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest -q -n 2
+	OPENBLAS_NUM_THREADS=1 $(BIN)/pytest -q -n 3
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 bench: $(BIN)/ozlab

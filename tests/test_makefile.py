@@ -146,7 +146,10 @@ def test_make_runs_its_commands_where_bytecode_is_kept(tmp_path: Path) -> None:
 
 
 def test_make_check_runs_the_fast_tests_on_both_cores_and_make_test_runs_them_all() -> None:
+    """The unit tests compute: a worker a core. The whole suite also waits on bots, servers
+    and browsers: a third worker fills that time. Each on one BLAS thread."""
     [checking] = [line for line in recipe("check") if "pytest" in line]
     assert "-n 2" in checking and '-m "not slow"' in checking
     [testing] = [line for line in recipe("test") if "pytest" in line]
-    assert "-n 2" in testing and " -m " not in testing and " -k " not in testing
+    assert "-n 3" in testing and " -m " not in testing and " -k " not in testing
+    assert all(line.startswith("OPENBLAS_NUM_THREADS=1 ") for line in (checking, testing))
