@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 
 from analytics.report.document import Block, Bullets, Figure, Heading, Paragraph, Table
+from analytics.report.drawing import Picture
 from analytics.report.numbers import Report
 
 _CSS = """
@@ -52,19 +53,17 @@ summary { cursor: pointer; color: var(--accent); }
 Step = Callable[[str], None]
 
 
-def figure_count(blocks: Iterable[Block]) -> int:
-    """How many figures the HTML will draw: the steps of its progress bar."""
-    return sum(isinstance(b, Figure) for b in blocks)
-
-
 def render_html(report: Report, blocks: list[Block], step: Step | None = None) -> str:
     """The whole page; ``step`` is called before each plot is drawn (progress)."""
     title = next((b.text for b in blocks if isinstance(b, Heading) and b.level == 1), "Report")
     sections = [b for b in blocks if isinstance(b, Heading) and b.level == 2]
     nav = " ".join(f'<a href="#{_anchor(h.text)}">{_e(h.text)}</a>' for h in sections)
+    from analytics.report.drawing import pictures
+
+    drawn = pictures(report, blocks, "svg", step)
     body: list[str] = []
     for block in blocks:
-        body.append(_block(report, block, step))
+        body.append(_block(block, drawn))
         if isinstance(block, Heading) and block.level == 1:
             body.append("<!--nav-->")
     page = "\n".join(body).replace("<!--nav-->", f"<nav>{nav}</nav>", 1)
@@ -84,7 +83,7 @@ def _anchor(text: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")
 
 
-def _block(report: Report, block: Block, step: Step | None) -> str:
+def _block(block: Block, drawn: Mapping[Figure, list[Picture]]) -> str:
     match block:
         case Heading(text=text, level=2):
             return f'<h2 id="{_anchor(text)}">{_e(text)}</h2>'
@@ -105,9 +104,7 @@ def _block(report: Report, block: Block, step: Step | None) -> str:
         case Table():
             return _table(block)
         case Figure():
-            if step is not None:
-                step(f"plot {block.kind} {block.key}".strip())
-            return _figure(report, block)
+            return _figure(block, drawn[block])
     return ""
 
 
@@ -137,16 +134,13 @@ def _table(block: Table) -> str:
     return table
 
 
-def _figure(report: Report, block: Figure) -> str:
-    from analytics.report.figures import charts
-    from analytics.report.plots import encode
-
+def _figure(block: Figure, charts: list[Picture]) -> str:
     parts = []
-    for chart in charts(report, block):
-        svg = base64.b64encode(encode(chart.figure, "svg")).decode("ascii")
+    for name, caption, drawing in charts:
+        svg = base64.b64encode(drawing).decode("ascii")
         parts.append(
-            f'<figure id="{_e(chart.name)}"><img alt="{_e(block.caption)}" '
-            f'src="data:image/svg+xml;base64,{svg}"><figcaption>{_e(chart.caption)}'
+            f'<figure id="{_e(name)}"><img alt="{_e(block.caption)}" '
+            f'src="data:image/svg+xml;base64,{svg}"><figcaption>{_e(caption)}'
             "</figcaption></figure>"
         )
     return "\n".join(parts)

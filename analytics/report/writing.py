@@ -172,8 +172,7 @@ def _write_latex(
 ) -> list[Path]:
     """The main file, one file per table and the figures as PDF, beside ``out``; the
     paths written."""
-    from analytics.report import figures, plots
-    from analytics.report.document import Figure
+    from analytics.report.drawing import figure_count, pictures
     from analytics.report.present import document
     from analytics.report.render_tex import write_latex
     from bot.core.researcher_files import private_folder, write_private
@@ -183,17 +182,10 @@ def _write_latex(
         from analytics.report.present_pilot import pilot_blocks
 
         blocks = [*blocks, *pilot_blocks(pilot)]
-    step.add(sum(isinstance(b, Figure) for b in blocks))
-
-    def draw(block: Figure) -> list[tuple[str, str, bytes]]:
-        step(f"figure {figures.chart_name(block)}")
-        return [
-            (chart.name, chart.caption, plots.encode(chart.figure, "pdf"))
-            for chart in figures.charts(built, block)
-        ]
-
+    step.add(figure_count(blocks))
+    drawn = pictures(built, blocks, "pdf", step)
     private_folder(out.parent)
-    written = write_latex(blocks, out, draw, write_private, private_folder)
+    written = write_latex(blocks, out, drawn.__getitem__, write_private, private_folder)
     print(f"Report written to {out} ({len(written) - 1} table and figure files beside it)",
           file=sys.stderr)  # fmt: skip
     return written
@@ -232,7 +224,8 @@ def _render(
 
         return render_markdown(blocks)
     if fmt == "html":
-        from analytics.report.render_html import figure_count, render_html
+        from analytics.report.drawing import figure_count
+        from analytics.report.render_html import render_html
 
         step.add(figure_count(blocks))
         return render_html(built, blocks, step)
