@@ -269,7 +269,12 @@ class StudyPlayer:
 
     async def _tap(
         self, data: str, message: BotMessage | None = None, *, look: bool = True
-    ) -> None:
+    ) -> bool:
+        """Tap ``data`` (on ``message``); False, and nothing tapped, when the bot has taken
+        that button away meanwhile: a task that ends closes the reply's rating a
+        participant may be in the middle of."""
+        if message is not None and data not in _data(message):
+            return False
         if look:
             self._read()
         if self.pace is not None:
@@ -278,6 +283,7 @@ class StudyPlayer:
             await self.p.tap(data=data)
         else:
             await self.p.tap(data=data, message_id=message.message_id)
+        return True
 
     # --- the study -----------------------------------------------------------------
 
@@ -560,12 +566,13 @@ class StudyPlayer:
         done = f"{channel}d:{_state(message, channel)}"
         self._read()
         for place in order:
-            await self._tap(ranks[place], message, look=False)
+            if not await self._tap(ranks[place], message, look=False):
+                return
             await self.p.wait_for_answer()
         self.given.append(Given("order", "; ".join(labels[i] for i in order), rating=rating))
-        await self.p.wait_for(lambda _: done in _data(message), _TURN_TIMEOUT)
-        await self._tap(done, message, look=False)
-        await self.p.wait_for(lambda _: done not in _data(message), _TURN_TIMEOUT)
+        await self.p.wait_for(lambda _: done in _data(message) or not _data(message), _TURN_TIMEOUT)
+        if await self._tap(done, message, look=False):
+            await self.p.wait_for(lambda _: done not in _data(message), _TURN_TIMEOUT)
 
     async def _toggle(
         self, message: BotMessage, toggles: list[str], channel: str = "", *, rating: bool = False
@@ -575,13 +582,14 @@ class StudyPlayer:
         chosen = self.rng.sample(toggles, k=self.rng.randint(1, min(2, len(toggles))))
         done = next(d for d in _data(message) if d.startswith(f"{channel}d:"))
         self._read()
-        for data in chosen:
-            await self._tap(data, message, look=False)
-            await self.p.wait_for_answer()
         labels = [_button_text(message, d)[2:] for d in sorted(chosen, key=toggles.index)]
+        for data in chosen:
+            if not await self._tap(data, message, look=False):
+                return
+            await self.p.wait_for_answer()
         self.given.append(Given("options", "; ".join(labels), rating=rating))
-        await self._tap(done, message, look=False)
-        await self.p.wait_for(lambda _: done not in _data(message), _TURN_TIMEOUT)
+        if await self._tap(done, message, look=False):
+            await self.p.wait_for(lambda _: done not in _data(message), _TURN_TIMEOUT)
 
     async def _answer_statements(
         self, message: BotMessage, matrix: MatrixItem, question: Question, channel: str = ""
