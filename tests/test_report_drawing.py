@@ -24,10 +24,13 @@ def test_figures_drawn_side_by_side_are_the_bytes_drawn_in_turn(tmp_path: Path) 
     figures = [b for b in blocks if isinstance(b, Figure)]
     assert len(figures) >= 3
     told: list[str] = []
-    drawn = pictures(report, blocks, "svg", told.append)
+    drawn = pictures(report, blocks, ("svg", "png"), told.append)
     assert list(drawn) == figures and len(told) == len(figures)
     for block in figures:
-        alone = [(c.name, c.caption, encode(c.figure, "svg")) for c in charts(report, block)]
+        alone = [
+            (c.name, c.caption, {f: encode(c.figure, f) for f in ("svg", "png")})
+            for c in charts(report, block)
+        ]
         assert drawn[block] == alone, block.kind
 
 

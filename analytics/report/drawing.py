@@ -17,8 +17,8 @@ from analytics.report.document import Block, Figure
 from analytics.report.numbers import Report
 
 T = TypeVar("T")
-Picture = tuple[str, str, bytes]
-"""One chart of a figure: its name, its caption and its bytes in the format asked."""
+Picture = tuple[str, str, dict[str, bytes]]
+"""One chart of a figure: its name, its caption and its bytes in each format asked."""
 
 _WORK: Sequence[Callable[[], object]] = ()
 """What the forked children do, by index: they inherit it (a closure does not pickle)."""
@@ -30,17 +30,23 @@ def figure_count(blocks: Iterable[Block]) -> int:
 
 
 def pictures(
-    report: Report, blocks: Sequence[Block], fmt: str, step: Callable[[str], None] | None = None
+    report: Report,
+    blocks: Sequence[Block],
+    formats: Sequence[str],
+    step: Callable[[str], None] | None = None,
 ) -> dict[Figure, list[Picture]]:
-    """Each figure of ``blocks`` as its charts in ``fmt`` (svg, pdf); ``step`` is told of
-    each figure as it is done (progress)."""
+    """Each figure of ``blocks`` as its charts in each of ``formats`` (svg, pdf, png);
+    ``step`` is told of each figure as it is done (progress)."""
     from analytics.report.figures import charts
     from analytics.report.plots import encode
 
     figures = list(dict.fromkeys(b for b in blocks if isinstance(b, Figure)))
 
     def drawing(block: Figure) -> Callable[[], list[Picture]]:
-        return lambda: [(c.name, c.caption, encode(c.figure, fmt)) for c in charts(report, block)]
+        return lambda: [
+            (c.name, c.caption, {fmt: encode(c.figure, fmt) for fmt in formats})
+            for c in charts(report, block)
+        ]
 
     drawn: dict[Figure, list[Picture]] = {}
     for block, made in zip(figures, side_by_side([drawing(b) for b in figures]), strict=True):

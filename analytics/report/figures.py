@@ -82,18 +82,15 @@ def write_figures(
 ) -> list[Path]:
     """Every figure as PDF, SVG and 300-dpi PNG plus ``name.txt`` with its caption; the
     paths written, in the report's order."""
+    from analytics.report.drawing import pictures
+
     private_folder(directory)  # figures show participants' data: their owner's only
     written: list[Path] = []
-    for block in blocks:
-        if not isinstance(block, Figure):
-            continue
-        if step is not None:
-            step(f"figure {chart_name(block)}")
-        for chart in charts(report, block):
+    for drawn in pictures(report, list(blocks), FORMATS, step).values():
+        for name, caption, drawing in drawn:
             for fmt in FORMATS:
-                path = directory / f"{chart.name}.{fmt}"
-                written.append(write_private(path, plots.encode(chart.figure, fmt)))
-            written.append(write_private(directory / f"{chart.name}.txt", chart.caption + "\n"))
+                written.append(write_private(directory / f"{name}.{fmt}", drawing[fmt]))
+            written.append(write_private(directory / f"{name}.txt", caption + "\n"))
     return written
 
 
@@ -105,5 +102,7 @@ def write_report_figures(
 
     blocks = document(report, source=source)
     if step is not None:
-        step.add(sum(isinstance(b, Figure) for b in blocks))
+        from analytics.report.drawing import figure_count
+
+        step.add(figure_count(blocks))
     return write_figures(report, blocks, directory, step)

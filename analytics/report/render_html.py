@@ -60,7 +60,7 @@ def render_html(report: Report, blocks: list[Block], step: Step | None = None) -
     nav = " ".join(f'<a href="#{_anchor(h.text)}">{_e(h.text)}</a>' for h in sections)
     from analytics.report.drawing import pictures
 
-    drawn = pictures(report, blocks, "svg", step)
+    drawn = pictures(report, blocks, ("svg",), step)
     body: list[str] = []
     for block in blocks:
         body.append(_block(block, drawn))
@@ -137,7 +137,7 @@ def _table(block: Table) -> str:
 def _figure(block: Figure, charts: list[Picture]) -> str:
     parts = []
     for name, caption, drawing in charts:
-        svg = base64.b64encode(drawing).decode("ascii")
+        svg = base64.b64encode(drawing["svg"]).decode("ascii")
         parts.append(
             f'<figure id="{_e(name)}"><img alt="{_e(block.caption)}" '
             f'src="data:image/svg+xml;base64,{svg}"><figcaption>{_e(caption)}'

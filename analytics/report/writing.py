@@ -172,6 +172,7 @@ def _write_latex(
 ) -> list[Path]:
     """The main file, one file per table and the figures as PDF, beside ``out``; the
     paths written."""
+    from analytics.report.document import Figure
     from analytics.report.drawing import figure_count, pictures
     from analytics.report.present import document
     from analytics.report.render_tex import write_latex
@@ -183,9 +184,13 @@ def _write_latex(
 
         blocks = [*blocks, *pilot_blocks(pilot)]
     step.add(figure_count(blocks))
-    drawn = pictures(built, blocks, "pdf", step)
+    drawn = pictures(built, blocks, ("pdf",), step)
+
+    def draw(block: Figure) -> list[tuple[str, str, bytes]]:
+        return [(name, caption, drawing["pdf"]) for name, caption, drawing in drawn[block]]
+
     private_folder(out.parent)
-    written = write_latex(blocks, out, drawn.__getitem__, write_private, private_folder)
+    written = write_latex(blocks, out, draw, write_private, private_folder)
     print(f"Report written to {out} ({len(written) - 1} table and figure files beside it)",
           file=sys.stderr)  # fmt: skip
     return written
