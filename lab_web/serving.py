@@ -16,6 +16,7 @@ from bot.core.errors import StudyDataError
 from bot.core.visible_text import visible
 from bot.core.vocabulary import ExperimenterRole
 from bot.store.opening import Database
+from bot.systems.listening import listen
 from lab_web.accounts import LINK_LIFETIME, Accounts, valid_name
 from lab_web.app import make_app
 from lab_web.cookie_key import cookie_key
@@ -58,16 +59,12 @@ async def serve(
         runner = web.AppRunner(make_app(lab, key, Settings(secure=behind_tls)), access_log=None)
         await runner.setup()
         try:
-            site = web.TCPSite(runner, host, port)
             try:
-                await site.start()
+                url = await listen(runner, host, port)
             except OSError as error:
                 raise StudyDataError(
                     f"ozlab web cannot listen on {host}:{port}: {error.strerror or error}"
                 ) from None
-            bound_host, bound_port = runner.addresses[0][:2]
-            shown = f"[{bound_host}]" if ":" in str(bound_host) else bound_host
-            url = f"http://{shown}:{bound_port}"
             say(f"ozlab web: {lab.shown} ({', '.join(lab.studies)}) at {url}/")
             accounts = Accounts(lab)
             if not await accounts.anyone():

@@ -35,6 +35,7 @@ from aiohttp import web
 from bot.core.conversation import Conversation, Turn
 from bot.core.errors import SystemSetupError
 from bot.systems.demo import DemoShop, Variant
+from bot.systems.listening import listen
 
 log = logging.getLogger(__name__)
 
@@ -135,17 +136,13 @@ async def serve(
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     try:
-        site = web.TCPSite(runner, host, port)
         try:
-            await site.start()
+            url = await listen(runner, host, port) + path
         except OSError as error:
             reason = error.strerror or str(error)
             raise SystemSetupError(
                 f"the {name.rsplit(' ', 1)[0]} cannot listen on {host}:{port}: {reason}"
             ) from None
-        bound_host, bound_port = runner.addresses[0][:2]
-        shown = f"[{bound_host}]" if ":" in str(bound_host) else bound_host
-        url = f"http://{shown}:{bound_port}{path}"
         log.info("%s serving at %s", name, url)
         if started is not None:
             started(url)
