@@ -40,3 +40,14 @@ def test_work_is_done_in_other_processes_on_several_cores_and_given_back_in_orde
     assert [i for i, _ in done] == [0, 1, 2, 3]
     elsewhere = here not in {pid for _, pid in done}
     assert elsewhere == (len(os.sched_getaffinity(0)) > 1)
+
+
+def test_a_child_that_dies_leaves_the_work_to_be_done_here() -> None:
+    here = os.getpid()
+
+    def drawing() -> int:
+        if os.getpid() != here:
+            os._exit(1)  # a child killed (out of memory, say)
+        return here
+
+    assert list(side_by_side([drawing, drawing, drawing])) == [here] * 3

@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
 from analytics.report.document import Block, Figure
@@ -58,7 +59,8 @@ def pictures(
 
 def side_by_side(work: Sequence[Callable[[], T]]) -> Iterator[T]:
     """What each of ``work`` gives, in order: in forked children where that helps and is
-    safe (Linux, several cores, several pieces of work), else here."""
+    safe (Linux, several cores, several pieces of work), else here; here too when a child
+    could not be started or died (a machine out of processes or memory)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
     if len(work) < 2 or cores < 2 or not sys.platform.startswith("linux"):
         yield from (job() for job in work)
@@ -68,9 +70,12 @@ def side_by_side(work: Sequence[Callable[[], T]]) -> Iterator[T]:
     try:
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(min(cores, len(work)), mp_context=context) as pool:
-            yield from pool.map(_do, range(len(work)))  # type: ignore[misc]
+            done: list[T] = list(pool.map(_do, range(len(work))))  # type: ignore[arg-type]
+    except (OSError, BrokenProcessPool):
+        done = [job() for job in work]
     finally:
         _WORK = ()
+    yield from done
 
 
 def _do(index: int) -> object:
