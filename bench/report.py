@@ -7,13 +7,16 @@ first, a small study's report in every format beside the time its libraries take
     python bench/report.py --postgresql postgresql://me@dbhost/scratch
     python bench/report.py --no-postgresql      # SQLite alone
     python bench/report.py --small-only --rounds 7
+    python bench/report.py --small-only --busy 2  # on a machine busy with two other processes
 
 The small study (25 participants, as a pilot or a class project has) measures the fixed
 cost of a report: each format's whole command (``ozlab report --format F --out ...``, the
 interpreter's start included) beside a process that only imports pandas, scipy,
 matplotlib and pingouin, the floor of any report. The two alternate, round after round,
 and each figure is the median of its rounds: on a shared machine the load changes by the
-minute, and alternating keeps it alike for both sides of a ratio.
+minute, and alternating keeps it alike for both sides of a ratio. ``--busy N`` keeps N other
+processes computing meanwhile, as on a shared machine (where a report's BLAS threads once
+made its statistics ten times slower).
 
 Each measurement runs in its own Python process (peak RSS is per process: ``ru_maxrss``),
 with a time limit, so the benchmark is bounded and stops by itself. The database is
@@ -129,8 +132,13 @@ def seconds_of(argv: list[str]) -> tuple[float, float]:
     return wall, cpu
 
 
-def small_study(folder: Path, rounds: int, seed: int) -> None:
-    """Each format's whole report command on a small study, beside the libraries' import."""
+BUSY = "while True: pass"
+"""What each of ``--busy``'s other processes does: compute, on one core each."""
+
+
+def small_study(folder: Path, rounds: int, seed: int, busy: int = 0) -> None:
+    """Each format's whole report command on a small study, beside the libraries' import,
+    with ``busy`` other processes computing meanwhile."""
     from statistics import median
 
     from analytics.data.synthetic import write_synthetic_study
@@ -141,17 +149,25 @@ def small_study(folder: Path, rounds: int, seed: int) -> None:
     )
     print(
         f"Small study: {study.participants} participants, {study.sessions} sessions,"
-        f" {study.responses:,} responses; {rounds} rounds, medians\n"
+        f" {study.responses:,} responses; {rounds} rounds, medians"
+        + (f"; {busy} other processes computing meanwhile" if busy else "")
+        + "\n"
     )
     runs: dict[str, list[tuple[float, float]]] = {"floor": []}
-    for _ in range(rounds):
-        runs["floor"].append(seconds_of([sys.executable, "-c", LIBRARIES]))
-        for fmt in FORMATS:
-            out = folder / f"small.{'txt' if fmt == 'terminal' else fmt}"
-            command = ["-m", "bot.cli", "report", "--db", str(db), "--format", fmt]
-            runs.setdefault(fmt, []).append(
-                seconds_of([sys.executable, *command, "--out", str(out)])
-            )
+    others = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(busy)]
+    try:
+        for _ in range(rounds):
+            runs["floor"].append(seconds_of([sys.executable, "-c", LIBRARIES]))
+            for fmt in FORMATS:
+                out = folder / f"small.{'txt' if fmt == 'terminal' else fmt}"
+                command = ["-m", "bot.cli", "report", "--db", str(db), "--format", fmt]
+                runs.setdefault(fmt, []).append(
+                    seconds_of([sys.executable, *command, "--out", str(out)])
+                )
+    finally:
+        for other in others:
+            other.kill()
+            other.wait()
     wall, cpu = ({name: median(r[i] for r in taken) for name, taken in runs.items()}
                  for i in (0, 1))  # fmt: skip
     rows = [("importing pandas, scipy, matplotlib and pingouin (floor)", "floor", "")]
@@ -191,6 +207,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--rounds", type=int, default=5, help="of the small study (medians)")
     parser.add_argument("--small-only", action="store_true", help="the small study alone")
+    parser.add_argument(
+        "--busy", type=int, default=0, metavar="N", help="N other processes computing meanwhile"
+    )
     place = parser.add_mutually_exclusive_group()
     place.add_argument("--postgresql", metavar="URL", help="a database to copy the study into")
     place.add_argument("--no-postgresql", action="store_true", help="measure SQLite alone")
@@ -200,7 +219,7 @@ def main() -> int:
     from analytics.data.synthetic import write_synthetic_study
 
     with tempfile.TemporaryDirectory(prefix="ozlab-bench-") as folder:
-        small_study(Path(folder), args.rounds, args.seed)
+        small_study(Path(folder), args.rounds, args.seed, args.busy)
         if args.small_only:
             return 0
         db = Path(folder) / "study.sqlite"
