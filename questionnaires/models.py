@@ -61,7 +61,7 @@ def repeated_ids(field: str, things: Sequence[_Identified]) -> list[tuple[Loc, s
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
 
 class Condition(_Model):

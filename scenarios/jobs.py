@@ -28,7 +28,7 @@ _ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Sample(_Model):
@@ -114,7 +114,7 @@ class ExtraInformation(_Model):
     system reply names. (A system's own per-reply data is not stored with each reply yet,
     so no other source is offered.)"""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
     items: tuple[str, ...] = Field(min_length=1)
     """Item ids; the information is shown just before the first of them, never earlier."""

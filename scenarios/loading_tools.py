@@ -34,7 +34,7 @@ TABLE_SUFFIXES = (".csv", ".yaml", ".yml")
 
 
 class _Row(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     when: dict[str, str | int | float | bool] = {}
     """Argument → the value a call must give it for this row to answer."""
@@ -45,7 +45,7 @@ class _Row(BaseModel):
 class ToolTable(BaseModel):
     """A tool's results in YAML: ``rows``, the first that matches a call answers it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     rows: tuple[_Row, ...]
     """The rows, in the order they are tried."""

@@ -26,7 +26,7 @@ LARGEST_FILE_MB = 20.0
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class TaskMedia(_Model):

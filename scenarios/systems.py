@@ -18,7 +18,7 @@ _ENTRY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 
 class _System(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     id: str = Field(min_length=1, max_length=64)
     """The system's name in the study, the database and the report (e.g. ``shop-v1``)."""
@@ -110,7 +110,7 @@ RequestField = Literal["session_id", "message", "history", "scenario_id", "brief
 class HttpResponseMap(BaseModel):
     """Where, in the service's JSON answer, ozlab finds each part (dotted paths)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     text: str | None = "text"
     """A string, sent as a message."""
