@@ -122,8 +122,13 @@ hundred; a "billion laughs" file (lists of aliases to lists of aliases) repeats 
 and everything that walks the parsed values would walk every one of them."""
 
 
+DEEPEST = 100
+"""How many levels values may nest (a study needs about six): PyYAML composes a file by
+recursion, and a file of thousands of brackets would otherwise reach Python's limit, slowly."""
+
+
 class _AliasProblem(Exception):
-    """An alias ozlab will not follow, with the place of the alias."""
+    """An alias ozlab will not follow, or values nested too deeply, with the place."""
 
     def __init__(self, mark: yaml.Mark, message: str) -> None:
         super().__init__(message)
@@ -142,6 +147,7 @@ class _Loader(yaml.SafeLoader):
         super().__init__(text)
         self.repeated = 0
         self._sizes: dict[yaml.Node, int] = {}
+        self._depth = 0
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         if self.check_event(yaml.AliasEvent):
@@ -149,7 +155,16 @@ class _Loader(yaml.SafeLoader):
             node = self.anchors.get(event.anchor)
             if node is not None:  # an unknown anchor is PyYAML's own error
                 self._count(event.anchor, event.start_mark, node)
-        return super().compose_node(parent, index)
+        if self._depth == DEEPEST:
+            raise _AliasProblem(
+                self.peek_event().start_mark,  # type: ignore[no-untyped-call]
+                "values nested deeper than ozlab can read: a study needs a few levels",
+            )
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
     def _count(self, anchor: str, mark: yaml.Mark, node: yaml.Node) -> None:
         if node.end_mark is None:  # a collection not yet closed: the alias is inside it
@@ -187,10 +202,6 @@ def parse(file: Path, text: str, problems: list[Problem]) -> Document | None:
         data = None if root is None else loader.construct_document(root)
     except _AliasProblem as error:
         problems.append(Problem(file, error.line, "", error.message))
-        return None
-    except RecursionError:  # PyYAML reads nested values by recursion
-        message = "values nested deeper than ozlab can read: a study needs a few levels"
-        problems.append(Problem(file, loader.get_mark().line + 1, "", message))
         return None
     except yaml.MarkedYAMLError as error:
         problems.append(_syntax_problem(file, error))
