@@ -22,6 +22,7 @@ from bot.engine.callbacks import (
 )
 from bot.engine.common import Phase
 from bot.engine.flow import _QUESTIONNAIRES, _STAGES
+from tests.source_trees import tree_of
 
 ENGINE = Path(diagram.__file__).parent
 
@@ -44,7 +45,7 @@ def test_every_stage_and_questionnaire_moment_has_its_phase() -> None:
 
 def test_no_phase_imports_another() -> None:
     for path in (ENGINE / "phases").glob("*.py"):
-        tree = ast.parse(path.read_text())
+        tree = tree_of(path)
         imported = {
             node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
         } | {
