@@ -4,11 +4,11 @@ leave-one-out, adjudication, self-reports) on the analytics' input frame."""
 
 from __future__ import annotations
 
+# scikit-learn and statsmodels, the references, are imported by the tests that compare with
+# them: at the top they cost every test process half a second of collection.
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.metrics import cohen_kappa_score
-from statsmodels.stats import inter_rater
 
 from analytics.annotations import agreement as ag
 from analytics.annotations.ratings import (
@@ -92,6 +92,8 @@ def test_the_bootstrap_over_coincidences_gives_the_package_s_alpha() -> None:
 
 
 def test_fleiss_kappa_of_the_published_example() -> None:
+    from statsmodels.stats import inter_rater
+
     result = analyse(ratings_frame(fleiss_table()), {("judge", "judge.score"): _scale(1, 5)})
     row = _rows(result)["fleiss_kappa"]
     assert row["value"] == pytest.approx(FLEISS_KAPPA, abs=5e-4)
@@ -121,6 +123,9 @@ def test_fleiss_kappa_with_unequal_numbers_of_ratings_is_gwets_published_value()
 
 
 def test_cohen_kappa_matches_statsmodels_and_scikit_learn() -> None:
+    from sklearn.metrics import cohen_kappa_score
+    from statsmodels.stats import inter_rater
+
     first = [1, 2, 3, 3, 2, 1, 4, 1, 2, 5, 4, 3, 2, 5, 1]
     second = [1, 2, 3, 4, 2, 2, 4, 1, 3, 5, 3, 3, 1, 4, 1]
     result = analyse(ratings_frame({"a": first, "b": second}),

@@ -5,12 +5,13 @@ export`` gives its final value as a number, not as text."""
 
 from __future__ import annotations
 
+# pingouin, the reference, is imported by the tests that compare with it: at the top it
+# cost every test process a third of a second of collection.
 from pathlib import Path
 
 import krippendorff
 import numpy as np
 import pandas as pd
-import pingouin as pg
 import pytest
 
 from analytics.annotations import agreement as ag
@@ -38,6 +39,8 @@ INSTRUMENT = {
 
 
 def test_a_slider_is_an_interval_scale_with_the_packages_alpha_and_the_icc_forms() -> None:
+    import pingouin as pg
+
     (scale,) = item_scales([Questionnaire.model_validate(INSTRUMENT)]).values()
     assert (scale.kind, scale.measurement) == ("scale", "interval")
     assert scale.domain == tuple(float(v) for v in range(101))
