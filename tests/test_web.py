@@ -21,7 +21,7 @@ from bot.pilot.demo import play_study
 from bot.store import open_store
 from bot.store.definition import definition_json
 from lab_web import safety
-from lab_web.accounts import LOCK_AFTER, Accounts
+from lab_web.accounts import LOCK_AFTER
 from lab_web.cookie_key import KEY_ENV, cookie_key
 from lab_web.held import RESULTS
 from lab_web.pages import EVENTS_TIMEOUT
@@ -46,7 +46,7 @@ async def db(tmp_path: Path) -> Path:
 
 async def test_the_first_users_link_signs_in_once(db: Path) -> None:
     async with page(db) as p:
-        token = await Accounts(p.lab).invite(None, EXPERIMENTER)
+        token = await p.accounts.invite(None, EXPERIMENTER)
         form = {"token": token, "name": "ana", "password": PASSWORD}
         status, shown = await p.post("/welcome", form)
         assert status == 200 and "Studies" in shown and "ana" in shown
@@ -59,9 +59,30 @@ async def test_the_first_users_link_signs_in_once(db: Path) -> None:
         assert PASSWORD not in accounts[0].password_hash
 
 
+async def test_the_page_as_deployed_hashes_by_rfc_9106_and_reads_a_hash_of_any_parameters(
+    db: Path,
+) -> None:
+    """``ozlab web`` hashes a new password with RFC 9106's low-memory profile, whatever the
+    unit tests use; a hash made with other parameters still signs in, as argon2 reads them
+    from the hash itself."""
+    async with page(db) as tested:
+        await with_account(tested.accounts, "bo", VIEWER)
+    async with page(db, deployed=True) as p:
+        token = await p.accounts.invite(None, EXPERIMENTER)
+        form = {"token": token, "name": "ana", "password": PASSWORD}
+        assert (await p.post("/welcome", form))[0] == 200
+        made = {a.name: a.password_hash for a in await p.lab["study"].store.experimenters()}
+        assert made["ana"].startswith("$argon2id$v=19$m=65536,t=3,p=4$")
+        assert made["bo"].startswith("$argon2id$v=19$m=8,t=1,p=1$")
+        status, shown = await p.sign_in("bo", "wrong password!")
+        assert status == 401 and "wrong name or password" in shown
+        status, shown = await p.sign_in("bo")
+        assert status == 200 and "Studies" in shown and "bo" in shown
+
+
 async def test_a_short_password_or_a_wrong_name_is_refused_and_the_link_kept(db: Path) -> None:
     async with page(db) as p:
-        token = await Accounts(p.lab).invite(None, EXPERIMENTER)
+        token = await p.accounts.invite(None, EXPERIMENTER)
         form = {"token": token, "name": "ana", "password": "short"}
         status, shown = await p.post("/welcome", form)
         assert status == 400 and "at least 10 characters" in shown
@@ -69,7 +90,7 @@ async def test_a_short_password_or_a_wrong_name_is_refused_and_the_link_kept(db:
         assert status == 400 and "a name has 1 to 64 printable characters" in shown
         status, shown = await p.post("/welcome", {**form, "password": PASSWORD})
         assert status == 200 and "ana" in shown
-        named = await Accounts(p.lab).invite("bo", VIEWER)
+        named = await p.accounts.invite("bo", VIEWER)
         form = {"token": named, "name": "someone else", "password": PASSWORD}
         assert (await p.post("/welcome", form))[0] == 200
         accounts = await p.lab["study"].store.experimenters()
@@ -104,7 +125,7 @@ async def test_the_page_stops_at_once_while_pages_watch_live(db: Path) -> None:
 
 async def test_repeated_failures_lock_the_account_even_for_the_right_password(db: Path) -> None:
     async with page(db) as p:
-        await with_account(p.lab, "ana", EXPERIMENTER)
+        await with_account(p.accounts, "ana", EXPERIMENTER)
         for _ in range(LOCK_AFTER):
             status, shown = await p.sign_in("ana", "wrong password!")
             assert status == 401 and "wrong name or password" in shown
@@ -117,7 +138,7 @@ async def test_repeated_failures_lock_the_account_even_for_the_right_password(db
 async def test_the_session_cookie_is_sealed_http_only_and_same_site(db: Path) -> None:
     for secure in (False, True):
         async with page(db, secure=secure) as p:
-            await with_account(p.lab, "ana", EXPERIMENTER)
+            await with_account(p.accounts, "ana", EXPERIMENTER)
             signin = await p.client.get("/signin")
             first = signin.headers["Set-Cookie"]
             assert ("Strict-Transport-Security" in signin.headers) is secure
@@ -140,7 +161,7 @@ async def test_the_session_cookie_is_sealed_http_only_and_same_site(db: Path) ->
 
 async def test_an_action_without_the_token_or_from_another_site_is_refused(db: Path) -> None:
     async with page(db) as p:
-        await with_account(p.lab, "ana", EXPERIMENTER)
+        await with_account(p.accounts, "ana", EXPERIMENTER)
         await p.sign_in("ana")
         status, shown = await p.post("/s/study/session/p-1/end", {"reason": "x"}, csrf=False)
         assert status == 403 and "stale or forged" in shown
@@ -180,7 +201,7 @@ async def test_a_viewer_reads_and_cannot_act(db: Path) -> None:
 
 async def test_an_unknown_session_is_said_and_nothing_written(db: Path) -> None:
     async with page(db) as p:
-        await with_account(p.lab, "ana", EXPERIMENTER)
+        await with_account(p.accounts, "ana", EXPERIMENTER)
         await p.sign_in("ana")
         status, shown = await p.post("/s/study/session/nope/say", {"text": "hi"})
         assert status == 200 and "no session &#39;nope&#39;" in shown
@@ -189,7 +210,7 @@ async def test_an_unknown_session_is_said_and_nothing_written(db: Path) -> None:
 
 async def test_outside_text_is_shown_as_text_and_no_script_is_inline(db: Path) -> None:
     async with page(db) as p:
-        await with_account(p.lab, "ana", EXPERIMENTER)
+        await with_account(p.accounts, "ana", EXPERIMENTER)
         await p.sign_in("ana")
         for path in ("/", "/s/study/", "/s/study/session/p-1", "/signin"):
             response = await p.client.get(path)
@@ -209,7 +230,7 @@ async def test_outside_text_is_shown_as_text_and_no_script_is_inline(db: Path) -
 
 async def test_a_removed_account_is_signed_out_at_its_next_request(db: Path) -> None:
     async with page(db) as p:
-        await with_account(p.lab, "ana", EXPERIMENTER)
+        await with_account(p.accounts, "ana", EXPERIMENTER)
         await p.sign_in("ana")
         assert (await p.client.get("/", allow_redirects=False)).status == 200
         await p.lab["study"].store.remove_experimenter("ana")
@@ -255,7 +276,7 @@ async def test_a_lab_server_serves_each_study_with_its_own_roles(
     for study in ("alpha", "beta"):
         await made_study(f"{url}?study={study}")
     async with page(url) as p:
-        accounts = Accounts(p.lab)
+        accounts = p.accounts
         assert sorted(p.lab.studies) == ["alpha", "beta"]
         for role, study in ((EXPERIMENTER, "alpha"), (VIEWER, "beta")):
             await accounts.welcome(await accounts.invite("ana", role, [study]), "ana", PASSWORD)
