@@ -24,7 +24,7 @@ from lab_web import safety
 from lab_web.accounts import LOCK_AFTER
 from lab_web.cookie_key import KEY_ENV, cookie_key
 from lab_web.held import RESULTS
-from lab_web.pages import EVENTS_TIMEOUT
+from lab_web.pages import EVENTS_TIMEOUT, NO_BOT_WORDS
 from lab_web.serving import loopback
 from scenarios.models import Design, StudyBundle
 from tests.command_line import ozlab
@@ -181,7 +181,7 @@ async def test_an_action_without_the_token_or_from_another_site_is_refused(db: P
         assert response.status == 403
         assert command_log(db) == []
         status, shown = await p.post("/s/study/session/p-1/end", {"reason": "enough"})
-        assert status == 200 and "end the session: not applied yet" in shown
+        assert status == 200 and f"end the session: {NO_BOT_WORDS}" in shown
     [command] = command_log(db)
     assert command["wizard"] == "ana" and command["kind"] == "end"
     assert command["session_id"] == "p-1" and command["payload"] == {"reason": "enough"}
@@ -286,7 +286,7 @@ async def test_a_lab_server_serves_each_study_with_its_own_roles(
         status, said = await p.post("/s/beta/session/p-1/pause", {})
         assert status == 403 and "viewer" in said
         status, said = await p.post("/s/alpha/session/p-1/pause", {})
-        assert status == 200 and "pause the session: not applied yet" in said
+        assert status == 200 and f"pause the session: {NO_BOT_WORDS}" in said
         store = p.lab["alpha"].store
         assert [o for o in (await store.command_outcomes([1])).values()] == [None]
         assert await p.lab["beta"].store.command_outcomes([1]) == {}
