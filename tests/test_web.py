@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import stat
 from pathlib import Path
 
@@ -37,10 +38,18 @@ from tests.web_support import HOSTILE, PASSWORD, as_viewer, csrf_of, made_study,
 VIEWER, EXPERIMENTER = ExperimenterRole.VIEWER, ExperimenterRole.EXPERIMENTER
 
 
+@pytest.fixture(scope="module")
+def study_made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The study, made once: each test gets a copy of its file, to change as it likes."""
+    path = tmp_path_factory.mktemp("made") / "study.sqlite"
+    asyncio.run(made_study(path))
+    return path
+
+
 @pytest.fixture
-async def db(tmp_path: Path) -> Path:
-    path = tmp_path / "study.sqlite"
-    await made_study(path)
+def db(tmp_path: Path, study_made: Path) -> Path:
+    path = tmp_path / study_made.name
+    shutil.copyfile(study_made, path)
     return path
 
 
