@@ -79,7 +79,7 @@ def make_app(lab: Lab, key: bytes, settings: Settings | None = None) -> web.Appl
         client_max_size=256 * 1024,
     )
     app[LAB] = lab
-    app[ACCOUNTS] = Accounts(lab, settings.clock)
+    app[ACCOUNTS] = Accounts(lab, settings.clock, settings.passwords)
     app[RESULTS] = {slug: Results(study) for slug, study in lab.studies.items()}
 
     async def forget_results(app: web.Application) -> None:

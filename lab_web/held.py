@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from aiohttp import web
 
 from lab_web.accounts import Accounts, Who
 from lab_web.lab import Lab, Study
+from lab_web.passwords import Passwords
 from lab_web.results import Results
 
 
 @dataclass(frozen=True)
 class Settings:
-    """How the page is served: ``secure`` behind a TLS proxy (cookies marked Secure)."""
+    """How the page is served: ``secure`` behind a TLS proxy (cookies marked Secure); the
+    ``clock`` and the ``passwords``' hashing are a test's to change."""
 
     secure: bool = False
     clock: Callable[[], float] = time.time
+    passwords: Passwords = field(default_factory=Passwords)
 
 
 LAB: web.AppKey[Lab] = web.AppKey("lab", Lab)

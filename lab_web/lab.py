@@ -56,10 +56,11 @@ class Study:
         """A desk whose commands carry ``name``: who did it, in the command rows."""
         return Desk(self.store, name)
 
-    async def bot_running(self) -> bool:
-        """Whether a bot holds the study's writer's lock (looked at every few seconds)."""
+    async def bot_running(self, *, fresh: bool = False) -> bool:
+        """Whether a bot holds the study's writer's lock (looked at every few seconds, or
+        now when ``fresh``)."""
         now = time.monotonic()
-        if self._running is not None and now - self._running[0] < RUNNING_FOR:
+        if not fresh and self._running is not None and now - self._running[0] < RUNNING_FOR:
             return self._running[1]
         running = await asyncio.to_thread(self._held)
         self._running = (now, running)

@@ -14,7 +14,7 @@ from aiohttp_session import get_session, new_session
 from aiohttp_sse import sse_response
 
 from bot.core.errors import StudyDataError
-from bot.desk import DeskError
+from bot.desk import Desk, DeskError
 from bot.desk.desk import NOT_YET_WORDS, OUTCOME_WORDS
 from lab_web import safety, work
 from lab_web.accounts import SignInRefused
@@ -27,6 +27,7 @@ EVENTS_TIMEOUT = 15.0
 """Seconds a live stream waits for a change before it sends the page a ping."""
 ACTION_WAIT = 3.0
 """Seconds an action waits for the bot to apply its command before the page says so."""
+NO_BOT_WORDS = "not applied yet: no bot is running on this study (one applies it when it starts)"
 SESSION_ACTIONS = {
     "end": "end the session",
     "pause": "pause the session",
@@ -312,8 +313,7 @@ async def session_action(request: web.Request) -> web.StreamResponse:
         command_id = await desk.session_command(kind, session_id, **payload)
     except DeskError as error:  # no such session: back to the study's sessions
         return await _told(request, str(error), study)
-    outcome = await desk.wait(command_id, ACTION_WAIT)
-    words = NOT_YET_WORDS if outcome is None else OUTCOME_WORDS[outcome]
+    words = await _outcome(study, desk, command_id)
     return await _told(
         request, f"#{command_id} {SESSION_ACTIONS[kind]}: {words}", study, session_id
     )
@@ -329,10 +329,18 @@ async def gate(request: web.Request) -> web.StreamResponse:
         command_id = await desk.gate(scope, on)
     except DeskError as error:
         return await _told(request, str(error), study)
-    outcome = await desk.wait(command_id, ACTION_WAIT)
-    words = NOT_YET_WORDS if outcome is None else OUTCOME_WORDS[outcome]
+    words = await _outcome(study, desk, command_id)
     state = "held for a wizard" if on else "released"
     return await _told(request, f"#{command_id} {scope} {state}: {words}", study)
+
+
+async def _outcome(study: Study, desk: Desk, command_id: int) -> str:
+    """What became of the command, in words: waited for while a bot runs to apply it, said
+    at once when none does (nothing would apply it in the meantime)."""
+    if not await study.bot_running(fresh=True):
+        return NO_BOT_WORDS
+    outcome = await desk.wait(command_id, ACTION_WAIT)
+    return NOT_YET_WORDS if outcome is None else OUTCOME_WORDS[outcome]
 
 
 async def _told(

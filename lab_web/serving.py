@@ -20,7 +20,7 @@ from bot.systems.listening import listen
 from lab_web.accounts import LINK_LIFETIME, Accounts, valid_name
 from lab_web.app import make_app
 from lab_web.cookie_key import cookie_key
-from lab_web.held import Settings
+from lab_web.held import ACCOUNTS, Settings
 from lab_web.lab import Lab
 
 DEFAULT_PORT = 8765
@@ -56,7 +56,8 @@ async def serve(
     lab = await Lab.open(db, study)
     try:
         key = cookie_key(str(db))
-        runner = web.AppRunner(make_app(lab, key, Settings(secure=behind_tls)), access_log=None)
+        app = make_app(lab, key, Settings(secure=behind_tls))
+        runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         try:
             try:
@@ -66,7 +67,7 @@ async def serve(
                     f"ozlab web cannot listen on {host}:{port}: {error.strerror or error}"
                 ) from None
             say(f"ozlab web: {lab.shown} ({', '.join(lab.studies)}) at {url}/")
-            accounts = Accounts(lab)
+            accounts = app[ACCOUNTS]
             if not await accounts.anyone():
                 token = await accounts.invite(None, ExperimenterRole.EXPERIMENTER)
                 hours = int(LINK_LIFETIME // 3600)

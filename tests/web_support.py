@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from aiohttp.test_utils import TestClient, TestServer
+from argon2 import profiles
 
 from bot.core.participants import ParticipantStatus
 from bot.core.vocabulary import ExperimenterRole, Stage
@@ -16,13 +17,17 @@ from bot.engine import effects as fx
 from bot.store import open_store
 from lab_web.accounts import Accounts
 from lab_web.app import make_app
-from lab_web.held import Settings
+from lab_web.held import ACCOUNTS, Settings
 from lab_web.lab import Lab
+from lab_web.passwords import Passwords
 from tests.store_contract.records import session, step
 
 KEY = bytes(range(32))
 PASSWORD = "correct horse battery"
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)> \x1b[2J\x1b]0;owned\x07'
+CHEAP = Passwords(profiles.CHEAPEST)
+"""argon2-cffi's profile for tests: a hash in microseconds, where the deployed one takes a
+tenth of a second (``test_web`` proves the page deploys with the other)."""
 
 
 async def made_study(db: Path | str, said: str = HOSTILE) -> str:
@@ -54,6 +59,7 @@ class Page:
         self.client = client
         self.lab = lab
         self.origin = str(client.make_url("/")).rstrip("/")
+        self.accounts = client.app[ACCOUNTS]
 
     async def token(self) -> str:
         """The CSRF token of this browser's session (read from a page, as a form has it)."""
@@ -74,9 +80,14 @@ class Page:
 
 
 @asynccontextmanager
-async def page(db: Path | str, *, secure: bool = False) -> AsyncIterator[Page]:
+async def page(
+    db: Path | str, *, secure: bool = False, deployed: bool = False
+) -> AsyncIterator[Page]:
+    """The page on ``db``; its passwords hashed with ``CHEAP``, or as ``ozlab web`` hashes
+    them when ``deployed``."""
     lab = await Lab.open(db)
-    client = TestClient(TestServer(make_app(lab, KEY, Settings(secure=secure))))
+    settings = Settings(secure=secure) if deployed else Settings(secure=secure, passwords=CHEAP)
+    client = TestClient(TestServer(make_app(lab, KEY, settings)))
     await client.start_server()
     try:
         yield Page(client, lab)
@@ -89,12 +100,11 @@ async def page(db: Path | str, *, secure: bool = False) -> AsyncIterator[Page]:
 async def as_viewer(db: Path | str) -> AsyncIterator[Page]:
     """The page, signed in as "vi", a viewer of every study: what reading needs."""
     async with page(db) as p:
-        await with_account(p.lab, "vi", ExperimenterRole.VIEWER)
+        await with_account(p.accounts, "vi", ExperimenterRole.VIEWER)
         await p.sign_in("vi")
         yield p
 
 
-async def with_account(lab: Lab, name: str, role: ExperimenterRole) -> None:
+async def with_account(accounts: Accounts, name: str, role: ExperimenterRole) -> None:
     """An account made the way a link makes it."""
-    accounts = Accounts(lab)
     await accounts.welcome(await accounts.invite(name, role), name, PASSWORD)
