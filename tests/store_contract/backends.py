@@ -1,11 +1,9 @@
-"""The backends the contract suite runs against, each a way to name a fresh study's URL:
-``bot.store.open_store`` does the rest, so that a subprocess (the kill test) opens the same
-one from its URL. A PostgreSQL backend adds one line to ``BACKENDS``."""
+"""The backends the contract suite runs against, each a study's URL (the ``location``
+fixture): ``bot.store.open_store`` does the rest, so that a subprocess (the kill test) opens
+the same one from its URL."""
 
 from __future__ import annotations
 
-import hashlib
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,26 +17,8 @@ def sqlite_url(place: Path) -> str:
     return f"sqlite:///{place.resolve()}"
 
 
-SERVER_ENV = "OZLAB_TEST_POSTGRES"
-"""The tests' PostgreSQL database (the ``postgres`` fixture sets it, for subprocesses too)."""
-
-
-def postgresql_url(place: Path) -> str:
-    """A study of its own on the tests' PostgreSQL server, named after the place."""
-    study = hashlib.sha256(str(place.resolve()).encode()).hexdigest()[:20]
-    return f"{os.environ[SERVER_ENV]}?study=t{study}"
-
-
-BACKENDS: dict[str, Callable[[Path], str]] = {
-    "sqlite": sqlite_url,
-    "postgresql": postgresql_url,
-}
-"""Each backend's URL of a study kept at a place in a test's own folder (a file for
-SQLite; a database named after it for a server)."""
-
-
-def url_of(backend: str, place: Path) -> str:
-    return BACKENDS[backend](place)
+BACKENDS = ("postgresql", "sqlite")
+"""The backends every contract test runs on (the ``location`` fixture names a study on each)."""
 
 
 async def open_backend(url: str, clock: Callable[[], float] = time.time) -> StudyStore:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.store.interface import StudyStore
-from tests.store_contract.backends import BACKENDS, SERVER_ENV, open_backend, url_of
+from tests.store_contract.backends import BACKENDS, open_backend, sqlite_url
 
 
 class Clock:
@@ -21,21 +21,20 @@ class Clock:
         return self.now
 
 
-@pytest.fixture(params=sorted(BACKENDS))
+@pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
     """Every contract test runs once per backend: the one fixture that says which."""
     return str(request.param)
 
 
 @pytest.fixture
-def location(
-    backend: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> str:
-    """The URL of a fresh study on the backend (a server's is started on first use)."""
+def location(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """The URL of a study of the test's own: a SQLite file not made yet; on PostgreSQL one
+    made as the bot makes it (``postgres_study``: a server's is started on first use).
+    Opening either is the same to the bot: it makes or upgrades the study first."""
     if backend == "postgresql":
-        server = request.getfixturevalue("postgres")
-        monkeypatch.setenv(SERVER_ENV, server.url)
-    return url_of(backend, tmp_path / "study.sqlite")
+        return str(request.getfixturevalue("postgres_study"))
+    return sqlite_url(tmp_path / "study.sqlite")
 
 
 OpenStore = Callable[..., Awaitable[StudyStore]]
