@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.store.interface import StudyStore
-from tests.store_contract.backends import BACKENDS, open_backend, sqlite_url
+from tests.store_contract.backends import BACKENDS, open_backend, url_of
 
 
 class Clock:
@@ -21,7 +21,7 @@ class Clock:
         return self.now
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=sorted(BACKENDS))
 def backend(request: pytest.FixtureRequest) -> str:
     """Every contract test runs once per backend: the one fixture that says which."""
     return str(request.param)
@@ -29,12 +29,9 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def location(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
-    """The URL of a study of the test's own: a SQLite file not made yet; on PostgreSQL one
-    made as the bot makes it (``postgres_study``: a server's is started on first use).
-    Opening either is the same to the bot: it makes or upgrades the study first."""
-    if backend == "postgresql":
-        return str(request.getfixturevalue("postgres_study"))
-    return sqlite_url(tmp_path / "study.sqlite")
+    """The URL of a study of the test's own on the backend (a server's is started on first
+    use)."""
+    return url_of(backend, tmp_path / "study.sqlite", request)
 
 
 OpenStore = Callable[..., Awaitable[StudyStore]]
