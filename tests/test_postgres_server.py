@@ -128,9 +128,7 @@ def test_a_copy_of_a_database_is_its_own_and_goes_when_dropped(postgres: Postgre
         postgres.run_sql("SELECT 1", url=copy)
 
 
-async def test_a_study_of_its_own_is_made_as_the_bot_makes_one(
-    postgres: PostgresServer, postgres_study: str
-) -> None:
+async def test_a_study_of_its_own_is_made_as_the_bot_makes_one(postgres_study: str) -> None:
     """What the contract suite's PostgreSQL tests start from: a study at this schema (a
     console attaches to no other), alone on its database."""
     await (await open_store(postgres_study, access=Access.ATTACH)).close()
