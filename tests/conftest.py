@@ -6,6 +6,7 @@ import asyncio
 import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,7 @@ from pydantic import ValidationError
 from bot.core.media import Speaker, Transcriber
 from bot.pilot.emulator import BotApiEmulator, Participant
 from bot.runtime.app import BotConfig, run_bot
+from bot.store import open_store
 from bot.systems.base import System
 from bot.telegram.webhook import Webhook
 from scenarios.loading import load_study
@@ -64,6 +66,36 @@ def postgres() -> Iterator[PostgresServer]:
         yield server
     finally:
         server.stop()
+
+
+MADE_STUDY = "made"
+"""The study each database of ``postgres_study`` keeps."""
+
+
+@pytest.fixture(scope="session")
+def migrated_database(postgres: PostgresServer) -> str:
+    """A database of the tests' server (one a worker, made on first use) keeping the study
+    ``MADE_STUDY`` as ``open_store`` makes it, closed: the template of ``postgres_study``."""
+    url = postgres.fresh_database()
+
+    async def made() -> None:
+        await (await open_store(f"{url}?study={MADE_STUDY}")).close()
+
+    with ThreadPoolExecutor(1) as thread:  # a loop of its own, whatever runs in this one
+        thread.submit(asyncio.run, made()).result()
+    return url
+
+
+@pytest.fixture
+def postgres_study(postgres: PostgresServer, migrated_database: str) -> Iterator[str]:
+    """The URL of a study made as the bot makes one, alone on a database of its own (dropped
+    once the test has closed it). A copy of ``migrated_database`` takes a quarter of the
+    migrations' time, and no test's study slows the next (one shared database's catalogs grew
+    with every study made in it); the migrations are tested from scratch where they are the
+    point (tests/test_postgres_store.py)."""
+    url = postgres.fresh_database(migrated_database)
+    yield f"{url}?study={MADE_STUDY}"
+    postgres.drop_database(url)
 
 
 def free_port() -> int:

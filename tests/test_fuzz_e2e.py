@@ -53,7 +53,7 @@ async def test_fuzzed_updates_on_a_postgresql_server(
     nothing leaked into the server's data files."""
     db = postgres.fresh_database()
     settings = FuzzSettings(updates=200, players=3, seed=SEED)
-    report = await run_fuzz(settings, tmp_path, db, postgres.stored_bytes)
+    report = await run_fuzz(settings, tmp_path, db, lambda: postgres.stored_bytes(db))
     context = f"seed {SEED}\n{report.summary()}"
     assert report.problems() == [], context
     assert report.players_completed == 3 and report.by_kind["redelivered"], context

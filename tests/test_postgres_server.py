@@ -17,7 +17,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from bot.store import Access, open_store
+from bot.store.opening import studies_at
 from tests import postgres_server
+from tests.conftest import MADE_STUDY
 from tests.postgres_server import (
     PASSWORD,
     PASSWORD_ROLE,
@@ -112,6 +115,24 @@ def test_a_fresh_database_is_empty_and_new_each_time(postgres: PostgresServer) -
     )
     assert postgres.run_sql(tables, url=first) == [(1,)]
     assert postgres.run_sql(tables, url=second) == [(0,)]
+
+
+def test_a_copy_of_a_database_is_its_own_and_goes_when_dropped(postgres: PostgresServer) -> None:
+    original = postgres.fresh_database()
+    postgres.run_sql("CREATE TABLE sessions (id integer)", url=original)
+    copy = postgres.fresh_database(copy_of=original)
+    postgres.run_sql("INSERT INTO sessions VALUES (1)", url=copy)
+    assert postgres.run_sql("SELECT count(*) FROM sessions", url=original) == [(0,)]
+    postgres.drop_database(copy)
+    with pytest.raises(psycopg.OperationalError, match="does not exist"):
+        postgres.run_sql("SELECT 1", url=copy)
+
+
+async def test_a_study_of_its_own_is_made_as_the_bot_makes_one(postgres_study: str) -> None:
+    """What the contract suite's PostgreSQL tests start from: a study at this schema (a
+    console attaches to no other), alone on its database."""
+    await (await open_store(postgres_study, access=Access.ATTACH)).close()
+    assert await studies_at(postgres_study.split("?")[0]) == [MADE_STUDY]
 
 
 def test_without_binaries_one_line_says_to_run_the_installer(tmp_path: Path) -> None:

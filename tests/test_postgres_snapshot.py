@@ -22,6 +22,7 @@ from bot.store.model import SNAPSHOT_COLUMNS
 from bot.store.postgres import snapshot
 from bot.store.postgres.snapshot import MISSING
 from tests.command_line import ozlab_here
+from tests.conftest import MADE_STUDY
 from tests.postgres_server import PASSWORD, PASSWORD_ROLE, PostgresServer
 
 STUDY = "hmd"
@@ -121,17 +122,13 @@ def test_nulls_in_every_nullable_column_read_as_on_sqlite(
     assert arrow_schemas(url) == arrow_schemas(emptied)
 
 
-def test_an_empty_study_reads_as_an_empty_sqlite_file(
-    postgres: PostgresServer, tmp_path: Path
-) -> None:
-    url = postgres.fresh_database() + "?study=empty"
+def test_an_empty_study_reads_as_an_empty_sqlite_file(postgres_study: str, tmp_path: Path) -> None:
     sqlite_file = tmp_path / "empty.sqlite"
-    for db in (url, sqlite_file):
-        asyncio.run(_created(db))
-    found = load_study_data(url)
+    asyncio.run(_created(sqlite_file))
+    found = load_study_data(postgres_study)
     assert all(len(getattr(found, table)) == 0 for table in SNAPSHOT_COLUMNS)
     assert_same_data(found, load_study_data(sqlite_file))
-    schemas = arrow_schemas(url)
+    schemas = arrow_schemas(postgres_study)
     assert schemas == arrow_schemas(sqlite_file)
     assert {t.type for schema in schemas.values() for t in schema} == {pa.int64()}
 
@@ -143,16 +140,15 @@ async def _created(db: str | Path) -> None:
 
 @pytest.mark.parametrize("halved", [False, True], ids=["whole", "halves"])
 def test_every_table_is_read_in_one_snapshot(
-    postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch, halved: bool
+    postgres: PostgresServer, postgres_study: str, monkeypatch: pytest.MonkeyPatch, halved: bool
 ) -> None:
     """A row written while the snapshot is read (between its first table and the others)
     is in none of them: the tables agree with each other, and so do a table's two halves
     read on two connections."""
-    url = postgres.fresh_database()
-    asyncio.run(_created(url + "?study=live"))
+    url = postgres_study.split("?")[0]
     before = 4
     postgres.run_sql(
-        "INSERT INTO live.events (at, kind, data) SELECT n, 'before', '{}'"
+        f"INSERT INTO {MADE_STUDY}.events (at, kind, data) SELECT n, 'before', '{{}}'"
         f" FROM generate_series(1, {before}) AS n",
         url=url,
     )
@@ -164,12 +160,13 @@ def test_every_table_is_read_in_one_snapshot(
         if not seen:
             with psycopg.connect(url, autocommit=True) as writer:
                 writer.execute(
-                    "INSERT INTO live.events (at, kind, data) VALUES (1, 'written_meanwhile', '{}')"
+                    f"INSERT INTO {MADE_STUDY}.events (at, kind, data)"
+                    " VALUES (1, 'written_meanwhile', '{}')"
                 )
         seen[table] = rows.num_rows
 
     async def read() -> None:
-        store = await open_store(url + "?study=live", access=Access.READ)
+        store = await open_store(postgres_study, access=Access.READ)
         try:
             await store.read_snapshot(sink)
         finally:
@@ -177,34 +174,29 @@ def test_every_table_is_read_in_one_snapshot(
 
     asyncio.run(read())
     assert list(seen) == list(SNAPSHOT_COLUMNS) and seen["events"] == before
-    [(count,)] = postgres.run_sql("SELECT count(*) FROM live.events", url=url)
+    [(count,)] = postgres.run_sql(f"SELECT count(*) FROM {MADE_STUDY}.events", url=url)
     assert count == before + 1
 
 
 def test_the_columnar_read_takes_credentials_from_libpq_s_environment(
-    postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch
+    postgres: PostgresServer, postgres_study: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    owner = postgres.fresh_database()
-    asyncio.run(_created(owner + "?study=kept"))
+    owner, study = postgres_study.split("?")[0], MADE_STUDY
     database = owner.rsplit("/", 1)[1]
-    postgres.run_sql(f"GRANT USAGE ON SCHEMA kept TO {PASSWORD_ROLE}", url=owner)
-    postgres.run_sql(f"GRANT SELECT ON ALL TABLES IN SCHEMA kept TO {PASSWORD_ROLE}", url=owner)
-    url = postgres.url_for(PASSWORD_ROLE, database) + "?study=kept"
+    postgres.run_sql(f"GRANT USAGE ON SCHEMA {study} TO {PASSWORD_ROLE}", url=owner)
+    postgres.run_sql(f"GRANT SELECT ON ALL TABLES IN SCHEMA {study} TO {PASSWORD_ROLE}", url=owner)
+    url = postgres.url_for(PASSWORD_ROLE, database) + f"?study={study}"
     monkeypatch.setenv("PGPASSWORD", PASSWORD)
     assert len(load_study_data(url).sessions) == 0
 
 
 def test_without_the_driver_a_report_says_what_to_install_in_one_line(
-    postgres: PostgresServer,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    postgres_study: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    url = postgres.fresh_database() + "?study=bare"
-    asyncio.run(_created(url))
     for name in [m for m in sys.modules if m.startswith("adbc_driver_postgresql")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "adbc_driver_postgresql", None)
-    code = analytics_main(["report", "--db", url, "--format", "json"])
+    code = analytics_main(["report", "--db", postgres_study, "--format", "json"])
     [line] = capsys.readouterr().err.splitlines()
     assert code == StoreError.exit_code
     assert line.endswith(MISSING)

@@ -26,6 +26,7 @@ from bot.store.moving import copy_study
 from bot.store.postgres import connection as pg
 from bot.store.postgres.connection import SCHEMA_VERSION, translated
 from bot.store.postgres.schema import MIGRATIONS, SQLITE_VERSION_OF
+from tests.conftest import MADE_STUDY
 from tests.postgres_server import PASSWORD_ROLE, PostgresServer, free_port
 from tests.store_contract.records import session, step
 from tests.store_reads import read_tables
@@ -154,12 +155,12 @@ def test_a_sqlite_run_loads_nothing_of_the_postgresql_path(tmp_path: Path) -> No
 
 
 async def test_a_failed_batch_takes_its_prepared_statements_and_the_next_one_works(
-    postgres: PostgresServer,
+    postgres_study: str,
 ) -> None:
     """The writer prepares each statement once per connection; a batch that fails takes the
     ``PREPARE`` it sent with it, and the writer starts again from none, however many fail in
     a row (psycopg never prepares the ``ROLLBACK`` and ``DEALLOCATE ALL`` that clear it)."""
-    store = await open_store(postgres.fresh_database() + "?study=failing")
+    store = await open_store(postgres_study)
 
     def failing(tx: Tx) -> None:
         tx.conn.execute(
@@ -229,21 +230,20 @@ async def test_a_study_moves_to_a_server_and_back_row_for_row(
 
 
 async def test_a_long_state_is_compressed_with_lz4_where_the_server_has_it(
-    postgres: PostgresServer,
+    postgres: PostgresServer, postgres_study: str
 ) -> None:
     """A participant's state with its history is rewritten at every step: lz4 costs the
     server less than half of pglz's CPU for it (the default pglz stays on a server built
     without lz4, which Debian's is not)."""
-    url = postgres.fresh_database() + "?study=compressed"
     history = [{"user": f"message {i}", "system": "a reply of some length " * 8} for i in range(40)]
-    store = await open_store(url)
+    store = await open_store(postgres_study)
     try:
         await store.commit_step(step("p", *session("p"), state=json.dumps({"history": history})))
     finally:
         await store.close()
     [(method,)] = postgres.run_sql(
-        "SELECT pg_column_compression(state) FROM compressed.participants",
-        url=url.split("?")[0],
+        f"SELECT pg_column_compression(state) FROM {MADE_STUDY}.participants",
+        url=postgres_study.split("?")[0],
     )
     assert method == "lz4"
 

@@ -1,15 +1,15 @@
-"""The backends the contract suite runs against, each a way to name a fresh study's URL:
+"""The backends the contract suite runs against, each a way to name a study's URL:
 ``bot.store.open_store`` does the rest, so that a subprocess (the kill test) opens the same
 one from its URL. A PostgreSQL backend adds one line to ``BACKENDS``."""
 
 from __future__ import annotations
 
-import hashlib
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from bot.store import Access, StudyStore, open_store
 
@@ -19,26 +19,23 @@ def sqlite_url(place: Path) -> str:
     return f"sqlite:///{place.resolve()}"
 
 
-SERVER_ENV = "OZLAB_TEST_POSTGRES"
-"""The tests' PostgreSQL database (the ``postgres`` fixture sets it, for subprocesses too)."""
+def postgresql_url(place: Path, request: pytest.FixtureRequest) -> str:
+    """A study of its own on the tests' PostgreSQL server, made as the bot makes one, alone
+    on a database of its own (the ``postgres_study`` fixture)."""
+    return str(request.getfixturevalue("postgres_study"))
 
 
-def postgresql_url(place: Path) -> str:
-    """A study of its own on the tests' PostgreSQL server, named after the place."""
-    study = hashlib.sha256(str(place.resolve()).encode()).hexdigest()[:20]
-    return f"{os.environ[SERVER_ENV]}?study=t{study}"
-
-
-BACKENDS: dict[str, Callable[[Path], str]] = {
-    "sqlite": sqlite_url,
+BACKENDS: dict[str, Callable[[Path, pytest.FixtureRequest], str]] = {
+    "sqlite": lambda place, _: sqlite_url(place),
     "postgresql": postgresql_url,
 }
-"""Each backend's URL of a study kept at a place in a test's own folder (a file for
-SQLite; a database named after it for a server)."""
+"""Each backend's URL of a study of the test's own: a SQLite file at a place in the test's
+folder (not made yet); a server's study, made (opening either is the same to the bot: it
+makes or upgrades the study first)."""
 
 
-def url_of(backend: str, place: Path) -> str:
-    return BACKENDS[backend](place)
+def url_of(backend: str, place: Path, request: pytest.FixtureRequest) -> str:
+    return BACKENDS[backend](place, request)
 
 
 async def open_backend(url: str, clock: Callable[[], float] = time.time) -> StudyStore:

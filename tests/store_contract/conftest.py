@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.store.interface import StudyStore
-from tests.store_contract.backends import BACKENDS, SERVER_ENV, open_backend, url_of
+from tests.store_contract.backends import BACKENDS, open_backend, url_of
 
 
 class Clock:
@@ -28,14 +28,10 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def location(
-    backend: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> str:
-    """The URL of a fresh study on the backend (a server's is started on first use)."""
-    if backend == "postgresql":
-        server = request.getfixturevalue("postgres")
-        monkeypatch.setenv(SERVER_ENV, server.url)
-    return url_of(backend, tmp_path / "study.sqlite")
+def location(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """The URL of a study of the test's own on the backend (a server's is started on first
+    use)."""
+    return url_of(backend, tmp_path / "study.sqlite", request)
 
 
 OpenStore = Callable[..., Awaitable[StudyStore]]
