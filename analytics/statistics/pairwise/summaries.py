@@ -214,8 +214,10 @@ def _first_reaching(
         pieces = [np.arange(one, two + 1, widths[0]) for one, two in zip(a, b, strict=True)]
         starts = np.concatenate(pieces)
         ends = np.minimum(starts + widths[0] - 1, b[np.searchsorted(b, starts)])
-        c = _critical_counts(alpha, np.concatenate([starts, ends]))
-        kept = _power_bound(p, starts, ends, c[: len(starts)], c[len(starts) :]) >= power
+        both = np.union1d(starts, ends)  # the same n when the pieces are single n
+        c = _critical_counts(alpha, both)
+        c_start, c_end = c[both.searchsorted(starts)], c[both.searchsorted(ends)]
+        kept = _power_bound(p, starts, ends, c_start, c_end) >= power
         if len(widths) > 1:
             found = _first_reaching(p, alpha, power, starts[kept], ends[kept], widths[1:])
         else:
