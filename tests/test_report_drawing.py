@@ -18,7 +18,7 @@ from analytics.report.present import document
 
 def test_figures_drawn_side_by_side_are_the_bytes_drawn_in_turn(tmp_path: Path) -> None:
     db = tmp_path / "small.sqlite"
-    write_synthetic_study(db, sessions=24, responses_per_session=20, seed=5, systems=2)
+    write_synthetic_study(db, sessions=8, responses_per_session=20, seed=5, systems=2)
     report = build_report(load_study_data(db))
     blocks = document(report)
     figures = [b for b in blocks if isinstance(b, Figure)]

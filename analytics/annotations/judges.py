@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy.stats import rankdata
 
 from analytics.annotations import agreement as ag
 from analytics.annotations.pair_agreement import PAIR_AGREEMENT_COLUMNS, pair_agreement
@@ -127,13 +128,15 @@ def spearman_interval(pairs: np.ndarray, seed: int = ag.SEED) -> tuple[float, fl
     n = both.shape[1]
     if n < 4 or len(set(both[0])) < 2 or len(set(both[1])) < 2:
         return (math.nan, math.nan, math.nan, n)
-    value = _rho(both[0], both[1])
+    value = float(_rho(both[0][None], both[1][None])[0])
     rng = np.random.default_rng(seed)
+    # the resamples a block at a time: the same draws as one resample at a time
+    block = max(1, _AT_ONCE // n)
     draws = []
-    for _ in range(ag.RESAMPLES):
-        pick = rng.integers(0, n, n)
+    for first in range(0, ag.RESAMPLES, block):
+        pick = rng.integers(0, n, (min(block, ag.RESAMPLES - first), n))
         draws.append(_rho(both[0][pick], both[1][pick]))
-    values = np.array(draws)
+    values = np.concatenate(draws)
     values = values[~np.isnan(values)]
     if len(values) < ag.RESAMPLES / 2:
         return (value, math.nan, math.nan, n)
@@ -142,11 +145,24 @@ def spearman_interval(pairs: np.ndarray, seed: int = ag.SEED) -> tuple[float, fl
     return (value, float(low), float(high), n)
 
 
-def _rho(a: np.ndarray, b: np.ndarray) -> float:
-    ra, rb = pd.Series(a).rank().to_numpy(), pd.Series(b).rank().to_numpy()
-    if ra.std() == 0 or rb.std() == 0:
-        return math.nan
-    return float(np.corrcoef(ra, rb)[0, 1])
+_AT_ONCE = 1 << 20
+"""Values resampled at once (a few MB of arrays) by ``spearman_interval``."""
+
+
+def _rho(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Spearman's rho of each row of ``a`` with the same row of ``b`` (NaN where one does
+    not vary): Pearson's r of their midranks as ``np.corrcoef`` computes it. Midranks less
+    their mean are whole or half numbers, so their sums of products are exact however they
+    are summed, and each rho is corrcoef's to the last bit."""
+    ra = rankdata(a, axis=1)
+    rb = rankdata(b, axis=1)
+    ra -= ra.mean(axis=1, keepdims=True)
+    rb -= rb.mean(axis=1, keepdims=True)
+    scale = 1 / (a.shape[1] - 1)
+    xy, xx, yy = (np.einsum("ij,ij->i", x, y) * scale for x, y in ((ra, rb), (ra, ra), (rb, rb)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho = xy / np.sqrt(xx) / np.sqrt(yy)
+    return np.where((xx == 0) | (yy == 0), math.nan, np.clip(rho, -1, 1))
 
 
 def _coefficients(pair: np.ndarray, scale: ItemScale) -> list[tuple[str, float, float, float, int]]:

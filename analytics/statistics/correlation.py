@@ -11,12 +11,12 @@ for it.
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+import numpy.typing as npt
 from scipy.stats import norm, rankdata
 from scipy.stats import t as student_t
 
@@ -103,8 +103,7 @@ def _at_least(s: int, n: int) -> float:
     if 3 * s > n**3 - n:  # above the largest value S takes
         return 0.0
     if n <= EXACT_LIMIT:
-        values = _null_distribution(n)
-        return float(np.count_nonzero(values >= s) / len(values))
+        return float(_null_counts(n)[s:].sum() / math.factorial(n))
     c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12 = _EDGEWORTH
     b = 1 / n
     x = (6 * (s - 1) * b / (n * n - 1) - 1) * math.sqrt(n - 1)  # ≈ −ρ √(n − 1), standard normal
@@ -116,7 +115,21 @@ def _at_least(s: int, n: int) -> float:
 
 
 @lru_cache(maxsize=EXACT_LIMIT)
-def _null_distribution(n: int) -> np.ndarray:
-    """S of every one of the n! orderings of the second ranks against the first."""
-    orders = np.array(list(itertools.permutations(range(n))), dtype=np.int64)
-    return np.asarray(((orders - np.arange(n)) ** 2).sum(axis=1))
+def _null_counts(n: int) -> npt.NDArray[np.int64]:
+    """How many of the n! orderings of the second ranks against the first give each S (the
+    index): the ranks placed one position at a time, the orderings that placed the same
+    ranks so far counted together (2ⁿ sets of ranks, not n! orderings to list)."""
+    top = (n**3 - n) // 3  # the largest S
+    start = np.zeros(top + 1, dtype=np.int64)
+    start[0] = 1
+    ways = {0: start}  # a bit per rank placed: the orderings so far, by S
+    for position in range(n):
+        placed: dict[int, npt.NDArray[np.int64]] = {}
+        for used, counts in ways.items():
+            for rank in range(n):
+                if not used >> rank & 1:
+                    grown = placed.setdefault(used | 1 << rank, np.zeros(top + 1, np.int64))
+                    step = (rank - position) ** 2
+                    grown[step:] += counts[: top + 1 - step]
+        ways = placed
+    return ways[(1 << n) - 1]

@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from analytics.statistics.bounded import bounded_interval
 
@@ -88,7 +88,7 @@ def prediction_powered_mean(
     n, unrated = len(people_rated), len(judged_unrated)
     if n < 2 or unrated < 2 or len(judged_rated) != n:
         return None
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = float(ndtri(0.5 + confidence / 2))  # norm.ppf's own function, not its checks
     judged = np.concatenate([judged_rated, judged_unrated])
     judge_var = float(np.var(judged, ddof=1))
     covariance = float(np.cov(people_rated, judged_rated, ddof=1)[0, 1])

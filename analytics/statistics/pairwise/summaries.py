@@ -178,29 +178,69 @@ def comparisons_needed(p: float, *, alpha: float = 0.05, power: float = 0.8) -> 
     if not 0 <= p <= 1 or abs(p - 0.5) < 1e-12:
         return math.nan
     p = max(p, 1 - p)
-    # n is looked for in chunks, the first one small (most gaps need a few hundred votes); a
-    # chunk whose bound falls short of the power is passed over (the same n is found)
+    # n is looked for in chunks, the first one small (most gaps need a few hundred votes),
+    # a few chunks at a time in pieces, a few pieces at a time in smaller ones, down to
+    # single n: a chunk or piece whose bound falls short of the power is passed over (the
+    # same n is found), so a gap that needs thousands of votes costs the exact power of
+    # the n near its answer, not of every n below it
     c_first, c_last = _chunk_ends(alpha)
     firsts, lasts = _CHUNK_FIRSTS, _CHUNK_FIRSTS + _CHUNK_SIZES - 1
-    # n − c(n) never falls as n grows, c(n) never falls, and more votes give a count at least
-    # as large: P(K_n ≥ n − c(n)) ≤ P(K_last ≥ first − c(first)), P(K_n ≤ c(n)) ≤
-    # P(K_first ≤ c(last)) for every n of a chunk
-    bound = stats.binom.sf(firsts - c_first - 1, lasts, p) + np.where(
-        c_last >= 0, stats.binom.cdf(c_last, firsts, p), 0.0
-    )
-    for k in np.flatnonzero(bound >= power):
-        n = np.arange(_CHUNK_FIRSTS[k], _CHUNK_FIRSTS[k] + _CHUNK_SIZES[k])
-        c = _chunk_criticals(alpha, int(k))
-        reached = stats.binom.cdf(c, n, p) + stats.binom.sf(n - c - 1, n, p)
-        reached = np.where(c >= 0, reached, 0.0)
-        hit = np.flatnonzero(reached >= power)
-        if len(hit):
-            return float(n[hit[0]])
-    return math.nan
+    kept = _power_bound(p, firsts, lasts, c_first, c_last) >= power
+    found = _first_reaching(p, alpha, power, firsts[kept], lasts[kept], _PIECES)
+    return math.nan if found is None else float(found)
 
 
 _CHUNK_FIRSTS = np.array([1, *range(257, 200_001, 2_000)])
 _CHUNK_SIZES = np.array([256] + [2_000] * (len(_CHUNK_FIRSTS) - 1))
+_PIECES = (128, 8, 1)
+_AT_ONCE = 8
+"""Chunks or pieces whose bound reaches the power are cut smaller this many at a time:
+the n past the answer reach it too, and are better not computed."""
+
+
+def _first_reaching(
+    p: float,
+    alpha: float,
+    power: float,
+    first: npt.NDArray[np.int64],
+    last: npt.NDArray[np.int64],
+    widths: tuple[int, ...],
+) -> int | None:
+    """The smallest n of the ranges ``first``–``last`` whose power reaches ``power``: the
+    ranges in pieces of ``widths[0]``, those whose bound reaches the power in pieces of
+    the next width, down to single n, whose bound is their exact power."""
+    for group in range(0, len(first), _AT_ONCE):
+        a, b = first[group : group + _AT_ONCE], last[group : group + _AT_ONCE]
+        pieces = [np.arange(one, two + 1, widths[0]) for one, two in zip(a, b, strict=True)]
+        starts = np.concatenate(pieces)
+        ends = np.minimum(starts + widths[0] - 1, b[np.searchsorted(b, starts)])
+        both = np.union1d(starts, ends)  # the same n when the pieces are single n
+        c = _critical_counts(alpha, both)
+        c_start, c_end = c[both.searchsorted(starts)], c[both.searchsorted(ends)]
+        kept = _power_bound(p, starts, ends, c_start, c_end) >= power
+        if len(widths) > 1:
+            found = _first_reaching(p, alpha, power, starts[kept], ends[kept], widths[1:])
+        else:
+            found = int(starts[kept][0]) if kept.any() else None
+        if found is not None:
+            return found
+    return None
+
+
+def _power_bound(
+    p: float,
+    first: npt.NDArray[np.int64],
+    last: npt.NDArray[np.int64],
+    c_first: npt.NDArray[np.float64],
+    c_last: npt.NDArray[np.float64],
+) -> npt.NDArray[np.float64]:
+    """A bound on the sign test's power at every n from ``first`` to ``last``: n − c(n)
+    never falls as n grows, c(n) never falls, and more votes give a count at least as
+    large, so P(K_n ≥ n − c(n)) ≤ P(K_last ≥ first − c(first)) and P(K_n ≤ c(n)) ≤
+    P(K_first ≤ c(last))."""
+    return stats.binom.sf(first - c_first - 1, last, p) + np.where(
+        c_last >= 0, stats.binom.cdf(c_last, first, p), 0.0
+    )
 
 
 def _critical_counts(alpha: float, n: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
@@ -218,14 +258,6 @@ def _chunk_ends(alpha: float) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.f
         _critical_counts(alpha, _CHUNK_FIRSTS),
         _critical_counts(alpha, _CHUNK_FIRSTS + _CHUNK_SIZES - 1),
     )
-
-
-@functools.lru_cache(maxsize=1024)
-def _chunk_criticals(alpha: float, chunk: int) -> npt.NDArray[np.float64]:
-    """c(n) of one chunk, found once per process: the binomial's quantile is the costly
-    part, and every gap of every question asks for the first chunk."""
-    first = _CHUNK_FIRSTS[chunk]
-    return _critical_counts(alpha, np.arange(first, first + _CHUNK_SIZES[chunk]))
 
 
 def sample_size(
