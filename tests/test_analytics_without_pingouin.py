@@ -7,6 +7,7 @@ from __future__ import annotations
 # pingouin, the reference, is imported by the tests that compare with it: at the top it
 # cost every test process a third of a second of collection.
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ import pandas as pd
 import pytest
 
 from analytics.statistics.compare import holm, kruskal_wallis
-from analytics.statistics.power import anova_eta_squared
+from analytics.statistics.power import anova_eta_squared, smallest_detectable_effect
 from analytics.statistics.questionnaires import cronbach_alpha
 
 SEEDS = range(12)
@@ -99,10 +100,41 @@ def test_anova_eta_squared_is_pingouins(n: float, k: int, power: float, alpha: f
     assert np.isfinite(theirs)
 
 
-def test_between_subjects_report_never_imports_pingouin(tmp_path: Path) -> None:
-    """A whole JSON report of three systems between participants (Kruskal–Wallis, Holm,
-    Cronbach's alpha, the smallest detectable effect), in a fresh interpreter; nor the HTTP
-    client the judges call models with (reading their verdicts needs none)."""
+@pytest.mark.parametrize(
+    ("design", "sizes", "power", "alpha"),
+    [("between", (12, 13), 0.8, 0.05), ("between", (2, 3), 0.9, 0.01),
+     ("between", (400, 9), 0.5, 0.1), ("between", (30,), 0.8, 0.05),
+     ("within", (15, 15), 0.8, 0.05), ("within", (3, 4), 0.95, 0.001),
+     ("within", (20, 18, 19), 0.8, 0.05), ("within", (5, 5, 5, 5), 0.9, 0.01),
+     ("within", (2, 2, 2), 0.99, 0.001)],
+)  # fmt: skip
+def test_the_smallest_detectable_effect_of_a_t_test_or_repeated_anova_is_pingouins(
+    design: str, sizes: tuple[int, ...], power: float, alpha: float
+) -> None:
+    """Two groups (pingouin's ``power_ttest2n``), one group or pairs (``power_ttest``) and
+    repeated measures (``power_rm_anova``, Cohen's f from its η²), without pingouin."""
+    import pingouin as pg
+
+    found = smallest_detectable_effect(design, sizes, power=power, alpha=alpha)  # type: ignore[arg-type]
+    n = min(sizes)
+    if len(sizes) == 2 and design == "between":
+        theirs = float(pg.power_ttest2n(nx=sizes[0], ny=sizes[1], power=power, alpha=alpha))
+    elif len(sizes) == 1:
+        theirs = float(pg.power_ttest(n=n, power=power, alpha=alpha, contrast="one-sample"))
+    elif len(sizes) == 2:
+        theirs = float(pg.power_ttest(n=n, power=power, alpha=alpha, contrast="paired"))
+    else:
+        eta = float(pg.power_rm_anova(n=n, m=len(sizes), power=power, alpha=alpha, corr=0.5))
+        theirs = math.sqrt(eta / (1 - eta))
+    assert found.effect == (theirs if np.isfinite(theirs) else None)
+
+
+@pytest.mark.parametrize("systems", [2, 3])
+def test_between_subjects_report_never_imports_pingouin(tmp_path: Path, systems: int) -> None:
+    """A whole JSON report of two or three systems between participants (Mann–Whitney or
+    Kruskal–Wallis, Holm, Cronbach's alpha, the smallest detectable effect of a t test or an
+    ANOVA), in a fresh interpreter; nor the HTTP client the judges call models with (reading
+    their verdicts needs none)."""
     code = (
         "import sys\n"
         "from pathlib import Path\n"
@@ -111,7 +143,8 @@ def test_between_subjects_report_never_imports_pingouin(tmp_path: Path) -> None:
         "from analytics.report.numbers import build_report\n"
         "from analytics.report.render_json import render_json\n"
         "db = Path(sys.argv[1])\n"
-        "write_synthetic_study(db, sessions=60, responses_per_session=12, seed=3, systems=3)\n"
+        "write_synthetic_study(db, sessions=60, responses_per_session=12, seed=3,\n"
+        f"                      systems={systems})\n"
         "report = build_report(load_study_data(db))\n"
         "render_json(report)\n"
         "import json\n"

@@ -8,7 +8,8 @@ test follows the study: between participants, two systems are a two-sample t-tes
 (one group per system) and more systems a one-way ANOVA; within participants (everybody
 meets every system), two systems are a paired t-test and more a repeated-measures ANOVA;
 one system is a one-sample t-test (its mean against a fixed value, such as the scale's
-middle). The numbers come from pingouin's power functions, which agree with R's ``pwr``
+middle). The numbers are pingouin's power functions' (``ozlab power``; a report computes
+the same floats without importing pingouin), which agree with R's ``pwr``
 and G*Power; what was used is named in the output, so that a paper can cite it. All tests
 are two-sided. Effects are Cohen's d for t-tests (d_z, the mean difference over the SD of
 the differences, for the paired one) and Cohen's f for ANOVAs (η² = f² / (1 + f²)).
@@ -22,9 +23,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 from scipy.optimize import brenth
 from scipy.stats import f as f_distribution
-from scipy.stats import ncf
+from scipy.stats import ncf, nct
+from scipy.stats import t as t_distribution
 
 from bot.core.errors import StudyDataError
 from bot.core.vocabulary import SessionState
@@ -257,19 +260,14 @@ def smallest_detectable_effect(
             call = f"pingouin.power_anova(k={len(counts)}, n={harmonic:.2f}: the harmonic mean)"
             test = replace(test, call=call)
         effect = _f(anova_eta_squared(harmonic, len(sizes), power, alpha))
-    else:
-        import pingouin as pg  # here: a report without this test never pays for its import
-
-        if test.name == "two-sample t-test":
-            nx, ny = counts
-            test = replace(test, call=f"pingouin.power_ttest2n(nx={nx}, ny={ny})")
-            effect = pg.power_ttest2n(nx=nx, ny=ny, power=power, alpha=alpha)
-        elif test.anova:
-            eta = pg.power_rm_anova(n=counts[0], m=len(sizes), power=power, alpha=alpha, corr=corr)
-            effect = _f(eta)
-        else:
-            contrast = _contrast(test)
-            effect = pg.power_ttest(n=counts[0], power=power, alpha=alpha, contrast=contrast)
+    elif test.name == "two-sample t-test":
+        nx, ny = counts
+        test = replace(test, call=f"pingouin.power_ttest2n(nx={nx}, ny={ny})")
+        effect = t_test_d(1 / np.sqrt(1 / nx + 1 / ny), nx + ny - 2, power, alpha)
+    elif test.anova:
+        effect = _f(rm_anova_eta_squared(counts[0], len(sizes), power, alpha, corr))
+    else:  # paired or one-sample: noncentrality d·√n on n − 1 degrees of freedom
+        effect = t_test_d(np.sqrt(counts[0]), counts[0] - 1, power, alpha)
     value = float(effect)
     return Detectable(test, counts, alpha, power, value if math.isfinite(value) else None)
 
@@ -289,6 +287,43 @@ def anova_eta_squared(n: float, k: int, power: float, alpha: float) -> float:
     try:
         return float(brenth(short_of, 1e-10, 1 - 1e-10))
     except ValueError:  # no root: no effect reaches this power
+        return math.nan
+
+
+def t_test_d(scale: float, dof: float, power: float, alpha: float) -> float:
+    """The Cohen's d a two-sided t test detects with this power (NaN when none does), its
+    noncentrality d·``scale`` on ``dof`` degrees of freedom, as pingouin's ``power_ttest``
+    and ``power_ttest2n`` solve it, step for step (the same floats), without importing
+    pingouin: its import (with matplotlib's and seaborn's) took a second of a report."""
+
+    critical = t_distribution.ppf(1 - alpha / 2, dof)
+
+    def short_of(d: float) -> float:
+        noncentral = d * scale
+        reached = nct.sf(critical, dof, noncentral) + (1 - nct.sf(-critical, dof, noncentral))
+        return float(reached) - power
+
+    try:
+        return float(brenth(short_of, 1e-07, 10))
+    except ValueError:  # no root: no effect reaches this power
+        return math.nan
+
+
+def rm_anova_eta_squared(n: int, m: int, power: float, alpha: float, corr: float) -> float:
+    """The η² a repeated-measures ANOVA of ``m`` conditions met by ``n`` participants
+    detects with this power (NaN when none does), as ``pingouin.power_rm_anova(n=, m=,
+    power=, alpha=, corr=)`` solves it, step for step, without importing pingouin."""
+    dof1 = m - 1
+    dof2 = (n - 1) * dof1
+    critical = f_distribution.ppf(1 - alpha, dof1, dof2)
+
+    def short_of(eta: float) -> float:
+        noncentral = eta / (1 - eta) * n * m / (1 - corr)
+        return float(ncf.sf(critical, dof1, dof2, noncentral)) - power
+
+    try:
+        return float(brenth(short_of, 1e-10, 1 - 1e-10))
+    except ValueError:
         return math.nan
 
 
