@@ -12,8 +12,6 @@ import tomllib
 from importlib.metadata import packages_distributions
 from pathlib import Path
 
-from tests.source_trees import tree_of
-
 ROOT = Path(__file__).resolve().parents[1]
 CODE = ("bot", "analytics", "scenarios", "questionnaires", "wizard_console", "lab_web")
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
@@ -41,7 +39,7 @@ def _imported(folders: tuple[str, ...]) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for folder in folders:
         for path in (ROOT / folder).rglob("*.py"):
-            for node in ast.walk(tree_of(path)):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.Import):
                     names = [alias.name for alias in node.names]
                 elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
