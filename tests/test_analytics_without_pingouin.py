@@ -129,34 +129,35 @@ def test_the_smallest_detectable_effect_of_a_t_test_or_repeated_anova_is_pingoui
     assert found.effect == (theirs if np.isfinite(theirs) else None)
 
 
-@pytest.mark.parametrize("systems", [2, 3])
-def test_between_subjects_report_never_imports_pingouin(tmp_path: Path, systems: int) -> None:
-    """A whole JSON report of two or three systems between participants (Mann–Whitney or
-    Kruskal–Wallis, Holm, Cronbach's alpha, the smallest detectable effect of a t test or an
-    ANOVA), in a fresh interpreter; nor the HTTP client the judges call models with (reading
-    their verdicts needs none)."""
+def test_between_subjects_report_never_imports_pingouin(tmp_path: Path) -> None:
+    """Whole JSON reports of two and of three systems between participants (Mann–Whitney
+    and Kruskal–Wallis, Holm, Cronbach's alpha, the smallest detectable effect of a t test
+    and of an ANOVA), in one fresh interpreter; nor the HTTP client the judges call models
+    with (reading their verdicts needs none)."""
     code = (
-        "import sys\n"
+        "import json, sys\n"
         "from pathlib import Path\n"
         "from analytics.data.synthetic import write_synthetic_study\n"
         "from analytics.data.loading import load_study_data\n"
         "from analytics.report.numbers import build_report\n"
         "from analytics.report.render_json import render_json\n"
-        "db = Path(sys.argv[1])\n"
-        "write_synthetic_study(db, sessions=60, responses_per_session=12, seed=3,\n"
-        f"                      systems={systems})\n"
-        "report = build_report(load_study_data(db))\n"
-        "render_json(report)\n"
-        "import json\n"
-        "print(json.dumps({'tested': int(report.comparisons.table['p'].notna().sum()),\n"
-        "    'alphas': int(report.questionnaires.reliability['alpha'].notna().sum()),\n"
-        "    'loaded': sorted({'pingouin', 'matplotlib', 'seaborn', 'xarray', 'aiohttp'}\n"
-        "                     & set(sys.modules))}))\n"
+        "for systems in (2, 3):\n"
+        "    db = Path(sys.argv[1]) / f'{systems}.sqlite'\n"
+        "    write_synthetic_study(db, sessions=60, responses_per_session=12, seed=3,\n"
+        "                          systems=systems)\n"
+        "    report = build_report(load_study_data(db))\n"
+        "    render_json(report)\n"
+        "    print(json.dumps({'tested': int(report.comparisons.table['p'].notna().sum()),\n"
+        "        'alphas': int(report.questionnaires.reliability['alpha'].notna().sum()),\n"
+        "        'detectable': report.provenance.detectable is not None}))\n"
+        "print(json.dumps(sorted({'pingouin', 'matplotlib', 'seaborn', 'xarray', 'aiohttp'}\n"
+        "                        & set(sys.modules))))\n"
     )
-    db = tmp_path / "study.sqlite"
     done = subprocess.run(
-        [sys.executable, "-c", code, str(db)], capture_output=True, text=True, check=True
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
     )
-    found = json.loads(done.stdout.splitlines()[-1])
-    assert found["tested"] > 0 and found["alphas"] > 0  # the tests ran, and alpha
-    assert found["loaded"] == []
+    *reports, loaded = done.stdout.splitlines()[-3:]
+    for line in reports:
+        found = json.loads(line)
+        assert found["tested"] > 0 and found["alphas"] > 0 and found["detectable"]
+    assert json.loads(loaded) == []
