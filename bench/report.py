@@ -8,6 +8,7 @@ first, a small study's report in every format beside the time its libraries take
     python bench/report.py --no-postgresql      # SQLite alone
     python bench/report.py --small-only --rounds 7
     python bench/report.py --small-only --busy 2  # on a machine busy with two other processes
+    python bench/report.py --small-only --systems 2  # an A/B study
 
 The small study (25 participants, as a pilot or a class project has) measures the fixed
 cost of a report: each format's whole command (``ozlab report --format F --out ...``, the
@@ -136,19 +137,20 @@ BUSY = "while True: pass"
 """What each of ``--busy``'s other processes does: compute, on one core each."""
 
 
-def small_study(folder: Path, rounds: int, seed: int, busy: int = 0) -> None:
-    """Each format's whole report command on a small study, beside the libraries' import,
-    with ``busy`` other processes computing meanwhile."""
+def small_study(folder: Path, rounds: int, seed: int, busy: int = 0, systems: int = 3) -> None:
+    """Each format's whole report command on a small study of ``systems`` systems, beside
+    the libraries' import, with ``busy`` other processes computing meanwhile."""
     from statistics import median
 
     from analytics.data.synthetic import write_synthetic_study
 
     db = folder / "small.sqlite"
     study = write_synthetic_study(
-        db, sessions=SMALL_SESSIONS, responses_per_session=20, seed=seed, systems=3
+        db, sessions=SMALL_SESSIONS, responses_per_session=20, seed=seed, systems=systems
     )
     print(
-        f"Small study: {study.participants} participants, {study.sessions} sessions,"
+        f"Small study: {systems} systems, {study.participants} participants, {study.sessions}"
+        " sessions,"
         f" {study.responses:,} responses; {rounds} rounds, medians"
         + (f"; {busy} other processes computing meanwhile" if busy else "")
         + "\n"
@@ -210,6 +212,9 @@ def main() -> int:
     parser.add_argument(
         "--busy", type=int, default=0, metavar="N", help="N other processes computing meanwhile"
     )
+    parser.add_argument(
+        "--systems", type=int, default=3, help="of the small study (2: its tests are t tests)"
+    )
     place = parser.add_mutually_exclusive_group()
     place.add_argument("--postgresql", metavar="URL", help="a database to copy the study into")
     place.add_argument("--no-postgresql", action="store_true", help="measure SQLite alone")
@@ -219,7 +224,7 @@ def main() -> int:
     from analytics.data.synthetic import write_synthetic_study
 
     with tempfile.TemporaryDirectory(prefix="ozlab-bench-") as folder:
-        small_study(Path(folder), args.rounds, args.seed, args.busy)
+        small_study(Path(folder), args.rounds, args.seed, args.busy, args.systems)
         if args.small_only:
             return 0
         db = Path(folder) / "study.sqlite"
