@@ -22,11 +22,11 @@ demo: $(BIN)/ozlab
 	$(BIN)/ozlab report --db ozlab-demo.sqlite
 
 # The inner loop: lint, types, and the unit and contract tests (not the ones marked slow,
-# which run whole commands, reports or bots); about 93 s on 2 idle cores once .venv exists
-# (2,726 tests; the goal is under a minute).
-# On two workers: the unit tests' time is computation (statistics, reports), about 145 s of
-# CPU, which an idle second core halves; each worker collects the tests and starts its own
-# PostgreSQL server, about 10 s of CPU more. (On a machine busy with other work it is no faster.)
+# which run whole commands, reports or bots); about 67 s on 2 idle cores once .venv exists
+# (2,747 tests; the goal is under a minute).
+# On two workers: the unit tests' time is computation (statistics, reports), about 110 s of
+# CPU, which an idle second core halves; each worker collects the tests (6 s) and starts its
+# own PostgreSQL server. (On a machine busy with other work it is no faster.)
 check: $(BIN)/ozlab
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
