@@ -127,8 +127,9 @@ DEEPEST = 100
 recursion, and a file of thousands of brackets would otherwise reach Python's limit, slowly."""
 
 
-class _AliasProblem(Exception):
-    """An alias ozlab will not follow, or values nested too deeply, with the place."""
+class _Refused(Exception):
+    """What ozlab reads no further (an alias it will not follow, values nested too deeply),
+    with the place."""
 
     def __init__(self, mark: yaml.Mark, message: str) -> None:
         super().__init__(message)
@@ -156,7 +157,7 @@ class _Loader(yaml.SafeLoader):
             if node is not None:  # an unknown anchor is PyYAML's own error
                 self._count(event.anchor, event.start_mark, node)
         if self._depth == DEEPEST:
-            raise _AliasProblem(
+            raise _Refused(
                 self.peek_event().start_mark,  # type: ignore[no-untyped-call]
                 "values nested deeper than ozlab can read: a study needs a few levels",
             )
@@ -168,12 +169,12 @@ class _Loader(yaml.SafeLoader):
 
     def _count(self, anchor: str, mark: yaml.Mark, node: yaml.Node) -> None:
         if node.end_mark is None:  # a collection not yet closed: the alias is inside it
-            raise _AliasProblem(
+            raise _Refused(
                 mark, f"the alias *{anchor} is inside its own anchor: it would repeat without end"
             )
         self.repeated += self._size(node)
         if self.repeated > REPEATED_VALUES:
-            raise _AliasProblem(
+            raise _Refused(
                 mark,
                 f"the aliases up to *{anchor} here repeat more than {REPEATED_VALUES} values"
                 ' (a YAML "billion laughs" file?): ozlab reads no further',
@@ -200,7 +201,7 @@ def parse(file: Path, text: str, problems: list[Problem]) -> Document | None:
         # Before constructing: merging ``<<: *base`` writes the base's keys into the node.
         duplicates = [] if root is None else _duplicate_keys(file, root, (), set())
         data = None if root is None else loader.construct_document(root)
-    except _AliasProblem as error:
+    except _Refused as error:
         problems.append(Problem(file, error.line, "", error.message))
         return None
     except yaml.MarkedYAMLError as error:
