@@ -53,14 +53,21 @@ summary { cursor: pointer; color: var(--accent); }
 Step = Callable[[str], None]
 
 
-def render_html(report: Report, blocks: list[Block], step: Step | None = None) -> str:
-    """The whole page; ``step`` is called before each plot is drawn (progress)."""
+def render_html(
+    report: Report,
+    blocks: list[Block],
+    step: Step | None = None,
+    drawn: Mapping[Figure, list[Picture]] | None = None,
+) -> str:
+    """The whole page; ``step`` is called before each plot is drawn (progress), unless its
+    figures come ``drawn`` already (as SVG, with other formats of the same run)."""
     title = next((b.text for b in blocks if isinstance(b, Heading) and b.level == 1), "Report")
     sections = [b for b in blocks if isinstance(b, Heading) and b.level == 2]
     nav = " ".join(f'<a href="#{_anchor(h.text)}">{_e(h.text)}</a>' for h in sections)
-    from analytics.report.drawing import pictures
+    if drawn is None:
+        from analytics.report.drawing import pictures
 
-    drawn = pictures(report, blocks, ("svg",), step)
+        drawn = pictures(report, blocks, ("svg",), step)
     body: list[str] = []
     for block in blocks:
         body.append(_block(block, drawn))

@@ -17,6 +17,8 @@ from bot.core.errors import StudyDataError
 
 if TYPE_CHECKING:
     from analytics.io.progress import Steps
+    from analytics.report.document import Block, Figure
+    from analytics.report.drawing import Picture
     from analytics.report.numbers import Report
     from analytics.report.pilot import PilotFindings
 
@@ -143,17 +145,18 @@ def report(
             from analytics.report.pilot import pilot_findings
 
             found = pilot_findings(data)
+        pages = _Pages(built, source, found, [fmt for fmt, _ in outputs], step)
         texts: list[tuple[str, Path | None]] = []
         for fmt, out in outputs:
             step(f"writing {fmt}")
             if fmt == "tex":
                 if out is None:  # the command line refused it already, in format_for
                     raise StudyDataError("a LaTeX report needs a file to write: --out report.tex")
-                written = _write_latex(built, out, source, step, pilot=found)
+                written = _write_latex(pages, out)
                 register_written(db, WrittenKind.REPORT, written, study=study)
                 continue
             terminal = out is None and fmt == "terminal"
-            text = _render(built, fmt, source, step, terminal=terminal, pilot=found)
+            text = _render(pages, fmt, terminal=terminal)
             if text is not None:  # None: printed to the terminal already
                 texts.append((text, out))
         if figures is not None:
@@ -176,44 +179,65 @@ def report(
     return 0
 
 
-def _write_latex(
-    built: Report, out: Path, source: str, step: Steps, *, pilot: PilotFindings | None
-) -> list[Path]:
+class _Pages:
+    """What the formats of one run share: the layout at each length (the terminal's is
+    shortened), and each figure drawn once in every format the run's HTML and LaTeX show
+    (SVG, PDF): a run writing both drew every chart twice."""
+
+    def __init__(
+        self,
+        built: Report,
+        source: str,
+        pilot: PilotFindings | None,
+        formats: Sequence[str],
+        step: Steps,
+    ) -> None:
+        self.built, self.source, self.pilot, self.step = built, source, pilot, step
+        self._formats = tuple(f for fmt, f in (("html", "svg"), ("tex", "pdf")) if fmt in formats)
+        self._blocks: dict[int | None, list[Block]] = {}
+        self._drawn: dict[Figure, list[Picture]] | None = None
+
+    def blocks(self, limit: int | None = None) -> list[Block]:
+        if limit not in self._blocks:
+            from analytics.report.present import document
+
+            blocks = document(self.built, limit=limit, source=self.source)
+            if self.pilot is not None:
+                from analytics.report.present_pilot import pilot_blocks
+
+                blocks = [*blocks, *pilot_blocks(self.pilot, limit=limit)]
+            self._blocks[limit] = blocks
+        return self._blocks[limit]
+
+    def drawn(self) -> dict[Figure, list[Picture]]:
+        if self._drawn is None:
+            from analytics.report.drawing import figure_count, pictures
+
+            self.step.add(figure_count(self.blocks()))
+            self._drawn = pictures(self.built, self.blocks(), self._formats, self.step)
+        return self._drawn
+
+
+def _write_latex(pages: _Pages, out: Path) -> list[Path]:
     """The main file, one file per table and the figures as PDF, beside ``out``; the
     paths written."""
-    from analytics.report.document import Figure
-    from analytics.report.drawing import figure_count, pictures
-    from analytics.report.present import document
     from analytics.report.render_tex import write_latex
     from bot.core.researcher_files import private_folder, write_private
 
-    blocks = document(built, source=source)
-    if pilot is not None:
-        from analytics.report.present_pilot import pilot_blocks
-
-        blocks = [*blocks, *pilot_blocks(pilot)]
-    step.add(figure_count(blocks))
-    drawn = pictures(built, blocks, ("pdf",), step)
+    drawn = pages.drawn()
 
     def draw(block: Figure) -> list[tuple[str, str, bytes]]:
         return [(name, caption, drawing["pdf"]) for name, caption, drawing in drawn[block]]
 
     private_folder(out.parent)
-    written = write_latex(blocks, out, draw, write_private, private_folder)
+    written = write_latex(pages.blocks(), out, draw, write_private, private_folder)
     print(f"Report written to {out} ({len(written) - 1} table and figure files beside it)",
           file=sys.stderr)  # fmt: skip
     return written
 
 
-def _render(
-    built: Report,
-    fmt: str,
-    source: str,
-    step: Steps,
-    *,
-    terminal: bool,
-    pilot: PilotFindings | None = None,
-) -> str | None:
+def _render(pages: _Pages, fmt: str, *, terminal: bool) -> str | None:
+    built, source, pilot = pages.built, pages.source, pages.pilot
     if fmt == "json":
         from analytics.report.render_json import render_json
 
@@ -225,24 +249,15 @@ def _render(
 
         whole = json.loads(render_json(built, source=source)) | {"pilot": pilot_json(pilot)}
         return json.dumps(whole, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
-    from analytics.report.present import document
-
-    limit = 15 if fmt == "terminal" else None
-    blocks = document(built, limit=limit, source=source)
-    if pilot is not None:
-        from analytics.report.present_pilot import pilot_blocks
-
-        blocks = [*blocks, *pilot_blocks(pilot, limit=limit)]
+    blocks = pages.blocks(15 if fmt == "terminal" else None)
     if fmt == "md":
         from analytics.report.render_md import render_markdown
 
         return render_markdown(blocks)
     if fmt == "html":
-        from analytics.report.drawing import figure_count
         from analytics.report.render_html import render_html
 
-        step.add(figure_count(blocks))
-        return render_html(built, blocks, step)
+        return render_html(built, blocks, drawn=pages.drawn())
     import io
 
     from analytics.report.render_terminal import render_terminal
