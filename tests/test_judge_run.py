@@ -235,9 +235,10 @@ async def test_a_pair_is_judged_in_both_orders_and_a_flipped_verdict_is_no_win(
         job = bundle.jobs["hmd-acute"].model_copy(update={"judges": (judge,)})
         client = JsonClient()
         try:
-            run = await run_judge(store, bundle, job, judge, client, {})
+            unpaced = Limits(concurrency=3, per_second=1000)  # the pacing is not tested here
+            run = await run_judge(store, bundle, job, judge, client, {}, limits=unpaced)
             calls = len(server.requests)
-            again = await run_judge(store, bundle, job, judge, client, {})
+            again = await run_judge(store, bundle, job, judge, client, {}, limits=unpaced)
         finally:
             await client.close()
     votes = [v for _, v in await store.votes() if v.rater == "model:gpt-judge"]
