@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from analytics.report.stress import idial_line, stress_json, stress_section
+from bot.annotation.judging import Limits
 from bot.core.annotation import TranscriptExchange
 from bot.core.conversation import Conversation
 from bot.core.phenomena import StressType
@@ -49,6 +50,7 @@ from scenarios.systems import OpenAISystem
 from tests.fake_servers import FakeOpenAI
 from tests.store_contract.records import session, step
 
+UNPACED = Limits(concurrency=1, per_second=1000.0)  # the local server has no rate limit
 SUCCESS = {"task_success": {"title": "Loom"}}
 
 
@@ -231,7 +233,7 @@ async def test_a_language_model_judges_and_its_agreement_with_people_is_kept(
         spec = OpenAISystem(type="openai", id="judge", url=server.url, model="m", retries=0)
         client = JsonClient()
         try:
-            done = await judge_with_model(store, model_judge(spec), client, {})
+            done = await judge_with_model(store, model_judge(spec), client, {}, limits=UNPACED)
         finally:
             await client.close()
     assert (done.given, done.unparseable, done.failed) == ({Verdict.FAIL: 3}, 0, 0)
@@ -265,7 +267,7 @@ async def test_the_model_judge_reads_the_utterances_and_replies_as_data(tmp_path
         spec = OpenAISystem(type="openai", id="judge", url=server.url, model="m", retries=0)
         client = JsonClient()
         try:
-            await judge_with_model(store, model_judge(spec), client, {})
+            await judge_with_model(store, model_judge(spec), client, {}, limits=UNPACED)
         finally:
             await client.close()
     (body,) = [b for b in asked if "PASS = fine" in str(b)]
@@ -291,9 +293,9 @@ async def test_a_reply_that_is_no_verdict_is_counted_and_the_replay_waits_for_a_
         spec = OpenAISystem(type="openai", id="judge", url=server.url, model="m", retries=0)
         client = JsonClient()
         try:
-            done = await judge_with_model(store, model_judge(spec), client, {})
+            done = await judge_with_model(store, model_judge(spec), client, {}, limits=UNPACED)
             asked = len(server.requests)
-            again = await judge_with_model(store, model_judge(spec), client, {})
+            again = await judge_with_model(store, model_judge(spec), client, {}, limits=UNPACED)
         finally:
             await client.close()
     assert (done.given, done.unparseable, done.failed) == ({}, 3, 0)

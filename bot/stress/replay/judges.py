@@ -136,19 +136,24 @@ class ModelVerdicts:
     failed: int = 0
 
 
+ONE_AT_A_TIME = Limits(concurrency=1)
+"""How a stress test's model judge is called: one call at a time, five started a second."""
+
+
 async def judge_with_model(
     store: StudyStore,
     judge: ModelJudge,
     client: JsonClient,
     env: Mapping[str, str],
     *,
+    limits: Limits = ONE_AT_A_TIME,
     clock: Callable[[], float] = time.time,
 ) -> ModelVerdicts:
     """The model's verdict on each replay waiting for one, through the judges' own code:
     every call kept by its exact request, an answer that is not a verdict asked once more,
-    then counted and left for a person."""
+    then counted and left for a person; one call at a time, paced as ``limits`` says."""
     done = ModelVerdicts()
-    asker = JudgeAsker(judge, store, client, env, Limits(concurrency=1), JudgeRun())
+    asker = JudgeAsker(judge, store, client, env, limits, JudgeRun())
     for result in awaiting(await store.stress_results(), Judge.LLM):
         session = result.test.perturbation.session_id
         answer = await ask_judge(asker, _PROMPT, _question(result), VERDICTS, (session, None))
