@@ -168,11 +168,11 @@ async def test_a_slow_server_is_a_timeout(make: type) -> None:
     async with FakeSpeechServer() as server:
         server.hold()
         started = asyncio.get_running_loop().time()
-        failure = await failure_of(make(server, timeout=0.5))
+        failure = await failure_of(make(server, timeout=0.2))
         waited = asyncio.get_running_loop().time() - started
     assert isinstance(failure, SpeechTimeout)
-    assert str(failure) == f"no answer from {server.url}{server.requests[0].path} within 0.5 s"
-    assert 0.5 <= waited < 5
+    assert str(failure) == f"no answer from {server.url}{server.requests[0].path} within 0.2 s"
+    assert 0.2 <= waited < 5
 
 
 @pytest.mark.parametrize("make", [transcriber, speaker])
