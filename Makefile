@@ -24,7 +24,7 @@ demo: $(BIN)/ozlab
 # The inner loop: lint, types, and the unit and contract tests (not the ones marked slow,
 # which run whole commands, reports or bots); 62-65 s on 2 idle cores once .venv exists
 # (2,747 tests; the goal is under a minute).
-# On two workers: the unit tests' time is computation (statistics, reports), about 105 s of
+# On two workers: the unit tests' time is computation (statistics, reports), about 100 s of
 # CPU, which an idle second core halves; each worker collects the tests (6 s) and starts its
 # own PostgreSQL server. (On a machine busy with other work it is no faster.)
 check: $(BIN)/ozlab
