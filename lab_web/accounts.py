@@ -63,18 +63,18 @@ def valid_name(name: str) -> str:
 
 
 class Accounts:
-    """The accounts of every study the page serves, their passwords hashed by ``passwords``
+    """The accounts of every study the page serves, their passwords hashed by ``hasher``
     (the deployed parameters unless a test gives cheaper ones)."""
 
     def __init__(
         self,
         lab: Lab,
         clock: Callable[[], float] = time.time,
-        passwords: Passwords | None = None,
+        hasher: Passwords | None = None,
     ) -> None:
         self.lab = lab
         self._clock = clock
-        self._passwords = passwords or Passwords()
+        self._hasher = hasher or Passwords()
 
     async def anyone(self) -> bool:
         """Whether any study has an account: none means the first user's link is printed."""
@@ -113,7 +113,7 @@ class Accounts:
             raise SignInRefused("this link was used already, has expired, or is not one")
         named = {link.name for link in granted.values() if link.name is not None}
         account_name = named.pop() if len(named) == 1 else typed
-        made = await asyncio.to_thread(self._passwords.hashed, password)
+        made = await asyncio.to_thread(self._hasher.hashed, password)
         kept = {}
         for slug, link in granted.items():
             store = self.lab[slug].store
@@ -138,10 +138,10 @@ class Accounts:
             minutes = max(1, round((until - now) / 60))
             raise SignInRefused(f"too many failed sign-ins: try again in {minutes} min")
         if not open_:  # nobody of that name: as long as a wrong password takes
-            await asyncio.to_thread(self._passwords.matches, None, password)
+            await asyncio.to_thread(self._hasher.matches, None, password)
         kept = {}
         for slug, account in open_.items():
-            if await asyncio.to_thread(self._passwords.matches, account.password_hash, password):
+            if await asyncio.to_thread(self._hasher.matches, account.password_hash, password):
                 await self.lab[slug].store.good_sign_in(name)
                 kept[slug] = fingerprint(account)
             else:

@@ -18,7 +18,7 @@ the differences, for the paired one) and Cohen's f for ANOVAs (η² = f² / (1 +
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -284,10 +284,7 @@ def anova_eta_squared(n: float, k: int, power: float, alpha: float) -> float:
         critical = f_distribution.ppf(1 - alpha, dof1, dof2)
         return float(ncf.sf(critical, dof1, dof2, (n * k) * f_squared)) - power
 
-    try:
-        return float(brenth(short_of, 1e-10, 1 - 1e-10))
-    except ValueError:  # no root: no effect reaches this power
-        return math.nan
+    return _root(short_of, 1e-10, 1 - 1e-10)
 
 
 def t_test_d(scale: float, dof: float, power: float, alpha: float) -> float:
@@ -303,10 +300,7 @@ def t_test_d(scale: float, dof: float, power: float, alpha: float) -> float:
         reached = nct.sf(critical, dof, noncentral) + (1 - nct.sf(-critical, dof, noncentral))
         return float(reached) - power
 
-    try:
-        return float(brenth(short_of, 1e-07, 10))
-    except ValueError:  # no root: no effect reaches this power
-        return math.nan
+    return _root(short_of, 1e-07, 10)
 
 
 def rm_anova_eta_squared(n: int, m: int, power: float, alpha: float, corr: float) -> float:
@@ -321,8 +315,14 @@ def rm_anova_eta_squared(n: int, m: int, power: float, alpha: float, corr: float
         noncentral = eta / (1 - eta) * n * m / (1 - corr)
         return float(ncf.sf(critical, dof1, dof2, noncentral)) - power
 
+    return _root(short_of, 1e-10, 1 - 1e-10)
+
+
+def _root(short_of: Callable[[float], float], low: float, high: float) -> float:
+    """Where ``short_of`` is 0 between ``low`` and ``high`` (Brent's method, as pingouin
+    solves its power equations), or NaN when it is not: no effect reaches the power."""
     try:
-        return float(brenth(short_of, 1e-10, 1 - 1e-10))
+        return float(brenth(short_of, low, high))
     except ValueError:
         return math.nan
 
