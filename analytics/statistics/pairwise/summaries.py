@@ -39,34 +39,20 @@ AGREEMENT_METHOD = (
 )
 
 
-def _sided(fitted: pd.DataFrame) -> pd.DataFrame:
-    """Each vote twice, once from each system's side: win, loss or tie."""
-    first = pd.DataFrame(
-        {
-            "question": fitted["question"],
-            "system": fitted["system_a"],
-            "opponent": fitted["system_b"],
-            "win": fitted["winner"] == "a",
-            "loss": fitted["winner"] == "b",
-            "tie": fitted["winner"] == "tie",
-        }
-    )
-    second = first.assign(
-        system=fitted["system_b"], opponent=fitted["system_a"], win=first["loss"],
-        loss=first["win"],
-    )  # fmt: skip
-    return pd.concat([first, second], ignore_index=True)
-
-
 def win_rates(fitted: pd.DataFrame) -> pd.DataFrame:
     """Per question, system and opponent: wins, losses, ties and the win rate with ties
-    as half a win (the matrix of the heat map)."""
+    as half a win (the matrix of the heat map). Counted over plain tuples, as
+    ``rater_agreement`` is: a frame's group-by cost ten times the counting."""
     if fitted.empty:
         return pd.DataFrame(columns=WIN_RATE_COLUMNS)
-    sided = _sided(fitted)
-    grouped = sided.groupby(["question", "system", "opponent"], sort=True, observed=True)
-    table = grouped.agg(wins=("win", "sum"), losses=("loss", "sum"), ties=("tie", "sum"))
-    table = table.reset_index()
+    tally: dict[tuple[str, str, str], list[int]] = {}
+    for question, a, b, winner in _votes(fitted):
+        for system, opponent, won, lost in ((a, b, "a", "b"), (b, a, "b", "a")):
+            counts = tally.setdefault((question, system, opponent), [0, 0, 0])
+            counts[0] += winner == won
+            counts[1] += winner == lost
+            counts[2] += winner == "tie"
+    table = _counted(tally, ["question", "system", "opponent", "wins", "losses", "ties"])
     table["comparisons"] = table["wins"] + table["losses"] + table["ties"]
     table["win_rate"] = (table["wins"] + table["ties"] / 2) / table["comparisons"]
     return table[WIN_RATE_COLUMNS]
@@ -77,32 +63,38 @@ def pair_counts(fitted: pd.DataFrame) -> pd.DataFrame:
     was shown first, wins and ties."""
     if fitted.empty:
         return pd.DataFrame(columns=PAIR_COLUMNS)
-    a, b = fitted["system_a"].astype(str), fitted["system_b"].astype(str)
-    swapped = a > b
-    one, two = a.where(~swapped, b), b.where(~swapped, a)
-    winner = fitted["winner"]
-    frame = pd.DataFrame(
-        {
-            "question": fitted["question"],
-            "system_1": one,
-            "system_2": two,
-            "first_1": ~swapped,
-            "wins_1": (winner == "a") & ~swapped | (winner == "b") & swapped,
-            "wins_2": (winner == "b") & ~swapped | (winner == "a") & swapped,
-            "tie": winner == "tie",
-        }
-    )
-    grouped = frame.groupby(["question", "system_1", "system_2"], sort=True)
-    table = grouped.agg(
-        comparisons=("tie", "size"),
-        system_1_first=("first_1", "sum"),
-        system_1_wins=("wins_1", "sum"),
-        system_2_wins=("wins_2", "sum"),
-        ties=("tie", "sum"),
-    ).reset_index()
+    tally: dict[tuple[str, str, str], list[int]] = {}
+    for question, a, b, winner in _votes(fitted):
+        swapped = a > b
+        counts = tally.setdefault((question, *((b, a) if swapped else (a, b))), [0, 0, 0, 0, 0])
+        counts[0] += 1
+        counts[1] += not swapped
+        counts[2] += winner == ("b" if swapped else "a")
+        counts[3] += winner == ("a" if swapped else "b")
+        counts[4] += winner == "tie"
+    columns = ["question", "system_1", "system_2", "comparisons", "system_1_first"]
+    table = _counted(tally, [*columns, "system_1_wins", "system_2_wins", "ties"])
     table["system_2_first"] = table["comparisons"] - table["system_1_first"]
     table["tie_rate"] = table["ties"] / table["comparisons"]
     return table[PAIR_COLUMNS]
+
+
+def _votes(fitted: pd.DataFrame) -> zip[tuple[str, str, str, str]]:
+    """Each vote's question, systems shown first and second, and winner, as plain strings."""
+    return zip(
+        *(fitted[c].astype(str) for c in ("question", "system_a", "system_b", "winner")),
+        strict=True,
+    )
+
+
+def _counted(tally: dict[tuple[str, str, str], list[int]], columns: list[str]) -> pd.DataFrame:
+    """The tally as a frame, one row per key in sorted order, the counts as int64."""
+    keys = sorted(tally)
+    table = pd.DataFrame(keys, columns=columns[:3])
+    counts = np.array([tally[key] for key in keys], dtype=np.int64).reshape(len(keys), -1)
+    for position, name in enumerate(columns[3:]):
+        table[name] = counts[:, position]
+    return table
 
 
 def rater_agreement(fitted: pd.DataFrame) -> pd.DataFrame:
