@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
 import pytest
+
+from tests.source_facts import source_of
 
 ROOT = Path(__file__).parents[1]
 PRODUCTION = ("bot", "scenarios", "questionnaires", "analytics", "wizard_console", "lab_web")
@@ -26,24 +27,10 @@ def modules_outside_the_store() -> list[Path]:
     "path", modules_outside_the_store(), ids=lambda p: str(p.relative_to(ROOT))
 )
 def test_no_sql_and_no_sqlite_outside_the_store(path: Path) -> None:
-    tree = ast.parse(path.read_text(), str(path))
-    imported = {
-        alias.name.split(".")[0]
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Import)
-        for alias in node.names
-    } | {
-        (node.module or "").split(".")[0]
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom)
-    }
+    source = source_of(path)
+    imported = {i.module.split(".")[0] for i in source.imports}
     assert not imported & {"sqlite3", "aiosqlite"}, "only bot/store talks to the database"
-    strings = [
-        node.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str)
-    ]
-    assert not [s for s in strings if SQL.search(s)], "SQL belongs in bot/store"
+    assert not [s for s in source.strings if SQL.search(s)], "SQL belongs in bot/store"
 
 
 LAYERS: tuple[tuple[str, ...], ...] = (
@@ -83,13 +70,12 @@ def module_name(path: Path) -> str:
 
 
 def imports_of(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(), str(path))
     found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+    for i in source_of(path).imports:
+        if not i.is_from:
+            found.add(i.module)
+        elif i.module and i.level == 0:
+            found |= {f"{i.module}.{name}" for name in i.names}
     return {m for m in found if m.split(".")[0] in PRODUCTION}
 
 

@@ -5,7 +5,6 @@ it needs is what its code imports: a fresh clone's ``pytest`` must not fail at c
 
 from __future__ import annotations
 
-import ast
 import functools
 import re
 import sys
@@ -13,6 +12,8 @@ import tomllib
 from collections.abc import Mapping
 from importlib.metadata import packages_distributions
 from pathlib import Path
+
+from tests.source_facts import source_of
 
 ROOT = Path(__file__).resolve().parents[1]
 CODE = ("bot", "analytics", "scenarios", "questionnaires", "wizard_console", "lab_web")
@@ -41,17 +42,12 @@ def _imported(folders: tuple[str, ...]) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for folder in folders:
         for path in (ROOT / folder).rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.Import):
-                    names = [alias.name for alias in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                    names = [node.module]
-                else:
+            for i in source_of(path).imports:
+                if not i.module or i.level != 0:
                     continue
-                for name in names:
-                    top = name.split(".")[0]
-                    if top not in sys.stdlib_module_names and top not in OURS:
-                        found.setdefault(top, set()).add(str(path.relative_to(ROOT)))
+                top = i.module.split(".")[0]
+                if top not in sys.stdlib_module_names and top not in OURS:
+                    found.setdefault(top, set()).add(str(path.relative_to(ROOT)))
     return found
 
 

@@ -119,6 +119,8 @@ def _client_modules() -> list[Path]:
 def offences(source: str) -> list[str]:
     """Where a module names the SQLite backend in code (prose may name it)."""
     found: list[str] = []
+    if "sqlite" not in source and "SqliteStore" not in source:
+        return found  # neither the name nor the module's: nothing to parse (most modules)
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Name) and node.id == "SqliteStore":
             found.append(f"{node.lineno}: SqliteStore")
