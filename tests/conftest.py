@@ -45,6 +45,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.set_threshold(20_000, 20, 20)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """What the tests left is frozen too: the interpreter's exit runs one more full
+    collection, which walked all of it (0.9 s of a process's end on a busy machine, 0.3 s
+    with it frozen)."""
+    gc.freeze()
+
+
 @pytest.fixture(autouse=True)
 def logging_as_it_was() -> Iterator[None]:
     """Each test leaves logging as it found it (see :mod:`tests.logging_kept`)."""
