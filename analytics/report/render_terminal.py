@@ -22,8 +22,10 @@ from rich import box
 from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.markup import escape
+from rich.markup import render as render_markup
 from rich.segment import Segment, Segments
 from rich.table import Table as RichTable
+from rich.text import Text
 
 from analytics.report.document import Block, Bullets, Figure, Heading, Paragraph, Table
 from bot.core.visible_text import visible
@@ -69,6 +71,13 @@ def _text(text: str) -> str:
     return escape(visible(text))
 
 
+def _shown(text: str) -> str:
+    """What a terminal shows of ``_text(text)``, parsed only where Rich's escaping may not
+    come back as written: around a backslash."""
+    shown = visible(text)
+    return render_markup(escape(shown), emoji=False).plain if "\\" in shown else shown
+
+
 def _block(console: Console, block: Block) -> None:
     match block:
         case Heading(text=text, level=1):
@@ -99,19 +108,83 @@ def _fitted(console: Console, block: Table) -> RenderableType:
     """The table as wide as the console allows: every cell whole if that fits, else each
     column given at least its longest word and the rest of the width shared out; row by
     row when even the words do not fit."""
-    drawn = _drawn(console, _table(block, _whole(block, headers=True)))
-    if drawn is not None:
-        return drawn
+    room = console.width - 3 * (len(block.columns) - 1)  # padding and rule between columns
+    whole = _whole(block, headers=True)
+    if sum(whole) <= room:  # else Rich would draw it wider than the room (not drawn in vain)
+        drawn = _on_one_line(console, block, whole) or _drawn(console, _table(block, whole))
+        if drawn is not None:
+            return drawn
     least = _least(block)
     heads = [cell_len(name) for name in block.columns]  # a header on one line if room allows
     most = [max(w, m, h) for w, m, h in zip(_whole(block, headers=False), least, heads,
                                             strict=True)]  # fmt: skip
-    room = console.width - 3 * (len(block.columns) - 1)  # padding and rule between columns
     if sum(least) <= room:
         drawn = _drawn(console, _table(block, _shared(block, least, most, room), exact=True))
         if drawn is not None:
             return drawn
     return _stacked(block)
+
+
+def _on_one_line(console: Console, block: Table, whole: list[int]) -> Segments | None:
+    """The table as Rich draws it when every cell and header fits on one line, each column
+    ``whole`` wide at least (most tables at 120 columns), or None. Drawn here, as Rich's table
+    layout would (its measuring, wrapping and padding of each cell were most of a report's
+    rendering), to the same bytes: the title and caption still wrapped by Rich to the
+    table's width, the header bold cell by cell, the rules of the console's box
+    (tests/test_report_terminal_tables.py compares the two)."""
+    heads = [_shown(name) for name in block.columns]
+    rows = [[_shown(cell) for cell in row] for row in block.rows]
+    widths = [
+        max(least, cell_len(head), *(cell_len(row[index]) for row in rows))
+        for index, (head, least) in enumerate(zip(heads, whole, strict=True))
+    ]
+    last = len(widths) - 1
+    if not heads or sum(widths) + 3 * last > console.width:  # Rich shrinks and wraps these
+        return None
+    flags = block.numeric or (False,) * len(heads)
+    padded = [width + (index > 0) + (index < last) for index, width in enumerate(widths)]
+    options = console.options.update(
+        width=sum(padded) + last, highlight=False, height=None, justify="left"
+    )
+    lines = box.SIMPLE_HEAD.substitute(options, safe=console.safe_box)
+    bold, newline = console.get_style("bold"), Segment.line()
+
+    def fitted(text: str, width: int, numeric: bool) -> str:
+        if numeric:  # Rich strips a right-aligned cell's trailing spaces
+            text = text.rstrip()
+            return " " * (width - cell_len(text)) + text
+        return text + " " * (width - cell_len(text))
+
+    def row_of(cells: list[str], rule: str) -> str:  # the rule between columns
+        return f" {rule} ".join(
+            fitted(cell, width, numeric)
+            for cell, width, numeric in zip(cells, widths, flags, strict=True)
+        )
+
+    segments: list[Segment] = []
+    if block.caption:
+        title = console.render_str(_text(block.caption), style="bold", highlight=False)
+        segments += console.render(title, options)
+    for index, (head, width, numeric) in enumerate(zip(heads, widths, flags, strict=True)):
+        if index > 0:
+            segments += [Segment(lines.head_vertical), Segment(" ", bold)]
+        segments.append(Segment(fitted(head, width, numeric), bold))
+        if index < last:
+            segments.append(Segment(" ", bold))
+    segments += [newline, Segment(lines.get_row(padded, "head", edge=False)), newline]
+    section = Segment(lines.get_row(padded, "row", edge=False))
+    breaks = set(block.group_breaks)
+    for index, cells in enumerate(rows):
+        if index in breaks and index > 0:
+            segments += [section, newline]
+        rule = lines.foot_vertical if index == len(rows) - 1 else lines.mid_vertical
+        segments += [Segment(row_of(cells, rule)), newline]
+    more = _more(block)
+    if more:
+        segments += console.render(
+            console.render_str(more, style="table.caption", highlight=False), options
+        )
+    return Segments(segments)
 
 
 def _whole(block: Table, *, headers: bool) -> list[int]:
@@ -193,7 +266,7 @@ def _table(block: Table, widths: list[int], *, exact: bool = False) -> RichTable
     for index, row in enumerate(block.rows):
         if index in breaks:
             table.add_section()
-        table.add_row(*(_text(cell) for cell in row))
+        table.add_row(*(Text(_shown(cell)) for cell in row))  # no markup to parse
     return table
 
 
