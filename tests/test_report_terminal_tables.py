@@ -9,10 +9,12 @@ from collections.abc import Callable
 
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from rich.cells import cell_len
 from rich.console import Console, RenderableType
 
 from analytics.report.document import Table
-from analytics.report.render_terminal import _drawn, _on_one_line, _table, _whole
+from analytics.report.render_terminal import _drawn, _drawn_here, _table, _whole
+from analytics.report.render_terminal import _shown as _text_shown
 
 _CELLS = st.text(
     alphabet=st.sampled_from(list("aZ7 \xa0[]/\\:é中😀\x1b\n\t\u202e…")),
@@ -63,21 +65,52 @@ def _written(
         soft_wrap=False,
     )
     drawn = draw(console)
-    assume(drawn is not None)  # a table too wide to go on one line is Rich's to lay out
+    assert drawn is not None
     console.print(drawn)
     return out.getvalue()
 
 
-@given(
-    _tables(),
-    st.integers(30, 140),
-    st.sampled_from([(False, "utf-8"), (True, "utf-8"), (True, "ascii")]),
-)
-@settings(max_examples=400, deadline=None)
-def test_a_table_on_one_line_is_written_as_rich_writes_it(
+_SCREENS = st.sampled_from([(False, "utf-8"), (True, "utf-8"), (True, "ascii")])
+
+
+def _shown(block: Table) -> tuple[list[str], list[list[str]]]:
+    return [_text_shown(name) for name in block.columns], [
+        [_text_shown(cell) for cell in row] for row in block.rows
+    ]
+
+
+@given(_tables(), st.integers(30, 140), _SCREENS)
+@settings(max_examples=300, deadline=None)
+def test_a_table_whose_cells_fit_is_written_as_rich_writes_it(
     block: Table, width: int, screen: tuple[bool, str]
 ) -> None:
+    heads, rows = _shown(block)
     whole = _whole(block, headers=True)
-    fast = _written(lambda console: _on_one_line(console, block, whole), width, screen)
+    natural = [
+        max(least, cell_len(head), *(cell_len(row[index]) for row in rows))
+        for index, (head, least) in enumerate(zip(heads, whole, strict=True))
+    ]
+    assume(sum(natural) + 3 * (len(natural) - 1) <= width)
+    ours = _written(
+        lambda console: _drawn_here(console, block, heads, rows, natural), width, screen
+    )
     rich = _written(lambda console: _drawn(console, _table(block, whole)), width, screen)
-    assert fast == rich
+    assert ours == rich
+
+
+@given(_tables(), st.data(), _SCREENS)
+@settings(max_examples=300, deadline=None)
+def test_a_table_of_given_widths_wraps_its_cells_as_rich_wraps_them(
+    block: Table, data: st.DataObject, screen: tuple[bool, str]
+) -> None:
+    """Columns narrower than their cells, which wrap and fold (headers too)."""
+    widths = data.draw(st.lists(st.integers(1, 12), min_size=len(block.columns),
+                                max_size=len(block.columns)))  # fmt: skip
+    width = sum(widths) + 3 * (len(widths) - 1) + data.draw(st.integers(0, 5))
+    heads, rows = _shown(block)
+    ours = _written(lambda console: _drawn_here(console, block, heads, rows, widths), width, screen)
+    exact = _table(block, widths)  # each column that wide, not wider
+    for column, wide in zip(exact.columns, widths, strict=True):
+        column.width = wide
+    rich = _written(lambda console: _drawn(console, exact), width, screen)
+    assert ours == rich

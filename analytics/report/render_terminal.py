@@ -110,38 +110,38 @@ def _fitted(console: Console, block: Table) -> RenderableType:
     row when even the words do not fit."""
     room = console.width - 3 * (len(block.columns) - 1)  # padding and rule between columns
     whole = _whole(block, headers=True)
+    heads = [_shown(name) for name in block.columns]
+    rows = [[_shown(cell) for cell in row] for row in block.rows]
     if sum(whole) <= room:  # else Rich would draw it wider than the room (not drawn in vain)
-        drawn = _on_one_line(console, block, whole) or _drawn(console, _table(block, whole))
+        natural = [  # what Rich gives each column: its longest cell or header, on one line
+            max(least, cell_len(head), *(cell_len(row[index]) for row in rows))
+            for index, (head, least) in enumerate(zip(heads, whole, strict=True))
+        ]
+        if heads and sum(natural) <= room:
+            return _drawn_here(console, block, heads, rows, natural)
+        drawn = _drawn(console, _table(block, whole))  # headers wrap: Rich's layout
         if drawn is not None:
             return drawn
     least = _least(block)
-    heads = [cell_len(name) for name in block.columns]  # a header on one line if room allows
-    most = [max(w, m, h) for w, m, h in zip(_whole(block, headers=False), least, heads,
+    lines = [cell_len(name) for name in block.columns]  # a header on one line if room allows
+    most = [max(w, m, h) for w, m, h in zip(_whole(block, headers=False), least, lines,
                                             strict=True)]  # fmt: skip
     if sum(least) <= room:
-        drawn = _drawn(console, _table(block, _shared(block, least, most, room), exact=True))
-        if drawn is not None:
-            return drawn
+        return _drawn_here(console, block, heads, rows, _shared(block, least, most, room))
     return _stacked(block)
 
 
-def _on_one_line(console: Console, block: Table, whole: list[int]) -> Segments | None:
-    """The table as Rich draws it when every cell and header fits on one line, each column
-    ``whole`` wide at least (most tables at 120 columns), or None. Drawn here, as Rich's table
-    layout would (its measuring, wrapping and padding of each cell were most of a report's
-    rendering), to the same bytes: the title and caption still wrapped by Rich to the
-    table's width, the header bold cell by cell, the rules of the console's box
-    (tests/test_report_terminal_tables.py compares the two)."""
-    heads = [_shown(name) for name in block.columns]
-    rows = [[_shown(cell) for cell in row] for row in block.rows]
-    widths = [
-        max(least, cell_len(head), *(cell_len(row[index]) for row in rows))
-        for index, (head, least) in enumerate(zip(heads, whole, strict=True))
-    ]
+def _drawn_here(
+    console: Console, block: Table, heads: list[str], rows: list[list[str]], widths: list[int]
+) -> Segments:
+    """The table drawn with columns ``widths`` wide as Rich draws it (its layout measured,
+    wrapped and padded each cell through several renderables: most of a report's
+    rendering), to the same bytes: each longer cell wrapped by Rich's text wrapping, the
+    title and caption by Rich to the table's width, the header bold piece by piece as Rich
+    styles it, the rules of the console's box (tests/test_report_terminal_tables.py
+    compares the two)."""
     last = len(widths) - 1
-    if not heads or sum(widths) + 3 * last > console.width:  # Rich shrinks and wraps these
-        return None
-    flags = block.numeric or (False,) * len(heads)
+    flags = block.numeric or (False,) * len(widths)
     padded = [width + (index > 0) + (index < last) for index, width in enumerate(widths)]
     options = console.options.update(
         width=sum(padded) + last, highlight=False, height=None, justify="left"
@@ -149,36 +149,50 @@ def _on_one_line(console: Console, block: Table, whole: list[int]) -> Segments |
     lines = box.SIMPLE_HEAD.substitute(options, safe=console.safe_box)
     bold, newline = console.get_style("bold"), Segment.line()
 
-    def fitted(text: str, width: int, numeric: bool) -> str:
-        if numeric:  # Rich strips a right-aligned cell's trailing spaces
-            text = text.rstrip()
-            return " " * (width - cell_len(text)) + text
-        return text + " " * (width - cell_len(text))
+    def wrapped(text: str, width: int, numeric: bool) -> list[str]:
+        if cell_len(text) <= width:
+            if numeric:  # Rich strips a right-aligned cell's trailing spaces
+                text = text.rstrip()
+                return [" " * (width - cell_len(text)) + text]
+            return [text + " " * (width - cell_len(text))]
+        folded = Text(text, justify="right" if numeric else "left", overflow="fold")
+        return [line.plain for line in folded.wrap(console, width)]
 
-    def row_of(cells: list[str], rule: str) -> str:  # the rule between columns
-        return f" {rule} ".join(
-            fitted(cell, width, numeric)
-            for cell, width, numeric in zip(cells, widths, flags, strict=True)
-        )
+    def cells_of(texts: list[str]) -> list[list[str]]:
+        return [wrapped(*cell) for cell in zip(texts, widths, flags, strict=True)]
 
     segments: list[Segment] = []
     if block.caption:
         title = console.render_str(_text(block.caption), style="bold", highlight=False)
         segments += console.render(title, options)
-    for index, (head, width, numeric) in enumerate(zip(heads, widths, flags, strict=True)):
-        if index > 0:
-            segments += [Segment(lines.head_vertical), Segment(" ", bold)]
-        segments.append(Segment(fitted(head, width, numeric), bold))
-        if index < last:
-            segments.append(Segment(" ", bold))
-    segments += [newline, Segment(lines.get_row(padded, "head", edge=False)), newline]
+    header = cells_of(heads)
+    height = max(map(len, header))
+    for line in range(height):
+        for index, (cell, width) in enumerate(zip(header, padded, strict=True)):
+            if index > 0:
+                segments.append(Segment(lines.head_vertical))
+            shown = line - (height - len(cell))  # a header sits on the rule below it
+            if shown < 0:
+                segments.append(Segment(" " * width, bold))
+                continue
+            if index > 0:
+                segments.append(Segment(" ", bold))
+            segments.append(Segment(cell[shown], bold))
+            if index < last:
+                segments.append(Segment(" ", bold))
+        segments.append(newline)
+    segments += [Segment(lines.get_row(padded, "head", edge=False)), newline]
     section = Segment(lines.get_row(padded, "row", edge=False))
     breaks = set(block.group_breaks)
-    for index, cells in enumerate(rows):
+    for index, row in enumerate(rows):
         if index in breaks and index > 0:
             segments += [section, newline]
-        rule = lines.foot_vertical if index == len(rows) - 1 else lines.mid_vertical
-        segments += [Segment(row_of(cells, rule)), newline]
+        rule = f" {lines.foot_vertical if index == len(rows) - 1 else lines.mid_vertical} "
+        cells = cells_of(row)
+        for line in range(max(map(len, cells))):
+            parts = (cell[line] if line < len(cell) else " " * width
+                     for cell, width in zip(cells, widths, strict=True))  # fmt: skip
+            segments += [Segment(rule.join(parts)), newline]
     more = _more(block)
     if more:
         segments += console.render(
@@ -240,8 +254,8 @@ def _drawn(console: Console, table: RichTable) -> Segments | None:
     return Segments(segments)
 
 
-def _table(block: Table, widths: list[int], *, exact: bool = False) -> RichTable:
-    """``widths``: each column's least width, or with ``exact`` its width."""
+def _table(block: Table, widths: list[int]) -> RichTable:
+    """``widths``: each column's least width."""
     table = RichTable(
         title=None if block.caption is None else _text(block.caption),
         title_justify="left",
@@ -260,7 +274,6 @@ def _table(block: Table, widths: list[int], *, exact: bool = False) -> RichTable
             justify="right" if numeric else "left",
             overflow="fold",
             min_width=width,
-            width=width if exact else None,
         )
     breaks = set(block.group_breaks)
     for index, row in enumerate(block.rows):
