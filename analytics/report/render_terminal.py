@@ -123,8 +123,8 @@ def _fitted(console: Console, block: Table) -> RenderableType:
         if drawn is not None:
             return drawn
     least = _least(block)
-    lines = [cell_len(name) for name in block.columns]  # a header on one line if room allows
-    most = [max(w, m, h) for w, m, h in zip(_whole(block, headers=False), least, lines,
+    names = [cell_len(name) for name in block.columns]  # a header on one line if room allows
+    most = [max(w, m, h) for w, m, h in zip(_whole(block, headers=False), least, names,
                                             strict=True)]  # fmt: skip
     if sum(least) <= room:
         return _drawn_here(console, block, heads, rows, _shared(block, least, most, room))
@@ -146,11 +146,11 @@ def _drawn_here(
     options = console.options.update(
         width=sum(padded) + last, highlight=False, height=None, justify="left"
     )
-    lines = box.SIMPLE_HEAD.substitute(options, safe=console.safe_box)
+    rules = box.SIMPLE_HEAD.substitute(options, safe=console.safe_box)
     bold, newline = console.get_style("bold"), Segment.line()
 
     def wrapped(text: str, width: int, numeric: bool) -> list[str]:
-        if cell_len(text) <= width:
+        if cell_len(text) <= width:  # most cells: the line Rich's wrapping would give
             if numeric:  # Rich strips a right-aligned cell's trailing spaces
                 text = text.rstrip()
                 return [" " * (width - cell_len(text)) + text]
@@ -170,24 +170,24 @@ def _drawn_here(
     for line in range(height):
         for index, (cell, width) in enumerate(zip(header, padded, strict=True)):
             if index > 0:
-                segments.append(Segment(lines.head_vertical))
-            shown = line - (height - len(cell))  # a header sits on the rule below it
-            if shown < 0:
+                segments.append(Segment(rules.head_vertical))
+            at = line - (height - len(cell))  # a header sits on the rule below it
+            if at < 0:
                 segments.append(Segment(" " * width, bold))
                 continue
             if index > 0:
                 segments.append(Segment(" ", bold))
-            segments.append(Segment(cell[shown], bold))
+            segments.append(Segment(cell[at], bold))
             if index < last:
                 segments.append(Segment(" ", bold))
         segments.append(newline)
-    segments += [Segment(lines.get_row(padded, "head", edge=False)), newline]
-    section = Segment(lines.get_row(padded, "row", edge=False))
+    segments += [Segment(rules.get_row(padded, "head", edge=False)), newline]
+    section = Segment(rules.get_row(padded, "row", edge=False))
     breaks = set(block.group_breaks)
     for index, row in enumerate(rows):
         if index in breaks and index > 0:
             segments += [section, newline]
-        rule = f" {lines.foot_vertical if index == len(rows) - 1 else lines.mid_vertical} "
+        rule = f" {rules.foot_vertical if index == len(rows) - 1 else rules.mid_vertical} "
         cells = cells_of(row)
         for line in range(max(map(len, cells))):
             parts = (cell[line] if line < len(cell) else " " * width
