@@ -22,8 +22,10 @@ from rich import box
 from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.markup import escape
+from rich.markup import render as render_markup
 from rich.segment import Segment, Segments
 from rich.table import Table as RichTable
+from rich.text import Text
 
 from analytics.report.document import Block, Bullets, Figure, Heading, Paragraph, Table
 from bot.core.visible_text import visible
@@ -69,6 +71,13 @@ def _text(text: str) -> str:
     return escape(visible(text))
 
 
+def _shown(text: str) -> str:
+    """What a terminal shows of ``_text(text)``, parsed only where Rich's escaping may not
+    come back as written: around a backslash."""
+    shown = visible(text)
+    return render_markup(escape(shown), emoji=False).plain if "\\" in shown else shown
+
+
 def _block(console: Console, block: Block) -> None:
     match block:
         case Heading(text=text, level=1):
@@ -99,19 +108,97 @@ def _fitted(console: Console, block: Table) -> RenderableType:
     """The table as wide as the console allows: every cell whole if that fits, else each
     column given at least its longest word and the rest of the width shared out; row by
     row when even the words do not fit."""
-    drawn = _drawn(console, _table(block, _whole(block, headers=True)))
-    if drawn is not None:
-        return drawn
-    least = _least(block)
-    heads = [cell_len(name) for name in block.columns]  # a header on one line if room allows
-    most = [max(w, m, h) for w, m, h in zip(_whole(block, headers=False), least, heads,
-                                            strict=True)]  # fmt: skip
     room = console.width - 3 * (len(block.columns) - 1)  # padding and rule between columns
-    if sum(least) <= room:
-        drawn = _drawn(console, _table(block, _shared(block, least, most, room), exact=True))
+    whole = _whole(block, headers=True)
+    heads = [_shown(name) for name in block.columns]
+    rows = [[_shown(cell) for cell in row] for row in block.rows]
+    if sum(whole) <= room:  # else Rich would draw it wider than the room (not drawn in vain)
+        natural = [  # what Rich gives each column: its longest cell or header, on one line
+            max(least, cell_len(head), *(cell_len(row[index]) for row in rows))
+            for index, (head, least) in enumerate(zip(heads, whole, strict=True))
+        ]
+        if heads and sum(natural) <= room:
+            return _drawn_here(console, block, heads, rows, natural)
+        drawn = _drawn(console, _table(block, whole))  # headers wrap: Rich's layout
         if drawn is not None:
             return drawn
+    least = _least(block)
+    names = [cell_len(name) for name in block.columns]  # a header on one line if room allows
+    most = [max(w, m, h) for w, m, h in zip(_whole(block, headers=False), least, names,
+                                            strict=True)]  # fmt: skip
+    if sum(least) <= room:
+        return _drawn_here(console, block, heads, rows, _shared(block, least, most, room))
     return _stacked(block)
+
+
+def _drawn_here(
+    console: Console, block: Table, heads: list[str], rows: list[list[str]], widths: list[int]
+) -> Segments:
+    """The table drawn with columns ``widths`` wide as Rich draws it (its layout measured,
+    wrapped and padded each cell through several renderables: most of a report's
+    rendering), to the same bytes: each longer cell wrapped by Rich's text wrapping, the
+    title and caption by Rich to the table's width, the header bold piece by piece as Rich
+    styles it, the rules of the console's box (tests/test_report_terminal_tables.py
+    compares the two)."""
+    last = len(widths) - 1
+    flags = block.numeric or (False,) * len(widths)
+    padded = [width + (index > 0) + (index < last) for index, width in enumerate(widths)]
+    options = console.options.update(
+        width=sum(padded) + last, highlight=False, height=None, justify="left"
+    )
+    rules = box.SIMPLE_HEAD.substitute(options, safe=console.safe_box)
+    bold, newline = console.get_style("bold"), Segment.line()
+
+    def wrapped(text: str, width: int, numeric: bool) -> list[str]:
+        if cell_len(text) <= width:  # most cells: the line Rich's wrapping would give
+            if numeric:  # Rich strips a right-aligned cell's trailing spaces
+                text = text.rstrip()
+                return [" " * (width - cell_len(text)) + text]
+            return [text + " " * (width - cell_len(text))]
+        folded = Text(text, justify="right" if numeric else "left", overflow="fold")
+        return [line.plain for line in folded.wrap(console, width)]
+
+    def cells_of(texts: list[str]) -> list[list[str]]:
+        return [wrapped(*cell) for cell in zip(texts, widths, flags, strict=True)]
+
+    segments: list[Segment] = []
+    if block.caption:
+        title = console.render_str(_text(block.caption), style="bold", highlight=False)
+        segments += console.render(title, options)
+    header = cells_of(heads)
+    height = max(map(len, header))
+    for line in range(height):
+        for index, (cell, width) in enumerate(zip(header, padded, strict=True)):
+            if index > 0:
+                segments.append(Segment(rules.head_vertical))
+            at = line - (height - len(cell))  # a header sits on the rule below it
+            if at < 0:
+                segments.append(Segment(" " * width, bold))
+                continue
+            if index > 0:
+                segments.append(Segment(" ", bold))
+            segments.append(Segment(cell[at], bold))
+            if index < last:
+                segments.append(Segment(" ", bold))
+        segments.append(newline)
+    segments += [Segment(rules.get_row(padded, "head", edge=False)), newline]
+    section = Segment(rules.get_row(padded, "row", edge=False))
+    breaks = set(block.group_breaks)
+    for index, row in enumerate(rows):
+        if index in breaks and index > 0:
+            segments += [section, newline]
+        rule = f" {rules.foot_vertical if index == len(rows) - 1 else rules.mid_vertical} "
+        cells = cells_of(row)
+        for line in range(max(map(len, cells))):
+            parts = (cell[line] if line < len(cell) else " " * width
+                     for cell, width in zip(cells, widths, strict=True))  # fmt: skip
+            segments += [Segment(rule.join(parts)), newline]
+    more = _more(block)
+    if more:
+        segments += console.render(
+            console.render_str(more, style="table.caption", highlight=False), options
+        )
+    return Segments(segments)
 
 
 def _whole(block: Table, *, headers: bool) -> list[int]:
@@ -167,8 +254,8 @@ def _drawn(console: Console, table: RichTable) -> Segments | None:
     return Segments(segments)
 
 
-def _table(block: Table, widths: list[int], *, exact: bool = False) -> RichTable:
-    """``widths``: each column's least width, or with ``exact`` its width."""
+def _table(block: Table, widths: list[int]) -> RichTable:
+    """``widths``: each column's least width."""
     table = RichTable(
         title=None if block.caption is None else _text(block.caption),
         title_justify="left",
@@ -187,13 +274,12 @@ def _table(block: Table, widths: list[int], *, exact: bool = False) -> RichTable
             justify="right" if numeric else "left",
             overflow="fold",
             min_width=width,
-            width=width if exact else None,
         )
     breaks = set(block.group_breaks)
     for index, row in enumerate(block.rows):
         if index in breaks:
             table.add_section()
-        table.add_row(*(_text(cell) for cell in row))
+        table.add_row(*(Text(_shown(cell)) for cell in row))  # no markup to parse
     return table
 
 
