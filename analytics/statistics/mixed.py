@@ -245,9 +245,12 @@ def _satterthwaite(
     _, c = deviance(at)
     steps = 1e-4 * at
     k = len(at)
-    shifted = {}
+    shifted: dict[tuple[int, int, int, int], tuple[float, np.ndarray]] = {}
     for i, j in itertools.product(range(k), repeat=2):
         for a, b in itertools.product((1, -1), repeat=2):
+            if i > j:  # the very point of (j, i, b, a): each variance moved on its own
+                shifted[i, j, a, b] = shifted[j, i, b, a]
+                continue
             point = at.copy()
             point[i] += a * steps[i]
             point[j] += b * steps[j]
@@ -370,11 +373,13 @@ def _snapped(deviance: _ProfiledDeviance, theta: np.ndarray) -> np.ndarray:
     """``theta`` with each relative standard deviation put on its bound, 0, where the
     deviance is no worse there: a variance of 1e-22 is lme4's 0."""
     theta = np.asarray(theta, dtype=float).copy()
+    current = deviance(theta)
     for i in np.argsort(theta):
         trial = theta.copy()
         trial[i] = 0.0
-        if deviance(trial) <= deviance(theta) + BOUNDARY:
-            theta = trial
+        value = deviance(trial)
+        if value <= current + BOUNDARY:
+            theta, current = trial, value
     return theta
 
 
