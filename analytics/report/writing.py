@@ -80,11 +80,11 @@ def _importing(module: str) -> threading.Thread:
 def _collected_once_started() -> Iterator[Callable[[], None]]:
     """Python's cycle collector off while the libraries are imported and the database is
     read, then (``started()``) on again with everything made so far frozen: the libraries'
-    million objects outlive the report, and each full collection walked them all again
-    (about 0.1 s of a small report, and a quarter of a second while importing). Importing
-    and reading leave a few thousand objects of cyclic garbage (a megabyte), which stay.
-    Frozen objects are thawed at the end, for a caller that goes on; a caller that keeps
-    the collector off, or froze objects of its own, is left as it was."""
+    objects (some 230,000) outlive the report, and each full collection walked them all
+    again (about 0.1 s of a small report, and a quarter of a second while importing).
+    Importing and reading leave a few thousand objects of cyclic garbage (a megabyte), which
+    stay. Frozen objects are thawed at the end, for a caller that goes on; a caller that
+    keeps the collector off, or froze objects of its own, is left as it was."""
     if not gc.isenabled() or gc.get_freeze_count():
         yield lambda: None
         return
@@ -93,9 +93,8 @@ def _collected_once_started() -> Iterator[Callable[[], None]]:
 
     def started() -> None:
         nonlocal frozen
-        if not frozen:
-            gc.freeze()
-            frozen = True
+        gc.freeze()
+        frozen = True
         gc.enable()
 
     try:
