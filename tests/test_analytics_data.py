@@ -298,6 +298,23 @@ def test_the_bot_never_loads_the_analysis_stack() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parent.parent)
 
 
+def test_reading_a_study_never_loads_the_engine(tmp_path: Path) -> None:
+    """The report reads a snapshot: the modules that write an engine step's records, and
+    the engine they follow, are no part of it (their import was a tenth of a small
+    report's own modules)."""
+    db = tmp_path / "synthetic.sqlite"
+    write_synthetic_study(db, sessions=8, responses_per_session=6, seed=2, systems=2)
+    code = (
+        "import sys\n"
+        "from analytics.data.selecting import load_study\n"
+        f"assert len(load_study({str(db)!r}).responses) == 48\n"
+        "engine = sorted(m for m in sys.modules if m.startswith('bot.engine'))\n"
+        "writers = {'bot.store.applying', 'bot.store.annotation_flow'} & set(sys.modules)\n"
+        "assert not engine and not writers, (engine, writers)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parent.parent)
+
+
 def test_a_backend_reading_rows_gives_the_frames_of_the_columnar_read(tmp_path: Path) -> None:
     """``read_tables`` without a columnar reader makes the Arrow tables from any connection's
     rows (an older file upgraded in memory; a backend without a driver of its own): the

@@ -49,6 +49,15 @@ def test_every_language_has_every_sentence_with_the_same_placeholders(language: 
         assert _placeholders(other[key]) == _placeholders(sentence), key
 
 
+@pytest.mark.parametrize("language", languages())
+def test_every_language_reads_as_the_python_yaml_loader_reads_it(language: str) -> None:
+    """libyaml's loader (quicker) reads each file sentence for sentence as PyYAML's own."""
+    text = (Path(__file__).parent.parent / "scenarios" / "texts" / f"{language}.yaml").read_text(
+        encoding="utf-8"
+    )
+    assert dict(catalogue(language)) == yaml.safe_load(text)
+
+
 def test_every_default_sentence_of_texts_comes_from_the_english_file() -> None:
     english = catalogue(SOURCE)
     defaults = {

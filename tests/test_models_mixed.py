@@ -16,12 +16,20 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
 from analytics.data.loading import load_study_data
 from analytics.report.models import models_section
-from analytics.statistics.mixed import UNTIMED, mixed_model
+from analytics.statistics.mixed import (
+    UNTIMED,
+    _cholesky_solved,
+    _lower_solved,
+    _upper_cholesky,
+    mixed_model,
+)
 from analytics.statistics.questionnaires import construct_scores
 from bot.cli import main
 
@@ -215,3 +223,23 @@ def test_the_answer_sets_times_do_not_depend_on_the_order_answers_come_in(tmp_pa
     assert stored is not None and reordered is not None
     pd.testing.assert_frame_equal(stored.fits, reordered.fits)
     pd.testing.assert_frame_equal(stored.terms, reordered.terms)
+
+
+@pytest.mark.parametrize("size", [1, 2, 7, 30])
+def test_the_deviances_lapack_calls_give_scipys_numbers_bit_for_bit(size: int) -> None:
+    """The profiled deviance calls LAPACK as ``scipy.linalg`` does, without its checks: the
+    very numbers of ``solve_triangular``, ``cho_factor`` and ``cho_solve``, for a factor
+    laid out by rows (numpy's) or by columns, and a 1 × 1 one."""
+    rng = np.random.default_rng(size)
+    square = rng.normal(size=(size, size))
+    positive = square @ square.T + size * np.eye(size)
+    lower = np.linalg.cholesky(positive)
+    b = rng.normal(size=(size, 3))
+    for factor in (lower, np.asfortranarray(lower)):
+        expected = solve_triangular(factor, b, lower=True, check_finite=False)
+        assert np.array_equal(_lower_solved(factor, b), expected)
+    upper = _upper_cholesky(positive)
+    factored = cho_factor(positive, check_finite=False)
+    assert np.array_equal(upper, factored[0])
+    right = rng.normal(size=size)
+    assert np.array_equal(_cholesky_solved(upper, right), cho_solve(factored, right))

@@ -18,7 +18,6 @@ from bot.core.errors import SchemaError, StoreError, StoreUnreachable
 from bot.core.vocabulary import CommandKind
 from bot.engine import effects as fx
 from bot.store import Access, open_store
-from bot.store.applying import Tx
 from bot.store.claims import alone_on, claim
 from bot.store.connection import migrate as sqlite_migrate
 from bot.store.model import JudgeCall, JudgementRecord
@@ -26,6 +25,7 @@ from bot.store.moving import copy_study
 from bot.store.postgres import connection as pg
 from bot.store.postgres.connection import SCHEMA_VERSION, translated
 from bot.store.postgres.schema import MIGRATIONS, SQLITE_VERSION_OF
+from bot.store.transaction import Tx
 from tests.conftest import MADE_STUDY
 from tests.postgres_server import PASSWORD_ROLE, PostgresServer, free_port
 from tests.store_contract.records import session, step

@@ -20,11 +20,11 @@ from bot.core.errors import SchemaError, StoreError
 from bot.core.participants import ParticipantStatus
 from bot.core.vocabulary import CommandOutcome, EventKind, Moment, Origin, Stage
 from bot.engine import effects as fx
-from bot.store.applying import Tx
 from bot.store.connection import BUSY_TIMEOUT_MS, SCHEMA_VERSION, statements
 from bot.store.model import JudgeCall, StepCommit
 from bot.store.schema import MIGRATIONS
 from bot.store.sqlite import SqliteStore, is_study_database, open_existing, open_store
+from bot.store.transaction import Tx
 from tests.store_contract.records import rows_into
 from tests.store_contract.records import step as contract_step
 

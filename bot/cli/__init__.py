@@ -17,6 +17,7 @@ its traceback goes through the redacting log handler and the status is 1.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from typing import Protocol
 
@@ -108,12 +109,25 @@ def parser(prog: str = "ozlab", commands: tuple[Command, ...] = OZLAB) -> argpar
 
 def main(argv: list[str] | None = None, prog: str = "ozlab") -> int:
     """``ozlab ARGS``: parse, run the command named, and end with its status."""
-    return _main(sys.argv[1:] if argv is None else argv, prog, OZLAB)
+    if argv is None:
+        return _ending(_main(sys.argv[1:], prog, OZLAB))
+    return _main(argv, prog, OZLAB)
 
 
 def analytics_main(argv: list[str] | None = None, prog: str = "analytics") -> int:
     """``analytics ARGS``: the analysis commands alone, the very ones ``ozlab`` runs."""
-    return _main(sys.argv[1:] if argv is None else argv, prog, ANALYTICS)
+    if argv is None:
+        return _ending(_main(sys.argv[1:], prog, ANALYTICS))
+    return _main(argv, prog, ANALYTICS)
+
+
+def _ending(status: int) -> int:
+    """``status``, the process's objects frozen first: it ends now (the command ran as the
+    process, from its own command line), and the interpreter's exit then does not walk them
+    all for cycles, memory the system takes back anyway (0.4 s of CPU once pandas and scipy
+    are loaded: a quarter of a small study's report)."""
+    gc.freeze()
+    return status
 
 
 def _main(argv: list[str], prog: str, commands: tuple[Command, ...]) -> int:

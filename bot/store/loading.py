@@ -8,8 +8,8 @@ import json
 from collections.abc import Mapping, Sequence
 
 from bot.core.vocabulary import Consent, EventKind, Origin
-from bot.store.applying import Tx
 from bot.store.model import BulkRows, ImportedAnswer, ImportOutcome
+from bot.store.transaction import Tx
 
 
 def import_answers(

@@ -10,6 +10,10 @@ the backends are peers, not ports.
 Writes go through one writer task that commits the jobs waiting at that moment together
 (group commit): each caller still returns only once its rows are durable, and two hundred
 participants cost a handful of transactions instead of two hundred.
+
+The modules that write an engine step's records (``applying``, ``annotation_flow``) are
+imported by the methods that write them: a store opened to read (a report) never loads the
+engine.
 """
 
 from __future__ import annotations
@@ -47,16 +51,12 @@ from bot.core.vocabulary import (
     RatingOutcome,
     WrittenKind,
 )
-from bot.engine import effects as fx
-from bot.engine.annotating.model import WithdrawAnnotator
 from bot.store import (
     accounts,
     annotating,
-    annotation_flow,
     annotation_ratings,
     annotator_erasure,
     annotator_payments,
-    applying,
     erasure,
     judges,
     loading,
@@ -66,7 +66,6 @@ from bot.store import (
     written_files,
 )
 from bot.store import votes as votes_rows
-from bot.store.applying import Tx
 from bot.store.definition import masked_definition
 from bot.store.model import (
     AnnotationProgress,
@@ -104,11 +103,13 @@ from bot.store.model import (
 )
 from bot.store.sql import Sql
 from bot.store.stress_records import Judgement, Replay, Review, StressResult, StressTest
+from bot.store.transaction import Tx
 
 if TYPE_CHECKING:
     from bot.core.phenomena import StressType
     from bot.core.stress import Perturbation, Utterance
     from bot.core.votes import Vote
+    from bot.engine import effects as fx
     from bot.engine.annotating.model import AnnotatorRecord
 
 log = logging.getLogger(__name__)
@@ -341,6 +342,8 @@ class RelationalStore(ABC):
 
     async def commit_step(self, commit: StepCommit) -> None:
         """The step's state, status, rows and consumed update, durable when this returns."""
+        from bot.store import applying
+
         now = self._clock()
         await self._write(lambda tx: applying.commit_step(tx, commit, now))
 
@@ -362,6 +365,8 @@ class RelationalStore(ABC):
     async def pending_commands(self, after: int) -> list[Command]:
         """Commands above ``after`` not applied yet, in order; one that no ozlab could apply
         (an unknown kind) is settled as rejected here."""
+        from bot.store import applying
+
         commands, unreadable = await self._read(lambda c: reads.pending_commands(c, after))
         if unreadable:
             now = self._clock()
@@ -379,6 +384,8 @@ class RelationalStore(ABC):
 
     async def settle(self, records: Sequence[fx.Record]) -> None:
         """Rows that belong to no participant (a command's outcome, a study's gate)."""
+        from bot.store import applying
+
         now = self._clock()
 
         def job(tx: Tx) -> None:
@@ -697,11 +704,15 @@ class RelationalStore(ABC):
         return await self._write(lambda tx: annotating.apply_plan(tx.conn, job, plan, version, now))
 
     async def next_annotation_target(self, annotator_id: str) -> AnnotationTask | None:
+        from bot.store import annotation_flow
+
         return await self._read(lambda c: annotation_flow.next_target(c, annotator_id))
 
     async def holds_annotation_target(
         self, annotator_id: str, job: str, target: str, level: AnnotationLevel
     ) -> bool:
+        from bot.store import annotation_flow
+
         return await self._read(
             lambda c: annotation_flow.holds_target(c, annotator_id, job, target, level)
         )
@@ -718,6 +729,8 @@ class RelationalStore(ABC):
         label: str | None = None,
         text: str | None = None,
     ) -> RatingOutcome:
+        from bot.store import annotation_flow
+
         now, answer = self._clock(), (value, label, text)
         return await self._write(
             lambda tx: annotation_flow.record_rating(
@@ -728,6 +741,8 @@ class RelationalStore(ABC):
     async def finish_annotation_target(
         self, annotator_id: str, job: str, target: str, level: AnnotationLevel
     ) -> bool:
+        from bot.store import annotation_flow
+
         now = self._clock()
         return await self._write(
             lambda tx: annotation_flow.finish_target(tx.conn, annotator_id, job, target, level, now)
@@ -736,6 +751,9 @@ class RelationalStore(ABC):
     async def commit_annotator_step(
         self, records: Sequence[AnnotatorRecord], update_id: int | None
     ) -> list[AnnotatorAnswer]:
+        from bot.engine.annotating.model import WithdrawAnnotator
+        from bot.store import annotation_flow
+
         now = self._clock()
         answers = await self._write(
             lambda tx: annotation_flow.commit_step(tx.conn, records, update_id, now)
@@ -745,10 +763,14 @@ class RelationalStore(ABC):
         return answers
 
     async def reopen_annotation_target(self, annotator_id: str) -> AnnotationTask | None:
+        from bot.store import annotation_flow
+
         now = self._clock()
         return await self._write(lambda tx: annotation_flow.reopen_last(tx.conn, annotator_id, now))
 
     async def annotation_progress(self) -> list[AnnotationProgress]:
+        from bot.store import annotation_flow
+
         return await self._read(annotation_flow.progress)
 
     async def annotation_ratings(self) -> list[AnnotationRating]:
@@ -772,6 +794,8 @@ class RelationalStore(ABC):
     async def judge_tasks(
         self, job: str, judge: str
     ) -> list[tuple[AnnotationTask, frozenset[str]]]:
+        from bot.store import annotation_flow
+
         return await self._read(lambda c: annotation_flow.judge_tasks(c, job, judge))
 
     # --- pairwise votes: the SQL is in bot.store.votes ------------------------------------
@@ -784,6 +808,8 @@ class RelationalStore(ABC):
         *,
         origin: Origin = Origin.TELEGRAM,
     ) -> int:
+        from bot.store import applying
+
         now, kept = self._clock(), list(votes)
 
         def job(tx: Tx) -> int:

@@ -31,7 +31,6 @@ from bot.store import (
     erasure,
 )
 from bot.store import lock as running
-from bot.store.applying import Tx
 from bot.store.backup import take_backup
 from bot.store.connection import (
     SCHEMA_VERSION,
@@ -48,6 +47,7 @@ from bot.store.model import (
 from bot.store.relational import Job, RelationalStore
 from bot.store.snapshot import read_snapshot
 from bot.store.sql import Sql
+from bot.store.transaction import Tx
 
 if TYPE_CHECKING:
     pass

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import psycopg
 
 from bot.core.errors import StoreError, StoreUnreachable
-from bot.store.applying import Tx
 from bot.store.model import SnapshotInfo, SnapshotSink
 from bot.store.opening import shown_url
 from bot.store.postgres import connection as pg
@@ -38,6 +37,7 @@ from bot.store.postgres import snapshot
 from bot.store.postgres.lock import let_go
 from bot.store.relational import Job, RelationalStore
 from bot.store.sql import Sql
+from bot.store.transaction import Tx
 
 T = TypeVar("T")
 
