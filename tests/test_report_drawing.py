@@ -1,26 +1,87 @@
-"""The report's figures drawn side by side in forked children are the bytes drawn one
-after another here, in the order of the document, each told to the progress bar."""
+"""The report's figures drawn side by side in forked children, or by an easel set up
+while the statistics are computed, are the bytes drawn one after another here, in the
+order of the document, each told to the progress bar."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
-from pathlib import Path
+import signal
+
+import pytest
 
 from analytics.data.loading import load_study_data
 from analytics.data.synthetic import write_synthetic_study
-from analytics.report.document import Figure
-from analytics.report.drawing import pictures, side_by_side
+from analytics.report.document import Block, Figure
+from analytics.report.drawing import Easel, pictures, side_by_side
 from analytics.report.figures import charts
-from analytics.report.numbers import build_report
+from analytics.report.numbers import Report, build_report
 from analytics.report.plots import encode
 from analytics.report.present import document
 
+Drawn = dict[Figure, list[tuple[str, str, dict[str, bytes]]]]
 
-def test_figures_drawn_side_by_side_are_the_bytes_drawn_in_turn(tmp_path: Path) -> None:
-    db = tmp_path / "small.sqlite"
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> tuple[Report, list[Block]]:
+    db = tmp_path_factory.mktemp("drawing") / "small.sqlite"
     write_synthetic_study(db, sessions=8, responses_per_session=20, seed=5, systems=2)
     report = build_report(load_study_data(db))
-    blocks = document(report)
+    return report, document(report)
+
+
+@pytest.fixture(scope="module")
+def drawn_here(small: tuple[Report, list[Block]]) -> Drawn:
+    """Each figure drawn in turn in this process, in SVG and PDF."""
+    report, blocks = small
+    figures = dict.fromkeys(b for b in blocks if isinstance(b, Figure))
+    return {
+        block: [
+            (c.name, c.caption, {f: encode(c.figure, f) for f in ("svg", "pdf")})
+            for c in charts(report, block)
+        ]
+        for block in figures
+    }
+
+
+def _easels() -> list[multiprocessing.process.BaseProcess]:
+    return [p for p in multiprocessing.active_children() if p.name == "easel"]
+
+
+def test_figures_drawn_by_an_easel_are_the_bytes_drawn_in_turn_and_it_goes_after(
+    small: tuple[Report, list[Block]], drawn_here: Drawn
+) -> None:
+    report, blocks = small
+    told: list[str] = []
+    with Easel(("svg", "pdf")) as easel:
+        assert len(_easels()) == (len(os.sched_getaffinity(0)) > 1)
+        drawn = easel.pictures(report, blocks, ("svg", "pdf"), told.append)
+        assert drawn == drawn_here and list(drawn) == list(drawn_here)
+        assert len(told) == len(drawn_here)
+    assert not _easels()
+
+
+def test_an_easel_gone_leaves_the_figures_to_be_drawn_here(
+    small: tuple[Report, list[Block]], drawn_here: Drawn
+) -> None:
+    report, blocks = small
+    with Easel(("svg", "pdf")) as easel:
+        for process in _easels():  # killed (out of memory, say)
+            os.kill(process.pid or 0, signal.SIGKILL)
+            process.join()
+        assert easel.pictures(report, blocks, ("svg", "pdf")) == drawn_here
+
+
+def test_an_easel_not_given_a_report_goes_when_closed() -> None:
+    with Easel(("pdf",)):
+        pass
+    assert not _easels()
+
+
+def test_figures_drawn_side_by_side_are_the_bytes_drawn_in_turn(
+    small: tuple[Report, list[Block]],
+) -> None:
+    report, blocks = small
     figures = [b for b in blocks if isinstance(b, Figure)]
     assert len(figures) >= 3
     told: list[str] = []

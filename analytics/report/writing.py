@@ -19,7 +19,7 @@ from bot.core.errors import StudyDataError
 if TYPE_CHECKING:
     from analytics.io.progress import Steps
     from analytics.report.document import Block, Figure
-    from analytics.report.drawing import Picture
+    from analytics.report.drawing import Easel, Picture
     from analytics.report.numbers import Report
     from analytics.report.pilot import PilotFindings
 
@@ -168,6 +168,12 @@ def report(
             # wait for work spinning: on a machine busy with other work a 30-participant report's
             # statistics took ten times the CPU with them (6.4 s against 0.66 s).
             computing.enter_context(threadpool_limits(limits=1, user_api="blas"))
+            drawn_as = _drawn_as([fmt for fmt, _ in outputs])
+            easel = None
+            if drawn_as:  # ready to draw by the time the statistics are done
+                from analytics.report.drawing import Easel
+
+                easel = computing.enter_context(Easel(drawn_as))
 
             built = build_report(
                 data, exclude_flagged=exclude_flagged, adjust=adjust, every_model=every_model
@@ -177,7 +183,7 @@ def report(
                 from analytics.report.pilot import pilot_findings
 
                 found = pilot_findings(data)
-            pages = _Pages(built, source, found, [fmt for fmt, _ in outputs], step)
+            pages = _Pages(built, source, found, drawn_as, step, easel)
             texts: list[tuple[str, Path | None]] = []
             for fmt, out in outputs:
                 step(f"writing {fmt}")
@@ -213,21 +219,27 @@ def report(
         return 0
 
 
+def _drawn_as(formats: Sequence[str]) -> tuple[str, ...]:
+    """The figures' formats the run's HTML and LaTeX show (SVG, PDF)."""
+    return tuple(f for fmt, f in (("html", "svg"), ("tex", "pdf")) if fmt in formats)
+
+
 class _Pages:
     """What the formats of one run share: the layout at each length (the terminal's is
-    shortened), and each figure drawn once in every format the run's HTML and LaTeX show
-    (SVG, PDF): a run writing both drew every chart twice."""
+    shortened), and each figure drawn once in every format ``drawn_as`` (a run writing HTML
+    and LaTeX drew every chart twice), by ``easel`` when there is one."""
 
     def __init__(
         self,
         built: Report,
         source: str,
         pilot: PilotFindings | None,
-        formats: Sequence[str],
+        drawn_as: Sequence[str],
         step: Steps,
+        easel: Easel | None = None,
     ) -> None:
         self.built, self.source, self.pilot, self.step = built, source, pilot, step
-        self._formats = tuple(f for fmt, f in (("html", "svg"), ("tex", "pdf")) if fmt in formats)
+        self._formats, self._easel = tuple(drawn_as), easel
         self._blocks: dict[int | None, list[Block]] = {}
         self._drawn: dict[Figure, list[Picture]] | None = None
 
@@ -248,7 +260,8 @@ class _Pages:
             from analytics.report.drawing import figure_count, pictures
 
             self.step.add(figure_count(self.blocks()))
-            self._drawn = pictures(self.built, self.blocks(), self._formats, self.step)
+            draw = pictures if self._easel is None else self._easel.pictures
+            self._drawn = draw(self.built, self.blocks(), self._formats, self.step)
         return self._drawn
 
 
