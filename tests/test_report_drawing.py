@@ -4,6 +4,7 @@ order of the document, each told to the progress bar."""
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import signal
@@ -101,6 +102,16 @@ def test_work_is_done_in_other_processes_on_several_cores_and_given_back_in_orde
     assert [i for i, _ in done] == [0, 1, 2, 3]
     elsewhere = here not in {pid for _, pid in done}
     assert elsewhere == (len(os.sched_getaffinity(0)) > 1)
+
+
+def test_children_never_collect_the_objects_they_were_forked_with() -> None:
+    """Scanning the report's and the libraries' objects took a drawing child 0.13 s."""
+    here = gc.get_freeze_count()
+    counts = list(side_by_side([gc.get_freeze_count for _ in range(2)]))
+    if len(os.sched_getaffinity(0)) > 1:
+        tracked = len(gc.get_objects())
+        assert all(frozen > here + tracked // 2 for frozen in counts), (counts, here, tracked)
+    assert gc.get_freeze_count() == here  # this process's collected as ever
 
 
 def test_a_child_that_dies_leaves_the_work_to_be_done_here() -> None:
