@@ -237,6 +237,7 @@ def _likert(
     )
     shares.columns = [float(c) for c in shares.columns]
     shares = shares.reindex(columns=values, fill_value=0)
+    bars = dict(zip(shares.index, np.nan_to_num(shares.to_numpy(dtype=float)), strict=True))
     counts = part.groupby(["item_id", "system_id"], observed=True)["n"].first()
     ticks, names = [], []
     for g, item in enumerate(items):
@@ -246,9 +247,9 @@ def _likert(
             axes.text(-1.0, top, title, va="center", ha="left", fontsize=8.5, weight="bold")
         for j, system in enumerate(systems):
             y = top + j + (1 if several else 0)
-            if (item, system) not in shares.index:
+            row = bars.get((item, system))
+            if row is None:
                 continue
-            row = np.nan_to_num(shares.loc[[(item, system)]].to_numpy(dtype=float)[0])
             left = -row[values < middle].sum() - row[values == middle].sum() / 2
             for value, colour in zip(row, colours, strict=True):
                 axes.barh(y, value, left=left, height=0.78, color=colour, edgecolor="white")
