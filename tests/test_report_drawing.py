@@ -8,6 +8,8 @@ import gc
 import multiprocessing
 import os
 import signal
+import time
+from pathlib import Path
 
 import pytest
 
@@ -71,6 +73,26 @@ def test_an_easel_gone_leaves_the_figures_to_be_drawn_here(
             os.kill(process.pid or 0, signal.SIGKILL)
             process.join()
         assert easel.pictures(report, blocks, ("svg", "pdf")) == drawn_here
+
+
+def _waiting_ready(pid: int) -> bool:
+    """Matplotlib loaded and the process asleep: an easel waiting for its report."""
+    proc = Path(f"/proc/{pid}")
+    asleep = proc.joinpath("stat").read_text().rsplit(")", 1)[1].split()[0] == "S"
+    return asleep and "ft2font" in proc.joinpath("maps").read_text()
+
+
+def test_an_easel_stopped_by_ctrl_c_goes_quietly(capfd: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C reaches every process of the terminal's: the report's says it stopped."""
+    with Easel(("pdf",)):
+        for process in _easels():
+            deadline = time.monotonic() + 60
+            while not _waiting_ready(process.pid or 0) and time.monotonic() < deadline:
+                process.join(timeout=0.05)
+            os.kill(process.pid or 0, signal.SIGINT)
+            process.join(timeout=60)
+            assert process.exitcode == 0
+    assert "Traceback" not in capfd.readouterr().err
 
 
 def test_an_easel_not_given_a_report_goes_when_closed() -> None:

@@ -149,9 +149,9 @@ def _set_up(conn: Connection, theirs: Connection, formats: tuple[str, ...]) -> N
     """The easel: matplotlib ready, then the figures of the report it is given. Whatever
     fails here (the report's process gone, a drawing that raises) is left to the report's
     process, which then draws the figures itself: an error is raised there, where it is
-    seen."""
+    seen, as is Ctrl-C."""
     theirs.close()  # the report's end of the pipe: closed there, the easel is told to go
-    with conn, contextlib.suppress(Exception):
+    with conn, contextlib.suppress(Exception, KeyboardInterrupt):
         _ready(formats)
         report, figures, formats = conn.recv()  # EOFError: no figures after all
         conn.send(list(pictures(report, figures, formats).values()))
