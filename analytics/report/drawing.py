@@ -153,6 +153,7 @@ def _set_up(conn: Connection, theirs: Connection, formats: tuple[str, ...]) -> N
     theirs.close()  # the report's end of the pipe: closed there, the easel is told to go
     with conn, contextlib.suppress(Exception, KeyboardInterrupt):
         _ready(formats)
+        gc.freeze()  # as in its children: the report read, it would scan all it holds, 0.1 s
         report, figures, formats = conn.recv()  # EOFError: no figures after all
         conn.send(list(pictures(report, figures, formats).values()))
 
