@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import resource
 import signal
 import time
 from pathlib import Path
@@ -57,8 +58,12 @@ def test_figures_drawn_by_an_easel_are_the_bytes_drawn_in_turn_and_it_goes_after
     report, blocks = small
     told: list[str] = []
     with Easel(("svg", "pdf")) as easel:
-        assert len(_easels()) == (len(os.sched_getaffinity(0)) > 1)
+        several = len(os.sched_getaffinity(0)) > 1
+        assert len(_easels()) == several
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
         drawn = easel.pictures(report, blocks, ("svg", "pdf"), told.append)
+        if several:  # by the easel's children: no child of this process ended meanwhile
+            assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime == before
         assert drawn == drawn_here and list(drawn) == list(drawn_here)
         assert len(told) == len(drawn_here)
     assert not _easels()
@@ -70,7 +75,8 @@ def test_an_easel_gone_leaves_the_figures_to_be_drawn_here(
     report, blocks = small
     with Easel(("svg", "pdf")) as easel:
         for process in _easels():  # killed (out of memory, say)
-            os.kill(process.pid or 0, signal.SIGKILL)
+            assert process.pid is not None
+            os.kill(process.pid, signal.SIGKILL)
             process.join()
         assert easel.pictures(report, blocks, ("svg", "pdf")) == drawn_here
 
@@ -86,10 +92,11 @@ def test_an_easel_stopped_by_ctrl_c_goes_quietly(capfd: pytest.CaptureFixture[st
     """Ctrl-C reaches every process of the terminal's: the report's says it stopped."""
     with Easel(("pdf",)):
         for process in _easels():
+            assert process.pid is not None
             deadline = time.monotonic() + 60
-            while not _waiting_ready(process.pid or 0) and time.monotonic() < deadline:
+            while not _waiting_ready(process.pid) and time.monotonic() < deadline:
                 process.join(timeout=0.05)
-            os.kill(process.pid or 0, signal.SIGINT)
+            os.kill(process.pid, signal.SIGINT)
             process.join(timeout=60)
             assert process.exitcode == 0
     assert "Traceback" not in capfd.readouterr().err
