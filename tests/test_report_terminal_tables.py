@@ -75,7 +75,7 @@ _SCREENS = st.sampled_from([(False, "utf-8"), (True, "utf-8"), (True, "ascii")])
 
 
 @given(_tables(), st.integers(30, 140), _SCREENS)
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)  # hypothesis's 100 examples, as the suite's other properties
 def test_a_table_whose_cells_fit_is_written_as_rich_writes_it(
     block: Table, width: int, screen: tuple[bool, str]
 ) -> None:
@@ -86,7 +86,7 @@ def test_a_table_whose_cells_fit_is_written_as_rich_writes_it(
 
 
 @given(_tables(), st.data(), _SCREENS)
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)  # hypothesis's 100 examples, as the suite's other properties
 def test_a_table_of_given_widths_wraps_its_cells_as_rich_wraps_them(
     block: Table, data: st.DataObject, screen: tuple[bool, str]
 ) -> None:
