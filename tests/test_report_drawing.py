@@ -9,8 +9,6 @@ import multiprocessing
 import os
 import resource
 import signal
-import time
-from pathlib import Path
 
 import pytest
 
@@ -82,21 +80,28 @@ def test_an_easel_gone_leaves_the_figures_to_be_drawn_here(
         assert easel.pictures(report, [first], ("svg", "pdf")) == {first: drawn_here[first]}
 
 
-def _waiting_ready(pid: int) -> bool:
-    """Matplotlib loaded and the process asleep: an easel waiting for its report."""
-    proc = Path(f"/proc/{pid}")
-    asleep = proc.joinpath("stat").read_text().rsplit(")", 1)[1].split()[0] == "S"
-    return asleep and "ft2font" in proc.joinpath("maps").read_text()
+@pytest.mark.timeout(60, func_only=True)
+def test_an_easel_stuck_before_it_is_ready_leaves_the_figures_to_be_drawn_here(
+    small: tuple[Report, list[Block]], drawn_here: Drawn
+) -> None:
+    """An easel that never gets ready (stopped here; forked from a process whose other
+    threads held a lock, it could wait for ever) is not waited for past its time."""
+    report, blocks = small
+    first = next(b for b in blocks if isinstance(b, Figure))
+    with Easel(("svg", "pdf"), ready_within=0.5) as easel:
+        stuck = _easels()
+        for process in stuck:
+            assert process.pid is not None
+            os.kill(process.pid, signal.SIGSTOP)
+        assert easel.pictures(report, [first], ("svg", "pdf")) == {first: drawn_here[first]}
+        assert not any(process.is_alive() for process in stuck)
 
 
 def test_an_easel_stopped_by_ctrl_c_goes_quietly(capfd: pytest.CaptureFixture[str]) -> None:
     """Ctrl-C reaches every process of the terminal's: the report's says it stopped."""
-    with Easel(("pdf",)):
+    with Easel(("pdf",)) as easel:
         for process in _easels():
-            assert process.pid is not None
-            deadline = time.monotonic() + 60
-            while not _waiting_ready(process.pid) and time.monotonic() < deadline:
-                process.join(timeout=0.05)
+            assert process.pid is not None and easel.ready(60)  # waiting for its report
             os.kill(process.pid, signal.SIGINT)
             process.join(timeout=60)
             assert process.exitcode == 0

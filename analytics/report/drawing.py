@@ -78,6 +78,12 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0))
 
 
+READY = "ready"
+READY_WITHIN = 30.0
+"""Seconds an easel may take to set up (0.4 s of CPU) before the report draws its figures
+itself: time enough on a machine busy with other work."""
+
+
 class Easel:
     """The process that draws a report's figures, forked before its statistics are
     computed: it imports matplotlib and its backends and opens the fonts meanwhile (0.4 s
@@ -86,9 +92,10 @@ class Easel:
     goes amiss (no process, a report that does not pickle, the easel gone), ``pictures``
     draws them here as before: the same bytes."""
 
-    def __init__(self, formats: Sequence[str]) -> None:
+    def __init__(self, formats: Sequence[str], *, ready_within: float = READY_WITHIN) -> None:
         self._conn: Connection | None = None
         self._process: BaseProcess | None = None
+        self._ready_within, self._ready = ready_within, False
         if _cores() < 2:
             return
         context = multiprocessing.get_context("fork")
@@ -113,9 +120,11 @@ class Easel:
         step: Callable[[str], None] | None = None,
     ) -> dict[Figure, list[Picture]]:
         """As ``pictures``, drawn by the easel (once: it is gone after)."""
-        figures, conn, self._conn = _figures(blocks), self._conn, None
+        figures = _figures(blocks)
+        ready = bool(figures) and self.ready(self._ready_within)
+        conn, self._conn = self._conn, None
         drawn: object = None
-        if conn is not None and figures:
+        if conn is not None and ready:
             with conn, contextlib.suppress(Exception):  # pickling, a broken pipe, EOF
                 conn.send((report, figures, tuple(formats)))
                 drawn = conn.recv()
@@ -126,13 +135,26 @@ class Easel:
                 step(f"plot {block.kind} {block.key}".strip())
         return dict(zip(figures, drawn, strict=True))
 
-    def close(self) -> None:
-        """The easel told to go (its pipe closed) and waited for."""
+    def ready(self, timeout: float) -> bool:
+        """Whether the easel has set up (within ``timeout`` seconds, if it has not yet).
+        One that has not is stopped: forked from a process whose other threads held a lock
+        (a test's, a library's), it could wait for that lock for ever, and the report with
+        it. Once set up, it is a process of one thread, which forks its children safely."""
+        if self._ready or self._conn is None:
+            return self._ready
+        with contextlib.suppress(Exception):  # EOF: the easel gone
+            self._ready = self._conn.poll(timeout) and self._conn.recv() == READY
+        if not self._ready:
+            self.close(wait=0)
+        return self._ready
+
+    def close(self, wait: float = 10) -> None:
+        """The easel told to go (its pipe closed) and waited for ``wait`` seconds."""
         if self._conn is not None:
             self._conn.close()
             self._conn = None
         if self._process is not None:
-            self._process.join(timeout=10)
+            self._process.join(timeout=wait)
             if self._process.is_alive():
                 self._process.kill()
                 self._process.join()
@@ -154,6 +176,7 @@ def _set_up(conn: Connection, theirs: Connection, formats: tuple[str, ...]) -> N
     with conn, contextlib.suppress(Exception, KeyboardInterrupt):
         _ready(formats)
         gc.freeze()  # as in its children: the report read, it would scan all it holds, 0.1 s
+        conn.send(READY)
         report, figures, formats = conn.recv()  # EOFError: no figures after all
         conn.send(list(pictures(report, figures, formats).values()))
 
