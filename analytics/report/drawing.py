@@ -14,6 +14,7 @@ import contextlib
 import gc
 import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -173,6 +174,11 @@ def _set_up(conn: Connection, theirs: Connection, formats: tuple[str, ...]) -> N
     process, which then draws the figures itself: an error is raised there, where it is
     seen, as is Ctrl-C."""
     theirs.close()  # the report's end of the pipe: closed there, the easel is told to go
+    # Ctrl-C as in a report's own process, whatever the process it was forked from did with
+    # it (an asyncio loop's handler does nothing but wake that loop, through a descriptor
+    # this process must not write to): the easel waited on, for ever.
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     with conn, contextlib.suppress(Exception, KeyboardInterrupt):
         _ready(formats)
         gc.freeze()  # as in its children: the report read, it would scan all it holds, 0.1 s
