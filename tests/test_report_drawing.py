@@ -96,7 +96,7 @@ def test_an_easel_stuck_before_it_is_ready_leaves_the_figures_to_be_drawn_here(
     past its time."""
     report, blocks = small
     first = next(b for b in blocks if isinstance(b, Figure))
-    monkeypatch.setattr(drawing, "_ready", lambda formats: threading.Event().wait())
+    monkeypatch.setattr(drawing, "_loaded", lambda formats: threading.Event().wait())
     with Easel(("svg", "pdf"), ready_within=0.5) as easel:
         stuck = _easels()
         assert easel.pictures(report, [first], ("svg", "pdf")) == {first: drawn_here[first]}

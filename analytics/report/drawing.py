@@ -180,14 +180,14 @@ def _set_up(conn: Connection, theirs: Connection, formats: tuple[str, ...]) -> N
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     with conn, contextlib.suppress(Exception, KeyboardInterrupt):
-        _ready(formats)
+        _loaded(formats)
         gc.freeze()  # as in its children: the report read, it would scan all it holds, 0.1 s
         conn.send(READY)
         report, figures, formats = conn.recv()  # EOFError: no figures after all
         conn.send(list(pictures(report, figures, formats).values()))
 
 
-def _ready(formats: Sequence[str]) -> None:
+def _loaded(formats: Sequence[str]) -> None:
     """What the drawings need loaded: matplotlib, the backends of ``formats`` (a PDF's
     brings fontTools) and the two faces the figures write in (the font files read and their
     caches built)."""
